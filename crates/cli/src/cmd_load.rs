@@ -1,0 +1,454 @@
+//! `throng load`: options in, a validated `LoadSpec` out, the engine run,
+//! and what it measured printed for people (or as JSON for programs).
+
+use std::net::ToSocketAddrs;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use throng_engine::summary::{ErrorKind, Latency, Summary};
+use throng_engine::{Control, EngineError, ExpectStatus, LoadSpec, Order, Stop, Target};
+
+use crate::fmt::{human_bytes, human_count, human_us};
+
+#[derive(clap::Args, Debug)]
+pub struct LoadArgs {
+    /// URL to load (http://host[:port]/path). Optional when --urls lists full URLs.
+    pub url: Option<String>,
+    /// Connections kept open (closed model: requests in flight at once).
+    #[arg(short = 'c', long, default_value_t = 10)]
+    pub connections: usize,
+    /// Threads, each pinned to one CPU of this process's affinity mask
+    /// [default: the number of CPUs in the mask].
+    #[arg(short = 't', long)]
+    pub threads: Option<usize>,
+    /// How long to measure, after the warmup (e.g. 10s, 500ms, 2m).
+    #[arg(short = 'd', long, value_parser = parse_duration, conflicts_with = "requests")]
+    pub duration: Option<Duration>,
+    /// Complete exactly this many requests instead of running for a duration.
+    #[arg(short = 'n', long = "requests")]
+    pub requests: Option<u64>,
+    /// Send `Connection: close` and open a new connection per request.
+    #[arg(long)]
+    pub close: bool,
+    /// HTTP/1.1 pipelining depth.
+    #[arg(long, default_value_t = 1)]
+    pub pipeline: usize,
+    /// Open model: this many requests per second in all, on a fixed schedule;
+    /// latency is measured from each request's intended send time.
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// File of paths or URLs, one per line (# comments allowed).
+    #[arg(long)]
+    pub urls: Option<PathBuf>,
+    /// Order in which --urls entries are requested.
+    #[arg(long, value_enum, default_value_t = OrderArg::Sequential)]
+    pub order: OrderArg,
+    /// Extra request header, "Name: value" (repeatable).
+    #[arg(short = 'H', long = "header")]
+    pub headers: Vec<String>,
+    /// Request method.
+    #[arg(short = 'm', long, default_value = "GET")]
+    pub method: String,
+    /// Request body.
+    #[arg(long, conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// Request body read from a file.
+    #[arg(long)]
+    pub body_file: Option<PathBuf>,
+    /// Load applied before measuring; reported apart, never mixed in.
+    #[arg(long, value_parser = parse_duration, default_value = "0s")]
+    pub warmup: Duration,
+    /// A request with no complete response after this long is a timeout.
+    #[arg(long, value_parser = parse_duration, default_value = "3s")]
+    pub timeout: Duration,
+    /// Statuses that count as success, e.g. 200,304 [default: any 2xx or 3xx].
+    #[arg(long, value_delimiter = ',')]
+    pub expect_status: Vec<u16>,
+    /// Body size every response must have [default: the first response's, per URL].
+    #[arg(long)]
+    pub expect_size: Option<u64>,
+    /// Hash every body and compare it with the first one seen for its URL.
+    #[arg(long)]
+    pub checksum: bool,
+    /// Print one line per second of the measured phase.
+    #[arg(long)]
+    pub timeline: bool,
+    /// Print only JSON on stdout (schema: docs/json-schema.md).
+    #[arg(long)]
+    pub json: bool,
+    /// Seed for --order random.
+    #[arg(long, default_value_t = 0x5eed)]
+    pub seed: u64,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum OrderArg {
+    Sequential,
+    Random,
+}
+
+/// "10s", "250ms", "2m", "1h", "1.5s" or a plain number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (num, unit) = match s.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration (try 10s, 500ms, 2m)"))?;
+    let secs = match unit {
+        "us" | "µs" => v / 1e6,
+        "ms" => v / 1e3,
+        "s" | "" => v,
+        "m" | "min" => v * 60.0,
+        "h" => v * 3600.0,
+        _ => return Err(format!("`{s}`: unknown unit `{unit}` (use us, ms, s, m or h)")),
+    };
+    if !secs.is_finite() || secs < 0.0 {
+        return Err(format!("`{s}` is not a duration"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// An `http://` URL resolved to an address, as the engine wants it.
+pub fn parse_target(raw: &str) -> Result<Target> {
+    let url = url::Url::parse(raw).map_err(|e| anyhow::anyhow!("`{raw}` is not a URL: {e}"))?;
+    match url.scheme() {
+        "http" => {}
+        "https" => bail!("`{raw}`: https is not supported yet; use an http:// URL"),
+        s => bail!("`{raw}`: unsupported scheme `{s}` (only http:// is)"),
+    }
+    let host = url
+        .host_str()
+        .with_context(|| format!("`{raw}` has no host"))?;
+    let port = url.port_or_known_default().unwrap_or(80);
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let addr = (bare, port)
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve host `{host}`"))?
+        .next()
+        .with_context(|| format!("host `{host}` has no address"))?;
+    let host_header = match url.port() {
+        Some(p) => format!("{host}:{p}"),
+        None => host.to_string(),
+    };
+    let mut path = url.path().to_string();
+    if let Some(q) = url.query() {
+        path.push('?');
+        path.push_str(q);
+    }
+    Ok(Target {
+        addr,
+        host_header,
+        path,
+        url: url.to_string(),
+    })
+}
+
+fn read_url_list(file: &PathBuf, base: Option<&str>) -> Result<Vec<Target>> {
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("cannot read --urls file {}", file.display()))?;
+    let base = base.map(url::Url::parse).transpose()?;
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let full = if line.starts_with("http://") || line.starts_with("https://") {
+            line.to_string()
+        } else {
+            let b = base.as_ref().with_context(|| {
+                format!(
+                    "{}:{}: `{line}` is a path, so a base URL must be given as well",
+                    file.display(),
+                    n + 1
+                )
+            })?;
+            b.join(line)
+                .with_context(|| format!("{}:{}: bad path `{line}`", file.display(), n + 1))?
+                .to_string()
+        };
+        out.push(parse_target(&full).with_context(|| format!("{}:{}", file.display(), n + 1))?);
+    }
+    if out.is_empty() {
+        bail!("{} lists no URL", file.display());
+    }
+    Ok(out)
+}
+
+/// CPUs this process may run on (what `taskset` set).
+pub fn affinity_cpus() -> Vec<usize> {
+    match nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)) {
+        Ok(set) => (0..nix::sched::CpuSet::count())
+            .filter(|&c| set.is_set(c).unwrap_or(false))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Validate the options once into the engine's spec.
+pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
+    let targets = match (&a.urls, &a.url) {
+        (Some(f), base) => read_url_list(f, base.as_deref())?,
+        (None, Some(u)) => vec![parse_target(u)?],
+        (None, None) => bail!("give a URL to load, or --urls FILE"),
+    };
+    let mut spec = LoadSpec::new(targets);
+    spec.connections = a.connections;
+    let cpus = affinity_cpus();
+    spec.threads = a.threads.unwrap_or(cpus.len().max(1));
+    if spec.threads == 0 {
+        bail!("-t must be at least 1");
+    }
+    spec.cpus = cpus;
+    spec.stop = match (a.requests, a.duration) {
+        (Some(n), _) => Stop::Requests(n),
+        (None, Some(d)) => Stop::Duration(d),
+        (None, None) => Stop::Duration(Duration::from_secs(10)),
+    };
+    spec.rate = a.rate;
+    spec.keep_alive = !a.close;
+    spec.pipeline = a.pipeline;
+    spec.order = match a.order {
+        OrderArg::Sequential => Order::Sequential,
+        OrderArg::Random => Order::Random,
+    };
+    spec.method = a.method.to_ascii_uppercase();
+    if spec.method.is_empty() || !spec.method.bytes().all(|b| b.is_ascii_alphabetic()) {
+        bail!("`{}` is not an HTTP method", a.method);
+    }
+    for h in &a.headers {
+        let (n, v) = h
+            .split_once(':')
+            .with_context(|| format!("header `{h}` must look like `Name: value`"))?;
+        let n = n.trim();
+        if n.is_empty() || n.bytes().any(|b| b <= b' ' || b == b':' || b >= 0x7f) {
+            bail!("header `{h}` has an invalid name");
+        }
+        if v.bytes().any(|b| b == b'\r' || b == b'\n') {
+            bail!("header `{h}` must be on one line");
+        }
+        spec.headers.push((n.to_string(), v.trim().to_string()));
+    }
+    spec.body = match (&a.body, &a.body_file) {
+        (Some(b), _) => Some(b.clone().into_bytes()),
+        (None, Some(f)) => Some(
+            std::fs::read(f).with_context(|| format!("cannot read --body-file {}", f.display()))?,
+        ),
+        (None, None) => None,
+    };
+    spec.warmup = a.warmup;
+    if a.timeout.is_zero() {
+        bail!("--timeout must be longer than 0");
+    }
+    spec.timeout = a.timeout;
+    if !a.expect_status.is_empty() {
+        if let Some(bad) = a.expect_status.iter().find(|s| !(100..1000).contains(*s)) {
+            bail!("--expect-status {bad} is not an HTTP status");
+        }
+        spec.expect_status = ExpectStatus::Codes(a.expect_status.clone());
+    }
+    spec.expect_size = a.expect_size;
+    spec.checksum = a.checksum;
+    spec.timeline = a.timeline;
+    spec.seed = a.seed;
+    Ok(spec)
+}
+
+pub fn run(a: LoadArgs) -> Result<u8> {
+    let spec = build_spec(&a)?;
+    let control = Control::new();
+    crate::signals::stop_on_interrupt(&control);
+    let result = match throng_engine::run(&spec, &control) {
+        Ok(r) => r,
+        Err(e @ (EngineError::Invalid(_) | EngineError::Unreachable { .. } | EngineError::FileLimit { .. })) => {
+            bail!("{e}")
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let s = &result.summary;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(s)?);
+    } else {
+        print!("{}", render(&spec, s, a.timeline));
+    }
+    Ok(0)
+}
+
+fn latency_line(l: &Latency) -> String {
+    format!(
+        "p50 {}  p75 {}  p90 {}  p99 {}  p99.9 {}  p99.99 {}  max {}  (mean {} ± {})",
+        human_us(l.p50 as f64),
+        human_us(l.p75 as f64),
+        human_us(l.p90 as f64),
+        human_us(l.p99 as f64),
+        human_us(l.p999 as f64),
+        human_us(l.p9999 as f64),
+        human_us(l.max as f64),
+        human_us(l.mean),
+        human_us(l.stdev),
+    )
+}
+
+/// The human summary. Everything the JSON has that a reader needs to judge
+/// the numbers is here too; warnings come last and loud.
+pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let what = if spec.targets.len() == 1 {
+        spec.targets[0].url.clone()
+    } else {
+        format!("{} URLs", spec.targets.len())
+    };
+    let model = match spec.rate {
+        Some(r) => format!("open model at {} req/s", human_count(r as u64)),
+        None => "closed model".to_string(),
+    };
+    let _ = writeln!(
+        o,
+        "throng load {what}: {model}, {} connections{}{}, {} thread{}",
+        spec.connections,
+        if spec.keep_alive { "" } else { " (new connection per request)" },
+        if spec.pipeline > 1 { format!(", pipeline {}", spec.pipeline) } else { String::new() },
+        s.threads,
+        if s.threads == 1 { "" } else { "s" },
+    );
+    if let Some(w) = &s.warmup {
+        let _ = writeln!(
+            o,
+            "  warmup       {:.1} s: {} responses, {} errors (not counted below)",
+            w.duration_s,
+            human_count(w.completed),
+            human_count(w.errors)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "  completed    {} responses in {:.2} s: {:.1} req/s, {}/s read",
+        human_count(s.completed),
+        s.duration_s,
+        s.requests_per_sec,
+        human_bytes(s.mb_per_sec * 1e6)
+    );
+    let label = if s.rate.is_some() { "latency*" } else { "latency" };
+    let _ = writeln!(o, "  {label:<12} {}", latency_line(&s.latency_us));
+    if let Some(u) = &s.latency_uncorrected_us {
+        let _ = writeln!(o, "  uncorrected  {}", latency_line(u));
+        let _ = writeln!(o, "               * from each request's intended send time (no coordinated omission)");
+    }
+    if let Some(r) = &s.rate {
+        let _ = writeln!(
+            o,
+            "  schedule     {} sends late by > 1 ms; lateness p50 {} p99 {} max {}",
+            human_count(r.late_sends),
+            human_us(r.lateness_us.p50 as f64),
+            human_us(r.lateness_us.p99 as f64),
+            human_us(r.lateness_us.max as f64),
+        );
+    }
+    let statuses: Vec<String> = s
+        .status
+        .iter()
+        .map(|(k, v)| format!("{k}: {}", human_count(*v)))
+        .collect();
+    let _ = writeln!(
+        o,
+        "  status       {}",
+        if statuses.is_empty() { "none".to_string() } else { statuses.join(", ") }
+    );
+    let errs: Vec<String> = ErrorKind::ALL
+        .iter()
+        .filter(|k| s.error_count(**k) > 0)
+        .map(|k| format!("{} {}", k.name(), human_count(s.error_count(*k))))
+        .collect();
+    let _ = writeln!(
+        o,
+        "  errors       {}",
+        if errs.is_empty() { "none".to_string() } else { format!("{} ({})", human_count(s.errors_total), errs.join(", ")) }
+    );
+    let c = &s.connections;
+    let _ = write!(
+        o,
+        "  connections  {} requested, {} established, {} reconnects",
+        c.requested, c.established, human_count(c.reconnects)
+    );
+    if !spec.keep_alive {
+        let _ = write!(
+            o,
+            "; {:.1} conn/s, connect p50 {} p99 {}",
+            c.per_sec,
+            human_us(c.connect_time_us.p50 as f64),
+            human_us(c.connect_time_us.p99 as f64)
+        );
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "  transfer     {} read, {} written, {} of bodies",
+        human_bytes(s.bytes_read as f64),
+        human_bytes(s.bytes_written as f64),
+        human_bytes(s.body_bytes as f64)
+    );
+    let _ = writeln!(o, "  in flight    {} at the end", s.in_flight_at_end);
+    let cpu = s.client_cpu_s.user + s.client_cpu_s.sys;
+    let busy = if s.duration_s > 0.0 { cpu / s.duration_s / s.threads.max(1) as f64 * 100.0 } else { 0.0 };
+    let _ = writeln!(
+        o,
+        "  client CPU   user {:.2} s, sys {:.2} s: {:.0}% of {} thread{}, {} per response",
+        s.client_cpu_s.user,
+        s.client_cpu_s.sys,
+        busy,
+        s.threads,
+        if s.threads == 1 { "" } else { "s" },
+        if s.completed > 0 { human_us(cpu * 1e6 / s.completed as f64) } else { "-".into() },
+    );
+    if timeline && !s.timeline.is_empty() {
+        let _ = writeln!(o, "  timeline (UTC)            responses   errors      read");
+        for r in &s.timeline {
+            let _ = writeln!(
+                o,
+                "    {}  {:>10} {:>8} {:>9}",
+                crate::fmt::utc(r.t_unix),
+                r.completed,
+                r.errors,
+                human_bytes(r.bytes_read as f64)
+            );
+        }
+    }
+    for w in &s.warnings {
+        let _ = writeln!(o, "WARNING: {w}");
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+        assert!(parse_duration("ten").is_err());
+        assert!(parse_duration("5parsecs").is_err());
+    }
+
+    #[test]
+    fn targets() {
+        let t = parse_target("http://127.0.0.1:8080/a/b?x=1").unwrap();
+        assert_eq!(t.addr, "127.0.0.1:8080".parse().unwrap());
+        assert_eq!(t.host_header, "127.0.0.1:8080");
+        assert_eq!(t.path, "/a/b?x=1");
+        let t = parse_target("http://[::1]/").unwrap();
+        assert_eq!(t.addr, "[::1]:80".parse().unwrap());
+        assert_eq!(t.host_header, "[::1]");
+        assert!(parse_target("https://127.0.0.1/").unwrap_err().to_string().contains("https"));
+        assert!(parse_target("127.0.0.1:80").is_err());
+        assert!(parse_target("not a url").is_err());
+    }
+}

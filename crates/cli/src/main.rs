@@ -1,0 +1,57 @@
+//! The `throng` command: options are parsed and validated here, once, into
+//! the typed specs the library crates take.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd_compare;
+mod cmd_doctor;
+mod cmd_lab;
+mod cmd_load;
+mod cmd_report;
+mod cmd_servers;
+mod fmt;
+mod signals;
+
+#[derive(Parser)]
+#[command(name = "throng", version, about = "A web-server benchmark lab", long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate HTTP/1.1 load against a URL and report what was measured.
+    Load(cmd_load::LoadArgs),
+    /// Start real servers, sweep concurrency over workloads, store results.
+    Lab(cmd_lab::LabArgs),
+    /// List server recipes and whether each is installed.
+    Servers(cmd_servers::ServersArgs),
+    /// Write the benchmark article for a stored run.
+    Report(cmd_report::ReportArgs),
+    /// Compare two runs, or two servers of one run, with statistics.
+    Compare(cmd_compare::CompareArgs),
+    /// Check the machine for things that make benchmarks lie.
+    Doctor(cmd_doctor::DoctorArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Load(a) => cmd_load::run(a),
+        Command::Lab(a) => cmd_lab::run(a),
+        Command::Servers(a) => cmd_servers::run(a),
+        Command::Report(a) => cmd_report::run(a),
+        Command::Compare(a) => cmd_compare::run(a),
+        Command::Doctor(a) => cmd_doctor::run(a),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("throng: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

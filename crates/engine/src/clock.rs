@@ -1,0 +1,97 @@
+//! A monotonic nanosecond clock that timerfd understands.
+//!
+//! `std::time::Instant` cannot be turned into the `timespec` that
+//! `timerfd_settime` takes, and the open model arms timers at absolute
+//! intended send times; so every timestamp on the hot path is CLOCK_MONOTONIC
+//! in nanoseconds, read through the vDSO (no syscall).
+
+#[inline]
+pub fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// A non-blocking timerfd armed at absolute CLOCK_MONOTONIC times, giving
+/// the event loop microsecond wake-ups that epoll_wait's millisecond timeout
+/// cannot.
+pub struct TimerFd {
+    fd: std::os::fd::OwnedFd,
+    armed_at: Option<u64>,
+}
+
+impl TimerFd {
+    pub fn new() -> std::io::Result<Self> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: plain syscall; the returned fd is checked before use.
+        let fd = unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a fresh descriptor we own.
+        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+        Ok(TimerFd { fd, armed_at: None })
+    }
+
+    pub fn raw(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        self.fd.as_raw_fd()
+    }
+
+    pub fn armed_at(&self) -> Option<u64> {
+        self.armed_at
+    }
+
+    /// Fire once at `at_ns` (absolute). Re-arming replaces the previous time.
+    pub fn arm(&mut self, at_ns: u64) {
+        // A zero it_value would disarm the timer; 1 ns is "already due".
+        let at = at_ns.max(1);
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: (at / 1_000_000_000) as libc::time_t,
+                tv_nsec: (at % 1_000_000_000) as libc::c_long,
+            },
+        };
+        // SAFETY: valid fd and itimerspec; failure leaves the timer as it was,
+        // which the loop tolerates (it also wakes on its periodic tick).
+        unsafe {
+            libc::timerfd_settime(
+                self.raw(),
+                libc::TFD_TIMER_ABSTIME,
+                &spec,
+                std::ptr::null_mut(),
+            )
+        };
+        self.armed_at = Some(at_ns);
+    }
+
+    /// Consume the expiration count after a wake-up.
+    pub fn clear(&mut self) {
+        let mut buf = [0u8; 8];
+        // SAFETY: reading 8 bytes into an 8-byte buffer from our own fd.
+        unsafe { libc::read(self.raw(), buf.as_mut_ptr().cast(), 8) };
+        self.armed_at = None;
+    }
+}
+
+/// CPU time (user, sys) of the calling thread, in seconds.
+pub fn thread_cpu() -> (f64, f64) {
+    // SAFETY: getrusage writes into the zeroed struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    (secs(ru.ru_utime), secs(ru.ru_stime))
+}

@@ -1,0 +1,977 @@
+//! The mio event-loop driver: one per thread, owning its connections,
+//! counters and histograms. Nothing in here is shared with other threads
+//! except read-only request bytes and the stop flag, which is read once per
+//! loop iteration.
+//!
+//! Syscall budget per request in the closed model: one write() and one
+//! read(). Sockets are registered once, edge-triggered, for both readable and
+//! writable, so epoll_ctl is only called when a connection is (re)opened;
+//! and a read() that returns less than the buffer is taken to mean the socket
+//! is drained, because an edge-triggered epoll reports every new arrival of
+//! data, so the read() that would return EAGAIN is skipped.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::{self, IoSlice, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use hdrhistogram::Histogram;
+use mio::net::TcpStream;
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+
+use crate::clock::{now_ns, thread_cpu, TimerFd};
+use crate::http1::{ParserConfig, Response, ResponseParser};
+use crate::spec::{LoadSpec, Order, Stop};
+use crate::summary::ErrorKind;
+
+const TIMER: Token = Token(usize::MAX - 1);
+/// One read buffer per thread, shared by its connections: a response is
+/// parsed as it arrives, so no connection needs a buffer of its own beyond
+/// the parser's header buffer.
+const READ_BUF: usize = 64 * 1024;
+/// A send this much after its intended time counts as late (open model).
+pub(crate) const LATE_NS: u64 = 1_000_000;
+/// Timeouts are checked this often; a timeout fires up to this late.
+const SCAN_NS: u64 = 50_000_000;
+/// Status codes are three digits; a flat array avoids any map on the hot path.
+pub(crate) const STATUS_SLOTS: usize = 1000;
+const WRITEV_MAX: usize = 16;
+
+/// Per-URL expectations set by the probe before the load starts.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Expect {
+    pub size: Option<u64>,
+    pub checksum: Option<u64>,
+}
+
+/// What all threads read and nobody writes.
+pub(crate) struct Plan<'a> {
+    pub spec: &'a LoadSpec,
+    pub requests: &'a [Vec<u8>],
+    pub expect: &'a [Expect],
+    pub start_ns: u64,
+    pub warmup_end_ns: u64,
+    /// Duration mode: when the measured phase ends.
+    pub end_ns: Option<u64>,
+    pub stop: &'a AtomicBool,
+    /// Open model: nanoseconds between two sends of one connection.
+    pub interval_ns: Option<u64>,
+    /// Open model: nanoseconds between the first sends of two connections.
+    pub stagger_ns: u64,
+}
+
+pub(crate) struct Job {
+    pub index: usize,
+    /// Global index of this thread's first connection (staggers the schedule).
+    pub first_conn: usize,
+    pub conns: usize,
+    /// Requests mode: requests this thread completes in the measured phase.
+    pub quota: Option<u64>,
+    pub cpu: Option<usize>,
+}
+
+#[derive(Clone)]
+pub(crate) struct Counters {
+    pub completed: u64,
+    pub sent: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub body_bytes: u64,
+    pub connects: u64,
+    pub errors: [u64; ErrorKind::COUNT],
+    pub status: Box<[u64; STATUS_SLOTS]>,
+}
+
+impl Counters {
+    fn new() -> Self {
+        Counters {
+            completed: 0,
+            sent: 0,
+            bytes_read: 0,
+            bytes_written: 0,
+            body_bytes: 0,
+            connects: 0,
+            errors: [0; ErrorKind::COUNT],
+            status: Box::new([0; STATUS_SLOTS]),
+        }
+    }
+
+    pub fn add(&mut self, o: &Counters) {
+        self.completed += o.completed;
+        self.sent += o.sent;
+        self.bytes_read += o.bytes_read;
+        self.bytes_written += o.bytes_written;
+        self.body_bytes += o.body_bytes;
+        self.connects += o.connects;
+        for (a, b) in self.errors.iter_mut().zip(o.errors.iter()) {
+            *a += b;
+        }
+        for (a, b) in self.status.iter_mut().zip(o.status.iter()) {
+            *a += b;
+        }
+    }
+
+    pub fn errors_total(&self) -> u64 {
+        self.errors.iter().sum()
+    }
+}
+
+pub(crate) fn histogram() -> Histogram<u64> {
+    // 1 µs to 1 hour at 3 significant digits: fixed size, never resized.
+    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid histogram bounds")
+}
+
+pub(crate) struct ThreadResult {
+    pub measured: Counters,
+    pub warmup: Counters,
+    pub latency: Histogram<u64>,
+    pub uncorrected: Histogram<u64>,
+    pub connect: Histogram<u64>,
+    pub lateness: Histogram<u64>,
+    pub late_sends: u64,
+    /// Per second of the measured phase: completed, errors, bytes read.
+    pub timeline: Vec<[u64; 3]>,
+    pub cpu_user: f64,
+    pub cpu_sys: f64,
+    pub established: u64,
+    pub reconnects: u64,
+    pub in_flight_at_end: u64,
+    /// When this thread's measured phase ended (requests mode).
+    pub end_ns: u64,
+    /// Set when the OS refused something the thread needed (socket, epoll).
+    pub fatal: Option<io::Error>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct InFlight {
+    target: u32,
+    /// Set when issued, and again when a queued request finally goes out on
+    /// a fresh connection: connect time is reported apart from latency.
+    issued_ns: u64,
+    /// Open model: when the schedule wanted it sent.
+    intended_ns: u64,
+    /// Requests mode: issued in the measured phase (counts toward the quota).
+    measured: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    Down,
+    Connecting,
+    Open,
+}
+
+struct Conn {
+    stream: Option<TcpStream>,
+    state: State,
+    parser: ResponseParser,
+    /// Issued requests in order; `written` of them are fully on the wire.
+    ring: Box<[InFlight]>,
+    head: usize,
+    len: usize,
+    written: usize,
+    /// Bytes of the first unwritten request already written.
+    write_off: usize,
+    connect_start_ns: u64,
+    ever_connected: bool,
+    /// Bumped on every close, so a loop that handed control away can tell
+    /// that the connection it was reading is gone.
+    epoch: u64,
+    /// Open model.
+    next_intended_ns: u64,
+    in_heap: bool,
+}
+
+impl Conn {
+    fn front(&self) -> InFlight {
+        self.ring[self.head]
+    }
+    /// Ring index of the `i`-th request in flight.
+    fn slot(&self, i: usize) -> usize {
+        (self.head + i) % self.ring.len()
+    }
+    fn push(&mut self, f: InFlight) {
+        let idx = (self.head + self.len) % self.ring.len();
+        self.ring[idx] = f;
+        self.len += 1;
+    }
+    fn pop(&mut self) -> InFlight {
+        let f = self.ring[self.head];
+        self.head = (self.head + 1) % self.ring.len();
+        self.len -= 1;
+        f
+    }
+}
+
+struct Stats {
+    measured: Counters,
+    warmup: Counters,
+    latency: Histogram<u64>,
+    uncorrected: Histogram<u64>,
+    connect: Histogram<u64>,
+    lateness: Histogram<u64>,
+    late_sends: u64,
+    timeline: Vec<[u64; 3]>,
+    established: u64,
+    reconnects: u64,
+}
+
+pub(crate) struct Worker<'a> {
+    plan: &'a Plan<'a>,
+    job: Job,
+    conns: Vec<Conn>,
+    stats: Stats,
+    poll: Poll,
+    timer: Option<TimerFd>,
+    heap: BinaryHeap<Reverse<(u64, usize)>>,
+    buf: Vec<u8>,
+    rng: u64,
+    seq: usize,
+    issued_measured: u64,
+    done_measured: u64,
+    measuring: bool,
+    now: u64,
+}
+
+fn classify_connect(e: &io::Error) -> ErrorKind {
+    match e.raw_os_error() {
+        Some(libc::ECONNREFUSED) => ErrorKind::ConnectRefused,
+        Some(libc::EADDRNOTAVAIL) => ErrorKind::AddrUnavailable,
+        Some(libc::ETIMEDOUT) => ErrorKind::ConnectTimeout,
+        Some(libc::ECONNRESET) => ErrorKind::Reset,
+        _ => ErrorKind::ConnectOther,
+    }
+}
+
+fn classify_io(e: &io::Error, default: ErrorKind) -> ErrorKind {
+    match e.kind() {
+        io::ErrorKind::ConnectionReset
+        | io::ErrorKind::BrokenPipe
+        | io::ErrorKind::ConnectionAborted => ErrorKind::Reset,
+        _ => default,
+    }
+}
+
+impl<'a> Worker<'a> {
+    pub(crate) fn new(plan: &'a Plan<'a>, job: Job) -> io::Result<Self> {
+        let spec = plan.spec;
+        let cfg = ParserConfig {
+            checksum: spec.checksum,
+            head: spec.is_head(),
+            ..ParserConfig::default()
+        };
+        let depth = spec.pipeline.max(1);
+        let conns = (0..job.conns)
+            .map(|i| Conn {
+                stream: None,
+                state: State::Down,
+                parser: ResponseParser::new(cfg),
+                ring: vec![InFlight::default(); depth].into_boxed_slice(),
+                head: 0,
+                len: 0,
+                written: 0,
+                write_off: 0,
+                connect_start_ns: 0,
+                ever_connected: false,
+                epoch: 0,
+                next_intended_ns: plan.start_ns + (job.first_conn + i) as u64 * plan.stagger_ns,
+                in_heap: false,
+            })
+            .collect();
+        let poll = Poll::new()?;
+        let timer = if plan.interval_ns.is_some() {
+            let t = TimerFd::new()?;
+            poll.registry()
+                .register(&mut SourceFd(&t.raw()), TIMER, Interest::READABLE)?;
+            Some(t)
+        } else {
+            None
+        };
+        let rng = spec.seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(job.index as u64 + 1)) | 1;
+        Ok(Worker {
+            plan,
+            heap: BinaryHeap::with_capacity(job.conns),
+            job,
+            conns,
+            stats: Stats {
+                measured: Counters::new(),
+                warmup: Counters::new(),
+                latency: histogram(),
+                uncorrected: histogram(),
+                connect: histogram(),
+                lateness: histogram(),
+                late_sends: 0,
+                timeline: Vec::with_capacity(match spec.stop {
+                    Stop::Duration(d) if spec.timeline => d.as_secs() as usize + 2,
+                    _ => 0,
+                }),
+                established: 0,
+                reconnects: 0,
+            },
+            poll,
+            timer,
+            buf: vec![0; READ_BUF],
+            rng,
+            seq: 0,
+            issued_measured: 0,
+            done_measured: 0,
+            measuring: false,
+            now: now_ns(),
+        })
+    }
+
+    pub(crate) fn run(mut self) -> ThreadResult {
+        if let Some(cpu) = self.job.cpu {
+            let mut set = nix::sched::CpuSet::new();
+            if set.set(cpu).is_ok() {
+                // Best effort: the caller validated the CPU against the
+                // affinity mask, so failure here means the mask changed.
+                let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set);
+            }
+        }
+        let mut cpu_start = thread_cpu();
+        let mut events = Events::with_capacity(1024);
+        let mut next_scan = self.now + SCAN_NS;
+        let mut fatal = None;
+        let rate = self.plan.interval_ns.is_some();
+
+        self.now = now_ns();
+        self.measuring = self.now >= self.plan.warmup_end_ns;
+        if rate {
+            // Connect up front so the schedule's first sends do not pay for
+            // the handshake; then queue every connection on the schedule.
+            for i in 0..self.conns.len() {
+                self.connect(i);
+                self.schedule(i);
+            }
+        } else {
+            for i in 0..self.conns.len() {
+                self.fill(i);
+            }
+        }
+
+        let ended_ns;
+        loop {
+            self.now = now_ns();
+            if self.plan.stop.load(Ordering::Relaxed) {
+                ended_ns = self.now;
+                break;
+            }
+            if !self.measuring && self.now >= self.plan.warmup_end_ns {
+                self.measuring = true;
+                cpu_start = thread_cpu();
+                // Requests mode: connections idle because warmup ended mid-way
+                // get their first measured request now.
+                if !rate {
+                    for i in 0..self.conns.len() {
+                        self.fill(i);
+                    }
+                }
+            }
+            if let Some(end) = self.plan.end_ns {
+                if self.now >= end {
+                    ended_ns = end;
+                    break;
+                }
+            }
+            if let Some(quota) = self.job.quota {
+                if self.measuring && self.done_measured >= quota {
+                    ended_ns = self.now;
+                    break;
+                }
+            }
+            if rate {
+                self.fire_due();
+            }
+            if self.now >= next_scan {
+                self.scan_timeouts();
+                next_scan = self.now + SCAN_NS;
+            }
+
+            let mut wake = next_scan;
+            if let Some(end) = self.plan.end_ns {
+                wake = wake.min(end);
+            }
+            if !self.measuring {
+                wake = wake.min(self.plan.warmup_end_ns);
+            }
+            if let Some(timer) = self.timer.as_mut() {
+                if let Some(Reverse((due, _))) = self.heap.peek() {
+                    if timer.armed_at().is_none_or(|a| *due < a) {
+                        timer.arm(*due);
+                    }
+                }
+            }
+            // epoll_wait counts milliseconds; round up so we never spin.
+            let timeout_ms = wake.saturating_sub(self.now).div_ceil(1_000_000);
+            if let Err(e) = self.poll.poll(
+                &mut events,
+                Some(std::time::Duration::from_millis(timeout_ms)),
+            ) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    fatal = Some(e);
+                    ended_ns = now_ns();
+                    break;
+                }
+            }
+            self.now = now_ns();
+            for ev in events.iter() {
+                let token = ev.token();
+                if token == TIMER {
+                    if let Some(t) = self.timer.as_mut() {
+                        t.clear();
+                    }
+                    continue;
+                }
+                self.on_event(
+                    token.0,
+                    ev.is_readable() || ev.is_read_closed() || ev.is_error(),
+                );
+            }
+        }
+
+        let cpu_end = thread_cpu();
+        let in_flight_at_end = self.conns.iter().map(|c| c.len as u64).sum();
+        for c in &mut self.conns {
+            c.stream = None;
+        }
+        let s = self.stats;
+        ThreadResult {
+            measured: s.measured,
+            warmup: s.warmup,
+            latency: s.latency,
+            uncorrected: s.uncorrected,
+            connect: s.connect,
+            lateness: s.lateness,
+            late_sends: s.late_sends,
+            timeline: s.timeline,
+            cpu_user: cpu_end.0 - cpu_start.0,
+            cpu_sys: cpu_end.1 - cpu_start.1,
+            established: s.established,
+            reconnects: s.reconnects,
+            in_flight_at_end,
+            end_ns: ended_ns,
+            fatal,
+        }
+    }
+
+    fn counters(&mut self, measured: bool) -> &mut Counters {
+        if measured {
+            &mut self.stats.measured
+        } else {
+            &mut self.stats.warmup
+        }
+    }
+
+    /// Which phase an event of a request belongs to: by issue in requests
+    /// mode (so exactly N are counted), by time otherwise.
+    fn phase_of(&self, f: &InFlight) -> bool {
+        if self.job.quota.is_some() {
+            f.measured
+        } else {
+            self.measuring
+        }
+    }
+
+    fn can_issue(&self) -> bool {
+        if self.plan.stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        match self.job.quota {
+            Some(q) => !self.measuring || self.issued_measured < q,
+            None => self.plan.end_ns.is_none_or(|end| self.now < end),
+        }
+    }
+
+    fn pick_target(&mut self) -> u32 {
+        let n = self.plan.requests.len();
+        if n == 1 {
+            return 0;
+        }
+        let i = match self.plan.spec.order {
+            Order::Sequential => {
+                let i = self.seq;
+                self.seq = if i + 1 == n { 0 } else { i + 1 };
+                i
+            }
+            Order::Random => {
+                // xorshift64*: cheap, and seeded per thread for repeatable runs.
+                self.rng ^= self.rng >> 12;
+                self.rng ^= self.rng << 25;
+                self.rng ^= self.rng >> 27;
+                (self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n
+            }
+        };
+        i as u32
+    }
+
+    fn issue(&mut self, i: usize, intended_ns: u64) {
+        let target = self.pick_target();
+        let measured = self.measuring;
+        if measured && self.job.quota.is_some() {
+            self.issued_measured += 1;
+        }
+        self.counters(measured).sent += 1;
+        let now = self.now;
+        self.conns[i].push(InFlight {
+            target,
+            issued_ns: now,
+            intended_ns,
+            measured,
+        });
+        if self.plan.interval_ns.is_some() {
+            let late = now.saturating_sub(intended_ns);
+            if self.measuring {
+                self.stats.lateness.saturating_record((late / 1000).max(1));
+                if late > LATE_NS {
+                    self.stats.late_sends += 1;
+                }
+            }
+        }
+    }
+
+    /// Closed model: keep the connection's pipeline full while there is work.
+    fn fill(&mut self, i: usize) {
+        let depth = self.plan.spec.pipeline.max(1);
+        while self.conns[i].len < depth && self.can_issue() {
+            let now = self.now;
+            self.issue(i, now);
+        }
+        self.send(i);
+    }
+
+    /// Push queued requests out, connecting first if needed.
+    fn send(&mut self, i: usize) {
+        match self.conns[i].state {
+            State::Down if self.conns[i].len > 0 => self.connect(i),
+            State::Open => self.flush(i),
+            _ => {}
+        }
+    }
+
+    fn connect(&mut self, i: usize) {
+        let addr = self.plan.spec.targets[0].addr;
+        let addr = {
+            // Every request of one connection goes to one address; with
+            // several hosts in a URL list, the first queued request decides.
+            let c = &self.conns[i];
+            if c.len > 0 {
+                self.plan.spec.targets[c.front().target as usize].addr
+            } else {
+                addr
+            }
+        };
+        self.conns[i].connect_start_ns = self.now;
+        match TcpStream::connect(addr) {
+            Ok(mut s) => {
+                let _ = s.set_nodelay(true);
+                if let Err(e) = self.poll.registry().register(
+                    &mut s,
+                    Token(i),
+                    Interest::READABLE | Interest::WRITABLE,
+                ) {
+                    self.fail(i, classify_connect(&e));
+                    return;
+                }
+                let c = &mut self.conns[i];
+                c.stream = Some(s);
+                c.state = State::Connecting;
+            }
+            Err(e) => self.fail(i, classify_connect(&e)),
+        }
+    }
+
+    fn on_connected(&mut self, i: usize) {
+        let now = self.now;
+        let measuring = self.measuring;
+        let c = &mut self.conns[i];
+        c.state = State::Open;
+        c.parser.reset();
+        if c.ever_connected {
+            self.stats.reconnects += 1;
+        } else {
+            c.ever_connected = true;
+            self.stats.established += 1;
+        }
+        let took = now.saturating_sub(c.connect_start_ns);
+        // Queued requests waited for the handshake; their latency starts now.
+        for k in 0..c.len {
+            let s = c.slot(k);
+            c.ring[s].issued_ns = now;
+        }
+        if measuring {
+            self.stats.connect.saturating_record((took / 1000).max(1));
+        }
+        self.counters(measuring).connects += 1;
+        self.flush(i);
+    }
+
+    fn flush(&mut self, i: usize) {
+        loop {
+            let c = &mut self.conns[i];
+            if c.written >= c.len {
+                return;
+            }
+            let (head, written, write_off, pending) =
+                (c.head, c.written, c.write_off, c.len - c.written);
+            let Conn { stream, ring, .. } = c;
+            let Some(stream) = stream.as_mut() else {
+                return;
+            };
+            let req_at = |k: usize| {
+                &self.plan.requests[ring[(head + written + k) % ring.len()].target as usize]
+            };
+            let res = if pending == 1 {
+                stream.write(&req_at(0)[write_off..])
+            } else {
+                let mut slices = [IoSlice::new(&[]); WRITEV_MAX];
+                let n = pending.min(WRITEV_MAX);
+                for (k, slot) in slices.iter_mut().enumerate().take(n) {
+                    let req = req_at(k);
+                    *slot = IoSlice::new(if k == 0 { &req[write_off..] } else { req });
+                }
+                stream.write_vectored(&slices[..n])
+            };
+            match res {
+                Ok(mut n) => {
+                    let measuring = self.measuring;
+                    self.counters(measuring).bytes_written += n as u64;
+                    let c = &mut self.conns[i];
+                    while n > 0 && c.written < c.len {
+                        let len =
+                            self.plan.requests[c.ring[c.slot(c.written)].target as usize].len();
+                        let left = len - c.write_off;
+                        if n >= left {
+                            n -= left;
+                            c.written += 1;
+                            c.write_off = 0;
+                        } else {
+                            c.write_off += n;
+                            n = 0;
+                        }
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.fail(i, classify_io(&e, ErrorKind::Write));
+                    return;
+                }
+            }
+        }
+    }
+
+    fn on_event(&mut self, i: usize, readable: bool) {
+        if i >= self.conns.len() {
+            return;
+        }
+        match self.conns[i].state {
+            State::Down => {}
+            State::Connecting => {
+                let c = &mut self.conns[i];
+                let Some(stream) = c.stream.as_mut() else {
+                    return;
+                };
+                match stream.take_error() {
+                    Ok(Some(e)) | Err(e) => self.fail(i, classify_connect(&e)),
+                    Ok(None) => match stream.peer_addr() {
+                        Ok(_) => {
+                            self.on_connected(i);
+                            if readable {
+                                self.read(i);
+                            }
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::NotConnected => {}
+                        Err(e) => self.fail(i, classify_connect(&e)),
+                    },
+                }
+            }
+            State::Open => {
+                if self.conns[i].written < self.conns[i].len {
+                    self.flush(i);
+                }
+                if readable && self.conns[i].state == State::Open {
+                    self.read(i);
+                }
+            }
+        }
+    }
+
+    fn read(&mut self, i: usize) {
+        let mut buf = std::mem::take(&mut self.buf);
+        let epoch = self.conns[i].epoch;
+        loop {
+            let Some(stream) = self.conns[i].stream.as_mut() else {
+                break;
+            };
+            match stream.read(&mut buf) {
+                Ok(0) => {
+                    self.on_eof(i);
+                    break;
+                }
+                Ok(n) => {
+                    let measuring = self.measuring;
+                    self.counters(measuring).bytes_read += n as u64;
+                    if measuring {
+                        self.tick_timeline(0, 0, n as u64);
+                    }
+                    if !self.feed(i, &buf[..n], epoch) {
+                        break;
+                    }
+                    if n < buf.len() {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.fail(i, classify_io(&e, ErrorKind::Read));
+                    break;
+                }
+            }
+        }
+        self.buf = buf;
+    }
+
+    /// Parse what was read. Returns false when the connection was closed
+    /// (by the server's `Connection: close`, or an error) and reading must stop.
+    fn feed(&mut self, i: usize, mut data: &[u8], epoch: u64) -> bool {
+        while !data.is_empty() {
+            match self.conns[i].parser.feed(data) {
+                Ok((used, Some(resp))) => {
+                    data = &data[used..];
+                    self.complete(i, resp);
+                    if self.conns[i].epoch != epoch {
+                        return false;
+                    }
+                }
+                Ok((used, None)) => data = &data[used..],
+                Err(_) => {
+                    self.fail(i, ErrorKind::Parse);
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    fn on_eof(&mut self, i: usize) {
+        match self.conns[i].parser.eof() {
+            Ok(Some(resp)) => {
+                let epoch = self.conns[i].epoch;
+                self.complete(i, resp);
+                if self.conns[i].epoch == epoch {
+                    self.close_and_continue(i, None);
+                }
+            }
+            Ok(None) => {
+                // An idle keep-alive connection closed by the server is no
+                // error; requests already on the wire to it are.
+                self.close_and_continue(i, Some(ErrorKind::Closed));
+            }
+            Err(_) => self.close_and_continue(i, Some(ErrorKind::Closed)),
+        }
+    }
+
+    fn complete(&mut self, i: usize, resp: Response) {
+        if self.conns[i].len == 0 || self.conns[i].written == 0 {
+            // A response nobody asked for: the byte stream cannot be trusted.
+            self.fail(i, ErrorKind::Parse);
+            return;
+        }
+        let f = self.conns[i].pop();
+        self.conns[i].written -= 1;
+        let measured = self.phase_of(&f);
+        let now = self.now;
+        if measured {
+            let rate = self.plan.interval_ns.is_some();
+            let actual = now.saturating_sub(f.issued_ns) / 1000;
+            if rate {
+                let corrected = now.saturating_sub(f.intended_ns) / 1000;
+                self.stats.latency.saturating_record(corrected.max(1));
+                self.stats.uncorrected.saturating_record(actual.max(1));
+            } else {
+                self.stats.latency.saturating_record(actual.max(1));
+            }
+        }
+        let error = self.check(f.target as usize, &resp);
+        let c = self.counters(measured);
+        c.completed += 1;
+        c.body_bytes += resp.body_bytes;
+        c.status[(resp.status as usize).min(STATUS_SLOTS - 1)] += 1;
+        if let Some(kind) = error {
+            c.errors[kind.index()] += 1;
+        }
+        if measured {
+            self.tick_timeline(1, error.is_some() as u64, 0);
+            if self.job.quota.is_some() {
+                self.done_measured += 1;
+            }
+        }
+
+        if !resp.keep_alive {
+            self.close_and_continue(i, None);
+            return;
+        }
+        if self.plan.interval_ns.is_some() {
+            if self.conns[i].len == 0 {
+                self.schedule(i);
+            }
+        } else {
+            self.fill(i);
+        }
+    }
+
+    fn check(&self, target: usize, resp: &Response) -> Option<ErrorKind> {
+        let spec = self.plan.spec;
+        if !spec.expect_status.accepts(resp.status) {
+            return Some(ErrorKind::Status);
+        }
+        let expect = self.plan.expect[target];
+        if let Some(size) = spec.expect_size.or(expect.size) {
+            if resp.body_bytes != size {
+                return Some(ErrorKind::SizeMismatch);
+            }
+        }
+        if spec.checksum {
+            if let Some(sum) = expect.checksum {
+                if resp.checksum != sum {
+                    return Some(ErrorKind::ChecksumMismatch);
+                }
+            }
+        }
+        None
+    }
+
+    fn tick_timeline(&mut self, completed: u64, errors: u64, bytes: u64) {
+        if !self.plan.spec.timeline {
+            return;
+        }
+        let sec = (self.now.saturating_sub(self.plan.warmup_end_ns) / 1_000_000_000) as usize;
+        let t = &mut self.stats.timeline;
+        if t.len() <= sec {
+            // At most once per second: not a per-request allocation.
+            t.resize(sec + 1, [0; 3]);
+        }
+        t[sec][0] += completed;
+        t[sec][1] += errors;
+        t[sec][2] += bytes;
+    }
+
+    /// Count every request on the connection as failed with `kind`, close
+    /// it, and carry on with fresh connections.
+    fn fail(&mut self, i: usize, kind: ErrorKind) {
+        self.close_and_continue(i, Some(kind));
+    }
+
+    /// Close connection `i`. Requests on the wire count as errors of `kind`
+    /// (when given); requests never written, or written after the server
+    /// announced `Connection: close`, are taken back unissued.
+    fn close_and_continue(&mut self, i: usize, kind: Option<ErrorKind>) {
+        let was_connecting = self.conns[i].state == State::Connecting;
+        let connect_error = kind.is_some_and(|k| {
+            matches!(
+                k,
+                ErrorKind::ConnectRefused
+                    | ErrorKind::ConnectTimeout
+                    | ErrorKind::AddrUnavailable
+                    | ErrorKind::ConnectOther
+            )
+        });
+        while self.conns[i].len > 0 {
+            let written = self.conns[i].written > 0;
+            let f = self.conns[i].pop();
+            if written {
+                self.conns[i].written -= 1;
+            }
+            let measured = self.phase_of(&f);
+            // A connect failure fails every queued request; any other failure
+            // fails only what reached the wire.
+            let failed = match kind {
+                Some(_) if connect_error || was_connecting => true,
+                Some(_) => written,
+                None => false,
+            };
+            if failed {
+                let k = kind.expect("failed implies a kind");
+                self.counters(measured).errors[k.index()] += 1;
+                if measured {
+                    self.tick_timeline(0, 1, 0);
+                    if self.job.quota.is_some() {
+                        self.done_measured += 1;
+                    }
+                }
+            } else {
+                self.counters(measured).sent -= 1;
+                if measured && self.job.quota.is_some() {
+                    self.issued_measured -= 1;
+                }
+            }
+        }
+        let c = &mut self.conns[i];
+        if let Some(mut s) = c.stream.take() {
+            let _ = self.poll.registry().deregister(&mut s);
+        }
+        c.state = State::Down;
+        c.head = 0;
+        c.written = 0;
+        c.write_off = 0;
+        c.epoch += 1;
+        c.parser.reset();
+        if self.plan.interval_ns.is_some() {
+            self.schedule(i);
+        } else {
+            self.fill(i);
+        }
+    }
+
+    /// Open model: queue an idle connection for its next intended send.
+    fn schedule(&mut self, i: usize) {
+        let c = &mut self.conns[i];
+        if c.in_heap || c.len > 0 {
+            return;
+        }
+        c.in_heap = true;
+        self.heap.push(Reverse((c.next_intended_ns, i)));
+    }
+
+    /// Open model: send every request whose intended time has come. A
+    /// connection still busy when its time comes sends as soon as it is
+    /// free, and that lateness is charged to the request's latency.
+    fn fire_due(&mut self) {
+        let interval = self.plan.interval_ns.unwrap_or(0);
+        while let Some(&Reverse((due, i))) = self.heap.peek() {
+            if due > self.now {
+                break;
+            }
+            self.heap.pop();
+            self.conns[i].in_heap = false;
+            if !self.can_issue() {
+                continue;
+            }
+            let intended = self.conns[i].next_intended_ns;
+            self.conns[i].next_intended_ns = intended + interval;
+            self.issue(i, intended);
+            self.send(i);
+        }
+    }
+
+    fn scan_timeouts(&mut self) {
+        let timeout = self.plan.spec.timeout.as_nanos() as u64;
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            match c.state {
+                State::Connecting if self.now.saturating_sub(c.connect_start_ns) > timeout => {
+                    self.fail(i, ErrorKind::ConnectTimeout)
+                }
+                State::Open
+                    if c.len > 0 && self.now.saturating_sub(c.front().issued_ns) > timeout =>
+                {
+                    self.fail(i, ErrorKind::Timeout)
+                }
+                _ => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! throng's load engine.
+//!
+//! Layers, from the bottom: [`http1`] is a sans-IO HTTP/1.x response parser
+//! (bytes in, responses out) that knows nothing of sockets; `driver` owns
+//! sockets and an edge-triggered mio loop per thread and feeds the parser;
+//! [`run`] spreads a [`LoadSpec`] over threads and merges what each thread
+//! counted. Nothing here prints or reads options: callers hand in a
+//! validated spec and get a [`LoadResult`] back.
+
+mod clock;
+mod driver;
+pub mod http1;
+pub mod probe;
+pub mod request;
+mod run;
+pub mod spec;
+pub mod summary;
+
+pub use run::{run, Control, EngineError};
+pub use spec::{ExpectStatus, LoadSpec, Order, Stop, Target};
+pub use summary::{ErrorKind, LoadResult, Summary};

@@ -1,0 +1,120 @@
+//! Typed, validated description of one load run.
+//!
+//! The CLI (or the lab) builds a [`LoadSpec`] once; the engine never parses
+//! options itself, so every check on user input happens at the edge.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// One URL the load is spread over. Request bytes are serialised once per
+/// target (see `request.rs`) and shared read-only by all threads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// Resolved address connected to.
+    pub addr: SocketAddr,
+    /// Value of the `Host` header (`host[:port]` as the user wrote it).
+    pub host_header: String,
+    /// Origin-form request target: path and query, e.g. `/index.html?x=1`.
+    pub path: String,
+    /// The URL as the user gave it, for messages and per-URL reports.
+    pub url: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// Measure for this long after the warmup.
+    Duration(Duration),
+    /// Complete exactly this many requests (each ends as a response or an error).
+    Requests(u64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Order {
+    #[default]
+    Sequential,
+    Random,
+}
+
+/// Which statuses count as success.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExpectStatus {
+    /// 2xx and 3xx, as ab and wrk treat them.
+    SuccessOrRedirect,
+    /// Exactly these codes.
+    Codes(Vec<u16>),
+}
+
+impl ExpectStatus {
+    pub fn accepts(&self, status: u16) -> bool {
+        match self {
+            ExpectStatus::SuccessOrRedirect => (200..400).contains(&status),
+            ExpectStatus::Codes(codes) => codes.contains(&status),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct LoadSpec {
+    pub targets: Vec<Target>,
+    pub order: Order,
+    /// Total connections, spread evenly over the threads.
+    pub connections: usize,
+    pub threads: usize,
+    /// CPUs the worker threads are pinned to, round-robin. Empty: no pinning.
+    pub cpus: Vec<usize>,
+    pub stop: Stop,
+    /// Open model: requests per second over all connections. `None`: closed model.
+    pub rate: Option<f64>,
+    /// `false`: `Connection: close` and a new connection per request.
+    pub keep_alive: bool,
+    /// HTTP/1.1 pipelining depth (1 = no pipelining).
+    pub pipeline: usize,
+    pub method: String,
+    /// Extra headers, already split into name and value.
+    pub headers: Vec<(String, String)>,
+    pub body: Option<Vec<u8>>,
+    pub warmup: Duration,
+    /// A request with no complete response after this long is a timeout, and
+    /// its connection is closed and reopened. Also bounds connect().
+    pub timeout: Duration,
+    pub expect_status: ExpectStatus,
+    /// Expected body size for every URL; `None`: the probe's response per URL sets it.
+    pub expect_size: Option<u64>,
+    /// Hash each body and compare with the probe's hash for that URL.
+    pub checksum: bool,
+    /// Keep per-second counts for a timeline.
+    pub timeline: bool,
+    /// Seed for `Order::Random`, so runs are repeatable.
+    pub seed: u64,
+}
+
+impl LoadSpec {
+    /// A closed-model, keep-alive GET spec with the defaults of `throng load`.
+    pub fn new(targets: Vec<Target>) -> Self {
+        LoadSpec {
+            targets,
+            order: Order::Sequential,
+            connections: 10,
+            threads: 1,
+            cpus: Vec::new(),
+            stop: Stop::Duration(Duration::from_secs(10)),
+            rate: None,
+            keep_alive: true,
+            pipeline: 1,
+            method: "GET".to_string(),
+            headers: Vec::new(),
+            body: None,
+            warmup: Duration::ZERO,
+            timeout: Duration::from_secs(3),
+            expect_status: ExpectStatus::SuccessOrRedirect,
+            expect_size: None,
+            checksum: false,
+            timeline: false,
+            seed: 0x5eed,
+        }
+    }
+
+    pub fn is_head(&self) -> bool {
+        self.method.eq_ignore_ascii_case("HEAD")
+    }
+}

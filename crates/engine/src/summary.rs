@@ -1,0 +1,246 @@
+//! What a load run measured, in the shape of `throng load --json`
+//! (documented in docs/json-schema.md; a test checks the two agree).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the JSON document. Bump on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Why a request failed. The order is the order of the counters array on the
+/// hot path; the names are the JSON keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ErrorKind {
+    /// connect() answered with ECONNREFUSED.
+    ConnectRefused,
+    /// connect() did not complete within the timeout.
+    ConnectTimeout,
+    /// connect() found no free local address (EADDRNOTAVAIL): ephemeral
+    /// ports exhausted, usually by TIME_WAIT in `--close` mode.
+    AddrUnavailable,
+    /// Any other connect() failure (unreachable network, ...).
+    ConnectOther,
+    /// ECONNRESET/EPIPE on a connection.
+    Reset,
+    /// Any other read() error.
+    Read,
+    /// Any other write() error.
+    Write,
+    /// No complete response within the timeout.
+    Timeout,
+    /// The response could not be parsed as HTTP/1.x.
+    Parse,
+    /// The server closed the connection before the response was complete.
+    Closed,
+    /// A complete response whose status was not expected.
+    Status,
+    /// A complete response whose body size differs from the expected one.
+    SizeMismatch,
+    /// A complete response whose body hash differs from the expected one.
+    ChecksumMismatch,
+}
+
+impl ErrorKind {
+    pub const ALL: [ErrorKind; 13] = [
+        ErrorKind::ConnectRefused,
+        ErrorKind::ConnectTimeout,
+        ErrorKind::AddrUnavailable,
+        ErrorKind::ConnectOther,
+        ErrorKind::Reset,
+        ErrorKind::Read,
+        ErrorKind::Write,
+        ErrorKind::Timeout,
+        ErrorKind::Parse,
+        ErrorKind::Closed,
+        ErrorKind::Status,
+        ErrorKind::SizeMismatch,
+        ErrorKind::ChecksumMismatch,
+    ];
+    pub const COUNT: usize = Self::ALL.len();
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::ConnectRefused => "connect_refused",
+            ErrorKind::ConnectTimeout => "connect_timeout",
+            ErrorKind::AddrUnavailable => "addr_unavailable",
+            ErrorKind::ConnectOther => "connect_other",
+            ErrorKind::Reset => "reset",
+            ErrorKind::Read => "read",
+            ErrorKind::Write => "write",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Parse => "parse",
+            ErrorKind::Closed => "closed",
+            ErrorKind::Status => "status",
+            ErrorKind::SizeMismatch => "size_mismatch",
+            ErrorKind::ChecksumMismatch => "checksum_mismatch",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Errors that come with a complete response: the request was answered,
+    /// just not as expected. They count in `completed` and in `errors`.
+    pub fn has_response(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::Status | ErrorKind::SizeMismatch | ErrorKind::ChecksumMismatch
+        )
+    }
+}
+
+/// Latency spectrum in microseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub count: u64,
+    pub min: u64,
+    pub mean: f64,
+    pub stdev: f64,
+    pub p50: u64,
+    pub p75: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub p9999: u64,
+    pub max: u64,
+}
+
+impl Latency {
+    pub fn from_histogram(h: &hdrhistogram::Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return Latency::default();
+        }
+        Latency {
+            count: h.len(),
+            min: h.min(),
+            mean: h.mean(),
+            stdev: h.stdev(),
+            p50: h.value_at_quantile(0.50),
+            p75: h.value_at_quantile(0.75),
+            p90: h.value_at_quantile(0.90),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            p9999: h.value_at_quantile(0.9999),
+            max: h.max(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Connections {
+    /// Connections asked for (-c).
+    pub requested: u64,
+    /// Connection slots that were connected at least once.
+    pub established: u64,
+    /// Connects after a slot's first one (server close, timeout, --close).
+    pub reconnects: u64,
+    /// Successful connects in the measured phase, per second.
+    pub per_sec: f64,
+    /// Time from connect() to writable, for connects in the measured phase.
+    pub connect_time_us: Latency,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuTime {
+    pub user: f64,
+    pub sys: f64,
+}
+
+/// Open-model (`--rate`) scheduling honesty.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RateReport {
+    /// Requests per second asked for.
+    pub target: f64,
+    /// Sends issued more than 1 ms after their intended time.
+    pub late_sends: u64,
+    /// How late sends were, in microseconds (all sends, including on-time ones).
+    pub lateness_us: Latency,
+}
+
+/// The warmup, reported apart and never mixed into the results.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Warmup {
+    pub duration_s: f64,
+    pub completed: u64,
+    pub errors: u64,
+}
+
+/// One second of the measured phase.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimelineRow {
+    /// Start of the second, Unix time in seconds.
+    pub t_unix: f64,
+    pub completed: u64,
+    pub errors: u64,
+    pub bytes_read: u64,
+}
+
+/// Everything `throng load --json` prints.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub schema: u32,
+    /// "closed" (each connection sends when its last response is complete) or
+    /// "open" (`--rate`: sends on a schedule).
+    pub model: String,
+    pub urls: u64,
+    pub threads: u64,
+    pub pipeline: u64,
+    pub keep_alive: bool,
+    /// Unix time the measured phase started.
+    pub started_unix_s: f64,
+    /// Length of the measured phase.
+    pub duration_s: f64,
+    /// Responses received in the measured phase (including those counted as
+    /// status, size or checksum errors).
+    pub completed: u64,
+    /// Requests sent in the measured phase.
+    pub sent: u64,
+    pub requests_per_sec: f64,
+    /// Bytes read from sockets in the measured phase (headers and bodies).
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Body bytes of complete responses.
+    pub body_bytes: u64,
+    pub mb_per_sec: f64,
+    /// Service time from the intended send time in the open model (no
+    /// coordinated omission), from the actual send time in the closed model.
+    pub latency_us: Latency,
+    /// Open model only: from the actual send time, for comparison.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub latency_uncorrected_us: Option<Latency>,
+    /// Status code (as a string key) to count.
+    pub status: BTreeMap<String, u64>,
+    /// Every cause, zero or not, so the document's shape never changes.
+    pub errors: BTreeMap<String, u64>,
+    pub errors_total: u64,
+    pub connections: Connections,
+    /// Requests sent but not answered when the run ended.
+    pub in_flight_at_end: u64,
+    pub client_cpu_s: CpuTime,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub rate: Option<RateReport>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub warmup: Option<Warmup>,
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub timeline: Vec<TimelineRow>,
+    /// Things the reader must know before believing the numbers.
+    pub warnings: Vec<String>,
+}
+
+impl Summary {
+    pub fn error_count(&self, kind: ErrorKind) -> u64 {
+        self.errors.get(kind.name()).copied().unwrap_or(0)
+    }
+}
+
+/// A summary plus the histograms behind it, for storage and merging.
+#[derive(Debug, Clone)]
+pub struct LoadResult {
+    pub summary: Summary,
+    /// Microseconds; corrected in the open model.
+    pub latency: hdrhistogram::Histogram<u64>,
+    /// Open model only: from the actual send time.
+    pub latency_uncorrected: Option<hdrhistogram::Histogram<u64>>,
+}

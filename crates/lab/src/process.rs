@@ -1,0 +1,412 @@
+//! Server processes: started in their own process group, pinned to their
+//! cores before exec (so every child inherits the mask), optionally as an
+//! unprivileged user, and always stopped: by `stop`, by `Drop` on errors and
+//! panics, and by the interrupt handler through the registry of live groups.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fs::File;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use nix::sched::{sched_setaffinity, CpuSet};
+use nix::sys::signal::{kill, killpg, Signal};
+use nix::unistd::{Gid, Pid, Uid};
+
+/// Process groups of servers that are running, for the interrupt handler.
+static LIVE_GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Kills every server group still registered. Safe to call from any thread.
+pub fn kill_all_servers() {
+    let groups = LIVE_GROUPS.lock().map(|g| g.clone()).unwrap_or_default();
+    for g in groups {
+        let _ = killpg(Pid::from_raw(g), Signal::SIGKILL);
+    }
+}
+
+/// What to run and how.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub name: String,
+    pub argv: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub cwd: PathBuf,
+    pub cpus: Vec<usize>,
+    /// Start as this user and group (root only).
+    pub run_as: Option<(u32, u32)>,
+    /// stdout and stderr go here.
+    pub log: PathBuf,
+    pub stop_signal: Signal,
+}
+
+#[derive(Debug)]
+pub struct ServerProcess {
+    pub name: String,
+    child: Child,
+    pid: i32,
+    log: PathBuf,
+    stop_signal: Signal,
+    stopped: bool,
+}
+
+impl ServerProcess {
+    pub fn spawn(l: &Launch) -> anyhow::Result<ServerProcess> {
+        let (prog, args) = l.argv.split_first().context("empty command")?;
+        let log = File::create(&l.log).with_context(|| format!("creating {}", l.log.display()))?;
+        let log2 = log.try_clone()?;
+        let mut cmd = Command::new(prog);
+        cmd.args(args)
+            .envs(l.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&l.cwd)
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log2);
+        let mut set = CpuSet::new();
+        for &c in &l.cpus {
+            set.set(c)?;
+        }
+        let cpus_empty = l.cpus.is_empty();
+        let run_as = l.run_as;
+        // SAFETY: between fork and exec only async-signal-safe calls are made
+        // (setpgid, sched_setaffinity, setgroups, setgid, setuid), on values
+        // prepared before the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::setpgid(0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if !cpus_empty {
+                    sched_setaffinity(Pid::from_raw(0), &set).map_err(std::io::Error::from)?;
+                }
+                if let Some((uid, gid)) = run_as {
+                    let groups = [gid as libc::gid_t];
+                    if libc::setgroups(1, groups.as_ptr()) != 0
+                        || libc::setgid(gid as libc::gid_t) != 0
+                        || libc::setuid(uid as libc::uid_t) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+        let child = cmd
+            .spawn()
+            .with_context(|| format!("starting {}: {}", l.name, l.argv.join(" ")))?;
+        let pid = child.id() as i32;
+        if let Ok(mut g) = LIVE_GROUPS.lock() {
+            g.push(pid);
+        }
+        Ok(ServerProcess {
+            name: l.name.clone(),
+            child,
+            pid,
+            log: l.log.clone(),
+            stop_signal: l.stop_signal,
+            stopped: false,
+        })
+    }
+
+    /// Process id of the group leader (also the process group id).
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// `None` while running; the exit description once it has exited.
+    pub fn exited(&mut self) -> Option<String> {
+        match self.child.try_wait() {
+            Ok(Some(status)) => Some(status.to_string()),
+            Ok(None) => None,
+            Err(e) => Some(format!("cannot wait: {e}")),
+        }
+    }
+
+    /// Every process of the server: its group and the leader's descendants.
+    pub fn tree(&self) -> Vec<i32> {
+        process_tree(self.pid)
+    }
+
+    /// The last `lines` lines of the server's output and error logs.
+    pub fn log_tail(&self, extra: &[PathBuf], lines: usize) -> String {
+        let mut out = String::new();
+        for p in std::iter::once(&self.log).chain(extra) {
+            let t = tail(p, lines);
+            if !t.is_empty() {
+                out.push_str(&format!("==> {} <==\n{t}", p.display()));
+            }
+        }
+        out
+    }
+
+    /// Stop signal to the group, then SIGKILL after `grace`; returns when no
+    /// process of the server is left (or after a further bounded wait).
+    pub fn stop(&mut self, grace: Duration) {
+        if self.stopped {
+            return;
+        }
+        self.stopped = true;
+        let leader = self.pid;
+        let pids = self.tree();
+        let _ = killpg(Pid::from_raw(leader), self.stop_signal);
+        for &p in &pids {
+            let _ = kill(Pid::from_raw(p), self.stop_signal);
+        }
+        if !self.wait_gone(&pids, grace) {
+            let _ = killpg(Pid::from_raw(leader), Signal::SIGKILL);
+            for p in pids.iter().copied().chain(self.tree()) {
+                let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
+            }
+            self.wait_gone(&pids, Duration::from_secs(5));
+        }
+        if let Ok(mut g) = LIVE_GROUPS.lock() {
+            g.retain(|&x| x != leader);
+        }
+    }
+
+    fn wait_gone(&mut self, pids: &[i32], within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        loop {
+            let _ = self.child.try_wait();
+            let left: Vec<i32> = pids
+                .iter()
+                .copied()
+                .chain(process_tree(self.pid))
+                .filter(|&p| is_alive(p))
+                .collect();
+            if left.is_empty() {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.stop(Duration::from_secs(3));
+    }
+}
+
+/// A process that exists and is not a zombie.
+pub fn is_alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => !matches!(stat_fields(&s).first(), Some(&"Z") | Some(&"X")),
+        Err(_) => false,
+    }
+}
+
+/// Fields of /proc/PID/stat after the command name (state is the first).
+fn stat_fields(stat: &str) -> Vec<&str> {
+    match stat.rfind(')') {
+        Some(i) => stat[i + 1..].split_whitespace().collect(),
+        None => Vec::new(),
+    }
+}
+
+/// Processes in `leader`'s process group plus all descendants of `leader`
+/// (a server that forks into another group is still the server's).
+pub fn process_tree(leader: i32) -> Vec<i32> {
+    let mut parent: HashMap<i32, i32> = HashMap::new();
+    let mut in_group = BTreeSet::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let f = stat_fields(&s);
+        if f.len() < 3 || f[0] == "Z" || f[0] == "X" {
+            continue;
+        }
+        let ppid: i32 = f[1].parse().unwrap_or(0);
+        let pgrp: i32 = f[2].parse().unwrap_or(0);
+        parent.insert(pid, ppid);
+        if pgrp == leader {
+            in_group.insert(pid);
+        }
+    }
+    let mut tree: BTreeSet<i32> = in_group;
+    if parent.contains_key(&leader) {
+        tree.insert(leader);
+    }
+    loop {
+        let before = tree.len();
+        for (&pid, &ppid) in &parent {
+            if tree.contains(&ppid) {
+                tree.insert(pid);
+            }
+        }
+        if tree.len() == before {
+            break;
+        }
+    }
+    tree.into_iter().collect()
+}
+
+/// Parses a kernel CPU list such as "0-2,5".
+pub fn parse_cpu_list(s: &str) -> anyhow::Result<Vec<usize>> {
+    let mut out = Vec::new();
+    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (a.parse()?, b.parse()?);
+                out.extend(a..=b);
+            }
+            None => out.push(part.parse()?),
+        }
+    }
+    Ok(out)
+}
+
+/// The CPUs a process may run on, from /proc/PID/status.
+pub fn cpus_allowed(pid: i32) -> anyhow::Result<Vec<usize>> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let line = s
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .context("no Cpus_allowed_list")?;
+    parse_cpu_list(line)
+}
+
+/// Checks that every process of the tree is pinned to exactly `cpus`.
+pub fn check_pinning(pids: &[i32], cpus: &[usize]) -> anyhow::Result<()> {
+    let want: BTreeSet<usize> = cpus.iter().copied().collect();
+    for &p in pids {
+        let Ok(got) = cpus_allowed(p) else {
+            continue; // exited meanwhile
+        };
+        let got: BTreeSet<usize> = got.into_iter().collect();
+        if got != want {
+            bail!("process {p} may run on CPUs {got:?}, not only on the server's {want:?}");
+        }
+    }
+    Ok(())
+}
+
+/// CPUs this process may use, in order.
+pub fn own_cpus() -> Vec<usize> {
+    cpus_allowed(std::process::id() as i32).unwrap_or_else(|_| {
+        let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        (0..n).collect()
+    })
+}
+
+/// The unprivileged user servers run as when the lab runs as root.
+pub fn unprivileged_user() -> Option<(String, u32, u32)> {
+    if !Uid::effective().is_root() {
+        return None;
+    }
+    let u = nix::unistd::User::from_name("www-data").ok().flatten()?;
+    let g: Gid = u.gid;
+    Some((u.name, u.uid.as_raw(), g.as_raw()))
+}
+
+/// Last `lines` lines of a file, empty when it is missing.
+pub fn tail(path: &Path, lines: usize) -> String {
+    let Ok(data) = std::fs::read(path) else {
+        return String::new();
+    };
+    let keep = &data[data.len().saturating_sub(64 * 1024)..];
+    let text = String::from_utf8_lossy(keep);
+    let all: Vec<&str> = text.lines().collect();
+    let mut out = all[all.len().saturating_sub(lines)..].join("\n");
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn launch(argv: &[&str], cpus: Vec<usize>, dir: &Path) -> Launch {
+        Launch {
+            name: "test".into(),
+            argv: argv.iter().map(|s| s.to_string()).collect(),
+            env: vec![],
+            cwd: dir.to_path_buf(),
+            cpus,
+            run_as: None,
+            log: dir.join("out.log"),
+            stop_signal: Signal::SIGTERM,
+        }
+    }
+
+    fn wait_for(mut f: impl FnMut() -> bool) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if f() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        false
+    }
+
+    #[test]
+    fn cpu_lists_parse() {
+        assert_eq!(parse_cpu_list("0-2,5\n").unwrap(), [0, 1, 2, 5]);
+        assert_eq!(parse_cpu_list("1").unwrap(), [1]);
+        assert!(parse_cpu_list("a-b").is_err());
+    }
+
+    #[test]
+    fn a_tree_is_pinned_found_and_stopped_including_term_ignorers() {
+        let dir = tempfile::tempdir().unwrap();
+        // A parent with two children, one of which ignores SIGTERM, so the
+        // stop must escalate to SIGKILL.
+        let script = "sleep 30 & (trap '' TERM; sleep 30) & echo started; wait";
+        let mut p = ServerProcess::spawn(&launch(&["/bin/sh", "-c", script], vec![0], dir.path())).unwrap();
+        assert!(wait_for(|| p.tree().len() >= 4), "tree: {:?}", p.tree());
+        let pids = p.tree();
+        assert_eq!(pids[0], p.pid());
+        check_pinning(&pids, &[0]).unwrap();
+        assert!(check_pinning(&pids, &[0, 1]).is_err());
+        assert!(LIVE_GROUPS.lock().unwrap().contains(&p.pid()));
+        assert!(wait_for(|| tail(&dir.path().join("out.log"), 5) == "started\n"));
+        p.stop(Duration::from_millis(300));
+        for pid in &pids {
+            assert!(!is_alive(*pid), "{pid} survived");
+        }
+        assert!(!LIVE_GROUPS.lock().unwrap().contains(&p.pid()));
+    }
+
+    #[test]
+    fn drop_kills_the_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let pids = {
+            let p = ServerProcess::spawn(&launch(&["/bin/sh", "-c", "sleep 30 & wait"], vec![], dir.path())).unwrap();
+            assert!(wait_for(|| p.tree().len() == 2));
+            p.tree()
+        };
+        for pid in pids {
+            assert!(!is_alive(pid));
+        }
+    }
+
+    #[test]
+    fn exit_is_noticed_and_log_tail_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = ServerProcess::spawn(&launch(
+            &["/bin/sh", "-c", "for i in 1 2 3 4; do echo line$i; done; exit 3"],
+            vec![],
+            dir.path(),
+        ))
+        .unwrap();
+        assert!(wait_for(|| p.exited().is_some()));
+        assert_eq!(p.exited().unwrap(), "exit status: 3");
+        let t = p.log_tail(&[], 2);
+        assert!(t.ends_with("line3\nline4\n"), "{t}");
+    }
+}

@@ -1,0 +1,479 @@
+//! Server recipes: how to configure, start, check and stop one web server.
+//!
+//! A recipe is data, not code: a TOML file with config templates and a start
+//! command. The built-in ones are embedded in the binary; a folder of TOML
+//! files given with `--recipes` adds recipes or replaces built-ins by name.
+//! Every built-in renders the same settings (no access log, keep-alive 60 s
+//! and 1024 requests per connection, one worker per server core, the
+//! server's default sendfile, no compression); where a server has no such
+//! setting its recipe's `notes` say so, and the notes are stored with results.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{anyhow, bail, Context};
+use serde::{Deserialize, Serialize};
+
+/// The embedded recipes, in the order `throng servers` lists them.
+const BUILTIN: &[(&str, &str)] = &[
+    ("nginx", include_str!("../recipes/nginx.toml")),
+    ("lighttpd", include_str!("../recipes/lighttpd.toml")),
+    ("apache2-prefork", include_str!("../recipes/apache2-prefork.toml")),
+    ("apache2-worker", include_str!("../recipes/apache2-worker.toml")),
+    ("apache2-event", include_str!("../recipes/apache2-event.toml")),
+    ("h2o", include_str!("../recipes/h2o.toml")),
+    ("caddy", include_str!("../recipes/caddy.toml")),
+    ("varnish", include_str!("../recipes/varnish.toml")),
+];
+
+/// One configuration file a recipe renders into the run directory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigTemplate {
+    /// File name inside the server's run directory.
+    pub file: String,
+    pub template: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recipe {
+    pub name: String,
+    /// Debian package that installs the server; empty for user commands.
+    #[serde(default)]
+    pub package: String,
+    /// Main executable: checked for presence, its size is reported.
+    pub binary: String,
+    /// Concurrency model: "event loop", "processes", "threads", "processes+threads".
+    #[serde(default)]
+    pub model: String,
+    /// Command whose output (stdout and stderr) holds the version.
+    #[serde(default)]
+    pub version_command: Vec<String>,
+    /// The version is the first run of digits and dots after this text.
+    #[serde(default)]
+    pub version_after: String,
+    /// Argument vector; placeholders are rendered like config templates.
+    pub start: Vec<String>,
+    /// Signal sent to the process group to stop the server.
+    #[serde(default = "default_stop_signal")]
+    pub stop_signal: String,
+    /// Servers without a user directive of their own are started as the
+    /// unprivileged user directly when the lab runs as root.
+    #[serde(default)]
+    pub drop_privileges: bool,
+    /// Recipe of a backend started first on `{{backend_port}}` (varnish).
+    #[serde(default)]
+    pub backend: Option<String>,
+    /// Settings the server lacks or interprets differently; stored with results.
+    #[serde(default)]
+    pub notes: String,
+    /// Environment variables (values are templates).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub configs: Vec<ConfigTemplate>,
+}
+
+fn default_stop_signal() -> String {
+    "TERM".to_string()
+}
+
+/// Values the templates' placeholders are replaced with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenderContext {
+    pub port: u16,
+    pub backend_port: Option<u16>,
+    pub docroot: PathBuf,
+    pub rundir: PathBuf,
+    /// Server cores: worker processes or threads.
+    pub workers: u32,
+    /// Highest concurrency of the study: servers must accept that many clients.
+    pub concurrency: u32,
+    pub user: String,
+    pub group: String,
+    /// Lines starting with `{{root}}` are kept only when the lab runs as root.
+    pub as_root: bool,
+}
+
+impl RenderContext {
+    /// Connection limit rendered into every server: comfortably above the
+    /// study's highest concurrency so no server refuses a client by config.
+    pub fn max_connections(&self) -> u32 {
+        (self.concurrency.saturating_mul(2)).max(1024)
+    }
+
+    fn value(&self, key: &str, binary: &str) -> Option<String> {
+        let workers = self.workers.max(1);
+        // Apache's threaded MPMs: one child per core, with enough threads in
+        // all of them together for every connection of the study.
+        let threads_per_child = self.max_connections().div_ceil(workers).max(25);
+        Some(match key {
+            "port" => self.port.to_string(),
+            "backend_port" => self.backend_port?.to_string(),
+            "docroot" => self.docroot.display().to_string(),
+            "rundir" => self.rundir.display().to_string(),
+            "workers" => workers.to_string(),
+            "user" => self.user.clone(),
+            "group" => self.group.clone(),
+            "max_connections" => self.max_connections().to_string(),
+            "nofile" => (self.max_connections() * 4 + 1024).to_string(),
+            "threads_per_child" => threads_per_child.to_string(),
+            "max_request_workers" => (threads_per_child * workers).to_string(),
+            "binary" => binary.to_string(),
+            _ => return None,
+        })
+    }
+}
+
+impl Recipe {
+    pub fn parse(text: &str) -> anyhow::Result<Recipe> {
+        let r: Recipe = toml::from_str(text)?;
+        if r.start.is_empty() {
+            bail!("recipe {}: `start` is empty", r.name);
+        }
+        signal_by_name(&r.stop_signal)?;
+        Ok(r)
+    }
+
+    /// A recipe for a user's own server binary given in a study.
+    pub fn from_command(name: &str, command: &[String]) -> anyhow::Result<Recipe> {
+        let binary = command
+            .first()
+            .ok_or_else(|| anyhow!("server {name}: `command` is empty"))?
+            .clone();
+        Ok(Recipe {
+            name: name.to_string(),
+            package: String::new(),
+            binary,
+            model: String::new(),
+            version_command: Vec::new(),
+            version_after: String::new(),
+            start: command.to_vec(),
+            stop_signal: default_stop_signal(),
+            drop_privileges: true,
+            backend: None,
+            notes: "user command: its settings are whatever its arguments say".to_string(),
+            env: BTreeMap::new(),
+            configs: Vec::new(),
+        })
+    }
+
+    pub fn render(&self, template: &str, ctx: &RenderContext) -> anyhow::Result<String> {
+        let mut out = String::with_capacity(template.len());
+        for line in template.split_inclusive('\n') {
+            let line = match line.strip_prefix("{{root}}") {
+                Some(rest) if ctx.as_root => rest,
+                Some(_) => continue,
+                None => line,
+            };
+            out.push_str(&substitute(line, |k| ctx.value(k, &self.binary)).with_context(
+                || format!("recipe {}: line {:?}", self.name, line.trim_end()),
+            )?);
+        }
+        // Config files are written from the first template line on, and a
+        // leading newline would only come from TOML's multi-line strings.
+        Ok(out.trim_start_matches('\n').to_string())
+    }
+
+    /// The config files, rendered, with the path each is written to.
+    pub fn render_configs(&self, ctx: &RenderContext) -> anyhow::Result<Vec<(PathBuf, String)>> {
+        self.configs
+            .iter()
+            .map(|c| Ok((ctx.rundir.join(&c.file), self.render(&c.template, ctx)?)))
+            .collect()
+    }
+
+    pub fn render_start(&self, ctx: &RenderContext) -> anyhow::Result<Vec<String>> {
+        self.start.iter().map(|a| self.render(a, ctx)).collect()
+    }
+
+    pub fn render_env(&self, ctx: &RenderContext) -> anyhow::Result<Vec<(String, String)>> {
+        self.env
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), self.render(v, ctx)?)))
+            .collect()
+    }
+
+    pub fn stop_signal(&self) -> nix::sys::signal::Signal {
+        signal_by_name(&self.stop_signal).unwrap_or(nix::sys::signal::Signal::SIGTERM)
+    }
+
+    pub fn is_installed(&self) -> bool {
+        is_executable(Path::new(&self.binary))
+    }
+
+    pub fn exe_bytes(&self) -> u64 {
+        std::fs::metadata(&self.binary).map(|m| m.len()).unwrap_or(0)
+    }
+
+    /// The installed version, or an empty string when it cannot be told.
+    pub fn version(&self) -> String {
+        let Some((prog, args)) = self.version_command.split_first() else {
+            return String::new();
+        };
+        let Ok(out) = Command::new(prog).args(args).output() else {
+            return String::new();
+        };
+        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.push_str(&String::from_utf8_lossy(&out.stderr));
+        version_in(&text, &self.version_after).unwrap_or_default()
+    }
+}
+
+/// The first run of digits and dots after `after` (anywhere when empty).
+pub fn version_in(text: &str, after: &str) -> Option<String> {
+    let start = if after.is_empty() {
+        0
+    } else {
+        text.find(after)? + after.len()
+    };
+    let rest = &text[start..];
+    let first = rest.find(|c: char| c.is_ascii_digit())?;
+    let v: String = rest[first..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    Some(v.trim_end_matches('.').to_string())
+}
+
+fn substitute(line: &str, value: impl Fn(&str) -> Option<String>) -> anyhow::Result<String> {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(open) = rest.find("{{") {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 2..];
+        let close = after
+            .find("}}")
+            .ok_or_else(|| anyhow!("unclosed placeholder"))?;
+        let key = after[..close].trim();
+        let v = value(key).ok_or_else(|| anyhow!("unknown placeholder {{{{{key}}}}}"))?;
+        out.push_str(&v);
+        rest = &after[close + 2..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn signal_by_name(name: &str) -> anyhow::Result<nix::sys::signal::Signal> {
+    use nix::sys::signal::Signal;
+    let n = name.trim().trim_start_matches("SIG");
+    Ok(match n {
+        "TERM" => Signal::SIGTERM,
+        "QUIT" => Signal::SIGQUIT,
+        "INT" => Signal::SIGINT,
+        "KILL" => Signal::SIGKILL,
+        "HUP" => Signal::SIGHUP,
+        "WINCH" => Signal::SIGWINCH,
+        _ => bail!("unknown stop signal {name:?}"),
+    })
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// All known recipes: the built-ins, overridden or extended from a folder.
+#[derive(Debug, Clone)]
+pub struct Recipes {
+    list: Vec<Recipe>,
+}
+
+impl Recipes {
+    pub fn builtin() -> Recipes {
+        let list = BUILTIN
+            .iter()
+            .map(|(name, text)| {
+                let r = Recipe::parse(text).unwrap_or_else(|e| panic!("built-in recipe {name}: {e}"));
+                assert_eq!(&r.name, name, "built-in recipe file name and name differ");
+                r
+            })
+            .collect();
+        Recipes { list }
+    }
+
+    /// Built-ins, then every `*.toml` of `dir` (same name replaces).
+    pub fn load(dir: Option<&Path>) -> anyhow::Result<Recipes> {
+        let mut recipes = Recipes::builtin();
+        let Some(dir) = dir else {
+            return Ok(recipes);
+        };
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .with_context(|| format!("reading recipes folder {}", dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        files.sort();
+        for f in files {
+            let text = std::fs::read_to_string(&f)?;
+            let r = Recipe::parse(&text).with_context(|| format!("recipe {}", f.display()))?;
+            match recipes.list.iter_mut().find(|x| x.name == r.name) {
+                Some(slot) => *slot = r,
+                None => recipes.list.push(r),
+            }
+        }
+        Ok(recipes)
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Recipe> {
+        self.list.iter().find(|r| r.name == name)
+    }
+
+    pub fn all(&self) -> &[Recipe] {
+        &self.list
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(as_root: bool) -> RenderContext {
+        RenderContext {
+            port: 8081,
+            backend_port: Some(8082),
+            docroot: PathBuf::from("/tmp/run/docroot"),
+            rundir: PathBuf::from("/tmp/run/nginx"),
+            workers: 2,
+            concurrency: 3000,
+            user: "www-data".into(),
+            group: "www-data".into(),
+            as_root,
+        }
+    }
+
+    #[test]
+    fn builtins_parse_and_render_without_unknown_placeholders() {
+        let recipes = Recipes::builtin();
+        let names: Vec<&str> = recipes.all().iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "nginx",
+                "lighttpd",
+                "apache2-prefork",
+                "apache2-worker",
+                "apache2-event",
+                "h2o",
+                "caddy",
+                "varnish"
+            ]
+        );
+        for r in recipes.all() {
+            for root in [false, true] {
+                r.render_configs(&ctx(root)).unwrap();
+                r.render_start(&ctx(root)).unwrap();
+                r.render_env(&ctx(root)).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn every_builtin_renders_the_equal_settings() {
+        let recipes = Recipes::builtin();
+        let conf = |name: &str| {
+            recipes.get(name).unwrap().render_configs(&ctx(true)).unwrap()[0]
+                .1
+                .clone()
+        };
+        let nginx = conf("nginx");
+        for want in [
+            "worker_processes 2;",
+            "access_log off;",
+            "keepalive_timeout 60s;",
+            "keepalive_requests 1024;",
+            "listen 127.0.0.1:8081;",
+            "user www-data www-data;",
+            "worker_connections 6000;",
+        ] {
+            assert!(nginx.contains(want), "nginx lacks {want}");
+        }
+        assert!(!nginx.contains("sendfile") && !nginx.contains("gzip"));
+        let lighttpd = conf("lighttpd");
+        for want in [
+            "server.max-worker = 2",
+            "server.max-keep-alive-idle = 60",
+            "server.max-keep-alive-requests = 1024",
+            "server.username = \"www-data\"",
+        ] {
+            assert!(lighttpd.contains(want), "lighttpd lacks {want}");
+        }
+        assert!(!lighttpd.contains("mod_accesslog"));
+        for mpm in ["prefork", "worker", "event"] {
+            let a = conf(&format!("apache2-{mpm}"));
+            assert!(a.contains(&format!("mod_mpm_{mpm}.so")));
+            for want in ["KeepAliveTimeout 60", "MaxKeepAliveRequests 1024", "StartServers 2", "User www-data"] {
+                assert!(a.contains(want), "apache2-{mpm} lacks {want}");
+            }
+            assert!(!a.contains("log_config") && !a.contains("deflate"));
+        }
+        // 6000 connections over 2 children: 3000 threads each.
+        assert!(conf("apache2-event").contains("ThreadsPerChild 3000\n"));
+        assert!(conf("apache2-event").contains("MaxRequestWorkers 6000\n"));
+        assert!(conf("apache2-prefork").contains("MaxRequestWorkers 6000\n"));
+        let h2o = conf("h2o");
+        assert!(h2o.contains("num-threads: 2\n") && h2o.contains("http1-request-timeout: 60\n"));
+        assert!(!h2o.contains("access-log"));
+        assert!(conf("caddy").contains("idle 60s"));
+        assert!(conf("varnish").contains(".port = \"8082\";"));
+        let v = recipes.get("varnish").unwrap().render_start(&ctx(false)).unwrap();
+        assert!(v.contains(&"thread_pools=2".to_string()) && v.contains(&"timeout_idle=60".to_string()));
+    }
+
+    #[test]
+    fn root_lines_are_dropped_when_not_root() {
+        let r = Recipes::builtin();
+        let nginx = r.get("nginx").unwrap();
+        let conf = &nginx.render_configs(&ctx(false)).unwrap()[0].1;
+        assert!(!conf.contains("user "));
+        assert!(conf.starts_with("worker_processes 2;\n"));
+    }
+
+    #[test]
+    fn unknown_placeholder_is_an_error() {
+        let r = Recipe::from_command("x", &["/bin/x".into(), "{{prot}}".into()]).unwrap();
+        let e = r.render_start(&ctx(false)).unwrap_err();
+        assert!(format!("{e:#}").contains("unknown placeholder {{prot}}"), "{e:#}");
+        assert_eq!(
+            r.render_start(&ctx(false)).is_err(),
+            true,
+            "typos must never reach a server's command line"
+        );
+    }
+
+    #[test]
+    fn version_is_found_after_its_marker() {
+        assert_eq!(version_in("nginx version: nginx/1.22.1\n", "nginx/").as_deref(), Some("1.22.1"));
+        assert_eq!(
+            version_in("Server version: Apache/2.4.62 (Debian)\n", "Apache/").as_deref(),
+            Some("2.4.62")
+        );
+        assert_eq!(version_in("2.6.2\n", "").as_deref(), Some("2.6.2"));
+        assert_eq!(version_in("varnishd (varnish-7.1.1 revision", "varnish-").as_deref(), Some("7.1.1"));
+        assert_eq!(version_in("no digits", "x"), None);
+    }
+
+    #[test]
+    fn folder_overrides_and_extends_builtins() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("nginx.toml"),
+            "name = \"nginx\"\nbinary = \"/opt/nginx\"\nstart = [\"/opt/nginx\"]\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("mine.toml"),
+            "name = \"mine\"\nbinary = \"/opt/mine\"\nstart = [\"/opt/mine\", \"{{port}}\"]\nstop_signal = \"QUIT\"\n",
+        )
+        .unwrap();
+        let r = Recipes::load(Some(dir.path())).unwrap();
+        assert_eq!(r.all().len(), 9);
+        assert_eq!(r.get("nginx").unwrap().binary, "/opt/nginx");
+        assert_eq!(r.get("mine").unwrap().stop_signal(), nix::sys::signal::Signal::SIGQUIT);
+        std::fs::write(dir.path().join("bad.toml"), "name = \"bad\"\nbinary = \"/x\"\nstart = [\"/x\"]\nstop_signal = \"NOPE\"\n").unwrap();
+        assert!(Recipes::load(Some(dir.path())).is_err());
+    }
+}

@@ -1,0 +1,465 @@
+//! Studies: what `throng lab` runs, from a built-in name or a TOML file
+//! (format in docs/study-format.md), and the plan of core assignments.
+
+use std::path::Path;
+
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+
+use crate::recipe::{Recipe, Recipes};
+use crate::stats::Precision;
+use crate::workload::WorkloadKind;
+
+/// Built-in studies, by name.
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("quick", include_str!("../studies/quick.toml")),
+    ("static-sweep", include_str!("../studies/static-sweep.toml")),
+    ("acme", include_str!("../studies/acme.toml")),
+];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ServerEntry {
+    /// A recipe by name.
+    Recipe(String),
+    /// A recipe under another name, or a user's own command.
+    Table {
+        name: String,
+        #[serde(default)]
+        recipe: Option<String>,
+        #[serde(default)]
+        command: Option<Vec<String>>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ListOrRange {
+    List(Vec<u32>),
+    /// `"10..1000 step 10"`, or `"auto"` for cores.
+    Text(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoundsFile {
+    #[serde(default = "d_seconds")]
+    pub seconds: f64,
+    #[serde(default = "d_round_warmup")]
+    pub warmup_seconds: f64,
+    #[serde(default = "d_min")]
+    pub min: u32,
+    #[serde(default = "d_max")]
+    pub max: u32,
+    #[serde(default = "d_step_seconds")]
+    pub step_seconds: f64,
+    #[serde(default = "d_precision")]
+    pub precision: f64,
+}
+
+fn d_seconds() -> f64 {
+    5.0
+}
+fn d_round_warmup() -> f64 {
+    0.5
+}
+fn d_min() -> u32 {
+    3
+}
+fn d_max() -> u32 {
+    10
+}
+fn d_step_seconds() -> f64 {
+    60.0
+}
+fn d_precision() -> f64 {
+    0.02
+}
+fn d_warmup() -> f64 {
+    2.0
+}
+
+impl Default for RoundsFile {
+    fn default() -> Self {
+        RoundsFile {
+            seconds: d_seconds(),
+            warmup_seconds: d_round_warmup(),
+            min: d_min(),
+            max: d_max(),
+            step_seconds: d_step_seconds(),
+            precision: d_precision(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StudyFile {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub servers: Vec<ServerEntry>,
+    pub workloads: Vec<String>,
+    pub cores: ListOrRange,
+    pub concurrency: ListOrRange,
+    /// Load before the sweep of each started server, not measured.
+    #[serde(default = "d_warmup")]
+    pub warmup_seconds: f64,
+    #[serde(default)]
+    pub rounds: RoundsFile,
+    #[serde(default)]
+    pub allow_shared_cores: bool,
+}
+
+/// A server as the study runs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StudyServer {
+    pub name: String,
+    pub recipe: Recipe,
+    pub backend: Option<Recipe>,
+}
+
+/// A validated study.
+#[derive(Debug, Clone)]
+pub struct Study {
+    pub name: String,
+    pub description: String,
+    /// The TOML as given, stored with the run.
+    pub toml: String,
+    pub servers: Vec<StudyServer>,
+    pub workloads: Vec<WorkloadKind>,
+    /// `None`: "auto", chosen from the machine's cores.
+    pub cores: Option<Vec<u32>>,
+    pub concurrency: Vec<u32>,
+    pub warmup_s: f64,
+    pub round_s: f64,
+    pub round_warmup_s: f64,
+    pub precision: Precision,
+    pub allow_shared_cores: bool,
+}
+
+/// Parses `"10..1000 step 10"` (inclusive of both ends when on the grid).
+pub fn parse_range(s: &str) -> anyhow::Result<Vec<u32>> {
+    let err = || format!("range {s:?}: expected \"FROM..TO\" or \"FROM..TO step N\"");
+    let (range, step) = match s.split_once("step") {
+        Some((r, st)) => (r.trim(), st.trim().parse::<u32>().with_context(err)?),
+        None => (s.trim(), 1),
+    };
+    let (a, b) = range.split_once("..").with_context(err)?;
+    let a: u32 = a.trim().parse().with_context(err)?;
+    let b: u32 = b.trim().trim_start_matches('=').parse().with_context(err)?;
+    if step == 0 || a > b {
+        bail!("range {s:?}: needs FROM <= TO and a step above 0");
+    }
+    let v: Vec<u32> = (a..=b).step_by(step as usize).collect();
+    if v.len() > 10_000 {
+        bail!("range {s:?} has {} values; a sweep that long is surely a typo", v.len());
+    }
+    Ok(v)
+}
+
+impl Study {
+    /// A built-in name or a path to a TOML file.
+    pub fn load(name_or_path: &str, recipes: &Recipes) -> anyhow::Result<Study> {
+        if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
+            return Study::parse(text, recipes);
+        }
+        let p = Path::new(name_or_path);
+        if !p.exists() {
+            let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+            bail!(
+                "no study named {name_or_path:?}: built-in studies are {}, or give a TOML file",
+                names.join(", ")
+            );
+        }
+        let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+        Study::parse(&text, recipes).with_context(|| format!("study {}", p.display()))
+    }
+
+    pub fn parse(text: &str, recipes: &Recipes) -> anyhow::Result<Study> {
+        let f: StudyFile = toml::from_str(text)?;
+        let mut servers = Vec::new();
+        for e in &f.servers {
+            let (name, recipe) = match e {
+                ServerEntry::Recipe(n) => (n.clone(), find(recipes, n)?),
+                ServerEntry::Table { name, recipe: Some(r), command: None } => (name.clone(), find(recipes, r)?),
+                ServerEntry::Table { name, recipe: None, command: Some(c) } => {
+                    (name.clone(), Recipe::from_command(name, c)?)
+                }
+                ServerEntry::Table { name, .. } => {
+                    bail!("server {name:?}: give either `recipe` or `command`")
+                }
+            };
+            if servers.iter().any(|s: &StudyServer| s.name == name) {
+                bail!("server {name:?} is listed twice");
+            }
+            let backend = match &recipe.backend {
+                Some(b) => Some(find(recipes, b)?),
+                None => None,
+            };
+            servers.push(StudyServer { name, recipe, backend });
+        }
+        if servers.is_empty() {
+            bail!("the study lists no servers");
+        }
+        let workloads = f
+            .workloads
+            .iter()
+            .map(|w| WorkloadKind::parse(w))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        if workloads.is_empty() {
+            bail!("the study lists no workloads");
+        }
+        let cores = match &f.cores {
+            ListOrRange::Text(t) if t == "auto" => None,
+            ListOrRange::Text(t) => Some(parse_range(t)?),
+            ListOrRange::List(v) => Some(v.clone()),
+        };
+        if cores.as_ref().is_some_and(|c| c.is_empty() || c.contains(&0)) {
+            bail!("cores: give core counts of 1 or more");
+        }
+        let concurrency = match &f.concurrency {
+            ListOrRange::Text(t) => parse_range(t)?,
+            ListOrRange::List(v) => v.clone(),
+        };
+        if concurrency.is_empty() || concurrency.contains(&0) {
+            bail!("concurrency: give levels of 1 or more");
+        }
+        let r = &f.rounds;
+        if !(r.seconds > 0.0) || r.min == 0 || r.max < r.min || !(r.precision > 0.0) {
+            bail!("rounds: need seconds > 0, 1 <= min <= max, precision > 0");
+        }
+        Ok(Study {
+            name: f.name.clone(),
+            description: f.description.clone(),
+            toml: text.to_string(),
+            servers,
+            workloads,
+            cores,
+            concurrency,
+            warmup_s: f.warmup_seconds.max(0.0),
+            round_s: r.seconds,
+            round_warmup_s: r.warmup_seconds.max(0.0),
+            precision: Precision {
+                target: r.precision,
+                min_rounds: r.min,
+                max_rounds: r.max,
+                max_step_s: r.step_seconds,
+            },
+            allow_shared_cores: f.allow_shared_cores,
+        })
+    }
+
+    /// Recipes the study needs that are not installed, as messages naming
+    /// the Debian package to install.
+    pub fn missing_servers(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for s in &self.servers {
+            for r in std::iter::once(&s.recipe).chain(&s.backend) {
+                if !r.is_installed() {
+                    let how = if r.package.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (apt-get install {})", r.package)
+                    };
+                    let m = format!("{}: {} is not installed{how}", s.name, r.binary);
+                    if !out.contains(&m) {
+                        out.push(m);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Highest concurrency: servers are configured to accept that many.
+    pub fn max_concurrency(&self) -> u32 {
+        self.concurrency.iter().copied().max().unwrap_or(1)
+    }
+}
+
+fn find(recipes: &Recipes, name: &str) -> anyhow::Result<Recipe> {
+    recipes.get(name).cloned().with_context(|| {
+        let known: Vec<&str> = recipes.all().iter().map(|r| r.name.as_str()).collect();
+        format!("no recipe {name:?} (known: {})", known.join(", "))
+    })
+}
+
+/// Where the server and the load generator run for one core count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CoresPlan {
+    Run {
+        cores: u32,
+        server_cpus: Vec<usize>,
+        client_cpus: Vec<usize>,
+        shared: bool,
+    },
+    Skip {
+        cores: u32,
+        reason: String,
+    },
+}
+
+/// Server on the first `cores` CPUs, the load generator on the others.
+/// Never shares silently: without `allow_shared`, a count that leaves no
+/// CPU for the client is skipped with the reason.
+pub fn plan_cores(requested: Option<&[u32]>, cpus: &[usize], allow_shared: bool) -> Vec<CoresPlan> {
+    let n = cpus.len() as u32;
+    let auto: Vec<u32>;
+    let list = match requested {
+        Some(l) => l,
+        None => {
+            // Powers of two that leave at least one CPU to the client.
+            auto = std::iter::successors(Some(1u32), |c| Some(c * 2))
+                .take_while(|&c| c < n.max(2))
+                .collect();
+            &auto
+        }
+    };
+    list.iter()
+        .map(|&c| {
+            if c < n {
+                CoresPlan::Run {
+                    cores: c,
+                    server_cpus: cpus[..c as usize].to_vec(),
+                    client_cpus: cpus[c as usize..].to_vec(),
+                    shared: false,
+                }
+            } else if c <= n && allow_shared {
+                CoresPlan::Run {
+                    cores: c,
+                    server_cpus: cpus[..c as usize].to_vec(),
+                    client_cpus: cpus.to_vec(),
+                    shared: true,
+                }
+            } else if c <= n {
+                CoresPlan::Skip {
+                    cores: c,
+                    reason: format!(
+                        "{c} server cores would leave none of the {n} CPUs to the load generator \
+                         (set allow_shared_cores = true to share them, marked in the results)"
+                    ),
+                }
+            } else {
+                CoresPlan::Skip {
+                    cores: c,
+                    reason: format!("{c} server cores asked for, but only {n} CPUs are available"),
+                }
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        assert_eq!(parse_range("10..50 step 10").unwrap(), [10, 20, 30, 40, 50]);
+        assert_eq!(parse_range("1..3").unwrap(), [1, 2, 3]);
+        assert_eq!(parse_range("10..1000 step 10").unwrap().len(), 100);
+        assert_eq!(parse_range("5..12 step 5").unwrap(), [5, 10]);
+        assert!(parse_range("50..10").is_err());
+        assert!(parse_range("1..10 step 0").is_err());
+        assert!(parse_range("ten..20").is_err());
+    }
+
+    #[test]
+    fn builtins_parse() {
+        let r = Recipes::builtin();
+        let quick = Study::load("quick", &r).unwrap();
+        let names: Vec<&str> = quick.servers.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["nginx", "lighttpd", "apache2-event", "h2o"]);
+        assert_eq!(quick.concurrency, [10, 50, 100, 200]);
+        assert_eq!(quick.cores, Some(vec![1]));
+        assert_eq!(quick.workloads, [WorkloadKind::Tiny]);
+        let sweep = Study::load("static-sweep", &r).unwrap();
+        assert_eq!(sweep.cores, None);
+        assert_eq!(sweep.concurrency.len(), 10);
+        assert_eq!(sweep.servers.len(), 8);
+        assert_eq!(sweep.servers[7].backend.as_ref().unwrap().name, "nginx");
+        let acme = Study::load("acme", &r).unwrap();
+        assert_eq!(acme.workloads, [WorkloadKind::SmallFiles, WorkloadKind::Large]);
+        let e = Study::load("nope", &r).unwrap_err().to_string();
+        assert!(e.contains("quick, static-sweep, acme"), "{e}");
+    }
+
+    #[test]
+    fn user_commands_and_errors() {
+        let r = Recipes::builtin();
+        let s = Study::parse(
+            r#"
+name = "mine"
+servers = ["nginx", { name = "py", command = ["/usr/bin/python3", "-m", "http.server", "{{port}}"] }, { name = "ng2", recipe = "nginx" }]
+workloads = ["page"]
+cores = [1, 2]
+concurrency = "1..4"
+[rounds]
+seconds = 0.5
+"#,
+            &r,
+        )
+        .unwrap();
+        assert_eq!(s.servers[1].recipe.start[3], "{{port}}");
+        assert!(s.servers[1].recipe.drop_privileges);
+        assert_eq!(s.servers[2].recipe.name, "nginx");
+        assert_eq!(s.concurrency, [1, 2, 3, 4]);
+        assert_eq!(s.round_s, 0.5);
+        assert_eq!(s.precision.min_rounds, 3);
+        let bad = |t: &str| Study::parse(t, &r).unwrap_err();
+        let e = bad("name='x'\nservers=['ngnix']\nworkloads=['tiny']\ncores=[1]\nconcurrency=[1]\n");
+        assert!(e.to_string().starts_with("no recipe \"ngnix\""), "{e}");
+        let e = bad("name='x'\nservers=['nginx']\nworkloads=['tiny']\ncores=[0]\nconcurrency=[1]\n");
+        assert_eq!(e.to_string(), "cores: give core counts of 1 or more");
+        let e = bad("name='x'\nservers=['nginx','nginx']\nworkloads=['tiny']\ncores=[1]\nconcurrency=[1]\n");
+        assert_eq!(e.to_string(), "server \"nginx\" is listed twice");
+        assert!(Study::parse("name='x'\nservers=['nginx']\nworkloads=['tiny']\ncores=[1]\nconcurrency=[1]\ntypo=1\n", &r).is_err());
+    }
+
+    #[test]
+    fn missing_servers_name_the_package() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("gone.toml"),
+            "name = \"gone\"\npackage = \"gone-httpd\"\nbinary = \"/nonexistent/gone\"\nstart = [\"/nonexistent/gone\"]\n",
+        )
+        .unwrap();
+        let r = Recipes::load(Some(dir.path())).unwrap();
+        let s = Study::parse("name='x'\nservers=['gone']\nworkloads=['tiny']\ncores=[1]\nconcurrency=[1]\n", &r).unwrap();
+        assert_eq!(
+            s.missing_servers(),
+            ["gone: /nonexistent/gone is not installed (apt-get install gone-httpd)"]
+        );
+    }
+
+    #[test]
+    fn core_plans() {
+        let cpus = [0, 1];
+        let p = plan_cores(Some(&[1, 2, 4]), &cpus, false);
+        assert_eq!(
+            p[0],
+            CoresPlan::Run { cores: 1, server_cpus: vec![0], client_cpus: vec![1], shared: false }
+        );
+        assert!(matches!(&p[1], CoresPlan::Skip { cores: 2, reason } if reason.contains("allow_shared_cores")));
+        assert!(matches!(&p[2], CoresPlan::Skip { cores: 4, reason } if reason.contains("only 2 CPUs")));
+        let p = plan_cores(Some(&[2]), &cpus, true);
+        assert_eq!(
+            p[0],
+            CoresPlan::Run { cores: 2, server_cpus: vec![0, 1], client_cpus: vec![0, 1], shared: true }
+        );
+        let auto = |n: usize| -> Vec<u32> {
+            let cpus: Vec<usize> = (0..n).collect();
+            plan_cores(None, &cpus, false)
+                .iter()
+                .map(|p| match p {
+                    CoresPlan::Run { cores, .. } => *cores,
+                    CoresPlan::Skip { .. } => panic!("auto never skips"),
+                })
+                .collect()
+        };
+        assert_eq!(auto(2), [1]);
+        assert_eq!(auto(16), [1, 2, 4, 8]);
+        assert_eq!(auto(9), [1, 2, 4, 8]);
+    }
+}

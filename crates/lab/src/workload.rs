@@ -1,0 +1,286 @@
+//! Workloads: document roots generated on disk and the URLs requested.
+//!
+//! Contents are made by a seeded generator, so the same workload is
+//! byte-identical on every machine and every run, and the verification pass
+//! can compare each response with the file it came from.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkloadKind {
+    /// A 7-byte index.html (seed 000).
+    Tiny,
+    /// 1000 files of 1 KB requested at random (seed 004).
+    SmallFiles,
+    /// One 6.3 KB HTML page (seed 002).
+    Page,
+    /// One 21 MB file: MB/s and transfer time (seed 002).
+    Large,
+    /// About 400 files of a synthetic site, requested as a URL list (seed 001).
+    Site,
+}
+
+pub const NAMES: [&str; 5] = ["tiny", "small-files", "page", "large", "site"];
+
+/// Body of the tiny workload: 7 bytes, as in seed 000.
+pub const TINY_BODY: &[u8] = b"throng\n";
+pub const SMALL_FILES: usize = 1000;
+pub const SMALL_FILE_BYTES: usize = 1024;
+/// 6.3 KB.
+pub const PAGE_BYTES: usize = 6451;
+/// 21 MB.
+pub const LARGE_BYTES: usize = 21 * 1024 * 1024;
+
+impl WorkloadKind {
+    pub fn parse(name: &str) -> anyhow::Result<WorkloadKind> {
+        Ok(match name {
+            "tiny" => WorkloadKind::Tiny,
+            "small-files" => WorkloadKind::SmallFiles,
+            "page" => WorkloadKind::Page,
+            "large" => WorkloadKind::Large,
+            "site" => WorkloadKind::Site,
+            _ => bail!("unknown workload {name:?} (known: {})", NAMES.join(", ")),
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkloadKind::Tiny => "tiny",
+            WorkloadKind::SmallFiles => "small-files",
+            WorkloadKind::Page => "page",
+            WorkloadKind::Large => "large",
+            WorkloadKind::Site => "site",
+        }
+    }
+
+    /// Several URLs are requested in random order; one URL is requested alone.
+    pub fn random_order(self) -> bool {
+        matches!(self, WorkloadKind::SmallFiles | WorkloadKind::Site)
+    }
+
+    /// How long one response may take before it counts as a timeout: a 21 MB
+    /// transfer shared by hundreds of connections legitimately takes seconds.
+    pub fn request_timeout(self) -> std::time::Duration {
+        match self {
+            WorkloadKind::Large => std::time::Duration::from_secs(30),
+            _ => std::time::Duration::from_secs(5),
+        }
+    }
+}
+
+/// A generated document root.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    pub kind: WorkloadKind,
+    pub docroot: PathBuf,
+    /// URL paths, each with the file it must return.
+    pub files: Vec<(String, PathBuf)>,
+}
+
+impl Workload {
+    pub fn total_bytes(&self) -> u64 {
+        self.files
+            .iter()
+            .map(|(_, p)| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+            .sum()
+    }
+}
+
+/// splitmix64: small, seedable, and good enough to make file contents and
+/// sizes that do not compress to nothing.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn range(&mut self, lo: usize, hi: usize) -> usize {
+        lo + (self.next() % (hi - lo + 1) as u64) as usize
+    }
+}
+
+/// Printable text of exactly `len` bytes, lines of words, ending in a newline.
+fn text(rng: &mut Rng, len: usize) -> Vec<u8> {
+    const WORDS: &[&str] = &[
+        "server", "request", "latency", "keep", "alive", "static", "file", "core", "worker",
+        "thread", "event", "loop", "socket", "bytes", "cache", "page", "throughput", "the", "a",
+        "of", "and", "to",
+    ];
+    let mut out = Vec::with_capacity(len);
+    while out.len() < len {
+        let w = WORDS[(rng.next() % WORDS.len() as u64) as usize];
+        out.extend_from_slice(w.as_bytes());
+        out.push(if rng.next() % 12 == 0 { b'\n' } else { b' ' });
+    }
+    out.truncate(len);
+    if let Some(last) = out.last_mut() {
+        *last = b'\n';
+    }
+    out
+}
+
+fn html(rng: &mut Rng, len: usize, title: &str) -> Vec<u8> {
+    let head = format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title></head>\n<body>\n<p>"
+    );
+    let tail = b"</p>\n</body></html>\n";
+    let mut out = head.into_bytes();
+    let body_len = len.saturating_sub(out.len() + tail.len());
+    out.extend(text(rng, body_len));
+    out.extend_from_slice(tail);
+    out.truncate(len);
+    out
+}
+
+fn binary(rng: &mut Rng, len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
+        out.extend_from_slice(&rng.next().to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
+fn write(root: &Path, rel: &str, data: &[u8], files: &mut Vec<(String, PathBuf)>) -> anyhow::Result<()> {
+    let path = root.join(rel);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(&path, data).with_context(|| format!("writing {}", path.display()))?;
+    files.push((format!("/{rel}"), path));
+    Ok(())
+}
+
+/// Writes the workload's files under `docroot` (created if missing).
+pub fn generate(kind: WorkloadKind, docroot: &Path) -> anyhow::Result<Workload> {
+    std::fs::create_dir_all(docroot)?;
+    let mut rng = Rng(0x7468_726f_6e67 ^ kind as u64);
+    let mut files = Vec::new();
+    match kind {
+        WorkloadKind::Tiny => write(docroot, "index.html", TINY_BODY, &mut files)?,
+        WorkloadKind::SmallFiles => {
+            for i in 0..SMALL_FILES {
+                let data = text(&mut rng, SMALL_FILE_BYTES);
+                write(docroot, &format!("small/{i:04}.txt"), &data, &mut files)?;
+            }
+        }
+        WorkloadKind::Page => {
+            let data = html(&mut rng, PAGE_BYTES, "page");
+            write(docroot, "page.html", &data, &mut files)?;
+        }
+        WorkloadKind::Large => {
+            let data = binary(&mut rng, LARGE_BYTES);
+            write(docroot, "large.bin", &data, &mut files)?;
+        }
+        WorkloadKind::Site => {
+            // Shares of a typical small site: many small pages and images,
+            // fewer but larger scripts and stylesheets.
+            for i in 0..120 {
+                let n = rng.range(3 * 1024, 40 * 1024);
+                let data = html(&mut rng, n, &format!("page {i}"));
+                write(docroot, &format!("site/page{i:03}.html"), &data, &mut files)?;
+            }
+            for i in 0..40 {
+                let n = rng.range(1024, 30 * 1024);
+                let data = text(&mut rng, n);
+                write(docroot, &format!("site/css/style{i:02}.css"), &data, &mut files)?;
+            }
+            for i in 0..60 {
+                let n = rng.range(2 * 1024, 120 * 1024);
+                let data = text(&mut rng, n);
+                write(docroot, &format!("site/js/app{i:02}.js"), &data, &mut files)?;
+            }
+            for i in 0..120 {
+                let n = rng.range(512, 12 * 1024);
+                let data = binary(&mut rng, n);
+                write(docroot, &format!("site/img/icon{i:03}.png"), &data, &mut files)?;
+            }
+            for i in 0..60 {
+                let n = rng.range(20 * 1024, 250 * 1024);
+                let data = binary(&mut rng, n);
+                write(docroot, &format!("site/img/photo{i:02}.jpg"), &data, &mut files)?;
+            }
+        }
+    }
+    Ok(Workload {
+        kind,
+        docroot: docroot.to_path_buf(),
+        files,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sizes(w: &Workload) -> Vec<u64> {
+        w.files
+            .iter()
+            .map(|(_, p)| std::fs::metadata(p).unwrap().len())
+            .collect()
+    }
+
+    #[test]
+    fn sizes_match_the_seeds() {
+        let dir = tempfile::tempdir().unwrap();
+        let tiny = generate(WorkloadKind::Tiny, &dir.path().join("t")).unwrap();
+        assert_eq!(tiny.files.len(), 1);
+        assert_eq!(tiny.files[0].0, "/index.html");
+        assert_eq!(std::fs::read(&tiny.files[0].1).unwrap(), b"throng\n");
+
+        let small = generate(WorkloadKind::SmallFiles, &dir.path().join("s")).unwrap();
+        assert_eq!(small.files.len(), 1000);
+        assert!(sizes(&small).iter().all(|&s| s == 1024));
+        assert_eq!(small.files[999].0, "/small/0999.txt");
+
+        let page = generate(WorkloadKind::Page, &dir.path().join("p")).unwrap();
+        assert_eq!(sizes(&page), [6451]);
+        let body = std::fs::read(&page.files[0].1).unwrap();
+        assert!(body.starts_with(b"<!DOCTYPE html>"));
+
+        let large = generate(WorkloadKind::Large, &dir.path().join("l")).unwrap();
+        assert_eq!(sizes(&large), [22_020_096]);
+    }
+
+    #[test]
+    fn site_has_a_realistic_mix() {
+        let dir = tempfile::tempdir().unwrap();
+        let site = generate(WorkloadKind::Site, dir.path()).unwrap();
+        assert_eq!(site.files.len(), 400);
+        let count = |ext: &str| site.files.iter().filter(|(u, _)| u.ends_with(ext)).count();
+        assert_eq!(
+            (count(".html"), count(".css"), count(".js"), count(".png"), count(".jpg")),
+            (120, 40, 60, 120, 60)
+        );
+        let s = sizes(&site);
+        assert!(s.iter().all(|&b| (512..=250 * 1024).contains(&b)));
+    }
+
+    #[test]
+    fn generation_is_repeatable() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        let wa = generate(WorkloadKind::Site, a.path()).unwrap();
+        let wb = generate(WorkloadKind::Site, b.path()).unwrap();
+        for ((ua, pa), (ub, pb)) in wa.files.iter().zip(&wb.files) {
+            assert_eq!(ua, ub);
+            assert_eq!(std::fs::read(pa).unwrap(), std::fs::read(pb).unwrap());
+        }
+        assert_eq!(wa.total_bytes(), wb.total_bytes());
+    }
+
+    #[test]
+    fn unknown_workload_names_the_known_ones() {
+        let e = WorkloadKind::parse("huge").unwrap_err().to_string();
+        assert_eq!(e, "unknown workload \"huge\" (known: tiny, small-files, page, large, site)");
+        for n in NAMES {
+            assert_eq!(WorkloadKind::parse(n).unwrap().name(), n);
+        }
+    }
+}

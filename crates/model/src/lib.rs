@@ -1,0 +1,246 @@
+//! The stored-results data model.
+//!
+//! `throng lab` writes these records to SQLite, the trust rules read them to
+//! give verdicts, and the report functions turn them into articles. Keeping
+//! them in one small crate lets the report stay a pure function of data it
+//! does not know how to fetch.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+pub use throng_engine::summary::{Latency, Summary};
+
+/// Whether a number can be believed, and if not, why.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// No reasons: valid.
+    pub reasons: Vec<Reason>,
+}
+
+impl Verdict {
+    pub fn valid() -> Self {
+        Verdict::default()
+    }
+    pub fn is_valid(&self) -> bool {
+        self.reasons.is_empty()
+    }
+    pub fn push(&mut self, code: &str, message: impl Into<String>) {
+        self.reasons.push(Reason {
+            code: code.to_string(),
+            message: message.into(),
+        });
+    }
+    /// "valid" or "suspect: code, code".
+    pub fn label(&self) -> String {
+        if self.is_valid() {
+            "valid".to_string()
+        } else {
+            let codes: Vec<&str> = self.reasons.iter().map(|r| r.code.as_str()).collect();
+            format!("suspect: {}", codes.join(", "))
+        }
+    }
+}
+
+/// One reason a measurement is suspect. `code` is one of: client_bound,
+/// errors, drift, delayed_ack, bottleneck_elsewhere, noisy, ports,
+/// connections, shared_cores.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reason {
+    pub code: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Ok,
+    Warn,
+    Fail,
+}
+
+/// One machine check of `throng doctor`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// Stable identifier, e.g. "sysctl.tcp_tw_recycle".
+    pub check: String,
+    pub severity: Severity,
+    pub message: String,
+    /// What to run or change; empty when nothing is to be done.
+    pub fix: String,
+}
+
+/// The machine a run was measured on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    pub hostname: String,
+    pub cpu_model: String,
+    pub cpus_online: u32,
+    pub memory_bytes: u64,
+    pub kernel: String,
+    pub os: String,
+    /// Sysctls that matter for benchmarking, name to value.
+    pub sysctls: BTreeMap<String, String>,
+    /// Open-file limit (soft, hard) of the lab process.
+    pub nofile: (u64, u64),
+    pub throng_version: String,
+}
+
+/// A configuration file as rendered for one server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigFile {
+    pub path: String,
+    pub content: String,
+}
+
+/// A server as it ran in a study.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerRecord {
+    /// Name in the study, e.g. "nginx" or "apache2-event".
+    pub name: String,
+    /// Recipe it was started from.
+    pub recipe: String,
+    pub version: String,
+    /// Debian package, when known.
+    pub package: String,
+    /// "event loop", "processes", "threads", "processes+threads".
+    pub model: String,
+    /// Size of the main executable in bytes.
+    pub exe_bytes: u64,
+    pub configs: Vec<ConfigFile>,
+}
+
+/// What the server's whole process tree used during one round.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerUsage {
+    pub cpu_user_s: f64,
+    pub cpu_sys_s: f64,
+    pub rss_peak_bytes: u64,
+    pub rss_end_bytes: u64,
+    pub pss_peak_bytes: u64,
+    pub pss_end_bytes: u64,
+    pub processes: u32,
+    pub threads: u32,
+    /// Seconds the samples cover (the round's wall time).
+    pub wall_s: f64,
+}
+
+impl ServerUsage {
+    /// Server CPU seconds per second of wall time (1.0 = one core busy).
+    pub fn cpu_utilisation(&self) -> f64 {
+        if self.wall_s > 0.0 {
+            (self.cpu_user_s + self.cpu_sys_s) / self.wall_s
+        } else {
+            0.0
+        }
+    }
+}
+
+/// One measured round of one step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RoundRecord {
+    pub index: u32,
+    pub summary: Summary,
+    pub server: ServerUsage,
+    /// HdrHistogram V2-deflate serialisation of the latency histogram (µs).
+    #[serde(skip)]
+    pub histogram: Vec<u8>,
+}
+
+/// A point estimate with its 95% confidence interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    pub mean: f64,
+    pub median: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub n: u32,
+}
+
+impl Estimate {
+    /// Half-width of the interval relative to the mean (0.02 = ±2%).
+    pub fn relative_half_width(&self) -> f64 {
+        if self.mean == 0.0 {
+            0.0
+        } else {
+            (self.ci_high - self.ci_low) / 2.0 / self.mean
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepStatus {
+    Ok,
+    /// The server crashed or stopped answering; `failure` says how.
+    Failed,
+    /// Not run (too few cores, interrupted).
+    Skipped,
+    /// The server cannot serve this workload.
+    Unsupported,
+}
+
+/// One point of a sweep: a server, a core count, a workload, a concurrency.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    pub server: String,
+    pub cores: u32,
+    pub workload: String,
+    pub concurrency: u32,
+    pub status: StepStatus,
+    pub failure: Option<String>,
+    /// Last lines of the server's log when it failed.
+    pub log_tail: Option<String>,
+    pub server_cpus: Vec<usize>,
+    pub client_cpus: Vec<usize>,
+    pub shared_cores: bool,
+    /// Requests per second over the rounds.
+    pub throughput: Estimate,
+    pub rounds: Vec<RoundRecord>,
+    pub verdict: Verdict,
+}
+
+impl StepRecord {
+    pub fn p99_us(&self) -> Option<u64> {
+        self.median_of(|r| r.summary.latency_us.p99 as f64).map(|v| v as u64)
+    }
+    pub fn p50_us(&self) -> Option<u64> {
+        self.median_of(|r| r.summary.latency_us.p50 as f64).map(|v| v as u64)
+    }
+    /// Median over rounds of some per-round figure.
+    pub fn median_of(&self, f: impl Fn(&RoundRecord) -> f64) -> Option<f64> {
+        let mut v: Vec<f64> = self.rounds.iter().map(f).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(|a, b| a.total_cmp(b));
+        let m = v.len() / 2;
+        Some(if v.len() % 2 == 1 {
+            v[m]
+        } else {
+            (v[m - 1] + v[m]) / 2.0
+        })
+    }
+}
+
+/// A study run as stored.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub id: i64,
+    pub study: String,
+    /// The study file as it was run (TOML), so anyone can rerun it.
+    pub study_toml: String,
+    pub started_unix_s: f64,
+    pub finished_unix_s: Option<f64>,
+    /// False when interrupted or when the lab itself failed.
+    pub complete: bool,
+    pub environment: Environment,
+    pub doctor: Vec<Finding>,
+}
+
+/// Everything a report needs about one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunData {
+    pub run: RunRecord,
+    pub servers: Vec<ServerRecord>,
+    pub steps: Vec<StepRecord>,
+}

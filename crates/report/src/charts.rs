@@ -1,0 +1,254 @@
+//! The report's charts, built from a run: which figures, grouped how.
+
+use throng_model::RunData;
+
+use crate::escape::slug;
+use crate::figures::{
+    self, best, core_counts, is_large, measured, server_names, workload_names, StepFigures,
+};
+use crate::svg::{self, Bar, BarChart, LineChart, Point, Series};
+
+/// A rendered chart with a stable, file-safe id (the PNG's file name).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedChart {
+    pub id: String,
+    pub title: String,
+    /// What the reader should know to read it.
+    pub caption: String,
+    pub svg: String,
+}
+
+fn cores_text(c: u32) -> String {
+    if c == 1 {
+        "1 server core".to_string()
+    } else {
+        format!("{c} server cores")
+    }
+}
+
+/// Every chart of the report, in reading order.
+pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
+    let servers = server_names(run);
+    let color = |name: &str| servers.iter().position(|s| s == name).unwrap_or(0);
+    let mut out = Vec::new();
+
+    for w in workload_names(run) {
+        let large = is_large(figs, &w);
+        for c in core_counts(run) {
+            let steps: Vec<&StepFigures> = figs
+                .iter()
+                .filter(|f| f.workload == w && f.cores == c && measured(f))
+                .collect();
+            if steps.is_empty() {
+                continue;
+            }
+            let series_of = |server: &str, y: &dyn Fn(&StepFigures) -> Option<Point>| {
+                steps
+                    .iter()
+                    .filter(|f| f.server == server)
+                    .filter_map(|f| y(f))
+                    .collect::<Vec<Point>>()
+            };
+            let mut tput = Vec::new();
+            let mut lat = Vec::new();
+            for s in &servers {
+                let pts = series_of(s, &|f| {
+                    Some(Point {
+                        x: f64::from(f.concurrency),
+                        y: f.throughput.mean,
+                        band: (f.throughput.n >= 2)
+                            .then_some((f.throughput.ci_low.max(0.0), f.throughput.ci_high)),
+                    })
+                });
+                if !pts.is_empty() {
+                    tput.push(Series {
+                        name: s.clone(),
+                        color: color(s),
+                        dashed: false,
+                        points: pts,
+                    });
+                }
+                for (q, dashed) in [("p50", false), ("p99", true)] {
+                    let pts = series_of(s, &|f| {
+                        let v = if q == "p50" { f.p50_us } else { f.p99_us }?;
+                        Some(Point {
+                            x: f64::from(f.concurrency),
+                            y: v as f64 / 1000.0,
+                            band: None,
+                        })
+                    });
+                    if !pts.is_empty() {
+                        lat.push(Series {
+                            name: format!("{s} {q}"),
+                            color: color(s),
+                            dashed,
+                            points: pts,
+                        });
+                    }
+                }
+            }
+            let id = format!("{}-{}c", slug(&w), c);
+            if !large {
+                let title = format!("Throughput, {w}, {}", cores_text(c));
+                out.push(NamedChart {
+                    id: format!("throughput-{id}"),
+                    caption: "Mean requests per second over rounds; the band is the 95% confidence interval of the mean.".into(),
+                    svg: svg::line_chart(&LineChart {
+                        title: title.clone(),
+                        x_label: "concurrent connections".into(),
+                        y_label: "requests per second".into(),
+                        series: tput,
+                    }),
+                    title,
+                });
+            }
+            let title = format!("Latency, {w}, {}", cores_text(c));
+            out.push(NamedChart {
+                id: format!("latency-{id}"),
+                caption: "Median over rounds of each round's p50 (solid) and p99 (dashed) latency.".into(),
+                svg: svg::line_chart(&LineChart {
+                    title: title.clone(),
+                    x_label: "concurrent connections".into(),
+                    y_label: "latency (ms)".into(),
+                    series: lat,
+                }),
+                title,
+            });
+        }
+    }
+
+    let bars_per_server = |value: &dyn Fn(&str) -> Option<(f64, Option<(f64, f64)>, String)>| {
+        servers
+            .iter()
+            .filter_map(|s| {
+                value(s).map(|(v, range, note)| Bar {
+                    label: s.clone(),
+                    value: v,
+                    color: color(s),
+                    range,
+                    note,
+                })
+            })
+            .collect::<Vec<Bar>>()
+    };
+
+    let memory = bars_per_server(&|s| {
+        let of: Vec<&StepFigures> = figs.iter().filter(|f| f.server == s && f.rounds > 0).collect();
+        let pss = of.iter().map(|f| f.pss_peak_bytes).max()?;
+        let rss = of.iter().map(|f| f.rss_peak_bytes).max().unwrap_or(0);
+        Some((
+            pss as f64 / 1048576.0,
+            None,
+            format!("MiB (RSS {})", figures::mib(rss)),
+        ))
+    });
+    if !memory.is_empty() {
+        let title = "Server memory, peak PSS".to_string();
+        out.push(NamedChart {
+            id: "memory".into(),
+            caption: "Highest proportional set size of the server's whole process tree over the run; shared pages are split between the processes that share them, so forked workers are not counted many times.".into(),
+            svg: svg::bar_chart(&BarChart {
+                title: title.clone(),
+                x_label: "MiB".into(),
+                bars: memory,
+            }),
+            title,
+        });
+    }
+
+    for w in workload_names(run) {
+        let large = is_large(figs, &w);
+        let ws = slug(&w);
+        if !large {
+            // Seed 000's "total time": each step served a fixed 100,000
+            // requests; rounds here are timed, so the same figure is derived
+            // from throughput.
+            let total = bars_per_server(&|s| {
+                let steps: Vec<&StepFigures> = figs
+                    .iter()
+                    .filter(|f| f.server == s && f.workload == w && measured(f))
+                    .filter(|f| f.throughput.mean > 0.0)
+                    .collect();
+                if steps.is_empty() {
+                    return None;
+                }
+                let secs: f64 = steps.iter().map(|f| 100_000.0 / f.throughput.mean).sum();
+                Some((secs, None, format!("s over {} steps", steps.len())))
+            });
+            if !total.is_empty() {
+                let title = format!("Time to serve 100,000 requests per step, {w}");
+                out.push(NamedChart {
+                    id: format!("total-time-{ws}"),
+                    caption: "Sum over the sweep's steps of 100,000 requests divided by the step's mean throughput, as if each step had served a fixed number of requests.".into(),
+                    svg: svg::bar_chart(&BarChart {
+                        title: title.clone(),
+                        x_label: "seconds".into(),
+                        bars: total,
+                    }),
+                    title,
+                });
+            }
+        }
+
+        let cpu = bars_per_server(&|s| {
+            let per: Vec<f64> = figs
+                .iter()
+                .filter(|f| f.server == s && f.workload == w && measured(f))
+                .filter_map(|f| f.cpu_us_per_request)
+                .collect();
+            let (cpu, req) = figs
+                .iter()
+                .filter(|f| f.server == s && f.workload == w && measured(f))
+                .filter_map(|f| f.cpu_us_per_request.map(|c| (c * f.completed as f64, f.completed)))
+                .fold((0.0, 0u64), |a, b| (a.0 + b.0, a.1 + b.1));
+            if req == 0 {
+                return None;
+            }
+            let lo = per.iter().copied().fold(f64::MAX, f64::min);
+            let hi = per.iter().copied().fold(0.0, f64::max);
+            Some((cpu / req as f64, Some((lo, hi)), "µs".into()))
+        });
+        if !cpu.is_empty() {
+            let title = format!("Server CPU per request, {w}");
+            out.push(NamedChart {
+                id: format!("cpu-{ws}"),
+                caption: "Server CPU time (user + system, whole process tree) per completed request over all steps; the whisker spans the steps' lowest and highest.".into(),
+                svg: svg::bar_chart(&BarChart {
+                    title: title.clone(),
+                    x_label: "µs of CPU per request".into(),
+                    bars: cpu,
+                }),
+                title,
+            });
+        }
+
+        if large {
+            let mb = bars_per_server(&|s| {
+                let f = best(figs, s, &w, true)?;
+                let note = match (f.min_us, f.max_us) {
+                    (Some(lo), Some(hi)) => format!(
+                        "MB/s, transfer {}–{}",
+                        figures::duration_us(lo),
+                        figures::duration_us(hi)
+                    ),
+                    _ => "MB/s".into(),
+                };
+                Some((f.mb_per_sec, None, note))
+            });
+            if !mb.is_empty() {
+                let title = format!("Large-file transfer, {w}");
+                out.push(NamedChart {
+                    id: format!("large-{ws}"),
+                    caption: "Best median MB/s over the sweep, with the fastest and slowest single transfer at that step.".into(),
+                    svg: svg::bar_chart(&BarChart {
+                        title: title.clone(),
+                        x_label: "MB/s".into(),
+                        bars: mb,
+                    }),
+                    title,
+                });
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,442 @@
+//! `throng compare`: two runs, or two servers of one run, step by step.
+//!
+//! A change is only called when it is both statistically significant and
+//! larger than the noise threshold; everything else is "no change", because
+//! a 1% difference between two runs of the same server is what benchmarks
+//! look like, not news.
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use serde::Serialize;
+use throng_model::{RunData, StepRecord, StepStatus};
+
+use crate::escape::md_cell;
+use crate::figures::grouped;
+use crate::stats::{self, MedianCi};
+use crate::{ReportError, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Test {
+    /// Welch's t-test: usable from two rounds a side, which is what short
+    /// studies have.
+    Welch,
+    /// Mann–Whitney U: makes no normality assumption, but cannot reach
+    /// p < 0.05 with fewer than four rounds a side.
+    MannWhitney,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CompareOptions {
+    /// Smallest relative change worth a verdict (0.02 = 2%).
+    pub noise: f64,
+    /// Significance level (0.05).
+    pub alpha: f64,
+    pub test: Test,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions {
+            noise: 0.02,
+            alpha: 0.05,
+            test: Test::Welch,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Change {
+    Faster,
+    Slower,
+    NoChange,
+    /// Too few rounds (or no spread at all) for the test to say anything.
+    Untestable,
+}
+
+impl Change {
+    pub fn label(self) -> &'static str {
+        match self {
+            Change::Faster => "faster",
+            Change::Slower => "slower",
+            Change::NoChange => "no change",
+            Change::Untestable => "too few rounds",
+        }
+    }
+}
+
+/// What identifies a step across the two sides.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StepKey {
+    /// Set when comparing runs (the same server on both sides).
+    pub server: Option<String>,
+    pub cores: u32,
+    pub workload: String,
+    pub concurrency: u32,
+}
+
+impl StepKey {
+    pub fn label(&self) -> String {
+        let core = if self.cores == 1 { "core" } else { "cores" };
+        match &self.server {
+            Some(s) => format!(
+                "{s}, {} {core}, {}, c={}",
+                self.cores, self.workload, self.concurrency
+            ),
+            None => format!("{} {core}, {}, c={}", self.cores, self.workload, self.concurrency),
+        }
+    }
+}
+
+/// One side of a row: per-round requests per second.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Side {
+    pub rounds: Vec<f64>,
+    pub median: f64,
+    /// 95% interval of the median (see `stats::median_ci` for its coverage
+    /// with few rounds).
+    pub ci: MedianCi,
+    pub verdict: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub key: StepKey,
+    pub a: Side,
+    pub b: Side,
+    /// (median B − median A) / median A: positive means B is faster.
+    pub change: f64,
+    pub p_value: Option<f64>,
+    pub verdict: Change,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GeoMean {
+    pub a: f64,
+    pub b: f64,
+    /// Geometric mean over rows of median B / median A, minus one.
+    pub change: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub a: String,
+    pub b: String,
+    pub options: CompareOptions,
+    pub rows: Vec<Row>,
+    pub geomean: Option<GeoMean>,
+    /// Steps measured on one side only, or failed on either.
+    pub unmatched: Vec<String>,
+}
+
+fn samples(s: &StepRecord) -> Vec<f64> {
+    s.rounds.iter().map(|r| r.summary.requests_per_sec).collect()
+}
+
+fn usable(s: &StepRecord) -> bool {
+    s.status == StepStatus::Ok && !s.rounds.is_empty()
+}
+
+fn side(s: &StepRecord) -> Option<Side> {
+    let rounds = samples(s);
+    let ci = stats::median_ci(&rounds, 0.95)?;
+    Some(Side {
+        median: ci.median,
+        ci,
+        rounds,
+        verdict: s.verdict.label(),
+    })
+}
+
+fn row(key: StepKey, a: &StepRecord, b: &StepRecord, opts: &CompareOptions) -> Option<Row> {
+    let (sa, sb) = (side(a)?, side(b)?);
+    let change = if sa.median > 0.0 {
+        (sb.median - sa.median) / sa.median
+    } else {
+        f64::NAN
+    };
+    let p_value = match opts.test {
+        Test::Welch => stats::welch_t_test(&sa.rounds, &sb.rounds).map(|w| w.p_value),
+        Test::MannWhitney => {
+            stats::mann_whitney_u(&sa.rounds, &sb.rounds).map(|m| m.p_value)
+        }
+    };
+    let verdict = match p_value {
+        None => Change::Untestable,
+        Some(p) if p < opts.alpha && change.abs() > opts.noise => {
+            if change > 0.0 {
+                Change::Faster
+            } else {
+                Change::Slower
+            }
+        }
+        Some(_) => Change::NoChange,
+    };
+    Some(Row {
+        key,
+        a: sa,
+        b: sb,
+        change,
+        p_value,
+        verdict,
+    })
+}
+
+fn finish(a: String, b: String, opts: CompareOptions, rows: Vec<Row>, unmatched: Vec<String>) -> Comparison {
+    let ratios: Vec<f64> = rows.iter().map(|r| r.b.median / r.a.median).collect();
+    let am: Vec<f64> = rows.iter().map(|r| r.a.median).collect();
+    let bm: Vec<f64> = rows.iter().map(|r| r.b.median).collect();
+    let geomean = match (
+        stats::geometric_mean(&ratios),
+        stats::geometric_mean(&am),
+        stats::geometric_mean(&bm),
+    ) {
+        (Some(r), Some(a), Some(b)) => Some(GeoMean {
+            a,
+            b,
+            change: r - 1.0,
+        }),
+        _ => None,
+    };
+    Comparison {
+        a,
+        b,
+        options: opts,
+        rows,
+        geomean,
+        unmatched,
+    }
+}
+
+/// The same servers' steps in two runs; B against A.
+pub fn compare_runs(a: &RunData, b: &RunData, opts: CompareOptions) -> Comparison {
+    let mut rows = Vec::new();
+    let mut unmatched = Vec::new();
+    for sa in &a.steps {
+        let key = StepKey {
+            server: Some(sa.server.clone()),
+            cores: sa.cores,
+            workload: sa.workload.clone(),
+            concurrency: sa.concurrency,
+        };
+        let sb = b.steps.iter().find(|s| {
+            s.server == sa.server
+                && s.cores == sa.cores
+                && s.workload == sa.workload
+                && s.concurrency == sa.concurrency
+        });
+        match sb {
+            Some(sb) if usable(sa) && usable(sb) => rows.extend(row(key, sa, sb, &opts)),
+            Some(_) => unmatched.push(format!("{}: not measured on both sides", key.label())),
+            None => unmatched.push(format!("{}: only in run {}", key.label(), a.run.id)),
+        }
+    }
+    for sb in &b.steps {
+        let in_a = a.steps.iter().any(|s| {
+            s.server == sb.server
+                && s.cores == sb.cores
+                && s.workload == sb.workload
+                && s.concurrency == sb.concurrency
+        });
+        if !in_a {
+            let key = StepKey {
+                server: Some(sb.server.clone()),
+                cores: sb.cores,
+                workload: sb.workload.clone(),
+                concurrency: sb.concurrency,
+            };
+            unmatched.push(format!("{}: only in run {}", key.label(), b.run.id));
+        }
+    }
+    finish(
+        format!("run {}", a.run.id),
+        format!("run {}", b.run.id),
+        opts,
+        rows,
+        unmatched,
+    )
+}
+
+/// Two servers of one run, step by step; `b` against `a`.
+pub fn compare_servers(run: &RunData, a: &str, b: &str, opts: CompareOptions) -> Result<Comparison> {
+    for name in [a, b] {
+        if !run.steps.iter().any(|s| s.server == name) {
+            let known: Vec<String> = crate::figures::server_names(run);
+            return Err(ReportError::Input(format!(
+                "run {} has no server {name:?} (it has: {})",
+                run.run.id,
+                known.join(", ")
+            )));
+        }
+    }
+    let mut rows = Vec::new();
+    let mut unmatched = Vec::new();
+    for sa in run.steps.iter().filter(|s| s.server == a) {
+        let key = StepKey {
+            server: None,
+            cores: sa.cores,
+            workload: sa.workload.clone(),
+            concurrency: sa.concurrency,
+        };
+        let sb = run.steps.iter().find(|s| {
+            s.server == b
+                && s.cores == sa.cores
+                && s.workload == sa.workload
+                && s.concurrency == sa.concurrency
+        });
+        match sb {
+            Some(sb) if usable(sa) && usable(sb) => rows.extend(row(key, sa, sb, &opts)),
+            Some(_) => unmatched.push(format!("{}: not measured for both servers", key.label())),
+            None => unmatched.push(format!("{}: {b} has no such step", key.label())),
+        }
+    }
+    for sb in run.steps.iter().filter(|s| s.server == b) {
+        if !run.steps.iter().any(|s| {
+            s.server == a
+                && s.cores == sb.cores
+                && s.workload == sb.workload
+                && s.concurrency == sb.concurrency
+        }) {
+            let key = StepKey {
+                server: None,
+                cores: sb.cores,
+                workload: sb.workload.clone(),
+                concurrency: sb.concurrency,
+            };
+            unmatched.push(format!("{}: {a} has no such step", key.label()));
+        }
+    }
+    Ok(finish(a.to_string(), b.to_string(), opts, rows, unmatched))
+}
+
+impl Comparison {
+    /// Rows where B is significantly slower than A by more than `threshold`
+    /// (0.05 = 5%).
+    pub fn slowdowns_beyond(&self, threshold: f64) -> Vec<&Row> {
+        self.rows
+            .iter()
+            .filter(|r| r.verdict == Change::Slower && -r.change > threshold)
+            .collect()
+    }
+
+    fn test_name(&self) -> &'static str {
+        match self.options.test {
+            Test::Welch => "Welch's t-test",
+            Test::MannWhitney => "Mann–Whitney U",
+        }
+    }
+
+    fn footer(&self) -> String {
+        let mut s = format!(
+            "Medians of per-round req/s with 95% intervals of the median (*: fewer than 6 rounds, so min–max, covering less than 95%). \
+             A verdict needs p < {} ({}) and a change beyond {:.1}%.",
+            self.options.alpha,
+            self.test_name(),
+            self.options.noise * 100.0
+        );
+        if !self.unmatched.is_empty() {
+            s.push_str(&format!(" Not compared: {}.", self.unmatched.join("; ")));
+        }
+        s
+    }
+
+    fn cells(&self, side: &Side) -> String {
+        let star = if side.ci.coverage < 0.95 { "*" } else { "" };
+        format!(
+            "{} [{}–{}]{star}",
+            grouped(side.median.round() as u64),
+            grouped(side.ci.low.round() as u64),
+            grouped(side.ci.high.round() as u64)
+        )
+    }
+
+    fn lines(&self) -> Vec<[String; 6]> {
+        let mut v: Vec<[String; 6]> = self
+            .rows
+            .iter()
+            .map(|r| {
+                [
+                    r.key.label(),
+                    self.cells(&r.a),
+                    self.cells(&r.b),
+                    pct(r.change),
+                    r.p_value.map(|p| format!("{p:.3}")).unwrap_or_else(|| "–".into()),
+                    r.verdict.label().to_string(),
+                ]
+            })
+            .collect();
+        if let Some(g) = &self.geomean {
+            v.push([
+                "geometric mean".into(),
+                grouped(g.a.round() as u64),
+                grouped(g.b.round() as u64),
+                pct(g.change),
+                String::new(),
+                String::new(),
+            ]);
+        }
+        v
+    }
+
+    fn header(&self) -> [String; 6] {
+        [
+            "step".into(),
+            format!("{} req/s", self.a),
+            format!("{} req/s", self.b),
+            "change".into(),
+            "p".into(),
+            "verdict".into(),
+        ]
+    }
+
+    /// A table for the terminal.
+    pub fn to_table(&self) -> String {
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED);
+        t.set_header(self.header().to_vec());
+        for line in self.lines() {
+            t.add_row(line.iter().enumerate().map(|(i, c)| {
+                let cell = Cell::new(c);
+                if (1..=4).contains(&i) {
+                    cell.set_alignment(CellAlignment::Right)
+                } else {
+                    cell
+                }
+            }));
+        }
+        format!("{t}\n{}\n", self.footer())
+    }
+
+    pub fn to_markdown(&self) -> String {
+        let mut o = String::new();
+        let h = self.header();
+        o.push_str(&format!(
+            "| {} |\n|---|--:|--:|--:|--:|---|\n",
+            h.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ")
+        ));
+        for line in self.lines() {
+            o.push_str(&format!(
+                "| {} |\n",
+                line.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ")
+            ));
+        }
+        o.push('\n');
+        o.push_str(&md_cell(&self.footer()));
+        o.push('\n');
+        o
+    }
+
+    pub fn to_json(&self) -> Result<Vec<u8>> {
+        let mut v = serde_json::to_vec_pretty(self)?;
+        v.push(b'\n');
+        Ok(v)
+    }
+}
+
+fn pct(change: f64) -> String {
+    if change.is_finite() {
+        format!("{:+.1}%", change * 100.0)
+    } else {
+        "–".into()
+    }
+}

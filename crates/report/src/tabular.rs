@@ -1,0 +1,91 @@
+//! CSV and JSON: the numbers without the prose.
+
+use serde::Serialize;
+use throng_model::RunData;
+
+use crate::escape::csv_text;
+use crate::figures::{StepFigures, SummaryRow};
+use crate::{Analysis, Result};
+
+/// Version of the JSON report document. Bump on any incompatible change.
+pub const JSON_SCHEMA: u32 = 1;
+
+const CSV_HEADER: &str = "run,server,version,cores,workload,concurrency,status,rounds,\
+rps_mean,rps_median,rps_ci_low,rps_ci_high,mb_per_sec,p50_us,p99_us,min_us,max_us,\
+completed,errors,server_cpu_us_per_request,server_cpu_utilisation,pss_peak_bytes,\
+rss_peak_bytes,shared_cores,verdict,failure";
+
+fn num(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.3}")
+    } else {
+        String::new()
+    }
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+pub fn csv(run: &RunData, a: &Analysis) -> String {
+    let mut out = String::from(CSV_HEADER);
+    out.push_str("\r\n");
+    for f in &a.steps {
+        let version = run
+            .servers
+            .iter()
+            .find(|s| s.name == f.server)
+            .map(|s| s.version.as_str())
+            .unwrap_or("");
+        let fields = [
+            run.run.id.to_string(),
+            csv_text(&f.server),
+            csv_text(version),
+            f.cores.to_string(),
+            csv_text(&f.workload),
+            f.concurrency.to_string(),
+            f.status.clone(),
+            f.rounds.to_string(),
+            num(f.throughput.mean),
+            num(f.throughput.median),
+            num(f.throughput.ci_low),
+            num(f.throughput.ci_high),
+            num(f.mb_per_sec),
+            opt(f.p50_us),
+            opt(f.p99_us),
+            opt(f.min_us),
+            opt(f.max_us),
+            f.completed.to_string(),
+            f.errors.to_string(),
+            f.cpu_us_per_request.map(num).unwrap_or_default(),
+            f.cpu_utilisation.map(num).unwrap_or_default(),
+            f.pss_peak_bytes.to_string(),
+            f.rss_peak_bytes.to_string(),
+            f.shared_cores.to_string(),
+            csv_text(&f.verdict),
+            csv_text(f.failure.as_deref().unwrap_or("")),
+        ];
+        out.push_str(&fields.join(","));
+        out.push_str("\r\n");
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    schema: u32,
+    run: &'a RunData,
+    summary: &'a [SummaryRow],
+    steps: &'a [StepFigures],
+}
+
+pub fn json(run: &RunData, a: &Analysis) -> Result<Vec<u8>> {
+    let mut v = serde_json::to_vec_pretty(&JsonReport {
+        schema: JSON_SCHEMA,
+        run,
+        summary: &a.summary,
+        steps: &a.steps,
+    })?;
+    v.push(b'\n');
+    Ok(v)
+}

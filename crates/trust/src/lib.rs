@@ -1,0 +1,15 @@
+//! Whether a benchmark can be believed.
+//!
+//! [`doctor`] checks the machine before a study (sysctls, limits, CPU
+//! frequency, neighbours) and [`verdict`] judges each measurement after it
+//! (client-bound, errors, drift, delayed ACK, ports, noise). Both are pure
+//! functions over data read once ([`snapshot`] for the machine, the engine's
+//! summary for a run), so every rule can be shown to fire on crafted input.
+
+pub mod doctor;
+pub mod snapshot;
+pub mod verdict;
+
+pub use doctor::{check, environment, Plan};
+pub use snapshot::Snapshot;
+pub use verdict::{round_verdict, step_verdict, sweep_verdicts, RoundContext};

@@ -1,0 +1,408 @@
+//! Everything `throng doctor` looks at, read once from /proc and /sys.
+//!
+//! The checks in [`crate::doctor`] are pure functions of a [`Snapshot`], so a
+//! test can hand them a crafted machine (the seeds' bogus sysctls, a busy
+//! neighbour, swap in use) and see each one fire, without root and without
+//! touching the real kernel settings.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use procfs::{Current, CurrentSI};
+use serde::{Deserialize, Serialize};
+
+/// Sysctls that change what a web benchmark measures. Read live from
+/// /proc/sys; absent ones (tcp_tw_recycle since Linux 4.12, conntrack when
+/// not loaded) are simply missing from the map.
+pub const SYSCTLS: &[&str] = &[
+    "fs.file-max",
+    "fs.nr_open",
+    "net.core.somaxconn",
+    "net.core.netdev_max_backlog",
+    "net.ipv4.ip_local_port_range",
+    "net.ipv4.tcp_congestion_control",
+    "net.ipv4.tcp_fin_timeout",
+    "net.ipv4.tcp_max_syn_backlog",
+    "net.ipv4.tcp_max_tw_buckets",
+    "net.ipv4.tcp_mem",
+    "net.ipv4.tcp_rmem",
+    "net.ipv4.tcp_wmem",
+    "net.ipv4.tcp_syncookies",
+    "net.ipv4.tcp_timestamps",
+    "net.ipv4.tcp_tw_recycle",
+    "net.ipv4.tcp_tw_reuse",
+    "net.netfilter.nf_conntrack_buckets",
+    "net.netfilter.nf_conntrack_count",
+    "net.netfilter.nf_conntrack_max",
+];
+
+/// How long the machine is watched for frequency drift, steal and busy
+/// neighbours. One second is what the issue asks for: long enough to see a
+/// cron job or a governor ramping, short enough to run before every study.
+pub const SAMPLE_WINDOW: Duration = Duration::from_secs(1);
+
+/// Frequency samples taken inside [`SAMPLE_WINDOW`] (start and end included).
+const FREQ_SAMPLES: u32 = 5;
+
+/// A `key = value` line of /etc/sysctl.conf or /etc/sysctl.d/*.conf.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SysctlSetting {
+    pub file: String,
+    pub key: String,
+    /// Whitespace-normalised, like the live values.
+    pub value: String,
+}
+
+/// Scaling state of one CPU, from /sys/devices/system/cpu/cpuN/cpufreq.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuFreq {
+    pub cpu: usize,
+    /// `None`: no cpufreq driver exposes it (typical in a VM).
+    pub governor: Option<String>,
+    pub driver: Option<String>,
+    /// Frequency samples over the window, in MHz. Empty when unknown.
+    pub samples_mhz: Vec<f64>,
+}
+
+/// Whether the CPU may run above its base clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Turbo {
+    /// Neither intel_pstate/no_turbo nor cpufreq/boost exists.
+    Unknown,
+    /// From /sys/devices/system/cpu/intel_pstate/no_turbo (inverted).
+    IntelPstate { enabled: bool },
+    /// From /sys/devices/system/cpu/cpufreq/boost.
+    Boost { enabled: bool },
+}
+
+/// /proc/stat totals over the window, in clock ticks, all CPUs together.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuDelta {
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    pub steal: u64,
+}
+
+impl CpuDelta {
+    pub fn total(&self) -> u64 {
+        self.user
+            + self.nice
+            + self.system
+            + self.idle
+            + self.iowait
+            + self.irq
+            + self.softirq
+            + self.steal
+    }
+    /// Share of all CPU time the hypervisor gave to someone else.
+    pub fn steal_share(&self) -> f64 {
+        let t = self.total();
+        if t == 0 {
+            0.0
+        } else {
+            self.steal as f64 / t as f64
+        }
+    }
+}
+
+/// A process that used CPU during the window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessUsage {
+    pub pid: i32,
+    pub comm: String,
+    /// CPU seconds per second of the window (1.0 = one core busy).
+    pub cores: f64,
+}
+
+/// The machine as the doctor sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// Live values of [`SYSCTLS`] that exist, whitespace-normalised.
+    pub sysctls: BTreeMap<String, String>,
+    /// What the boot-time configuration files ask for.
+    pub sysctl_files: Vec<SysctlSetting>,
+    /// RLIMIT_NOFILE (soft, hard) of this process.
+    pub nofile: (u64, u64),
+    pub memory_bytes: u64,
+    pub page_size: u64,
+    pub swap_total_bytes: u64,
+    pub swap_free_bytes: u64,
+    /// Names of loaded modules; `None` when /proc/modules does not exist
+    /// (a kernel without module support: everything is built in).
+    pub modules: Option<Vec<String>>,
+    pub cpus_online: Vec<usize>,
+    pub cpufreq: Vec<CpuFreq>,
+    /// Where `samples_mhz` came from: "scaling_cur_freq", "/proc/cpuinfo" or "".
+    pub freq_source: String,
+    pub turbo: Turbo,
+    /// The CPU reports the `hypervisor` flag.
+    pub virtualised: bool,
+    pub cpu: CpuDelta,
+    /// Other processes' CPU use over the window, busiest first.
+    pub processes: Vec<ProcessUsage>,
+    pub window_s: f64,
+}
+
+impl Snapshot {
+    /// Reads the machine; takes [`SAMPLE_WINDOW`].
+    pub fn read() -> Snapshot {
+        let ticks = procfs::ticks_per_second().max(1) as f64;
+        let me = std::process::id() as i32;
+        let cpus_online = read_cpu_list("/sys/devices/system/cpu/online");
+
+        let stat0 = procfs::KernelStats::current().ok();
+        let procs0 = process_ticks(me);
+        let start = Instant::now();
+        let mut cpufreq: Vec<CpuFreq> = cpus_online
+            .iter()
+            .map(|&cpu| {
+                let dir = format!("/sys/devices/system/cpu/cpu{cpu}/cpufreq");
+                CpuFreq {
+                    cpu,
+                    governor: read_trimmed(&format!("{dir}/scaling_governor")),
+                    driver: read_trimmed(&format!("{dir}/scaling_driver")),
+                    samples_mhz: Vec::new(),
+                }
+            })
+            .collect();
+        let mut freq_source = String::new();
+        for i in 0..FREQ_SAMPLES {
+            // Sampling instants are the point here, not synchronisation: the
+            // window is a measurement of how the machine behaves over time.
+            let due = SAMPLE_WINDOW * i / (FREQ_SAMPLES - 1);
+            if let Some(wait) = due.checked_sub(start.elapsed()) {
+                std::thread::sleep(wait);
+            }
+            let (source, mhz) = read_frequencies(&cpus_online);
+            if !source.is_empty() {
+                freq_source = source.to_string();
+            }
+            for f in cpufreq.iter_mut() {
+                if let Some(v) = mhz.get(&f.cpu) {
+                    f.samples_mhz.push(*v);
+                }
+            }
+        }
+        let window_s = start.elapsed().as_secs_f64();
+        let stat1 = procfs::KernelStats::current().ok();
+        let procs1 = process_ticks(me);
+
+        let cpu = match (stat0, stat1) {
+            (Some(a), Some(b)) => cpu_delta(&a.total, &b.total),
+            _ => CpuDelta::default(),
+        };
+        let mut processes: Vec<ProcessUsage> = procs1
+            .iter()
+            .filter_map(|(pid, (comm, t1))| {
+                // A process born during the window counts from zero.
+                let t0 = procs0.get(pid).map(|(_, t)| *t).unwrap_or(0);
+                let used = t1.saturating_sub(t0);
+                (used > 0).then(|| ProcessUsage {
+                    pid: *pid,
+                    comm: comm.clone(),
+                    cores: used as f64 / ticks / window_s,
+                })
+            })
+            .collect();
+        processes.sort_by(|a, b| b.cores.total_cmp(&a.cores).then(a.pid.cmp(&b.pid)));
+
+        let mem = procfs::Meminfo::current().ok();
+        let virtualised = procfs::CpuInfo::current()
+            .ok()
+            .and_then(|c| c.flags(0).map(|f| f.contains(&"hypervisor")))
+            .unwrap_or(false);
+        let modules = fs::read_to_string("/proc/modules").ok().map(|s| {
+            s.lines()
+                .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+                .collect()
+        });
+
+        Snapshot {
+            sysctls: read_sysctls(),
+            sysctl_files: read_sysctl_files(),
+            nofile: nofile_limit(),
+            memory_bytes: mem.as_ref().map(|m| m.mem_total).unwrap_or(0),
+            page_size: procfs::page_size(),
+            swap_total_bytes: mem.as_ref().map(|m| m.swap_total).unwrap_or(0),
+            swap_free_bytes: mem.as_ref().map(|m| m.swap_free).unwrap_or(0),
+            modules,
+            cpus_online,
+            cpufreq,
+            freq_source,
+            turbo: read_turbo(),
+            virtualised,
+            cpu,
+            processes,
+            window_s,
+        }
+    }
+}
+
+pub(crate) fn read_trimmed(path: &str) -> Option<String> {
+    fs::read_to_string(path)
+        .ok()
+        .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// Live values of [`SYSCTLS`] that exist on this kernel.
+pub fn read_sysctls() -> BTreeMap<String, String> {
+    SYSCTLS
+        .iter()
+        .filter_map(|k| {
+            let path = format!("/proc/sys/{}", k.replace('.', "/"));
+            read_trimmed(&path).map(|v| (k.to_string(), v))
+        })
+        .collect()
+}
+
+/// RLIMIT_NOFILE (soft, hard); `u64::MAX` stands for unlimited.
+pub fn nofile_limit() -> (u64, u64) {
+    nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+        .unwrap_or((0, 0))
+}
+
+/// Parses the kernel's CPU list format ("0-3,6,8-9").
+pub fn parse_cpu_list(s: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                if let (Ok(a), Ok(b)) = (a.trim().parse::<usize>(), b.trim().parse::<usize>()) {
+                    out.extend(a..=b);
+                }
+            }
+            None => {
+                if let Ok(a) = part.trim().parse() {
+                    out.push(a);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn read_cpu_list(path: &str) -> Vec<usize> {
+    fs::read_to_string(path)
+        .map(|s| parse_cpu_list(&s))
+        .unwrap_or_default()
+}
+
+/// Parses sysctl.conf syntax: `key = value`, `#`/`;` comments, a leading `-`
+/// (ignore errors) and `/` as separator are all accepted by sysctl(8).
+pub fn parse_sysctl_conf(file: &str, text: &str) -> Vec<SysctlSetting> {
+    text.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+                return None;
+            }
+            let (k, v) = line.split_once('=')?;
+            let key = k.trim().trim_start_matches('-').replace('/', ".");
+            let value = v.split_whitespace().collect::<Vec<_>>().join(" ");
+            Some(SysctlSetting {
+                file: file.to_string(),
+                key,
+                value,
+            })
+        })
+        .collect()
+}
+
+fn read_sysctl_files() -> Vec<SysctlSetting> {
+    let mut files = vec!["/etc/sysctl.conf".to_string()];
+    if let Ok(dir) = fs::read_dir("/etc/sysctl.d") {
+        let mut names: Vec<String> = dir
+            .filter_map(|e| e.ok())
+            .map(|e| e.path().to_string_lossy().into_owned())
+            .filter(|p| p.ends_with(".conf"))
+            .collect();
+        names.sort();
+        files.extend(names);
+    }
+    files
+        .iter()
+        .filter_map(|f| fs::read_to_string(f).ok().map(|t| parse_sysctl_conf(f, &t)))
+        .flatten()
+        .collect()
+}
+
+fn read_frequencies(cpus: &[usize]) -> (&'static str, BTreeMap<usize, f64>) {
+    let from_sysfs: BTreeMap<usize, f64> = cpus
+        .iter()
+        .filter_map(|&c| {
+            let p = format!("/sys/devices/system/cpu/cpu{c}/cpufreq/scaling_cur_freq");
+            read_trimmed(&p)
+                .and_then(|s| s.parse::<f64>().ok())
+                .map(|khz| (c, khz / 1000.0))
+        })
+        .collect();
+    if !from_sysfs.is_empty() {
+        return ("scaling_cur_freq", from_sysfs);
+    }
+    let Ok(info) = procfs::CpuInfo::current() else {
+        return ("", BTreeMap::new());
+    };
+    let from_cpuinfo: BTreeMap<usize, f64> = (0..info.num_cores())
+        .filter_map(|i| {
+            let cpu: usize = info.get_field(i, "processor")?.trim().parse().ok()?;
+            let mhz: f64 = info.get_field(i, "cpu MHz")?.trim().parse().ok()?;
+            Some((cpu, mhz))
+        })
+        .collect();
+    if from_cpuinfo.is_empty() {
+        ("", from_cpuinfo)
+    } else {
+        ("/proc/cpuinfo", from_cpuinfo)
+    }
+}
+
+fn read_turbo() -> Turbo {
+    if let Some(v) = read_trimmed("/sys/devices/system/cpu/intel_pstate/no_turbo") {
+        return Turbo::IntelPstate { enabled: v == "0" };
+    }
+    if let Some(v) = read_trimmed("/sys/devices/system/cpu/cpufreq/boost") {
+        return Turbo::Boost { enabled: v == "1" };
+    }
+    Turbo::Unknown
+}
+
+fn cpu_delta(a: &procfs::CpuTime, b: &procfs::CpuTime) -> CpuDelta {
+    let d = |x: u64, y: u64| y.saturating_sub(x);
+    let o = |x: Option<u64>, y: Option<u64>| d(x.unwrap_or(0), y.unwrap_or(0));
+    CpuDelta {
+        user: d(a.user, b.user),
+        nice: d(a.nice, b.nice),
+        system: d(a.system, b.system),
+        idle: d(a.idle, b.idle),
+        iowait: o(a.iowait, b.iowait),
+        irq: o(a.irq, b.irq),
+        softirq: o(a.softirq, b.softirq),
+        steal: o(a.steal, b.steal),
+    }
+}
+
+/// utime+stime in ticks of every process but `me`, by pid.
+fn process_ticks(me: i32) -> BTreeMap<i32, (String, u64)> {
+    let Ok(all) = procfs::process::all_processes() else {
+        return BTreeMap::new();
+    };
+    all.filter_map(|p| p.ok())
+        .filter(|p| p.pid != me)
+        // Processes may exit between listing and reading: skip them.
+        .filter_map(|p| p.stat().ok())
+        .map(|s| (s.pid, (s.comm, s.utime + s.stime)))
+        .collect()
+}
+
+/// Reads a sysctl by its dotted name from /proc/sys.
+pub fn read_sysctl(name: &str) -> Option<String> {
+    let path = Path::new("/proc/sys").join(name.replace('.', "/"));
+    read_trimmed(&path.to_string_lossy())
+}
