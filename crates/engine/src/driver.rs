@@ -38,8 +38,11 @@ const SCAN_NS: u64 = 50_000_000;
 pub(crate) const STATUS_SLOTS: usize = 1000;
 const WRITEV_MAX: usize = 16;
 
-/// Per-URL expectations set by the probe before the load starts.
-#[derive(Debug, Clone, Copy, Default)]
+/// Per-URL expectations: the first accepted response a thread sees for a
+/// URL sets them (unless the user fixed the size), as ab and http_load do.
+/// Each thread learns its own, so nothing is shared; `run` compares what the
+/// threads learnt and warns when they disagree.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Expect {
     pub size: Option<u64>,
     pub checksum: Option<u64>,
@@ -49,7 +52,6 @@ pub(crate) struct Expect {
 pub(crate) struct Plan<'a> {
     pub spec: &'a LoadSpec,
     pub requests: &'a [Vec<u8>],
-    pub expect: &'a [Expect],
     pub start_ns: u64,
     pub warmup_end_ns: u64,
     /// Duration mode: when the measured phase ends.
@@ -141,6 +143,8 @@ pub(crate) struct ThreadResult {
     pub end_ns: u64,
     /// Set when the OS refused something the thread needed (socket, epoll).
     pub fatal: Option<io::Error>,
+    /// What this thread learnt about each URL.
+    pub expect: Vec<Expect>,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -226,6 +230,7 @@ pub(crate) struct Worker<'a> {
     timer: Option<TimerFd>,
     heap: BinaryHeap<Reverse<(u64, usize)>>,
     buf: Vec<u8>,
+    expect: Vec<Expect>,
     rng: u64,
     seq: usize,
     issued_measured: u64,
@@ -312,6 +317,13 @@ impl<'a> Worker<'a> {
             poll,
             timer,
             buf: vec![0; READ_BUF],
+            expect: vec![
+                Expect {
+                    size: spec.expect_size,
+                    checksum: None,
+                };
+                plan.requests.len()
+            ],
             rng,
             seq: 0,
             issued_measured: 0,
@@ -453,6 +465,7 @@ impl<'a> Worker<'a> {
             in_flight_at_end,
             end_ns: ended_ns,
             fatal,
+            expect: self.expect,
         }
     }
 
@@ -701,10 +714,7 @@ impl<'a> Worker<'a> {
     fn read(&mut self, i: usize) {
         let mut buf = std::mem::take(&mut self.buf);
         let epoch = self.conns[i].epoch;
-        loop {
-            let Some(stream) = self.conns[i].stream.as_mut() else {
-                break;
-            };
+        while let Some(stream) = self.conns[i].stream.as_mut() {
             match stream.read(&mut buf) {
                 Ok(0) => {
                     self.on_eof(i);
@@ -823,22 +833,22 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn check(&self, target: usize, resp: &Response) -> Option<ErrorKind> {
+    fn check(&mut self, target: usize, resp: &Response) -> Option<ErrorKind> {
         let spec = self.plan.spec;
         if !spec.expect_status.accepts(resp.status) {
             return Some(ErrorKind::Status);
         }
-        let expect = self.plan.expect[target];
-        if let Some(size) = spec.expect_size.or(expect.size) {
-            if resp.body_bytes != size {
-                return Some(ErrorKind::SizeMismatch);
-            }
+        let e = &mut self.expect[target];
+        match e.size {
+            Some(size) if resp.body_bytes != size => return Some(ErrorKind::SizeMismatch),
+            Some(_) => {}
+            None => e.size = Some(resp.body_bytes),
         }
         if spec.checksum {
-            if let Some(sum) = expect.checksum {
-                if resp.checksum != sum {
-                    return Some(ErrorKind::ChecksumMismatch);
-                }
+            match e.checksum {
+                Some(sum) if resp.checksum != sum => return Some(ErrorKind::ChecksumMismatch),
+                Some(_) => {}
+                None => e.checksum = Some(resp.checksum),
             }
         }
         None

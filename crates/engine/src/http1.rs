@@ -17,6 +17,8 @@
 //! Chunked bodies are decoded one state transition at a time so that a read
 //! may end anywhere, including inside a chunk-size line or a trailer.
 
+use std::mem::MaybeUninit;
+
 /// Header fields accepted per header block; a server sending more is broken
 /// or hostile, and a fixed array keeps parsing allocation-free.
 pub const MAX_HEADERS: usize = 64;
@@ -587,9 +589,12 @@ fn map_httparse(e: httparse::Error) -> ParseError {
 /// Parse one status line + header block from the start of `bytes`;
 /// Ok(None) when it is not complete yet.
 fn parse_head(bytes: &[u8]) -> Result<Option<Head>, ParseError> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut r = httparse::Response::new(&mut headers);
-    let len = match httparse_config().parse_response(&mut r, bytes) {
+    // Uninitialised slots: this runs once per response, and filling 64
+    // slots (2 KiB) with EMPTY_HEADER first is work thrown away.
+    let mut slots = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+    let mut r = httparse::Response::new(&mut []);
+    let len = match httparse_config().parse_response_with_uninit_headers(&mut r, bytes, &mut slots)
+    {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(e) => return Err(map_httparse(e)),

@@ -6,9 +6,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::clock::now_ns;
-use crate::driver::{histogram, Expect, Job, Plan, ThreadResult, Worker, STATUS_SLOTS};
-use crate::http1::fnv1a64;
-use crate::probe::{fetch, FetchError};
+use crate::driver::{histogram, Job, Plan, ThreadResult, Worker, STATUS_SLOTS};
 use crate::request::serialize;
 use crate::spec::{LoadSpec, Stop};
 use crate::summary::{
@@ -69,7 +67,7 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<LoadResult, EngineError
     validate(spec)?;
     ensure_file_limit(spec.connections)?;
     let requests: Vec<Vec<u8>> = spec.targets.iter().map(|t| serialize(spec, t)).collect();
-    let expect = probe_targets(spec, &requests)?;
+    check_reachable(spec)?;
 
     let threads = spec.threads.clamp(1, spec.connections);
     let rate_interval = spec
@@ -88,7 +86,6 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<LoadResult, EngineError
     let plan = Plan {
         spec,
         requests: &requests,
-        expect: &expect,
         start_ns,
         warmup_end_ns,
         end_ns,
@@ -213,42 +210,24 @@ fn ensure_file_limit(connections: usize) -> Result<(), EngineError> {
     })
 }
 
-/// Fetch each URL once before the load: an unreachable host is a clear
-/// error rather than a run full of refusals, and the first response per URL
-/// sets the size and checksum every later response is held to.
-fn probe_targets(spec: &LoadSpec, requests: &[Vec<u8>]) -> Result<Vec<Expect>, EngineError> {
-    let mut seen: BTreeMap<&str, Expect> = BTreeMap::new();
-    let mut out = Vec::with_capacity(spec.targets.len());
-    for (t, req) in spec.targets.iter().zip(requests) {
-        if let Some(e) = seen.get(t.url.as_str()) {
-            out.push(*e);
+/// Connect once to each address before the load, so an unreachable host
+/// is one clear error rather than a run full of refusals. Only a handshake:
+/// no request is sent, so the server sees exactly the requests counted.
+fn check_reachable(spec: &LoadSpec) -> Result<(), EngineError> {
+    let mut seen = Vec::new();
+    for t in &spec.targets {
+        if seen.contains(&t.addr) {
             continue;
         }
-        let fetched = fetch(t.addr, req, spec.is_head(), spec.timeout).map_err(|e| {
-            let reason = match &e {
-                FetchError::Connect(io) => format!("cannot connect to {}: {io}", t.addr),
-                FetchError::ConnectTimeout => {
-                    format!(
-                        "cannot connect to {}: no answer within {:?}",
-                        t.addr, spec.timeout
-                    )
-                }
-                FetchError::Timeout => format!("no complete response within {:?}", spec.timeout),
-                other => format!("the first request failed: {other}"),
-            };
+        seen.push(t.addr);
+        std::net::TcpStream::connect_timeout(&t.addr, spec.timeout).map_err(|e| {
             EngineError::Unreachable {
                 url: t.url.clone(),
-                reason,
+                reason: format!("cannot connect to {}: {e}", t.addr),
             }
         })?;
-        let e = Expect {
-            size: Some(fetched.response.body_bytes),
-            checksum: spec.checksum.then(|| fnv1a64(&fetched.body)),
-        };
-        seen.insert(t.url.as_str(), e);
-        out.push(e);
     }
-    Ok(out)
+    Ok(())
 }
 
 fn merge(
@@ -317,6 +296,21 @@ fn merge(
 
     let requested = spec.connections as u64;
     let mut warnings = Vec::new();
+    for (t, target) in spec.targets.iter().enumerate() {
+        let mut sizes: Vec<u64> = parts.iter().filter_map(|p| p.expect[t].size).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        let mut sums: Vec<u64> = parts.iter().filter_map(|p| p.expect[t].checksum).collect();
+        sums.sort_unstable();
+        sums.dedup();
+        if sizes.len() > 1 || sums.len() > 1 {
+            warnings.push(format!(
+                "threads saw different first responses for {} (body sizes {:?}): the \
+                 response changed during the run, so size checks hold each thread to its own",
+                target.url, sizes
+            ));
+        }
+    }
     if established < requested {
         warnings.push(format!(
             "only {established} of {requested} connections could be established: \

@@ -1,0 +1,115 @@
+//! `throng load` against a real nginx: exact counts checked against the
+//! server's own access log.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use support::{throng_json, Nginx};
+
+/// Poll the access log until it has `n` lines (nginx writes the line just
+/// after sending the response), or give up after a bound.
+fn log_with(ng: &Nginx, n: usize) -> Vec<(u16, u64)> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let e = ng.log_entries();
+        if e.len() >= n || Instant::now() > deadline {
+            return e;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn exactly_n_requests_reach_the_server() {
+    let ng = Nginx::start(&[("index.html", b"hello!\n")]);
+    let j = throng_json(&["load", &ng.url("/"), "-n", "10000", "-c", "10", "-t", "2"]);
+    assert_eq!(j["completed"], 10000);
+    assert_eq!(j["sent"], 10000);
+    assert_eq!(j["errors_total"], 0);
+    assert_eq!(j["in_flight_at_end"], 0);
+    assert_eq!(j["status"]["200"], 10000);
+    assert_eq!(j["body_bytes"], 70000);
+    assert_eq!(j["connections"]["requested"], 10);
+    assert_eq!(j["connections"]["established"], 10);
+    assert_eq!(j["connections"]["reconnects"], 0);
+    let log = log_with(&ng, 10000);
+    assert_eq!(log.len(), 10000, "the server saw exactly the requests counted");
+    assert!(log.iter().all(|(s, _)| *s == 200));
+    // Every byte nginx sent was read and counted, headers included.
+    let sent: u64 = log.iter().map(|(_, b)| b).sum();
+    assert_eq!(j["bytes_read"], sent);
+}
+
+#[test]
+fn close_mode_opens_one_connection_per_request() {
+    let ng = Nginx::start(&[("index.html", b"hello!\n")]);
+    let j = throng_json(&["load", &ng.url("/"), "-n", "500", "-c", "5", "--close"]);
+    assert_eq!(j["completed"], 500);
+    assert_eq!(j["keep_alive"], false);
+    assert_eq!(j["connections"]["established"], 5);
+    // Each connection carries one request: 5 first connects, 495 reconnects.
+    assert_eq!(j["connections"]["reconnects"], 495);
+    assert_eq!(j["errors_total"], 0);
+    assert_eq!(log_with(&ng, 500).len(), 500);
+}
+
+#[test]
+fn pipelined_requests_are_all_answered() {
+    let ng = Nginx::start(&[("index.html", b"hello!\n")]);
+    let j = throng_json(&["load", &ng.url("/"), "-n", "4000", "-c", "4", "--pipeline", "16", "-t", "1"]);
+    assert_eq!(j["completed"], 4000);
+    assert_eq!(j["pipeline"], 16);
+    assert_eq!(j["errors_total"], 0);
+    let log = log_with(&ng, 4000);
+    assert_eq!(log.len(), 4000);
+    let sent: u64 = log.iter().map(|(_, b)| b).sum();
+    assert_eq!(j["bytes_read"], sent);
+}
+
+#[test]
+fn url_list_statuses_and_size_mismatch() {
+    let ng = Nginx::start(&[("a.html", b"aaaa"), ("b.html", b"bbbbbbbb")]);
+    let list = ng.dir.path().join("urls.txt");
+    std::fs::write(&list, "# two files and one that is missing\n/a.html\n/b.html\n/missing.html\n").unwrap();
+    let j = throng_json(&[
+        "load", &ng.url("/"), "--urls", list.to_str().unwrap(), "-n", "300", "-c", "1", "-t", "1",
+    ]);
+    // Sequential order over three URLs: 100 each.
+    assert_eq!(j["completed"], 300);
+    assert_eq!(j["status"]["200"], 200);
+    assert_eq!(j["status"]["404"], 100);
+    assert_eq!(j["errors"]["status"], 100);
+    assert_eq!(j["errors_total"], 100);
+    // 100 × 4 + 100 × 8 bytes of files, and 100 identical 404 pages.
+    let not_found = j["body_bytes"].as_u64().unwrap() - 1200;
+    assert_eq!(not_found % 100, 0);
+    assert!(not_found > 0);
+
+    // Holding every URL to a fixed size turns the other sizes into errors.
+    let j = throng_json(&[
+        "load", &ng.url("/"), "--urls", list.to_str().unwrap(), "-n", "300", "-c", "1", "-t", "1",
+        "--expect-size", "4", "--expect-status", "200,404",
+    ]);
+    assert_eq!(j["errors"]["status"], 0);
+    assert_eq!(j["errors"]["size_mismatch"], 200);
+}
+
+#[test]
+fn timeline_has_one_row_per_second() {
+    let ng = Nginx::start(&[("index.html", b"hello!\n")]);
+    let j = throng_json(&["load", &ng.url("/"), "-d", "2s", "-c", "4", "--timeline", "--warmup", "500ms"]);
+    let rows = j["timeline"].as_array().unwrap();
+    assert!(rows.len() == 2 || rows.len() == 3, "{} rows", rows.len());
+    let total: u64 = rows.iter().map(|r| r["completed"].as_u64().unwrap()).sum();
+    assert_eq!(total, j["completed"].as_u64().unwrap());
+    let t0 = rows[0]["t_unix"].as_f64().unwrap();
+    assert_eq!(rows[1]["t_unix"].as_f64().unwrap() - t0, 1.0);
+    // Warmup is reported apart and not in the measured counts.
+    let w = &j["warmup"];
+    assert_eq!(w["duration_s"], 0.5);
+    let counted = j["completed"].as_u64().unwrap() + w["completed"].as_u64().unwrap();
+    // The server also logs what was in flight when the run ended.
+    let logged = log_with(&ng, counted as usize).len() as u64;
+    assert!(logged >= counted && logged <= counted + 4, "{logged} logged, {counted} counted");
+}

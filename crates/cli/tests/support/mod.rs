@@ -1,0 +1,159 @@
+//! Shared test fixtures: a real nginx on a free loopback port, and running
+//! the built `throng` binary with a deadline.
+
+#![allow(dead_code)]
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub fn throng() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_throng"))
+}
+
+/// Run a command, killing it if it is not done by `limit`.
+pub fn run_bounded(mut cmd: Command, limit: Duration) -> Output {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn");
+    let deadline = Instant::now() + limit;
+    // Drain pipes on threads so a chatty child cannot block on a full pipe.
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let t_out = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut out, &mut v).ok();
+        v
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut err, &mut v).ok();
+        v
+    });
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if Instant::now() > deadline {
+            child.kill().ok();
+            panic!("command did not finish within {limit:?}: {cmd:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Output {
+        status,
+        stdout: t_out.join().unwrap(),
+        stderr: t_err.join().unwrap(),
+    }
+}
+
+/// Run throng with `args`; return its JSON output (asserting exit 0).
+pub fn throng_json(args: &[&str]) -> serde_json::Value {
+    let mut cmd = throng();
+    cmd.args(args).arg("--json");
+    let out = run_bounded(cmd, Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "throng {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout))
+    })
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Poll until something accepts connections on `addr`, or panic.
+pub fn wait_listening(addr: SocketAddr, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on {addr}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A real nginx from Debian's package, one worker, on a free loopback port,
+/// logging `status bytes_sent` per request to `access_log`.
+pub struct Nginx {
+    pub port: u16,
+    pub dir: tempfile::TempDir,
+    child: Child,
+}
+
+impl Nginx {
+    pub fn start(files: &[(&str, &[u8])]) -> Nginx {
+        let dir = tempfile::Builder::new().prefix("throng-nginx").tempdir().unwrap();
+        // Workers run as an unprivileged user when tests run as root.
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let root = dir.path().join("html");
+        std::fs::create_dir(&root).unwrap();
+        for (name, body) in files {
+            let p = root.join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, body).unwrap();
+        }
+        let port = free_port();
+        let d = dir.path().display();
+        let conf = format!(
+            "worker_processes 1;\ndaemon off;\nerror_log {d}/error.log;\npid {d}/nginx.pid;\n\
+             events {{ worker_connections 4096; }}\n\
+             http {{\n  log_format counts '$status $bytes_sent';\n  access_log {d}/access.log counts;\n\
+               keepalive_requests 1000000;\n  client_body_temp_path {d};\n  proxy_temp_path {d};\n\
+               fastcgi_temp_path {d};\n  uwsgi_temp_path {d};\n  scgi_temp_path {d};\n\
+               server {{ listen 127.0.0.1:{port}; root {d}/html; }}\n}}\n"
+        );
+        let conf_path = dir.path().join("nginx.conf");
+        std::fs::write(&conf_path, conf).unwrap();
+        let mut cmd = Command::new("nginx");
+        cmd.arg("-c").arg(&conf_path).arg("-p").arg(dir.path());
+        cmd.stdout(Stdio::null()).stderr(Stdio::null());
+        cmd.process_group(0);
+        let child = cmd.spawn().expect("nginx must be installed (scripts/setup)");
+        wait_listening(SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(10));
+        Nginx { port, dir, child }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    pub fn access_log(&self) -> PathBuf {
+        self.dir.path().join("access.log")
+    }
+
+    /// (status, bytes_sent) per logged request.
+    pub fn log_entries(&self) -> Vec<(u16, u64)> {
+        read_log(&self.access_log())
+    }
+}
+
+pub fn read_log(p: &Path) -> Vec<(u16, u64)> {
+    std::fs::read_to_string(p)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| {
+            let mut it = l.split_whitespace();
+            (
+                it.next().unwrap().parse().unwrap(),
+                it.next().unwrap().parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let pgid = nix::unistd::Pid::from_raw(-(self.child.id() as i32));
+        let _ = nix::sys::signal::kill(pgid, nix::sys::signal::Signal::SIGKILL);
+        let _ = self.child.wait();
+    }
+}
