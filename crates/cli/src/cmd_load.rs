@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use throng_engine::summary::{ErrorKind, Latency, Summary};
 use throng_engine::{Control, EngineError, ExpectStatus, LoadSpec, Order, Stop, Target};
+use throng_model::Verdict;
 
 use crate::fmt::{human_bytes, human_count, human_us};
 
@@ -80,6 +81,9 @@ pub struct LoadArgs {
     /// Seed for --order random.
     #[arg(long, default_value_t = 0x5eed)]
     pub seed: u64,
+    /// Exit with code 1 when the verdict is suspect (for CI).
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -104,7 +108,11 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "s" | "" => v,
         "m" | "min" => v * 60.0,
         "h" => v * 3600.0,
-        _ => return Err(format!("`{s}`: unknown unit `{unit}` (use us, ms, s, m or h)")),
+        _ => {
+            return Err(format!(
+                "`{s}`: unknown unit `{unit}` (use us, ms, s, m or h)"
+            ))
+        }
     };
     if !secs.is_finite() || secs < 0.0 {
         return Err(format!("`{s}` is not a duration"));
@@ -264,18 +272,62 @@ pub fn run(a: LoadArgs) -> Result<u8> {
     crate::signals::stop_on_interrupt(&control);
     let result = match throng_engine::run(&spec, &control) {
         Ok(r) => r,
-        Err(e @ (EngineError::Invalid(_) | EngineError::Unreachable { .. } | EngineError::FileLimit { .. })) => {
+        Err(
+            e @ (EngineError::Invalid(_)
+            | EngineError::Unreachable { .. }
+            | EngineError::FileLimit { .. }),
+        ) => {
             bail!("{e}")
         }
         Err(e) => return Err(e.into()),
     };
     let s = &result.summary;
+    let verdict = throng_trust::verdict::round_verdict(
+        s,
+        Some(&result.latency),
+        &throng_trust::verdict::RoundContext {
+            server: None,
+            server_cores: None,
+            client_threads: s.threads as u32,
+            shared_cores: false,
+            close_mode: !spec.keep_alive,
+        },
+    );
     if a.json {
-        println!("{}", serde_json::to_string_pretty(s)?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json_document(s, &verdict)?)?
+        );
     } else {
         print!("{}", render(&spec, s, a.timeline));
+        print!("{}", render_verdict(&verdict));
     }
-    Ok(0)
+    Ok(if a.strict && !verdict.is_valid() {
+        1
+    } else {
+        0
+    })
+}
+
+/// The summary with its verdict, as documented in docs/json-schema.md.
+pub fn json_document(s: &Summary, v: &Verdict) -> Result<serde_json::Value> {
+    let mut doc = serde_json::to_value(s)?;
+    doc["verdict"] = serde_json::json!({
+        "valid": v.is_valid(),
+        "reasons": v.reasons,
+    });
+    Ok(doc)
+}
+
+pub fn render_verdict(v: &Verdict) -> String {
+    if v.is_valid() {
+        return "  verdict      valid: no check fired\n".to_string();
+    }
+    let mut o = String::from("  verdict      SUSPECT\n");
+    for r in &v.reasons {
+        o.push_str(&format!("    {}: {}\n", r.code, r.message));
+    }
+    o
 }
 
 fn latency_line(l: &Latency) -> String {
@@ -311,8 +363,16 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
         o,
         "throng load {what}: {model}, {} connections{}{}, {} thread{}",
         spec.connections,
-        if spec.keep_alive { "" } else { " (new connection per request)" },
-        if spec.pipeline > 1 { format!(", pipeline {}", spec.pipeline) } else { String::new() },
+        if spec.keep_alive {
+            ""
+        } else {
+            " (new connection per request)"
+        },
+        if spec.pipeline > 1 {
+            format!(", pipeline {}", spec.pipeline)
+        } else {
+            String::new()
+        },
         s.threads,
         if s.threads == 1 { "" } else { "s" },
     );
@@ -333,11 +393,18 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
         s.requests_per_sec,
         human_bytes(s.mb_per_sec * 1e6)
     );
-    let label = if s.rate.is_some() { "latency*" } else { "latency" };
+    let label = if s.rate.is_some() {
+        "latency*"
+    } else {
+        "latency"
+    };
     let _ = writeln!(o, "  {label:<12} {}", latency_line(&s.latency_us));
     if let Some(u) = &s.latency_uncorrected_us {
         let _ = writeln!(o, "  uncorrected  {}", latency_line(u));
-        let _ = writeln!(o, "               * from each request's intended send time (no coordinated omission)");
+        let _ = writeln!(
+            o,
+            "               * from each request's intended send time (no coordinated omission)"
+        );
     }
     if let Some(r) = &s.rate {
         let _ = writeln!(
@@ -357,7 +424,11 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
     let _ = writeln!(
         o,
         "  status       {}",
-        if statuses.is_empty() { "none".to_string() } else { statuses.join(", ") }
+        if statuses.is_empty() {
+            "none".to_string()
+        } else {
+            statuses.join(", ")
+        }
     );
     let errs: Vec<String> = ErrorKind::ALL
         .iter()
@@ -367,13 +438,19 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
     let _ = writeln!(
         o,
         "  errors       {}",
-        if errs.is_empty() { "none".to_string() } else { format!("{} ({})", human_count(s.errors_total), errs.join(", ")) }
+        if errs.is_empty() {
+            "none".to_string()
+        } else {
+            format!("{} ({})", human_count(s.errors_total), errs.join(", "))
+        }
     );
     let c = &s.connections;
     let _ = write!(
         o,
         "  connections  {} requested, {} established, {} reconnects",
-        c.requested, c.established, human_count(c.reconnects)
+        c.requested,
+        c.established,
+        human_count(c.reconnects)
     );
     if !spec.keep_alive {
         let _ = write!(
@@ -394,7 +471,11 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
     );
     let _ = writeln!(o, "  in flight    {} at the end", s.in_flight_at_end);
     let cpu = s.client_cpu_s.user + s.client_cpu_s.sys;
-    let busy = if s.duration_s > 0.0 { cpu / s.duration_s / s.threads.max(1) as f64 * 100.0 } else { 0.0 };
+    let busy = if s.duration_s > 0.0 {
+        cpu / s.duration_s / s.threads.max(1) as f64 * 100.0
+    } else {
+        0.0
+    };
     let _ = writeln!(
         o,
         "  client CPU   user {:.2} s, sys {:.2} s: {:.0}% of {} thread{}, {} per response",
@@ -403,10 +484,17 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
         busy,
         s.threads,
         if s.threads == 1 { "" } else { "s" },
-        if s.completed > 0 { human_us(cpu * 1e6 / s.completed as f64) } else { "-".into() },
+        if s.completed > 0 {
+            human_us(cpu * 1e6 / s.completed as f64)
+        } else {
+            "-".into()
+        },
     );
     if timeline && !s.timeline.is_empty() {
-        let _ = writeln!(o, "  timeline (UTC)            responses   errors      read");
+        let _ = writeln!(
+            o,
+            "  timeline (UTC)            responses   errors      read"
+        );
         for r in &s.timeline {
             let _ = writeln!(
                 o,
@@ -447,7 +535,10 @@ mod tests {
         let t = parse_target("http://[::1]/").unwrap();
         assert_eq!(t.addr, "[::1]:80".parse().unwrap());
         assert_eq!(t.host_header, "[::1]");
-        assert!(parse_target("https://127.0.0.1/").unwrap_err().to_string().contains("https"));
+        assert!(parse_target("https://127.0.0.1/")
+            .unwrap_err()
+            .to_string()
+            .contains("https"));
         assert!(parse_target("127.0.0.1:80").is_err());
         assert!(parse_target("not a url").is_err());
     }

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# throng load vs wrk, h2load and ab on the same nginx, same core, same run.
+#
+# nginx: 1 worker pinned to core 0, access log off, a 7-byte index.html.
+# Each client: pinned to core 1, one thread, -c 100, 5 s; rounds alternate
+# the tools so drift on a shared machine spreads over all of them.
+# Client CPU is measured the same way for every tool: user+sys of the whole
+# client process (GNU time), divided by the responses it reports.
+#
+# Usage: bench/vs-peers.sh [rounds] [seconds] [connections]
+set -euo pipefail
+rounds=${1:-3}; secs=${2:-5}; conns=${3:-100}
+here=$(cd "$(dirname "$0")/.." && pwd)
+throng=${THRONG:-$here/target/release/throng}
+[ -x "$throng" ] || (cd "$here" && cargo build --release -p throng >/dev/null)
+for t in nginx wrk h2load ab /usr/bin/time taskset python3; do
+  command -v "$t" >/dev/null || { echo "missing $t: run scripts/setup" >&2; exit 1; }
+done
+[ "$(nproc)" -ge 2 ] || { echo "needs 2 cores (server on 0, client on 1)" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/throng-bench.XXXXXX); chmod 755 "$work"
+trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
+mkdir "$work/html"; printf '1234567' > "$work/html/index.html"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat > "$work/nginx.conf" <<CONF
+worker_processes 1;
+error_log $work/error.log;
+pid $work/nginx.pid;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  client_body_temp_path $work; proxy_temp_path $work; fastcgi_temp_path $work;
+  uwsgi_temp_path $work; scgi_temp_path $work;
+  server { listen 127.0.0.1:$port; root $work/html; }
+}
+CONF
+taskset -c 0 nginx -c "$work/nginx.conf" -p "$work"
+url=http://127.0.0.1:$port/index.html
+for _ in $(seq 50); do curl -sf "$url" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -sf "$url" >/dev/null || { echo "nginx did not start" >&2; exit 1; }
+
+timed() { /usr/bin/time -f 'CPU %U %S' -o "$work/time" taskset -c 1 "$@"; }
+results=$work/results.txt; : > "$results"
+for r in $(seq "$rounds"); do
+  for tool in throng wrk h2load ab; do
+    case $tool in
+      throng) timed "$throng" load "$url" -t 1 -c "$conns" -d "${secs}s" --json > "$work/out"
+              n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$work/out");;
+      wrk)    timed wrk -t1 -c"$conns" -d"${secs}s" "$url" > "$work/out"
+              n=$(awk '/requests in/ {print $1}' "$work/out");;
+      h2load) timed h2load --h1 -t1 -c"$conns" -D "$secs" "$url" > "$work/out"
+              n=$(awk '/^requests:/ {print $8}' "$work/out");;
+      ab)     timed ab -q -k -c "$conns" -t "$secs" -n 100000000 "$url" > "$work/out" 2>&1 || true
+              n=$(awk '/^Complete requests:/ {print $3}' "$work/out");;
+    esac
+    read -r _ u s < "$work/time"
+    echo "$tool $r $n $u $s $secs" >> "$results"
+  done
+done
+
+python3 - "$results" "$conns" "$secs" "$rounds" <<'PY'
+import sys, statistics as st
+rows = [l.split() for l in open(sys.argv[1])]
+tools = ["throng", "wrk", "h2load", "ab"]
+med = {}
+for t in tools:
+    rs = [r for r in rows if r[0] == t]
+    rps = [int(r[2]) / float(r[5]) for r in rs]
+    cpu = [(float(r[3]) + float(r[4])) * 1e6 / int(r[2]) for r in rs]
+    med[t] = (st.median(rps), st.median(cpu), rps, cpu)
+w = med["wrk"]
+print(f"| tool | median req/s | median client CPU µs/response | req/s vs wrk | CPU/response vs wrk | rounds (req/s) |")
+print("|---|---:|---:|---:|---:|---|")
+for t in tools:
+    rps, cpu, all_rps, _ = med[t]
+    print(f"| {t} | {rps:,.0f} | {cpu:.2f} | {rps / w[0]:.2f} | {cpu / w[1]:.2f} | {', '.join(f'{x:,.0f}' for x in all_rps)} |")
+print(f"\n{sys.argv[4]} rounds, -c {sys.argv[2]}, {sys.argv[3]} s each, one client thread on core 1, nginx (1 worker) on core 0.")
+PY

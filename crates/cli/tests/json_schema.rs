@@ -1,0 +1,97 @@
+//! docs/json-schema.md and `throng load --json` must describe the same
+//! document: every printed field documented, every documented field printed.
+
+mod support;
+
+use std::collections::BTreeSet;
+
+use support::{throng_json, Nginx};
+
+fn documented() -> BTreeSet<String> {
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/json-schema.md"
+    ))
+    .expect("docs/json-schema.md");
+    doc.lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split_once('`').map(|(p, _)| p.to_string()))
+        .collect()
+}
+
+fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeSet<String>) {
+    if !prefix.is_empty() {
+        out.insert(prefix.to_string());
+    }
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, child) in m {
+                // Status codes are map keys, documented once as <code>.
+                let key = if prefix == "status" {
+                    "<code>"
+                } else {
+                    k.as_str()
+                };
+                let p = if prefix.is_empty() {
+                    key.to_string()
+                } else {
+                    format!("{prefix}.{key}")
+                };
+                flatten(&p, child, out);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for child in a {
+                flatten(&format!("{prefix}[]"), child, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn documented_fields_match_printed_fields() {
+    let ng = Nginx::start(&[("index.html", b"hello!\n")]);
+    let url = ng.url("/");
+    let mut seen = BTreeSet::new();
+    // A closed run and an open-model run with every optional part switched
+    // on, plus one that warns (more connections than can be established is
+    // hard to arrange here; a size that changes is not: --expect-size).
+    for args in [
+        vec!["load", &url, "-n", "2000", "-c", "4"],
+        vec![
+            "load",
+            &url,
+            "-d",
+            "1s",
+            "-c",
+            "4",
+            "--rate",
+            "500",
+            "--warmup",
+            "200ms",
+            "--timeline",
+        ],
+        vec!["load", &url, "-n", "100", "-c", "1", "--expect-size", "3"],
+    ] {
+        flatten("", &throng_json(&args), &mut seen);
+    }
+    let doc = documented();
+    let undocumented: Vec<_> = seen.difference(&doc).collect();
+    assert!(
+        undocumented.is_empty(),
+        "printed but not in docs/json-schema.md: {undocumented:?}"
+    );
+    // Warnings appear only on runs that trigger them (edge-case tests do);
+    // these runs have none, so they are not required to be printed here.
+    let optional: BTreeSet<String> = ["warnings[]"].into_iter().map(String::from).collect();
+    let missing: Vec<_> = doc
+        .difference(&seen)
+        .filter(|p| !optional.contains(*p))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "documented but never printed: {missing:?}"
+    );
+    assert_eq!(doc.len(), 110, "update this count with the table");
+}
