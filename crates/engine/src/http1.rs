@@ -222,7 +222,9 @@ impl ResponseParser {
         ResponseParser {
             cfg,
             state: State::Head,
-            head: Vec::with_capacity(INITIAL_HEAD_CAPACITY.min(cfg.max_header_bytes)),
+            // Allocated on the first split header block only: most
+            // connections never see one, and 10k idle buffers add up.
+            head: Vec::new(),
             resp: EMPTY_RESPONSE,
             hash: FNV_OFFSET,
             line_len: 0,
@@ -398,6 +400,9 @@ impl ResponseParser {
                     // the limit.
                     if input.len() >= max {
                         return Err(ParseError::HeaderTooLarge(max));
+                    }
+                    if self.head.capacity() == 0 {
+                        self.head.reserve(INITIAL_HEAD_CAPACITY.min(max));
                     }
                     self.head.extend_from_slice(input);
                     return Ok(HeadStep::NeedMore);
