@@ -1,6 +1,129 @@
-#[derive(clap::Args)]
-pub struct CompareArgs {}
+//! `throng compare A B`, or `throng compare RUN --servers X Y`: step by step,
+//! with a verdict only where the change is significant and beyond noise.
 
-pub fn run(_args: CompareArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("not built yet")
+use std::io::Write;
+use std::path::PathBuf;
+
+use throng_report::compare::{compare_runs, compare_servers, CompareOptions, Test};
+
+use crate::cmd_report::open_store;
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum CompareFormat {
+    Table,
+    Md,
+    Json,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum TestArg {
+    /// Welch's t-test (works from 2 rounds a side).
+    Welch,
+    /// Mann–Whitney U (needs 4 or more rounds a side to reach p < 0.05).
+    MannWhitney,
+}
+
+#[derive(clap::Args)]
+pub struct CompareArgs {
+    /// Two run ids (B is compared with A), or one with --servers.
+    #[arg(required = true, num_args = 1..=2, value_name = "RUN")]
+    pub runs: Vec<i64>,
+    /// Compare two servers of one run: B against A.
+    #[arg(long, num_args = 2, value_names = ["A", "B"])]
+    pub servers: Option<Vec<String>>,
+    /// Results database written by `throng lab`.
+    #[arg(long, default_value = "throng.db")]
+    pub db: PathBuf,
+    /// Changes smaller than this are "no change" even when significant.
+    #[arg(long, default_value = "2%", value_parser = parse_percent)]
+    pub noise: f64,
+    /// Exit with status 1 when a step is significantly slower by more than
+    /// this (e.g. 5%), for CI.
+    #[arg(long, value_parser = parse_percent, value_name = "PERCENT")]
+    pub fail_if_slower: Option<f64>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CompareFormat,
+    #[arg(long, value_enum, default_value = "welch")]
+    pub test: TestArg,
+}
+
+/// "5%" or "5" → 0.05.
+fn parse_percent(s: &str) -> Result<f64, String> {
+    let n = s.trim().trim_end_matches('%').trim();
+    let v: f64 = n
+        .parse()
+        .map_err(|_| format!("{s:?} is not a percentage like 5%"))?;
+    if !(0.0..=1000.0).contains(&v) {
+        return Err(format!("{s:?} is out of range"));
+    }
+    Ok(v / 100.0)
+}
+
+pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
+    let opts = CompareOptions {
+        noise: args.noise,
+        test: match args.test {
+            TestArg::Welch => Test::Welch,
+            TestArg::MannWhitney => Test::MannWhitney,
+        },
+        ..CompareOptions::default()
+    };
+    let store = open_store(&args.db)?;
+    let comparison = match (args.runs.as_slice(), &args.servers) {
+        ([run], Some(s)) => {
+            let data = store.load_run(*run)?;
+            compare_servers(&data, &s[0], &s[1], opts)?
+        }
+        ([a, b], None) => compare_runs(&store.load_run(*a)?, &store.load_run(*b)?, opts),
+        ([_], None) => anyhow::bail!("give two runs, or one run with --servers A B"),
+        (_, Some(_)) => anyhow::bail!("--servers compares two servers of one run: give one run"),
+        _ => anyhow::bail!("give one or two runs"),
+    };
+    if comparison.rows.is_empty() {
+        anyhow::bail!(
+            "no step was measured on both sides{}",
+            if comparison.unmatched.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", comparison.unmatched.join("; "))
+            }
+        );
+    }
+    let out = match args.format {
+        CompareFormat::Table => comparison.to_table().into_bytes(),
+        CompareFormat::Md => comparison.to_markdown().into_bytes(),
+        CompareFormat::Json => comparison.to_json()?,
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(&out)?;
+    stdout.flush()?;
+
+    if let Some(limit) = args.fail_if_slower {
+        let slow = comparison.slowdowns_beyond(limit);
+        if !slow.is_empty() {
+            eprintln!(
+                "throng: {} step(s) significantly slower by more than {:.1}%:",
+                slow.len(),
+                limit * 100.0
+            );
+            for r in slow {
+                eprintln!("  {}: {:+.1}%", r.key.label(), r.change * 100.0);
+            }
+            return Ok(1);
+        }
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_percent;
+
+    #[test]
+    fn percentages() {
+        assert_eq!(parse_percent("5%"), Ok(0.05));
+        assert_eq!(parse_percent("2.5"), Ok(0.025));
+        assert!(parse_percent("fast").is_err());
+        assert!(parse_percent("-1%").is_err());
+    }
 }

@@ -1,6 +1,122 @@
-#[derive(clap::Args)]
-pub struct ReportArgs {}
+//! `throng report [RUN]`: the benchmark article of a stored run.
 
-pub fn run(_args: ReportArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("not built yet")
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use throng_report::{png::PngRenderer, Analysis, Exporter, Format, MarkdownExporter};
+
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    /// Run id; default: the latest run in the database.
+    pub run: Option<i64>,
+    /// Results database written by `throng lab`.
+    #[arg(long, default_value = "throng.db")]
+    pub db: PathBuf,
+    /// html, md, csv or json. Default: from the extension of -o, else html
+    /// for a file and md for standard output.
+    #[arg(long, value_parser = clap::builder::ValueParser::new(parse_format))]
+    pub format: Option<Format>,
+    /// Write the report to FILE instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also write every chart as DIR/<chart>.png (Markdown reports link them).
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<PathBuf>,
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    s.parse()
+}
+
+/// Opens the database without creating one where none was meant to be.
+pub fn open_store(db: &Path) -> anyhow::Result<throng_lab::store::Store> {
+    if !db.exists() {
+        anyhow::bail!(
+            "no results database at {}: run `throng lab STUDY` first, or pass --db",
+            db.display()
+        );
+    }
+    throng_lab::store::Store::open(db).with_context(|| format!("open {}", db.display()))
+}
+
+pub fn load(
+    store: &throng_lab::store::Store,
+    run: Option<i64>,
+) -> anyhow::Result<throng_model::RunData> {
+    let id = match run {
+        Some(id) => id,
+        None => store
+            .latest_run()?
+            .context("the database holds no run yet: run `throng lab STUDY` first")?,
+    };
+    store.load_run(id).with_context(|| format!("load run {id}"))
+}
+
+/// How the Markdown file should refer to the PNG directory: relative to the
+/// file when the directory is below it, as given otherwise.
+fn image_link(png: &Path, output: Option<&Path>) -> String {
+    let base = output
+        .and_then(Path::parent)
+        .filter(|p| !p.as_os_str().is_empty());
+    match base {
+        Some(b) => png
+            .strip_prefix(b)
+            .map(Path::to_path_buf)
+            .or_else(|_| std::path::absolute(png))
+            .unwrap_or_else(|_| png.to_path_buf()),
+        None => png.to_path_buf(),
+    }
+    .to_string_lossy()
+    .into_owned()
+}
+
+pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
+    let format = match (args.format, &args.output) {
+        (Some(f), _) => f,
+        (None, Some(o)) => Format::from_path(o).unwrap_or(Format::Html),
+        (None, None) => Format::Markdown,
+    };
+    let store = open_store(&args.db)?;
+    let data = load(&store, args.run)?;
+
+    let bytes = match format {
+        Format::Markdown => MarkdownExporter {
+            image_dir: args
+                .png
+                .as_deref()
+                .map(|p| image_link(p, args.output.as_deref())),
+        }
+        .export(&data)?,
+        other => other.exporter().export(&data)?,
+    };
+
+    if let Some(dir) = &args.png {
+        let renderer = PngRenderer::with_system_fonts()?;
+        std::fs::create_dir_all(dir).with_context(|| format!("create {}", dir.display()))?;
+        let charts = Analysis::of(&data).charts;
+        for c in &charts {
+            let path = dir.join(format!("{}.png", c.id));
+            let png = renderer.render(&c.id, &c.svg, 2.0)?;
+            std::fs::write(&path, png).with_context(|| format!("write {}", path.display()))?;
+        }
+        eprintln!("wrote {} charts to {}", charts.len(), dir.display());
+    }
+
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, &bytes).with_context(|| format!("write {}", path.display()))?;
+            eprintln!(
+                "wrote the report of run {} to {}",
+                data.run.id,
+                path.display()
+            );
+        }
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&bytes)?;
+            out.flush()?;
+        }
+    }
+    Ok(0)
 }

@@ -8,6 +8,9 @@ use crate::figures::{
 };
 use crate::svg::{self, Bar, BarChart, LineChart, Point, Series};
 
+/// A bar's value, optional whisker and note.
+type BarValue = Option<(f64, Option<(f64, f64)>, String)>;
+
 /// A rendered chart with a stable, file-safe id (the PNG's file name).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NamedChart {
@@ -105,7 +108,8 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
             let title = format!("Latency, {w}, {}", cores_text(c));
             out.push(NamedChart {
                 id: format!("latency-{id}"),
-                caption: "Median over rounds of each round's p50 (solid) and p99 (dashed) latency.".into(),
+                caption: "Median over rounds of each round's p50 (solid) and p99 (dashed) latency."
+                    .into(),
                 svg: svg::line_chart(&LineChart {
                     title: title.clone(),
                     x_label: "concurrent connections".into(),
@@ -117,7 +121,7 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
         }
     }
 
-    let bars_per_server = |value: &dyn Fn(&str) -> Option<(f64, Option<(f64, f64)>, String)>| {
+    let bars_per_server = |value: &dyn Fn(&str) -> BarValue| {
         servers
             .iter()
             .filter_map(|s| {
@@ -133,7 +137,10 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
     };
 
     let memory = bars_per_server(&|s| {
-        let of: Vec<&StepFigures> = figs.iter().filter(|f| f.server == s && f.rounds > 0).collect();
+        let of: Vec<&StepFigures> = figs
+            .iter()
+            .filter(|f| f.server == s && f.rounds > 0)
+            .collect();
         let pss = of.iter().map(|f| f.pss_peak_bytes).max()?;
         let rss = of.iter().map(|f| f.rss_peak_bytes).max().unwrap_or(0);
         Some((
@@ -199,7 +206,10 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
             let (cpu, req) = figs
                 .iter()
                 .filter(|f| f.server == s && f.workload == w && measured(f))
-                .filter_map(|f| f.cpu_us_per_request.map(|c| (c * f.completed as f64, f.completed)))
+                .filter_map(|f| {
+                    f.cpu_us_per_request
+                        .map(|c| (c * f.completed as f64, f.completed))
+                })
                 .fold((0.0, 0u64), |a, b| (a.0 + b.0, a.1 + b.1));
             if req == 0 {
                 return None;

@@ -50,7 +50,9 @@ pub enum Change {
     Faster,
     Slower,
     NoChange,
-    /// Too few rounds (or no spread at all) for the test to say anything.
+    /// Fewer than two rounds a side, or no spread at all: the test cannot
+    /// say anything.
+    #[serde(rename = "not-testable")]
     Untestable,
 }
 
@@ -60,7 +62,7 @@ impl Change {
             Change::Faster => "faster",
             Change::Slower => "slower",
             Change::NoChange => "no change",
-            Change::Untestable => "too few rounds",
+            Change::Untestable => "not testable",
         }
     }
 }
@@ -83,7 +85,10 @@ impl StepKey {
                 "{s}, {} {core}, {}, c={}",
                 self.cores, self.workload, self.concurrency
             ),
-            None => format!("{} {core}, {}, c={}", self.cores, self.workload, self.concurrency),
+            None => format!(
+                "{} {core}, {}, c={}",
+                self.cores, self.workload, self.concurrency
+            ),
         }
     }
 }
@@ -130,7 +135,10 @@ pub struct Comparison {
 }
 
 fn samples(s: &StepRecord) -> Vec<f64> {
-    s.rounds.iter().map(|r| r.summary.requests_per_sec).collect()
+    s.rounds
+        .iter()
+        .map(|r| r.summary.requests_per_sec)
+        .collect()
 }
 
 fn usable(s: &StepRecord) -> bool {
@@ -157,9 +165,7 @@ fn row(key: StepKey, a: &StepRecord, b: &StepRecord, opts: &CompareOptions) -> O
     };
     let p_value = match opts.test {
         Test::Welch => stats::welch_t_test(&sa.rounds, &sb.rounds).map(|w| w.p_value),
-        Test::MannWhitney => {
-            stats::mann_whitney_u(&sa.rounds, &sb.rounds).map(|m| m.p_value)
-        }
+        Test::MannWhitney => stats::mann_whitney_u(&sa.rounds, &sb.rounds).map(|m| m.p_value),
     };
     let verdict = match p_value {
         None => Change::Untestable,
@@ -182,7 +188,13 @@ fn row(key: StepKey, a: &StepRecord, b: &StepRecord, opts: &CompareOptions) -> O
     })
 }
 
-fn finish(a: String, b: String, opts: CompareOptions, rows: Vec<Row>, unmatched: Vec<String>) -> Comparison {
+fn finish(
+    a: String,
+    b: String,
+    opts: CompareOptions,
+    rows: Vec<Row>,
+    unmatched: Vec<String>,
+) -> Comparison {
     let ratios: Vec<f64> = rows.iter().map(|r| r.b.median / r.a.median).collect();
     let am: Vec<f64> = rows.iter().map(|r| r.a.median).collect();
     let bm: Vec<f64> = rows.iter().map(|r| r.b.median).collect();
@@ -258,7 +270,12 @@ pub fn compare_runs(a: &RunData, b: &RunData, opts: CompareOptions) -> Compariso
 }
 
 /// Two servers of one run, step by step; `b` against `a`.
-pub fn compare_servers(run: &RunData, a: &str, b: &str, opts: CompareOptions) -> Result<Comparison> {
+pub fn compare_servers(
+    run: &RunData,
+    a: &str,
+    b: &str,
+    opts: CompareOptions,
+) -> Result<Comparison> {
     for name in [a, b] {
         if !run.steps.iter().any(|s| s.server == name) {
             let known: Vec<String> = crate::figures::server_names(run);
@@ -329,7 +346,7 @@ impl Comparison {
     fn footer(&self) -> String {
         let mut s = format!(
             "Medians of per-round req/s with 95% intervals of the median (*: fewer than 6 rounds, so min–max, covering less than 95%). \
-             A verdict needs p < {} ({}) and a change beyond {:.1}%.",
+             A verdict needs p < {} ({}) and a change beyond {:.1}%; \"not testable\": fewer than 2 rounds a side, or no spread.",
             self.options.alpha,
             self.test_name(),
             self.options.noise * 100.0
@@ -360,7 +377,9 @@ impl Comparison {
                     self.cells(&r.a),
                     self.cells(&r.b),
                     pct(r.change),
-                    r.p_value.map(|p| format!("{p:.3}")).unwrap_or_else(|| "–".into()),
+                    r.p_value
+                        .map(|p| format!("{p:.3}"))
+                        .unwrap_or_else(|| "–".into()),
                     r.verdict.label().to_string(),
                 ]
             })
@@ -417,7 +436,10 @@ impl Comparison {
         for line in self.lines() {
             o.push_str(&format!(
                 "| {} |\n",
-                line.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ")
+                line.iter()
+                    .map(|c| md_cell(c))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
             ));
         }
         o.push('\n');

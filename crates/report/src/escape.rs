@@ -105,8 +105,14 @@ mod tests {
 
     #[test]
     fn markdown_cells_cannot_break_tables_or_inject_html() {
-        assert_eq!(md_cell("a|b\n<i>*x*</i>"), "a\\|b &lt;i&gt;\\*x\\*&lt;/i&gt;");
-        assert_eq!(md_fence("x ```` y\n", "toml"), "`````toml\nx ```` y\n`````\n");
+        assert_eq!(
+            md_cell("a|b\n<i>*x*</i>"),
+            "a\\|b &lt;i&gt;\\*x\\*&lt;/i&gt;"
+        );
+        assert_eq!(
+            md_fence("x ```` y\n", "toml"),
+            "`````toml\nx ```` y\n`````\n"
+        );
         assert_eq!(md_fence("plain", ""), "```\nplain\n```\n");
     }
 

@@ -59,7 +59,11 @@ pub fn status_name(s: StepStatus) -> &'static str {
 }
 
 pub fn step_figures(s: &StepRecord) -> StepFigures {
-    let rps: Vec<f64> = s.rounds.iter().map(|r| r.summary.requests_per_sec).collect();
+    let rps: Vec<f64> = s
+        .rounds
+        .iter()
+        .map(|r| r.summary.requests_per_sec)
+        .collect();
     // The lab stores the estimate; recompute only when it is missing so old or
     // hand-made records still show their spread.
     let throughput = if s.throughput.n == 0 && !rps.is_empty() {
@@ -295,7 +299,7 @@ pub fn grouped(v: u64) -> String {
     let s = v.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).rem_euclid(3) == 0 {
             out.push(',');
         }
         out.push(c);
@@ -303,7 +307,7 @@ pub fn grouped(v: u64) -> String {
     out
 }
 
-/// A rate with its interval: "12,345 ± 1.2%" style, as "12,345 [12,100–12,590]".
+/// A rate with its 95% interval: "12,345 [12,100–12,590]".
 pub fn rate_with_ci(e: &Estimate) -> String {
     if e.n >= 2 {
         format!(

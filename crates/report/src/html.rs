@@ -63,7 +63,11 @@ pub fn render(run: &RunData, a: &Analysis) -> String {
     let mut o = String::new();
     let r = &run.run;
     let env = &r.environment;
-    let study = if r.study.is_empty() { "study" } else { &r.study };
+    let study = if r.study.is_empty() {
+        "study"
+    } else {
+        &r.study
+    };
     let _ = write!(
         o,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -161,11 +165,9 @@ fn summary_table(o: &mut String, rows: &[SummaryRow]) {
             _ => "–".into(),
         };
         let large = match (&s.large_mb_per_sec, &s.large_verdict, &s.large_workload) {
-            (Some(v), Some(verdict), Some(w)) => with_verdict(
-                &format!("{v:.1} <small>({})</small>", esc(w)),
-                verdict,
-                &[],
-            ),
+            (Some(v), Some(verdict), Some(w)) => {
+                with_verdict(&format!("{v:.1} <small>({})</small>", esc(w)), verdict, &[])
+            }
             _ => "–".into(),
         };
         let users = match (s.max_users, s.max_users_tested) {
@@ -279,7 +281,11 @@ fn steps_table(o: &mut String, figs: &[StepFigures]) {
 }
 
 fn failures(o: &mut String, run: &RunData) {
-    let failed: Vec<_> = run.steps.iter().filter(|s| s.failure.is_some() || s.log_tail.is_some()).collect();
+    let failed: Vec<_> = run
+        .steps
+        .iter()
+        .filter(|s| s.failure.is_some() || s.log_tail.is_some())
+        .collect();
     if failed.is_empty() {
         return;
     }
@@ -310,11 +316,18 @@ fn environment(o: &mut String, run: &RunData) {
         ("Memory", mib(e.memory_bytes)),
         ("Kernel", e.kernel.clone()),
         ("OS", e.os.clone()),
-        ("Open files (soft / hard)", format!("{} / {}", e.nofile.0, e.nofile.1)),
+        (
+            "Open files (soft / hard)",
+            format!("{} / {}", e.nofile.0, e.nofile.1),
+        ),
         ("throng", e.throng_version.clone()),
     ];
     for (k, v) in rows {
-        let _ = writeln!(o, "<tr><th class=\"t\">{k}</th><td class=\"t\">{}</td></tr>", esc(&v));
+        let _ = writeln!(
+            o,
+            "<tr><th class=\"t\">{k}</th><td class=\"t\">{}</td></tr>",
+            esc(&v)
+        );
     }
     o.push_str("</table>\n");
     if !e.sysctls.is_empty() {

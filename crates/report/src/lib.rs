@@ -97,7 +97,9 @@ impl FromStr for Format {
             "md" | "markdown" => Ok(Format::Markdown),
             "csv" => Ok(Format::Csv),
             "json" => Ok(Format::Json),
-            other => Err(format!("unknown format {other:?}: use html, md, csv or json")),
+            other => Err(format!(
+                "unknown format {other:?}: use html, md, csv or json"
+            )),
         }
     }
 }

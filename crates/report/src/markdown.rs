@@ -12,7 +12,11 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
     let mut o = String::new();
     let r = &run.run;
     let env = &r.environment;
-    let study = if r.study.is_empty() { "study" } else { &r.study };
+    let study = if r.study.is_empty() {
+        "study"
+    } else {
+        &r.study
+    };
     let _ = writeln!(o, "# Web server benchmark: {}\n", cell(study));
     let _ = writeln!(
         o,
@@ -146,7 +150,9 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
         let _ = writeln!(o, "| {} | {} |", cell(k), cell(v));
     }
     if !r.doctor.is_empty() {
-        o.push_str("\n### Machine check\n\n| Check | Result | Finding | Fix |\n|---|---|---|---|\n");
+        o.push_str(
+            "\n### Machine check\n\n| Check | Result | Finding | Fix |\n|---|---|---|---|\n",
+        );
         for f in &r.doctor {
             let word = match f.severity {
                 throng_model::Severity::Ok => "ok",

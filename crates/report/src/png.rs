@@ -34,7 +34,10 @@ impl PngRenderer {
             db.faces()
                 .any(|f| f.families.iter().any(|(name, _)| name == family))
         };
-        if let Some(family) = ["DejaVu Sans", "Liberation Sans"].into_iter().find(|f| has(f)) {
+        if let Some(family) = ["DejaVu Sans", "Liberation Sans"]
+            .into_iter()
+            .find(|f| has(f))
+        {
             db.set_sans_serif_family(family);
         }
         Ok(PngRenderer {
@@ -53,7 +56,11 @@ impl PngRenderer {
             ..usvg::Options::default()
         };
         let tree = usvg::Tree::from_str(svg, &opt).map_err(|e| err(e.to_string()))?;
-        let size = tree.size().to_int_size().scale_by(scale).ok_or_else(|| err("empty image".into()))?;
+        let size = tree
+            .size()
+            .to_int_size()
+            .scale_by(scale)
+            .ok_or_else(|| err("empty image".into()))?;
         let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())
             .ok_or_else(|| err("image too large".into()))?;
         resvg::render(

@@ -47,9 +47,7 @@ pub fn mean_ci95(xs: &[f64]) -> Option<(f64, f64, f64)> {
         return Some((m, m, m));
     };
     let n = xs.len() as f64;
-    let t = StudentsT::new(0.0, 1.0, n - 1.0)
-        .ok()?
-        .inverse_cdf(0.975);
+    let t = StudentsT::new(0.0, 1.0, n - 1.0).ok()?.inverse_cdf(0.975);
     let half = t * (var / n).sqrt();
     Some((m, m - half, m + half))
 }
@@ -115,7 +113,11 @@ pub fn median_ci(xs: &[f64], level: f64) -> Option<MedianCi> {
 /// Geometric mean of positive values; `None` when any value is not positive
 /// (a ratio of zero throughput has no meaningful average).
 pub fn geometric_mean(xs: &[f64]) -> Option<f64> {
-    if xs.is_empty() || xs.iter().any(|x| !(*x > 0.0) || !x.is_finite()) {
+    if xs.is_empty()
+        || xs
+            .iter()
+            .any(|x| x.is_nan() || *x <= 0.0 || x.is_infinite())
+    {
         return None;
     }
     Some((xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp())

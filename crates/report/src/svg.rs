@@ -94,7 +94,7 @@ pub fn si(v: f64) -> String {
         format!("{}G", trim(v / 1e9))
     } else if a >= 1e6 {
         format!("{}M", trim(v / 1e6))
-    } else if a >= 1e4 {
+    } else if a >= 1e3 {
         format!("{}k", trim(v / 1e3))
     } else {
         trim(v)
@@ -361,11 +361,7 @@ mod tests {
     fn ticks_are_round_numbers_covering_the_range() {
         assert_eq!(
             nice_ticks(0.0, 1000.0, 8),
-            (
-                0.0,
-                1000.0,
-                vec![0.0, 200.0, 400.0, 600.0, 800.0, 1000.0]
-            )
+            (0.0, 1000.0, vec![0.0, 200.0, 400.0, 600.0, 800.0, 1000.0])
         );
         assert_eq!(
             nice_ticks(0.0, 37_500.0, 6),
@@ -383,7 +379,8 @@ mod tests {
 
     #[test]
     fn si_is_short() {
-        assert_eq!(si(1500.0), "1500");
+        assert_eq!(si(1500.0), "1.5k");
+        assert_eq!(si(999.0), "999");
         assert_eq!(si(15_000.0), "15k");
         assert_eq!(si(2_500_000.0), "2.5M");
         assert_eq!(si(0.25), "0.25");

@@ -1,0 +1,162 @@
+//! `throng report` and `throng compare` on a database written through the
+//! lab's store: what a user runs after `throng lab`.
+
+#[path = "../../report/tests/common/mod.rs"]
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use throng_lab::store::Store;
+use throng_model::RunData;
+
+fn store_run(store: &mut Store, run: &RunData) -> i64 {
+    let id = store.begin_run(&run.run).unwrap();
+    for s in &run.servers {
+        store.add_server(id, s).unwrap();
+    }
+    for s in &run.steps {
+        store.add_step(id, s).unwrap();
+    }
+    store.finish_run(id, true).unwrap();
+    id
+}
+
+/// A database with the fixture run and the same run measured again.
+fn database(dir: &Path) -> (std::path::PathBuf, i64, i64) {
+    let db = dir.join("throng.db");
+    let mut store = Store::open(&db).unwrap();
+    let a = store_run(&mut store, &common::rich_run());
+    let b = store_run(&mut store, &common::second_run());
+    (db, a, b)
+}
+
+fn throng(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_throng"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run throng")
+}
+
+#[test]
+fn report_writes_every_format_of_the_latest_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_db, _a, b) = database(tmp.path());
+
+    let out = throng(tmp.path(), &["report", "-o", "r.html"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let html = std::fs::read_to_string(tmp.path().join("r.html")).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains(&format!("<p class=\"meta\">Run {b} ·")));
+    assert!(!html.to_ascii_lowercase().contains("<script"));
+    assert_eq!(html.matches("<svg ").count(), 10);
+
+    let out = throng(tmp.path(), &["report", &b.to_string(), "--format", "csv"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let csv = String::from_utf8(out.stdout).unwrap();
+    // Header plus the fixture's 30 steps.
+    assert_eq!(csv.lines().count(), 31);
+
+    let out = throng(tmp.path(), &["report", "-o", "r.json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(v["schema"], 1);
+    assert_eq!(v["steps"].as_array().unwrap().len(), 30);
+    assert_eq!(v["summary"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn report_writes_pngs_and_links_them_from_markdown() {
+    let tmp = tempfile::tempdir().unwrap();
+    database(tmp.path());
+    let out = throng(
+        tmp.path(),
+        &["report", "-o", "article.md", "--png", "charts"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let mut pngs: Vec<String> = std::fs::read_dir(tmp.path().join("charts"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    pngs.sort();
+    assert_eq!(pngs.len(), 10);
+    assert!(pngs.contains(&"throughput-tiny-1c.png".to_string()));
+    let md = std::fs::read_to_string(tmp.path().join("article.md")).unwrap();
+    assert!(md.contains("](charts/throughput-tiny-1c.png)"));
+}
+
+#[test]
+fn report_without_a_database_says_what_to_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = throng(tmp.path(), &["report"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("run `throng lab STUDY` first"));
+    assert!(!tmp.path().join("throng.db").exists());
+}
+
+#[test]
+fn compare_runs_fails_ci_on_a_real_slowdown_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_db, a, b) = database(tmp.path());
+    let (a, b) = (a.to_string(), b.to_string());
+
+    // nginx is 10% slower on every tiny step of run B.
+    let out = throng(tmp.path(), &["compare", &a, &b, "--fail-if-slower", "5%"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("8 step(s) significantly slower"));
+
+    let out = throng(
+        tmp.path(),
+        &[
+            "compare",
+            &a,
+            &b,
+            "--fail-if-slower",
+            "15%",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 29);
+    let count = |verdict: &str| rows.iter().filter(|r| r["verdict"] == verdict).count();
+    assert_eq!(count("slower"), 8);
+    assert_eq!(count("faster"), 0);
+    // lighttpd's +1% is inside the 2% noise threshold.
+    assert_eq!(count("no-change"), 15);
+    assert_eq!(count("not-testable"), 6);
+}
+
+#[test]
+fn compare_two_servers_of_one_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_db, a, _b) = database(tmp.path());
+    let out = throng(
+        tmp.path(),
+        &[
+            "compare",
+            &a.to_string(),
+            "--servers",
+            "nginx",
+            "lighttpd",
+            "--format",
+            "md",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.starts_with("| step | nginx req/s | lighttpd req/s | change | p | verdict |\n"));
+    assert_eq!(md.matches("| slower |").count(), 8);
+    assert!(md.contains("| geometric mean |"));
+
+    let out = throng(
+        tmp.path(),
+        &["compare", &a.to_string(), "--servers", "nginx", "caddy"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has no server \"caddy\""));
+}

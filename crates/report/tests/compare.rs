@@ -1,0 +1,105 @@
+//! Verdict rules of `throng compare` on hand-made steps.
+
+mod common;
+
+use throng_report::compare::{compare_servers, Change, CompareOptions, Test};
+
+/// A run with servers "a" and "b", one step each, with the given per-round
+/// requests per second.
+fn pair(a: &[f64], b: &[f64]) -> throng_model::RunData {
+    let mut run = common::rich_run();
+    run.steps.clear();
+    for (name, rps) in [("a", a), ("b", b)] {
+        let mut s = common::step(name, 1, "tiny", 10, 1000.0, 7, 1 << 20);
+        s.rounds.truncate(rps.len());
+        for (r, v) in s.rounds.iter_mut().zip(rps) {
+            r.summary.requests_per_sec = *v;
+        }
+        s.throughput = throng_report::stats::estimate(rps);
+        run.steps.push(s);
+    }
+    run
+}
+
+fn verdict(a: &[f64], b: &[f64], opts: CompareOptions) -> (Change, f64) {
+    let c = compare_servers(&pair(a, b), "a", "b", opts).unwrap();
+    assert_eq!(c.rows.len(), 1);
+    (c.rows[0].verdict, c.rows[0].change)
+}
+
+#[test]
+fn significant_but_small_is_no_change() {
+    // +1%, p far below 0.05, but inside the 2% noise threshold.
+    let (v, change) = verdict(
+        &[1000.0, 1001.0, 1002.0],
+        &[1010.0, 1011.0, 1012.0],
+        CompareOptions::default(),
+    );
+    assert_eq!(v, Change::NoChange);
+    assert!((change - 0.00999).abs() < 1e-4, "{change}");
+    // With a 0.5% threshold the same data is a verdict.
+    let opts = CompareOptions {
+        noise: 0.005,
+        ..CompareOptions::default()
+    };
+    assert_eq!(
+        verdict(&[1000.0, 1001.0, 1002.0], &[1010.0, 1011.0, 1012.0], opts).0,
+        Change::Faster
+    );
+}
+
+#[test]
+fn large_but_noisy_is_no_change() {
+    // -10% on the medians, but the rounds overlap widely: p > 0.05.
+    let (v, change) = verdict(
+        &[900.0, 1000.0, 1300.0],
+        &[700.0, 900.0, 1250.0],
+        CompareOptions::default(),
+    );
+    assert_eq!(v, Change::NoChange);
+    assert!((change + 0.1).abs() < 1e-12);
+}
+
+#[test]
+fn clear_slowdown_is_slower_and_fails_ci() {
+    let c = compare_servers(
+        &pair(
+            &[1000.0, 1004.0, 998.0, 1001.0],
+            &[900.0, 903.0, 899.0, 902.0],
+        ),
+        "a",
+        "b",
+        CompareOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(c.rows[0].verdict, Change::Slower);
+    assert_eq!(c.slowdowns_beyond(0.05).len(), 1);
+    assert_eq!(c.slowdowns_beyond(0.15).len(), 0);
+    let g = c.geomean.as_ref().unwrap();
+    assert!((g.change - (901.0 / 1000.5 - 1.0)).abs() < 1e-12);
+}
+
+#[test]
+fn mann_whitney_needs_enough_rounds() {
+    let opts = CompareOptions {
+        test: Test::MannWhitney,
+        ..CompareOptions::default()
+    };
+    // 3 against 3 cannot go below p = 0.1, however clear the difference.
+    assert_eq!(
+        verdict(&[1000.0, 1001.0, 1002.0], &[800.0, 801.0, 802.0], opts).0,
+        Change::NoChange
+    );
+    // 5 against 5 can: exact p = 2/252.
+    let a = [1000.0, 1001.0, 1002.0, 1003.0, 1004.0];
+    let b = [800.0, 801.0, 802.0, 803.0, 804.0];
+    assert_eq!(verdict(&a, &b, opts).0, Change::Slower);
+}
+
+#[test]
+fn one_round_is_not_testable() {
+    assert_eq!(
+        verdict(&[1000.0], &[500.0], CompareOptions::default()).0,
+        Change::Untestable
+    );
+}
