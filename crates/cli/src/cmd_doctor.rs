@@ -1,6 +1,100 @@
-#[derive(clap::Args)]
-pub struct DoctorArgs {}
+//! `throng doctor`: machine checks before a study, each with its fix.
 
-pub fn run(_args: DoctorArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("not built yet")
+use std::io::Write;
+
+use throng_model::{Finding, Severity};
+use throng_trust::doctor::{check, environment, has_findings, Plan};
+use throng_trust::snapshot::parse_cpu_list;
+
+#[derive(clap::Args)]
+pub struct DoctorArgs {
+    /// Connections the study will hold open at once (checked against the
+    /// open-file limit, the listen backlog and the port range).
+    #[arg(short = 'c', long, default_value_t = 1000)]
+    pub connections: u64,
+    /// The study uses `Connection: close` (a new connection per request).
+    #[arg(long)]
+    pub close: bool,
+    /// CPUs the load generator will run on, e.g. "1" or "2-3".
+    #[arg(long, value_name = "LIST", default_value = "")]
+    pub client_cpus: String,
+    /// CPUs the server will run on, e.g. "0" or "0-1".
+    #[arg(long, value_name = "LIST", default_value = "")]
+    pub server_cpus: String,
+    /// Print the findings and the environment as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn cpus(flag: &str, list: &str) -> anyhow::Result<Vec<usize>> {
+    let v = parse_cpu_list(list);
+    let valid = list.split(',').filter(|p| !p.trim().is_empty()).all(|p| {
+        p.split('-')
+            .all(|n| !n.trim().is_empty() && n.trim().bytes().all(|b| b.is_ascii_digit()))
+    });
+    if !valid {
+        anyhow::bail!("{flag} {list:?}: expected a CPU list such as 0-1,3");
+    }
+    Ok(v)
+}
+
+pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
+    let plan = Plan {
+        connections: args.connections,
+        close_mode: args.close,
+        client_cpus: cpus("--client-cpus", &args.client_cpus)?,
+        server_cpus: cpus("--server-cpus", &args.server_cpus)?,
+    };
+    let findings = check(&plan);
+    let code = u8::from(has_findings(&findings));
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let doc = serde_json::json!({
+            "clean": code == 0,
+            "plan": {
+                "connections": plan.connections,
+                "close_mode": plan.close_mode,
+                "client_cpus": plan.client_cpus,
+                "server_cpus": plan.server_cpus,
+            },
+            "findings": findings,
+            "environment": environment(),
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+    } else {
+        write_text(&mut out, &findings)?;
+    }
+    Ok(code)
+}
+
+fn write_text(out: &mut impl Write, findings: &[Finding]) -> std::io::Result<()> {
+    let width = findings.iter().map(|f| f.check.len()).max().unwrap_or(0);
+    for f in findings {
+        let tag = match f.severity {
+            Severity::Ok => "ok  ",
+            Severity::Warn => "WARN",
+            Severity::Fail => "FAIL",
+        };
+        writeln!(out, "{tag}  {:width$}  {}", f.check, f.message)?;
+        if !f.fix.is_empty() {
+            writeln!(out, "      {:width$}  fix: {}", "", f.fix)?;
+        }
+    }
+    let warn = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Warn)
+        .count();
+    let fail = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Fail)
+        .count();
+    if warn + fail == 0 {
+        writeln!(out, "\n{} checks, nothing found", findings.len())
+    } else {
+        writeln!(
+            out,
+            "\n{} checks: {fail} failed, {warn} warnings (see docs/trust.md)",
+            findings.len()
+        )
+    }
 }

@@ -8,7 +8,8 @@
 //! writable, so epoll_ctl is only called when a connection is (re)opened;
 //! and a read() that returns less than the buffer is taken to mean the socket
 //! is drained, because an edge-triggered epoll reports every new arrival of
-//! data, so the read() that would return EAGAIN is skipped.
+//! data, so the read() that would return EAGAIN is skipped (not when the event
+//! also reports the peer's FIN, which no later event would report again).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -428,6 +429,14 @@ impl<'a> Worker<'a> {
                 }
             }
             self.now = now_ns();
+            // What arrived after the end belongs to no phase: it stays in
+            // flight at the end rather than stretching the measured window.
+            if let Some(end) = self.plan.end_ns {
+                if self.now >= end {
+                    ended_ns = end;
+                    break;
+                }
+            }
             for ev in events.iter() {
                 let token = ev.token();
                 if token == TIMER {
@@ -436,10 +445,8 @@ impl<'a> Worker<'a> {
                     }
                     continue;
                 }
-                self.on_event(
-                    token.0,
-                    ev.is_readable() || ev.is_read_closed() || ev.is_error(),
-                );
+                let closed = ev.is_read_closed() || ev.is_error();
+                self.on_event(token.0, ev.is_readable() || closed, closed);
             }
         }
 
@@ -675,7 +682,7 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn on_event(&mut self, i: usize, readable: bool) {
+    fn on_event(&mut self, i: usize, readable: bool, closed: bool) {
         if i >= self.conns.len() {
             return;
         }
@@ -692,7 +699,7 @@ impl<'a> Worker<'a> {
                         Ok(_) => {
                             self.on_connected(i);
                             if readable {
-                                self.read(i);
+                                self.read(i, closed);
                             }
                         }
                         Err(e) if e.kind() == io::ErrorKind::NotConnected => {}
@@ -705,13 +712,16 @@ impl<'a> Worker<'a> {
                     self.flush(i);
                 }
                 if readable && self.conns[i].state == State::Open {
-                    self.read(i);
+                    self.read(i, closed);
                 }
             }
         }
     }
 
-    fn read(&mut self, i: usize) {
+    /// `closed`: the event said the peer has shut its side, so the end of
+    /// the stream is already queued behind the data and must be read now:
+    /// no later edge will report it.
+    fn read(&mut self, i: usize, closed: bool) {
         let mut buf = std::mem::take(&mut self.buf);
         let epoch = self.conns[i].epoch;
         while let Some(stream) = self.conns[i].stream.as_mut() {
@@ -729,7 +739,7 @@ impl<'a> Worker<'a> {
                     if !self.feed(i, &buf[..n], epoch) {
                         break;
                     }
-                    if n < buf.len() {
+                    if n < buf.len() && !closed {
                         break;
                     }
                 }
@@ -820,7 +830,10 @@ impl<'a> Worker<'a> {
             }
         }
 
-        if !resp.keep_alive {
+        // With --close we asked for `Connection: close` ourselves: the
+        // connection ends after this response even if the server did not
+        // say so (RFC 9112 §9.6).
+        if !resp.keep_alive || !self.plan.spec.keep_alive {
             self.close_and_continue(i, None);
             return;
         }

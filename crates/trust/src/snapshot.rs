@@ -264,8 +264,7 @@ pub fn read_sysctls() -> BTreeMap<String, String> {
 
 /// RLIMIT_NOFILE (soft, hard); `u64::MAX` stands for unlimited.
 pub fn nofile_limit() -> (u64, u64) {
-    nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
-        .unwrap_or((0, 0))
+    nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).unwrap_or((0, 0))
 }
 
 /// Parses the kernel's CPU list format ("0-3,6,8-9").

@@ -1,0 +1,92 @@
+//! `throng doctor` as a user runs it: exit status, text and JSON.
+
+use std::process::Command;
+
+fn throng() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_throng"))
+}
+
+fn json(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn finding<'a>(doc: &'a serde_json::Value, check: &str) -> &'a serde_json::Value {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["check"] == check)
+        .unwrap_or_else(|| panic!("no {check} in {doc}"))
+}
+
+#[test]
+fn exit_status_follows_the_findings() {
+    let out = throng()
+        .args(["doctor", "--json", "-c", "10"])
+        .output()
+        .unwrap();
+    let doc = json(&out);
+    let findings = doc["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 19);
+    let bad = findings.iter().filter(|f| f["severity"] != "ok").count();
+    // Whatever this machine looks like, the status and "clean" agree with it.
+    assert_eq!(out.status.code(), Some(if bad == 0 { 0 } else { 1 }));
+    assert_eq!(doc["clean"], bad == 0);
+    assert_eq!(doc["plan"]["connections"], 10);
+    assert_eq!(
+        doc["environment"]["throng_version"],
+        env!("CARGO_PKG_VERSION")
+    );
+}
+
+#[test]
+fn more_connections_than_the_open_file_limit_fails() {
+    let out = Command::new("prlimit")
+        .args(["--nofile=256:256", env!("CARGO_BIN_EXE_throng")])
+        .args(["doctor", "--json", "-c", "1000"])
+        .output()
+        .expect("prlimit (util-linux)");
+    assert_eq!(out.status.code(), Some(1));
+    let doc = json(&out);
+    let f = finding(&doc, "limits.nofile");
+    assert_eq!(f["severity"], "fail");
+    assert_eq!(
+        f["message"],
+        "open-file limit soft 256 / hard 256 is below the 1064 needed for 1000 connections \
+         plus 64 other files"
+    );
+    assert_eq!(doc["environment"]["nofile"], serde_json::json!([256, 256]));
+}
+
+#[test]
+fn shared_cpus_are_reported_in_text() {
+    let out = throng()
+        .args(["doctor", "--client-cpus", "0", "--server-cpus", "0-1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text.lines().find(|l| l.contains("plan.cpus")).unwrap();
+    assert!(line.starts_with("WARN  plan.cpus"), "{line}");
+    assert!(line.contains("client and server share CPUs 0:"), "{line}");
+    assert!(text.contains("fix: give the client and the server disjoint CPU sets"));
+}
+
+#[test]
+fn a_bad_cpu_list_is_a_usage_error() {
+    let out = throng()
+        .args(["doctor", "--client-cpus", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "throng: --client-cpus \"x\": expected a CPU list such as 0-1,3"
+    );
+}

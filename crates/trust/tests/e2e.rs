@@ -1,0 +1,378 @@
+//! Verdicts on real load: a loopback server misbehaves on purpose, the
+//! engine measures it, and the rule for that misbehaviour fires (and only
+//! that one). The same server behaving well gives a valid verdict.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use nix::sched::{sched_setaffinity, CpuSet};
+use nix::unistd::Pid;
+use throng_engine::{run, Control, LoadSpec, Stop, Target};
+use throng_model::Verdict;
+use throng_trust::verdict::{round_verdict, RoundContext};
+
+/// One test at a time: the starved-client test busy-loops on a core, which
+/// would make every other test's client late too.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[derive(Clone, Copy)]
+enum Behaviour {
+    /// Headers and body in one write(): what a well-behaved server does.
+    Plain,
+    /// Headers and body in two write() calls, Nagle left on: the body waits
+    /// for the ACK of the headers, which the client delays.
+    SplitNagle,
+    /// The same two writes with TCP_NODELAY: nothing waits.
+    SplitNoDelay,
+    /// 100-byte bodies, then 120-byte ones from this request number on.
+    GrowsAt(u64),
+    /// 503 for every request whose number is a multiple of this.
+    Unavailable(u64),
+}
+
+struct TestServer {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    accept: Option<JoinHandle<()>>,
+    /// Requests answered, all connections together.
+    served: Arc<AtomicU64>,
+}
+
+impl TestServer {
+    /// `cpu`: pin every server thread there, away from the client.
+    fn start(behaviour: Behaviour, cpu: Option<usize>) -> TestServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let served = Arc::new(AtomicU64::new(0));
+        let (st, sv) = (stop.clone(), served.clone());
+        let accept = std::thread::spawn(move || {
+            pin(cpu);
+            for conn in listener.incoming() {
+                if st.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(conn) = conn else { continue };
+                let sv = sv.clone();
+                std::thread::spawn(move || {
+                    pin(cpu);
+                    serve(conn, behaviour, &sv);
+                });
+            }
+        });
+        TestServer {
+            addr,
+            stop,
+            accept: Some(accept),
+            served,
+        }
+    }
+
+    fn target(&self) -> Target {
+        Target {
+            addr: self.addr,
+            host_header: self.addr.to_string(),
+            path: "/".into(),
+            url: format!("http://{}/", self.addr),
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the blocking accept() so the thread sees the flag and ends.
+        let _ = TcpStream::connect(self.addr);
+        if let Some(h) = self.accept.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+fn pin(cpu: Option<usize>) {
+    if let Some(c) = cpu {
+        let mut set = CpuSet::new();
+        set.set(c).unwrap();
+        sched_setaffinity(Pid::from_raw(0), &set).unwrap();
+    }
+}
+
+fn serve(mut conn: TcpStream, behaviour: Behaviour, served: &AtomicU64) {
+    // Bounds a connection the client forgot; the engine closes its own.
+    conn.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    conn.set_nodelay(matches!(behaviour, Behaviour::SplitNoDelay))
+        .unwrap();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let end = loop {
+            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i + 4;
+            }
+            match conn.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+        };
+        let close = String::from_utf8_lossy(&buf[..end])
+            .to_ascii_lowercase()
+            .contains("\r\nconnection: close\r\n");
+        buf.drain(..end);
+        let n = served.fetch_add(1, Ordering::SeqCst) + 1;
+        let (status, body_len) = match behaviour {
+            Behaviour::GrowsAt(at) if n >= at => ("200 OK", 120),
+            Behaviour::Unavailable(every) if n.checked_rem(every) == Some(0) => {
+                ("503 Service Unavailable", 100)
+            }
+            _ => ("200 OK", 100),
+        };
+        let connection = if close { "Connection: close\r\n" } else { "" };
+        let head = format!(
+            "HTTP/1.1 {status}\r\nContent-Length: {body_len}\r\nContent-Type: text/plain\r\n\
+             {connection}\r\n"
+        );
+        let body = vec![b'x'; body_len];
+        let ok = match behaviour {
+            Behaviour::SplitNagle | Behaviour::SplitNoDelay => {
+                conn.write_all(head.as_bytes()).is_ok() && conn.write_all(&body).is_ok()
+            }
+            _ => conn.write_all(&[head.as_bytes(), &body].concat()).is_ok(),
+        };
+        if !ok || close {
+            return;
+        }
+    }
+}
+
+fn spec(server: &TestServer, connections: usize, requests: u64) -> LoadSpec {
+    let mut s = LoadSpec::new(vec![server.target()]);
+    s.connections = connections;
+    s.threads = 1;
+    s.stop = Stop::Requests(requests);
+    s.timeout = Duration::from_secs(5);
+    s
+}
+
+fn ctx() -> RoundContext {
+    RoundContext {
+        server: None,
+        server_cores: None,
+        client_threads: 1,
+        shared_cores: false,
+        close_mode: false,
+    }
+}
+
+/// Closed-model runs against an in-process server as fast as the client
+/// keep the client thread busy, so whether `client_bound` fires depends on
+/// the neighbours of the moment; it has its own tests below.
+fn judged(mut v: Verdict) -> Verdict {
+    v.reasons.retain(|x| x.code != "client_bound");
+    v
+}
+
+fn codes(v: &Verdict) -> Vec<&str> {
+    v.reasons.iter().map(|r| r.code.as_str()).collect()
+}
+
+#[test]
+fn nagle_split_write_is_delayed_ack() {
+    let _serial = serial();
+    let server = TestServer::start(Behaviour::SplitNagle, None);
+    let r = run(&spec(&server, 4, 200), &Control::new()).unwrap();
+    assert_eq!(r.summary.completed, 200);
+    assert_eq!(r.summary.errors_total, 0);
+    let v = round_verdict(&r.summary, Some(&r.latency), &ctx());
+    assert_eq!(codes(&v), vec!["delayed_ack"], "{v:#?}");
+    assert!(v.reasons[0].message.contains("took 38–52 ms"), "{v:#?}");
+}
+
+#[test]
+fn nodelay_split_write_is_valid() {
+    let _serial = serial();
+    let server = TestServer::start(Behaviour::SplitNoDelay, None);
+    let r = run(&spec(&server, 4, 2000), &Control::new()).unwrap();
+    assert_eq!(r.summary.completed, 2000);
+    assert_eq!(r.summary.errors_total, 0);
+    assert_eq!(r.summary.connections.established, 4);
+    let v = judged(round_verdict(&r.summary, Some(&r.latency), &ctx()));
+    assert!(v.is_valid(), "{v:#?}");
+    assert_eq!(r.latency.count_between(38_000, 52_000), 0);
+}
+
+#[test]
+fn body_that_grows_mid_run_is_drift() {
+    let _serial = serial();
+    let server = TestServer::start(Behaviour::GrowsAt(51), None);
+    let r = run(&spec(&server, 1, 200), &Control::new()).unwrap();
+    assert_eq!(r.summary.completed, 200);
+    // Requests 51 to 200 came back 20 bytes longer than the first ones.
+    assert_eq!(r.summary.errors.get("size_mismatch"), Some(&150));
+    let v = judged(round_verdict(&r.summary, Some(&r.latency), &ctx()));
+    assert_eq!(codes(&v), vec!["drift"], "{v:#?}");
+    assert!(
+        v.reasons[0].message.starts_with(
+            "responses changed during load (150 of another size, 0 with another checksum, \
+             of 200 completed)"
+        ),
+        "{v:#?}"
+    );
+    assert_eq!(server.served.load(Ordering::SeqCst), 200);
+}
+
+#[test]
+fn unexpected_statuses_are_errors() {
+    let _serial = serial();
+    let server = TestServer::start(Behaviour::Unavailable(10), None);
+    let r = run(&spec(&server, 1, 100), &Control::new()).unwrap();
+    assert_eq!(r.summary.completed, 100);
+    assert_eq!(r.summary.status.get("503"), Some(&10));
+    let v = judged(round_verdict(&r.summary, Some(&r.latency), &ctx()));
+    assert_eq!(codes(&v), vec!["errors"], "{v:#?}");
+    let m = &v.reasons[0].message;
+    assert!(
+        m.starts_with("10 errors (status 10); statuses 503×10:"),
+        "{m}"
+    );
+}
+
+/// Busy-loops on `cpu` until dropped: a neighbour that takes the client's core.
+struct Hog {
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Hog {
+    fn start(cpu: usize, threads: usize) -> Hog {
+        let stop = Arc::new(AtomicBool::new(false));
+        let threads = (0..threads)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    pin(Some(cpu));
+                    // Bounded even if the test panics before dropping us.
+                    let deadline = Instant::now() + Duration::from_secs(60);
+                    let mut x = 0u64;
+                    while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                        x = std::hint::black_box(
+                            x.wrapping_mul(6364136223846793005).wrapping_add(1),
+                        );
+                    }
+                })
+            })
+            .collect();
+        Hog { stop, threads }
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn client_starved_of_cpu_is_client_bound() {
+    let _serial = serial();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let server_cpu = if cpus > 1 { Some(1) } else { None };
+    let server = TestServer::start(Behaviour::SplitNoDelay, server_cpu);
+    // Three busy loops share the client's core with it: it gets a third of
+    // the core in scheduler slices of several milliseconds, so sends
+    // scheduled inside another thread's slice go out late.
+    let _hog = Hog::start(0, 3);
+    let mut s = spec(&server, 10, 1);
+    s.cpus = vec![0];
+    s.rate = Some(2000.0);
+    s.stop = Stop::Duration(Duration::from_secs(2));
+    let r = run(&s, &Control::new()).unwrap();
+    let rate = r.summary.rate.as_ref().unwrap();
+    assert!(
+        rate.late_sends * 100 > r.summary.sent,
+        "{} late of {}",
+        rate.late_sends,
+        r.summary.sent
+    );
+    let v = round_verdict(&r.summary, Some(&r.latency), &ctx());
+    assert_eq!(codes(&v), vec!["client_bound"], "{v:#?}");
+    assert!(
+        v.reasons[0].message.contains("left more than 1 ms late"),
+        "{v:#?}"
+    );
+}
+
+#[test]
+fn connection_per_request_churns_ports() {
+    let _serial = serial();
+    let server = TestServer::start(Behaviour::Plain, None);
+    let mut s = spec(&server, 4, 3000);
+    s.keep_alive = false;
+    let r = run(&s, &Control::new()).unwrap();
+    assert_eq!(r.summary.completed, 3000);
+    assert_eq!(r.summary.errors_total, 0);
+    assert_eq!(r.summary.connections.reconnects, 2996);
+    let mut c = ctx();
+    c.close_mode = true;
+    let ports = throng_trust::snapshot::read_sysctl("net.ipv4.ip_local_port_range").unwrap();
+    let range: Vec<u64> = ports.split(' ').map(|p| p.parse().unwrap()).collect();
+    let size = range[1] - range[0] + 1;
+    let predicted = r.summary.connections.per_sec * 60.0;
+    let v = judged(round_verdict(&r.summary, Some(&r.latency), &c));
+    // Loopback connects are cheap: thousands per second, far beyond what
+    // the range can hold for 60 s each.
+    assert!(predicted > size as f64 / 2.0, "{predicted} of {size}");
+    assert_eq!(codes(&v), vec!["ports"], "{v:#?}");
+    assert!(
+        v.reasons[0]
+            .message
+            .contains(&format!("of the {size} ephemeral ports:")),
+        "{v:#?}"
+    );
+    // The same load with keep-alive reuses its four connections.
+    let r = run(&spec(&server, 4, 3000), &Control::new()).unwrap();
+    assert_eq!(r.summary.connections.reconnects, 0);
+    assert!(judged(round_verdict(&r.summary, Some(&r.latency), &ctx())).is_valid());
+}
+
+#[test]
+fn full_accept_queue_leaves_connections_unestablished() {
+    let _serial = serial();
+    // A listener that never accepts, with the smallest backlog: the kernel
+    // completes one handshake into the queue and drops every other SYN.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    nix::sys::socket::listen(&listener, nix::sys::socket::Backlog::new(0).unwrap()).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut s = LoadSpec::new(vec![Target {
+        addr,
+        host_header: addr.to_string(),
+        path: "/".into(),
+        url: format!("http://{addr}/"),
+    }]);
+    s.connections = 8;
+    s.threads = 1;
+    s.timeout = Duration::from_millis(500);
+    s.stop = Stop::Duration(Duration::from_secs(1));
+    let r = run(&s, &Control::new()).unwrap();
+    let c = &r.summary.connections;
+    // The engine's reachability handshake takes the one queue slot.
+    assert_eq!((c.requested, c.established), (8, 0));
+    assert_eq!(r.summary.completed, 0);
+    let v = round_verdict(&r.summary, Some(&r.latency), &ctx());
+    assert_eq!(codes(&v), vec!["errors", "connections"], "{v:#?}");
+    assert!(v.reasons[1]
+        .message
+        .starts_with("0 of 8 requested connections were established"));
+    drop(listener);
+}
