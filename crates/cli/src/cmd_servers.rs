@@ -1,6 +1,62 @@
-#[derive(clap::Args)]
-pub struct ServersArgs {}
+//! `throng servers`: the recipes, whether each server is installed, its
+//! version, and the Debian package that installs a missing one.
 
-pub fn run(_args: ServersArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("not built yet")
+use std::path::PathBuf;
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use throng_lab::Recipes;
+
+#[derive(clap::Args)]
+pub struct ServersArgs {
+    /// Folder of recipe TOML files that add to or replace the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    pub recipes: Option<PathBuf>,
+    /// Also print each recipe's notes (settings a server lacks).
+    #[arg(long)]
+    pub notes: bool,
+}
+
+pub fn run(args: ServersArgs) -> anyhow::Result<u8> {
+    let recipes = Recipes::load(args.recipes.as_deref())?;
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED);
+    table.set_header(["recipe", "model", "installed", "version", "package"]);
+    let mut missing = 0;
+    for r in recipes.all() {
+        let installed = r.is_installed();
+        let backend_ok = r
+            .backend
+            .as_deref()
+            .and_then(|b| recipes.get(b))
+            .is_none_or(|b| b.is_installed());
+        if !installed || !backend_ok {
+            missing += 1;
+        }
+        let state = match (installed, backend_ok) {
+            (true, true) => "yes".to_string(),
+            (true, false) => format!("backend {} missing", r.backend.as_deref().unwrap_or("")),
+            _ => "no".to_string(),
+        };
+        let package = if installed || r.package.is_empty() {
+            r.package.clone()
+        } else {
+            format!("apt-get install {}", r.package)
+        };
+        let version = if installed {
+            r.version()
+        } else {
+            String::new()
+        };
+        table.add_row([r.name.clone(), r.model.clone(), state, version, package]);
+    }
+    println!("{table}");
+    if args.notes {
+        for r in recipes.all() {
+            println!("\n{}: {}", r.name, r.notes);
+        }
+    }
+    if missing > 0 {
+        println!("\n{missing} recipe(s) cannot run until their package is installed.");
+    }
+    Ok(0)
 }

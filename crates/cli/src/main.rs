@@ -24,7 +24,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Generate HTTP/1.1 load against a URL and report what was measured.
-    Load(cmd_load::LoadArgs),
+    Load(Box<cmd_load::LoadArgs>),
     /// Start real servers, sweep concurrency over workloads, store results.
     Lab(cmd_lab::LabArgs),
     /// List server recipes and whether each is installed.
@@ -40,7 +40,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Load(a) => cmd_load::run(a),
+        Command::Load(a) => cmd_load::run(*a),
         Command::Lab(a) => cmd_lab::run(a),
         Command::Servers(a) => cmd_servers::run(a),
         Command::Report(a) => cmd_report::run(a),

@@ -34,7 +34,11 @@ fn exactly_n_requests_reach_the_server() {
     assert_eq!(j["connections"]["established"], 10);
     assert_eq!(j["connections"]["reconnects"], 0);
     let log = log_with(&ng, 10000);
-    assert_eq!(log.len(), 10000, "the server saw exactly the requests counted");
+    assert_eq!(
+        log.len(),
+        10000,
+        "the server saw exactly the requests counted"
+    );
     assert!(log.iter().all(|(s, _)| *s == 200));
     // Every byte nginx sent was read and counted, headers included.
     let sent: u64 = log.iter().map(|(_, b)| b).sum();
@@ -57,7 +61,18 @@ fn close_mode_opens_one_connection_per_request() {
 #[test]
 fn pipelined_requests_are_all_answered() {
     let ng = Nginx::start(&[("index.html", b"hello!\n")]);
-    let j = throng_json(&["load", &ng.url("/"), "-n", "4000", "-c", "4", "--pipeline", "16", "-t", "1"]);
+    let j = throng_json(&[
+        "load",
+        &ng.url("/"),
+        "-n",
+        "4000",
+        "-c",
+        "4",
+        "--pipeline",
+        "16",
+        "-t",
+        "1",
+    ]);
     assert_eq!(j["completed"], 4000);
     assert_eq!(j["pipeline"], 16);
     assert_eq!(j["errors_total"], 0);
@@ -71,9 +86,22 @@ fn pipelined_requests_are_all_answered() {
 fn url_list_statuses_and_size_mismatch() {
     let ng = Nginx::start(&[("a.html", b"aaaa"), ("b.html", b"bbbbbbbb")]);
     let list = ng.dir.path().join("urls.txt");
-    std::fs::write(&list, "# two files and one that is missing\n/a.html\n/b.html\n/missing.html\n").unwrap();
+    std::fs::write(
+        &list,
+        "# two files and one that is missing\n/a.html\n/b.html\n/missing.html\n",
+    )
+    .unwrap();
     let j = throng_json(&[
-        "load", &ng.url("/"), "--urls", list.to_str().unwrap(), "-n", "300", "-c", "1", "-t", "1",
+        "load",
+        &ng.url("/"),
+        "--urls",
+        list.to_str().unwrap(),
+        "-n",
+        "300",
+        "-c",
+        "1",
+        "-t",
+        "1",
     ]);
     // Sequential order over three URLs: 100 each.
     assert_eq!(j["completed"], 300);
@@ -88,8 +116,20 @@ fn url_list_statuses_and_size_mismatch() {
 
     // Holding every URL to a fixed size turns the other sizes into errors.
     let j = throng_json(&[
-        "load", &ng.url("/"), "--urls", list.to_str().unwrap(), "-n", "300", "-c", "1", "-t", "1",
-        "--expect-size", "4", "--expect-status", "200,404",
+        "load",
+        &ng.url("/"),
+        "--urls",
+        list.to_str().unwrap(),
+        "-n",
+        "300",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "--expect-size",
+        "4",
+        "--expect-status",
+        "200,404",
     ]);
     assert_eq!(j["errors"]["status"], 0);
     assert_eq!(j["errors"]["size_mismatch"], 200);
@@ -98,7 +138,17 @@ fn url_list_statuses_and_size_mismatch() {
 #[test]
 fn timeline_has_one_row_per_second() {
     let ng = Nginx::start(&[("index.html", b"hello!\n")]);
-    let j = throng_json(&["load", &ng.url("/"), "-d", "2s", "-c", "4", "--timeline", "--warmup", "500ms"]);
+    let j = throng_json(&[
+        "load",
+        &ng.url("/"),
+        "-d",
+        "2s",
+        "-c",
+        "4",
+        "--timeline",
+        "--warmup",
+        "500ms",
+    ]);
     let rows = j["timeline"].as_array().unwrap();
     assert!(rows.len() == 2 || rows.len() == 3, "{} rows", rows.len());
     let total: u64 = rows.iter().map(|r| r["completed"].as_u64().unwrap()).sum();
@@ -111,5 +161,8 @@ fn timeline_has_one_row_per_second() {
     let counted = j["completed"].as_u64().unwrap() + w["completed"].as_u64().unwrap();
     // The server also logs what was in flight when the run ended.
     let logged = log_with(&ng, counted as usize).len() as u64;
-    assert!(logged >= counted && logged <= counted + 4, "{logged} logged, {counted} counted");
+    assert!(
+        logged >= counted && logged <= counted + 4,
+        "{logged} logged, {counted} counted"
+    );
 }

@@ -186,6 +186,9 @@ struct Conn {
     /// Open model.
     next_intended_ns: u64,
     in_heap: bool,
+    /// The server's FIN has arrived: requests issued from now on wait for
+    /// the next connection instead of being written to one that is gone.
+    peer_closed: bool,
 }
 
 impl Conn {
@@ -283,6 +286,7 @@ impl<'a> Worker<'a> {
                 epoch: 0,
                 next_intended_ns: plan.start_ns + (job.first_conn + i) as u64 * plan.stagger_ns,
                 in_heap: false,
+                peer_closed: false,
             })
             .collect();
         let poll = Poll::new()?;
@@ -630,7 +634,7 @@ impl<'a> Worker<'a> {
     fn flush(&mut self, i: usize) {
         loop {
             let c = &mut self.conns[i];
-            if c.written >= c.len {
+            if c.written >= c.len || c.peer_closed {
                 return;
             }
             let (head, written, write_off, pending) =
@@ -708,6 +712,9 @@ impl<'a> Worker<'a> {
                 }
             }
             State::Open => {
+                if closed {
+                    self.conns[i].peer_closed = true;
+                }
                 if self.conns[i].written < self.conns[i].len {
                     self.flush(i);
                 }
@@ -722,6 +729,9 @@ impl<'a> Worker<'a> {
     /// the stream is already queued behind the data and must be read now:
     /// no later edge will report it.
     fn read(&mut self, i: usize, closed: bool) {
+        if closed {
+            self.conns[i].peer_closed = true;
+        }
         let mut buf = std::mem::take(&mut self.buf);
         let epoch = self.conns[i].epoch;
         while let Some(stream) = self.conns[i].stream.as_mut() {
@@ -941,6 +951,7 @@ impl<'a> Worker<'a> {
         c.written = 0;
         c.write_off = 0;
         c.epoch += 1;
+        c.peer_closed = false;
         c.parser.reset();
         if self.plan.interval_ns.is_some() {
             self.schedule(i);

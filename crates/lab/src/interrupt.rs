@@ -58,7 +58,11 @@ extern "C" fn on_signal(_: libc::c_int) {
 /// Installs the handlers for the life of the process. A watcher thread does
 /// the work, since a signal handler may only touch atomics.
 pub fn install(interrupt: Interrupt) -> anyhow::Result<()> {
-    let action = SigAction::new(SigHandler::Handler(on_signal), SaFlags::SA_RESTART, SigSet::empty());
+    let action = SigAction::new(
+        SigHandler::Handler(on_signal),
+        SaFlags::SA_RESTART,
+        SigSet::empty(),
+    );
     for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
         // SAFETY: the handler only increments an atomic.
         unsafe { sigaction(s, &action)? };

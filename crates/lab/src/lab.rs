@@ -30,15 +30,35 @@ use crate::workload::{self, Workload, WorkloadKind};
 #[derive(Debug)]
 pub enum Event<'a> {
     /// The run is stored under this id; `steps` will be reported.
-    Planned { run_id: i64, steps: u64, estimated_s: f64 },
+    Planned {
+        run_id: i64,
+        steps: u64,
+        estimated_s: f64,
+    },
     /// Something the user must know (skipped core counts, ...).
     Note(String),
     /// A server is up for a group; `pid` leads its process group.
-    ServerStarted { server: &'a str, cores: u32, workload: &'a str, pid: i32 },
+    ServerStarted {
+        server: &'a str,
+        cores: u32,
+        workload: &'a str,
+        pid: i32,
+    },
     /// A server failed; its remaining steps in the group are recorded failed.
-    ServerFailed { server: &'a str, cores: u32, workload: &'a str, message: &'a str },
+    ServerFailed {
+        server: &'a str,
+        cores: u32,
+        workload: &'a str,
+        message: &'a str,
+    },
     /// One measured round.
-    Round { server: &'a str, concurrency: u32, index: u32, result: &'a LoadResult, usage: &'a ServerUsage },
+    Round {
+        server: &'a str,
+        concurrency: u32,
+        index: u32,
+        result: &'a LoadResult,
+        usage: &'a ServerUsage,
+    },
     /// A finished (or failed) step, as stored.
     Step(&'a StepRecord),
 }
@@ -111,7 +131,11 @@ fn doctor_and_environment(
     first: Option<&CoresPlan>,
 ) -> (Vec<throng_model::Finding>, throng_model::Environment) {
     let (server_cpus, client_cpus) = match first {
-        Some(CoresPlan::Run { server_cpus, client_cpus, .. }) => (server_cpus.clone(), client_cpus.clone()),
+        Some(CoresPlan::Run {
+            server_cpus,
+            client_cpus,
+            ..
+        }) => (server_cpus.clone(), client_cpus.clone()),
         _ => (Vec::new(), Vec::new()),
     };
     let plan = throng_trust::doctor::Plan {
@@ -120,7 +144,10 @@ fn doctor_and_environment(
         client_cpus,
         server_cpus,
     };
-    (throng_trust::doctor::check(&plan), throng_trust::doctor::environment())
+    (
+        throng_trust::doctor::check(&plan),
+        throng_trust::doctor::environment(),
+    )
 }
 
 /// One server started for one group (cores × workload).
@@ -189,11 +216,17 @@ pub fn run_study(
 ) -> anyhow::Result<Outcome> {
     let missing = study.missing_servers();
     if !missing.is_empty() {
-        bail!("the study needs servers that are not installed:\n  {}", missing.join("\n  "));
+        bail!(
+            "the study needs servers that are not installed:\n  {}",
+            missing.join("\n  ")
+        );
     }
     let cpus = process::own_cpus();
     let plans = plan_cores(study.cores.as_deref(), &cpus, study.allow_shared_cores);
-    let (doctor, environment) = doctor_and_environment(study, plans.iter().find(|p| matches!(p, CoresPlan::Run { .. })));
+    let (doctor, environment) = doctor_and_environment(
+        study,
+        plans.iter().find(|p| matches!(p, CoresPlan::Run { .. })),
+    );
     let run = RunRecord {
         id: 0,
         study: study.name.clone(),
@@ -227,7 +260,10 @@ pub fn run_study(
             },
         )?;
     }
-    let runnable = plans.iter().filter(|p| matches!(p, CoresPlan::Run { .. })).count();
+    let runnable = plans
+        .iter()
+        .filter(|p| matches!(p, CoresPlan::Run { .. }))
+        .count();
     let groups = (runnable * study.workloads.len()) as u64;
     let steps = groups * (study.servers.len() * study.concurrency.len()) as u64;
     let per_round = study.round_s + study.round_warmup_s + 0.1;
@@ -243,16 +279,36 @@ pub fn run_study(
         user,
         failed_steps: 0,
     };
-    ctx.observer.event(Event::Planned { run_id, steps, estimated_s });
+    ctx.observer.event(Event::Planned {
+        run_id,
+        steps,
+        estimated_s,
+    });
     for p in &plans {
-        if let CoresPlan::Skip { reason, .. } = p {
-            ctx.observer.event(Event::Note(format!("skipped: {reason}")));
+        if let CoresPlan::Skip { cores, reason } = p {
+            ctx.observer
+                .event(Event::Note(format!("skipped: {reason}")));
+            // Stored, so a report shows what was asked for and why it is absent.
+            for w in &study.workloads {
+                for s in &study.servers {
+                    for &c in &study.concurrency {
+                        let st = skipped_step(&s.name, *cores, w.name(), c, reason);
+                        ctx.store.add_step(run_id, &st)?;
+                    }
+                }
+            }
         }
     }
     let mut docroots: Vec<(WorkloadKind, Workload)> = Vec::new();
     let result = (|| -> anyhow::Result<()> {
         for p in &plans {
-            let CoresPlan::Run { cores, server_cpus, client_cpus, shared } = p else {
+            let CoresPlan::Run {
+                cores,
+                server_cpus,
+                client_cpus,
+                shared,
+            } = p
+            else {
                 continue;
             };
             for &kind in &study.workloads {
@@ -285,7 +341,35 @@ pub fn run_study(
     let failed_steps = ctx.failed_steps;
     ctx.store.finish_run(run_id, complete)?;
     result?;
-    Ok(Outcome { run_id, complete, failed_steps })
+    Ok(Outcome {
+        run_id,
+        complete,
+        failed_steps,
+    })
+}
+
+fn skipped_step(
+    server: &str,
+    cores: u32,
+    workload: &str,
+    concurrency: u32,
+    reason: &str,
+) -> StepRecord {
+    StepRecord {
+        server: server.to_string(),
+        cores,
+        workload: workload.to_string(),
+        concurrency,
+        status: StepStatus::Skipped,
+        failure: Some(reason.to_string()),
+        log_tail: None,
+        server_cpus: Vec::new(),
+        client_cpus: Vec::new(),
+        shared_cores: false,
+        throughput: Default::default(),
+        rounds: Vec::new(),
+        verdict: Verdict::valid(),
+    }
 }
 
 struct Group {
@@ -345,12 +429,19 @@ fn launch_recipe(
     let mut configs = Vec::new();
     for (path, content) in recipe.render_configs(&rc)? {
         std::fs::write(&path, &content).with_context(|| format!("writing {}", path.display()))?;
-        let rel = path.strip_prefix(&ctx.root).unwrap_or(&path).display().to_string();
+        let rel = path
+            .strip_prefix(&ctx.root)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
         configs.push(ConfigFile { path: rel, content });
     }
     let argv = recipe.render_start(&rc)?;
     configs.push(ConfigFile {
-        path: format!("{}/command", dir.strip_prefix(&ctx.root).unwrap_or(&dir).display()),
+        path: format!(
+            "{}/command",
+            dir.strip_prefix(&ctx.root).unwrap_or(&dir).display()
+        ),
         content: argv.join(" "),
     });
     let launch = Launch {
@@ -420,7 +511,12 @@ pub fn verify(port: u16, w: &Workload) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn start_server(ctx: &mut Ctx, group: &Group, idx: usize, s: &StudyServer) -> Result<Running, (String, String)> {
+fn start_server(
+    ctx: &mut Ctx,
+    group: &Group,
+    idx: usize,
+    s: &StudyServer,
+) -> Result<Running, (String, String)> {
     let port = free_port().map_err(|e| (e.to_string(), String::new()))?;
     let mut configs = Vec::new();
     let mut logs = Vec::new();
@@ -430,7 +526,14 @@ fn start_server(ctx: &mut Ctx, group: &Group, idx: usize, s: &StudyServer) -> Re
         let bp = free_port().map_err(|e| (e.to_string(), String::new()))?;
         let (p, c, l) = launch_recipe(ctx, group, &format!("{}-backend", s.name), b, bp, None)
             .map_err(|e| (format!("{e:#}"), String::new()))?;
-        let mut br = Running { idx, port: bp, proc: p, backend: None, logs: l.clone(), failed: None };
+        let mut br = Running {
+            idx,
+            port: bp,
+            proc: p,
+            backend: None,
+            logs: l.clone(),
+            failed: None,
+        };
         configs.extend(c);
         logs.extend(l);
         if let Err(e) = wait_ready(&mut br, "/", Duration::from_secs(15)) {
@@ -446,11 +549,19 @@ fn start_server(ctx: &mut Ctx, group: &Group, idx: usize, s: &StudyServer) -> Re
     configs.extend(c);
     logs.extend(l);
     let _ = ctx.store.add_configs(ctx.run_id, &s.name, &configs);
-    let mut r = Running { idx, port, proc: p, backend, logs, failed: None };
+    let mut r = Running {
+        idx,
+        port,
+        proc: p,
+        backend,
+        logs,
+        failed: None,
+    };
     let first = group.workload.files[0].0.clone();
     let checks = (|| -> anyhow::Result<()> {
         wait_ready(&mut r, &first, Duration::from_secs(15))?;
-        process::check_pinning(&r.processes(), &group.server_cpus).context("pinning did not take effect")?;
+        process::check_pinning(&r.processes(), &group.server_cpus)
+            .context("pinning did not take effect")?;
         verify(port, &group.workload).context("verification failed")?;
         Ok(())
     })();
@@ -476,7 +587,14 @@ fn targets(port: u16, w: &Workload) -> Vec<Target> {
         .collect()
 }
 
-fn spec(group: &Group, port: u16, concurrency: u32, seconds: f64, warmup: f64, seed: u64) -> LoadSpec {
+fn spec(
+    group: &Group,
+    port: u16,
+    concurrency: u32,
+    seconds: f64,
+    warmup: f64,
+    seed: u64,
+) -> LoadSpec {
     let mut spec = LoadSpec::new(targets(port, &group.workload));
     spec.connections = concurrency as usize;
     spec.threads = group.client_cpus.len().clamp(1, concurrency as usize);
@@ -484,7 +602,11 @@ fn spec(group: &Group, port: u16, concurrency: u32, seconds: f64, warmup: f64, s
     spec.stop = Stop::Duration(Duration::from_secs_f64(seconds));
     spec.warmup = Duration::from_secs_f64(warmup);
     spec.timeout = group.workload.kind.request_timeout();
-    spec.order = if group.workload.kind.random_order() { Order::Random } else { Order::Sequential };
+    spec.order = if group.workload.kind.random_order() {
+        Order::Random
+    } else {
+        Order::Sequential
+    };
     spec.checksum = true;
     spec.seed = seed;
     spec
@@ -502,7 +624,9 @@ struct Pending {
     step: StepRecord,
     verdicts: Vec<Verdict>,
     rps: Vec<f64>,
-    started: Instant,
+    /// Time spent in this step's own rounds: other servers' rounds in
+    /// between do not count against its cap.
+    spent: Duration,
     done: bool,
 }
 
@@ -529,7 +653,12 @@ fn run_group(ctx: &mut Ctx, group: &Group) -> anyhow::Result<()> {
             }
             Err((msg, tail)) => {
                 let msg = format!("did not start: {msg}");
-                ctx.observer.event(Event::ServerFailed { server: &s.name, cores: group.cores, workload: wname, message: &msg });
+                ctx.observer.event(Event::ServerFailed {
+                    server: &s.name,
+                    cores: group.cores,
+                    workload: wname,
+                    message: &msg,
+                });
                 for &c in &study.concurrency {
                     let mut st = group.step(&s.name, c);
                     st.status = StepStatus::Failed;
@@ -561,7 +690,16 @@ fn run_group(ctx: &mut Ctx, group: &Group) -> anyhow::Result<()> {
                 step.failure = Some(f.clone());
             }
             let done = r.failed.is_some();
-            pending.push((ri, Pending { step, verdicts: vec![], rps: vec![], started: Instant::now(), done }));
+            pending.push((
+                ri,
+                Pending {
+                    step,
+                    verdicts: vec![],
+                    rps: vec![],
+                    spent: Duration::ZERO,
+                    done,
+                },
+            ));
         }
         let mut round = 0u32;
         while pending.iter().any(|(_, p)| !p.done) && !ctx.interrupt.is_set() {
@@ -600,7 +738,11 @@ fn run_group(ctx: &mut Ctx, group: &Group) -> anyhow::Result<()> {
     }
     // Sweep-level verdicts need the whole sweep of each server.
     for s in &study.servers {
-        let mut sweep: Vec<StepRecord> = group_steps.iter().filter(|x| x.server == s.name).cloned().collect();
+        let mut sweep: Vec<StepRecord> = group_steps
+            .iter()
+            .filter(|x| x.server == s.name)
+            .cloned()
+            .collect();
         let before: Vec<Verdict> = sweep.iter().map(|x| x.verdict.clone()).collect();
         sweep_verdicts(&mut sweep);
         for (st, b) in sweep.iter().zip(before) {
@@ -628,7 +770,14 @@ fn measure_round(
         return Ok(());
     }
     let seed = ((level as u64) << 32) ^ round as u64 ^ 0x7468_726f;
-    let sp = spec(group, r.port, concurrency, study.round_s, study.round_warmup_s, seed);
+    let sp = spec(
+        group,
+        r.port,
+        concurrency,
+        study.round_s,
+        study.round_warmup_s,
+        seed,
+    );
     let control = ctx.interrupt.control();
     let leader = r.proc.pid();
     let sampler = Sampler::start_after(
@@ -638,8 +787,10 @@ fn measure_round(
         Duration::from_secs_f64(study.round_warmup_s),
         Duration::from_millis(100),
     );
+    let t0 = Instant::now();
     let result = throng_engine::run(&sp, &control);
     let usage = sampler.finish();
+    p.spent += t0.elapsed();
     if ctx.interrupt.is_set() {
         return Ok(());
     }
@@ -655,8 +806,18 @@ fn measure_round(
         return Ok(());
     }
     if result.summary.completed == 0 {
-        fail(r, p, "the server stopped answering (no response in a whole round)".to_string());
-        return Ok(());
+        // A round without a response may be a stall of a busy machine; the
+        // server has failed only if it does not answer a request on its own.
+        let path = &group.workload.files[0].0;
+        let req = request_bytes(r.port, path);
+        if let Err(e) = probe::fetch(addr(r.port), &req, false, Duration::from_secs(5)) {
+            fail(
+                r,
+                p,
+                format!("the server stopped answering: no response in a whole round, then {e}"),
+            );
+            return Ok(());
+        }
     }
     let rc = throng_trust::verdict::RoundContext {
         server: Some(usage.clone()),
@@ -681,7 +842,7 @@ fn measure_round(
         server: usage,
         histogram: serialize_histogram(&result.latency),
     });
-    match study.precision.next(&p.rps, p.started.elapsed().as_secs_f64()) {
+    match study.precision.next(&p.rps, p.spent.as_secs_f64()) {
         Next::More => {}
         Next::Converged | Next::Capped => p.done = true,
     }
@@ -704,7 +865,11 @@ fn finish_step(p: &mut Pending, precision: f64) {
     }
 }
 
-fn record_step(ctx: &mut Ctx, step: StepRecord, group_steps: &mut Vec<StepRecord>) -> anyhow::Result<()> {
+fn record_step(
+    ctx: &mut Ctx,
+    step: StepRecord,
+    group_steps: &mut Vec<StepRecord>,
+) -> anyhow::Result<()> {
     if step.status == StepStatus::Failed {
         ctx.failed_steps += 1;
     }
@@ -733,4 +898,61 @@ pub fn max_users(steps: &[StepRecord]) -> Option<u32> {
         .filter(|s| s.p99_us().is_some_and(|p| p < 3_000_000))
         .map(|s| s.concurrency)
         .max()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use throng_model::{Estimate, Latency, Summary};
+
+    fn step(concurrency: u32, errors: u64, p99_us: u64, status: StepStatus) -> StepRecord {
+        let round = RoundRecord {
+            index: 0,
+            summary: Summary {
+                errors_total: errors,
+                latency_us: Latency {
+                    p99: p99_us,
+                    ..Latency::default()
+                },
+                ..Summary::default()
+            },
+            ..RoundRecord::default()
+        };
+        StepRecord {
+            server: "nginx".into(),
+            cores: 1,
+            workload: "small-files".into(),
+            concurrency,
+            status,
+            failure: None,
+            log_tail: None,
+            server_cpus: vec![0],
+            client_cpus: vec![1],
+            shared_cores: false,
+            throughput: Estimate::default(),
+            rounds: vec![round],
+            verdict: Verdict::valid(),
+        }
+    }
+
+    #[test]
+    fn max_users_is_the_highest_clean_level() {
+        let steps = [
+            step(10, 0, 1_000, StepStatus::Ok),
+            step(100, 0, 2_999_999, StepStatus::Ok),
+            step(250, 3, 10_000, StepStatus::Ok),
+            step(500, 0, 3_000_000, StepStatus::Ok),
+            step(1000, 0, 1_000, StepStatus::Failed),
+        ];
+        assert_eq!(max_users(&steps), Some(100));
+        assert_eq!(max_users(&steps[2..]), None);
+    }
+
+    #[test]
+    fn requests_name_the_host_and_port() {
+        assert_eq!(
+            request_bytes(8080, "/a.html"),
+            b"GET /a.html HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n"
+        );
+    }
 }

@@ -132,11 +132,17 @@ impl ServerProcess {
     /// The last `lines` lines of the server's output and error logs.
     pub fn log_tail(&self, extra: &[PathBuf], lines: usize) -> String {
         let mut out = String::new();
+        let mut silent = Vec::new();
         for p in std::iter::once(&self.log).chain(extra) {
             let t = tail(p, lines);
-            if !t.is_empty() {
+            if t.is_empty() {
+                silent.push(p.display().to_string());
+            } else {
                 out.push_str(&format!("==> {} <==\n{t}", p.display()));
             }
+        }
+        if !silent.is_empty() {
+            out.push_str(&format!("(nothing written to {})\n", silent.join(", ")));
         }
         out
     }
@@ -177,6 +183,9 @@ impl ServerProcess {
                 .filter(|&p| is_alive(p))
                 .collect();
             if left.is_empty() {
+                // Reap the leader if it died since the last look, so it
+                // does not linger as a zombie.
+                let _ = self.child.try_wait();
                 return true;
             }
             if Instant::now() >= deadline {
@@ -296,7 +305,9 @@ pub fn check_pinning(pids: &[i32], cpus: &[usize]) -> anyhow::Result<()> {
 /// CPUs this process may use, in order.
 pub fn own_cpus() -> Vec<usize> {
     cpus_allowed(std::process::id() as i32).unwrap_or_else(|_| {
-        let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        let n = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
         (0..n).collect()
     })
 }
@@ -367,14 +378,18 @@ mod tests {
         // A parent with two children, one of which ignores SIGTERM, so the
         // stop must escalate to SIGKILL.
         let script = "sleep 30 & (trap '' TERM; sleep 30) & echo started; wait";
-        let mut p = ServerProcess::spawn(&launch(&["/bin/sh", "-c", script], vec![0], dir.path())).unwrap();
-        assert!(wait_for(|| p.tree().len() >= 4), "tree: {:?}", p.tree());
+        let mut p =
+            ServerProcess::spawn(&launch(&["/bin/sh", "-c", script], vec![0], dir.path())).unwrap();
+        // sh and two sleeps (the subshell execs its last command).
+        assert!(wait_for(|| p.tree().len() == 3), "tree: {:?}", p.tree());
         let pids = p.tree();
         assert_eq!(pids[0], p.pid());
         check_pinning(&pids, &[0]).unwrap();
         assert!(check_pinning(&pids, &[0, 1]).is_err());
         assert!(LIVE_GROUPS.lock().unwrap().contains(&p.pid()));
-        assert!(wait_for(|| tail(&dir.path().join("out.log"), 5) == "started\n"));
+        assert!(wait_for(
+            || tail(&dir.path().join("out.log"), 5) == "started\n"
+        ));
         p.stop(Duration::from_millis(300));
         for pid in &pids {
             assert!(!is_alive(*pid), "{pid} survived");
@@ -386,7 +401,12 @@ mod tests {
     fn drop_kills_the_group() {
         let dir = tempfile::tempdir().unwrap();
         let pids = {
-            let p = ServerProcess::spawn(&launch(&["/bin/sh", "-c", "sleep 30 & wait"], vec![], dir.path())).unwrap();
+            let p = ServerProcess::spawn(&launch(
+                &["/bin/sh", "-c", "sleep 30 & wait"],
+                vec![],
+                dir.path(),
+            ))
+            .unwrap();
             assert!(wait_for(|| p.tree().len() == 2));
             p.tree()
         };
@@ -399,7 +419,11 @@ mod tests {
     fn exit_is_noticed_and_log_tail_kept() {
         let dir = tempfile::tempdir().unwrap();
         let mut p = ServerProcess::spawn(&launch(
-            &["/bin/sh", "-c", "for i in 1 2 3 4; do echo line$i; done; exit 3"],
+            &[
+                "/bin/sh",
+                "-c",
+                "for i in 1 2 3 4; do echo line$i; done; exit 3",
+            ],
             vec![],
             dir.path(),
         ))

@@ -29,7 +29,12 @@ pub struct ProcStat {
 pub fn read_stat(pid: i32) -> Option<ProcStat> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let f: Vec<&str> = s[s.rfind(')')? + 1..].split_whitespace().collect();
-    let n = |i: usize| f.get(i).and_then(|v| v.parse::<i64>().ok()).unwrap_or(0).max(0) as u64;
+    let n = |i: usize| {
+        f.get(i)
+            .and_then(|v| v.parse::<i64>().ok())
+            .unwrap_or(0)
+            .max(0) as u64
+    };
     Some(ProcStat {
         utime: n(11),
         stime: n(12),
@@ -183,7 +188,9 @@ impl Usage {
             user += d / 2;
             sys += d - d / 2;
         }
-        let reaped = self.leader_children_last.saturating_sub(self.leader_children_base);
+        let reaped = self
+            .leader_children_last
+            .saturating_sub(self.leader_children_base);
         user += reaped / 2;
         sys += reaped - reaped / 2;
         self.usage.cpu_user_s = user as f64 / hz;
@@ -235,7 +242,7 @@ impl Sampler {
             let mut n = 0u32;
             while !flag.load(Ordering::Relaxed) {
                 // PSS walks every mapping: read it on every fifth sample only.
-                u.sample(n % 5 == 0);
+                u.sample(n.is_multiple_of(5));
                 n += 1;
                 let until = Instant::now() + interval;
                 while !flag.load(Ordering::Relaxed) && Instant::now() < until {
@@ -291,9 +298,15 @@ mod tests {
         assert_eq!(u.threads, 2);
         // The spinner has core 0 to itself or shares it with this test's
         // build; either way it gets a good part of the wall time.
-        assert!(u.cpu_utilisation() > 0.3 && u.cpu_utilisation() < 1.1, "{u:?}");
+        assert!(
+            u.cpu_utilisation() > 0.3 && u.cpu_utilisation() < 1.1,
+            "{u:?}"
+        );
         assert!(u.rss_peak_bytes >= u.rss_end_bytes && u.rss_end_bytes > 100_000);
-        assert!(u.pss_end_bytes > 0 && u.pss_end_bytes <= u.rss_end_bytes, "{u:?}");
+        assert!(
+            u.pss_end_bytes > 0 && u.pss_end_bytes <= u.rss_end_bytes,
+            "{u:?}"
+        );
         assert!(u.wall_s >= 0.6);
     }
 

@@ -90,13 +90,21 @@ mod tests {
     fn edge_cases() {
         assert_eq!(estimate(&[]), Estimate::default());
         let one = estimate(&[7.0]);
-        assert_eq!((one.mean, one.median, one.ci_low, one.ci_high, one.n), (7.0, 7.0, 7.0, 7.0, 1));
+        assert_eq!(
+            (one.mean, one.median, one.ci_low, one.ci_high, one.n),
+            (7.0, 7.0, 7.0, 7.0, 1)
+        );
         assert_eq!(estimate(&[1.0, 3.0]).median, 2.0);
     }
 
     #[test]
     fn precision_loop_rules() {
-        let p = Precision { target: 0.02, min_rounds: 3, max_rounds: 6, max_step_s: 10.0 };
+        let p = Precision {
+            target: 0.02,
+            min_rounds: 3,
+            max_rounds: 6,
+            max_step_s: 10.0,
+        };
         // Two tight rounds are still too few.
         assert_eq!(p.next(&[100.0, 100.0], 1.0), Next::More);
         assert_eq!(p.next(&[100.0, 100.5, 99.5], 1.0), Next::Converged);
@@ -104,6 +112,9 @@ mod tests {
         assert_eq!(p.next(&[100.0, 150.0, 60.0], 10.0), Next::Capped);
         // The time cap never cuts a step below its minimum rounds.
         assert_eq!(p.next(&[100.0, 150.0], 60.0), Next::More);
-        assert_eq!(p.next(&[100.0, 150.0, 60.0, 100.0, 150.0, 60.0], 1.0), Next::Capped);
+        assert_eq!(
+            p.next(&[100.0, 150.0, 60.0, 100.0, 150.0, 60.0], 1.0),
+            Next::Capped
+        );
     }
 }

@@ -10,8 +10,8 @@ use std::path::Path;
 use anyhow::Context;
 use rusqlite::{params, Connection, OptionalExtension};
 use throng_model::{
-    Environment, Estimate, Finding, RoundRecord, RunData, RunRecord, ServerRecord, ServerUsage, StepRecord,
-    StepStatus, Summary, Verdict,
+    Environment, Estimate, Finding, RoundRecord, RunData, RunRecord, ServerRecord, ServerUsage,
+    StepRecord, StepStatus, Summary, Verdict,
 };
 
 /// Migrations, in order; entry i moves the schema from version i to i+1.
@@ -124,7 +124,9 @@ impl Store {
     }
 
     fn migrate(&mut self) -> anyhow::Result<()> {
-        let version: i64 = self.conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        let version: i64 = self
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))?;
         if version > SCHEMA_VERSION {
             anyhow::bail!(
                 "the database has schema version {version}, newer than this throng's {SCHEMA_VERSION}"
@@ -140,7 +142,9 @@ impl Store {
     }
 
     pub fn schema_version(&self) -> anyhow::Result<i64> {
-        Ok(self.conn.pragma_query_value(None, "user_version", |r| r.get(0))?)
+        Ok(self
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))?)
     }
 
     /// Inserts a run (incomplete until `finish_run`) and its doctor findings.
@@ -180,7 +184,15 @@ impl Store {
         tx.execute(
             "INSERT INTO servers (run_id, name, recipe, version, package, model, exe_bytes)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![run_id, s.name, s.recipe, s.version, s.package, s.model, s.exe_bytes as i64],
+            params![
+                run_id,
+                s.name,
+                s.recipe,
+                s.version,
+                s.package,
+                s.model,
+                s.exe_bytes as i64
+            ],
         )?;
         let sid = tx.last_insert_rowid();
         for (i, c) in s.configs.iter().enumerate() {
@@ -195,7 +207,12 @@ impl Store {
 
     /// Adds rendered configs to a server already stored (one set per core
     /// count and workload it was started for).
-    pub fn add_configs(&mut self, run_id: i64, server: &str, configs: &[throng_model::ConfigFile]) -> anyhow::Result<()> {
+    pub fn add_configs(
+        &mut self,
+        run_id: i64,
+        server: &str,
+        configs: &[throng_model::ConfigFile],
+    ) -> anyhow::Result<()> {
         let tx = self.conn.transaction()?;
         let sid: i64 = tx.query_row(
             "SELECT id FROM servers WHERE run_id = ?1 AND name = ?2",
@@ -271,7 +288,9 @@ impl Store {
     pub fn latest_run(&self) -> anyhow::Result<Option<i64>> {
         Ok(self
             .conn
-            .query_row("SELECT max(id) FROM runs", [], |r| r.get::<_, Option<i64>>(0))
+            .query_row("SELECT max(id) FROM runs", [], |r| {
+                r.get::<_, Option<i64>>(0)
+            })
             .optional()?
             .flatten())
     }
@@ -304,11 +323,16 @@ impl Store {
                 run.environment = serde_json::from_str(&env)?;
                 Ok(run)
             })??;
-        let mut q = self
-            .conn
-            .prepare("SELECT check_id, severity, message, fix FROM findings WHERE run_id = ?1 ORDER BY seq")?;
+        let mut q = self.conn.prepare(
+            "SELECT check_id, severity, message, fix FROM findings WHERE run_id = ?1 ORDER BY seq",
+        )?;
         let rows = q.query_map([id], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get(2)?, r.get(3)?))
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get(2)?,
+                r.get(3)?,
+            ))
         })?;
         for row in rows {
             let (check, sev, message, fix) = row?;
@@ -372,7 +396,21 @@ impl Store {
         let mut rq = self.conn.prepare(
             "SELECT idx, summary, server_usage, histogram FROM rounds WHERE step_id = ?1 ORDER BY idx",
         )?;
-        type Row = (i64, String, u32, String, u32, String, Option<String>, Option<String>, String, String, bool, String, String);
+        type Row = (
+            i64,
+            String,
+            u32,
+            String,
+            u32,
+            String,
+            Option<String>,
+            Option<String>,
+            String,
+            String,
+            bool,
+            String,
+            String,
+        );
         let rows: Vec<Row> = q
             .query_map([id], |r| {
                 Ok((
@@ -392,20 +430,37 @@ impl Store {
                 ))
             })?
             .collect::<Result<_, _>>()?;
-        for (sid, server, cores, workload, concurrency, status, failure, log_tail, scpu, ccpu, shared, tp, verdict) in rows {
+        for (
+            sid,
+            server,
+            cores,
+            workload,
+            concurrency,
+            status,
+            failure,
+            log_tail,
+            scpu,
+            ccpu,
+            shared,
+            tp,
+            verdict,
+        ) in rows
+        {
             let rounds: Vec<(u32, String, String, Vec<u8>)> = rq
                 .query_map([sid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
                 .collect::<Result<_, _>>()?;
             let rounds = rounds
                 .into_iter()
-                .map(|(index, summary, usage, histogram)| -> anyhow::Result<RoundRecord> {
-                    Ok(RoundRecord {
-                        index,
-                        summary: serde_json::from_str::<Summary>(&summary)?,
-                        server: serde_json::from_str::<ServerUsage>(&usage)?,
-                        histogram,
-                    })
-                })
+                .map(
+                    |(index, summary, usage, histogram)| -> anyhow::Result<RoundRecord> {
+                        Ok(RoundRecord {
+                            index,
+                            summary: serde_json::from_str::<Summary>(&summary)?,
+                            server: serde_json::from_str::<ServerUsage>(&usage)?,
+                            histogram,
+                        })
+                    },
+                )
                 .collect::<anyhow::Result<Vec<_>>>()?;
             steps.push(StepRecord {
                 server,
@@ -423,7 +478,11 @@ impl Store {
                 verdict: serde_json::from_str::<Verdict>(&verdict)?,
             });
         }
-        Ok(RunData { run, servers, steps })
+        Ok(RunData {
+            run,
+            servers,
+            steps,
+        })
     }
 }
 
@@ -444,12 +503,26 @@ mod tests {
             server_cpus: vec![0],
             client_cpus: vec![1],
             shared_cores: false,
-            throughput: Estimate { mean: 10.0, median: 10.0, ci_low: 9.0, ci_high: 11.0, n: rounds },
+            throughput: Estimate {
+                mean: 10.0,
+                median: 10.0,
+                ci_low: 9.0,
+                ci_high: 11.0,
+                n: rounds,
+            },
             rounds: (0..rounds)
                 .map(|i| RoundRecord {
                     index: i,
-                    summary: Summary { completed: 100 + i as u64, requests_per_sec: 10.0, ..Summary::default() },
-                    server: ServerUsage { processes: 2, threads: 3, ..ServerUsage::default() },
+                    summary: Summary {
+                        completed: 100 + i as u64,
+                        requests_per_sec: 10.0,
+                        ..Summary::default()
+                    },
+                    server: ServerUsage {
+                        processes: 2,
+                        threads: 3,
+                        ..ServerUsage::default()
+                    },
                     histogram: vec![1, 2, 3, i as u8],
                 })
                 .collect(),
@@ -468,7 +541,10 @@ mod tests {
             study: "quick".into(),
             study_toml: "name = 'quick'".into(),
             started_unix_s: 1.5,
-            environment: Environment { cpus_online: 2, ..Environment::default() },
+            environment: Environment {
+                cpus_online: 2,
+                ..Environment::default()
+            },
             doctor: vec![Finding {
                 check: "cpu.governor".into(),
                 severity: Severity::Warn,
@@ -483,7 +559,10 @@ mod tests {
             &ServerRecord {
                 name: "nginx".into(),
                 recipe: "nginx".into(),
-                configs: vec![ConfigFile { path: "nginx.conf".into(), content: "x".into() }],
+                configs: vec![ConfigFile {
+                    path: "nginx.conf".into(),
+                    content: "x".into(),
+                }],
                 ..ServerRecord::default()
             },
         )
@@ -504,7 +583,11 @@ mod tests {
         assert_eq!(data.run.doctor, run.doctor);
         assert_eq!(data.run.environment.cpus_online, 2);
         assert_eq!(data.servers[0].configs[0].content, "x");
-        let order: Vec<(&str, u32)> = data.steps.iter().map(|s| (s.server.as_str(), s.concurrency)).collect();
+        let order: Vec<(&str, u32)> = data
+            .steps
+            .iter()
+            .map(|s| (s.server.as_str(), s.concurrency))
+            .collect();
         assert_eq!(order, [("h2o", 10), ("nginx", 10), ("nginx", 50)]);
         assert_eq!(data.steps[0], step("h2o", 10, 4));
         assert_eq!(data.steps[1].verdict.label(), "suspect: noisy");
@@ -517,14 +600,27 @@ mod tests {
     fn finish_and_list() {
         let dir = tempfile::tempdir().unwrap();
         let mut st = Store::open(&dir.path().join("t.db")).unwrap();
-        let a = st.begin_run(&RunRecord { study: "a".into(), ..RunRecord::default() }).unwrap();
-        let b = st.begin_run(&RunRecord { study: "b".into(), ..RunRecord::default() }).unwrap();
+        let a = st
+            .begin_run(&RunRecord {
+                study: "a".into(),
+                ..RunRecord::default()
+            })
+            .unwrap();
+        let b = st
+            .begin_run(&RunRecord {
+                study: "b".into(),
+                ..RunRecord::default()
+            })
+            .unwrap();
         st.finish_run(a, true).unwrap();
         let runs = st.list_runs().unwrap();
         assert_eq!(runs.len(), 2);
         assert_eq!((runs[0].id, runs[0].complete), (a, true));
         assert!(runs[0].finished_unix_s.unwrap() > 1.0e9);
-        assert_eq!((runs[1].id, runs[1].complete, runs[1].study.as_str()), (b, false, "b"));
+        assert_eq!(
+            (runs[1].id, runs[1].complete, runs[1].study.as_str()),
+            (b, false, "b")
+        );
     }
 
     #[test]
@@ -535,6 +631,11 @@ mod tests {
         c.pragma_update(None, "user_version", 99).unwrap();
         drop(c);
         let e = Store::open(&path).err().unwrap().to_string();
-        assert_eq!(e, format!("the database has schema version 99, newer than this throng's {SCHEMA_VERSION}"));
+        assert_eq!(
+            e,
+            format!(
+                "the database has schema version 99, newer than this throng's {SCHEMA_VERSION}"
+            )
+        );
     }
 }

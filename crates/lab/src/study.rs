@@ -153,7 +153,10 @@ pub fn parse_range(s: &str) -> anyhow::Result<Vec<u32>> {
     }
     let v: Vec<u32> = (a..=b).step_by(step as usize).collect();
     if v.len() > 10_000 {
-        bail!("range {s:?} has {} values; a sweep that long is surely a typo", v.len());
+        bail!(
+            "range {s:?} has {} values; a sweep that long is surely a typo",
+            v.len()
+        );
     }
     Ok(v)
 }
@@ -172,7 +175,8 @@ impl Study {
                 names.join(", ")
             );
         }
-        let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+        let text =
+            std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
         Study::parse(&text, recipes).with_context(|| format!("study {}", p.display()))
     }
 
@@ -182,10 +186,16 @@ impl Study {
         for e in &f.servers {
             let (name, recipe) = match e {
                 ServerEntry::Recipe(n) => (n.clone(), find(recipes, n)?),
-                ServerEntry::Table { name, recipe: Some(r), command: None } => (name.clone(), find(recipes, r)?),
-                ServerEntry::Table { name, recipe: None, command: Some(c) } => {
-                    (name.clone(), Recipe::from_command(name, c)?)
-                }
+                ServerEntry::Table {
+                    name,
+                    recipe: Some(r),
+                    command: None,
+                } => (name.clone(), find(recipes, r)?),
+                ServerEntry::Table {
+                    name,
+                    recipe: None,
+                    command: Some(c),
+                } => (name.clone(), Recipe::from_command(name, c)?),
                 ServerEntry::Table { name, .. } => {
                     bail!("server {name:?}: give either `recipe` or `command`")
                 }
@@ -197,7 +207,11 @@ impl Study {
                 Some(b) => Some(find(recipes, b)?),
                 None => None,
             };
-            servers.push(StudyServer { name, recipe, backend });
+            servers.push(StudyServer {
+                name,
+                recipe,
+                backend,
+            });
         }
         if servers.is_empty() {
             bail!("the study lists no servers");
@@ -215,7 +229,10 @@ impl Study {
             ListOrRange::Text(t) => Some(parse_range(t)?),
             ListOrRange::List(v) => Some(v.clone()),
         };
-        if cores.as_ref().is_some_and(|c| c.is_empty() || c.contains(&0)) {
+        if cores
+            .as_ref()
+            .is_some_and(|c| c.is_empty() || c.contains(&0))
+        {
             bail!("cores: give core counts of 1 or more");
         }
         let concurrency = match &f.concurrency {
@@ -226,7 +243,13 @@ impl Study {
             bail!("concurrency: give levels of 1 or more");
         }
         let r = &f.rounds;
-        if !(r.seconds > 0.0) || r.min == 0 || r.max < r.min || !(r.precision > 0.0) {
+        if r.seconds.is_nan()
+            || r.seconds <= 0.0
+            || r.min == 0
+            || r.max < r.min
+            || r.precision.is_nan()
+            || r.precision <= 0.0
+        {
             bail!("rounds: need seconds > 0, 1 <= min <= max, precision > 0");
         }
         Ok(Study {
@@ -380,7 +403,10 @@ mod tests {
         assert_eq!(sweep.servers.len(), 8);
         assert_eq!(sweep.servers[7].backend.as_ref().unwrap().name, "nginx");
         let acme = Study::load("acme", &r).unwrap();
-        assert_eq!(acme.workloads, [WorkloadKind::SmallFiles, WorkloadKind::Large]);
+        assert_eq!(
+            acme.workloads,
+            [WorkloadKind::SmallFiles, WorkloadKind::Large]
+        );
         let e = Study::load("nope", &r).unwrap_err().to_string();
         assert!(e.contains("quick, static-sweep, acme"), "{e}");
     }
@@ -408,13 +434,21 @@ seconds = 0.5
         assert_eq!(s.round_s, 0.5);
         assert_eq!(s.precision.min_rounds, 3);
         let bad = |t: &str| Study::parse(t, &r).unwrap_err();
-        let e = bad("name='x'\nservers=['ngnix']\nworkloads=['tiny']\ncores=[1]\nconcurrency=[1]\n");
+        let e =
+            bad("name='x'\nservers=['ngnix']\nworkloads=['tiny']\ncores=[1]\nconcurrency=[1]\n");
         assert!(e.to_string().starts_with("no recipe \"ngnix\""), "{e}");
-        let e = bad("name='x'\nservers=['nginx']\nworkloads=['tiny']\ncores=[0]\nconcurrency=[1]\n");
+        let e =
+            bad("name='x'\nservers=['nginx']\nworkloads=['tiny']\ncores=[0]\nconcurrency=[1]\n");
         assert_eq!(e.to_string(), "cores: give core counts of 1 or more");
-        let e = bad("name='x'\nservers=['nginx','nginx']\nworkloads=['tiny']\ncores=[1]\nconcurrency=[1]\n");
+        let e = bad(
+            "name='x'\nservers=['nginx','nginx']\nworkloads=['tiny']\ncores=[1]\nconcurrency=[1]\n",
+        );
         assert_eq!(e.to_string(), "server \"nginx\" is listed twice");
-        assert!(Study::parse("name='x'\nservers=['nginx']\nworkloads=['tiny']\ncores=[1]\nconcurrency=[1]\ntypo=1\n", &r).is_err());
+        assert!(Study::parse(
+            "name='x'\nservers=['nginx']\nworkloads=['tiny']\ncores=[1]\nconcurrency=[1]\ntypo=1\n",
+            &r
+        )
+        .is_err());
     }
 
     #[test]
@@ -426,7 +460,11 @@ seconds = 0.5
         )
         .unwrap();
         let r = Recipes::load(Some(dir.path())).unwrap();
-        let s = Study::parse("name='x'\nservers=['gone']\nworkloads=['tiny']\ncores=[1]\nconcurrency=[1]\n", &r).unwrap();
+        let s = Study::parse(
+            "name='x'\nservers=['gone']\nworkloads=['tiny']\ncores=[1]\nconcurrency=[1]\n",
+            &r,
+        )
+        .unwrap();
         assert_eq!(
             s.missing_servers(),
             ["gone: /nonexistent/gone is not installed (apt-get install gone-httpd)"]
@@ -439,14 +477,28 @@ seconds = 0.5
         let p = plan_cores(Some(&[1, 2, 4]), &cpus, false);
         assert_eq!(
             p[0],
-            CoresPlan::Run { cores: 1, server_cpus: vec![0], client_cpus: vec![1], shared: false }
+            CoresPlan::Run {
+                cores: 1,
+                server_cpus: vec![0],
+                client_cpus: vec![1],
+                shared: false
+            }
         );
-        assert!(matches!(&p[1], CoresPlan::Skip { cores: 2, reason } if reason.contains("allow_shared_cores")));
-        assert!(matches!(&p[2], CoresPlan::Skip { cores: 4, reason } if reason.contains("only 2 CPUs")));
+        assert!(
+            matches!(&p[1], CoresPlan::Skip { cores: 2, reason } if reason.contains("allow_shared_cores"))
+        );
+        assert!(
+            matches!(&p[2], CoresPlan::Skip { cores: 4, reason } if reason.contains("only 2 CPUs"))
+        );
         let p = plan_cores(Some(&[2]), &cpus, true);
         assert_eq!(
             p[0],
-            CoresPlan::Run { cores: 2, server_cpus: vec![0, 1], client_cpus: vec![0, 1], shared: true }
+            CoresPlan::Run {
+                cores: 2,
+                server_cpus: vec![0, 1],
+                client_cpus: vec![0, 1],
+                shared: true
+            }
         );
         let auto = |n: usize| -> Vec<u32> {
             let cpus: Vec<usize> = (0..n).collect();

@@ -108,15 +108,38 @@ impl Rng {
 /// Printable text of exactly `len` bytes, lines of words, ending in a newline.
 fn text(rng: &mut Rng, len: usize) -> Vec<u8> {
     const WORDS: &[&str] = &[
-        "server", "request", "latency", "keep", "alive", "static", "file", "core", "worker",
-        "thread", "event", "loop", "socket", "bytes", "cache", "page", "throughput", "the", "a",
-        "of", "and", "to",
+        "server",
+        "request",
+        "latency",
+        "keep",
+        "alive",
+        "static",
+        "file",
+        "core",
+        "worker",
+        "thread",
+        "event",
+        "loop",
+        "socket",
+        "bytes",
+        "cache",
+        "page",
+        "throughput",
+        "the",
+        "a",
+        "of",
+        "and",
+        "to",
     ];
     let mut out = Vec::with_capacity(len);
     while out.len() < len {
         let w = WORDS[(rng.next() % WORDS.len() as u64) as usize];
         out.extend_from_slice(w.as_bytes());
-        out.push(if rng.next() % 12 == 0 { b'\n' } else { b' ' });
+        out.push(if rng.next().is_multiple_of(12) {
+            b'\n'
+        } else {
+            b' '
+        });
     }
     out.truncate(len);
     if let Some(last) = out.last_mut() {
@@ -147,7 +170,12 @@ fn binary(rng: &mut Rng, len: usize) -> Vec<u8> {
     out
 }
 
-fn write(root: &Path, rel: &str, data: &[u8], files: &mut Vec<(String, PathBuf)>) -> anyhow::Result<()> {
+fn write(
+    root: &Path,
+    rel: &str,
+    data: &[u8],
+    files: &mut Vec<(String, PathBuf)>,
+) -> anyhow::Result<()> {
     let path = root.join(rel);
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
@@ -189,7 +217,12 @@ pub fn generate(kind: WorkloadKind, docroot: &Path) -> anyhow::Result<Workload> 
             for i in 0..40 {
                 let n = rng.range(1024, 30 * 1024);
                 let data = text(&mut rng, n);
-                write(docroot, &format!("site/css/style{i:02}.css"), &data, &mut files)?;
+                write(
+                    docroot,
+                    &format!("site/css/style{i:02}.css"),
+                    &data,
+                    &mut files,
+                )?;
             }
             for i in 0..60 {
                 let n = rng.range(2 * 1024, 120 * 1024);
@@ -199,12 +232,22 @@ pub fn generate(kind: WorkloadKind, docroot: &Path) -> anyhow::Result<Workload> 
             for i in 0..120 {
                 let n = rng.range(512, 12 * 1024);
                 let data = binary(&mut rng, n);
-                write(docroot, &format!("site/img/icon{i:03}.png"), &data, &mut files)?;
+                write(
+                    docroot,
+                    &format!("site/img/icon{i:03}.png"),
+                    &data,
+                    &mut files,
+                )?;
             }
             for i in 0..60 {
                 let n = rng.range(20 * 1024, 250 * 1024);
                 let data = binary(&mut rng, n);
-                write(docroot, &format!("site/img/photo{i:02}.jpg"), &data, &mut files)?;
+                write(
+                    docroot,
+                    &format!("site/img/photo{i:02}.jpg"),
+                    &data,
+                    &mut files,
+                )?;
             }
         }
     }
@@ -255,7 +298,13 @@ mod tests {
         assert_eq!(site.files.len(), 400);
         let count = |ext: &str| site.files.iter().filter(|(u, _)| u.ends_with(ext)).count();
         assert_eq!(
-            (count(".html"), count(".css"), count(".js"), count(".png"), count(".jpg")),
+            (
+                count(".html"),
+                count(".css"),
+                count(".js"),
+                count(".png"),
+                count(".jpg")
+            ),
             (120, 40, 60, 120, 60)
         );
         let s = sizes(&site);
@@ -278,7 +327,10 @@ mod tests {
     #[test]
     fn unknown_workload_names_the_known_ones() {
         let e = WorkloadKind::parse("huge").unwrap_err().to_string();
-        assert_eq!(e, "unknown workload \"huge\" (known: tiny, small-files, page, large, site)");
+        assert_eq!(
+            e,
+            "unknown workload \"huge\" (known: tiny, small-files, page, large, site)"
+        );
         for n in NAMES {
             assert_eq!(WorkloadKind::parse(n).unwrap().name(), n);
         }

@@ -201,10 +201,12 @@ pub struct StepRecord {
 
 impl StepRecord {
     pub fn p99_us(&self) -> Option<u64> {
-        self.median_of(|r| r.summary.latency_us.p99 as f64).map(|v| v as u64)
+        self.median_of(|r| r.summary.latency_us.p99 as f64)
+            .map(|v| v as u64)
     }
     pub fn p50_us(&self) -> Option<u64> {
-        self.median_of(|r| r.summary.latency_us.p50 as f64).map(|v| v as u64)
+        self.median_of(|r| r.summary.latency_us.p50 as f64)
+            .map(|v| v as u64)
     }
     /// Median over rounds of some per-round figure.
     pub fn median_of(&self, f: impl Fn(&RoundRecord) -> f64) -> Option<f64> {

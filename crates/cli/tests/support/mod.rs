@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod edge;
+
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -60,7 +62,10 @@ pub fn throng_json(args: &[&str]) -> serde_json::Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("stdout is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout))
+        panic!(
+            "stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
     })
 }
 
@@ -91,7 +96,10 @@ pub struct Nginx {
 
 impl Nginx {
     pub fn start(files: &[(&str, &[u8])]) -> Nginx {
-        let dir = tempfile::Builder::new().prefix("throng-nginx").tempdir().unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix("throng-nginx")
+            .tempdir()
+            .unwrap();
         // Workers run as an unprivileged user when tests run as root.
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         let root = dir.path().join("html");
@@ -117,8 +125,13 @@ impl Nginx {
         cmd.arg("-c").arg(&conf_path).arg("-p").arg(dir.path());
         cmd.stdout(Stdio::null()).stderr(Stdio::null());
         cmd.process_group(0);
-        let child = cmd.spawn().expect("nginx must be installed (scripts/setup)");
-        wait_listening(SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(10));
+        let child = cmd
+            .spawn()
+            .expect("nginx must be installed (scripts/setup)");
+        wait_listening(
+            SocketAddr::from(([127, 0, 0, 1], port)),
+            Duration::from_secs(10),
+        );
         Nginx { port, dir, child }
     }
 

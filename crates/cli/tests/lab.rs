@@ -1,0 +1,185 @@
+//! `throng lab` and `throng servers` as a user runs them.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+const THRONG: &str = env!("CARGO_BIN_EXE_throng");
+
+/// Processes (not zombies) working in a directory under `needle`: every
+/// server process runs in its run directory, whatever its command line says.
+fn processes_mentioning(needle: &str) -> Vec<(i32, String)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| {
+                s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            })
+            .unwrap_or(true);
+        let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).unwrap_or_default();
+        if cwd.starts_with(needle) && !zombie {
+            out.push((pid, cmd));
+        }
+    }
+    out
+}
+
+fn write_study(dir: &Path) -> std::path::PathBuf {
+    let p = dir.join("study.toml");
+    std::fs::write(
+        &p,
+        "name = \"ctrl-c\"\nservers = [\"nginx\", \"lighttpd\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+         concurrency = [4, 8, 16, 32]\nwarmup_seconds = 0.2\n[rounds]\nseconds = 0.5\nwarmup_seconds = 0.1\nmin = 3\nmax = 3\n",
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn ctrl_c_leaves_no_server_behind_and_marks_the_run_incomplete() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = write_study(dir.path());
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let mut child = Command::new(THRONG)
+        .args(["lab", study.to_str().unwrap(), "--quiet", "--db"])
+        .arg(dir.path().join("t.db"))
+        .arg("--workdir")
+        .arg(&work)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    // Wait for the first finished step: servers are up and measuring.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut lines = Vec::new();
+    loop {
+        let line = rx
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .unwrap();
+        let is_step = line.contains("c=4");
+        lines.push(line);
+        if is_step {
+            break;
+        }
+    }
+    let needle = work.to_str().unwrap().to_string();
+    let servers = processes_mentioning(&needle);
+    assert_eq!(
+        servers.len(),
+        3,
+        "nginx master and worker, lighttpd: {servers:?}"
+    );
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "throng did not exit after Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(130), "stdout {lines:?} stderr {err}");
+    assert!(
+        err.contains("interrupted: run 1 keeps what it measured and is marked incomplete"),
+        "{err}"
+    );
+    // Servers' workers may take a moment to notice their master is gone.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_mentioning(&needle).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(processes_mentioning(&needle), []);
+    assert_eq!(
+        std::fs::read_dir(&work).unwrap().count(),
+        0,
+        "run directory removed"
+    );
+}
+
+#[test]
+fn servers_lists_every_recipe() {
+    let out = Command::new(THRONG).arg("servers").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for r in [
+        "nginx",
+        "lighttpd",
+        "apache2-prefork",
+        "apache2-worker",
+        "apache2-event",
+        "h2o",
+        "caddy",
+        "varnish",
+    ] {
+        assert!(text.contains(&format!(" {r} ")), "{r} missing in\n{text}");
+    }
+    assert!(text.contains("nginx-light"));
+}
+
+#[test]
+fn a_study_with_a_missing_server_fails_before_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let recipes = dir.path().join("recipes");
+    std::fs::create_dir(&recipes).unwrap();
+    std::fs::write(
+        recipes.join("gone.toml"),
+        "name = \"gone\"\npackage = \"gone-httpd\"\nbinary = \"/nonexistent/gone\"\nstart = [\"/nonexistent/gone\"]\n",
+    )
+    .unwrap();
+    let study = dir.path().join("s.toml");
+    std::fs::write(
+        &study,
+        "name='x'\nservers=['gone']\nworkloads=['tiny']\ncores=[1]\nconcurrency=[1]\n",
+    )
+    .unwrap();
+    let db = dir.path().join("t.db");
+    let out = Command::new(THRONG)
+        .args([
+            "lab",
+            study.to_str().unwrap(),
+            "--recipes",
+            recipes.to_str().unwrap(),
+            "--db",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "throng: study x needs servers that are not installed:\n  gone: /nonexistent/gone is not installed (apt-get install gone-httpd)\n"
+    );
+    assert!(
+        !db.exists(),
+        "no database is created for a study that cannot start"
+    );
+}

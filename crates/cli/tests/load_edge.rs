@@ -1,0 +1,502 @@
+//! `throng load` against a scripted server that misbehaves on purpose:
+//! every framing HTTP/1.1 allows, every way a connection can end, and the
+//! mistakes users make on the command line. Figures are exact: the server
+//! sends known bytes, so what the client must count is known to the byte.
+
+mod support;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use support::edge::{chunked, ok, Options, Server};
+use support::{free_port, run_bounded, throng, throng_json};
+
+fn u(j: &Value, key: &str) -> u64 {
+    j.pointer(key)
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| panic!("{key} missing from {j:#}"))
+}
+
+/// Every error counter but the ones named is zero.
+fn only_errors(j: &Value, expected: &[(&str, u64)]) {
+    for (name, n) in j["errors"].as_object().expect("errors object") {
+        let want = expected
+            .iter()
+            .find(|(k, _)| k == name)
+            .map_or(0, |(_, n)| *n);
+        assert_eq!(n.as_u64(), Some(want), "errors.{name} in {j:#}");
+    }
+    let total: u64 = expected.iter().map(|(_, n)| n).sum();
+    assert_eq!(u(j, "/errors_total"), total);
+}
+
+#[test]
+fn chunked_bodies_with_trailers() {
+    let resp = chunked(
+        &[b"hello, ", b"chunked ", b"world\n"],
+        &[("X-Digest", "sha-256=abc"), ("Server-Timing", "db;dur=1")],
+    );
+    let wire = resp.len() as u64;
+    let s = Server::answering(move |_| resp.clone());
+    let j = throng_json(&["load", &s.url("/"), "-n", "200", "-c", "2"]);
+    assert_eq!(j["completed"], 200);
+    assert_eq!(j["status"], json!({"200": 200}));
+    // Decoded payload only: no chunk-size lines, CRLFs or trailers.
+    assert_eq!(u(&j, "/body_bytes"), 200 * 21);
+    assert_eq!(u(&j, "/bytes_read"), 200 * wire);
+    only_errors(&j, &[]);
+    assert_eq!(j["connections"]["reconnects"], 0);
+    assert_eq!(s.requests(), 200);
+}
+
+#[test]
+fn close_delimited_bodies() {
+    let resp = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nends when the server closes\n";
+    let s = Server::start(move |mut c| {
+        if c.next_request().is_some() {
+            c.send(resp);
+        }
+    });
+    let j = throng_json(&["load", &s.url("/"), "-n", "50", "-c", "1"]);
+    assert_eq!(j["completed"], 50);
+    assert_eq!(u(&j, "/body_bytes"), 50 * 28);
+    assert_eq!(u(&j, "/bytes_read"), 50 * resp.len() as u64);
+    only_errors(&j, &[]);
+    assert_eq!(j["connections"]["established"], 1);
+    // One response per connection: the first connect, then 49 more.
+    assert_eq!(j["connections"]["reconnects"], 49);
+    assert_eq!(s.conns_with_requests(), 50);
+}
+
+#[test]
+fn connection_close_every_tenth_response() {
+    let body = b"ten per connection\n";
+    let s = Server::start(move |mut c| {
+        while let Some(r) = c.next_request() {
+            if r.nth % 10 == 9 {
+                let mut last = format!(
+                    "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+                    body.len()
+                )
+                .into_bytes();
+                last.extend_from_slice(body);
+                c.send(&last);
+                return;
+            }
+            if !c.send(&ok(body)) {
+                return;
+            }
+        }
+    });
+    let j = throng_json(&["load", &s.url("/"), "-n", "100", "-c", "1"]);
+    assert_eq!(j["completed"], 100);
+    assert_eq!(u(&j, "/body_bytes"), 100 * body.len() as u64);
+    only_errors(&j, &[]);
+    // The 100th response closes too, but nothing is left to reconnect for.
+    assert_eq!(j["connections"]["reconnects"], 9);
+    assert_eq!(s.conns_with_requests(), 10);
+    assert_eq!(s.requests(), 100);
+}
+
+/// A server may end a keep-alive connection after any response without
+/// saying so. When its FIN arrives with that response, the client knows the
+/// connection is gone before it sends again, so nothing is lost.
+#[test]
+fn unannounced_close_after_every_tenth_response() {
+    let s = Server::start(move |mut c| {
+        while let Some(r) = c.next_request() {
+            if r.nth % 10 == 9 {
+                c.send_then_close(&ok(b"last"));
+                return;
+            }
+            if !c.send(&ok(b"more")) {
+                return;
+            }
+        }
+    });
+    let j = throng_json(&["load", &s.url("/"), "-n", "100", "-c", "1"]);
+    assert_eq!(j["completed"], 100);
+    assert_eq!(j["sent"], 100);
+    only_errors(&j, &[]);
+    assert_eq!(j["connections"]["reconnects"], 9);
+    assert_eq!(s.requests(), 100);
+}
+
+#[test]
+fn reset_instead_of_every_fifth_answer() {
+    let body = b"answered\n";
+    let s = Server::start(move |mut c| {
+        while let Some(r) = c.next_request() {
+            if r.seq % 5 == 4 {
+                c.reset();
+                return;
+            }
+            if !c.send(&ok(body)) {
+                return;
+            }
+        }
+    });
+    let j = throng_json(&["load", &s.url("/"), "-n", "100", "-c", "1", "-t", "1"]);
+    // Requests 5, 10, ..., 100 are reset: each ends as an error, not a response.
+    assert_eq!(j["completed"], 80);
+    assert_eq!(j["sent"], 100);
+    assert_eq!(j["status"], json!({"200": 80}));
+    assert_eq!(u(&j, "/body_bytes"), 80 * body.len() as u64);
+    only_errors(&j, &[("reset", 20)]);
+    // The reset of the 100th request needs no new connection.
+    assert_eq!(j["connections"]["reconnects"], 19);
+    assert_eq!(s.requests(), 100);
+}
+
+#[test]
+fn malformed_status_line() {
+    let s = Server::answering(|_| b"HTTP/1.1 2OO OK\r\nContent-Length: 2\r\n\r\nhi".to_vec());
+    let started = Instant::now();
+    let j = throng_json(&["load", &s.url("/"), "-n", "20", "-c", "2"]);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(j["completed"], 0);
+    assert_eq!(j["status"], json!({}));
+    assert_eq!(j["body_bytes"], 0);
+    only_errors(&j, &[("parse", 20)]);
+    assert_eq!(j["in_flight_at_end"], 0);
+    assert_eq!(s.requests(), 20);
+}
+
+#[test]
+fn server_that_never_answers_times_out() {
+    let s = Server::start(|mut c| {
+        if c.next_request().is_some() {
+            c.hold();
+        }
+    });
+    let started = Instant::now();
+    let j = throng_json(&[
+        "load",
+        &s.url("/"),
+        "-n",
+        "4",
+        "-c",
+        "2",
+        "--timeout",
+        "200ms",
+    ]);
+    // Two rounds of 200 ms (timeouts are checked every 50 ms), plus start-up.
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert_eq!(j["completed"], 0);
+    only_errors(&j, &[("timeout", 4)]);
+    assert_eq!(j["in_flight_at_end"], 0);
+    assert_eq!(s.requests(), 4);
+}
+
+#[test]
+fn truncated_body_then_close() {
+    let mut resp = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n".to_vec();
+    resp.extend_from_slice(b"only ten!\n");
+    let wire = resp.len() as u64;
+    let s = Server::start(move |mut c| {
+        if c.next_request().is_some() {
+            c.send(&resp);
+        }
+    });
+    let j = throng_json(&["load", &s.url("/"), "-n", "20", "-c", "2"]);
+    assert_eq!(j["completed"], 0);
+    // Incomplete bodies are read but are not bodies of complete responses.
+    assert_eq!(j["body_bytes"], 0);
+    assert_eq!(u(&j, "/bytes_read"), 20 * wire);
+    only_errors(&j, &[("closed", 20)]);
+    assert_eq!(s.requests(), 20);
+}
+
+/// 50 responses of one body, then 50 of `later`.
+fn changing_server(first: Vec<u8>, later: Vec<u8>) -> Server {
+    Server::answering(move |r| ok(if r.seq < 50 { &first } else { &later }))
+}
+
+#[test]
+fn body_size_changes_mid_run() {
+    let (a, b) = (vec![b'a'; 100], vec![b'b'; 120]);
+    let args = |s: &Server| -> Vec<String> {
+        ["load", &s.url("/"), "-n", "100", "-c", "1", "-t", "1"]
+            .map(String::from)
+            .to_vec()
+    };
+
+    // The first response sets the size the others are held to.
+    let s = changing_server(a.clone(), b.clone());
+    let argv = args(&s);
+    let j = throng_json(&argv.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(j["completed"], 100);
+    assert_eq!(u(&j, "/body_bytes"), 50 * 100 + 50 * 120);
+    only_errors(&j, &[("size_mismatch", 50)]);
+    drop(s);
+
+    // A fixed size turns the first 50 into the errors instead.
+    let s = changing_server(a, b);
+    let mut argv = args(&s);
+    argv.extend(["--expect-size".to_string(), "120".to_string()]);
+    let j = throng_json(&argv.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(j["completed"], 100);
+    only_errors(&j, &[("size_mismatch", 50)]);
+    assert_eq!(j["status"], json!({"200": 100}));
+}
+
+#[test]
+fn body_content_changes_mid_run() {
+    let (a, b) = (vec![b'a'; 64], vec![b'b'; 64]);
+
+    let s = changing_server(a.clone(), b.clone());
+    let j = throng_json(&[
+        "load",
+        &s.url("/"),
+        "-n",
+        "100",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "--checksum",
+    ]);
+    assert_eq!(j["completed"], 100);
+    only_errors(&j, &[("checksum_mismatch", 50)]);
+    drop(s);
+
+    // Same size, so without --checksum nothing can tell.
+    let s = changing_server(a, b);
+    let j = throng_json(&["load", &s.url("/"), "-n", "100", "-c", "1", "-t", "1"]);
+    assert_eq!(j["completed"], 100);
+    only_errors(&j, &[]);
+}
+
+#[test]
+fn stalled_server_under_a_fixed_rate() {
+    const STALL: Duration = Duration::from_secs(1);
+    let s = Server::start(|mut c| {
+        while c.next_request().is_some() {
+            // One pause of every answer, from 1 s to 2 s after the first request.
+            let from = c.first_request_at() + Duration::from_secs(1);
+            let to = from + STALL;
+            let now = Instant::now();
+            if now >= from && now < to {
+                std::thread::sleep(to - now);
+            }
+            if !c.send(&ok(b"on time\n")) {
+                return;
+            }
+        }
+    });
+    let j = throng_json(&[
+        "load",
+        &s.url("/"),
+        "--rate",
+        "1000",
+        "-c",
+        "10",
+        "-d",
+        "3s",
+    ]);
+    assert_eq!(j["model"], "open");
+    only_errors(&j, &[]);
+    // A third of the schedule fell in the stall and waited up to a second
+    // from its intended send time...
+    let corrected = u(&j, "/latency_us/p99");
+    assert!(corrected >= 500_000, "corrected p99 {corrected} µs");
+    assert!(u(&j, "/latency_us/max") >= 900_000);
+    // ...but only the ten requests caught on the wire saw it from their
+    // actual send time, which is what a closed-model tool would report.
+    let uncorrected = u(&j, "/latency_uncorrected_us/p99");
+    assert!(uncorrected < 200_000, "uncorrected p99 {uncorrected} µs");
+    assert!(u(&j, "/latency_uncorrected_us/max") >= 900_000);
+    assert!(u(&j, "/rate/late_sends") > 0);
+    let warnings = j["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("after their intended time")),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn response_dripped_a_few_bytes_at_a_time() {
+    // The same 54-byte body, framed both ways, so a read may end inside a
+    // status line, a header, a chunk-size line, chunk data or a trailer.
+    let body = [&b"split "[..], b"anywhere", &[b'c'; 40]];
+    let plain = ok(&body.concat());
+    let framed = chunked(&body, &[("X-After", "body")]);
+    let wire = 10 * (plain.len() + framed.len()) as u64;
+    let s = Server::start(move |mut c| {
+        while let Some(r) = c.next_request() {
+            let resp = if r.seq % 2 == 0 { &plain } else { &framed };
+            if !c.drip(resp, 3, Duration::from_millis(1)) {
+                return;
+            }
+        }
+    });
+    let j = throng_json(&["load", &s.url("/"), "-n", "20", "-c", "2"]);
+    assert_eq!(j["completed"], 20);
+    assert_eq!(u(&j, "/body_bytes"), 20 * 54);
+    assert_eq!(u(&j, "/bytes_read"), wire);
+    assert_eq!(j["status"], json!({"200": 20}));
+    only_errors(&j, &[]);
+    assert_eq!(s.requests(), 20);
+}
+
+#[test]
+fn interim_responses_are_skipped() {
+    let mut resp = b"HTTP/1.1 100 Continue\r\n\r\n\
+        HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+        .to_vec();
+    resp.extend_from_slice(&ok(b"final answer\n"));
+    let wire = resp.len() as u64;
+    let s = Server::answering(move |_| resp.clone());
+    let j = throng_json(&["load", &s.url("/"), "-n", "50", "-c", "2"]);
+    assert_eq!(j["completed"], 50);
+    assert_eq!(j["status"], json!({"200": 50}));
+    assert_eq!(u(&j, "/body_bytes"), 50 * 13);
+    assert_eq!(u(&j, "/bytes_read"), 50 * wire);
+    only_errors(&j, &[]);
+}
+
+#[test]
+fn head_responses_have_no_body() {
+    let head = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n";
+    let s = Server::answering(move |r| {
+        if r.method == "HEAD" {
+            head.to_vec()
+        } else {
+            b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n".to_vec()
+        }
+    });
+    let j = throng_json(&["load", &s.url("/"), "-m", "HEAD", "-n", "50", "-c", "2"]);
+    assert_eq!(j["completed"], 50);
+    assert_eq!(j["status"], json!({"200": 50}));
+    assert_eq!(j["body_bytes"], 0);
+    assert_eq!(u(&j, "/bytes_read"), 50 * head.len() as u64);
+    only_errors(&j, &[]);
+    assert_eq!(s.methods(), vec!["HEAD"; 50]);
+}
+
+/// Run `cmd`, expect exit code 2, nothing on stdout, and one line on stderr
+/// containing every one of `needles`.
+fn fails_with_one_line(mut cmd: Command, needles: &[&str]) {
+    cmd.arg("--json");
+    let out = run_bounded(cmd, Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert!(
+        out.stdout.is_empty(),
+        "stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "one line expected: {err}"
+    );
+    for n in needles {
+        assert!(err.contains(n), "`{n}` not in: {err}");
+    }
+}
+
+#[test]
+fn bad_input_is_one_clear_line() {
+    let port = free_port().to_string();
+    let url = format!("http://127.0.0.1:{port}/");
+    let mut cmd = throng();
+    cmd.args(["load", &url, "-n", "10"]);
+    fails_with_one_line(cmd, &[&port, "Connection refused"]);
+
+    let mut cmd = throng();
+    cmd.args(["load", "http://[::1/", "-n", "10"]);
+    fails_with_one_line(cmd, &["http://[::1/", "is not a URL"]);
+
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-list.txt");
+    let mut cmd = throng();
+    cmd.args([
+        "load",
+        "http://127.0.0.1/",
+        "--urls",
+        missing.to_str().unwrap(),
+    ]);
+    fails_with_one_line(cmd, &["--urls", missing.to_str().unwrap(), "No such file"]);
+
+    let s = Server::answering(|_| ok(b"x"));
+    let mut cmd = Command::new("prlimit");
+    cmd.arg("--nofile=64:64")
+        .arg(env!("CARGO_BIN_EXE_throng"))
+        .args(["load", &s.url("/"), "-c", "1000", "-n", "1000"]);
+    fails_with_one_line(cmd, &["-c 1000", "limit is 64", "ulimit -n"]);
+    assert_eq!(s.requests(), 0);
+}
+
+/// The listener accepts `ACCEPTED` connections and then never again; with a
+/// backlog of 0 the kernel completes one more handshake into the accept
+/// queue and drops every later SYN. The load generator's reachability check
+/// takes the first accept, so it ends up holding `ACCEPTED` connections:
+/// two served ones and the one stuck in the queue.
+const ACCEPTED: u64 = 3;
+
+fn stingy_server() -> Server {
+    let opts = Options {
+        accept_limit: Some(ACCEPTED),
+        backlog: Some(0),
+    };
+    Server::with(opts, |mut c| {
+        while c.next_request().is_some() {
+            if !c.send(&ok(b"served\n")) {
+                return;
+            }
+        }
+    })
+}
+
+#[test]
+fn fewer_connections_than_requested() {
+    let opts = ["-c", "6", "-t", "1", "-d", "2s", "--timeout", "300ms"];
+    let s = stingy_server();
+    let url = s.url("/");
+    let mut argv = vec!["load", url.as_str()];
+    argv.extend_from_slice(&opts);
+    let j = throng_json(&argv);
+    assert_eq!(s.accepted(), ACCEPTED);
+    assert_eq!(j["connections"]["requested"], 6);
+    assert_eq!(u(&j, "/connections/established"), ACCEPTED);
+    let warnings: Vec<&str> = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("only 3 of 6 connections")),
+        "{warnings:?}"
+    );
+    drop(s);
+
+    // People read the same warning, loud, at the end of the summary.
+    let s = stingy_server();
+    let url = s.url("/");
+    let mut cmd = throng();
+    cmd.args(["load", url.as_str()]).args(opts);
+    let out = run_bounded(cmd, Duration::from_secs(30));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("WARNING:") && l.contains("only 3 of 6 connections")),
+        "{text}"
+    );
+}

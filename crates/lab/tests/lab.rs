@@ -1,0 +1,366 @@
+//! End-to-end studies against real servers from Debian's packages (nginx
+//! and lighttpd), on this machine's first two CPUs: server on CPU 0, load
+//! generator on CPU 1.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use hdrhistogram::serialization::Deserializer;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use throng_lab::process::{is_alive, process_tree};
+use throng_lab::{Event, Interrupt, LabOptions, Observer, Recipes, Store, Study};
+use throng_model::StepStatus;
+
+/// Runs are serialised: two studies at once would share the two CPUs.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+#[derive(Default)]
+struct Record {
+    /// (server, concurrency, round index) -> (completed, requests/s, errors).
+    rounds: BTreeMap<(String, u32, u32), (u64, f64, u64)>,
+    /// Every process of every server, seen just after it started.
+    pids: Vec<i32>,
+    leaders: BTreeMap<String, i32>,
+    steps: Vec<(String, u32, StepStatus)>,
+    kill_on_first_round_of: Option<String>,
+    interrupt_after_steps: Option<(usize, Interrupt)>,
+}
+
+impl Observer for Record {
+    fn event(&mut self, e: Event<'_>) {
+        match e {
+            Event::ServerStarted { server, pid, .. } => {
+                self.pids.extend(process_tree(pid));
+                self.leaders.insert(server.to_string(), pid);
+            }
+            Event::Round {
+                server,
+                concurrency,
+                index,
+                result,
+                ..
+            } => {
+                let s = &result.summary;
+                self.rounds.insert(
+                    (server.to_string(), concurrency, index),
+                    (s.completed, s.requests_per_sec, s.errors_total),
+                );
+                if self.kill_on_first_round_of.as_deref() == Some(server) {
+                    self.kill_on_first_round_of = None;
+                    let _ = killpg(Pid::from_raw(self.leaders[server]), Signal::SIGKILL);
+                }
+            }
+            Event::Step(s) => {
+                self.steps.push((s.server.clone(), s.concurrency, s.status));
+                if let Some((n, i)) = &self.interrupt_after_steps {
+                    if self.steps.len() == *n {
+                        i.trigger();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn study(servers: &str, concurrency: &str, rounds: u32) -> String {
+    format!(
+        "name = \"test\"\nservers = {servers}\nworkloads = [\"tiny\"]\ncores = [1]\nconcurrency = {concurrency}\n\
+         warmup_seconds = 0.2\n[rounds]\nseconds = 0.3\nwarmup_seconds = 0.1\nmin = {rounds}\nmax = {rounds}\n"
+    )
+}
+
+fn run(toml: &str, db: &Path, rec: &mut Record, interrupt: &Interrupt) -> throng_lab::Outcome {
+    let recipes = Recipes::builtin();
+    let study = Study::parse(toml, &recipes).unwrap();
+    let mut store = Store::open(db).unwrap();
+    let opts = LabOptions {
+        workdir: Some(db.parent().unwrap().to_path_buf()),
+        keep_workdir: false,
+    };
+    throng_lab::run_study(&study, &mut store, &opts, rec, interrupt).unwrap()
+}
+
+fn assert_no_leftovers(rec: &Record, dir: &Path) {
+    assert!(
+        rec.pids.len() >= 3,
+        "servers' processes were seen: {:?}",
+        rec.pids
+    );
+    for p in &rec.pids {
+        assert!(!is_alive(*p), "server process {p} survived the study");
+    }
+    // The run directory (configs, logs) is removed unless asked to keep it.
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("throng-lab-"))
+        .collect();
+    assert!(left.is_empty());
+}
+
+#[test]
+fn two_servers_two_levels_end_to_end() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let mut rec = Record::default();
+    let out = run(
+        &study("[\"nginx\", \"lighttpd\"]", "[4, 16]", 3),
+        &db,
+        &mut rec,
+        &Interrupt::new(),
+    );
+    assert!(out.complete);
+    assert_eq!(out.failed_steps, 0);
+    assert_no_leftovers(&rec, dir.path());
+
+    let store = Store::open(&db).unwrap();
+    assert_eq!(store.latest_run().unwrap(), Some(out.run_id));
+    let data = store.load_run(out.run_id).unwrap();
+    assert!(data.run.complete);
+    assert!(data.run.finished_unix_s.is_some());
+    assert_eq!(data.run.study, "test");
+    assert!(data.run.environment.cpus_online >= 2);
+
+    assert_eq!(data.servers.len(), 2);
+    let nginx = &data.servers[0];
+    assert_eq!(
+        (nginx.name.as_str(), nginx.package.as_str()),
+        ("nginx", "nginx-light")
+    );
+    assert!(nginx.version.starts_with("1."));
+    let files: Vec<&str> = nginx.configs.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(files, ["c1-tiny/nginx/nginx.conf", "c1-tiny/nginx/command"]);
+    assert!(nginx.configs[0].content.contains("worker_processes 1;\n"));
+    assert!(nginx.configs[0]
+        .content
+        .contains("keepalive_requests 1024;\n"));
+    assert_eq!(
+        data.servers[1].configs[0].path,
+        "c1-tiny/lighttpd/lighttpd.conf"
+    );
+
+    let keys: Vec<(&str, u32)> = data
+        .steps
+        .iter()
+        .map(|s| (s.server.as_str(), s.concurrency))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("lighttpd", 4),
+            ("lighttpd", 16),
+            ("nginx", 4),
+            ("nginx", 16)
+        ]
+    );
+    assert_eq!(rec.rounds.len(), 12);
+    for s in &data.steps {
+        assert_eq!(s.status, StepStatus::Ok, "{:?}", s.failure);
+        assert_eq!((s.cores, s.workload.as_str()), (1, "tiny"));
+        assert_eq!((s.server_cpus.len(), s.client_cpus.len()), (1, 1));
+        assert_ne!(s.server_cpus, s.client_cpus);
+        assert!(!s.shared_cores);
+        assert_eq!(s.rounds.len(), 3);
+        assert_eq!(s.throughput.n, 3);
+        let mut rps = Vec::new();
+        for (i, r) in s.rounds.iter().enumerate() {
+            assert_eq!(r.index, i as u32);
+            let (completed, req_s, errors) =
+                rec.rounds[&(s.server.clone(), s.concurrency, i as u32)];
+            assert_eq!(r.summary.completed, completed);
+            assert_eq!(r.summary.requests_per_sec, req_s);
+            assert_eq!(r.summary.errors_total, errors);
+            assert_eq!(errors, 0);
+            assert_eq!(r.summary.status.get("200"), Some(&completed));
+            assert_eq!(r.summary.connections.requested, s.concurrency as u64);
+            // 7-byte body per response.
+            assert_eq!(r.summary.body_bytes, 7 * completed);
+            let h: hdrhistogram::Histogram<u64> = Deserializer::new()
+                .deserialize(&mut r.histogram.as_slice())
+                .unwrap();
+            assert_eq!(h.len(), r.summary.latency_us.count);
+            assert_eq!(h.value_at_quantile(0.99), r.summary.latency_us.p99);
+            // nginx: master and one worker; lighttpd: one process, as max-worker = 1.
+            let procs = if s.server == "nginx" { 2 } else { 1 };
+            assert_eq!(r.server.processes, procs, "{:?}", r.server);
+            assert!(
+                r.server.rss_peak_bytes >= r.server.rss_end_bytes && r.server.pss_end_bytes > 0
+            );
+            rps.push(req_s);
+        }
+        // Ticks are 10 ms: one short round of a starved server may see none,
+        // three rounds of thousands of requests cannot.
+        let cpu: f64 = s
+            .rounds
+            .iter()
+            .map(|r| r.server.cpu_user_s + r.server.cpu_sys_s)
+            .sum();
+        assert!(cpu > 0.0, "{s:?}");
+        let mean = rps.iter().sum::<f64>() / 3.0;
+        assert!((s.throughput.mean - mean).abs() < 1e-6);
+    }
+}
+
+#[test]
+fn core_counts_the_machine_lacks_are_skipped_and_stored() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let mut rec = Record::default();
+    let toml = study("[\"lighttpd\"]", "[4]", 2).replace("cores = [1]", "cores = [1, 512]");
+    let out = run(&toml, &db, &mut rec, &Interrupt::new());
+    assert!(out.complete);
+    let data = Store::open(&db).unwrap().load_run(out.run_id).unwrap();
+    let steps: Vec<(u32, StepStatus, usize)> = data
+        .steps
+        .iter()
+        .map(|s| (s.cores, s.status, s.rounds.len()))
+        .collect();
+    assert_eq!(
+        steps,
+        [(1, StepStatus::Ok, 2), (512, StepStatus::Skipped, 0)]
+    );
+    let cpus = throng_lab::process::own_cpus().len();
+    assert_eq!(
+        data.steps[1].failure.as_deref().unwrap(),
+        format!("512 server cores asked for, but only {cpus} CPUs are available")
+    );
+}
+
+#[test]
+fn killed_server_is_recorded_failed_and_the_study_goes_on() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let mut rec = Record {
+        kill_on_first_round_of: Some("nginx".into()),
+        ..Record::default()
+    };
+    let out = run(
+        &study("[\"nginx\", \"lighttpd\"]", "[4, 8, 16]", 2),
+        &db,
+        &mut rec,
+        &Interrupt::new(),
+    );
+    assert!(out.complete, "a failed server does not stop the study");
+    assert_eq!(out.failed_steps, 3);
+    assert_no_leftovers(&rec, dir.path());
+    let data = Store::open(&db).unwrap().load_run(out.run_id).unwrap();
+    let status: Vec<(&str, u32, StepStatus, usize)> = data
+        .steps
+        .iter()
+        .map(|s| (s.server.as_str(), s.concurrency, s.status, s.rounds.len()))
+        .collect();
+    assert_eq!(
+        status,
+        [
+            ("lighttpd", 4, StepStatus::Ok, 2),
+            ("lighttpd", 8, StepStatus::Ok, 2),
+            ("lighttpd", 16, StepStatus::Ok, 2),
+            // The round measured before the kill is kept.
+            ("nginx", 4, StepStatus::Failed, 1),
+            ("nginx", 8, StepStatus::Failed, 0),
+            ("nginx", 16, StepStatus::Failed, 0),
+        ]
+    );
+    let failed = &data.steps[3];
+    let why = failed.failure.as_deref().unwrap();
+    assert!(why.starts_with("the server exited (signal: 9"), "{why}");
+    assert!(failed.log_tail.as_deref().unwrap().contains("output.log"));
+    assert!(data.steps[4]
+        .failure
+        .as_deref()
+        .unwrap()
+        .starts_with("failed earlier: the server exited"));
+}
+
+#[test]
+fn interrupted_run_keeps_its_steps_and_is_incomplete() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let interrupt = Interrupt::new();
+    let mut rec = Record {
+        interrupt_after_steps: Some((2, interrupt.clone())),
+        ..Record::default()
+    };
+    let out = run(
+        &study("[\"nginx\", \"lighttpd\"]", "[4, 8, 16]", 2),
+        &db,
+        &mut rec,
+        &interrupt,
+    );
+    assert!(!out.complete);
+    assert_no_leftovers(&rec, dir.path());
+    let data = Store::open(&db).unwrap().load_run(out.run_id).unwrap();
+    assert!(!data.run.complete);
+    // The first level of both servers finished; the interrupt came as the
+    // second was recorded, so nothing after it was measured.
+    let keys: Vec<(&str, u32, StepStatus)> = data
+        .steps
+        .iter()
+        .map(|s| (s.server.as_str(), s.concurrency, s.status))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("lighttpd", 4, StepStatus::Ok),
+            ("nginx", 4, StepStatus::Ok)
+        ]
+    );
+    assert_eq!(rec.rounds.len(), 4);
+}
+
+#[test]
+fn a_command_server_that_serves_the_wrong_files_fails_verification() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    // Serves its own run directory, which has no index.html.
+    let servers = r#"[{ name = "py", command = ["/usr/bin/python3", "-m", "http.server", "{{port}}", "--bind", "127.0.0.1", "--directory", "{{rundir}}"] }, "lighttpd"]"#;
+    let mut rec = Record::default();
+    let out = run(&study(servers, "[4]", 2), &db, &mut rec, &Interrupt::new());
+    assert!(out.complete);
+    assert_eq!(out.failed_steps, 1);
+    let data = Store::open(&db).unwrap().load_run(out.run_id).unwrap();
+    let py = data.steps.iter().find(|s| s.server == "py").unwrap();
+    assert_eq!(py.status, StepStatus::Failed);
+    assert_eq!(
+        py.failure.as_deref().unwrap(),
+        "did not start: verification failed: GET /index.html: status 404 instead of 200"
+    );
+    assert!(py.rounds.is_empty());
+    let l = data.steps.iter().find(|s| s.server == "lighttpd").unwrap();
+    assert_eq!((l.status, l.rounds.len()), (StepStatus::Ok, 2));
+    assert_eq!(data.servers[0].configs[0].path, "c1-tiny/py/command");
+}
+
+#[test]
+fn a_missing_server_fails_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("gone.toml"),
+        "name = \"gone\"\npackage = \"gone-httpd\"\nbinary = \"/nonexistent/gone\"\nstart = [\"/nonexistent/gone\"]\n",
+    )
+    .unwrap();
+    let recipes = Recipes::load(Some(dir.path())).unwrap();
+    let study = Study::parse(&study("[\"nginx\", \"gone\"]", "[4]", 2), &recipes).unwrap();
+    let db = dir.path().join("t.db");
+    let mut store = Store::open(&db).unwrap();
+    let e = throng_lab::run_study(
+        &study,
+        &mut store,
+        &LabOptions::default(),
+        &mut Record::default(),
+        &Interrupt::new(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "the study needs servers that are not installed:\n  gone: /nonexistent/gone is not installed (apt-get install gone-httpd)"
+    );
+    assert_eq!(store.list_runs().unwrap().len(), 0);
+}
