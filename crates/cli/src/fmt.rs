@@ -72,6 +72,6 @@ mod tests {
         assert_eq!(human_us(2_500_000.0), "2.50s");
         assert_eq!(human_bytes(12_300_000.0), "12.3 MB");
         assert_eq!(utc(0.0), "1970-01-01T00:00:00Z");
-        assert_eq!(utc(1_795_000_000.0), "2026-11-17T09:46:40Z");
+        assert_eq!(utc(1_795_000_000.0), "2026-11-18T11:06:40Z");
     }
 }
