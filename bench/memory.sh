@@ -26,7 +26,7 @@ http {
   server { listen 127.0.0.1:$port backlog=16384; root $work/html; }
 }
 CONF
-ulimit -n 30000
+ulimit -n "$(ulimit -Hn)"
 taskset -c 0 nginx -c "$work/nginx.conf" -p "$work"
 url=http://127.0.0.1:$port/index.html
 for _ in $(seq 50); do curl -sf "$url" >/dev/null 2>&1 && break; sleep 0.1; done

@@ -98,7 +98,7 @@ pub fn round_verdict_with(
     errors(&mut v, summary);
     drift(&mut v, summary);
     if let Some(h) = latency {
-        delayed_ack(&mut v, h);
+        delayed_ack(&mut v, h, summary, ctx);
     }
     ports(&mut v, summary, ctx, ephemeral_ports);
     connections(&mut v, summary);
@@ -223,12 +223,40 @@ fn drift(v: &mut Verdict, s: &Summary) {
     );
 }
 
-fn delayed_ack(v: &mut Verdict, h: &Histogram<u64>) {
+/// When every response sits at the timer (the median is in the window), a
+/// timer stall and plain queueing look alike in one run: 10,000 connections
+/// on a server doing 40,000 req/s also wait ~250 ms each (Little's law). A
+/// timer leaves both sides idle, queueing keeps them busy: above this share
+/// of the client's threads (or a saturated server), it is queueing.
+pub const DELAYED_ACK_MAX_BUSY: f64 = 0.5;
+
+fn delayed_ack(v: &mut Verdict, h: &Histogram<u64>, s: &Summary, ctx: &RoundContext) {
     let total = h.len();
     if total < MIN_RESPONSES {
         return;
     }
+    let median = h.value_at_quantile(0.5);
+    let threads = if ctx.client_threads > 0 {
+        ctx.client_threads as f64
+    } else {
+        s.threads.max(1) as f64
+    };
+    let client_busy = if s.duration_s > 0.0 {
+        (s.client_cpu_s.user + s.client_cpu_s.sys) / (s.duration_s * threads)
+    } else {
+        0.0
+    };
+    let server_saturated = match (&ctx.server, ctx.server_cores) {
+        (Some(u), Some(cores)) if cores > 0 => {
+            u.cpu_utilisation() >= SERVER_SATURATED * cores as f64
+        }
+        _ => false,
+    };
     for (lo, hi) in DELAYED_ACK_WINDOWS_US {
+        if (lo..=hi).contains(&median) && (client_busy >= DELAYED_ACK_MAX_BUSY || server_saturated)
+        {
+            continue;
+        }
         let width = hi - lo;
         let inside = h.count_between(lo, hi);
         // Neighbouring bands, each twice the window's width, not touching it.

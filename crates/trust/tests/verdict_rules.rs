@@ -160,14 +160,44 @@ fn delayed_ack_spikes() {
     assert!(msg(&v, "delayed_ack").starts_with("5.7% of responses (60 of 1060) took 195–220 ms"));
 
     // Every response delayed (the thttpd diagonal): the median is in the
-    // window too, and it still fires.
+    // window too, and with both sides idle (100 connections at 2,500 req/s,
+    // a 5% busy client) it still fires.
     let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
     h.record_n(40_100, 500).unwrap();
     h.record_n(39_800, 500).unwrap();
+    let mut idle = clean();
+    idle.requests_per_sec = 2_500.0;
+    idle.client_cpu_s = CpuTime {
+        user: 0.4,
+        sys: 0.6,
+    };
+    let mut idle_ctx = ctx();
+    idle_ctx.server.as_mut().unwrap().cpu_sys_s = 0.5;
+    idle_ctx.server.as_mut().unwrap().cpu_user_s = 0.5;
     assert_eq!(
-        codes(&round_verdict_with(&clean(), Some(&h), &ctx(), PORTS)),
+        codes(&round_verdict_with(&idle, Some(&h), &idle_ctx, PORTS)),
         vec!["delayed_ack"]
     );
+    // The same spike with a busy client is queueing, not a timer: 10,000
+    // connections at 40,000 req/s wait ~250 ms each by Little's law.
+    let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+    h.record_n(213_000, 1000).unwrap();
+    let mut queued = clean();
+    queued.threads = 1;
+    queued.client_cpu_s = CpuTime {
+        user: 1.6,
+        sys: 5.6,
+    };
+    let mut no_server = ctx();
+    no_server.server = None;
+    no_server.server_cores = None;
+    no_server.client_threads = 1;
+    assert!(round_verdict_with(&queued, Some(&h), &no_server, PORTS).is_valid());
+    // And with an idle client but a saturated server, too.
+    let mut saturated = ctx();
+    saturated.server.as_mut().unwrap().cpu_user_s = 10.0;
+    saturated.server.as_mut().unwrap().cpu_sys_s = 9.5;
+    assert!(round_verdict_with(&idle, Some(&h), &saturated, PORTS).is_valid());
 
     // A broad distribution that covers 40 ms is not a timer.
     let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
