@@ -478,9 +478,10 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
     };
     let _ = writeln!(
         o,
-        "  client CPU   user {:.2} s, sys {:.2} s: {:.0}% of {} thread{}, {} per response",
+        "  client CPU   user {:.2} s, sys {:.2} s, waited {:.2} s for a CPU: {:.0}% of {} thread{}, {} per response",
         s.client_cpu_s.user,
         s.client_cpu_s.sys,
+        s.client_cpu_s.runqueue,
         busy,
         s.threads,
         if s.threads == 1 { "" } else { "s" },

@@ -87,6 +87,18 @@ impl TimerFd {
     }
 }
 
+/// Seconds the calling thread spent runnable but waiting for a CPU, from
+/// /proc/thread-self/schedstat (its second field, in nanoseconds). A client
+/// starved of CPU (a shared core, a cgroup quota) looks idle by its own CPU
+/// time; this is where the starvation shows. Read twice per run, off the hot
+/// path; 0 where the kernel does not keep schedstats.
+pub fn thread_runqueue_wait() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0.0, |ns| ns as f64 / 1e9)
+}
+
 /// CPU time (user, sys) of the calling thread, in seconds.
 pub fn thread_cpu() -> (f64, f64) {
     // SAFETY: getrusage writes into the zeroed struct we pass.

@@ -21,7 +21,7 @@ use mio::net::TcpStream;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
-use crate::clock::{now_ns, thread_cpu, TimerFd};
+use crate::clock::{now_ns, thread_cpu, thread_runqueue_wait, TimerFd};
 use crate::http1::{ParserConfig, Response, ResponseParser};
 use crate::spec::{LoadSpec, Order, Stop};
 use crate::summary::ErrorKind;
@@ -137,6 +137,7 @@ pub(crate) struct ThreadResult {
     pub timeline: Vec<[u64; 3]>,
     pub cpu_user: f64,
     pub cpu_sys: f64,
+    pub runqueue_wait: f64,
     pub established: u64,
     pub reconnects: u64,
     pub in_flight_at_end: u64,
@@ -348,6 +349,7 @@ impl<'a> Worker<'a> {
             }
         }
         let mut cpu_start = thread_cpu();
+        let mut wait_start = thread_runqueue_wait();
         let mut events = Events::with_capacity(1024);
         let mut next_scan = self.now + SCAN_NS;
         let mut fatal = None;
@@ -378,6 +380,7 @@ impl<'a> Worker<'a> {
             if !self.measuring && self.now >= self.plan.warmup_end_ns {
                 self.measuring = true;
                 cpu_start = thread_cpu();
+                wait_start = thread_runqueue_wait();
                 // Requests mode: connections idle because warmup ended mid-way
                 // get their first measured request now.
                 if !rate {
@@ -455,6 +458,7 @@ impl<'a> Worker<'a> {
         }
 
         let cpu_end = thread_cpu();
+        let wait_end = thread_runqueue_wait();
         let in_flight_at_end = self.conns.iter().map(|c| c.len as u64).sum();
         for c in &mut self.conns {
             c.stream = None;
@@ -471,6 +475,7 @@ impl<'a> Worker<'a> {
             timeline: s.timeline,
             cpu_user: cpu_end.0 - cpu_start.0,
             cpu_sys: cpu_end.1 - cpu_start.1,
+            runqueue_wait: (wait_end - wait_start).max(0.0),
             established: s.established,
             reconnects: s.reconnects,
             in_flight_at_end,

@@ -244,7 +244,7 @@ fn merge(
     let mut connect = histogram();
     let mut lateness = histogram();
     let (mut late_sends, mut established, mut reconnects, mut in_flight) = (0, 0, 0, 0);
-    let (mut user, mut sys) = (0.0, 0.0);
+    let (mut user, mut sys, mut runqueue) = (0.0, 0.0, 0.0);
     let mut end_ns = warmup_end_ns;
     let mut timeline: Vec<[u64; 3]> = Vec::new();
     for (k, p) in parts.iter().enumerate() {
@@ -263,6 +263,7 @@ fn merge(
         in_flight += p.in_flight_at_end;
         user += p.cpu_user;
         sys += p.cpu_sys;
+        runqueue += p.runqueue_wait;
         end_ns = end_ns.max(p.end_ns);
         if timeline.len() < p.timeline.len() {
             timeline.resize(p.timeline.len(), [0; 3]);
@@ -366,7 +367,11 @@ fn merge(
             connect_time_us: Latency::from_histogram(&connect),
         },
         in_flight_at_end: in_flight,
-        client_cpu_s: CpuTime { user, sys },
+        client_cpu_s: CpuTime {
+            user,
+            sys,
+            runqueue,
+        },
         rate: spec.rate.map(|target| RateReport {
             target,
             late_sends,

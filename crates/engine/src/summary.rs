@@ -146,6 +146,10 @@ pub struct Connections {
 pub struct CpuTime {
     pub user: f64,
     pub sys: f64,
+    /// Seconds the load threads were runnable but waiting for a CPU
+    /// (schedstat run delay): high when the client was starved.
+    #[serde(default)]
+    pub runqueue: f64,
 }
 
 /// Open-model (`--rate`) scheduling honesty.

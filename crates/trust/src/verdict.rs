@@ -35,6 +35,10 @@ pub const CLIENT_BUSY: f64 = 0.90;
 /// The server counts as saturated above this share of its cores; below it,
 /// it had idle CPU the client did not use.
 pub const SERVER_SATURATED: f64 = 0.90;
+/// Share of the run the client's threads spent runnable but waiting for a
+/// CPU above which the client was starved: its own CPU time then looks low,
+/// yet it could not send or read any faster (a shared core, a CPU quota).
+pub const CLIENT_STARVED: f64 = 0.10;
 /// In the open model, more than 1% of sends later than 1 ms after their
 /// schedule means the generator could not keep the rate it claims.
 pub const LATE_SEND_SHARE: f64 = 0.01;
@@ -132,6 +136,14 @@ fn client_bound(v: &mut Verdict, s: &Summary, ctx: &RoundContext) {
         causes.push(format!(
             "the load generator's {threads} thread(s) were {:.0}% busy",
             busy * 100.0
+        ));
+    }
+    let starved = s.client_cpu_s.runqueue / (s.duration_s * threads as f64);
+    if starved >= CLIENT_STARVED {
+        causes.push(format!(
+            "the load generator's thread(s) waited {:.0}% of the run for a CPU (a shared core \
+             or a CPU quota)",
+            starved * 100.0
         ));
     }
     if let Some((n, share)) = late.filter(|(_, share)| *share > LATE_SEND_SHARE) {

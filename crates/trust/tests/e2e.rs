@@ -314,6 +314,33 @@ fn client_starved_of_cpu_is_client_bound() {
 }
 
 #[test]
+fn client_starved_in_the_closed_model_is_client_bound() {
+    let _serial = serial();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let server_cpu = if cpus > 1 { Some(1) } else { None };
+    let server = TestServer::start(Behaviour::SplitNoDelay, server_cpu);
+    // Three busy loops on the client's core: the client gets about a quarter
+    // of it and waits the rest in the run queue. Its own CPU time looks
+    // modest; the wait is what shows.
+    let _hog = Hog::start(0, 3);
+    let mut s = spec(&server, 10, 1);
+    s.cpus = vec![0];
+    s.stop = Stop::Duration(Duration::from_secs(2));
+    let r = run(&s, &Control::new()).unwrap();
+    let wait = r.summary.client_cpu_s.runqueue / r.summary.duration_s;
+    assert!(wait > 0.3, "waited only {wait:.2} of the run");
+    let v = round_verdict(&r.summary, Some(&r.latency), &ctx());
+    assert!(codes(&v).contains(&"client_bound"), "{v:#?}");
+    let m = &v
+        .reasons
+        .iter()
+        .find(|r| r.code == "client_bound")
+        .unwrap()
+        .message;
+    assert!(m.contains("of the run for a CPU"), "{m}");
+}
+
+#[test]
 fn connection_per_request_churns_ports() {
     let _serial = serial();
     let server = TestServer::start(Behaviour::Plain, None);

@@ -20,6 +20,7 @@ fn clean() -> Summary {
         client_cpu_s: CpuTime {
             user: 6.0,
             sys: 4.0,
+            runqueue: 0.0,
         },
         connections: Connections {
             requested: 100,
@@ -69,6 +70,22 @@ fn fast_histogram() -> Histogram<u64> {
 }
 
 #[test]
+fn starved_client_is_client_bound() {
+    // 10 s on 2 threads, 30% of it spent waiting for a CPU while using only
+    // half of the CPU it got: the closed model's starved client looks idle.
+    let mut s = clean();
+    s.client_cpu_s.runqueue = 6.0;
+    let v = round_verdict_with(&s, None, &ctx(), PORTS);
+    assert_eq!(codes(&v), vec!["client_bound"]);
+    assert!(msg(&v, "client_bound").starts_with(
+        "the load generator's thread(s) waited 30% of the run for a CPU (a shared core or a CPU quota) while the server used 1.00 of its 2 cores"
+    ), "{}", msg(&v, "client_bound"));
+    // Under the threshold: valid.
+    s.client_cpu_s.runqueue = 1.9;
+    assert!(round_verdict_with(&s, None, &ctx(), PORTS).is_valid());
+}
+
+#[test]
 fn clean_run_is_valid() {
     let h = fast_histogram();
     let v = round_verdict_with(&clean(), Some(&h), &ctx(), PORTS);
@@ -82,6 +99,7 @@ fn client_busy_while_server_idle() {
     s.client_cpu_s = CpuTime {
         user: 12.0,
         sys: 7.0,
+        runqueue: 0.0,
     };
     let v = round_verdict_with(&s, None, &ctx(), PORTS);
     assert_eq!(codes(&v), vec!["client_bound"]);
@@ -170,6 +188,7 @@ fn delayed_ack_spikes() {
     idle.client_cpu_s = CpuTime {
         user: 0.4,
         sys: 0.6,
+        runqueue: 0.0,
     };
     let mut idle_ctx = ctx();
     idle_ctx.server.as_mut().unwrap().cpu_sys_s = 0.5;
@@ -187,6 +206,7 @@ fn delayed_ack_spikes() {
     queued.client_cpu_s = CpuTime {
         user: 1.6,
         sys: 5.6,
+        runqueue: 0.0,
     };
     let mut no_server = ctx();
     no_server.server = None;
