@@ -43,7 +43,7 @@ impl Verdict {
 
 /// One reason a measurement is suspect. `code` is one of: client_bound,
 /// errors, drift, delayed_ack, bottleneck_elsewhere, noisy, ports,
-/// connections, shared_cores.
+/// connections, shared_cores, short_round.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reason {
     pub code: String,

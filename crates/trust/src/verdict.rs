@@ -106,6 +106,7 @@ pub fn round_verdict_with(
     }
     ports(&mut v, summary, ctx, ephemeral_ports);
     connections(&mut v, summary);
+    short_round(&mut v, summary);
     if ctx.shared_cores {
         v.push(
             "shared_cores",
@@ -173,6 +174,31 @@ fn client_bound(v: &mut Verdict, s: &Summary, ctx: &RoundContext) {
             "{} {server}: the result is a lower bound on the server, not its capacity; \
              give the client more threads or cores",
             causes.join(" and ")
+        ),
+    );
+}
+
+/// Fewer responses than connections: most connections never finished one
+/// response in the measured window, so requests per second counts whole
+/// responses that happened to end inside it (a 21 MB file at 200
+/// connections can give 0 req/s while moving 1 GB/s). Bytes per second is
+/// still right; the rate of requests is not.
+fn short_round(v: &mut Verdict, s: &Summary) {
+    let conns = s.connections.requested;
+    if conns == 0 || s.completed >= conns || s.duration_s <= 0.0 {
+        return;
+    }
+    // Errors or missing connections explain missing responses better, and
+    // have rules of their own.
+    if s.errors_total > 0 || s.connections.established < conns {
+        return;
+    }
+    v.push(
+        "short_round",
+        format!(
+            "only {} responses completed for {conns} connections in {:.1} s: responses take \
+             longer than the round, so req/s is not meaningful (MB/s is); use longer rounds",
+            s.completed, s.duration_s
         ),
     );
 }

@@ -70,6 +70,28 @@ fn fast_histogram() -> Histogram<u64> {
 }
 
 #[test]
+fn fewer_responses_than_connections_is_a_short_round() {
+    // A large file at 100 connections: 40 transfers ended inside the round.
+    let mut s = clean();
+    s.completed = 40;
+    s.status.insert("200".into(), 40);
+    let v = round_verdict_with(&s, None, &ctx(), PORTS);
+    assert!(codes(&v).contains(&"short_round"), "{v:#?}");
+    assert_eq!(
+        msg(&v, "short_round"),
+        "only 40 responses completed for 100 connections in 10.0 s: responses take longer \
+         than the round, so req/s is not meaningful (MB/s is); use longer rounds"
+    );
+    s.completed = 100;
+    assert!(!codes(&round_verdict_with(&s, None, &ctx(), PORTS)).contains(&"short_round"));
+    // Missing responses that errors explain are not a short round.
+    s.completed = 40;
+    s.errors.insert("timeout".into(), 60);
+    s.errors_total = 60;
+    assert!(!codes(&round_verdict_with(&s, None, &ctx(), PORTS)).contains(&"short_round"));
+}
+
+#[test]
 fn starved_client_is_client_bound() {
     // 10 s on 2 threads, 30% of it spent waiting for a CPU while using only
     // half of the CPU it got: the closed model's starved client looks idle.
