@@ -190,6 +190,8 @@ struct Conn {
     /// The server's FIN has arrived: requests issued from now on wait for
     /// the next connection instead of being written to one that is gone.
     peer_closed: bool,
+    /// Closed model: queued to send its next request after this batch.
+    deferred: bool,
 }
 
 impl Conn {
@@ -235,6 +237,8 @@ pub(crate) struct Worker<'a> {
     timer: Option<TimerFd>,
     heap: BinaryHeap<Reverse<(u64, usize)>>,
     buf: Vec<u8>,
+    /// Connections whose next request waits for the end of the event batch.
+    deferred: Vec<usize>,
     expect: Vec<Expect>,
     rng: u64,
     seq: usize,
@@ -287,9 +291,11 @@ impl<'a> Worker<'a> {
                 epoch: 0,
                 next_intended_ns: plan.start_ns + (job.first_conn + i) as u64 * plan.stagger_ns,
                 in_heap: false,
+                deferred: false,
                 peer_closed: false,
             })
             .collect();
+        let conns_len = job.conns;
         let poll = Poll::new()?;
         let timer = if plan.interval_ns.is_some() {
             let t = TimerFd::new()?;
@@ -323,6 +329,7 @@ impl<'a> Worker<'a> {
             poll,
             timer,
             buf: vec![0; READ_BUF],
+            deferred: Vec::with_capacity(conns_len),
             expect: vec![
                 Expect {
                     size: spec.expect_size,
@@ -455,6 +462,7 @@ impl<'a> Worker<'a> {
                 let closed = ev.is_read_closed() || ev.is_error();
                 self.on_event(token.0, ev.is_readable() || closed, closed);
             }
+            self.send_deferred();
         }
 
         let cpu_end = thread_cpu();
@@ -856,9 +864,25 @@ impl<'a> Worker<'a> {
             if self.conns[i].len == 0 {
                 self.schedule(i);
             }
-        } else {
+        } else if !self.conns[i].deferred {
+            self.conns[i].deferred = true;
+            self.deferred.push(i);
+        }
+    }
+
+    /// Closed model: the next requests of the connections answered in this
+    /// batch go out together after it, as wrk's do, rather than one by one
+    /// between reads. The server then finds several requests per wake-up
+    /// instead of being woken for each, and a pipelined connection answered
+    /// several times in one read tops up with one writev.
+    fn send_deferred(&mut self) {
+        let mut list = std::mem::take(&mut self.deferred);
+        for &i in &list {
+            self.conns[i].deferred = false;
             self.fill(i);
         }
+        list.clear();
+        self.deferred = list;
     }
 
     fn check(&mut self, target: usize, resp: &Response) -> Option<ErrorKind> {
