@@ -27,6 +27,9 @@ pub struct LabArgs {
     /// No progress bar; one line per step only.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Exit with code 1 when any step's verdict is suspect (for CI).
+    #[arg(long)]
+    pub strict: bool,
 }
 
 struct Progress {
@@ -251,5 +254,20 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
             String::new()
         }
     );
-    Ok(if outcome.failed_steps > 0 { 1 } else { 0 })
+    if outcome.failed_steps > 0 {
+        return Ok(1);
+    }
+    if args.strict {
+        // Sweep-level verdicts are set after the last step: read them back.
+        let run = store.load_run(outcome.run_id)?;
+        let suspect = run.steps.iter().filter(|s| !s.verdict.is_valid()).count();
+        if suspect > 0 {
+            eprintln!(
+                "--strict: {suspect} of {} steps are suspect (see `throng report`)",
+                run.steps.len()
+            );
+            return Ok(1);
+        }
+    }
+    Ok(0)
 }

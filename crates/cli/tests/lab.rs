@@ -1,5 +1,7 @@
 //! `throng lab` and `throng servers` as a user runs them.
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -181,5 +183,42 @@ fn a_study_with_a_missing_server_fails_before_it_starts() {
     assert!(
         !db.exists(),
         "no database is created for a study that cannot start"
+    );
+}
+
+#[test]
+fn strict_exits_1_when_a_step_is_suspect() {
+    // Server and client on the same two cores: every step is suspect
+    // (shared_cores) by construction, whatever the machine's noise.
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("shared.toml");
+    std::fs::write(
+        &study,
+        "name = \"shared\"\nservers = [\"nginx\"]\nworkloads = [\"tiny\"]\ncores = [2]\n\
+         concurrency = [4]\nwarmup_seconds = 0.2\nallow_shared_cores = true\n\
+         [rounds]\nseconds = 0.3\nwarmup_seconds = 0.1\nmin = 3\nmax = 3\n",
+    )
+    .unwrap();
+    let run = |strict: bool| {
+        let mut cmd = Command::new(THRONG);
+        cmd.args(["lab", study.to_str().unwrap(), "--quiet", "--db"])
+            .arg(dir.path().join(format!("strict-{strict}.db")));
+        if strict {
+            cmd.arg("--strict");
+        }
+        cmd.stdin(Stdio::null());
+        let out = support::run_bounded(cmd, Duration::from_secs(120));
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (plain, _) = run(false);
+    assert_eq!(plain, Some(0));
+    let (strict, stderr) = run(true);
+    assert_eq!(strict, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--strict: 1 of 1 steps are suspect"),
+        "{stderr}"
     );
 }
