@@ -1,5 +1,8 @@
 //! `throng doctor` as a user runs it: exit status, text and JSON.
 
+mod support;
+use support::Bounded;
+
 use std::process::Command;
 
 fn throng() -> Command {
@@ -29,7 +32,7 @@ fn finding<'a>(doc: &'a serde_json::Value, check: &str) -> &'a serde_json::Value
 fn exit_status_follows_the_findings() {
     let out = throng()
         .args(["doctor", "--json", "-c", "10"])
-        .output()
+        .bounded_output()
         .unwrap();
     let doc = json(&out);
     let findings = doc["findings"].as_array().unwrap();
@@ -50,7 +53,7 @@ fn more_connections_than_the_open_file_limit_fails() {
     let out = Command::new("prlimit")
         .args(["--nofile=256:256", env!("CARGO_BIN_EXE_throng")])
         .args(["doctor", "--json", "-c", "1000"])
-        .output()
+        .bounded_output()
         .expect("prlimit (util-linux)");
     assert_eq!(out.status.code(), Some(1));
     let doc = json(&out);
@@ -68,7 +71,7 @@ fn more_connections_than_the_open_file_limit_fails() {
 fn shared_cpus_are_reported_in_text() {
     let out = throng()
         .args(["doctor", "--client-cpus", "0", "--server-cpus", "0-1"])
-        .output()
+        .bounded_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8(out.stdout).unwrap();
@@ -82,7 +85,7 @@ fn shared_cpus_are_reported_in_text() {
 fn a_bad_cpu_list_is_a_usage_error() {
     let out = throng()
         .args(["doctor", "--client-cpus", "x"])
-        .output()
+        .bounded_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(

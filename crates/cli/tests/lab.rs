@@ -1,6 +1,7 @@
 //! `throng lab` and `throng servers` as a user runs them.
 
 mod support;
+use support::Bounded;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -129,7 +130,9 @@ fn ctrl_c_leaves_no_server_behind_and_marks_the_run_incomplete() {
 
 #[test]
 fn servers_lists_every_recipe() {
-    let out = Command::new(THRONG).arg("servers").output().unwrap();
+    let mut cmd = Command::new(THRONG);
+    cmd.arg("servers");
+    let out = support::run_bounded(cmd, Duration::from_secs(60));
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     for r in [
@@ -141,6 +144,8 @@ fn servers_lists_every_recipe() {
         "h2o",
         "caddy",
         "varnish",
+        "squid",
+        "trafficserver",
     ] {
         assert!(text.contains(&format!(" {r} ")), "{r} missing in\n{text}");
     }
@@ -173,7 +178,7 @@ fn a_study_with_a_missing_server_fails_before_it_starts() {
             "--db",
         ])
         .arg(&db)
-        .output()
+        .bounded_output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(

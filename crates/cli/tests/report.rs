@@ -1,6 +1,9 @@
 //! `throng report` and `throng compare` on a database written through the
 //! lab's store: what a user runs after `throng lab`.
 
+mod support;
+use support::Bounded;
+
 #[path = "../../report/tests/common/mod.rs"]
 mod common;
 
@@ -35,7 +38,7 @@ fn throng(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_throng"))
         .current_dir(dir)
         .args(args)
-        .output()
+        .bounded_output()
         .expect("run throng")
 }
 

@@ -256,9 +256,34 @@ pub fn run_study(
                 package: s.recipe.package.clone(),
                 model: s.recipe.model.clone(),
                 exe_bytes: s.recipe.exe_bytes(),
-                configs: Vec::new(),
+                installed_bytes: crate::features::installed_bytes(&s.recipe.package),
+                ..ServerRecord::default()
             },
         )?;
+    }
+    // Seed 004's feature table: each server probed live on an instance of
+    // its own, before any load.
+    if study.features {
+        let cpus = plans
+            .iter()
+            .find_map(|p| match p {
+                CoresPlan::Run { server_cpus, .. } => Some(server_cpus.clone()),
+                CoresPlan::Skip { .. } => None,
+            })
+            .unwrap_or_default();
+        for s in &study.servers {
+            if interrupt.is_set() {
+                break;
+            }
+            let setup = crate::features::ProbeSetup {
+                dir: rundir.path.join("features").join(&s.name),
+                user: user.clone(),
+                cpus: cpus.clone(),
+            };
+            let found =
+                crate::features::probe_server(&s.name, &s.recipe, s.backend.as_ref(), &setup);
+            store.add_features(run_id, &s.name, &found)?;
+        }
     }
     let runnable = plans
         .iter()
@@ -458,6 +483,39 @@ fn launch_recipe(
     Ok((p, configs, vec![dir.join("error.log")]))
 }
 
+/// Starts the program the server's config for this workload points at.
+fn start_helper(
+    ctx: &Ctx,
+    group: &Group,
+    s: &StudyServer,
+) -> anyhow::Result<Option<crate::dynamic::Started>> {
+    let Ok(Some(w)) = s.recipe.workload(group.workload.kind) else {
+        return Ok(None);
+    };
+    let Some(name) = &w.helper else {
+        return Ok(None);
+    };
+    let helper = crate::dynamic::Helper::parse(name)?;
+    // The same directory launch_recipe renders the server's configs into.
+    let dir = ctx
+        .root
+        .join(format!("c{}-{}", group.cores, group.workload.kind.name()))
+        .join(&s.name);
+    let owner = ctx.user.as_ref().map(|(_, u, g)| (*u, *g));
+    make_dir(dir.parent().unwrap_or(&dir), None)?;
+    make_dir(&dir, owner)?;
+    let plan = crate::dynamic::HelperPlan {
+        helper,
+        rundir: dir,
+        docroot: group.workload.docroot.clone(),
+        cores: group.cores,
+        cpus: group.server_cpus.clone(),
+        run_as: owner,
+        backlog: ctx.study.max_concurrency(),
+    };
+    Ok(Some(plan.start(Duration::from_secs(15))?))
+}
+
 fn request_bytes(port: u16, path: &str) -> Vec<u8> {
     format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n").into_bytes()
 }
@@ -508,6 +566,10 @@ pub fn verify(port: u16, w: &Workload) -> anyhow::Result<()> {
             );
         }
     }
+    // Dynamic workloads: bodies only the server's software determines.
+    for (path, content_type) in &w.checked {
+        crate::dynamic::verify_stable(port, path, content_type, timeout)?;
+    }
     Ok(())
 }
 
@@ -544,7 +606,33 @@ fn start_server(
         backend = Some(br.proc);
         backend_port = Some(bp);
     }
-    let (p, c, l) = launch_recipe(ctx, group, &s.name, &s.recipe, port, backend_port)
+    // Dynamic workloads: the recipe's config for the workload, and the
+    // program behind the server, started first in the server's run
+    // directory and kept in the backend's place so that it is pinned,
+    // sampled and stopped with the server.
+    let recipe = s
+        .recipe
+        .for_workload(group.workload.kind)
+        .map_err(|e| (format!("{e:#}"), String::new()))?;
+    if backend.is_none() {
+        if let Some(h) =
+            start_helper(ctx, group, s).map_err(|e| (format!("{e:#}"), String::new()))?
+        {
+            configs.extend(h.configs.iter().map(|(path, content)| {
+                ConfigFile {
+                    path: path
+                        .strip_prefix(&ctx.root)
+                        .unwrap_or(path)
+                        .display()
+                        .to_string(),
+                    content: content.clone(),
+                }
+            }));
+            logs.extend(h.logs);
+            backend = Some(h.process);
+        }
+    }
+    let (p, c, l) = launch_recipe(ctx, group, &s.name, &recipe, port, backend_port)
         .map_err(|e| (format!("{e:#}"), String::new()))?;
     configs.extend(c);
     logs.extend(l);
@@ -576,13 +664,13 @@ fn start_server(
 }
 
 fn targets(port: u16, w: &Workload) -> Vec<Target> {
-    w.files
-        .iter()
-        .map(|(path, _)| Target {
+    w.paths()
+        .into_iter()
+        .map(|path| Target {
             addr: addr(port),
             host_header: format!("127.0.0.1:{port}"),
-            path: path.clone(),
             url: format!("http://127.0.0.1:{port}{path}"),
+            path,
         })
         .collect()
 }
@@ -640,6 +728,17 @@ fn run_group(ctx: &mut Ctx, group: &Group) -> anyhow::Result<()> {
     for (idx, s) in study.servers.iter().enumerate() {
         if ctx.interrupt.is_set() {
             break;
+        }
+        // Dynamic workloads: a server that cannot serve one shows that,
+        // not a number.
+        if let Err(reason) = s.recipe.workload(group.workload.kind) {
+            for &c in &study.concurrency {
+                let mut st = group.step(&s.name, c);
+                st.status = StepStatus::Unsupported;
+                st.failure = Some(reason.clone());
+                record_step(ctx, st, &mut group_steps)?;
+            }
+            continue;
         }
         match start_server(ctx, group, idx, s) {
             Ok(r) => {
@@ -733,6 +832,9 @@ fn run_group(ctx: &mut Ctx, group: &Group) -> anyhow::Result<()> {
             break;
         }
     }
+    if let Some(cap) = study.max_users_cap {
+        search_max_users(ctx, group, &mut running, &group_steps, cap)?;
+    }
     for r in running.iter_mut() {
         r.stop();
     }
@@ -750,6 +852,54 @@ fn run_group(ctx: &mut Ctx, group: &Group) -> anyhow::Result<()> {
                 ctx.store.update_verdict(ctx.run_id, st)?;
             }
         }
+    }
+    Ok(())
+}
+
+/// Max users of every server of the group, from its sweep and, when the
+/// sweep did not break it, by stepping up past it.
+fn search_max_users(
+    ctx: &mut Ctx,
+    group: &Group,
+    running: &mut [Running],
+    group_steps: &[StepRecord],
+    cap: u32,
+) -> anyhow::Result<()> {
+    let study = ctx.study;
+    let opts = crate::maxusers::SearchOptions {
+        patience: Duration::from_secs_f64(study.patience_s),
+        cap,
+        round_s: study.round_s,
+        warmup_s: study.round_warmup_s,
+        client_cpus: group.client_cpus.clone(),
+        random_order: group.workload.kind.random_order(),
+    };
+    for (idx, s) in study.servers.iter().enumerate() {
+        if ctx.interrupt.is_set() {
+            return Ok(());
+        }
+        let sweep: Vec<StepRecord> = group_steps
+            .iter()
+            .filter(|x| x.server == s.name)
+            .cloned()
+            .collect();
+        let control = ctx.interrupt.control();
+        let m = match running
+            .iter_mut()
+            .find(|r| r.idx == idx && r.failed.is_none())
+        {
+            Some(r) => {
+                let t = targets(r.port, &group.workload);
+                crate::maxusers::search(&t, &sweep, &opts, &control, &mut || r.exited())
+            }
+            None => crate::maxusers::search(&[], &sweep, &opts, &control, &mut || {
+                Some("was not running".to_string())
+            }),
+        };
+        if ctx.interrupt.is_set() {
+            return Ok(());
+        }
+        ctx.store.add_max_users(ctx.run_id, &s.name, &m)?;
     }
     Ok(())
 }

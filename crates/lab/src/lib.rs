@@ -5,8 +5,11 @@
 //! The crate never prints: [`lab::run_study`] reports through an
 //! [`lab::Observer`], and the `throng` command decides how to show it.
 
+pub mod dynamic;
+pub mod features;
 pub mod interrupt;
 pub mod lab;
+pub mod maxusers;
 pub mod process;
 pub mod recipe;
 pub mod sample;

@@ -15,6 +15,8 @@ use std::process::Command;
 use anyhow::{anyhow, bail, Context};
 use serde::{Deserialize, Serialize};
 
+use crate::workload::WorkloadKind;
+
 /// The embedded recipes, in the order `throng servers` lists them.
 const BUILTIN: &[(&str, &str)] = &[
     ("nginx", include_str!("../recipes/nginx.toml")),
@@ -34,7 +36,31 @@ const BUILTIN: &[(&str, &str)] = &[
     ("h2o", include_str!("../recipes/h2o.toml")),
     ("caddy", include_str!("../recipes/caddy.toml")),
     ("varnish", include_str!("../recipes/varnish.toml")),
+    ("squid", include_str!("../recipes/squid.toml")),
+    (
+        "trafficserver",
+        include_str!("../recipes/trafficserver.toml"),
+    ),
 ];
+
+/// How a server serves one dynamic workload (`[workloads.cgi]` etc.).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadConfig {
+    /// Rendered in place of the `{{dynamic}}` line of the config templates.
+    #[serde(default)]
+    pub config: String,
+    /// Program started with the server: "fcgiwrap", "php-fpm" or "node".
+    #[serde(default)]
+    pub helper: Option<String>,
+    /// Why the server cannot serve this workload; its steps are then
+    /// stored as unsupported instead of measured.
+    #[serde(default)]
+    pub unsupported: Option<String>,
+    /// How it is done, stored with the results like the recipe's notes.
+    #[serde(default)]
+    pub notes: String,
+}
 
 /// One configuration file a recipe renders into the run directory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -82,6 +108,9 @@ pub struct Recipe {
     pub env: BTreeMap<String, String>,
     #[serde(default)]
     pub configs: Vec<ConfigTemplate>,
+    /// Per dynamic workload (cgi, php, app): what to add to the config.
+    #[serde(default)]
+    pub workloads: BTreeMap<String, WorkloadConfig>,
 }
 
 fn default_stop_signal() -> String {
@@ -130,6 +159,8 @@ impl RenderContext {
             "threads_per_child" => threads_per_child.to_string(),
             "max_request_workers" => (threads_per_child * workers).to_string(),
             "binary" => binary.to_string(),
+            // Filled by Recipe::for_workload; static workloads add nothing.
+            "dynamic" => String::new(),
             _ => return None,
         })
     }
@@ -165,7 +196,53 @@ impl Recipe {
             notes: "user command: its settings are whatever its arguments say".to_string(),
             env: BTreeMap::new(),
             configs: Vec::new(),
+            workloads: BTreeMap::new(),
         })
+    }
+
+    /// How this server serves `kind`: `Ok(None)` for static files,
+    /// `Err(reason)` when it cannot serve it at all.
+    pub fn workload(&self, kind: WorkloadKind) -> Result<Option<&WorkloadConfig>, String> {
+        if !kind.is_dynamic() {
+            return Ok(None);
+        }
+        match self.workloads.get(kind.name()) {
+            Some(w) => match &w.unsupported {
+                Some(reason) => Err(reason.clone()),
+                None => Ok(Some(w)),
+            },
+            None => Err(format!(
+                "the {} recipe has no configuration for the {} workload",
+                self.name,
+                kind.name()
+            )),
+        }
+    }
+
+    /// The recipe with `kind`'s config in place of `{{dynamic}}`.
+    pub fn for_workload(&self, kind: WorkloadKind) -> anyhow::Result<Recipe> {
+        let mut r = self.clone();
+        let Some(w) = self.workload(kind).map_err(|e| anyhow!(e))? else {
+            return Ok(r);
+        };
+        if !self
+            .configs
+            .iter()
+            .any(|c| c.template.contains("{{dynamic}}"))
+        {
+            bail!(
+                "recipe {}: no template has a {{{{dynamic}}}} line",
+                self.name
+            );
+        }
+        let snippet = w.config.trim_start_matches('\n').trim_end_matches('\n');
+        for c in &mut r.configs {
+            c.template = c.template.replace("{{dynamic}}", snippet);
+        }
+        if !w.notes.is_empty() {
+            r.notes = format!("{} {}", r.notes, w.notes).trim().to_string();
+        }
+        Ok(r)
     }
 
     pub fn render(&self, template: &str, ctx: &RenderContext) -> anyhow::Result<String> {
@@ -372,7 +449,9 @@ mod tests {
                 "apache2-event",
                 "h2o",
                 "caddy",
-                "varnish"
+                "varnish",
+                "squid",
+                "trafficserver"
             ]
         );
         for r in recipes.all() {
@@ -452,6 +531,84 @@ mod tests {
     }
 
     #[test]
+    fn dynamic_workloads_render_into_each_recipe_or_are_unsupported() {
+        let recipes = Recipes::builtin();
+        let conf = |name: &str, kind: WorkloadKind| {
+            recipes
+                .get(name)
+                .unwrap()
+                .for_workload(kind)
+                .unwrap()
+                .render_configs(&ctx(true))
+                .unwrap()[0]
+                .1
+                .clone()
+        };
+        // Static workloads leave no trace of the dynamic configs.
+        let nginx = conf("nginx", WorkloadKind::Page);
+        assert!(!nginx.contains("fastcgi_pass") && !nginx.contains("{{"));
+        assert!(conf("nginx", WorkloadKind::Php)
+            .contains("fastcgi_pass unix:/tmp/run/nginx/helper.sock;\n"));
+        let lighttpd = conf("lighttpd", WorkloadKind::Cgi);
+        // mod_cgi must come before mod_staticfile, or the program is sent as a file.
+        let cgi = lighttpd.find("\"mod_cgi\"").unwrap();
+        assert!(cgi < lighttpd.find("\"mod_staticfile\"").unwrap());
+        assert!(conf("apache2-prefork", WorkloadKind::App).contains(
+            "ProxyPass \"/app/\" \"unix:/tmp/run/nginx/helper.sock|http://localhost/app/\"\n"
+        ));
+        assert!(conf("h2o", WorkloadKind::Cgi)
+            .contains("        file.custom-handler:\n          extension: .cgi\n"));
+        assert!(conf("caddy", WorkloadKind::Cgi).contains("\t\t\tsplit .cgi\n"));
+        for name in ["nginx", "lighttpd", "apache2-event", "h2o", "caddy"] {
+            for kind in [WorkloadKind::Cgi, WorkloadKind::Php, WorkloadKind::App] {
+                let r = recipes.get(name).unwrap();
+                assert!(r.workload(kind).unwrap().is_some(), "{name} {kind:?}");
+            }
+        }
+        let helpers = |kind| {
+            ["nginx", "lighttpd", "apache2-worker", "h2o", "caddy"].map(|n| {
+                recipes
+                    .get(n)
+                    .unwrap()
+                    .workload(kind)
+                    .unwrap()
+                    .unwrap()
+                    .helper
+                    .clone()
+            })
+        };
+        let fcgiwrap = Some("fcgiwrap".to_string());
+        assert_eq!(
+            helpers(WorkloadKind::Cgi),
+            [fcgiwrap.clone(), None, None, None, fcgiwrap]
+        );
+        assert_eq!(
+            helpers(WorkloadKind::Php),
+            [(); 5].map(|_| Some("php-fpm".to_string()))
+        );
+        let varnish = recipes.get("varnish").unwrap();
+        assert!(varnish.workload(WorkloadKind::Php).is_err());
+        assert!(varnish.for_workload(WorkloadKind::Php).is_err());
+        assert_eq!(varnish.workload(WorkloadKind::Tiny), Ok(None));
+        let mine = Recipe::from_command("mine", &["/bin/x".into()]).unwrap();
+        assert_eq!(
+            mine.workload(WorkloadKind::Cgi),
+            Err("the mine recipe has no configuration for the cgi workload".to_string())
+        );
+    }
+
+    #[test]
+    fn varnish_neither_asks_for_nor_serves_gzip() {
+        let recipes = Recipes::builtin();
+        let v = recipes.get("varnish").unwrap();
+        let argv = v.render_start(&ctx(false)).unwrap();
+        assert!(argv.contains(&"http_gzip_support=off".to_string()));
+        let vcl = &v.render_configs(&ctx(false)).unwrap()[0].1;
+        assert!(vcl.contains("unset req.http.Accept-Encoding;"));
+        assert!(v.notes.contains("Gzip pitfall"));
+    }
+
+    #[test]
     fn root_lines_are_dropped_when_not_root() {
         let r = Recipes::builtin();
         let nginx = r.get("nginx").unwrap();
@@ -502,7 +659,8 @@ mod tests {
         )
         .unwrap();
         let r = Recipes::load(Some(dir.path())).unwrap();
-        assert_eq!(r.all().len(), 9);
+        // The built-ins, nginx replaced, and one more.
+        assert_eq!(r.all().len(), BUILTIN.len() + 1);
         assert_eq!(r.get("nginx").unwrap().binary, "/opt/nginx");
         assert_eq!(
             r.get("mine").unwrap().stop_signal(),

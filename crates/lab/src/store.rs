@@ -10,12 +10,13 @@ use std::path::Path;
 use anyhow::Context;
 use rusqlite::{params, Connection, OptionalExtension};
 use throng_model::{
-    Environment, Estimate, Finding, RoundRecord, RunData, RunRecord, ServerRecord, ServerUsage,
-    StepRecord, StepStatus, Summary, Verdict,
+    Environment, Estimate, FeatureResult, FeatureStatus, Finding, MaxUsers, RoundRecord, RunData,
+    RunRecord, ServerRecord, ServerUsage, StepRecord, StepStatus, Summary, Verdict,
 };
 
 /// Migrations, in order; entry i moves the schema from version i to i+1.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
     study TEXT NOT NULL,
@@ -78,7 +79,30 @@ CREATE TABLE rounds (
     histogram BLOB NOT NULL,
     PRIMARY KEY (step_id, idx)
 );
-"#];
+"#,
+    r#"
+ALTER TABLE servers ADD COLUMN installed_bytes INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE features (
+    server_id INTEGER NOT NULL REFERENCES servers(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    status TEXT NOT NULL,
+    evidence TEXT NOT NULL,
+    PRIMARY KEY (server_id, seq)
+);
+CREATE TABLE max_users (
+    server_id INTEGER NOT NULL REFERENCES servers(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    cores INTEGER NOT NULL,
+    workload TEXT NOT NULL,
+    patience_s REAL NOT NULL,
+    level INTEGER,
+    broke_at INTEGER,
+    broke_by TEXT NOT NULL,
+    PRIMARY KEY (server_id, seq)
+);
+"#,
+];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -104,11 +128,43 @@ fn status_parse(s: &str) -> StepStatus {
     }
 }
 
+fn feature_status_parse(s: &str) -> FeatureStatus {
+    match s {
+        "yes" => FeatureStatus::Yes,
+        "no" => FeatureStatus::No,
+        _ => FeatureStatus::Untested,
+    }
+}
+
 fn now_unix() -> f64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0)
+}
+
+fn insert_features(
+    conn: &Connection,
+    sid: i64,
+    first_seq: i64,
+    features: &[FeatureResult],
+) -> anyhow::Result<()> {
+    for (i, f) in features.iter().enumerate() {
+        conn.execute(
+            "INSERT INTO features (server_id, seq, name, status, evidence) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![sid, first_seq + i as i64, f.name, f.status.label(), f.evidence],
+        )?;
+    }
+    Ok(())
+}
+
+fn insert_max_users(conn: &Connection, sid: i64, m: &MaxUsers) -> anyhow::Result<()> {
+    conn.execute(
+        "INSERT INTO max_users (server_id, seq, cores, workload, patience_s, level, broke_at, broke_by)
+         VALUES (?1, (SELECT coalesce(max(seq) + 1, 0) FROM max_users WHERE server_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![sid, m.cores, m.workload, m.patience_s, m.level, m.broke_at, m.broke_by],
+    )?;
+    Ok(())
 }
 
 impl Store {
@@ -182,8 +238,8 @@ impl Store {
     pub fn add_server(&mut self, run_id: i64, s: &ServerRecord) -> anyhow::Result<()> {
         let tx = self.conn.transaction()?;
         tx.execute(
-            "INSERT INTO servers (run_id, name, recipe, version, package, model, exe_bytes)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO servers (run_id, name, recipe, version, package, model, exe_bytes, installed_bytes)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 run_id,
                 s.name,
@@ -191,7 +247,8 @@ impl Store {
                 s.version,
                 s.package,
                 s.model,
-                s.exe_bytes as i64
+                s.exe_bytes as i64,
+                s.installed_bytes as i64
             ],
         )?;
         let sid = tx.last_insert_rowid();
@@ -201,8 +258,62 @@ impl Store {
                 params![sid, i as i64, c.path, c.content],
             )?;
         }
+        insert_features(&tx, sid, 0, &s.features)?;
+        for m in &s.max_users {
+            insert_max_users(&tx, sid, m)?;
+        }
         tx.commit()?;
         Ok(())
+    }
+
+    fn server_id(&self, run_id: i64, server: &str) -> anyhow::Result<i64> {
+        self.conn
+            .query_row(
+                "SELECT id FROM servers WHERE run_id = ?1 AND name = ?2",
+                params![run_id, server],
+                |r| r.get(0),
+            )
+            .with_context(|| format!("no server {server:?} in run {run_id}"))
+    }
+
+    /// Stores the probed features of a server already stored.
+    pub fn add_features(
+        &mut self,
+        run_id: i64,
+        server: &str,
+        features: &[FeatureResult],
+    ) -> anyhow::Result<()> {
+        let sid = self.server_id(run_id, server)?;
+        let tx = self.conn.transaction()?;
+        let next: i64 = tx.query_row(
+            "SELECT coalesce(max(seq) + 1, 0) FROM features WHERE server_id = ?1",
+            [sid],
+            |r| r.get(0),
+        )?;
+        insert_features(&tx, sid, next, features)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Records the package's installed size of a server already stored.
+    pub fn set_installed_bytes(
+        &mut self,
+        run_id: i64,
+        server: &str,
+        bytes: u64,
+    ) -> anyhow::Result<()> {
+        let sid = self.server_id(run_id, server)?;
+        self.conn.execute(
+            "UPDATE servers SET installed_bytes = ?2 WHERE id = ?1",
+            params![sid, bytes as i64],
+        )?;
+        Ok(())
+    }
+
+    /// Stores one max-users search of a server already stored.
+    pub fn add_max_users(&mut self, run_id: i64, server: &str, m: &MaxUsers) -> anyhow::Result<()> {
+        let sid = self.server_id(run_id, server)?;
+        insert_max_users(&self.conn, sid, m)
     }
 
     /// Adds rendered configs to a server already stored (one set per core
@@ -356,7 +467,7 @@ impl Store {
         let run = self.run_record(id)?;
         let mut servers = Vec::new();
         let mut q = self.conn.prepare(
-            "SELECT id, name, recipe, version, package, model, exe_bytes FROM servers WHERE run_id = ?1 ORDER BY id",
+            "SELECT id, name, recipe, version, package, model, exe_bytes, installed_bytes FROM servers WHERE run_id = ?1 ORDER BY id",
         )?;
         let rows = q.query_map([id], |r| {
             Ok((
@@ -368,13 +479,21 @@ impl Store {
                     package: r.get(4)?,
                     model: r.get(5)?,
                     exe_bytes: r.get::<_, i64>(6)? as u64,
-                    configs: Vec::new(),
+                    installed_bytes: r.get::<_, i64>(7)? as u64,
+                    ..ServerRecord::default()
                 },
             ))
         })?;
         let mut cq = self
             .conn
             .prepare("SELECT path, content FROM configs WHERE server_id = ?1 ORDER BY seq")?;
+        let mut fq = self.conn.prepare(
+            "SELECT name, status, evidence FROM features WHERE server_id = ?1 ORDER BY seq",
+        )?;
+        let mut mq = self.conn.prepare(
+            "SELECT cores, workload, patience_s, level, broke_at, broke_by FROM max_users
+             WHERE server_id = ?1 ORDER BY seq",
+        )?;
         for row in rows {
             let (sid, mut s) = row?;
             s.configs = cq
@@ -382,6 +501,27 @@ impl Store {
                     Ok(throng_model::ConfigFile {
                         path: r.get(0)?,
                         content: r.get(1)?,
+                    })
+                })?
+                .collect::<Result<_, _>>()?;
+            s.features = fq
+                .query_map([sid], |r| {
+                    Ok(FeatureResult {
+                        name: r.get(0)?,
+                        status: feature_status_parse(&r.get::<_, String>(1)?),
+                        evidence: r.get(2)?,
+                    })
+                })?
+                .collect::<Result<_, _>>()?;
+            s.max_users = mq
+                .query_map([sid], |r| {
+                    Ok(MaxUsers {
+                        cores: r.get(0)?,
+                        workload: r.get(1)?,
+                        patience_s: r.get(2)?,
+                        level: r.get(3)?,
+                        broke_at: r.get(4)?,
+                        broke_by: r.get(5)?,
                     })
                 })?
                 .collect::<Result<_, _>>()?;
@@ -637,5 +777,190 @@ mod tests {
                 "the database has schema version 99, newer than this throng's {SCHEMA_VERSION}"
             )
         );
+    }
+
+    fn server_with_features() -> ServerRecord {
+        ServerRecord {
+            name: "squid".into(),
+            recipe: "squid".into(),
+            version: "5.7".into(),
+            package: "squid".into(),
+            model: "event loop".into(),
+            exe_bytes: 7_123_456,
+            installed_bytes: 13_894_656,
+            configs: vec![ConfigFile {
+                path: "c1-tiny/squid/squid.conf".into(),
+                content: "workers 1\n".into(),
+            }],
+            features: vec![
+                FeatureResult {
+                    name: "basic_auth".into(),
+                    status: FeatureStatus::Yes,
+                    evidence: "401 without credentials, 200 with".into(),
+                },
+                FeatureResult {
+                    name: "sendfile".into(),
+                    status: FeatureStatus::No,
+                    evidence: "config: no `sendfile on` (nginx's default is off)".into(),
+                },
+                FeatureResult {
+                    name: "tls".into(),
+                    status: FeatureStatus::Untested,
+                    evidence: "untested until TLS load lands".into(),
+                },
+            ],
+            max_users: vec![
+                MaxUsers {
+                    cores: 1,
+                    workload: "tiny".into(),
+                    patience_s: 3.0,
+                    level: Some(512),
+                    broke_at: Some(1024),
+                    broke_by: "37 resets".into(),
+                },
+                MaxUsers {
+                    cores: 2,
+                    workload: "tiny".into(),
+                    patience_s: 0.5,
+                    level: None,
+                    broke_at: Some(2),
+                    broke_by: "p99 4.1 s".into(),
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn features_installed_bytes_and_max_users_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let mut st = Store::open(&path).unwrap();
+        let id = st.begin_run(&RunRecord::default()).unwrap();
+        let full = server_with_features();
+        st.add_server(id, &full).unwrap();
+
+        // The lab's order: the server first, then what it learns about it.
+        let later = ServerRecord {
+            name: "nginx".into(),
+            recipe: "nginx".into(),
+            ..ServerRecord::default()
+        };
+        st.add_server(id, &later).unwrap();
+        st.set_installed_bytes(id, "nginx", 1_234_567).unwrap();
+        st.add_features(id, "nginx", &full.features[..2]).unwrap();
+        st.add_features(id, "nginx", &full.features[2..]).unwrap();
+        for m in &full.max_users {
+            st.add_max_users(id, "nginx", m).unwrap();
+        }
+        assert!(st.add_features(id, "h2o", &full.features).is_err());
+        assert!(st.add_max_users(id, "h2o", &full.max_users[0]).is_err());
+        assert!(st.set_installed_bytes(id, "h2o", 1).is_err());
+        drop(st);
+
+        let data = Store::open(&path).unwrap().load_run(id).unwrap();
+        assert_eq!(data.servers.len(), 2);
+        assert_eq!(data.servers[0], full);
+        assert_eq!(
+            data.servers[1],
+            ServerRecord {
+                installed_bytes: 1_234_567,
+                features: full.features.clone(),
+                max_users: full.max_users.clone(),
+                ..later
+            }
+        );
+    }
+
+    #[test]
+    fn version_1_database_is_migrated_and_old_rows_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.db");
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch(MIGRATIONS[0]).unwrap();
+        c.pragma_update(None, "user_version", 1).unwrap();
+        // Rows as a throng of schema version 1 wrote them.
+        c.execute(
+            "INSERT INTO runs (id, study, study_toml, started_unix_s, finished_unix_s, complete, environment)
+             VALUES (1, 'quick', 'name = \"quick\"', 1.5, 2.5, 1, ?1)",
+            [serde_json::to_string(&Environment {
+                cpus_online: 2,
+                ..Environment::default()
+            })
+            .unwrap()],
+        )
+        .unwrap();
+        c.execute_batch(
+            r#"
+INSERT INTO servers (id, run_id, name, recipe, version, package, model, exe_bytes)
+    VALUES (1, 1, 'nginx', 'nginx', '1.22.1', 'nginx-light', 'event loop', 1234);
+INSERT INTO configs (server_id, seq, path, content) VALUES (1, 0, 'nginx.conf', 'x');
+"#,
+        )
+        .unwrap();
+        let old = step("nginx", 10, 1);
+        c.execute(
+            "INSERT INTO steps (id, run_id, server, cores, workload, concurrency, status, failure, log_tail,
+                                server_cpus, client_cpus, shared_cores, throughput, verdict)
+             VALUES (1, 1, 'nginx', 1, 'tiny', 10, 'ok', NULL, NULL, '[0]', '[1]', 0, ?1, ?2)",
+            params![
+                serde_json::to_string(&old.throughput).unwrap(),
+                serde_json::to_string(&old.verdict).unwrap()
+            ],
+        )
+        .unwrap();
+        let r = &old.rounds[0];
+        c.execute(
+            "INSERT INTO rounds (step_id, idx, requests_per_sec, summary, server_usage, histogram)
+             VALUES (1, 0, 10.0, ?1, ?2, ?3)",
+            params![
+                serde_json::to_string(&r.summary).unwrap(),
+                serde_json::to_string(&r.server).unwrap(),
+                r.histogram
+            ],
+        )
+        .unwrap();
+        drop(c);
+
+        let mut st = Store::open(&path).unwrap();
+        assert_eq!(st.schema_version().unwrap(), 2);
+        let data = st.load_run(1).unwrap();
+        assert_eq!(
+            (
+                data.run.study.as_str(),
+                data.run.complete,
+                data.run.finished_unix_s
+            ),
+            ("quick", true, Some(2.5))
+        );
+        assert_eq!(data.run.environment.cpus_online, 2);
+        assert_eq!(
+            data.servers,
+            [ServerRecord {
+                name: "nginx".into(),
+                recipe: "nginx".into(),
+                version: "1.22.1".into(),
+                package: "nginx-light".into(),
+                model: "event loop".into(),
+                exe_bytes: 1234,
+                configs: vec![ConfigFile {
+                    path: "nginx.conf".into(),
+                    content: "x".into(),
+                }],
+                installed_bytes: 0,
+                features: Vec::new(),
+                max_users: Vec::new(),
+            }]
+        );
+        assert_eq!(data.steps, [old]);
+
+        // The migrated database takes the new rows for the old server.
+        st.add_features(1, "nginx", &server_with_features().features)
+            .unwrap();
+        st.set_installed_bytes(1, "nginx", 99).unwrap();
+        drop(st);
+        let st = Store::open(&path).unwrap();
+        assert_eq!(st.schema_version().unwrap(), 2);
+        let s = &st.load_run(1).unwrap().servers[0];
+        assert_eq!((s.installed_bytes, s.features.len()), (99, 3));
     }
 }

@@ -109,6 +109,26 @@ pub struct StudyFile {
     pub rounds: RoundsFile,
     #[serde(default)]
     pub allow_shared_cores: bool,
+    /// Probe every server's features live before the sweep.
+    #[serde(default = "d_features")]
+    pub features: bool,
+    /// After each sweep, step concurrency up until the server breaks.
+    #[serde(default)]
+    pub max_users: bool,
+    /// p99 above this is a broken level for max users.
+    #[serde(default = "d_patience")]
+    pub patience_seconds: f64,
+    /// Highest concurrency the max-users search tries (default: 4 × the
+    /// sweep's highest level), bounded by the open-file limit.
+    #[serde(default)]
+    pub max_users_cap: Option<u32>,
+}
+
+fn d_features() -> bool {
+    true
+}
+fn d_patience() -> f64 {
+    crate::maxusers::DEFAULT_PATIENCE_S
 }
 
 /// A server as the study runs it.
@@ -136,6 +156,10 @@ pub struct Study {
     pub round_warmup_s: f64,
     pub precision: Precision,
     pub allow_shared_cores: bool,
+    pub features: bool,
+    /// `Some(cap)` when the study searches max users, up to `cap`.
+    pub max_users_cap: Option<u32>,
+    pub patience_s: f64,
 }
 
 /// Parses `"10..1000 step 10"` (inclusive of both ends when on the grid).
@@ -252,6 +276,15 @@ impl Study {
         {
             bail!("rounds: need seconds > 0, 1 <= min <= max, precision > 0");
         }
+        let sweep_top = concurrency.iter().max().copied().unwrap_or(1);
+        let max_users_cap = f.max_users.then(|| {
+            crate::maxusers::cap_by_open_files(
+                f.max_users_cap.unwrap_or(sweep_top.saturating_mul(4)),
+            )
+        });
+        if f.patience_seconds.is_nan() || f.patience_seconds <= 0.0 {
+            bail!("patience_seconds: give a time above 0");
+        }
         Ok(Study {
             name: f.name.clone(),
             description: f.description.clone(),
@@ -270,6 +303,9 @@ impl Study {
                 max_step_s: r.step_seconds,
             },
             allow_shared_cores: f.allow_shared_cores,
+            features: f.features,
+            max_users_cap,
+            patience_s: f.patience_seconds,
         })
     }
 
@@ -297,7 +333,10 @@ impl Study {
 
     /// Highest concurrency: servers are configured to accept that many.
     pub fn max_concurrency(&self) -> u32 {
-        self.concurrency.iter().copied().max().unwrap_or(1)
+        let sweep = self.concurrency.iter().copied().max().unwrap_or(1);
+        // Servers must accept the max-users search's clients too, or the
+        // search would only find their configured limit.
+        sweep.max(self.max_users_cap.unwrap_or(0))
     }
 }
 

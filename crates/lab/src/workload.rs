@@ -20,9 +20,24 @@ pub enum WorkloadKind {
     Large,
     /// About 400 files of a synthetic site, requested as a URL list (seed 001).
     Site,
+    /// A hello-world CGI program in C, compiled by the lab (seed 004).
+    Cgi,
+    /// A small templated PHP page and phpinfo() through php-fpm (seed 002).
+    Php,
+    /// The `page` body served by a Node.js app behind the server (seed 001).
+    App,
 }
 
-pub const NAMES: [&str; 5] = ["tiny", "small-files", "page", "large", "site"];
+pub const NAMES: [&str; 8] = [
+    "tiny",
+    "small-files",
+    "page",
+    "large",
+    "site",
+    "cgi",
+    "php",
+    "app",
+];
 
 /// Body of the tiny workload: 7 bytes, as in seed 000.
 pub const TINY_BODY: &[u8] = b"throng\n";
@@ -41,6 +56,9 @@ impl WorkloadKind {
             "page" => WorkloadKind::Page,
             "large" => WorkloadKind::Large,
             "site" => WorkloadKind::Site,
+            "cgi" => WorkloadKind::Cgi,
+            "php" => WorkloadKind::Php,
+            "app" => WorkloadKind::App,
             _ => bail!("unknown workload {name:?} (known: {})", NAMES.join(", ")),
         })
     }
@@ -52,7 +70,18 @@ impl WorkloadKind {
             WorkloadKind::Page => "page",
             WorkloadKind::Large => "large",
             WorkloadKind::Site => "site",
+            WorkloadKind::Cgi => "cgi",
+            WorkloadKind::Php => "php",
+            WorkloadKind::App => "app",
         }
+    }
+
+    /// Answered by a program behind the server rather than from a file.
+    pub fn is_dynamic(self) -> bool {
+        matches!(
+            self,
+            WorkloadKind::Cgi | WorkloadKind::Php | WorkloadKind::App
+        )
     }
 
     /// Several URLs are requested in random order; one URL is requested alone.
@@ -75,11 +104,24 @@ impl WorkloadKind {
 pub struct Workload {
     pub kind: WorkloadKind,
     pub docroot: PathBuf,
-    /// URL paths, each with the file it must return.
+    /// URL paths, each with the file holding the exact body it must return.
     pub files: Vec<(String, PathBuf)>,
+    /// URL paths whose body depends on the server's software (phpinfo()),
+    /// each with the Content-Type it must have: the body cannot be known in
+    /// advance, only checked to be the same on every request.
+    pub checked: Vec<(String, String)>,
 }
 
 impl Workload {
+    /// Every URL path requested, in order: exact ones first.
+    pub fn paths(&self) -> Vec<String> {
+        self.files
+            .iter()
+            .map(|(u, _)| u.clone())
+            .chain(self.checked.iter().map(|(u, _)| u.clone()))
+            .collect()
+    }
+
     pub fn total_bytes(&self) -> u64 {
         self.files
             .iter()
@@ -190,6 +232,7 @@ pub fn generate(kind: WorkloadKind, docroot: &Path) -> anyhow::Result<Workload> 
     std::fs::create_dir_all(docroot)?;
     let mut rng = Rng(0x7468_726f_6e67 ^ kind as u64);
     let mut files = Vec::new();
+    let mut checked = Vec::new();
     match kind {
         WorkloadKind::Tiny => write(docroot, "index.html", TINY_BODY, &mut files)?,
         WorkloadKind::SmallFiles => {
@@ -250,12 +293,107 @@ pub fn generate(kind: WorkloadKind, docroot: &Path) -> anyhow::Result<Workload> 
                 )?;
             }
         }
+        WorkloadKind::Cgi => {
+            let program = docroot.join(CGI_PATH.trim_start_matches('/'));
+            crate::dynamic::compile_cgi(&program)?;
+            expect(docroot, CGI_PATH, CGI_BODY, &mut files)?;
+        }
+        WorkloadKind::Php => {
+            let php = docroot.join("php");
+            std::fs::create_dir_all(&php)?;
+            std::fs::write(php.join("page.php"), PHP_PAGE)?;
+            std::fs::write(php.join("info.php"), PHP_INFO)?;
+            expect(docroot, PHP_PAGE_PATH, &php_page_body(), &mut files)?;
+            checked.push((PHP_INFO_PATH.to_string(), "text/html".to_string()));
+        }
+        WorkloadKind::App => {
+            // The same bytes as the `page` workload, so `page` (static) and
+            // `app` (proxied) compare like for like; only the proxied path is
+            // requested. The app reads its body from APP_BODY_FILE.
+            let mut page_rng = Rng(0x7468_726f_6e67 ^ WorkloadKind::Page as u64);
+            let data = html(&mut page_rng, PAGE_BYTES, "page");
+            std::fs::write(docroot.join(APP_BODY_FILE), &data)?;
+            expect(docroot, APP_PATH, &data, &mut files)?;
+        }
     }
     Ok(Workload {
         kind,
         docroot: docroot.to_path_buf(),
         files,
+        checked,
     })
+}
+
+/// URL of the CGI program; the server maps /cgi-bin/ onto the docroot's.
+pub const CGI_PATH: &str = "/cgi-bin/hello.cgi";
+pub const CGI_BODY: &[u8] = b"Hello, world!\n";
+pub const PHP_PAGE_PATH: &str = "/php/page.php";
+pub const PHP_INFO_PATH: &str = "/php/info.php";
+/// Proxied to the app, which answers every path with the page.
+pub const APP_PATH: &str = "/app/page.html";
+/// The app's body, in the docroot.
+pub const APP_BODY_FILE: &str = "app-body.html";
+
+/// A page built from a template: a loop, a function call and escaping, the
+/// work a small PHP site does for every request.
+const PHP_PAGE: &str = r#"<?php
+$servers = ['nginx' => 'event loop', 'lighttpd' => 'event loop', 'apache2' => 'processes & threads', 'h2o' => 'threads', 'caddy' => 'goroutines'];
+$title = 'Servers <' . count($servers) . '>';
+?>
+<!DOCTYPE html>
+<html><head><title><?= htmlspecialchars($title) ?></title></head>
+<body>
+<ul>
+<?php foreach ($servers as $name => $model): ?>
+<li><?= ucfirst($name) ?>: <?= htmlspecialchars($model) ?> (<?= strlen($name) ?>)</li>
+<?php endforeach; ?>
+</ul>
+</body></html>
+"#;
+
+/// phpinfo() without the sections that change from one request to the
+/// next: environment and request variables (the client's port, the time)
+/// and the modules' tables (OPcache's hit counters). Every response of a
+/// server then has the same size and checksum, which the load engine checks.
+const PHP_INFO: &str =
+    "<?php phpinfo(INFO_GENERAL | INFO_CONFIGURATION | INFO_CREDITS | INFO_LICENSE);\n";
+
+/// What PHP_PAGE renders to; PHP drops the newline right after `?>`.
+fn php_page_body() -> Vec<u8> {
+    let servers = [
+        ("nginx", "event loop"),
+        ("lighttpd", "event loop"),
+        ("apache2", "processes &amp; threads"),
+        ("h2o", "threads"),
+        ("caddy", "goroutines"),
+    ];
+    let mut out = String::from(
+        "<!DOCTYPE html>\n<html><head><title>Servers &lt;5&gt;</title></head>\n<body>\n<ul>\n",
+    );
+    for (name, model) in servers {
+        let mut cap = name.to_string();
+        cap[..1].make_ascii_uppercase();
+        out.push_str(&format!("<li>{cap}: {model} ({})</li>\n", name.len()));
+    }
+    out.push_str("</ul>\n</body></html>\n");
+    out.into_bytes()
+}
+
+/// Records `url` with the exact body it must return, kept outside the
+/// served paths (the URL is answered by a program, not by this file).
+fn expect(
+    docroot: &Path,
+    url: &str,
+    body: &[u8],
+    files: &mut Vec<(String, PathBuf)>,
+) -> anyhow::Result<()> {
+    let path = docroot
+        .join("expected")
+        .join(url.trim_start_matches('/').replace('/', "_"));
+    std::fs::create_dir_all(docroot.join("expected"))?;
+    std::fs::write(&path, body).with_context(|| format!("writing {}", path.display()))?;
+    files.push((url.to_string(), path));
+    Ok(())
 }
 
 #[cfg(test)]
@@ -312,6 +450,38 @@ mod tests {
     }
 
     #[test]
+    fn dynamic_workloads_list_their_urls_and_exact_bodies() {
+        let dir = tempfile::tempdir().unwrap();
+        let cgi = generate(WorkloadKind::Cgi, &dir.path().join("c")).unwrap();
+        assert_eq!(cgi.paths(), ["/cgi-bin/hello.cgi"]);
+        assert_eq!(std::fs::read(&cgi.files[0].1).unwrap(), b"Hello, world!\n");
+        assert!(dir.path().join("c/cgi-bin/hello.cgi").is_file());
+
+        let php = generate(WorkloadKind::Php, &dir.path().join("p")).unwrap();
+        assert_eq!(php.paths(), ["/php/page.php", "/php/info.php"]);
+        assert_eq!(
+            php.checked,
+            [("/php/info.php".to_string(), "text/html".to_string())]
+        );
+        let page = String::from_utf8(std::fs::read(&php.files[0].1).unwrap()).unwrap();
+        assert_eq!(page.len(), 269);
+        assert!(page.contains("<title>Servers &lt;5&gt;</title>"));
+        assert!(page.contains("<li>Apache2: processes &amp; threads (7)</li>\n"));
+
+        // The app's body is the page workload's, byte for byte.
+        let app = generate(WorkloadKind::App, &dir.path().join("a")).unwrap();
+        let static_page = generate(WorkloadKind::Page, &dir.path().join("s")).unwrap();
+        assert_eq!(app.paths(), ["/app/page.html"]);
+        let body = std::fs::read(&app.files[0].1).unwrap();
+        assert_eq!(body, std::fs::read(&static_page.files[0].1).unwrap());
+        assert_eq!(
+            body,
+            std::fs::read(dir.path().join("a/app-body.html")).unwrap()
+        );
+        assert!(WorkloadKind::App.is_dynamic() && !WorkloadKind::Page.is_dynamic());
+    }
+
+    #[test]
     fn generation_is_repeatable() {
         let a = tempfile::tempdir().unwrap();
         let b = tempfile::tempdir().unwrap();
@@ -329,7 +499,7 @@ mod tests {
         let e = WorkloadKind::parse("huge").unwrap_err().to_string();
         assert_eq!(
             e,
-            "unknown workload \"huge\" (known: tiny, small-files, page, large, site)"
+            "unknown workload \"huge\" (known: tiny, small-files, page, large, site, cgi, php, app)"
         );
         for n in NAMES {
             assert_eq!(WorkloadKind::parse(n).unwrap().name(), n);

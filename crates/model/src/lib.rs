@@ -107,6 +107,75 @@ pub struct ServerRecord {
     /// Size of the main executable in bytes.
     pub exe_bytes: u64,
     pub configs: Vec<ConfigFile>,
+    /// Installed size of the Debian package in bytes (dpkg's
+    /// Installed-Size); 0 when unknown.
+    #[serde(default)]
+    pub installed_bytes: u64,
+    /// Features probed on the live server, in [`FEATURES`] order.
+    #[serde(default)]
+    pub features: Vec<FeatureResult>,
+    /// Max-users searches, one per core count and workload.
+    #[serde(default)]
+    pub max_users: Vec<MaxUsers>,
+}
+
+/// The features `throng lab` probes, in the order the report shows them.
+pub const FEATURES: &[&str] = &[
+    "basic_auth",
+    "throttling",
+    "privilege_drop",
+    "gzip",
+    "range",
+    "keep_alive",
+    "dir_listing_off",
+    "sendfile",
+    "http2",
+    "tls",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FeatureStatus {
+    Yes,
+    No,
+    /// Not probed (the lab cannot test it yet, or the probe could not run).
+    Untested,
+}
+
+impl FeatureStatus {
+    pub fn label(self) -> &'static str {
+        match self {
+            FeatureStatus::Yes => "yes",
+            FeatureStatus::No => "no",
+            FeatureStatus::Untested => "untested",
+        }
+    }
+}
+
+/// One probed feature of one server, with what was seen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FeatureResult {
+    /// One of [`FEATURES`].
+    pub name: String,
+    pub status: FeatureStatus,
+    /// What was observed, e.g. "401 without credentials, 200 with".
+    pub evidence: String,
+}
+
+/// Seed 003/004's "max users": the highest concurrency answered with no
+/// errors and p99 under the patience limit, found by stepping up.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MaxUsers {
+    pub cores: u32,
+    pub workload: String,
+    pub patience_s: f64,
+    /// Highest good level; `None` when even the first level failed.
+    pub level: Option<u32>,
+    /// First level that failed; `None` when the search reached its cap.
+    pub broke_at: Option<u32>,
+    /// What broke there ("refusals", "resets", "timeouts", "p99 4.1 s", ...)
+    /// or why the search stopped.
+    pub broke_by: String,
 }
 
 /// What the server's whole process tree used during one round.

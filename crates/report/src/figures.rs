@@ -344,6 +344,24 @@ pub fn utc(unix_s: f64) -> String {
     )
 }
 
+/// Column title of a probed feature.
+pub fn feature_title(name: &str) -> String {
+    match name {
+        "basic_auth" => "Basic auth",
+        "throttling" => "Throttling",
+        "privilege_drop" => "Privilege drop",
+        "gzip" => "gzip",
+        "range" => "Range",
+        "keep_alive" => "Keep-alive",
+        "dir_listing_off" => "Dir listing off",
+        "sendfile" => "sendfile",
+        "http2" => "HTTP/2",
+        "tls" => "TLS",
+        other => other,
+    }
+    .to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -110,6 +110,7 @@ pub fn render(run: &RunData, a: &Analysis) -> String {
     }
 
     summary_table(&mut o, &a.summary);
+    features_table(&mut o, run);
     best_table(&mut o, run, &a.steps);
 
     o.push_str("<h2 id=\"charts\">Charts</h2>\n");
@@ -387,5 +388,73 @@ fn servers(o: &mut String, run: &RunData) {
                 esc(&c.content)
             );
         }
+    }
+}
+
+/// Seed 004's feature table, as probed live; the evidence is each cell's title.
+fn features_table(o: &mut String, run: &RunData) {
+    if run
+        .servers
+        .iter()
+        .all(|s| s.features.is_empty() && s.max_users.is_empty())
+    {
+        return;
+    }
+    o.push_str("<h2 id=\"features\">Features</h2>\n<div class=\"scroll\"><table>\n<tr><th class=\"t\">Server</th><th class=\"t\">Model</th>");
+    for f in throng_model::FEATURES {
+        let _ = write!(
+            o,
+            "<th class=\"t\">{}</th>",
+            esc(&figures::feature_title(f))
+        );
+    }
+    o.push_str("<th>Package</th><th>Executable</th></tr>\n");
+    for s in &run.servers {
+        let _ = write!(
+            o,
+            "<tr><td class=\"t\">{}</td><td class=\"t\">{}</td>",
+            esc(&s.name),
+            esc(&s.model)
+        );
+        for f in throng_model::FEATURES {
+            match s.features.iter().find(|x| x.name == *f) {
+                Some(x) => {
+                    let _ = write!(
+                        o,
+                        "<td class=\"t feature-{}\" title=\"{}\">{}</td>",
+                        x.status.label(),
+                        esc(&x.evidence),
+                        x.status.label()
+                    );
+                }
+                None => o.push_str("<td class=\"t\">–</td>"),
+            }
+        }
+        let size = |b: u64| if b > 0 { mib(b) } else { "–".into() };
+        let _ = writeln!(
+            o,
+            "<td>{}</td><td>{}</td></tr>",
+            size(s.installed_bytes),
+            size(s.exe_bytes)
+        );
+    }
+    o.push_str("</table></div>\n<p>Every answer was seen on the running server; hover a cell for what was seen.</p>\n");
+    if run.servers.iter().any(|s| !s.max_users.is_empty()) {
+        o.push_str("<h3>Max users, searched</h3>\n<div class=\"scroll\"><table>\n<tr><th class=\"t\">Server</th><th>Cores</th><th class=\"t\">Workload</th><th>Max users</th><th>Broke at</th><th class=\"t\">What broke</th></tr>\n");
+        for s in &run.servers {
+            for m in &s.max_users {
+                let _ = writeln!(
+                    o,
+                    "<tr><td class=\"t\">{}</td><td>{}</td><td class=\"t\">{}</td><td>{}</td><td>{}</td><td class=\"t\">{}</td></tr>",
+                    esc(&s.name),
+                    m.cores,
+                    esc(&m.workload),
+                    m.level.map(|v| grouped(v as u64)).unwrap_or_else(|| "none".into()),
+                    m.broke_at.map(|v| grouped(v as u64)).unwrap_or_else(|| "–".into()),
+                    esc(&m.broke_by)
+                );
+            }
+        }
+        o.push_str("</table></div>\n");
     }
 }

@@ -73,6 +73,7 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
         );
     }
     o.push_str("\nReq/s and MB/s: best mean over core counts and concurrency levels, with its verdict. Max users: highest concurrency with no error and p99 under 3 s (+: the sweep stopped before the server did).\n\n");
+    features(&mut o, run);
 
     if let Some(dir) = image_dir {
         o.push_str("## Charts\n\n");
@@ -197,4 +198,85 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
         );
     }
     o
+}
+
+/// Seed 004's feature table, as probed live, with the search for max users.
+fn features(o: &mut String, run: &RunData) {
+    if run
+        .servers
+        .iter()
+        .all(|s| s.features.is_empty() && s.max_users.is_empty())
+    {
+        return;
+    }
+    o.push_str(
+        "## Features
+
+| Server | Model | ",
+    );
+    for f in throng_model::FEATURES {
+        let _ = write!(o, "{} | ", cell(&figures::feature_title(f)));
+    }
+    o.push_str("Package | Executable |\n|---|---|");
+    for _ in throng_model::FEATURES {
+        o.push_str("---|");
+    }
+    o.push_str("--:|--:|\n");
+    for s in &run.servers {
+        let _ = write!(o, "| {} | {} | ", cell(&s.name), cell(&s.model));
+        for f in throng_model::FEATURES {
+            let label = s
+                .features
+                .iter()
+                .find(|x| x.name == *f)
+                .map(|x| x.status.label())
+                .unwrap_or("–");
+            let _ = write!(o, "{label} | ");
+        }
+        let size = |b: u64| if b > 0 { mib(b) } else { "–".into() };
+        let _ = writeln!(o, "{} | {} |", size(s.installed_bytes), size(s.exe_bytes));
+    }
+    o.push_str("\nEvery answer was seen on the running server:\n\n");
+    for s in &run.servers {
+        for f in &s.features {
+            let _ = writeln!(
+                o,
+                "- {} {}: {} — {}",
+                cell(&s.name),
+                cell(&figures::feature_title(&f.name)),
+                f.status.label(),
+                cell(&f.evidence)
+            );
+        }
+    }
+    if run.servers.iter().any(|s| !s.max_users.is_empty()) {
+        o.push_str("\n### Max users, searched\n\n| Server | Cores | Workload | Max users | Broke at | What broke |\n|---|--:|---|--:|--:|---|\n");
+        for s in &run.servers {
+            for m in &s.max_users {
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {} | {} | {} | {} |",
+                    cell(&s.name),
+                    m.cores,
+                    cell(&m.workload),
+                    m.level.map(grouped_u32).unwrap_or_else(|| "none".into()),
+                    m.broke_at.map(grouped_u32).unwrap_or_else(|| "–".into()),
+                    cell(&m.broke_by)
+                );
+            }
+        }
+        let patience = run
+            .servers
+            .iter()
+            .flat_map(|s| &s.max_users)
+            .map(|m| m.patience_s)
+            .next()
+            .unwrap_or(3.0);
+        let _ = writeln!(o, "\nMax users: highest concurrency with no error and p99 under {patience} s, stepping up past the sweep until the server broke.");
+    }
+    o.push('\n');
+}
+
+fn grouped_u32(v: u32) -> String {
+    grouped(v as u64)
 }

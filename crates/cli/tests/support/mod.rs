@@ -18,6 +18,21 @@ pub fn throng() -> Command {
 
 /// Run a command, killing it if it is not done by `limit`.
 pub fn run_bounded(mut cmd: Command, limit: Duration) -> Output {
+    run_bounded_mut(&mut cmd, limit)
+}
+
+/// `Command::output`, but a command that hangs is killed and fails the test.
+pub trait Bounded {
+    fn bounded_output(&mut self) -> std::io::Result<Output>;
+}
+
+impl Bounded for Command {
+    fn bounded_output(&mut self) -> std::io::Result<Output> {
+        Ok(run_bounded_mut(self, Duration::from_secs(120)))
+    }
+}
+
+fn run_bounded_mut(cmd: &mut Command, limit: Duration) -> Output {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn");
     let deadline = Instant::now() + limit;

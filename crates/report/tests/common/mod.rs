@@ -112,6 +112,7 @@ pub fn server(name: &str, version: &str, model: &str, exe: u64, config: &str) ->
             path: format!("/run/throng/{name}/{name}.conf"),
             content: config.into(),
         }],
+        ..ServerRecord::default()
     }
 }
 
@@ -195,6 +196,33 @@ pub fn rich_run() -> RunData {
     let mut sysctls = BTreeMap::new();
     sysctls.insert("net.core.somaxconn".to_string(), "4096".to_string());
     sysctls.insert("net.ipv4.tcp_tw_reuse".to_string(), "2".to_string());
+    let mut servers = servers;
+    // nginx as the lab probes it: seed 004's feature table and a max-users search.
+    servers[0].installed_bytes = 3_276_800;
+    servers[0].features = throng_model::FEATURES
+        .iter()
+        .map(|f| throng_model::FeatureResult {
+            name: f.to_string(),
+            status: match *f {
+                "sendfile" => throng_model::FeatureStatus::No,
+                "http2" | "tls" => throng_model::FeatureStatus::Untested,
+                _ => throng_model::FeatureStatus::Yes,
+            },
+            evidence: match *f {
+                "basic_auth" => "401 without credentials, 200 with".into(),
+                "throttling" => "measured 131 KB/s against 131 KB/s configured".into(),
+                other => format!("{other} <probe>"),
+            },
+        })
+        .collect();
+    servers[0].max_users = vec![throng_model::MaxUsers {
+        cores: 1,
+        workload: "small-files".into(),
+        patience_s: 3.0,
+        level: Some(2000),
+        broke_at: Some(4000),
+        broke_by: "120 timeouts".into(),
+    }];
     RunData {
         run: RunRecord {
             id: 7,

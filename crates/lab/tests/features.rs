@@ -1,0 +1,240 @@
+//! Feature probes, caches in front and the max-users search against real
+//! servers from Debian's packages (nginx, lighttpd, squid).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use throng_lab::features::{probe_server, ProbeSetup, THROTTLE_KIB_S, THROTTLE_TOLERANCE};
+use throng_lab::{Interrupt, LabOptions, Quiet, Recipes, Store, Study};
+use throng_model::{FeatureStatus, StepStatus};
+
+/// Runs are serialised: two servers under load at once would share the CPUs.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn setup(dir: &Path) -> ProbeSetup {
+    ProbeSetup {
+        dir: dir.join("probe"),
+        user: throng_lab::process::unprivileged_user(),
+        cpus: vec![0],
+    }
+}
+
+fn by_name(v: &[throng_model::FeatureResult]) -> BTreeMap<&str, (FeatureStatus, &str)> {
+    v.iter()
+        .map(|f| (f.name.as_str(), (f.status, f.evidence.as_str())))
+        .collect()
+}
+
+fn rate_in_evidence(e: &str) -> f64 {
+    // "measured N KB/s against M KB/s configured"
+    e.strip_prefix("measured ")
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no rate in {e:?}"))
+}
+
+fn check_common(f: &BTreeMap<&str, (FeatureStatus, &str)>) {
+    assert_eq!(
+        f["basic_auth"],
+        (FeatureStatus::Yes, "401 without credentials, 200 with")
+    );
+    assert_eq!(
+        f["range"],
+        (
+            FeatureStatus::Yes,
+            "Range: bytes=0-9 answered 206 with the exact 10 bytes"
+        )
+    );
+    assert_eq!(
+        f["keep_alive"],
+        (
+            FeatureStatus::Yes,
+            "two requests on one connection answered 200 and 200"
+        )
+    );
+    assert_eq!(f["gzip"].0, FeatureStatus::Yes, "{}", f["gzip"].1);
+    assert_eq!(
+        f["http2"],
+        (FeatureStatus::Untested, "untested until TLS load lands")
+    );
+    assert_eq!(
+        f["tls"],
+        (FeatureStatus::Untested, "untested until TLS load lands")
+    );
+    let (st, ev) = f["throttling"];
+    assert_eq!(st, FeatureStatus::Yes, "{ev}");
+    let configured = (THROTTLE_KIB_S * 1024) as f64 / 1000.0;
+    let measured = rate_in_evidence(ev);
+    assert!(
+        (measured - configured).abs() <= configured * THROTTLE_TOLERANCE,
+        "{ev}"
+    );
+    if throng_lab::process::unprivileged_user().is_some() {
+        let (st, ev) = f["privilege_drop"];
+        assert_eq!(st, FeatureStatus::Yes, "{ev}");
+        assert!(
+            ev.contains("run as www-data (uid 33), not chrooted"),
+            "{ev}"
+        );
+    }
+}
+
+#[test]
+fn nginx_features_are_probed_live() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let r = Recipes::builtin();
+    let v = probe_server("nginx", r.get("nginx").unwrap(), None, &setup(dir.path()));
+    assert_eq!(
+        v.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(),
+        throng_model::FEATURES
+    );
+    let f = by_name(&v);
+    check_common(&f);
+    assert_eq!(
+        f["dir_listing_off"],
+        (
+            FeatureStatus::Yes,
+            "GET of a directory without index answered 403"
+        )
+    );
+    assert_eq!(
+        f["sendfile"],
+        (
+            FeatureStatus::No,
+            "config: no `sendfile on` (nginx's default is off)"
+        )
+    );
+}
+
+#[test]
+fn lighttpd_features_are_probed_live() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let r = Recipes::builtin();
+    let v = probe_server(
+        "lighttpd",
+        r.get("lighttpd").unwrap(),
+        None,
+        &setup(dir.path()),
+    );
+    let f = by_name(&v);
+    check_common(&f);
+    assert_eq!(
+        f["dir_listing_off"],
+        (
+            FeatureStatus::Yes,
+            "GET of a directory without index answered 403"
+        )
+    );
+    assert_eq!(f["sendfile"].0, FeatureStatus::Yes);
+}
+
+fn run_study(toml: &str, dir: &Path) -> throng_model::RunData {
+    let recipes =
+        Recipes::load(Some(&Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes"))).unwrap();
+    let study = Study::parse(toml, &recipes).unwrap();
+    let db = dir.join("t.db");
+    let mut store = Store::open(&db).unwrap();
+    let opts = LabOptions {
+        workdir: Some(dir.to_path_buf()),
+        keep_workdir: false,
+    };
+    let out =
+        throng_lab::run_study(&study, &mut store, &opts, &mut Quiet, &Interrupt::new()).unwrap();
+    assert!(out.complete);
+    store.load_run(out.run_id).unwrap()
+}
+
+#[test]
+fn squid_in_front_of_nginx_serves_exact_bytes_under_load() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let toml = "name = \"t\"\nservers = [\"squid\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+                concurrency = [8]\nwarmup_seconds = 0.2\nfeatures = false\n\
+                [rounds]\nseconds = 0.5\nwarmup_seconds = 0.1\nmin = 2\nmax = 2\n";
+    let data = run_study(toml, dir.path());
+    assert_eq!(data.servers[0].package, "squid");
+    assert!(data.servers[0].features.is_empty());
+    assert_eq!(data.steps.len(), 1);
+    let s = &data.steps[0];
+    assert_eq!(s.status, StepStatus::Ok, "{:?} {:?}", s.failure, s.log_tail);
+    assert_eq!(s.rounds.len(), 2);
+    for r in &s.rounds {
+        assert_eq!(r.summary.errors_total, 0);
+        assert_eq!(r.summary.status.get("200"), Some(&r.summary.completed));
+        // 7-byte body, checksummed against the file.
+        assert_eq!(r.summary.body_bytes, 7 * r.summary.completed);
+        // squid's master and kid, nginx's master and worker.
+        assert_eq!(r.server.processes, 4, "{:?}", r.server);
+    }
+}
+
+/// A server that keeps at most 8 connections open and resets any more.
+const EIGHT_CONNECTIONS: &str = r#"
+import os, socket, sys, threading
+root, port = sys.argv[1], int(sys.argv[2])
+active, lock = [0], threading.Lock()
+def serve(c):
+    try:
+        buf = b""
+        while True:
+            while b"\r\n\r\n" not in buf:
+                d = c.recv(65536)
+                if not d:
+                    return
+                buf += d
+            head, buf = buf.split(b"\r\n\r\n", 1)
+            path = head.split(b" ")[1].decode()
+            with open(os.path.join(root, path.lstrip("/")), "rb") as f:
+                body = f.read()
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    except OSError:
+        pass
+    finally:
+        c.close()
+        with lock:
+            active[0] -= 1
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", port))
+s.listen(1024)
+while True:
+    c, _ = s.accept()
+    with lock:
+        full = active[0] >= 8
+        if not full:
+            active[0] += 1
+    if full:
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        c.close()
+    else:
+        threading.Thread(target=serve, args=(c,), daemon=True).start()
+"#;
+
+#[test]
+fn max_users_search_stops_where_the_server_breaks() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("eight.py");
+    std::fs::write(&script, EIGHT_CONNECTIONS).unwrap();
+    let toml = format!(
+        "name = \"t\"\nservers = [{{ name = \"eight\", command = [\"/usr/bin/python3\", \"{}\", \"{{{{docroot}}}}\", \"{{{{port}}}}\"] }}]\n\
+         workloads = [\"tiny\"]\ncores = [1]\nconcurrency = [2, 4]\nwarmup_seconds = 0.2\nfeatures = false\n\
+         max_users = true\npatience_seconds = 1.0\nmax_users_cap = 64\n\
+         [rounds]\nseconds = 0.5\nwarmup_seconds = 0.1\nmin = 1\nmax = 1\n",
+        script.display()
+    );
+    let data = run_study(&toml, dir.path());
+    assert!(data.steps.iter().all(|s| s.status == StepStatus::Ok));
+    let m = &data.servers[0].max_users;
+    assert_eq!(m.len(), 1);
+    let m = &m[0];
+    assert_eq!(
+        (m.cores, m.workload.as_str(), m.patience_s),
+        (1, "tiny", 1.0)
+    );
+    // 4 from the sweep, then 8 good, 16 reset.
+    assert_eq!((m.level, m.broke_at), (Some(8), Some(16)), "{}", m.broke_by);
+    assert!(m.broke_by.ends_with(" resets"), "{}", m.broke_by);
+}
