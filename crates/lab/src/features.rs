@@ -17,6 +17,8 @@ use throng_engine::http1::{ParserConfig, ResponseParser};
 use throng_engine::probe;
 use throng_model::{FeatureResult, FeatureStatus, FEATURES};
 
+use crate::lab::{free_port, make_dir};
+
 use crate::process::{Launch, ServerProcess};
 use crate::recipe::{Recipe, RenderContext};
 
@@ -568,22 +570,6 @@ pub struct ProbeSetup {
     /// Unprivileged user (name, uid, gid) when the lab runs as root.
     pub user: Option<(String, u32, u32)>,
     pub cpus: Vec<usize>,
-}
-
-fn free_port() -> anyhow::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
-}
-
-fn make_dir(p: &Path, owner: Option<(u32, u32)>) -> anyhow::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::create_dir_all(p).with_context(|| format!("creating {}", p.display()))?;
-    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755))?;
-    if let Some((uid, gid)) = owner {
-        std::os::unix::fs::chown(p, Some(uid), Some(gid))?;
-    }
-    Ok(())
 }
 
 /// A started probe server and, for caches, its backend.

@@ -111,11 +111,11 @@ fn now_unix() -> f64 {
         .unwrap_or(0.0)
 }
 
-fn free_port() -> anyhow::Result<u16> {
+pub(crate) fn free_port() -> anyhow::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
-fn make_dir(p: &Path, owner: Option<(u32, u32)>) -> anyhow::Result<()> {
+pub(crate) fn make_dir(p: &Path, owner: Option<(u32, u32)>) -> anyhow::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(p).with_context(|| format!("creating {}", p.display()))?;
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755))?;
