@@ -125,6 +125,32 @@ pub struct SearchOptions {
 
 /// The open-file limit bounds the client's connections: one descriptor
 /// each, with room for the rest of the process.
+/// Processes the kernel's OOM killer has killed since boot
+/// (`oom_kill` in /proc/vmstat), or `None` where the kernel does not say.
+pub fn oom_kills() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/vmstat").ok()?;
+    oom_kills_in(&text)
+}
+
+fn oom_kills_in(vmstat: &str) -> Option<u64> {
+    vmstat
+        .lines()
+        .find_map(|l| l.strip_prefix("oom_kill "))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// How a server that exited during a level is described: running out of
+/// memory is the classic way a server stops taking users (seed 004), and the
+/// OOM killer's counter moving while the level ran says it was that.
+fn exit_cause(exit: &str, oom_before: Option<u64>, oom_after: Option<u64>) -> String {
+    match (oom_before, oom_after) {
+        (Some(a), Some(b)) if b > a => {
+            format!("memory: the server {exit}, killed by the kernel's OOM killer")
+        }
+        _ => format!("the server {exit}"),
+    }
+}
+
 pub fn cap_by_open_files(cap: u32) -> u32 {
     let soft = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
         .map(|(s, _)| s)
@@ -170,6 +196,7 @@ pub fn search(
         return m;
     }
     loop {
+        let oom_before = oom_kills();
         if let Some(e) = exited() {
             m.broke_at = Some(level);
             m.broke_by = format!("the server {e}");
@@ -194,7 +221,7 @@ pub fn search(
         let why = match res {
             Err(e) => Some(format!("the load engine failed: {e}")),
             Ok(r) => match exited() {
-                Some(e) => Some(format!("the server {e}")),
+                Some(e) => Some(exit_cause(&e, oom_before, oom_kills())),
                 None => broke_by(&r.summary, opts.patience),
             },
         };
@@ -336,5 +363,23 @@ mod tests {
         let bound = soft.saturating_sub(256).max(1) as u32;
         assert_eq!(cap_by_open_files(u32::MAX), bound);
         assert_eq!(cap_by_open_files(1), 1);
+    }
+
+    #[test]
+    fn an_oom_kill_during_the_level_is_named_memory() {
+        assert_eq!(oom_kills_in("pgfault 12\noom_kill 3\nother 1\n"), Some(3));
+        assert_eq!(oom_kills_in("pgfault 12\n"), None);
+        assert_eq!(
+            exit_cause("exited (signal 9)", Some(3), Some(4)),
+            "memory: the server exited (signal 9), killed by the kernel's OOM killer"
+        );
+        assert_eq!(
+            exit_cause("exited (signal 9)", Some(3), Some(3)),
+            "the server exited (signal 9)"
+        );
+        assert_eq!(
+            exit_cause("exited (status 1)", None, None),
+            "the server exited (status 1)"
+        );
     }
 }
