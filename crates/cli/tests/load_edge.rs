@@ -312,7 +312,10 @@ fn stalled_server_under_a_fixed_rate() {
     let uncorrected = u(&j, "/latency_uncorrected_us/p99");
     assert!(uncorrected < 200_000, "uncorrected p99 {uncorrected} µs");
     assert!(u(&j, "/latency_uncorrected_us/max") >= 900_000);
-    assert!(u(&j, "/rate/late_sends") > 0);
+    // About 1,000 sends were due during the one-second stall, and all but
+    // the ten on the wire went out late: half of them is a safe floor.
+    let late = u(&j, "/rate/late_sends");
+    assert!(late >= 500, "{late} late sends");
     let warnings = j["warnings"].as_array().unwrap();
     assert!(
         warnings
