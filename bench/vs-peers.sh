@@ -4,6 +4,8 @@
 # nginx: 1 worker pinned to core 0, access log off, a 7-byte index.html.
 # Each client: pinned to core 1, one thread, -c 100, 5 s; rounds alternate
 # the tools so drift on a shared machine spreads over all of them.
+# throng-nc is throng with --no-coalesce: blocking on epoll at once, as wrk
+# does, to show what the naps (docs/methodology.md) are worth.
 # Client CPU is measured the same way for every tool: user+sys of the whole
 # client process (GNU time), divided by the responses it reports.
 #
@@ -43,9 +45,11 @@ curl -sf "$url" >/dev/null || { echo "nginx did not start" >&2; exit 1; }
 timed() { /usr/bin/time -f 'CPU %U %S' -o "$work/time" taskset -c 1 "$@"; }
 results=$work/results.txt; : > "$results"
 for r in $(seq "$rounds"); do
-  for tool in throng wrk h2load ab; do
+  for tool in throng throng-nc wrk h2load ab; do
     case $tool in
       throng) timed "$throng" load "$url" -t 1 -c "$conns" -d "${secs}s" --json > "$work/out"
+              n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$work/out");;
+      throng-nc) timed "$throng" load "$url" -t 1 -c "$conns" -d "${secs}s" --json --no-coalesce > "$work/out"
               n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$work/out");;
       wrk)    timed wrk -t1 -c"$conns" -d"${secs}s" "$url" > "$work/out"
               n=$(awk '/requests in/ {print $1}' "$work/out");;
@@ -62,7 +66,7 @@ done
 python3 - "$results" "$conns" "$secs" "$rounds" <<'PY'
 import sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1])]
-tools = ["throng", "wrk", "h2load", "ab"]
+tools = ["throng", "throng-nc", "wrk", "h2load", "ab"]
 med = {}
 for t in tools:
     rs = [r for r in rows if r[0] == t]

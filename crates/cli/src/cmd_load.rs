@@ -35,6 +35,10 @@ pub struct LoadArgs {
     /// HTTP/1.1 pipelining depth.
     #[arg(long, default_value_t = 1)]
     pub pipeline: usize,
+    /// Block on epoll as soon as no response is ready, as wrk does, instead
+    /// of napping a few µs first to take responses in batches.
+    #[arg(long)]
+    pub no_coalesce: bool,
     /// Open model: this many requests per second in all, on a fixed schedule;
     /// latency is measured from each request's intended send time.
     #[arg(long)]
@@ -220,6 +224,7 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
     spec.rate = a.rate;
     spec.keep_alive = !a.close;
     spec.pipeline = a.pipeline;
+    spec.coalesce = !a.no_coalesce;
     spec.order = match a.order {
         OrderArg::Sequential => Order::Sequential,
         OrderArg::Random => Order::Random,
@@ -491,6 +496,13 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
             "-".into()
         },
     );
+    if s.coalesce {
+        let _ = writeln!(
+            o,
+            "  naps         {} before waiting for responses (--no-coalesce: none)",
+            human_count(s.client_naps)
+        );
+    }
     if timeline && !s.timeline.is_empty() {
         let _ = writeln!(
             o,

@@ -503,3 +503,70 @@ fn fewer_connections_than_requested() {
         "{text}"
     );
 }
+
+/// A server that takes 2 ms over every answer, so the client's smoothed
+/// latency is long enough for naps (1/128 of it is over 15 µs).
+fn two_ms_server() -> Server {
+    Server::answering(|_| {
+        std::thread::sleep(Duration::from_millis(2));
+        ok(b"slow\n")
+    })
+}
+
+#[test]
+fn naps_change_no_count_and_no_latency() {
+    let s = two_ms_server();
+    let j = throng_json(&["load", &s.url("/"), "-n", "800", "-c", "8", "-t", "1"]);
+    assert_eq!(j["coalesce"], true);
+    assert_eq!(j["completed"], 800);
+    assert_eq!(j["sent"], 800);
+    assert_eq!(u(&j, "/body_bytes"), 800 * 5);
+    only_errors(&j, &[]);
+    assert_eq!(s.requests(), 800);
+    let naps = u(&j, "/client_naps");
+    assert!(naps >= 1, "the client never napped: {j:#}");
+    // Latency is the kernel's receive stamp minus the write: never below
+    // the server's own 2 ms, and a stamp misplaced on the wrong clock
+    // (seconds or decades off) could not pass the upper bound.
+    let p50 = u(&j, "/latency_us/p50");
+    assert!(
+        (2_000..500_000).contains(&p50),
+        "p50 {p50} µs against a 2 ms server"
+    );
+    assert!(u(&j, "/latency_us/max") < 1_000_000);
+}
+
+#[test]
+fn no_naps_without_coalescing_or_in_the_open_model() {
+    let s = two_ms_server();
+    let j = throng_json(&[
+        "load",
+        &s.url("/"),
+        "-n",
+        "400",
+        "-c",
+        "8",
+        "-t",
+        "1",
+        "--no-coalesce",
+    ]);
+    assert_eq!(j["coalesce"], false);
+    assert_eq!(j["completed"], 400);
+    assert_eq!(u(&j, "/client_naps"), 0);
+    assert!(u(&j, "/latency_us/p50") >= 2_000);
+    let j = throng_json(&[
+        "load",
+        &s.url("/"),
+        "--rate",
+        "400",
+        "-c",
+        "8",
+        "-t",
+        "1",
+        "-d",
+        "1s",
+    ]);
+    assert_eq!(j["coalesce"], false);
+    assert_eq!(u(&j, "/client_naps"), 0);
+    only_errors(&j, &[]);
+}

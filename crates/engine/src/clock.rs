@@ -16,6 +16,18 @@ pub fn now_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// Wall-clock time, the clock of the kernel's receive stamps (`rx.rs`).
+#[inline]
+pub fn realtime_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_REALTIME always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// A non-blocking timerfd armed at absolute CLOCK_MONOTONIC times, giving
 /// the event loop microsecond wake-ups that epoll_wait's millisecond timeout
 /// cannot.

@@ -13,6 +13,7 @@ pub mod http1;
 pub mod probe;
 pub mod request;
 mod run;
+mod rx;
 pub mod spec;
 pub mod summary;
 

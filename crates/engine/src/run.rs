@@ -245,6 +245,7 @@ fn merge(
     let mut lateness = histogram();
     let (mut late_sends, mut established, mut reconnects, mut in_flight) = (0, 0, 0, 0);
     let (mut user, mut sys, mut runqueue) = (0.0, 0.0, 0.0);
+    let mut naps = 0;
     let mut end_ns = warmup_end_ns;
     let mut timeline: Vec<[u64; 3]> = Vec::new();
     for (k, p) in parts.iter().enumerate() {
@@ -264,6 +265,7 @@ fn merge(
         user += p.cpu_user;
         sys += p.cpu_sys;
         runqueue += p.runqueue_wait;
+        naps += p.naps;
         end_ns = end_ns.max(p.end_ns);
         if timeline.len() < p.timeline.len() {
             timeline.resize(p.timeline.len(), [0; 3]);
@@ -345,6 +347,7 @@ fn merge(
         threads: threads as u64,
         pipeline: spec.pipeline as u64,
         keep_alive: spec.keep_alive,
+        coalesce: spec.coalesce && spec.rate.is_none(),
         started_unix_s,
         duration_s,
         completed: measured.completed,
@@ -372,6 +375,7 @@ fn merge(
             sys,
             runqueue,
         },
+        client_naps: naps,
         rate: spec.rate.map(|target| RateReport {
             target,
             late_sends,

@@ -69,6 +69,10 @@ pub struct LoadSpec {
     pub keep_alive: bool,
     /// HTTP/1.1 pipelining depth (1 = no pipelining).
     pub pipeline: usize,
+    /// Closed model: nap briefly before waiting for responses, so a client
+    /// thread is woken once per batch rather than by every response (see
+    /// `Worker::nap_ns`). `false`: block on epoll at once, as wrk does.
+    pub coalesce: bool,
     pub method: String,
     /// Extra headers, already split into name and value.
     pub headers: Vec<(String, String)>,
@@ -101,6 +105,7 @@ impl LoadSpec {
             rate: None,
             keep_alive: true,
             pipeline: 1,
+            coalesce: true,
             method: "GET".to_string(),
             headers: Vec::new(),
             body: None,

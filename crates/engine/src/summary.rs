@@ -192,6 +192,11 @@ pub struct Summary {
     pub threads: u64,
     pub pipeline: u64,
     pub keep_alive: bool,
+    /// Closed model: client threads napped briefly before waiting for
+    /// responses (`--no-coalesce` turns it off). Latency is the kernel's
+    /// receive time either way.
+    #[serde(default)]
+    pub coalesce: bool,
     /// Unix time the measured phase started.
     pub started_unix_s: f64,
     /// Length of the measured phase.
@@ -223,6 +228,10 @@ pub struct Summary {
     /// Requests sent but not answered when the run ended.
     pub in_flight_at_end: u64,
     pub client_cpu_s: CpuTime,
+    /// Naps the load threads took in the measured phase before waiting for
+    /// responses (closed model with `coalesce`; see docs/methodology.md).
+    #[serde(default)]
+    pub client_naps: u64,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub rate: Option<RateReport>,
     #[serde(skip_serializing_if = "Option::is_none", default)]

@@ -1,0 +1,132 @@
+//! Reads that carry the kernel's receive time.
+//!
+//! A response's latency ends when its last byte reached the client's socket,
+//! not when the client got round to reading it. With `SO_TIMESTAMPNS` the
+//! kernel stamps every incoming segment as it is received, and `recvmsg`
+//! hands back the stamp of the last segment it consumed. The client's own
+//! scheduling delays (a busy thread, a nap to batch wake-ups) then stay out
+//! of the latency it reports.
+
+use std::io;
+use std::mem::{size_of, zeroed};
+use std::os::fd::RawFd;
+
+/// Ask the kernel to stamp what this socket receives. A refusal only costs
+/// accuracy: reads then fall back to the time the client read them. So does
+/// the kernel's lag in turning stamping on: the first socket to ask flips a
+/// static key from a work queue, and segments received before that carry no
+/// stamp.
+pub(crate) fn enable_stamps(fd: RawFd) -> bool {
+    let on: libc::c_int = 1;
+    // SAFETY: `on` is a valid c_int for the length given; `fd` is an open socket.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            &on as *const _ as *const libc::c_void,
+            size_of::<libc::c_int>() as libc::socklen_t,
+        ) == 0
+    }
+}
+
+/// Room for one `SCM_TIMESTAMPNS` control message, u64-aligned as cmsghdr needs.
+const CMSG_WORDS: usize = 8;
+
+/// Read into `buf`. Returns the bytes read and, when the kernel gave one, the
+/// CLOCK_REALTIME nanosecond at which the last segment read was received.
+pub(crate) fn recv_stamped(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Option<u64>)> {
+    let mut control = [0u64; CMSG_WORDS];
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    // SAFETY: an all-zero msghdr is valid; the pointers set below outlive the call.
+    let mut msg: libc::msghdr = unsafe { zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
+    msg.msg_controllen = size_of::<[u64; CMSG_WORDS]>() as _;
+    // SAFETY: `msg` describes `buf` and `control`, both valid and writable.
+    let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut stamp = None;
+    // SAFETY: the kernel filled `msg_controllen` bytes of `control` with
+    // well-formed control messages; the CMSG_* walk stays inside them.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                stamp = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    Ok((n as usize, stamp))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::realtime_ns;
+    use std::io::Write;
+    use std::net::{TcpListener, TcpStream};
+    use std::os::fd::AsRawFd;
+
+    #[test]
+    fn a_read_carries_the_time_its_data_arrived() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        assert!(enable_stamps(client.as_raw_fd()));
+        let mut buf = [0u8; 64];
+        // Stamping starts once the kernel's work queue has flipped its
+        // switch (see `enable_stamps`): wait for a stamped byte first.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            server.write_all(b".").unwrap();
+            let mut stamped = false;
+            while !stamped {
+                match recv_stamped(client.as_raw_fd(), &mut buf) {
+                    Ok((_, stamp)) => stamped = stamp.is_some(),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            if stamped {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no receive stamp in 5 s"
+            );
+            std::thread::yield_now();
+        }
+        let before = realtime_ns();
+        server.write_all(b"hello").unwrap();
+        let after = realtime_ns();
+        // The data is already queued on loopback: the stamp must lie between
+        // the write and now, however late the read is.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let (n, stamp) = recv_stamped(client.as_raw_fd(), &mut buf).unwrap();
+        assert_eq!(&buf[..n], b"hello");
+        let stamp = stamp.expect("kernel receive stamp");
+        assert!(
+            stamp >= before && stamp <= after,
+            "{before} <= {stamp} <= {after}"
+        );
+    }
+
+    #[test]
+    fn nothing_to_read_is_would_block() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let _server = listener.accept().unwrap();
+        let mut buf = [0u8; 8];
+        let e = recv_stamped(client.as_raw_fd(), &mut buf).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+    }
+}
