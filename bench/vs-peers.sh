@@ -42,10 +42,17 @@ url=http://127.0.0.1:$port/index.html
 for _ in $(seq 50); do curl -sf "$url" >/dev/null 2>&1 && break; sleep 0.1; done
 curl -sf "$url" >/dev/null || { echo "nginx did not start" >&2; exit 1; }
 
+# nginx's own CPU per request under each client: its worker's utime+stime
+# (clock ticks) around each run. With the server's core saturated, this is
+# what decides req/s, and a client can raise it (docs/methodology.md, naps).
+worker=$(pgrep -P "$(cat "$work/nginx.pid")" | head -1)
+ticks() { awk '{print $14 + $15}' "/proc/$worker/stat"; }
+hz=$(getconf CLK_TCK)
 timed() { /usr/bin/time -f 'CPU %U %S' -o "$work/time" taskset -c 1 "$@"; }
 results=$work/results.txt; : > "$results"
 for r in $(seq "$rounds"); do
   for tool in throng throng-nc wrk h2load ab; do
+    t0=$(ticks)
     case $tool in
       throng) timed "$throng" load "$url" -t 1 -c "$conns" -d "${secs}s" --json > "$work/out"
               n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$work/out");;
@@ -58,8 +65,9 @@ for r in $(seq "$rounds"); do
       ab)     timed ab -q -k -c "$conns" -t "$secs" -n 100000000 "$url" > "$work/out" 2>&1 || true
               n=$(awk '/^Complete requests:/ {print $3}' "$work/out");;
     esac
+    t1=$(ticks)
     read -r _ u s < "$work/time"
-    echo "$tool $r $n $u $s $secs" >> "$results"
+    echo "$tool $r $n $u $s $secs $((t1 - t0)) $hz" >> "$results"
   done
 done
 
@@ -72,16 +80,17 @@ for t in tools:
     rs = [r for r in rows if r[0] == t]
     rps = [int(r[2]) / float(r[5]) for r in rs]
     cpu = [(float(r[3]) + float(r[4])) * 1e6 / int(r[2]) for r in rs]
-    med[t] = (st.median(rps), st.median(cpu), rps, cpu)
+    srv = [int(r[6]) * 1e6 / int(r[7]) / int(r[2]) for r in rs]
+    med[t] = (st.median(rps), st.median(cpu), rps, cpu, st.median(srv))
 w = med["wrk"]
 # Rounds run the tools back to back, so a tool's ratio to wrk within each
 # round cancels the machine's slow drift; their median is the steadier figure.
 def paired(t, k):
     return st.median(a / b for a, b in zip(med[t][k], w[k]))
-print(f"| tool | median req/s | median client CPU µs/response | req/s vs wrk | CPU/response vs wrk | req/s vs wrk, paired | rounds (req/s) |")
-print("|---|---:|---:|---:|---:|---:|---|")
+print(f"| tool | median req/s | median client CPU µs/response | req/s vs wrk | CPU/response vs wrk | req/s vs wrk, paired | nginx CPU µs/request | rounds (req/s) |")
+print("|---|---:|---:|---:|---:|---:|---:|---|")
 for t in tools:
-    rps, cpu, all_rps, _ = med[t]
-    print(f"| {t} | {rps:,.0f} | {cpu:.2f} | {rps / w[0]:.2f} | {cpu / w[1]:.2f} | {paired(t, 2):.2f} | {', '.join(f'{x:,.0f}' for x in all_rps)} |")
+    rps, cpu, all_rps, _, srv = med[t]
+    print(f"| {t} | {rps:,.0f} | {cpu:.2f} | {rps / w[0]:.2f} | {cpu / w[1]:.2f} | {paired(t, 2):.2f} | {srv:.1f} | {', '.join(f'{x:,.0f}' for x in all_rps)} |")
 print(f"\n{sys.argv[4]} rounds, -c {sys.argv[2]}, {sys.argv[3]} s each, one client thread on core 1, nginx (1 worker) on core 0.")
 PY
