@@ -466,12 +466,17 @@ impl<'a> Worker<'a> {
             let mut polled = Ok(());
             let mut ready = false;
             if nap > 0 {
-                if self.measuring {
-                    self.stats.naps += 1;
-                }
-                std::thread::sleep(std::time::Duration::from_nanos(nap));
+                // A busy client finds responses waiting and never naps.
                 polled = self.poll.poll(&mut events, Some(std::time::Duration::ZERO));
                 ready = polled.is_err() || !events.is_empty();
+                if !ready {
+                    if self.measuring {
+                        self.stats.naps += 1;
+                    }
+                    std::thread::sleep(std::time::Duration::from_nanos(nap));
+                    polled = self.poll.poll(&mut events, Some(std::time::Duration::ZERO));
+                    ready = polled.is_err() || !events.is_empty();
+                }
             }
             if !ready {
                 self.now = now_ns();
