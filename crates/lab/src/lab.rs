@@ -676,6 +676,7 @@ fn targets(port: u16, w: &Workload) -> Vec<Target> {
 }
 
 fn spec(
+    study: &Study,
     group: &Group,
     port: u16,
     concurrency: u32,
@@ -697,6 +698,7 @@ fn spec(
     };
     spec.checksum = true;
     spec.seed = seed;
+    spec.coalesce = study.client_naps;
     spec
 }
 
@@ -773,7 +775,7 @@ fn run_group(ctx: &mut Ctx, group: &Group) -> anyhow::Result<()> {
         if ctx.interrupt.is_set() || study.warmup_s <= 0.0 {
             break;
         }
-        let sp = spec(group, r.port, first_c, study.warmup_s, 0.0, 1);
+        let sp = spec(study, group, r.port, first_c, study.warmup_s, 0.0, 1);
         let control = ctx.interrupt.control();
         if let Err(e) = throng_engine::run(&sp, &control) {
             r.failed = Some(format!("warmup failed: {e}"));
@@ -873,6 +875,7 @@ fn search_max_users(
         warmup_s: study.round_warmup_s,
         client_cpus: group.client_cpus.clone(),
         random_order: group.workload.kind.random_order(),
+        client_naps: study.client_naps,
     };
     for (idx, s) in study.servers.iter().enumerate() {
         if ctx.interrupt.is_set() {
@@ -921,6 +924,7 @@ fn measure_round(
     }
     let seed = ((level as u64) << 32) ^ round as u64 ^ 0x7468_726f;
     let sp = spec(
+        study,
         group,
         r.port,
         concurrency,

@@ -121,6 +121,7 @@ pub struct SearchOptions {
     pub warmup_s: f64,
     pub client_cpus: Vec<usize>,
     pub random_order: bool,
+    pub client_naps: bool,
 }
 
 /// The open-file limit bounds the client's connections: one descriptor
@@ -217,6 +218,7 @@ pub fn search(
         };
         spec.checksum = true;
         spec.seed = level as u64;
+        spec.coalesce = opts.client_naps;
         let res = throng_engine::run(&spec, control);
         let why = match res {
             Err(e) => Some(format!("the load engine failed: {e}")),
@@ -344,6 +346,7 @@ mod tests {
             warmup_s: 0.0,
             client_cpus: vec![],
             random_order: false,
+            client_naps: true,
         };
         // No targets: any load would fail, so a result proves none ran.
         let m = search(&[], &steps, &opts, &Control::new(), &mut || None);

@@ -122,9 +122,16 @@ pub struct StudyFile {
     /// sweep's highest level), bounded by the open-file limit.
     #[serde(default)]
     pub max_users_cap: Option<u32>,
+    /// The load engine's naps before waiting for responses (closed model;
+    /// `throng load --no-coalesce` is the same switch).
+    #[serde(default = "d_client_naps")]
+    pub client_naps: bool,
 }
 
 fn d_features() -> bool {
+    true
+}
+fn d_client_naps() -> bool {
     true
 }
 fn d_patience() -> f64 {
@@ -160,6 +167,9 @@ pub struct Study {
     /// `Some(cap)` when the study searches max users, up to `cap`.
     pub max_users_cap: Option<u32>,
     pub patience_s: f64,
+    /// Whether client threads nap before blocking for responses
+    /// (docs/methodology.md, "The load generator").
+    pub client_naps: bool,
 }
 
 /// Parses `"10..1000 step 10"` (inclusive of both ends when on the grid).
@@ -306,6 +316,7 @@ impl Study {
             features: f.features,
             max_users_cap,
             patience_s: f.patience_seconds,
+            client_naps: f.client_naps,
         })
     }
 
@@ -436,6 +447,7 @@ mod tests {
         assert_eq!(quick.concurrency, [10, 50, 100, 200]);
         assert_eq!(quick.cores, Some(vec![1]));
         assert_eq!(quick.workloads, [WorkloadKind::Tiny]);
+        assert!(quick.client_naps);
         let sweep = Study::load("static-sweep", &r).unwrap();
         assert_eq!(sweep.cores, None);
         assert_eq!(sweep.concurrency.len(), 10);
@@ -460,6 +472,7 @@ servers = ["nginx", { name = "py", command = ["/usr/bin/python3", "-m", "http.se
 workloads = ["page"]
 cores = [1, 2]
 concurrency = "1..4"
+client_naps = false
 [rounds]
 seconds = 0.5
 "#,
@@ -471,6 +484,7 @@ seconds = 0.5
         assert_eq!(s.servers[2].recipe.name, "nginx");
         assert_eq!(s.concurrency, [1, 2, 3, 4]);
         assert_eq!(s.round_s, 0.5);
+        assert!(!s.client_naps);
         assert_eq!(s.precision.min_rounds, 3);
         let bad = |t: &str| Study::parse(t, &r).unwrap_err();
         let e =

@@ -174,6 +174,7 @@ fn two_servers_two_levels_end_to_end() {
             assert_eq!(r.summary.requests_per_sec, req_s);
             assert_eq!(r.summary.errors_total, errors);
             assert_eq!(errors, 0);
+            assert!(r.summary.coalesce, "naps are the engine's default");
             assert_eq!(r.summary.status.get("200"), Some(&completed));
             assert_eq!(r.summary.connections.requested, s.concurrency as u64);
             // 7-byte body per response.
@@ -227,6 +228,33 @@ fn core_counts_the_machine_lacks_are_skipped_and_stored() {
     assert_eq!(
         data.steps[1].failure.as_deref().unwrap(),
         format!("512 server cores asked for, but only {cpus} CPUs are available")
+    );
+}
+
+#[test]
+fn client_naps_off_reaches_every_round() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let mut rec = Record::default();
+    let toml =
+        study("[\"lighttpd\"]", "[4, 64]", 2).replace("[rounds]", "client_naps = false\n[rounds]");
+    let out = run(&toml, &db, &mut rec, &Interrupt::new());
+    assert!(out.complete);
+    let data = Store::open(&db).unwrap().load_run(out.run_id).unwrap();
+    assert!(data.run.study_toml.contains("client_naps = false"));
+    let rounds: Vec<(u32, bool, u64)> = data
+        .steps
+        .iter()
+        .flat_map(|s| {
+            s.rounds
+                .iter()
+                .map(move |r| (s.concurrency, r.summary.coalesce, r.summary.client_naps))
+        })
+        .collect();
+    assert_eq!(
+        rounds,
+        [(4, false, 0), (4, false, 0), (64, false, 0), (64, false, 0)]
     );
 }
 
