@@ -378,7 +378,7 @@ impl<'a> Worker<'a> {
         let mut cpu_start = thread_cpu();
         let mut wait_start = thread_runqueue_wait();
         let mut events = Events::with_capacity(1024);
-        if self.plan.spec.coalesce {
+        if self.plan.spec.naps() {
             // Naps are tens of µs; the default 50 µs timer slack would
             // stretch each one several times over.
             // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only this thread.
@@ -949,7 +949,7 @@ impl<'a> Worker<'a> {
     /// connections answered meanwhile. So it is kept to 1/128 of the recent
     /// latency, which leaves the server's queue over 99% full.
     fn nap_ns(&self, wake: u64) -> u64 {
-        if !self.plan.spec.coalesce || self.plan.interval_ns.is_some() {
+        if !self.plan.spec.naps() {
             return 0;
         }
         let nap = (self.latency_avg_ns / NAP_LATENCY_DIVISOR)

@@ -347,7 +347,7 @@ fn merge(
         threads: threads as u64,
         pipeline: spec.pipeline as u64,
         keep_alive: spec.keep_alive,
-        coalesce: spec.coalesce && spec.rate.is_none(),
+        coalesce: spec.naps(),
         started_unix_s,
         duration_s,
         completed: measured.completed,

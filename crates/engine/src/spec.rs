@@ -122,4 +122,10 @@ impl LoadSpec {
     pub fn is_head(&self) -> bool {
         self.method.eq_ignore_ascii_case("HEAD")
     }
+
+    /// Whether client threads nap: only in the closed model, since the open
+    /// model's sends follow a schedule that a nap would delay.
+    pub fn naps(&self) -> bool {
+        self.coalesce && self.rate.is_none()
+    }
 }
