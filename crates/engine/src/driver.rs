@@ -26,7 +26,7 @@ use crate::clock::{now_ns, realtime_ns, thread_cpu, thread_runqueue_wait, TimerF
 use crate::http1::{ParserConfig, Response, ResponseParser};
 use crate::rx;
 use crate::spec::{LoadSpec, Order, Stop};
-use crate::summary::ErrorKind;
+use crate::result::ErrorKind;
 
 const TIMER: Token = Token(usize::MAX - 1);
 /// One read buffer per thread, shared by its connections: a response is

@@ -13,10 +13,10 @@ pub mod http1;
 pub mod probe;
 pub mod request;
 mod run;
+pub mod result;
 mod rx;
 pub mod spec;
-pub mod summary;
 
-pub use run::{run, Control, EngineError};
-pub use spec::{ExpectStatus, LoadSpec, Order, Stop, Target};
-pub use summary::{ErrorKind, LoadResult, Summary};
+pub use result::{ErrorKind, LoadModel, LoadResult, Warning};
+pub use run::{max_connections, run, Control, EngineError};
+pub use spec::{ExpectStatus, LoadSpec, Order, SpecError, Stop, Target};

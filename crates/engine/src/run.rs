@@ -1,18 +1,17 @@
 //! Spreading a spec over threads, and merging what they counted.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::clock::now_ns;
 use crate::driver::{histogram, Job, Plan, ThreadResult, Worker, STATUS_SLOTS};
 use crate::request::serialize;
 use crate::spec::{LoadSpec, Stop};
-use crate::summary::{
-    Connections, CpuTime, ErrorKind, Latency, LoadResult, RateReport, Summary, TimelineRow, Warmup,
-    SCHEMA_VERSION,
+use crate::result::{
+    Counts, LoadModel, LoadResult, RateOutcome, Second, Warning, WarmupCounts,
 };
+use crate::spec::SpecError;
+use throng_model::SPARE_FDS;
 
 /// Stops a running load from another thread (Ctrl-C, the lab's supervisor).
 /// Workers read the flag once per event-loop iteration, never per request.
@@ -37,34 +36,41 @@ impl Control {
     }
 }
 
+/// Why a run could not start. Variants carry the figures; callers word
+/// them for their own users (option names belong to the CLI).
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    #[error("{0}")]
-    Invalid(String),
-    #[error("{url}: {reason}")]
-    Unreachable { url: String, reason: String },
-    #[error(
-        "-c {connections} needs {needed} open files but the limit is {soft} (hard limit {hard}): \
-         raise it with `ulimit -n {needed}` (the hard limit is set in /etc/security/limits.conf \
-         or with `prlimit --nofile={needed}:{needed} --pid $$` as root), or lower -c"
-    )]
+    #[error("invalid load spec: {0}")]
+    Invalid(#[from] SpecError),
+    #[error("{url}: cannot connect to {addr}: {source}")]
+    Unreachable {
+        url: String,
+        addr: std::net::SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("{connections} connections need {needed} open files; the limit is {soft} (hard {hard})")]
     FileLimit {
         connections: usize,
         needed: u64,
         soft: u64,
         hard: u64,
     },
-    #[error("cannot run the load: {0}")]
+    #[error("{0}")]
     Io(#[from] std::io::Error),
 }
 
-/// Descriptors needed beyond one per connection: stdio, epoll and timer fds
-/// per thread, the probe, and whatever the embedding program holds open.
-const SPARE_FDS: u64 = 64;
+/// The most connections the open-file limit allows this process, after
+/// the descriptors it needs for everything else.
+pub fn max_connections() -> u64 {
+    use nix::sys::resource::{getrlimit, Resource};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap_or((1024, 1024));
+    // The engine raises the soft limit up to the hard one when it needs to.
+    soft.max(hard).saturating_sub(SPARE_FDS).max(1)
+}
 
 /// Run the load described by `spec` and return what was measured.
 pub fn run(spec: &LoadSpec, control: &Control) -> Result<LoadResult, EngineError> {
-    validate(spec)?;
+    spec.validate()?;
     ensure_file_limit(spec.connections)?;
     let requests: Vec<Vec<u8>> = spec.targets.iter().map(|t| serialize(spec, t)).collect();
     check_reachable(spec)?;
@@ -76,7 +82,7 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<LoadResult, EngineError
     let stagger = spec.rate.map_or(0, |r| (1e9 / r) as u64);
 
     let start_ns = now_ns();
-    let start_unix = unix_now();
+    let start_unix = throng_model::unix_now();
     let warmup_ns = spec.warmup.as_nanos() as u64;
     let warmup_end_ns = start_ns + warmup_ns;
     let end_ns = match spec.stop {
@@ -148,49 +154,6 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<LoadResult, EngineError
     ))
 }
 
-fn unix_now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
-}
-
-fn validate(spec: &LoadSpec) -> Result<(), EngineError> {
-    let bad = |m: &str| Err(EngineError::Invalid(m.to_string()));
-    if spec.targets.is_empty() {
-        return bad("no URL to load");
-    }
-    if spec.connections == 0 {
-        return bad("-c must be at least 1");
-    }
-    if spec.pipeline == 0 || spec.pipeline > 1024 {
-        return bad("--pipeline must be between 1 and 1024");
-    }
-    if let Some(r) = spec.rate {
-        if !(r.is_finite() && r > 0.0) {
-            return bad("--rate must be a positive number of requests per second");
-        }
-        if spec.pipeline > 1 {
-            return bad("--rate and --pipeline cannot be combined: the schedule is per request");
-        }
-    }
-    if !spec.keep_alive && spec.pipeline > 1 {
-        return bad(
-            "--close and --pipeline cannot be combined: a closed connection carries one request",
-        );
-    }
-    match spec.stop {
-        Stop::Requests(0) => return bad("-n must be at least 1"),
-        Stop::Requests(n) if n < spec.connections as u64 => {
-            return Err(EngineError::Invalid(format!(
-                "-n {n} is less than -c {}: some connections would never send a request",
-                spec.connections
-            )))
-        }
-        Stop::Duration(d) if d.is_zero() => return bad("-d must be longer than 0"),
-        _ => {}
-    }
-    Ok(())
-}
 
 fn ensure_file_limit(connections: usize) -> Result<(), EngineError> {
     use nix::sys::resource::{getrlimit, setrlimit, Resource};
@@ -223,7 +186,8 @@ fn check_reachable(spec: &LoadSpec) -> Result<(), EngineError> {
         std::net::TcpStream::connect_timeout(&t.addr, spec.timeout).map_err(|e| {
             EngineError::Unreachable {
                 url: t.url.clone(),
-                reason: format!("cannot connect to {}: {e}", t.addr),
+                addr: t.addr,
+                source: e,
             }
         })?;
     }
@@ -277,24 +241,14 @@ fn merge(
         }
     }
     let duration_s = end_ns.saturating_sub(warmup_end_ns) as f64 / 1e9;
-    let per_sec = |x: u64| {
-        if duration_s > 0.0 {
-            x as f64 / duration_s
-        } else {
-            0.0
-        }
-    };
     let rate = spec.rate.is_some();
-
-    let mut status = BTreeMap::new();
-    for (code, &n) in measured.status.iter().enumerate().take(STATUS_SLOTS) {
-        if n > 0 {
-            status.insert(code.to_string(), n);
-        }
-    }
-    let errors: BTreeMap<String, u64> = ErrorKind::ALL
+    let status = measured
+        .status
         .iter()
-        .map(|k| (k.name().to_string(), measured.errors[k.index()]))
+        .enumerate()
+        .take(STATUS_SLOTS)
+        .filter(|(_, &n)| n > 0)
+        .map(|(code, &n)| (code as u16, n))
         .collect();
 
     let requested = spec.connections as u64;
@@ -307,42 +261,46 @@ fn merge(
         sums.sort_unstable();
         sums.dedup();
         if sizes.len() > 1 || sums.len() > 1 {
-            warnings.push(format!(
-                "threads saw different first responses for {} (body sizes {:?}): the \
-                 response changed during the run, so size checks hold each thread to its own",
-                target.url, sizes
-            ));
+            warnings.push(Warning::ResponseChanged {
+                url: target.url.clone(),
+                sizes,
+            });
         }
     }
     if established < requested {
-        warnings.push(format!(
-            "only {established} of {requested} connections could be established: \
-             the load was lighter than asked"
-        ));
+        warnings.push(Warning::FewerConnections {
+            established,
+            requested,
+        });
     }
     if rate && late_sends > 0 {
-        let sent = measured.sent.max(1);
-        warnings.push(format!(
-            "{late_sends} of {sent} sends ({:.1}%) went out more than 1 ms after their intended \
-             time: latency includes that wait (no coordinated omission), but the client or \
-             server could not keep up with the schedule",
-            late_sends as f64 * 100.0 / sent as f64
-        ));
+        warnings.push(Warning::LateSends {
+            late: late_sends,
+            sent: measured.sent,
+        });
     }
-    let timeline_rows = timeline
+    let timeline = timeline
         .iter()
         .enumerate()
-        .map(|(i, r)| TimelineRow {
+        .map(|(i, r)| Second {
             t_unix: started_unix_s + i as f64,
             completed: r[0],
             errors: r[1],
             bytes_read: r[2],
         })
         .collect();
-
-    let summary = Summary {
-        schema: SCHEMA_VERSION,
-        model: if rate { "open" } else { "closed" }.to_string(),
+    let counts = Counts {
+        completed: measured.completed,
+        sent: measured.sent,
+        bytes_read: measured.bytes_read,
+        bytes_written: measured.bytes_written,
+        body_bytes: measured.body_bytes,
+        connects: measured.connects,
+        errors: measured.errors,
+        status,
+    };
+    LoadResult {
+        model: if rate { LoadModel::Open } else { LoadModel::Closed },
         urls: spec.targets.len() as u64,
         threads: threads as u64,
         pipeline: spec.pipeline as u64,
@@ -350,47 +308,28 @@ fn merge(
         coalesce: spec.naps(),
         started_unix_s,
         duration_s,
-        completed: measured.completed,
-        sent: measured.sent,
-        requests_per_sec: per_sec(measured.completed),
-        bytes_read: measured.bytes_read,
-        bytes_written: measured.bytes_written,
-        body_bytes: measured.body_bytes,
-        mb_per_sec: per_sec(measured.bytes_read) / 1e6,
-        latency_us: Latency::from_histogram(&latency),
-        latency_uncorrected_us: rate.then(|| Latency::from_histogram(&uncorrected)),
-        status,
-        errors_total: measured.errors_total(),
-        errors,
-        connections: Connections {
-            requested,
-            established,
-            reconnects,
-            per_sec: per_sec(measured.connects),
-            connect_time_us: Latency::from_histogram(&connect),
-        },
+        counts,
+        connections_requested: requested,
+        connections_established: established,
+        reconnects,
+        connect_time: connect,
         in_flight_at_end: in_flight,
-        client_cpu_s: CpuTime {
-            user,
-            sys,
-            runqueue,
-        },
-        client_naps: naps,
-        rate: spec.rate.map(|target| RateReport {
+        cpu_user_s: user,
+        cpu_sys_s: sys,
+        runqueue_s: runqueue,
+        naps,
+        rate: spec.rate.map(|target| RateOutcome {
             target,
             late_sends,
-            lateness_us: Latency::from_histogram(&lateness),
+            lateness,
         }),
-        warmup: (!spec.warmup.is_zero()).then(|| Warmup {
+        warmup: (!spec.warmup.is_zero()).then(|| WarmupCounts {
             duration_s: spec.warmup.as_secs_f64(),
             completed: warmup.completed,
             errors: warmup.errors_total(),
         }),
-        timeline: timeline_rows,
+        timeline,
         warnings,
-    };
-    LoadResult {
-        summary,
         latency,
         latency_uncorrected: rate.then_some(uncorrected),
     }

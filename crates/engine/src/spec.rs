@@ -129,3 +129,69 @@ impl LoadSpec {
         self.coalesce && self.rate.is_none()
     }
 }
+
+/// A spec the engine cannot run. Variants name the field, never an
+/// option of any front end: the CLI and the lab word them for their users.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SpecError {
+    #[error("no target to load")]
+    NoTargets,
+    #[error("connections must be at least 1")]
+    NoConnections,
+    #[error("pipeline depth {0} is outside 1..={max}", max = MAX_PIPELINE)]
+    Pipeline(usize),
+    #[error("rate {0} is not a positive number of requests per second")]
+    Rate(f64),
+    #[error("a rate schedule is per request and cannot be combined with pipelining")]
+    RateWithPipeline,
+    #[error("a connection closed after each request cannot carry a pipeline")]
+    CloseWithPipeline,
+    #[error("the request count must be at least 1")]
+    NoRequests,
+    #[error("{requests} requests over {connections} connections leave some connections idle")]
+    FewerRequestsThanConnections { requests: u64, connections: usize },
+    #[error("the duration must be longer than 0")]
+    ZeroDuration,
+}
+
+/// Deepest pipeline the engine accepts.
+pub const MAX_PIPELINE: usize = 1024;
+
+impl LoadSpec {
+    /// Every check on a spec, in one place: the CLI, the lab's rounds and
+    /// the max-users search all build a [`LoadSpec`] and the engine runs
+    /// this before anything else.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        if self.targets.is_empty() {
+            return Err(SpecError::NoTargets);
+        }
+        if self.connections == 0 {
+            return Err(SpecError::NoConnections);
+        }
+        if self.pipeline == 0 || self.pipeline > MAX_PIPELINE {
+            return Err(SpecError::Pipeline(self.pipeline));
+        }
+        if let Some(r) = self.rate {
+            if !(r.is_finite() && r > 0.0) {
+                return Err(SpecError::Rate(r));
+            }
+            if self.pipeline > 1 {
+                return Err(SpecError::RateWithPipeline);
+            }
+        }
+        if !self.keep_alive && self.pipeline > 1 {
+            return Err(SpecError::CloseWithPipeline);
+        }
+        match self.stop {
+            Stop::Requests(0) => Err(SpecError::NoRequests),
+            Stop::Requests(n) if n < self.connections as u64 => {
+                Err(SpecError::FewerRequestsThanConnections {
+                    requests: n,
+                    connections: self.connections,
+                })
+            }
+            Stop::Duration(d) if d.is_zero() => Err(SpecError::ZeroDuration),
+            _ => Ok(()),
+        }
+    }
+}

@@ -5,39 +5,10 @@
 //! can compare each response with the file it came from.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use anyhow::{bail, Context};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WorkloadKind {
-    /// A 7-byte index.html (seed 000).
-    Tiny,
-    /// 1000 files of 1 KB requested at random (seed 004).
-    SmallFiles,
-    /// One 6.3 KB HTML page (seed 002).
-    Page,
-    /// One 21 MB file: MB/s and transfer time (seed 002).
-    Large,
-    /// About 400 files of a synthetic site, requested as a URL list (seed 001).
-    Site,
-    /// A hello-world CGI program in C, compiled by the lab (seed 004).
-    Cgi,
-    /// A small templated PHP page and phpinfo() through php-fpm (seed 002).
-    Php,
-    /// The `page` body served by a Node.js app behind the server (seed 001).
-    App,
-}
-
-pub const NAMES: [&str; 8] = [
-    "tiny",
-    "small-files",
-    "page",
-    "large",
-    "site",
-    "cgi",
-    "php",
-    "app",
-];
+pub use throng_model::WorkloadKind;
 
 /// Body of the tiny workload: 7 bytes, as in seed 000.
 pub const TINY_BODY: &[u8] = b"throng\n";
@@ -47,57 +18,6 @@ pub const SMALL_FILE_BYTES: usize = 1024;
 pub const PAGE_BYTES: usize = 6451;
 /// 21 MB.
 pub const LARGE_BYTES: usize = 21 * 1024 * 1024;
-
-impl WorkloadKind {
-    pub fn parse(name: &str) -> anyhow::Result<WorkloadKind> {
-        Ok(match name {
-            "tiny" => WorkloadKind::Tiny,
-            "small-files" => WorkloadKind::SmallFiles,
-            "page" => WorkloadKind::Page,
-            "large" => WorkloadKind::Large,
-            "site" => WorkloadKind::Site,
-            "cgi" => WorkloadKind::Cgi,
-            "php" => WorkloadKind::Php,
-            "app" => WorkloadKind::App,
-            _ => bail!("unknown workload {name:?} (known: {})", NAMES.join(", ")),
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            WorkloadKind::Tiny => "tiny",
-            WorkloadKind::SmallFiles => "small-files",
-            WorkloadKind::Page => "page",
-            WorkloadKind::Large => "large",
-            WorkloadKind::Site => "site",
-            WorkloadKind::Cgi => "cgi",
-            WorkloadKind::Php => "php",
-            WorkloadKind::App => "app",
-        }
-    }
-
-    /// Answered by a program behind the server rather than from a file.
-    pub fn is_dynamic(self) -> bool {
-        matches!(
-            self,
-            WorkloadKind::Cgi | WorkloadKind::Php | WorkloadKind::App
-        )
-    }
-
-    /// Several URLs are requested in random order; one URL is requested alone.
-    pub fn random_order(self) -> bool {
-        matches!(self, WorkloadKind::SmallFiles | WorkloadKind::Site)
-    }
-
-    /// How long one response may take before it counts as a timeout: a 21 MB
-    /// transfer shared by hundreds of connections legitimately takes seconds.
-    pub fn request_timeout(self) -> std::time::Duration {
-        match self {
-            WorkloadKind::Large => std::time::Duration::from_secs(30),
-            _ => std::time::Duration::from_secs(5),
-        }
-    }
-}
 
 /// A generated document root.
 #[derive(Debug, Clone)]
@@ -295,7 +215,7 @@ pub fn generate(kind: WorkloadKind, docroot: &Path) -> anyhow::Result<Workload> 
         }
         WorkloadKind::Cgi => {
             let program = docroot.join(CGI_PATH.trim_start_matches('/'));
-            crate::dynamic::compile_cgi(&program)?;
+            compile_cgi(&program)?;
             expect(docroot, CGI_PATH, CGI_BODY, &mut files)?;
         }
         WorkloadKind::Php => {
@@ -332,7 +252,7 @@ pub const PHP_INFO_PATH: &str = "/php/info.php";
 /// Proxied to the app, which answers every path with the page.
 pub const APP_PATH: &str = "/app/page.html";
 /// The app's body, in the docroot.
-pub const APP_BODY_FILE: &str = "app-body.html";
+pub use throng_servers::helper::APP_BODY_FILE;
 
 /// A page built from a template: a loop, a function call and escaping, the
 /// work a small PHP site does for every request.
@@ -393,6 +313,42 @@ fn expect(
     std::fs::create_dir_all(docroot.join("expected"))?;
     std::fs::write(&path, body).with_context(|| format!("writing {}", path.display()))?;
     files.push((url.to_string(), path));
+    Ok(())
+}
+
+const HELLO_C: &str = r#"#include <stdio.h>
+
+int main(void)
+{
+    fputs("Content-Type: text/plain\r\nContent-Length: 14\r\n\r\nHello, world!\n", stdout);
+    return 0;
+}
+"#;
+
+/// Compiles the hello-world CGI program to `program` with the machine's C
+/// compiler (`cc`, or `$CC`), executable by every user.
+pub fn compile_cgi(program: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = program.parent().context("CGI program path has no folder")?;
+    std::fs::create_dir_all(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))?;
+    let source = dir.join("hello.c");
+    std::fs::write(&source, HELLO_C)?;
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let out = Command::new(&cc)
+        .arg("-O2")
+        .arg("-o")
+        .arg(program)
+        .arg(&source)
+        .output()
+        .with_context(|| format!("running the C compiler {cc:?} (Debian package gcc)"))?;
+    if !out.status.success() {
+        bail!(
+            "compiling the CGI program failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    std::fs::set_permissions(program, std::fs::Permissions::from_mode(0o755))?;
     Ok(())
 }
 
@@ -505,4 +461,18 @@ mod tests {
             assert_eq!(WorkloadKind::parse(n).unwrap().name(), n);
         }
     }
+
+    #[test]
+    fn compiled_cgi_prints_the_exact_response() {
+        let dir = tempfile::tempdir().unwrap();
+        let prog = dir.path().join("cgi-bin/hello.cgi");
+        compile_cgi(&prog).unwrap();
+        let out = Command::new(&prog).output().unwrap();
+        assert!(out.status.success());
+        assert_eq!(
+            out.stdout,
+            b"Content-Type: text/plain\r\nContent-Length: 14\r\n\r\nHello, world!\n"
+        );
+    }
+
 }

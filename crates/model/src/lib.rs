@@ -1,53 +1,40 @@
-//! The stored-results data model.
+//! throng's vocabulary and stored schema.
 //!
 //! `throng lab` writes these records to SQLite, the trust rules read them to
-//! give verdicts, and the report functions turn them into articles. Keeping
-//! them in one small crate lets the report stay a pure function of data it
-//! does not know how to fetch.
+//! give verdicts, and the report functions turn them into articles. The
+//! crate depends on nothing but serde, so the report and the store can read
+//! results without linking the engine, and the engine can count by the same
+//! [`ErrorKind`] the documents are keyed by. Every enum here keeps the
+//! names earlier databases hold.
+
+mod feature;
+mod reason;
+pub mod summary;
+mod workload;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-pub use throng_engine::summary::{Latency, Summary};
 
-/// Whether a number can be believed, and if not, why.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Verdict {
-    /// No reasons: valid.
-    pub reasons: Vec<Reason>,
-}
+pub use feature::{Feature, FeatureResult, FeatureStatus};
+pub use reason::{Reason, ReasonCode, Verdict};
+pub use summary::{
+    Connections, CpuTime, ErrorKind, Latency, RateReport, Summary, TimelineRow, Warmup,
+};
+pub use workload::WorkloadKind;
 
-impl Verdict {
-    pub fn valid() -> Self {
-        Verdict::default()
-    }
-    pub fn is_valid(&self) -> bool {
-        self.reasons.is_empty()
-    }
-    pub fn push(&mut self, code: &str, message: impl Into<String>) {
-        self.reasons.push(Reason {
-            code: code.to_string(),
-            message: message.into(),
-        });
-    }
-    /// "valid" or "suspect: code, code".
-    pub fn label(&self) -> String {
-        if self.is_valid() {
-            "valid".to_string()
-        } else {
-            let codes: Vec<&str> = self.reasons.iter().map(|r| r.code.as_str()).collect();
-            format!("suspect: {}", codes.join(", "))
-        }
-    }
-}
+/// Open files a load needs beyond one per connection: stdio, an epoll and
+/// a timer descriptor per thread, the reachability check, and whatever the
+/// embedding program holds open. The engine raises its limit by this
+/// margin, the doctor checks it, and the max-users search stays under it.
+pub const SPARE_FDS: u64 = 64;
 
-/// One reason a measurement is suspect. `code` is one of: client_bound,
-/// errors, drift, delayed_ack, bottleneck_elsewhere, noisy, ports,
-/// connections, shared_cores, short_round.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Reason {
-    pub code: String,
-    pub message: String,
+/// Now, as Unix time in seconds: the timestamps stored with runs and
+/// rounds.
+pub fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -111,7 +98,7 @@ pub struct ServerRecord {
     /// Installed-Size); 0 when unknown.
     #[serde(default)]
     pub installed_bytes: u64,
-    /// Features probed on the live server, in [`FEATURES`] order.
+    /// Features probed on the live server, in [`Feature::ALL`] order.
     #[serde(default)]
     pub features: Vec<FeatureResult>,
     /// Max-users searches, one per core count and workload.
@@ -119,51 +106,9 @@ pub struct ServerRecord {
     pub max_users: Vec<MaxUsers>,
 }
 
-/// The features `throng lab` probes, in the order the report shows them.
-pub const FEATURES: &[&str] = &[
-    "basic_auth",
-    "throttling",
-    "privilege_drop",
-    "gzip",
-    "range",
-    "keep_alive",
-    "dir_listing_off",
-    "sendfile",
-    "http2",
-    "tls",
-];
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FeatureStatus {
-    Yes,
-    No,
-    /// Not probed (the lab cannot test it yet, or the probe could not run).
-    Untested,
-}
-
-impl FeatureStatus {
-    pub fn label(self) -> &'static str {
-        match self {
-            FeatureStatus::Yes => "yes",
-            FeatureStatus::No => "no",
-            FeatureStatus::Untested => "untested",
-        }
-    }
-}
-
-/// One probed feature of one server, with what was seen.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FeatureResult {
-    /// One of [`FEATURES`].
-    pub name: String,
-    pub status: FeatureStatus,
-    /// What was observed, e.g. "401 without credentials, 200 with".
-    pub evidence: String,
-}
-
-/// Seed 003/004's "max users": the highest concurrency answered with no
-/// errors and p99 under the patience limit, found by stepping up.
+/// "Max users", as Sametz's httperf comparison and ACME's thttpd table
+/// report it: the highest concurrency answered with no errors and p99
+/// under the patience limit, found by stepping up.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MaxUsers {
     pub cores: u32,
@@ -246,6 +191,29 @@ pub enum StepStatus {
     Skipped,
     /// The server cannot serve this workload.
     Unsupported,
+}
+
+impl StepStatus {
+    pub const ALL: [StepStatus; 4] = [
+        StepStatus::Ok,
+        StepStatus::Failed,
+        StepStatus::Skipped,
+        StepStatus::Unsupported,
+    ];
+
+    /// The stored name.
+    pub fn name(self) -> &'static str {
+        match self {
+            StepStatus::Ok => "ok",
+            StepStatus::Failed => "failed",
+            StepStatus::Skipped => "skipped",
+            StepStatus::Unsupported => "unsupported",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<StepStatus> {
+        StepStatus::ALL.into_iter().find(|s| s.name() == name)
+    }
 }
 
 /// One point of a sweep: a server, a core count, a workload, a concurrency.

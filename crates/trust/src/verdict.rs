@@ -8,8 +8,7 @@
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
-use throng_engine::ErrorKind;
-use throng_model::{ServerUsage, StepRecord, StepStatus, Summary, Verdict};
+use throng_model::{ErrorKind, ReasonCode, ServerUsage, StepRecord, StepStatus, Summary, Verdict};
 
 use crate::doctor::TIME_WAIT_S;
 
@@ -109,7 +108,7 @@ pub fn round_verdict_with(
     short_round(&mut v, summary);
     if ctx.shared_cores {
         v.push(
-            "shared_cores",
+            ReasonCode::SharedCores,
             "client and server ran on shared cores: each took CPU from the other, \
              so the number measures both",
         );
@@ -169,7 +168,7 @@ fn client_bound(v: &mut Verdict, s: &Summary, ctx: &RoundContext) {
         _ => "(server CPU unknown)".to_string(),
     };
     v.push(
-        "client_bound",
+        ReasonCode::ClientBound,
         format!(
             "{} {server}: the result is a lower bound on the server, not its capacity; \
              give the client more threads or cores",
@@ -194,7 +193,7 @@ fn short_round(v: &mut Verdict, s: &Summary) {
         return;
     }
     v.push(
-        "short_round",
+        ReasonCode::ShortRound,
         format!(
             "only {} responses completed for {conns} connections in {:.1} s: responses take \
              longer than the round, so req/s is not meaningful (MB/s is); use longer rounds",
@@ -236,7 +235,7 @@ fn errors(v: &mut Verdict, s: &Summary) {
         format!("; statuses {}", statuses.join(", "))
     };
     v.push(
-        "errors",
+        ReasonCode::Errors,
         format!(
             "{total} errors ({}){statuses}: failed requests are often cheaper than real ones, \
              so the throughput is not the server's",
@@ -252,7 +251,7 @@ fn drift(v: &mut Verdict, s: &Summary) {
         return;
     }
     v.push(
-        "drift",
+        ReasonCode::Drift,
         format!(
             "responses changed during load ({size} of another size, {sum} with another \
              checksum, of {} completed): the server did not serve the same thing throughout",
@@ -304,7 +303,7 @@ fn delayed_ack(v: &mut Verdict, h: &Histogram<u64>, s: &Summary, ctx: &RoundCont
         if share >= DELAYED_ACK_SHARE && inside as f64 >= DELAYED_ACK_SPIKE * (below + above) as f64
         {
             v.push(
-                "delayed_ack",
+                ReasonCode::DelayedAck,
                 format!(
                     "{:.1}% of responses ({inside} of {total}) took {}–{} ms, a spike at the \
                      delayed-ACK timer ({} around it): the server likely writes a response \
@@ -326,7 +325,7 @@ fn ports(v: &mut Verdict, s: &Summary, ctx: &RoundContext, range: Option<u64>) {
     if exhausted > 0 {
         // connect() itself said so: no prediction needed, in any mode.
         v.push(
-            "ports",
+            ReasonCode::Ports,
             format!(
                 "{exhausted} connects failed with EADDRNOTAVAIL: the ephemeral ports ran out \
                  (closed connections hold theirs for {TIME_WAIT_S} s in TIME_WAIT); widen \
@@ -347,7 +346,7 @@ fn ports(v: &mut Verdict, s: &Summary, ctx: &RoundContext, range: Option<u64>) {
         return;
     }
     v.push(
-        "ports",
+        ReasonCode::Ports,
         format!(
             "{:.0} new connections/s × {TIME_WAIT_S} s in TIME_WAIT ≈ {waiting:.0} ports, {:.0}% \
              of the {range} ephemeral ports: a longer run at this rate runs out of ports; \
@@ -362,7 +361,7 @@ fn connections(v: &mut Verdict, s: &Summary) {
     let c = &s.connections;
     if c.established < c.requested {
         v.push(
-            "connections",
+            ReasonCode::Connections,
             format!(
                 "{} of {} requested connections were established: the concurrency \
                  measured is lower than the one labelled",
@@ -378,10 +377,10 @@ fn connections(v: &mut Verdict, s: &Summary) {
 pub fn step_verdict(step: &StepRecord, round_verdicts: &[Verdict], precision: f64) -> Verdict {
     let mut v = Verdict::valid();
     let n = round_verdicts.len();
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut seen: BTreeMap<ReasonCode, usize> = BTreeMap::new();
     for rv in round_verdicts {
         for r in &rv.reasons {
-            *seen.entry(r.code.clone()).or_default() += 1;
+            *seen.entry(r.code).or_default() += 1;
         }
     }
     for rv in round_verdicts {
@@ -395,12 +394,12 @@ pub fn step_verdict(step: &StepRecord, round_verdicts: &[Verdict], precision: f6
             } else {
                 r.message.clone()
             };
-            v.push(&r.code, msg);
+            v.push(r.code, msg);
         }
     }
-    if step.shared_cores && !v.reasons.iter().any(|r| r.code == "shared_cores") {
+    if step.shared_cores && !v.has(ReasonCode::SharedCores) {
         v.push(
-            "shared_cores",
+            ReasonCode::SharedCores,
             "client and server ran on shared cores: each took CPU from the other, \
              so the number measures both",
         );
@@ -409,7 +408,7 @@ pub fn step_verdict(step: &StepRecord, round_verdicts: &[Verdict], precision: f6
     let hw = t.relative_half_width();
     if t.n >= 2 && hw > precision {
         v.push(
-            "noisy",
+            ReasonCode::Noisy,
             format!(
                 "throughput varied from round to round: 95% interval ±{:.1}% after {} rounds, \
                  above the ±{:.1}% target; quiet the machine (see throng doctor) or add rounds",
@@ -447,9 +446,9 @@ pub fn sweep_verdicts(steps: &mut [StepRecord]) {
                     .verdict
                     .reasons
                     .iter()
-                    .any(|r| r.code == "bottleneck_elsewhere")
+                    .any(|r| r.code == ReasonCode::BottleneckElsewhere)
                 {
-                    step.verdict.push("bottleneck_elsewhere", msg);
+                    step.verdict.push(ReasonCode::BottleneckElsewhere, msg);
                 }
             }
         }

@@ -1,4 +1,6 @@
-//! The statistics behind reports and comparisons.
+//! The statistics behind the lab's precision loop, reports and
+//! comparisons, in one place so a figure is estimated the same way when it
+//! is measured and when it is reported.
 //!
 //! Benchmarks repeat few rounds (often 3 to 10), so every function here is
 //! written for small samples: Student's t rather than the normal for
@@ -378,4 +380,29 @@ mod tests {
         // sd 2, t(0.975, 2) = 4.302653: half-width 4.968275.
         assert!(close(e.ci_high - 12.0, 4.968275, 1e-6));
     }
+
+    #[test]
+    fn interval_matches_students_t() {
+        let e = estimate(&[100.0, 102.0, 98.0, 101.0, 99.0]);
+        assert_eq!(e.n, 5);
+        assert_eq!(e.mean, 100.0);
+        assert_eq!(e.median, 100.0);
+        // s = sqrt(2.5), t(0.975, 4) = 2.776445...
+        let half = 2.776_445_105_2 * (2.5f64 / 5.0).sqrt();
+        assert!((e.ci_high - 100.0 - half).abs() < 1e-6, "{e:?}");
+        assert!((e.ci_low - 100.0 + half).abs() < 1e-6);
+        assert!((e.relative_half_width() - half / 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn edge_cases() {
+        assert_eq!(estimate(&[]), Estimate::default());
+        let one = estimate(&[7.0]);
+        assert_eq!(
+            (one.mean, one.median, one.ci_low, one.ci_high, one.n),
+            (7.0, 7.0, 7.0, 7.0, 1)
+        );
+        assert_eq!(estimate(&[1.0, 3.0]).median, 2.0);
+    }
+
 }

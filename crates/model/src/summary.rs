@@ -8,8 +8,9 @@ use serde::{Deserialize, Serialize};
 /// Version of the JSON document. Bump on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// Why a request failed. The order is the order of the counters array on the
-/// hot path; the names are the JSON keys.
+/// Why a request failed. The engine indexes its counters by this enum on
+/// the hot path (hence `index`); the names are the JSON keys and the stored
+/// ones, so they never change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ErrorKind {
     /// connect() answered with ECONNREFUSED.
@@ -81,6 +82,10 @@ impl ErrorKind {
         self as usize
     }
 
+    pub fn parse(name: &str) -> Option<ErrorKind> {
+        ErrorKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
     /// Errors that come with a complete response: the request was answered,
     /// just not as expected. They count in `completed` and in `errors`.
     pub fn has_response(self) -> bool {
@@ -105,27 +110,6 @@ pub struct Latency {
     pub p999: u64,
     pub p9999: u64,
     pub max: u64,
-}
-
-impl Latency {
-    pub fn from_histogram(h: &hdrhistogram::Histogram<u64>) -> Self {
-        if h.is_empty() {
-            return Latency::default();
-        }
-        Latency {
-            count: h.len(),
-            min: h.min(),
-            mean: h.mean(),
-            stdev: h.stdev(),
-            p50: h.value_at_quantile(0.50),
-            p75: h.value_at_quantile(0.75),
-            p90: h.value_at_quantile(0.90),
-            p99: h.value_at_quantile(0.99),
-            p999: h.value_at_quantile(0.999),
-            p9999: h.value_at_quantile(0.9999),
-            max: h.max(),
-        }
-    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -246,14 +230,9 @@ impl Summary {
     pub fn error_count(&self, kind: ErrorKind) -> u64 {
         self.errors.get(kind.name()).copied().unwrap_or(0)
     }
-}
 
-/// A summary plus the histograms behind it, for storage and merging.
-#[derive(Debug, Clone)]
-pub struct LoadResult {
-    pub summary: Summary,
-    /// Microseconds; corrected in the open model.
-    pub latency: hdrhistogram::Histogram<u64>,
-    /// Open model only: from the actual send time.
-    pub latency_uncorrected: Option<hdrhistogram::Histogram<u64>>,
+    /// Every cause with its count, zero or not, in [`ErrorKind::ALL`] order.
+    pub fn error_counts(&self) -> impl Iterator<Item = (ErrorKind, u64)> + '_ {
+        ErrorKind::ALL.into_iter().map(|k| (k, self.error_count(k)))
+    }
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 use anyhow::Context;
 use rusqlite::{params, Connection, OptionalExtension};
 use throng_model::{
-    Environment, Estimate, FeatureResult, FeatureStatus, Finding, MaxUsers, RoundRecord, RunData,
+    Environment, Estimate, Feature, FeatureResult, FeatureStatus, Finding, MaxUsers, RoundRecord, RunData,
     RunRecord, ServerRecord, ServerUsage, StepRecord, StepStatus, Summary, Verdict,
 };
 
@@ -110,39 +110,6 @@ pub struct Store {
     conn: Connection,
 }
 
-fn status_name(s: StepStatus) -> &'static str {
-    match s {
-        StepStatus::Ok => "ok",
-        StepStatus::Failed => "failed",
-        StepStatus::Skipped => "skipped",
-        StepStatus::Unsupported => "unsupported",
-    }
-}
-
-fn status_parse(s: &str) -> StepStatus {
-    match s {
-        "ok" => StepStatus::Ok,
-        "failed" => StepStatus::Failed,
-        "unsupported" => StepStatus::Unsupported,
-        _ => StepStatus::Skipped,
-    }
-}
-
-fn feature_status_parse(s: &str) -> FeatureStatus {
-    match s {
-        "yes" => FeatureStatus::Yes,
-        "no" => FeatureStatus::No,
-        _ => FeatureStatus::Untested,
-    }
-}
-
-fn now_unix() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
-}
-
 fn insert_features(
     conn: &Connection,
     sid: i64,
@@ -152,7 +119,7 @@ fn insert_features(
     for (i, f) in features.iter().enumerate() {
         conn.execute(
             "INSERT INTO features (server_id, seq, name, status, evidence) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![sid, first_seq + i as i64, f.name, f.status.label(), f.evidence],
+            params![sid, first_seq + i as i64, f.name.name(), f.status.label(), f.evidence],
         )?;
     }
     Ok(())
@@ -230,7 +197,7 @@ impl Store {
     pub fn finish_run(&mut self, run_id: i64, complete: bool) -> anyhow::Result<()> {
         self.conn.execute(
             "UPDATE runs SET finished_unix_s = ?2, complete = ?3 WHERE id = ?1",
-            params![run_id, now_unix(), complete],
+            params![run_id, throng_model::unix_now(), complete],
         )?;
         Ok(())
     }
@@ -357,7 +324,7 @@ impl Store {
                 s.cores,
                 s.workload,
                 s.concurrency,
-                status_name(s.status),
+                s.status.name(),
                 s.failure,
                 s.log_tail,
                 serde_json::to_string(&s.server_cpus)?,
@@ -504,15 +471,27 @@ impl Store {
                     })
                 })?
                 .collect::<Result<_, _>>()?;
-            s.features = fq
+            let rows = fq
                 .query_map([sid], |r| {
-                    Ok(FeatureResult {
-                        name: r.get(0)?,
-                        status: feature_status_parse(&r.get::<_, String>(1)?),
-                        evidence: r.get(2)?,
-                    })
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
                 })?
-                .collect::<Result<_, _>>()?;
+                .collect::<Result<Vec<_>, _>>()?;
+            // Only this program writes these rows, with names from
+            // `Feature::ALL`; a name it does not know cannot be shown.
+            s.features = rows
+                .into_iter()
+                .filter_map(|(name, status, evidence)| {
+                    Some(FeatureResult::new(
+                        Feature::parse(&name)?,
+                        FeatureStatus::parse(&status),
+                        evidence,
+                    ))
+                })
+                .collect();
             s.max_users = mq
                 .query_map([sid], |r| {
                     Ok(MaxUsers {
@@ -607,7 +586,7 @@ impl Store {
                 cores,
                 workload,
                 concurrency,
-                status: status_parse(&status),
+                status: StepStatus::parse(&status).unwrap_or(StepStatus::Skipped),
                 failure,
                 log_tail,
                 server_cpus: serde_json::from_str(&scpu)?,
@@ -711,7 +690,7 @@ mod tests {
         st.add_step(id, &step("h2o", 10, 4)).unwrap();
         st.add_step(id, &step("nginx", 10, 3)).unwrap();
         let mut v = step("nginx", 10, 3);
-        v.verdict.push("noisy", "wide");
+        v.verdict.push(throng_model::ReasonCode::Noisy, "wide");
         st.update_verdict(id, &v).unwrap();
         drop(st);
 
@@ -794,17 +773,17 @@ mod tests {
             }],
             features: vec![
                 FeatureResult {
-                    name: "basic_auth".into(),
+                    name: Feature::BasicAuth,
                     status: FeatureStatus::Yes,
                     evidence: "401 without credentials, 200 with".into(),
                 },
                 FeatureResult {
-                    name: "sendfile".into(),
+                    name: Feature::Sendfile,
                     status: FeatureStatus::No,
                     evidence: "config: no `sendfile on` (nginx's default is off)".into(),
                 },
                 FeatureResult {
-                    name: "tls".into(),
+                    name: Feature::Tls,
                     status: FeatureStatus::Untested,
                     evidence: "untested until TLS load lands".into(),
                 },

@@ -15,7 +15,10 @@ use std::process::Command;
 use anyhow::{anyhow, bail, Context};
 use serde::{Deserialize, Serialize};
 
-use crate::workload::WorkloadKind;
+use throng_model::WorkloadKind;
+
+use crate::helper::Helper;
+use crate::names;
 
 /// The embedded recipes, in the order `throng servers` lists them.
 const BUILTIN: &[(&str, &str)] = &[
@@ -52,7 +55,7 @@ pub struct WorkloadConfig {
     pub config: String,
     /// Program started with the server: "fcgiwrap", "php-fpm" or "node".
     #[serde(default)]
-    pub helper: Option<String>,
+    pub helper: Option<Helper>,
     /// Why the server cannot serve this workload; its steps are then
     /// stored as unsupported instead of measured.
     #[serde(default)]
@@ -169,11 +172,41 @@ impl RenderContext {
 impl Recipe {
     pub fn parse(text: &str) -> anyhow::Result<Recipe> {
         let r: Recipe = toml::from_str(text)?;
-        if r.start.is_empty() {
-            bail!("recipe {}: `start` is empty", r.name);
-        }
-        signal_by_name(&r.stop_signal)?;
+        r.check()?;
         Ok(r)
+    }
+
+    /// Everything that would otherwise fail in the middle of a study:
+    /// names that become paths, the stop signal, the workload tables.
+    fn check(&self) -> anyhow::Result<()> {
+        names::check("recipe name", &self.name)?;
+        if self.start.is_empty() {
+            bail!("recipe {}: `start` is empty", self.name);
+        }
+        signal_by_name(&self.stop_signal).with_context(|| format!("recipe {}", self.name))?;
+        if let Some(b) = &self.backend {
+            names::check("backend recipe name", b)?;
+        }
+        for c in &self.configs {
+            names::check("config file", &c.file)
+                .with_context(|| format!("recipe {}", self.name))?;
+        }
+        for (k, w) in &self.workloads {
+            let kind = WorkloadKind::parse(k).filter(|k| k.is_dynamic());
+            if kind.is_none() {
+                bail!(
+                    "recipe {}: [workloads.{k}]: only dynamic workloads (cgi, php, app) take a table",
+                    self.name
+                );
+            }
+            if w.helper.is_some() && w.unsupported.is_some() {
+                bail!(
+                    "recipe {}: [workloads.{k}] has both a helper and `unsupported`",
+                    self.name
+                );
+            }
+        }
+        Ok(())
     }
 
     /// A recipe for a user's own server binary given in a study.

@@ -35,8 +35,8 @@ pub struct Launch {
     pub env: Vec<(String, String)>,
     pub cwd: PathBuf,
     pub cpus: Vec<usize>,
-    /// Start as this user and group (root only).
-    pub run_as: Option<(u32, u32)>,
+    /// Start as this user (root only).
+    pub run_as: Option<RunAs>,
     /// stdout and stderr go here.
     pub log: PathBuf,
     pub stop_signal: Signal,
@@ -69,7 +69,7 @@ impl ServerProcess {
             set.set(c)?;
         }
         let cpus_empty = l.cpus.is_empty();
-        let run_as = l.run_as;
+        let run_as = l.run_as.as_ref().map(|u| (u.uid, u.gid));
         // SAFETY: between fork and exec only async-signal-safe calls are made
         // (setpgid, sched_setaffinity, setgroups, setgid, setuid), on values
         // prepared before the fork.
@@ -312,14 +312,36 @@ pub fn own_cpus() -> Vec<usize> {
     })
 }
 
-/// The unprivileged user servers run as when the lab runs as root.
-pub fn unprivileged_user() -> Option<(String, u32, u32)> {
-    if !Uid::effective().is_root() {
-        return None;
+/// The unprivileged user a server runs as when the lab runs as root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunAs {
+    pub name: String,
+    /// The user's primary group's name, for configs that name a group.
+    pub group: String,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+impl RunAs {
+    /// Debian's www-data when this process is root; `None` otherwise (a
+    /// server started by an ordinary user runs as that user).
+    pub fn unprivileged() -> Option<RunAs> {
+        if !Uid::effective().is_root() {
+            return None;
+        }
+        let u = nix::unistd::User::from_name("www-data").ok().flatten()?;
+        let g: Gid = u.gid;
+        let group = nix::unistd::Group::from_gid(g)
+            .ok()
+            .flatten()
+            .map_or_else(|| u.name.clone(), |g| g.name);
+        Some(RunAs {
+            name: u.name,
+            group,
+            uid: u.uid.as_raw(),
+            gid: g.as_raw(),
+        })
     }
-    let u = nix::unistd::User::from_name("www-data").ok().flatten()?;
-    let g: Gid = u.gid;
-    Some((u.name, u.uid.as_raw(), g.as_raw()))
 }
 
 /// Last `lines` lines of a file, empty when it is missing.

@@ -8,39 +8,36 @@
 //! the CPU and memory a dynamic page costs are charged to the server that
 //! needs them.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
 use crate::process::{Launch, ServerProcess};
-use crate::workload::APP_BODY_FILE;
+
+/// The file in a workload's document root that the Node.js app serves
+/// for every path; the lab writes it when it generates the `app` workload.
+pub const APP_BODY_FILE: &str = "app-body.html";
 
 /// The helper's socket, inside the server's run directory.
 pub const SOCKET: &str = "helper.sock";
 
-/// A program the server forwards requests to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A program the server forwards requests to, named in a recipe's
+/// `[workloads.NAME]` table and checked when the recipe loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Helper {
     /// Debian's fcgiwrap: runs CGI programs for servers that only speak FastCGI.
+    #[serde(rename = "fcgiwrap")]
     FcgiWrap,
     /// Debian's php-fpm, with a static pool started by the lab.
+    #[serde(rename = "php-fpm")]
     PhpFpm,
     /// A Node.js HTTP server answering every path with the page.
+    #[serde(rename = "node")]
     Node,
 }
 
 impl Helper {
-    pub fn parse(name: &str) -> anyhow::Result<Helper> {
-        Ok(match name {
-            "fcgiwrap" => Helper::FcgiWrap,
-            "php-fpm" => Helper::PhpFpm,
-            "node" => Helper::Node,
-            _ => bail!("unknown helper {name:?} (known: fcgiwrap, php-fpm, node)"),
-        })
-    }
-
     pub fn name(self) -> &'static str {
         match self {
             Helper::FcgiWrap => "fcgiwrap",
@@ -105,7 +102,7 @@ pub fn fcgiwrap_processes(cores: u32) -> u32 {
 pub type Files = Vec<(PathBuf, String)>;
 
 /// A helper started for one server.
-pub struct Started {
+pub struct RunningHelper {
     pub process: ServerProcess,
     /// Files written for it (its config, its command line), to be stored
     /// with the server's configs; paths are absolute.
@@ -123,7 +120,7 @@ pub struct HelperPlan {
     pub docroot: PathBuf,
     pub cores: u32,
     pub cpus: Vec<usize>,
-    pub run_as: Option<(u32, u32)>,
+    pub run_as: Option<crate::process::RunAs>,
     /// Connection backlog of the socket: the study's highest concurrency.
     pub backlog: u32,
 }
@@ -204,7 +201,7 @@ impl HelperPlan {
     }
 
     /// Starts the helper and waits until its socket exists.
-    pub fn start(&self, within: Duration) -> anyhow::Result<Started> {
+    pub fn start(&self, within: Duration) -> anyhow::Result<RunningHelper> {
         let (argv, files) = self.prepare()?;
         for (path, text) in &files {
             std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
@@ -220,7 +217,7 @@ impl HelperPlan {
             env: vec![("PATH".into(), "/usr/sbin:/usr/bin:/sbin:/bin".into())],
             cwd: self.rundir.clone(),
             cpus: self.cpus.clone(),
-            run_as: self.run_as,
+            run_as: self.run_as.clone(),
             log: log.clone(),
             stop_signal: nix::sys::signal::Signal::SIGTERM,
         };
@@ -247,53 +244,12 @@ impl HelperPlan {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        Ok(Started {
+        Ok(RunningHelper {
             process,
             configs,
             logs,
         })
     }
-}
-
-/// A URL whose body the server's software determines (phpinfo()): status
-/// 200, the expected Content-Type, no compression, and the same body twice,
-/// since the load engine takes the first response's size and checksum as
-/// the reference for every later one.
-pub fn verify_stable(
-    port: u16,
-    path: &str,
-    content_type: &str,
-    timeout: Duration,
-) -> anyhow::Result<()> {
-    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
-    let req = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
-    let get = || {
-        throng_engine::probe::fetch(addr, req.as_bytes(), false, timeout)
-            .with_context(|| format!("GET {path}"))
-    };
-    let first = get()?;
-    if first.status != 200 {
-        bail!("GET {path}: status {} instead of 200", first.status);
-    }
-    let ct = first.header("content-type").unwrap_or("");
-    if !ct.starts_with(content_type) {
-        bail!("GET {path}: Content-Type {ct:?} instead of {content_type}");
-    }
-    if let Some(enc) = first.header("content-encoding") {
-        bail!("GET {path}: compressed ({enc}) although the workload does not ask for it");
-    }
-    if first.body.is_empty() {
-        bail!("GET {path}: empty body");
-    }
-    let second = get()?;
-    if second.body != first.body {
-        bail!(
-            "GET {path}: two requests gave different bodies ({} and {} bytes)",
-            first.body.len(),
-            second.body.len()
-        );
-    }
-    Ok(())
 }
 
 /// The app: the page's bytes for every request, kept alive like the
@@ -314,58 +270,9 @@ process.on('SIGTERM', () => process.exit(0));
 "#;
 
 /// The CGI program: a fixed body, so every response can be checked.
-const HELLO_C: &str = r#"#include <stdio.h>
-
-int main(void)
-{
-    fputs("Content-Type: text/plain\r\nContent-Length: 14\r\n\r\nHello, world!\n", stdout);
-    return 0;
-}
-"#;
-
-/// Compiles the hello-world CGI program to `program` with the machine's C
-/// compiler (`cc`, or `$CC`), executable by every user.
-pub fn compile_cgi(program: &Path) -> anyhow::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = program.parent().context("CGI program path has no folder")?;
-    std::fs::create_dir_all(dir)?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))?;
-    let source = dir.join("hello.c");
-    std::fs::write(&source, HELLO_C)?;
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    let out = Command::new(&cc)
-        .arg("-O2")
-        .arg("-o")
-        .arg(program)
-        .arg(&source)
-        .output()
-        .with_context(|| format!("running the C compiler {cc:?} (Debian package gcc)"))?;
-    if !out.status.success() {
-        bail!(
-            "compiling the CGI program failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    std::fs::set_permissions(program, std::fs::Permissions::from_mode(0o755))?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn compiled_cgi_prints_the_exact_response() {
-        let dir = tempfile::tempdir().unwrap();
-        let prog = dir.path().join("cgi-bin/hello.cgi");
-        compile_cgi(&prog).unwrap();
-        let out = Command::new(&prog).output().unwrap();
-        assert!(out.status.success());
-        assert_eq!(
-            out.stdout,
-            b"Content-Type: text/plain\r\nContent-Length: 14\r\n\r\nHello, world!\n"
-        );
-    }
 
     #[test]
     fn pool_and_commands_are_sized_by_cores() {

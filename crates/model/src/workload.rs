@@ -1,0 +1,83 @@
+//! The built-in workloads by name. The names are stored with every step
+//! and never change.
+
+/// A built-in workload; the lab generates its document root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WorkloadKind {
+    /// A 7-byte index.html, as the 2016 Linux web server benchmark served
+    /// with weighttp.
+    Tiny,
+    /// 1000 files of 1 KB requested at random, as ACME's thttpd comparison
+    /// did to factor out I/O.
+    SmallFiles,
+    /// One 6.3 KB HTML page, the Apache/lighttpd/nginx/Varnish article's page.
+    Page,
+    /// One 21 MB file: MB/s and transfer time, the same article's large file.
+    Large,
+    /// About 400 files of a synthetic site, requested as a URL list, as
+    /// Seravo's article did with siege over a mirrored site.
+    Site,
+    /// A hello-world CGI program in C, compiled by the lab, as in ACME's
+    /// comparison.
+    Cgi,
+    /// A small templated PHP page and phpinfo() through php-fpm, as the
+    /// Apache/lighttpd/nginx/Varnish article measured.
+    Php,
+    /// The `page` body served by a Node.js app behind the server, the
+    /// reverse-proxy case of Seravo's article.
+    App,
+}
+
+impl WorkloadKind {
+    pub const ALL: [WorkloadKind; 8] = [
+        WorkloadKind::Tiny,
+        WorkloadKind::SmallFiles,
+        WorkloadKind::Page,
+        WorkloadKind::Large,
+        WorkloadKind::Site,
+        WorkloadKind::Cgi,
+        WorkloadKind::Php,
+        WorkloadKind::App,
+    ];
+
+    /// The workload a study names; `None` for an unknown name.
+    pub fn parse(name: &str) -> Option<WorkloadKind> {
+        WorkloadKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkloadKind::Tiny => "tiny",
+            WorkloadKind::SmallFiles => "small-files",
+            WorkloadKind::Page => "page",
+            WorkloadKind::Large => "large",
+            WorkloadKind::Site => "site",
+            WorkloadKind::Cgi => "cgi",
+            WorkloadKind::Php => "php",
+            WorkloadKind::App => "app",
+        }
+    }
+
+    /// Answered by a program behind the server rather than from a file.
+    pub fn is_dynamic(self) -> bool {
+        matches!(
+            self,
+            WorkloadKind::Cgi | WorkloadKind::Php | WorkloadKind::App
+        )
+    }
+
+    /// Several URLs are requested in random order; one URL is requested alone.
+    pub fn random_order(self) -> bool {
+        matches!(self, WorkloadKind::SmallFiles | WorkloadKind::Site)
+    }
+
+    /// How long one response may take before it counts as a timeout: a 21 MB
+    /// transfer shared by hundreds of connections legitimately takes seconds.
+    pub fn request_timeout(self) -> std::time::Duration {
+        match self {
+            WorkloadKind::Large => std::time::Duration::from_secs(30),
+            _ => std::time::Duration::from_secs(5),
+        }
+    }
+}
+

@@ -1,0 +1,337 @@
+//! The one way a server under test is started: its recipe rendered into a
+//! fresh directory of the run directory, the program behind it (a backend
+//! for a cache, or a helper for a dynamic workload) started first, the
+//! server started pinned and as the unprivileged user, and readiness
+//! awaited. The lab's groups and the feature probes both start servers
+//! through [`start`], so a server is configured the same way wherever it
+//! is measured.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use throng_model::ConfigFile;
+
+use crate::helper::{Helper, HelperPlan};
+use crate::loopback;
+use crate::process::{Launch, RunAs, ServerProcess};
+use crate::recipe::{Recipe, RenderContext};
+use crate::rundir::RunDir;
+
+/// How long a backend, a helper or a server may take to become ready.
+pub const READY_WITHIN: Duration = Duration::from_secs(15);
+/// How long a server may take to stop before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Edits the first rendered config file of every recipe started (the
+/// server's and its backend's) before it is written: the feature probes
+/// add their locations. Gets the recipe, the text and the directory.
+pub type Patch<'a> = &'a dyn Fn(&Recipe, &str, &Path) -> anyhow::Result<String>;
+
+/// One server to start.
+pub struct Start<'a> {
+    /// Name in the study; its directory and process names come from it.
+    pub name: &'a str,
+    /// The recipe, already specialised for the workload.
+    pub recipe: &'a Recipe,
+    /// A cache's backend, started first on a port of its own.
+    pub backend: Option<&'a Recipe>,
+    /// The program behind a dynamic workload, started first in the
+    /// server's directory.
+    pub helper: Option<Helper>,
+    /// Directory inside the run directory that holds this server's
+    /// directory (one per group, e.g. `c1-tiny`).
+    pub group_dir: &'a str,
+    pub docroot: PathBuf,
+    /// Server cores: worker processes or threads.
+    pub workers: u32,
+    /// Highest concurrency it must accept.
+    pub concurrency: u32,
+    /// CPUs the server and everything behind it are pinned to.
+    pub cpus: Vec<usize>,
+    /// The path readiness is awaited on.
+    pub ready_path: &'a str,
+    pub patch: Option<Patch<'a>>,
+}
+
+/// Where and as whom servers start.
+#[derive(Clone, Copy)]
+pub struct Site<'a> {
+    pub rundir: &'a RunDir,
+    pub user: Option<&'a RunAs>,
+}
+
+/// A server that did not start: what went wrong, the end of its logs, and
+/// the configs it was given (stored with the results all the same).
+#[derive(Debug)]
+pub struct StartFailure {
+    pub message: String,
+    pub log_tail: String,
+    pub configs: Vec<ConfigFile>,
+}
+
+/// A server that is up and answering, with whatever runs behind it.
+pub struct Running {
+    pub name: String,
+    pub port: u16,
+    server: ServerProcess,
+    behind: Option<ServerProcess>,
+    /// Every config file written, relative to the run directory.
+    pub configs: Vec<ConfigFile>,
+    /// Error logs to show when it fails.
+    logs: Vec<PathBuf>,
+    /// The server's directory (its first config was rendered there).
+    pub dir: PathBuf,
+}
+
+impl Running {
+    /// The leader of the server's process group.
+    pub fn pid(&self) -> i32 {
+        self.server.pid()
+    }
+
+    /// The leader of the backend's or helper's group, if any.
+    pub fn behind_pid(&self) -> Option<i32> {
+        self.behind.as_ref().map(ServerProcess::pid)
+    }
+
+    /// Every process of the server and of what runs behind it.
+    pub fn processes(&self) -> Vec<i32> {
+        let mut v = self.server.tree();
+        if let Some(b) = &self.behind {
+            v.extend(b.tree());
+        }
+        v
+    }
+
+    pub fn log_tail(&self) -> String {
+        let mut t = self.server.log_tail(&self.logs, 20);
+        if let Some(b) = &self.behind {
+            t.push_str(&b.log_tail(&[], 10));
+        }
+        t
+    }
+
+    /// `None` while the server and what runs behind it are up; how one of
+    /// them ended otherwise.
+    pub fn exited(&mut self) -> Option<String> {
+        if let Some(e) = self.server.exited() {
+            return Some(format!("exited ({e})"));
+        }
+        if let Some(b) = &mut self.behind {
+            if let Some(e) = b.exited() {
+                return Some(format!("its backend exited ({e})"));
+            }
+        }
+        None
+    }
+
+    pub fn stop(&mut self) {
+        self.server.stop(STOP_GRACE);
+        if let Some(b) = &mut self.behind {
+            b.stop(STOP_GRACE);
+        }
+    }
+
+    /// Waits until the server answers a GET of `path` with any complete
+    /// response, or fails when it exits or `within` passes.
+    pub fn wait_ready(&mut self, path: &str, within: Duration) -> anyhow::Result<()> {
+        wait_ready(&mut self.server, self.port, path, within)
+    }
+}
+
+fn wait_ready(
+    p: &mut ServerProcess,
+    port: u16,
+    path: &str,
+    within: Duration,
+) -> anyhow::Result<()> {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(e) = p.exited() {
+            bail!("exited ({e}) before it was ready");
+        }
+        match loopback::get(port, path, &[], Duration::from_millis(500)) {
+            Ok(_) => return Ok(()),
+            Err(e) if Instant::now() >= deadline => bail!("not ready after {within:?}: {e}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
+struct Launched {
+    process: ServerProcess,
+    logs: Vec<PathBuf>,
+}
+
+/// Renders `recipe` into `dir` and starts it there.
+#[allow(clippy::too_many_arguments)]
+fn launch(
+    site: Site,
+    s: &Start,
+    recipe: &Recipe,
+    name: &str,
+    dir: &Path,
+    port: u16,
+    backend_port: Option<u16>,
+    configs: &mut Vec<ConfigFile>,
+) -> anyhow::Result<Launched> {
+    let rc = RenderContext {
+        port,
+        backend_port,
+        docroot: s.docroot.clone(),
+        rundir: dir.to_path_buf(),
+        workers: s.workers,
+        concurrency: s.concurrency,
+        user: site.user.map(|u| u.name.clone()).unwrap_or_default(),
+        group: site.user.map(|u| u.group.clone()).unwrap_or_default(),
+        as_root: site.user.is_some(),
+    };
+    for (i, (path, content)) in recipe.render_configs(&rc)?.into_iter().enumerate() {
+        let content = match (i, s.patch) {
+            (0, Some(patch)) => patch(recipe, &content, dir)?,
+            _ => content,
+        };
+        std::fs::write(&path, &content).with_context(|| format!("writing {}", path.display()))?;
+        configs.push(ConfigFile {
+            path: site.rundir.relative(&path),
+            content,
+        });
+    }
+    let argv = recipe.render_start(&rc)?;
+    configs.push(ConfigFile {
+        path: format!("{}/command", site.rundir.relative(dir)),
+        content: argv.join(" "),
+    });
+    let process = ServerProcess::spawn(&Launch {
+        name: name.to_string(),
+        argv,
+        env: recipe.render_env(&rc)?,
+        cwd: dir.to_path_buf(),
+        cpus: s.cpus.clone(),
+        run_as: if recipe.drop_privileges {
+            site.user.cloned()
+        } else {
+            None
+        },
+        log: dir.join("output.log"),
+        stop_signal: recipe.stop_signal(),
+    })?;
+    Ok(Launched {
+        process,
+        logs: vec![dir.join("error.log")],
+    })
+}
+
+/// Starts a server (and its backend or helper) and waits until it answers.
+pub fn start(site: Site, s: &Start) -> Result<Running, StartFailure> {
+    let mut configs = Vec::new();
+    let fail = |e: anyhow::Error, tail: String, configs: Vec<ConfigFile>| StartFailure {
+        message: format!("{e:#}"),
+        log_tail: tail,
+        configs,
+    };
+    let mut behind = None;
+    let mut logs = Vec::new();
+    let mut backend_port = None;
+    if let Some(b) = s.backend {
+        let result = (|| {
+            let name = format!("{}-backend", s.name);
+            let dir = site.rundir.subdir(&[s.group_dir, &name], site.user)?;
+            let port = loopback::free_port()?;
+            let mut l = launch(site, s, b, &name, &dir, port, None, &mut configs)?;
+            if let Err(e) = wait_ready(&mut l.process, port, "/", READY_WITHIN) {
+                let tail = l.process.log_tail(&l.logs, 20);
+                l.process.stop(STOP_GRACE);
+                return Ok(Err((e.context(format!("backend {}", b.name)), tail)));
+            }
+            Ok::<_, anyhow::Error>(Ok((l, port)))
+        })();
+        match result {
+            Ok(Ok((l, port))) => {
+                logs.extend(l.logs);
+                behind = Some(l.process);
+                backend_port = Some(port);
+            }
+            Ok(Err((e, tail))) => return Err(fail(e, tail, configs)),
+            Err(e) => return Err(fail(e, String::new(), configs)),
+        }
+    }
+    let dir = match site.rundir.subdir(&[s.group_dir, s.name], site.user) {
+        Ok(d) => d,
+        Err(e) => return Err(fail(e, String::new(), configs)),
+    };
+    if let (None, Some(helper)) = (&behind, s.helper) {
+        let plan = HelperPlan {
+            helper,
+            rundir: dir.clone(),
+            docroot: s.docroot.clone(),
+            cores: s.workers,
+            cpus: s.cpus.clone(),
+            run_as: site.user.cloned(),
+            backlog: s.concurrency,
+        };
+        match plan.start(READY_WITHIN) {
+            Ok(h) => {
+                configs.extend(h.configs.iter().map(|(path, content)| ConfigFile {
+                    path: site.rundir.relative(path),
+                    content: content.clone(),
+                }));
+                logs.extend(h.logs);
+                behind = Some(h.process);
+            }
+            Err(e) => return Err(fail(e, String::new(), configs)),
+        }
+    }
+    let port = match loopback::free_port() {
+        Ok(p) => p,
+        Err(e) => return Err(fail(e, String::new(), configs)),
+    };
+    let launched = launch(
+        site,
+        s,
+        s.recipe,
+        s.name,
+        &dir,
+        port,
+        backend_port,
+        &mut configs,
+    );
+    let l = match launched {
+        Ok(l) => l,
+        Err(e) => {
+            let tail = behind
+                .as_ref()
+                .map(|b| b.log_tail(&logs, 10))
+                .unwrap_or_default();
+            return Err(fail(e, tail, configs));
+        }
+    };
+    logs.extend(l.logs);
+    let mut r = Running {
+        name: s.name.to_string(),
+        port,
+        server: l.process,
+        behind,
+        configs,
+        logs,
+        dir,
+    };
+    match r.wait_ready(s.ready_path, READY_WITHIN) {
+        Ok(()) => Ok(r),
+        Err(e) => Err(r.fail(e)),
+    }
+}
+
+impl Running {
+    /// Stops the server and turns `e` into a start failure with its logs.
+    pub fn fail(mut self, e: anyhow::Error) -> StartFailure {
+        let log_tail = self.log_tail();
+        self.stop();
+        StartFailure {
+            message: format!("{e:#}"),
+            log_tail,
+            configs: std::mem::take(&mut self.configs),
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! Requests to a server under test on this machine, outside any load run:
+//! readiness, verification of every URL, the feature probes. One request
+//! format and one fetch (the engine's probe, which frames responses with the
+//! same parser as the load driver), instead of one per caller.
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use throng_engine::probe::{self, FetchError, Fetched};
+
+/// The loopback address of a port.
+pub fn addr(port: u16) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], port))
+}
+
+/// A port free on loopback now (the kernel's choice). A server started on
+/// it a moment later may find it taken by another program; it then fails
+/// to start and says so.
+pub fn free_port() -> anyhow::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")
+        .context("binding a loopback port")?
+        .local_addr()?
+        .port())
+}
+
+/// `GET path` with a Host header naming the port, and any extra headers.
+pub fn request(port: u16, path: &str, extra: &[(&str, &str)]) -> Vec<u8> {
+    let mut req = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n");
+    for (k, v) in extra {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.into_bytes()
+}
+
+/// One GET and its complete response.
+pub fn get(
+    port: u16,
+    path: &str,
+    extra: &[(&str, &str)],
+    timeout: Duration,
+) -> Result<Fetched, FetchError> {
+    probe::fetch(addr(port), &request(port, path, extra), false, timeout)
+}
+
+/// What a server must answer before any load: each static URL with the
+/// exact bytes of its file, and each dynamic URL with a stable body.
+#[derive(Debug, Clone, Default)]
+pub struct Expected {
+    /// URL path and the file whose bytes it must return.
+    pub files: Vec<(String, PathBuf)>,
+    /// URL path and the Content-Type of a body only the server's software
+    /// determines (phpinfo()).
+    pub stable: Vec<(String, String)>,
+    pub timeout: Duration,
+}
+
+/// Every URL's status, headers and exact body.
+pub fn verify(port: u16, e: &Expected) -> anyhow::Result<()> {
+    for (path, file) in &e.files {
+        let want = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+        let got = get(port, path, &[], e.timeout).with_context(|| format!("GET {path}"))?;
+        if got.status != 200 {
+            bail!("GET {path}: status {} instead of 200", got.status);
+        }
+        uncompressed(path, &got)?;
+        if let Some(len) = got.header("content-length") {
+            if len.trim() != want.len().to_string() {
+                bail!("GET {path}: Content-Length {len} instead of {}", want.len());
+            }
+        }
+        if got.body != want {
+            bail!(
+                "GET {path}: body of {} bytes differs from the {}-byte file",
+                got.body.len(),
+                want.len()
+            );
+        }
+    }
+    for (path, content_type) in &e.stable {
+        verify_stable(port, path, content_type, e.timeout)?;
+    }
+    Ok(())
+}
+
+fn uncompressed(path: &str, got: &Fetched) -> anyhow::Result<()> {
+    if let Some(enc) = got.header("content-encoding") {
+        bail!("GET {path}: compressed ({enc}) although the workload does not ask for it");
+    }
+    Ok(())
+}
+
+/// A URL whose body the server's software determines (phpinfo()): status
+/// 200, the expected Content-Type, no compression, and the same body twice,
+/// since the load engine takes the first response's size and checksum as
+/// the reference for every later one.
+fn verify_stable(
+    port: u16,
+    path: &str,
+    content_type: &str,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let fetch = || get(port, path, &[], timeout).with_context(|| format!("GET {path}"));
+    let first = fetch()?;
+    if first.status != 200 {
+        bail!("GET {path}: status {} instead of 200", first.status);
+    }
+    let ct = first.header("content-type").unwrap_or("");
+    if !ct.starts_with(content_type) {
+        bail!("GET {path}: Content-Type {ct:?} instead of {content_type}");
+    }
+    uncompressed(path, &first)?;
+    if first.body.is_empty() {
+        bail!("GET {path}: empty body");
+    }
+    let second = fetch()?;
+    if second.body != first.body {
+        bail!(
+            "GET {path}: two requests gave different bodies ({} and {} bytes)",
+            first.body.len(),
+            second.body.len()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_name_the_host_and_port() {
+        assert_eq!(
+            request(8080, "/a.html", &[]),
+            b"GET /a.html HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n"
+        );
+        assert_eq!(
+            request(80, "/", &[("Range", "bytes=0-9")]),
+            b"GET / HTTP/1.1\r\nHost: 127.0.0.1:80\r\nRange: bytes=0-9\r\n\r\n"
+        );
+    }
+}
