@@ -8,6 +8,7 @@
 //! names earlier databases hold.
 
 mod feature;
+pub mod max_users;
 mod reason;
 pub mod summary;
 mod workload;
