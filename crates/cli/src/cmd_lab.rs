@@ -41,15 +41,6 @@ struct Progress {
     rounds: u64,
 }
 
-fn human_bytes(b: u64) -> String {
-    let mb = b as f64 / (1024.0 * 1024.0);
-    if mb >= 1024.0 {
-        format!("{:.1} GiB", mb / 1024.0)
-    } else {
-        format!("{mb:.1} MiB")
-    }
-}
-
 pub fn step_line(s: &StepRecord) -> String {
     let head = format!(
         "{:<16} {:>2} cores {:<11} c={:<5}",
@@ -100,7 +91,7 @@ pub fn step_line(s: &StepRecord) -> String {
                 if t.mean > 0.0 { ci / t.mean * 100.0 } else { 0.0 },
                 p99,
                 cpu * 100.0,
-                human_bytes(rss),
+                throng_report::figures::mib(rss),
                 t.n,
                 s.verdict.label()
             )
@@ -197,17 +188,10 @@ impl Observer for Progress {
 pub fn run(args: LabArgs) -> anyhow::Result<u8> {
     let recipes = Recipes::load(args.recipes.as_deref())?;
     let study = Study::load(&args.study, &recipes)?;
-    let missing = study.missing_servers();
-    if !missing.is_empty() {
-        anyhow::bail!(
-            "study {} needs servers that are not installed:\n  {}",
-            study.name,
-            missing.join("\n  ")
-        );
-    }
     let mut store = Store::open(&args.db)?;
     let interrupt = Interrupt::new();
-    throng_lab::interrupt::install(interrupt.clone())?;
+    let trigger = interrupt.clone();
+    crate::signals::on_interrupt(move || trigger.trigger())?;
     let bar = if args.quiet {
         ProgressBar::hidden()
     } else {
@@ -242,7 +226,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
             outcome.run_id,
             args.db.display()
         );
-        return Ok(130);
+        return Ok(crate::signals::INTERRUPTED);
     }
     println!(
         "run {} stored in {}{}",

@@ -6,9 +6,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use throng_engine::summary::{ErrorKind, Latency, Summary};
-use throng_engine::{Control, EngineError, ExpectStatus, LoadSpec, Order, Stop, Target};
-use throng_model::Verdict;
+use throng_engine::{Control, EngineError, ExpectStatus, LoadSpec, Order, SpecError, Stop, Target};
+use throng_model::{ErrorKind, Latency, Summary, Verdict};
 
 use crate::fmt::{human_bytes, human_count, human_us};
 
@@ -16,9 +15,10 @@ use crate::fmt::{human_bytes, human_count, human_us};
 pub struct LoadArgs {
     /// URL to load (http://host[:port]/path). Optional when --urls lists full URLs.
     pub url: Option<String>,
-    /// Connections kept open (closed model: requests in flight at once).
-    #[arg(short = 'c', long, default_value_t = 10)]
-    pub connections: usize,
+    /// Connections kept open (closed model: requests in flight at once)
+    /// [default: 10].
+    #[arg(short = 'c', long)]
+    pub connections: Option<usize>,
     /// Threads, each pinned to one CPU of this process's affinity mask
     /// [default: the number of CPUs in the mask].
     #[arg(short = 't', long)]
@@ -32,9 +32,9 @@ pub struct LoadArgs {
     /// Send `Connection: close` and open a new connection per request.
     #[arg(long)]
     pub close: bool,
-    /// HTTP/1.1 pipelining depth.
-    #[arg(long, default_value_t = 1)]
-    pub pipeline: usize,
+    /// HTTP/1.1 pipelining depth [default: 1].
+    #[arg(long)]
+    pub pipeline: Option<usize>,
     /// Block on epoll as soon as no response is ready, as wrk does, instead
     /// of napping a few µs first to take responses in batches.
     #[arg(long)]
@@ -52,21 +52,23 @@ pub struct LoadArgs {
     /// Extra request header, "Name: value" (repeatable).
     #[arg(short = 'H', long = "header")]
     pub headers: Vec<String>,
-    /// Request method.
-    #[arg(short = 'm', long, default_value = "GET")]
-    pub method: String,
+    /// Request method [default: GET].
+    #[arg(short = 'm', long)]
+    pub method: Option<String>,
     /// Request body.
     #[arg(long, conflicts_with = "body_file")]
     pub body: Option<String>,
     /// Request body read from a file.
     #[arg(long)]
     pub body_file: Option<PathBuf>,
-    /// Load applied before measuring; reported apart, never mixed in.
-    #[arg(long, value_parser = parse_duration, default_value = "0s")]
-    pub warmup: Duration,
-    /// A request with no complete response after this long is a timeout.
-    #[arg(long, value_parser = parse_duration, default_value = "3s")]
-    pub timeout: Duration,
+    /// Load applied before measuring; reported apart, never mixed in
+    /// [default: none].
+    #[arg(long, value_parser = parse_duration)]
+    pub warmup: Option<Duration>,
+    /// A request with no complete response after this long is a timeout
+    /// [default: 3s].
+    #[arg(long, value_parser = parse_duration)]
+    pub timeout: Option<Duration>,
     /// Statuses that count as success, e.g. 200,304 [default: any 2xx or 3xx].
     #[arg(long, value_delimiter = ',')]
     pub expect_status: Vec<u16>,
@@ -82,9 +84,9 @@ pub struct LoadArgs {
     /// Print only JSON on stdout (schema: docs/json-schema.md).
     #[arg(long)]
     pub json: bool,
-    /// Seed for --order random.
-    #[arg(long, default_value_t = 0x5eed)]
-    pub seed: u64,
+    /// Seed for --order random [default: 24301].
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Exit with code 1 when the verdict is suspect (for CI).
     #[arg(long)]
     pub strict: bool,
@@ -191,17 +193,9 @@ fn read_url_list(file: &PathBuf, base: Option<&str>) -> Result<Vec<Target>> {
     Ok(out)
 }
 
-/// CPUs this process may run on (what `taskset` set).
-pub fn affinity_cpus() -> Vec<usize> {
-    match nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)) {
-        Ok(set) => (0..nix::sched::CpuSet::count())
-            .filter(|&c| set.is_set(c).unwrap_or(false))
-            .collect(),
-        Err(_) => Vec::new(),
-    }
-}
-
-/// Validate the options once into the engine's spec.
+/// The options into the engine's spec: what was not given keeps the
+/// spec's default, and every check on the values is the spec's own
+/// ([`LoadSpec::validate`]), worded here with the options' names.
 pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
     let targets = match (&a.urls, &a.url) {
         (Some(f), base) => read_url_list(f, base.as_deref())?,
@@ -209,42 +203,35 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
         (None, None) => bail!("give a URL to load, or --urls FILE"),
     };
     let mut spec = LoadSpec::new(targets);
-    spec.connections = a.connections;
-    let cpus = affinity_cpus();
+    let cpus = throng_engine::affinity::own_cpus();
     spec.threads = a.threads.unwrap_or(cpus.len().max(1));
-    if spec.threads == 0 {
-        bail!("-t must be at least 1");
-    }
     spec.cpus = cpus;
+    if let Some(c) = a.connections {
+        spec.connections = c;
+    }
     spec.stop = match (a.requests, a.duration) {
         (Some(n), _) => Stop::Requests(n),
         (None, Some(d)) => Stop::Duration(d),
-        (None, None) => Stop::Duration(Duration::from_secs(10)),
+        (None, None) => spec.stop,
     };
     spec.rate = a.rate;
     spec.keep_alive = !a.close;
-    spec.pipeline = a.pipeline;
+    if let Some(p) = a.pipeline {
+        spec.pipeline = p;
+    }
     spec.coalesce = !a.no_coalesce;
     spec.order = match a.order {
         OrderArg::Sequential => Order::Sequential,
         OrderArg::Random => Order::Random,
     };
-    spec.method = a.method.to_ascii_uppercase();
-    if spec.method.is_empty() || !spec.method.bytes().all(|b| b.is_ascii_alphabetic()) {
-        bail!("`{}` is not an HTTP method", a.method);
+    if let Some(m) = &a.method {
+        spec.method = m.to_ascii_uppercase();
     }
     for h in &a.headers {
         let (n, v) = h
             .split_once(':')
             .with_context(|| format!("header `{h}` must look like `Name: value`"))?;
-        let n = n.trim();
-        if n.is_empty() || n.bytes().any(|b| b <= b' ' || b == b':' || b >= 0x7f) {
-            bail!("header `{h}` has an invalid name");
-        }
-        if v.bytes().any(|b| b == b'\r' || b == b'\n') {
-            bail!("header `{h}` must be on one line");
-        }
-        spec.headers.push((n.to_string(), v.trim().to_string()));
+        spec.headers.push((n.trim().to_string(), v.trim().to_string()));
     }
     spec.body = match (&a.body, &a.body_file) {
         (Some(b), _) => Some(b.clone().into_bytes()),
@@ -253,40 +240,89 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
         ),
         (None, None) => None,
     };
-    spec.warmup = a.warmup;
-    if a.timeout.is_zero() {
-        bail!("--timeout must be longer than 0");
+    if let Some(w) = a.warmup {
+        spec.warmup = w;
     }
-    spec.timeout = a.timeout;
+    if let Some(t) = a.timeout {
+        spec.timeout = t;
+    }
     if !a.expect_status.is_empty() {
-        if let Some(bad) = a.expect_status.iter().find(|s| !(100..1000).contains(*s)) {
-            bail!("--expect-status {bad} is not an HTTP status");
-        }
         spec.expect_status = ExpectStatus::Codes(a.expect_status.clone());
     }
     spec.expect_size = a.expect_size;
     spec.checksum = a.checksum;
     spec.timeline = a.timeline;
-    spec.seed = a.seed;
+    if let Some(seed) = a.seed {
+        spec.seed = seed;
+    }
+    spec.validate().map_err(|e| anyhow::anyhow!(spec_error(&e)))?;
     Ok(spec)
+}
+
+/// A spec the engine refused, in the words of this command's options.
+pub fn spec_error(e: &SpecError) -> String {
+    match e {
+        SpecError::NoTargets => "give a URL to load, or --urls FILE".into(),
+        SpecError::NoConnections => "-c must be at least 1".into(),
+        SpecError::NoThreads => "-t must be at least 1".into(),
+        SpecError::Pipeline(_) => format!(
+            "--pipeline must be between 1 and {}",
+            throng_engine::spec::MAX_PIPELINE
+        ),
+        SpecError::Rate(_) => "--rate must be a positive number of requests per second".into(),
+        SpecError::RateWithPipeline => {
+            "--rate and --pipeline cannot be combined: the schedule is per request".into()
+        }
+        SpecError::CloseWithPipeline => {
+            "--close and --pipeline cannot be combined: a closed connection carries one request"
+                .into()
+        }
+        SpecError::NoRequests => "-n must be at least 1".into(),
+        SpecError::FewerRequestsThanConnections {
+            requests,
+            connections,
+        } => format!(
+            "-n {requests} is less than -c {connections}: some connections would never send a request"
+        ),
+        SpecError::ZeroDuration => "-d must be longer than 0".into(),
+        SpecError::ZeroTimeout => "--timeout must be longer than 0".into(),
+        SpecError::Method(m) => format!("`{m}` is not an HTTP method"),
+        SpecError::HeaderName(h) => format!("header `{h}` has an invalid name"),
+        SpecError::HeaderValue(h) => format!("header `{h}` must be on one line"),
+        SpecError::Status(s) => format!("--expect-status {s} is not an HTTP status"),
+    }
+}
+
+/// Why a run could not start, in the words of this command's options.
+pub fn engine_error(e: &EngineError) -> String {
+    match e {
+        EngineError::Invalid(s) => spec_error(s),
+        EngineError::Unreachable { url, addr, source } => {
+            format!("{url}: cannot connect to {addr}: {source}")
+        }
+        EngineError::FileLimit {
+            connections,
+            needed,
+            soft,
+            hard,
+        } => format!(
+            "-c {connections} needs {needed} open files but the limit is {soft} (hard limit {hard}): \
+             raise it with `ulimit -n {needed}` (the hard limit is set in /etc/security/limits.conf \
+             or with `prlimit --nofile={needed}:{needed} --pid $$` as root), or lower -c"
+        ),
+        EngineError::Io(e) => format!("cannot run the load: {e}"),
+    }
 }
 
 pub fn run(a: LoadArgs) -> Result<u8> {
     let spec = build_spec(&a)?;
     let control = Control::new();
-    crate::signals::stop_on_interrupt(&control);
-    let result = match throng_engine::run(&spec, &control) {
-        Ok(r) => r,
-        Err(
-            e @ (EngineError::Invalid(_)
-            | EngineError::Unreachable { .. }
-            | EngineError::FileLimit { .. }),
-        ) => {
-            bail!("{e}")
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let s = &result.summary;
+    let stopper = control.clone();
+    crate::signals::on_interrupt(move || stopper.stop())?;
+    let result =
+        throng_engine::run(&spec, &control).map_err(|e| anyhow::anyhow!(engine_error(&e)))?;
+    let summary = throng_lab::record::summarize(&result);
+    let s = &summary;
     let verdict = throng_trust::verdict::round_verdict(
         s,
         Some(&result.latency),

@@ -30,18 +30,18 @@ fn parse_format(s: &str) -> Result<Format, String> {
 }
 
 /// Opens the database without creating one where none was meant to be.
-pub fn open_store(db: &Path) -> anyhow::Result<throng_lab::store::Store> {
+pub fn open_store(db: &Path) -> anyhow::Result<throng_store::Store> {
     if !db.exists() {
         anyhow::bail!(
             "no results database at {}: run `throng lab STUDY` first, or pass --db",
             db.display()
         );
     }
-    throng_lab::store::Store::open(db).with_context(|| format!("open {}", db.display()))
+    throng_store::Store::open(db).with_context(|| format!("open {}", db.display()))
 }
 
 pub fn load(
-    store: &throng_lab::store::Store,
+    store: &throng_store::Store,
     run: Option<i64>,
 ) -> anyhow::Result<throng_model::RunData> {
     let id = match run {

@@ -1,29 +1,32 @@
-//! Ctrl-C: stop the load (or the lab) cleanly, so that what was measured is
-//! still reported and no child process is left behind.
+//! The process's signals are the CLI's: the libraries only read flags.
+//! The first SIGINT, SIGTERM or SIGHUP asks the running command to stop
+//! cleanly (a load run ends at once and reports what it measured; a lab
+//! study keeps what it measured and stops its servers); a second one kills
+//! every server group this process started and exits with 130.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
 
-use throng_engine::Control;
+/// Exit code of a command stopped by a signal, as shells report it.
+pub const INTERRUPTED: u8 = 130;
 
-static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-
-extern "C" fn on_signal(_: libc::c_int) {
-    // Only an atomic store: anything else is not async-signal-safe.
-    if let Some(f) = FLAG.get() {
-        f.store(true, Ordering::Relaxed);
-    }
-}
-
-/// Make SIGINT and SIGTERM stop `control` instead of killing the process.
-pub fn stop_on_interrupt(control: &Control) {
-    if FLAG.set(control.flag()).is_err() {
-        return;
-    }
-    let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-    // SAFETY: installing a handler that only performs an atomic store.
-    unsafe {
-        libc::signal(libc::SIGINT, handler);
-        libc::signal(libc::SIGTERM, handler);
-    }
+/// Watches the signals on a thread of its own and calls `stop` on the
+/// first one.
+pub fn on_interrupt(stop: impl Fn() + Send + 'static) -> anyhow::Result<()> {
+    let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    std::thread::Builder::new()
+        .name("throng-signals".into())
+        .spawn(move || {
+            let mut seen = 0;
+            for _ in signals.forever() {
+                seen += 1;
+                if seen == 1 {
+                    stop();
+                } else {
+                    throng_servers::process::kill_all_servers();
+                    std::process::exit(i32::from(INTERRUPTED));
+                }
+            }
+        })?;
+    Ok(())
 }

@@ -368,12 +368,9 @@ impl<'a> Worker<'a> {
 
     pub(crate) fn run(mut self) -> ThreadResult {
         if let Some(cpu) = self.job.cpu {
-            let mut set = nix::sched::CpuSet::new();
-            if set.set(cpu).is_ok() {
-                // Best effort: the caller validated the CPU against the
-                // affinity mask, so failure here means the mask changed.
-                let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set);
-            }
+            // Best effort: the caller validated the CPU against the
+            // affinity mask, so failure here means the mask changed.
+            let _ = crate::affinity::pin_current_thread(&[cpu]);
         }
         let mut cpu_start = thread_cpu();
         let mut wait_start = thread_runqueue_wait();

@@ -7,6 +7,7 @@
 //! counted. Nothing here prints or reads options: callers hand in a
 //! validated spec and get a [`LoadResult`] back.
 
+pub mod affinity;
 mod clock;
 mod driver;
 pub mod http1;

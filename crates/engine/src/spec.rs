@@ -152,6 +152,18 @@ pub enum SpecError {
     FewerRequestsThanConnections { requests: u64, connections: usize },
     #[error("the duration must be longer than 0")]
     ZeroDuration,
+    #[error("threads must be at least 1")]
+    NoThreads,
+    #[error("the timeout must be longer than 0")]
+    ZeroTimeout,
+    #[error("{0:?} is not an HTTP method")]
+    Method(String),
+    #[error("header {0:?} has an invalid name")]
+    HeaderName(String),
+    #[error("header {0:?} has a line break in its value")]
+    HeaderValue(String),
+    #[error("{0} is not an HTTP status")]
+    Status(u16),
 }
 
 /// Deepest pipeline the engine accepts.
@@ -167,6 +179,30 @@ impl LoadSpec {
         }
         if self.connections == 0 {
             return Err(SpecError::NoConnections);
+        }
+        if self.threads == 0 {
+            return Err(SpecError::NoThreads);
+        }
+        if self.timeout.is_zero() {
+            return Err(SpecError::ZeroTimeout);
+        }
+        // A token (RFC 9110 §5.6.2) of letters, as methods are in practice;
+        // anything else would be sent as written and break the request line.
+        if self.method.is_empty() || !self.method.bytes().all(|b| b.is_ascii_alphabetic()) {
+            return Err(SpecError::Method(self.method.clone()));
+        }
+        for (n, v) in &self.headers {
+            if n.is_empty() || n.bytes().any(|b| b <= b' ' || b == b':' || b >= 0x7f) {
+                return Err(SpecError::HeaderName(format!("{n}: {v}")));
+            }
+            if v.bytes().any(|b| b == b'\r' || b == b'\n') {
+                return Err(SpecError::HeaderValue(format!("{n}: {v}")));
+            }
+        }
+        if let ExpectStatus::Codes(codes) = &self.expect_status {
+            if let Some(&bad) = codes.iter().find(|s| !(100..1000).contains(*s)) {
+                return Err(SpecError::Status(bad));
+            }
         }
         if self.pipeline == 0 || self.pipeline > MAX_PIPELINE {
             return Err(SpecError::Pipeline(self.pipeline));

@@ -1,25 +1,31 @@
-//! throng lab: real web servers started alike from recipes, pinned to
-//! cores, verified, swept over concurrency with a precision loop, sampled
-//! from /proc, and stored in SQLite.
+//! throng lab: studies run against real servers.
 //!
-//! The crate never prints: [`lab::run_study`] reports through an
-//! [`lab::Observer`], and the `throng` command decides how to show it.
+//! A [`Study`] (TOML) names servers, workloads, core counts and levels;
+//! [`run_study`] probes each server's features, then sweeps each group
+//! (cores × workload) through an [`Executor`]: the real one starts servers
+//! with `throng-servers` and loads them with the engine, a test's scripted
+//! one stands in for both. Results go to the store as they are measured.
+//! The lab never prints and never installs signal handlers: it reports
+//! through an [`Observer`] and stops when its [`Interrupt`] is triggered.
 
-pub mod dynamic;
+pub mod executor;
 pub mod features;
+pub mod group;
 pub mod interrupt;
-pub mod lab;
 pub mod maxusers;
-pub mod process;
-pub mod recipe;
-pub mod sample;
-pub mod stats;
-pub mod store;
+pub mod observer;
+pub mod precision;
+pub mod record;
+pub mod run;
+pub mod spec;
 pub mod study;
+pub mod sweep;
 pub mod workload;
 
+pub use executor::{Executor, Local, Measured};
 pub use interrupt::Interrupt;
-pub use lab::{max_users, run_study, Event, LabOptions, Observer, Outcome, Quiet};
-pub use recipe::{Recipe, Recipes};
-pub use store::Store;
+pub use observer::{Event, Observer, Quiet};
+pub use run::{run_study, run_study_with, LabOptions, Outcome};
 pub use study::Study;
+pub use throng_servers::{Recipe, Recipes};
+pub use throng_store::Store;

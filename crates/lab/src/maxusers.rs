@@ -1,139 +1,21 @@
-//! Seed 003/004's "max users": the highest concurrency at which a server
-//! still answers every request, without errors and with p99 under a
-//! patience limit (3 s by default, httperf's timeout in seed 003). The
-//! sweep's own levels come first; when the sweep never broke the server,
-//! the search keeps doubling the concurrency past it until something
-//! breaks or the cap (open files, the study's limit) is reached.
+//! The max-users search: the sweep's own levels come first (judged by the
+//! one rule in [`throng_model::max_users`]); when the sweep never broke the
+//! server, concurrency keeps doubling past it until something breaks or the
+//! cap (open files, the study's limit) is reached.
 
 use std::time::Duration;
 
-use throng_engine::{Control, LoadSpec, Order, Stop, Summary, Target};
-use throng_model::{MaxUsers, StepRecord, StepStatus};
+use throng_model::max_users::{from_sweep, level_broke_by};
+use throng_model::{MaxUsers, StepRecord};
 
-/// Default patience: a request slower than this is a user gone.
-pub const DEFAULT_PATIENCE_S: f64 = 3.0;
+use crate::executor::Executor;
+use crate::group::Group;
+use crate::interrupt::Interrupt;
+use crate::study::Study;
+use crate::sweep::round_load;
 
-/// What broke a level, or `None` when it was good.
-pub fn broke_by(s: &Summary, patience: Duration) -> Option<String> {
-    if s.errors_total > 0 {
-        let mut kinds: Vec<(u64, &'static str)> = Vec::new();
-        for (k, n) in &s.errors {
-            if *n == 0 {
-                continue;
-            }
-            let what = match k.as_str() {
-                "connect_refused" => "refusals",
-                "reset" | "closed" | "write" | "read" => "resets",
-                "timeout" | "connect_timeout" => "timeouts",
-                "addr_unavailable" => "client ports exhausted",
-                "status" => "error statuses",
-                "size_mismatch" | "checksum_mismatch" => "wrong bodies",
-                _ => "other errors",
-            };
-            match kinds.iter_mut().find(|(_, w)| *w == what) {
-                Some(e) => e.0 += n,
-                None => kinds.push((*n, what)),
-            }
-        }
-        kinds.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
-        let list: Vec<String> = kinds.iter().map(|(n, w)| format!("{n} {w}")).collect();
-        return Some(list.join(", "));
-    }
-    if s.completed == 0 {
-        return Some("no response".to_string());
-    }
-    let p99 = Duration::from_micros(s.latency_us.p99);
-    if p99 >= patience {
-        return Some(format!(
-            "p99 {:.2} s over the {:.1} s patience",
-            p99.as_secs_f64(),
-            patience.as_secs_f64()
-        ));
-    }
-    None
-}
-
-/// Why a sweep step is not good, or `None` when it is.
-fn step_broke_by(st: &StepRecord, patience: Duration) -> Option<String> {
-    match st.status {
-        StepStatus::Ok => {}
-        StepStatus::Failed => {
-            return Some(
-                st.failure
-                    .clone()
-                    .unwrap_or_else(|| "the server failed".to_string()),
-            )
-        }
-        // Not measured: says nothing either way.
-        StepStatus::Skipped | StepStatus::Unsupported => return None,
-    }
-    let mut worst = None;
-    for r in &st.rounds {
-        if let Some(w) = broke_by(&r.summary, patience) {
-            worst = Some(w);
-            if r.summary.errors_total > 0 {
-                break;
-            }
-        }
-    }
-    if worst.is_none()
-        && st
-            .p99_us()
-            .is_some_and(|p| p >= patience.as_micros() as u64)
-    {
-        worst = Some(format!(
-            "median p99 over the {:.1} s patience",
-            patience.as_secs_f64()
-        ));
-    }
-    worst
-}
-
-/// The sweep's answer: the highest good level below the first broken one,
-/// and the broken one with what broke it.
-pub fn from_sweep(
-    steps: &[StepRecord],
-    patience: Duration,
-) -> (Option<u32>, Option<(u32, String)>) {
-    let mut measured: Vec<&StepRecord> = steps
-        .iter()
-        .filter(|s| s.status == StepStatus::Failed || !s.rounds.is_empty())
-        .filter(|s| s.status != StepStatus::Skipped && s.status != StepStatus::Unsupported)
-        .collect();
-    measured.sort_by_key(|s| s.concurrency);
-    let mut good = None;
-    for s in measured {
-        match step_broke_by(s, patience) {
-            None => good = Some(s.concurrency),
-            Some(why) => return (good, Some((s.concurrency, why))),
-        }
-    }
-    (good, None)
-}
-
-/// How the search loads the server beyond the sweep.
-#[derive(Debug, Clone)]
-pub struct SearchOptions {
-    pub patience: Duration,
-    /// Highest concurrency tried.
-    pub cap: u32,
-    pub round_s: f64,
-    pub warmup_s: f64,
-    pub client_cpus: Vec<usize>,
-    pub random_order: bool,
-    pub client_naps: bool,
-}
-
-/// The open-file limit bounds the client's connections: one descriptor
-/// each, with room for the rest of the process.
-/// Processes the kernel's OOM killer has killed since boot
-/// (`oom_kill` in /proc/vmstat), or `None` where the kernel does not say.
-pub fn oom_kills() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/vmstat").ok()?;
-    oom_kills_in(&text)
-}
-
-fn oom_kills_in(vmstat: &str) -> Option<u64> {
+/// `oom_kill` from /proc/vmstat: processes the OOM killer has killed.
+pub fn oom_kills_in(vmstat: &str) -> Option<u64> {
     vmstat
         .lines()
         .find_map(|l| l.strip_prefix("oom_kill "))
@@ -141,8 +23,9 @@ fn oom_kills_in(vmstat: &str) -> Option<u64> {
 }
 
 /// How a server that exited during a level is described: running out of
-/// memory is the classic way a server stops taking users (seed 004), and the
-/// OOM killer's counter moving while the level ran says it was that.
+/// memory is the classic way a server stops taking users (ACME's table
+/// notes servers that fell over for want of memory), and the OOM killer's
+/// counter moving while the level ran says it was that.
 fn exit_cause(exit: &str, oom_before: Option<u64>, oom_after: Option<u64>) -> String {
     match (oom_before, oom_after) {
         (Some(a), Some(b)) if b > a => {
@@ -152,31 +35,33 @@ fn exit_cause(exit: &str, oom_before: Option<u64>, oom_after: Option<u64>) -> St
     }
 }
 
+/// The highest concurrency the search may try: the study's cap, bounded by
+/// the connections the open-file limit allows.
 pub fn cap_by_open_files(cap: u32) -> u32 {
-    let soft = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
-        .map(|(s, _)| s)
-        .unwrap_or(1024);
-    cap.min(soft.saturating_sub(256).min(u32::MAX as u64) as u32)
-        .max(1)
+    let most = throng_engine::max_connections().min(u32::MAX as u64) as u32;
+    cap.min(most).max(1)
 }
 
-/// Steps concurrency up from the sweep until a level breaks. `exited`
-/// says whether the server (or its backend) has gone, and how.
+/// Steps concurrency up from the sweep of `server` until a level breaks.
+/// `alive`: the server is still running (a server that failed in the sweep
+/// is answered from the sweep alone).
+#[allow(clippy::too_many_arguments)]
 pub fn search(
-    targets: &[Target],
+    exec: &mut dyn Executor,
+    study: &Study,
+    group: &Group,
+    server: &str,
+    alive: bool,
     sweep: &[StepRecord],
-    opts: &SearchOptions,
-    control: &Control,
-    exited: &mut dyn FnMut() -> Option<String>,
+    cap: u32,
+    interrupt: &Interrupt,
 ) -> MaxUsers {
-    let (sweep_good, sweep_broke) = from_sweep(sweep, opts.patience);
+    let patience = Duration::from_secs_f64(study.patience_s);
+    let (sweep_good, sweep_broke) = from_sweep(sweep, patience);
     let mut m = MaxUsers {
-        cores: sweep.first().map(|s| s.cores).unwrap_or(0),
-        workload: sweep
-            .first()
-            .map(|s| s.workload.clone())
-            .unwrap_or_default(),
-        patience_s: opts.patience.as_secs_f64(),
+        cores: group.cores,
+        workload: group.workload.kind.name().to_string(),
+        patience_s: study.patience_s,
         level: sweep_good,
         broke_at: None,
         broke_by: String::new(),
@@ -190,41 +75,36 @@ pub fn search(
         m.broke_by = "the sweep measured no level".to_string();
         return m;
     };
-    let cap = opts.cap.max(highest);
+    let cap = cap.max(highest);
     let mut level = highest.saturating_mul(2).min(cap);
     if level <= highest {
         m.broke_by = format!("no failure up to the cap of {cap}");
         return m;
     }
     loop {
-        let oom_before = oom_kills();
-        if let Some(e) = exited() {
+        if interrupt.is_set() {
+            m.broke_by = "interrupted".to_string();
+            return m;
+        }
+        let oom_before = exec.oom_kills();
+        let exited = if alive {
+            exec.exited(server)
+        } else {
+            Some("was not running".to_string())
+        };
+        if let Some(e) = exited {
             m.broke_at = Some(level);
             m.broke_by = format!("the server {e}");
             return m;
         }
-        let mut spec = LoadSpec::new(targets.to_vec());
-        spec.connections = level as usize;
-        spec.threads = opts.client_cpus.len().clamp(1, level as usize);
-        spec.cpus = opts.client_cpus.clone();
-        spec.stop = Stop::Duration(Duration::from_secs_f64(opts.round_s));
-        spec.warmup = Duration::from_secs_f64(opts.warmup_s);
+        let mut load = round_load(study, group, level, level as u64);
         // Past the patience a request is a timeout: no need to wait longer.
-        spec.timeout = opts.patience + Duration::from_secs(1);
-        spec.order = if opts.random_order {
-            Order::Random
-        } else {
-            Order::Sequential
-        };
-        spec.checksum = true;
-        spec.seed = level as u64;
-        spec.coalesce = opts.client_naps;
-        let res = throng_engine::run(&spec, control);
-        let why = match res {
-            Err(e) => Some(format!("the load engine failed: {e}")),
-            Ok(r) => match exited() {
-                Some(e) => Some(exit_cause(&e, oom_before, oom_kills())),
-                None => broke_by(&r.summary, opts.patience),
+        load.timeout = patience + Duration::from_secs(1);
+        let why = match exec.round(server, &load, false) {
+            Err(e) => Some(e),
+            Ok(r) => match exec.exited(server) {
+                Some(e) => Some(exit_cause(&e, oom_before, exec.oom_kills())),
+                None => level_broke_by(&r.summary, patience),
             },
         };
         match why {
@@ -246,124 +126,10 @@ pub fn search(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use throng_model::{Latency, RoundRecord, Verdict};
-
-    fn summary(errors: &[(&str, u64)], p99_us: u64) -> Summary {
-        Summary {
-            completed: 100,
-            errors: errors.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
-            errors_total: errors.iter().map(|(_, n)| n).sum(),
-            latency_us: Latency {
-                p99: p99_us,
-                ..Latency::default()
-            },
-            ..Summary::default()
-        }
-    }
-
-    fn step(c: u32, s: Summary, status: StepStatus) -> StepRecord {
-        StepRecord {
-            server: "x".into(),
-            cores: 1,
-            workload: "tiny".into(),
-            concurrency: c,
-            status,
-            failure: (status == StepStatus::Failed).then(|| "the server exited".to_string()),
-            log_tail: None,
-            server_cpus: vec![0],
-            client_cpus: vec![1],
-            shared_cores: false,
-            throughput: Default::default(),
-            rounds: if status == StepStatus::Failed {
-                vec![]
-            } else {
-                vec![RoundRecord {
-                    summary: s,
-                    ..RoundRecord::default()
-                }]
-            },
-            verdict: Verdict::valid(),
-        }
-    }
-
-    const P: Duration = Duration::from_secs(3);
-
-    #[test]
-    fn what_broke_is_named_by_kind() {
-        assert_eq!(broke_by(&summary(&[], 2_999_999), P), None);
-        assert_eq!(
-            broke_by(&summary(&[], 3_500_000), P).unwrap(),
-            "p99 3.50 s over the 3.0 s patience"
-        );
-        assert_eq!(
-            broke_by(
-                &summary(&[("connect_refused", 7), ("reset", 2), ("closed", 3)], 10),
-                P
-            )
-            .unwrap(),
-            "7 refusals, 5 resets"
-        );
-        assert_eq!(
-            broke_by(&summary(&[("timeout", 4)], 10), P).unwrap(),
-            "4 timeouts"
-        );
-    }
-
-    #[test]
-    fn the_sweep_answers_when_it_broke_the_server() {
-        let steps = [
-            step(100, summary(&[], 1000), StepStatus::Ok),
-            step(10, summary(&[], 1000), StepStatus::Ok),
-            step(500, summary(&[("reset", 9)], 1000), StepStatus::Ok),
-            step(1000, summary(&[], 1000), StepStatus::Ok),
-        ];
-        assert_eq!(
-            from_sweep(&steps, P),
-            (Some(100), Some((500, "9 resets".into())))
-        );
-        let failed = [
-            step(10, summary(&[], 1000), StepStatus::Ok),
-            step(20, Summary::default(), StepStatus::Failed),
-        ];
-        assert_eq!(
-            from_sweep(&failed, P),
-            (Some(10), Some((20, "the server exited".into())))
-        );
-        let clean = [step(10, summary(&[], 1000), StepStatus::Ok)];
-        assert_eq!(from_sweep(&clean, P), (Some(10), None));
-    }
-
-    #[test]
-    fn a_sweep_that_broke_needs_no_more_load() {
-        let steps = [
-            step(10, summary(&[], 1000), StepStatus::Ok),
-            step(20, summary(&[], 4_000_000), StepStatus::Ok),
-        ];
-        let opts = SearchOptions {
-            patience: P,
-            cap: 1000,
-            round_s: 1.0,
-            warmup_s: 0.0,
-            client_cpus: vec![],
-            random_order: false,
-            client_naps: true,
-        };
-        // No targets: any load would fail, so a result proves none ran.
-        let m = search(&[], &steps, &opts, &Control::new(), &mut || None);
-        assert_eq!(m.level, Some(10));
-        assert_eq!(m.broke_at, Some(20));
-        assert_eq!(m.broke_by, "p99 4.00 s over the 3.0 s patience");
-        assert_eq!(
-            (m.cores, m.workload.as_str(), m.patience_s),
-            (1, "tiny", 3.0)
-        );
-    }
 
     #[test]
     fn the_open_file_limit_bounds_the_cap() {
-        let (soft, _) =
-            nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).unwrap();
-        let bound = soft.saturating_sub(256).max(1) as u32;
+        let bound = throng_engine::max_connections() as u32;
         assert_eq!(cap_by_open_files(u32::MAX), bound);
         assert_eq!(cap_by_open_files(1), 1);
     }

@@ -6,9 +6,10 @@ use std::path::Path;
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
-use crate::recipe::{Recipe, Recipes};
-use crate::stats::Precision;
-use crate::workload::WorkloadKind;
+use throng_model::WorkloadKind;
+use throng_servers::{names, Recipe, Recipes};
+
+use crate::precision::Precision;
 
 /// Built-in studies, by name.
 pub const BUILTIN: &[(&str, &str)] = &[
@@ -135,7 +136,7 @@ fn d_client_naps() -> bool {
     true
 }
 fn d_patience() -> f64 {
-    crate::maxusers::DEFAULT_PATIENCE_S
+    throng_model::max_users::DEFAULT_PATIENCE_S
 }
 
 /// A server as the study runs it.
@@ -234,6 +235,7 @@ impl Study {
                     bail!("server {name:?}: give either `recipe` or `command`")
                 }
             };
+            names::check("server name", &name)?;
             if servers.iter().any(|s: &StudyServer| s.name == name) {
                 bail!("server {name:?} is listed twice");
             }
@@ -253,7 +255,12 @@ impl Study {
         let workloads = f
             .workloads
             .iter()
-            .map(|w| WorkloadKind::parse(w))
+            .map(|w| {
+                WorkloadKind::parse(w).with_context(|| {
+                    let known: Vec<&str> = WorkloadKind::ALL.iter().map(|k| k.name()).collect();
+                    format!("unknown workload {w:?} (known: {})", known.join(", "))
+                })
+            })
             .collect::<anyhow::Result<Vec<_>>>()?;
         if workloads.is_empty() {
             bail!("the study lists no workloads");

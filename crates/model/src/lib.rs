@@ -284,3 +284,20 @@ pub struct RunData {
     pub servers: Vec<ServerRecord>,
     pub steps: Vec<StepRecord>,
 }
+
+/// Parses the kernel's CPU list format ("0-3,6,8-9", as in
+/// /sys/devices/system/cpu/online and Cpus_allowed_list); `None` when a
+/// part is not a number or a range.
+pub fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {
+    let mut out = Vec::new();
+    for part in s.trim().split(',').filter(|p| !p.trim().is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+                out.extend(a..=b);
+            }
+            None => out.push(part.trim().parse().ok()?),
+        }
+    }
+    Some(out)
+}

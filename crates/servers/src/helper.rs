@@ -306,9 +306,14 @@ mod tests {
             ]
         );
         assert_eq!(files[0].0, PathBuf::from("/run/x/app.js"));
-        assert_eq!(
-            Helper::parse("fpm").unwrap_err().to_string(),
-            "unknown helper \"fpm\" (known: fcgiwrap, php-fpm, node)"
+        // A helper's name is checked when its recipe loads, not at start.
+        let err = crate::recipe::Recipe::parse(
+            "name = \"x\"\nbinary = \"/x\"\nstart = [\"/x\"]\n[workloads.php]\nhelper = \"fpm\"\n",
+        )
+        .unwrap_err();
+        assert!(
+            format!("{err:#}").contains("unknown variant `fpm`, expected one of `fcgiwrap`, `php-fpm`, `node`"),
+            "{err:#}"
         );
     }
 }

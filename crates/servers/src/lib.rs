@@ -8,6 +8,7 @@ pub mod helper;
 pub mod launch;
 pub mod loopback;
 pub mod names;
+pub mod probe;
 pub mod process;
 pub mod recipe;
 pub mod rundir;

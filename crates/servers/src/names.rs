@@ -44,6 +44,25 @@ pub fn check(what: &'static str, name: &str) -> Result<(), NameError> {
     Ok(())
 }
 
+/// A file name a recipe renders into a server's directory: like
+/// [`check`], but upper case is allowed (`Caddyfile`).
+pub fn check_file(name: &str) -> Result<(), NameError> {
+    check("config file", &name.to_ascii_lowercase()).map_err(|e| match e {
+        NameError::Empty { what, .. } => NameError::Empty {
+            what,
+            name: name.to_string(),
+        },
+        NameError::TooLong { what, .. } => NameError::TooLong {
+            what,
+            name: name.to_string(),
+        },
+        NameError::Chars { what, .. } => NameError::Chars {
+            what,
+            name: name.to_string(),
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,6 +79,8 @@ mod tests {
             assert!(check("server name", bad).is_err(), "{bad:?} accepted");
         }
         assert!(check("server name", &"a".repeat(MAX_NAME)).is_ok());
+        assert_eq!(check_file("Caddyfile"), Ok(()));
+        assert!(check_file("../Caddyfile").is_err());
         assert_eq!(
             check("server name", &"a".repeat(MAX_NAME + 1)),
             Err(NameError::TooLong {

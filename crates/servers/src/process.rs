@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use nix::sched::{sched_setaffinity, CpuSet};
+use nix::sched::sched_setaffinity;
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::{Gid, Pid, Uid};
 
@@ -64,10 +64,7 @@ impl ServerProcess {
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(log2);
-        let mut set = CpuSet::new();
-        for &c in &l.cpus {
-            set.set(c)?;
-        }
+        let set = throng_engine::affinity::cpu_set(&l.cpus)?;
         let cpus_empty = l.cpus.is_empty();
         let run_as = l.run_as.as_ref().map(|u| (u.uid, u.gid));
         // SAFETY: between fork and exec only async-signal-safe calls are made
@@ -262,21 +259,6 @@ pub fn process_tree(leader: i32) -> Vec<i32> {
     tree.into_iter().collect()
 }
 
-/// Parses a kernel CPU list such as "0-2,5".
-pub fn parse_cpu_list(s: &str) -> anyhow::Result<Vec<usize>> {
-    let mut out = Vec::new();
-    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (usize, usize) = (a.parse()?, b.parse()?);
-                out.extend(a..=b);
-            }
-            None => out.push(part.parse()?),
-        }
-    }
-    Ok(out)
-}
-
 /// The CPUs a process may run on, from /proc/PID/status.
 pub fn cpus_allowed(pid: i32) -> anyhow::Result<Vec<usize>> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
@@ -284,7 +266,7 @@ pub fn cpus_allowed(pid: i32) -> anyhow::Result<Vec<usize>> {
         .lines()
         .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
         .context("no Cpus_allowed_list")?;
-    parse_cpu_list(line)
+    throng_model::parse_cpu_list(line).with_context(|| format!("Cpus_allowed_list {line:?}"))
 }
 
 /// Checks that every process of the tree is pinned to exactly `cpus`.
@@ -300,16 +282,6 @@ pub fn check_pinning(pids: &[i32], cpus: &[usize]) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// CPUs this process may use, in order.
-pub fn own_cpus() -> Vec<usize> {
-    cpus_allowed(std::process::id() as i32).unwrap_or_else(|_| {
-        let n = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1);
-        (0..n).collect()
-    })
 }
 
 /// The unprivileged user a server runs as when the lab runs as root.
@@ -389,9 +361,10 @@ mod tests {
 
     #[test]
     fn cpu_lists_parse() {
+        use throng_model::parse_cpu_list;
         assert_eq!(parse_cpu_list("0-2,5\n").unwrap(), [0, 1, 2, 5]);
         assert_eq!(parse_cpu_list("1").unwrap(), [1]);
-        assert!(parse_cpu_list("a-b").is_err());
+        assert!(parse_cpu_list("a-b").is_none());
     }
 
     #[test]

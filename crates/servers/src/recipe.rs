@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use throng_model::WorkloadKind;
 
 use crate::helper::Helper;
+use crate::probe::ProbeSettings;
 use crate::names;
 
 /// The embedded recipes, in the order `throng servers` lists them.
@@ -114,6 +115,9 @@ pub struct Recipe {
     /// Per dynamic workload (cgi, php, app): what to add to the config.
     #[serde(default)]
     pub workloads: BTreeMap<String, WorkloadConfig>,
+    /// How the feature probes configure this server.
+    #[serde(default)]
+    pub probe: ProbeSettings,
 }
 
 fn default_stop_signal() -> String {
@@ -188,9 +192,12 @@ impl Recipe {
             names::check("backend recipe name", b)?;
         }
         for c in &self.configs {
-            names::check("config file", &c.file)
+            names::check_file(&c.file)
                 .with_context(|| format!("recipe {}", self.name))?;
         }
+        self.probe
+            .check()
+            .with_context(|| format!("recipe {}: [probe]", self.name))?;
         for (k, w) in &self.workloads {
             let kind = WorkloadKind::parse(k).filter(|k| k.is_dynamic());
             if kind.is_none() {
@@ -230,6 +237,7 @@ impl Recipe {
             env: BTreeMap::new(),
             configs: Vec::new(),
             workloads: BTreeMap::new(),
+            probe: ProbeSettings::default(),
         })
     }
 
@@ -359,7 +367,7 @@ pub fn version_in(text: &str, after: &str) -> Option<String> {
     Some(v.trim_end_matches('.').to_string())
 }
 
-fn substitute(line: &str, value: impl Fn(&str) -> Option<String>) -> anyhow::Result<String> {
+pub(crate) fn substitute(line: &str, value: impl Fn(&str) -> Option<String>) -> anyhow::Result<String> {
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
     while let Some(open) = rest.find("{{") {
@@ -410,7 +418,7 @@ impl Recipes {
             .iter()
             .map(|(name, text)| {
                 let r =
-                    Recipe::parse(text).unwrap_or_else(|e| panic!("built-in recipe {name}: {e}"));
+                    Recipe::parse(text).unwrap_or_else(|e| panic!("built-in recipe {name}: {e:#}"));
                 assert_eq!(&r.name, name, "built-in recipe file name and name differ");
                 r
             })
@@ -607,17 +615,16 @@ mod tests {
                     .unwrap()
                     .unwrap()
                     .helper
-                    .clone()
             })
         };
-        let fcgiwrap = Some("fcgiwrap".to_string());
+        let fcgiwrap = Some(Helper::FcgiWrap);
         assert_eq!(
             helpers(WorkloadKind::Cgi),
             [fcgiwrap.clone(), None, None, None, fcgiwrap]
         );
         assert_eq!(
             helpers(WorkloadKind::Php),
-            [(); 5].map(|_| Some("php-fpm".to_string()))
+            [(); 5].map(|_| Some(Helper::PhpFpm))
         );
         let varnish = recipes.get("varnish").unwrap();
         assert!(varnish.workload(WorkloadKind::Php).is_err());

@@ -228,11 +228,8 @@ impl Sampler {
         let cpus = cpus.to_vec();
         let handle = std::thread::spawn(move || {
             if !cpus.is_empty() {
-                let mut set = nix::sched::CpuSet::new();
-                for c in &cpus {
-                    let _ = set.set(*c);
-                }
-                let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set);
+                // Best effort: an unpinned sampler only costs accuracy.
+                let _ = throng_engine::affinity::pin_current_thread(&cpus);
             }
             let until = Instant::now() + delay;
             while !flag.load(Ordering::Relaxed) && Instant::now() < until {

@@ -267,24 +267,10 @@ pub fn nofile_limit() -> (u64, u64) {
     nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).unwrap_or((0, 0))
 }
 
-/// Parses the kernel's CPU list format ("0-3,6,8-9").
+/// The kernel's CPU list format ("0-3,6,8-9"); nothing for text that is
+/// not one.
 pub fn parse_cpu_list(s: &str) -> Vec<usize> {
-    let mut out = Vec::new();
-    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                if let (Ok(a), Ok(b)) = (a.trim().parse::<usize>(), b.trim().parse::<usize>()) {
-                    out.extend(a..=b);
-                }
-            }
-            None => {
-                if let Ok(a) = part.trim().parse() {
-                    out.push(a);
-                }
-            }
-        }
-    }
-    out
+    throng_model::parse_cpu_list(s).unwrap_or_default()
 }
 
 fn read_cpu_list(path: &str) -> Vec<usize> {

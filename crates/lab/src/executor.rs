@@ -1,0 +1,203 @@
+//! The seam between the sweep and the world. The sweep decides what to
+//! measure and in which order; an [`Executor`] starts servers and runs load
+//! rounds against them. [`Local`] does it for real (processes on this
+//! machine, the load engine on loopback); the sweep's tests script a fake,
+//! so rotation, the precision loop, failures, interrupts and the max-users
+//! search are checked in milliseconds without a server.
+
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use throng_model::{ConfigFile, ServerUsage, Summary};
+use throng_servers::launch::{self, Site, Start, StartFailure};
+use throng_servers::loopback::{self, Expected};
+use throng_servers::process::check_pinning;
+use throng_servers::usage::Sampler;
+use throng_servers::Running;
+
+use crate::group::Group;
+use crate::interrupt::Interrupt;
+use crate::spec::{load_spec, targets, RoundLoad};
+use crate::study::StudyServer;
+
+/// What one round measured.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    pub summary: Summary,
+    /// Latency in microseconds, for verdicts that look at its shape.
+    pub latency: Histogram<u64>,
+    /// What the server's process tree used (zero when not sampled).
+    pub usage: ServerUsage,
+}
+
+pub trait Executor {
+    /// Starts `server` for `group`: up, pinned and answering every URL of
+    /// the workload exactly. The configs it was given come back either way.
+    fn start(&mut self, group: &Group, server: &StudyServer)
+        -> Result<Vec<ConfigFile>, StartFailure>;
+    /// One load round against a started server; `sample` asks for the
+    /// server's resource use. `Err` says why the load could not run.
+    fn round(&mut self, server: &str, load: &RoundLoad, sample: bool) -> Result<Measured, String>;
+    /// `None` while the server is up; how it ended otherwise.
+    fn exited(&mut self, server: &str) -> Option<String>;
+    /// After a round without a single response: whether the server answers
+    /// one request on its own (a stalled machine) or not (a dead server).
+    fn answers(&mut self, server: &str) -> Result<(), String>;
+    fn log_tail(&mut self, server: &str) -> String;
+    fn stop(&mut self, server: &str);
+    /// Processes the kernel's OOM killer has killed since boot, to name a
+    /// server that ran out of memory; `None` where unknown.
+    fn oom_kills(&self) -> Option<u64>;
+}
+
+/// Servers as processes on this machine, load from the engine.
+pub struct Local<'a> {
+    site: Site<'a>,
+    interrupt: &'a Interrupt,
+    running: Vec<Server>,
+}
+
+struct Server {
+    running: Running,
+    paths: Vec<String>,
+    client_cpus: Vec<usize>,
+    first_path: String,
+    timeout: Duration,
+}
+
+impl<'a> Local<'a> {
+    pub fn new(site: Site<'a>, interrupt: &'a Interrupt) -> Local<'a> {
+        Local {
+            site,
+            interrupt,
+            running: Vec::new(),
+        }
+    }
+
+    fn get(&mut self, name: &str) -> Option<&mut Server> {
+        self.running.iter_mut().find(|s| s.running.name == name)
+    }
+}
+
+impl Executor for Local<'_> {
+    fn start(
+        &mut self,
+        group: &Group,
+        server: &StudyServer,
+    ) -> Result<Vec<ConfigFile>, StartFailure> {
+        self.stop(&server.name);
+        let w = &group.workload;
+        let early = |message: String| StartFailure {
+            message,
+            log_tail: String::new(),
+            configs: Vec::new(),
+        };
+        let recipe = server
+            .recipe
+            .for_workload(w.kind)
+            .map_err(|e| early(format!("{e:#}")))?;
+        let helper = match server.recipe.workload(w.kind) {
+            Ok(Some(c)) => c.helper,
+            _ => None,
+        };
+        let group_dir = group.dir_name();
+        let first_path = w.files.first().map(|f| f.0.clone()).unwrap_or_default();
+        let start = Start {
+            name: &server.name,
+            recipe: &recipe,
+            backend: server.backend.as_ref(),
+            helper,
+            group_dir: &group_dir,
+            docroot: w.docroot.clone(),
+            workers: group.cores,
+            concurrency: group.max_concurrency,
+            cpus: group.server_cpus.clone(),
+            ready_path: &first_path,
+            patch: None,
+        };
+        let running = launch::start(self.site, &start)?;
+        let expected = Expected {
+            files: w.files.clone(),
+            stable: w.checked.clone(),
+            timeout: w.kind.request_timeout(),
+        };
+        let checks = check_pinning(&running.processes(), &group.server_cpus)
+            .map_err(|e| e.context("pinning did not take effect"))
+            .and_then(|()| {
+                loopback::verify(running.port, &expected)
+                    .map_err(|e| e.context("verification failed"))
+            });
+        if let Err(e) = checks {
+            return Err(running.fail(e));
+        }
+        let configs = running.configs.clone();
+        self.running.push(Server {
+            running,
+            paths: w.paths(),
+            client_cpus: group.client_cpus.clone(),
+            first_path,
+            timeout: w.kind.request_timeout(),
+        });
+        Ok(configs)
+    }
+
+    fn round(&mut self, server: &str, load: &RoundLoad, sample: bool) -> Result<Measured, String> {
+        let control = self.interrupt.control();
+        let s = self
+            .get(server)
+            .ok_or_else(|| format!("{server} is not running"))?;
+        let spec = load_spec(targets(s.running.port, &s.paths), load);
+        let sampler = sample.then(|| {
+            Sampler::start_after(
+                s.running.pid(),
+                s.running.behind_pid(),
+                &s.client_cpus,
+                Duration::from_secs_f64(load.warmup_s),
+                Duration::from_millis(100),
+            )
+        });
+        let result = throng_engine::run(&spec, &control);
+        let usage = sampler.map(Sampler::finish).unwrap_or_default();
+        let r = result.map_err(|e| format!("the load engine failed: {e}"))?;
+        Ok(Measured {
+            summary: crate::record::summarize(&r),
+            latency: r.latency,
+            usage,
+        })
+    }
+
+    fn exited(&mut self, server: &str) -> Option<String> {
+        match self.get(server) {
+            Some(s) => s.running.exited(),
+            None => Some("was not running".to_string()),
+        }
+    }
+
+    fn answers(&mut self, server: &str) -> Result<(), String> {
+        let s = self
+            .get(server)
+            .ok_or_else(|| format!("{server} is not running"))?;
+        let timeout = s.timeout;
+        loopback::get(s.running.port, &s.first_path, &[], timeout)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    fn log_tail(&mut self, server: &str) -> String {
+        self.get(server)
+            .map(|s| s.running.log_tail())
+            .unwrap_or_default()
+    }
+
+    fn stop(&mut self, server: &str) {
+        if let Some(i) = self.running.iter().position(|s| s.running.name == server) {
+            let mut s = self.running.remove(i);
+            s.running.stop();
+        }
+    }
+
+    fn oom_kills(&self) -> Option<u64> {
+        let text = std::fs::read_to_string("/proc/vmstat").ok()?;
+        crate::maxusers::oom_kills_in(&text)
+    }
+}

@@ -1,0 +1,177 @@
+//! The engine's result becomes the stored and printed summary here, at one
+//! place: `throng load --json`, a lab round and `throng load --save` all
+//! hold the same document (docs/json-schema.md).
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use throng_engine::{LoadModel, LoadResult, Warning};
+use throng_model::summary::SCHEMA_VERSION;
+use throng_model::{
+    Connections, CpuTime, ErrorKind, Latency, RateReport, Summary, TimelineRow, Warmup,
+};
+
+/// Percentiles of a latency histogram (microseconds).
+pub fn latency(h: &Histogram<u64>) -> Latency {
+    if h.is_empty() {
+        return Latency::default();
+    }
+    Latency {
+        count: h.len(),
+        min: h.min(),
+        mean: h.mean(),
+        stdev: h.stdev(),
+        p50: h.value_at_quantile(0.50),
+        p75: h.value_at_quantile(0.75),
+        p90: h.value_at_quantile(0.90),
+        p99: h.value_at_quantile(0.99),
+        p999: h.value_at_quantile(0.999),
+        p9999: h.value_at_quantile(0.9999),
+        max: h.max(),
+    }
+}
+
+/// HdrHistogram's V2-deflate form, as rounds store their histograms.
+pub fn serialize_histogram(h: &Histogram<u64>) -> Vec<u8> {
+    let mut out = Vec::new();
+    // The serializer only fails on I/O into the Vec, which cannot fail.
+    let _ = V2DeflateSerializer::new().serialize(h, &mut out);
+    out
+}
+
+/// A warning in words for the reader of a summary. No option of any front
+/// end is named: the same words are stored with lab rounds.
+pub fn warning_text(w: &Warning) -> String {
+    match w {
+        Warning::ResponseChanged { url, sizes } => format!(
+            "threads saw different first responses for {url} (body sizes {sizes:?}): the \
+             response changed during the run, so size checks hold each thread to its own"
+        ),
+        Warning::FewerConnections {
+            established,
+            requested,
+        } => format!(
+            "only {established} of {requested} connections could be established: \
+             the load was lighter than asked"
+        ),
+        Warning::LateSends { late, sent } => {
+            let sent = (*sent).max(1);
+            format!(
+                "{late} of {sent} sends ({:.1}%) went out more than 1 ms after their intended \
+                 time: latency includes that wait (no coordinated omission), but the client or \
+                 server could not keep up with the schedule",
+                *late as f64 * 100.0 / sent as f64
+            )
+        }
+    }
+}
+
+/// The summary document of a run.
+pub fn summarize(r: &LoadResult) -> Summary {
+    let c = &r.counts;
+    let open = r.model == LoadModel::Open;
+    Summary {
+        schema: SCHEMA_VERSION,
+        model: if open { "open" } else { "closed" }.to_string(),
+        urls: r.urls,
+        threads: r.threads,
+        pipeline: r.pipeline,
+        keep_alive: r.keep_alive,
+        coalesce: r.coalesce,
+        started_unix_s: r.started_unix_s,
+        duration_s: r.duration_s,
+        completed: c.completed,
+        sent: c.sent,
+        requests_per_sec: r.per_sec(c.completed),
+        bytes_read: c.bytes_read,
+        bytes_written: c.bytes_written,
+        body_bytes: c.body_bytes,
+        mb_per_sec: r.per_sec(c.bytes_read) / 1e6,
+        latency_us: latency(&r.latency),
+        latency_uncorrected_us: r.latency_uncorrected.as_ref().map(latency),
+        status: c
+            .status
+            .iter()
+            .map(|(code, n)| (code.to_string(), *n))
+            .collect(),
+        errors: ErrorKind::ALL
+            .iter()
+            .map(|k| (k.name().to_string(), c.error(*k)))
+            .collect::<BTreeMap<_, _>>(),
+        errors_total: c.errors_total(),
+        connections: Connections {
+            requested: r.connections_requested,
+            established: r.connections_established,
+            reconnects: r.reconnects,
+            per_sec: r.per_sec(c.connects),
+            connect_time_us: latency(&r.connect_time),
+        },
+        in_flight_at_end: r.in_flight_at_end,
+        client_cpu_s: CpuTime {
+            user: r.cpu_user_s,
+            sys: r.cpu_sys_s,
+            runqueue: r.runqueue_s,
+        },
+        client_naps: r.naps,
+        rate: r.rate.as_ref().map(|rate| RateReport {
+            target: rate.target,
+            late_sends: rate.late_sends,
+            lateness_us: latency(&rate.lateness),
+        }),
+        warmup: r.warmup.map(|w| Warmup {
+            duration_s: w.duration_s,
+            completed: w.completed,
+            errors: w.errors,
+        }),
+        timeline: r
+            .timeline
+            .iter()
+            .map(|s| TimelineRow {
+                t_unix: s.t_unix,
+                completed: s.completed,
+                errors: s.errors,
+                bytes_read: s.bytes_read,
+            })
+            .collect(),
+        warnings: r.warnings.iter().map(warning_text).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_come_from_the_histogram() {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+        for v in 1..=100u64 {
+            h.record(v * 10).unwrap();
+        }
+        let l = latency(&h);
+        assert_eq!((l.count, l.min, l.p50, l.p99, l.max), (100, 10, 500, 990, 1000));
+        assert_eq!(latency(&Histogram::<u64>::new(3).unwrap()), Latency::default());
+        let bytes = serialize_histogram(&h);
+        let back: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
+            .deserialize(&mut &bytes[..])
+            .unwrap();
+        assert_eq!(back, h);
+    }
+
+    #[test]
+    fn warnings_are_worded_without_option_names() {
+        let late = warning_text(&Warning::LateSends { late: 5, sent: 200 });
+        assert!(late.starts_with("5 of 200 sends (2.5%) went out more than 1 ms"), "{late}");
+        let few = warning_text(&Warning::FewerConnections {
+            established: 8,
+            requested: 10,
+        });
+        assert_eq!(
+            few,
+            "only 8 of 10 connections could be established: the load was lighter than asked"
+        );
+        for w in [late, few] {
+            assert!(!w.contains("--"), "{w}");
+        }
+    }
+}
