@@ -8,7 +8,8 @@
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use throng_model::{ConfigFile, ServerUsage, Summary};
+use throng_model::{ConfigFile, Environment, Finding, ServerUsage, Summary};
+pub use throng_trust::doctor::Plan as DoctorPlan;
 use throng_servers::launch::{self, Site, Start, StartFailure};
 use throng_servers::loopback::{self, Expected};
 use throng_servers::process::check_pinning;
@@ -30,11 +31,19 @@ pub struct Measured {
     pub usage: ServerUsage,
 }
 
+/// A server an executor started.
+#[derive(Debug, Clone)]
+pub struct Started {
+    /// The leader of its process group.
+    pub pid: i32,
+    /// Every config file it was given, relative to the run directory.
+    pub configs: Vec<ConfigFile>,
+}
+
 pub trait Executor {
     /// Starts `server` for `group`: up, pinned and answering every URL of
     /// the workload exactly. The configs it was given come back either way.
-    fn start(&mut self, group: &Group, server: &StudyServer)
-        -> Result<Vec<ConfigFile>, StartFailure>;
+    fn start(&mut self, group: &Group, server: &StudyServer) -> Result<Started, StartFailure>;
     /// One load round against a started server; `sample` asks for the
     /// server's resource use. `Err` says why the load could not run.
     fn round(&mut self, server: &str, load: &RoundLoad, sample: bool) -> Result<Measured, String>;
@@ -48,6 +57,9 @@ pub trait Executor {
     /// Processes the kernel's OOM killer has killed since boot, to name a
     /// server that ran out of memory; `None` where unknown.
     fn oom_kills(&self) -> Option<u64>;
+    /// The machine checks for a run planned as `plan`, and the machine's
+    /// description, stored with the run.
+    fn survey(&mut self, plan: &DoctorPlan) -> (Vec<Finding>, Environment);
 }
 
 /// Servers as processes on this machine, load from the engine.
@@ -80,11 +92,7 @@ impl<'a> Local<'a> {
 }
 
 impl Executor for Local<'_> {
-    fn start(
-        &mut self,
-        group: &Group,
-        server: &StudyServer,
-    ) -> Result<Vec<ConfigFile>, StartFailure> {
+    fn start(&mut self, group: &Group, server: &StudyServer) -> Result<Started, StartFailure> {
         self.stop(&server.name);
         let w = &group.workload;
         let early = |message: String| StartFailure {
@@ -130,7 +138,10 @@ impl Executor for Local<'_> {
         if let Err(e) = checks {
             return Err(running.fail(e));
         }
-        let configs = running.configs.clone();
+        let started = Started {
+            pid: running.pid(),
+            configs: running.configs.clone(),
+        };
         self.running.push(Server {
             running,
             paths: w.paths(),
@@ -138,7 +149,7 @@ impl Executor for Local<'_> {
             first_path,
             timeout: w.kind.request_timeout(),
         });
-        Ok(configs)
+        Ok(started)
     }
 
     fn round(&mut self, server: &str, load: &RoundLoad, sample: bool) -> Result<Measured, String> {
@@ -199,5 +210,12 @@ impl Executor for Local<'_> {
     fn oom_kills(&self) -> Option<u64> {
         let text = std::fs::read_to_string("/proc/vmstat").ok()?;
         crate::maxusers::oom_kills_in(&text)
+    }
+
+    fn survey(&mut self, plan: &DoctorPlan) -> (Vec<Finding>, Environment) {
+        (
+            throng_trust::doctor::check(plan),
+            throng_trust::doctor::environment(),
+        )
     }
 }

@@ -22,7 +22,7 @@ pub mod study;
 pub mod sweep;
 pub mod workload;
 
-pub use executor::{Executor, Local, Measured};
+pub use executor::{Executor, Local, Measured, Started};
 pub use interrupt::Interrupt;
 pub use observer::{Event, Observer, Quiet};
 pub use run::{run_study, run_study_with, LabOptions, Outcome};

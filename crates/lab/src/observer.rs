@@ -13,11 +13,12 @@ pub enum Event<'a> {
     },
     /// Something the user must know (skipped core counts, ...).
     Note(String),
-    /// A server is up for a group.
+    /// A server is up for a group; `pid` leads its process group.
     ServerStarted {
         server: &'a str,
         cores: u32,
         workload: &'a str,
+        pid: i32,
     },
     /// A server failed; its remaining steps in the group are recorded failed.
     ServerFailed {

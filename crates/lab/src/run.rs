@@ -10,7 +10,7 @@ use throng_model::{ConfigFile, MaxUsers, RunRecord, ServerRecord, StepRecord, St
 use throng_servers::{RunAs, RunDir, Site};
 use throng_store::Store;
 
-use crate::executor::{Executor, Local};
+use crate::executor::{DoctorPlan, Executor, Local};
 use crate::group::Group;
 use crate::interrupt::Interrupt;
 use crate::observer::{Event, Observer};
@@ -54,31 +54,6 @@ impl Sink for Stored<'_> {
     fn max_users(&mut self, server: &str, m: &MaxUsers) -> anyhow::Result<()> {
         self.store.add_max_users(self.run_id, server, m)
     }
-}
-
-/// The machine checks and the environment, from the trust crate.
-fn doctor_and_environment(
-    study: &Study,
-    first: Option<&CoresPlan>,
-) -> (Vec<throng_model::Finding>, throng_model::Environment) {
-    let (server_cpus, client_cpus) = match first {
-        Some(CoresPlan::Run {
-            server_cpus,
-            client_cpus,
-            ..
-        }) => (server_cpus.clone(), client_cpus.clone()),
-        _ => (Vec::new(), Vec::new()),
-    };
-    let plan = throng_trust::doctor::Plan {
-        connections: study.max_concurrency() as u64,
-        close_mode: false,
-        client_cpus,
-        server_cpus,
-    };
-    (
-        throng_trust::doctor::check(&plan),
-        throng_trust::doctor::environment(),
-    )
 }
 
 /// Runs a study to the end (or until interrupted) on this machine,
@@ -125,10 +100,23 @@ pub fn run_study_with(
     let rundir = site.rundir;
     let cpus = throng_engine::affinity::own_cpus();
     let plans = plan_cores(study.cores.as_deref(), &cpus, study.allow_shared_cores);
-    let (doctor, environment) = doctor_and_environment(
-        study,
-        plans.iter().find(|p| matches!(p, CoresPlan::Run { .. })),
-    );
+    let (server_cpus, client_cpus) = plans
+        .iter()
+        .find_map(|p| match p {
+            CoresPlan::Run {
+                server_cpus,
+                client_cpus,
+                ..
+            } => Some((server_cpus.clone(), client_cpus.clone())),
+            CoresPlan::Skip { .. } => None,
+        })
+        .unwrap_or_default();
+    let (doctor, environment) = exec.survey(&DoctorPlan {
+        connections: study.max_concurrency() as u64,
+        close_mode: false,
+        client_cpus,
+        server_cpus,
+    });
     let run = RunRecord {
         id: 0,
         study: study.name.clone(),

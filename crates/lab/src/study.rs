@@ -255,12 +255,7 @@ impl Study {
         let workloads = f
             .workloads
             .iter()
-            .map(|w| {
-                WorkloadKind::parse(w).with_context(|| {
-                    let known: Vec<&str> = WorkloadKind::ALL.iter().map(|k| k.name()).collect();
-                    format!("unknown workload {w:?} (known: {})", known.join(", "))
-                })
-            })
+            .map(|w| crate::workload::parse_kind(w))
             .collect::<anyhow::Result<Vec<_>>>()?;
         if workloads.is_empty() {
             bail!("the study lists no workloads");

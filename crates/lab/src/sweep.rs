@@ -89,12 +89,13 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
             continue;
         }
         match exec.start(group, s) {
-            Ok(configs) => {
-                ctx.sink.configs(&s.name, &configs)?;
+            Ok(started) => {
+                ctx.sink.configs(&s.name, &started.configs)?;
                 ctx.observer.event(Event::ServerStarted {
                     server: &s.name,
                     cores: group.cores,
                     workload: wname,
+                    pid: started.pid,
                 });
                 up.push(idx);
             }

@@ -19,6 +19,14 @@ pub const PAGE_BYTES: usize = 6451;
 /// 21 MB.
 pub const LARGE_BYTES: usize = 21 * 1024 * 1024;
 
+/// The built-in workload a study names, or an error naming the known ones.
+pub fn parse_kind(name: &str) -> anyhow::Result<WorkloadKind> {
+    WorkloadKind::parse(name).with_context(|| {
+        let known: Vec<&str> = WorkloadKind::ALL.iter().map(|k| k.name()).collect();
+        format!("unknown workload {name:?} (known: {})", known.join(", "))
+    })
+}
+
 /// A generated document root.
 #[derive(Debug, Clone)]
 pub struct Workload {
@@ -452,13 +460,13 @@ mod tests {
 
     #[test]
     fn unknown_workload_names_the_known_ones() {
-        let e = WorkloadKind::parse("huge").unwrap_err().to_string();
+        let e = parse_kind("huge").unwrap_err().to_string();
         assert_eq!(
             e,
             "unknown workload \"huge\" (known: tiny, small-files, page, large, site, cgi, php, app)"
         );
-        for n in NAMES {
-            assert_eq!(WorkloadKind::parse(n).unwrap().name(), n);
+        for k in WorkloadKind::ALL {
+            assert_eq!(parse_kind(k.name()).unwrap(), k);
         }
     }
 

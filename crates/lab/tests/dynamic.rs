@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use throng_engine::ErrorKind;
-use throng_lab::process::{is_alive, process_tree};
+use throng_servers::process::{is_alive, process_tree};
 use throng_lab::{Event, Interrupt, LabOptions, Observer, Recipes, Store, Study};
 use throng_model::{RunData, StepRecord, StepStatus};
 

@@ -4,24 +4,36 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use throng_lab::features::{probe_server, ProbeSetup, THROTTLE_KIB_S, THROTTLE_TOLERANCE};
+use throng_lab::features::{probe_server, THROTTLE_KIB_S, THROTTLE_TOLERANCE};
+use throng_lab::study::StudyServer;
 use throng_lab::{Interrupt, LabOptions, Quiet, Recipes, Store, Study};
-use throng_model::{FeatureStatus, StepStatus};
+use throng_model::{Feature, FeatureResult, FeatureStatus, StepStatus};
+use throng_servers::{RunAs, RunDir, Site};
 
 /// Runs are serialised: two servers under load at once would share the CPUs.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn setup(dir: &Path) -> ProbeSetup {
-    ProbeSetup {
-        dir: dir.join("probe"),
-        user: throng_lab::process::unprivileged_user(),
-        cpus: vec![0],
-    }
+/// Probes a built-in recipe's server on CPU 0, in a run directory of its
+/// own under `dir`.
+fn probe(name: &str, dir: &Path) -> Vec<FeatureResult> {
+    let r = Recipes::builtin();
+    let server = StudyServer {
+        name: name.to_string(),
+        recipe: r.get(name).unwrap().clone(),
+        backend: None,
+    };
+    let user = RunAs::unprivileged();
+    let rundir = RunDir::create(dir, "probe", 0, false).unwrap();
+    let site = Site {
+        rundir: &rundir,
+        user: user.as_ref(),
+    };
+    probe_server(site, &server, &[0])
 }
 
-fn by_name(v: &[throng_model::FeatureResult]) -> BTreeMap<&str, (FeatureStatus, &str)> {
+fn by_name(v: &[FeatureResult]) -> BTreeMap<&str, (FeatureStatus, &str)> {
     v.iter()
-        .map(|f| (f.name.as_str(), (f.status, f.evidence.as_str())))
+        .map(|f| (f.name.name(), (f.status, f.evidence.as_str())))
         .collect()
 }
 
@@ -69,7 +81,7 @@ fn check_common(f: &BTreeMap<&str, (FeatureStatus, &str)>) {
         (measured - configured).abs() <= configured * THROTTLE_TOLERANCE,
         "{ev}"
     );
-    if throng_lab::process::unprivileged_user().is_some() {
+    if RunAs::unprivileged().is_some() {
         let (st, ev) = f["privilege_drop"];
         assert_eq!(st, FeatureStatus::Yes, "{ev}");
         assert!(
@@ -83,12 +95,8 @@ fn check_common(f: &BTreeMap<&str, (FeatureStatus, &str)>) {
 fn nginx_features_are_probed_live() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let r = Recipes::builtin();
-    let v = probe_server("nginx", r.get("nginx").unwrap(), None, &setup(dir.path()));
-    assert_eq!(
-        v.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(),
-        throng_model::FEATURES
-    );
+    let v = probe("nginx", dir.path());
+    assert_eq!(v.iter().map(|f| f.name).collect::<Vec<_>>(), Feature::ALL);
     let f = by_name(&v);
     check_common(&f);
     assert_eq!(
@@ -111,13 +119,7 @@ fn nginx_features_are_probed_live() {
 fn lighttpd_features_are_probed_live() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let r = Recipes::builtin();
-    let v = probe_server(
-        "lighttpd",
-        r.get("lighttpd").unwrap(),
-        None,
-        &setup(dir.path()),
-    );
+    let v = probe("lighttpd", dir.path());
     let f = by_name(&v);
     check_common(&f);
     assert_eq!(
@@ -132,7 +134,9 @@ fn lighttpd_features_are_probed_live() {
 
 fn run_study(toml: &str, dir: &Path) -> throng_model::RunData {
     let recipes =
-        Recipes::load(Some(&Path::new(env!("CARGO_MANIFEST_DIR")).join("recipes"))).unwrap();
+        Recipes::load(Some(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../servers/recipes"),
+        )).unwrap();
     let study = Study::parse(toml, &recipes).unwrap();
     let db = dir.join("t.db");
     let mut store = Store::open(&db).unwrap();

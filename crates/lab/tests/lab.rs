@@ -8,7 +8,7 @@ use std::path::Path;
 use hdrhistogram::serialization::Deserializer;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
-use throng_lab::process::{is_alive, process_tree};
+use throng_servers::process::{is_alive, process_tree};
 use throng_lab::{Event, Interrupt, LabOptions, Observer, Recipes, Store, Study};
 use throng_model::StepStatus;
 
@@ -38,10 +38,10 @@ impl Observer for Record {
                 server,
                 concurrency,
                 index,
-                result,
+                summary,
                 ..
             } => {
-                let s = &result.summary;
+                let s = summary;
                 self.rounds.insert(
                     (server.to_string(), concurrency, index),
                     (s.completed, s.requests_per_sec, s.errors_total),
@@ -224,7 +224,7 @@ fn core_counts_the_machine_lacks_are_skipped_and_stored() {
         steps,
         [(1, StepStatus::Ok, 2), (512, StepStatus::Skipped, 0)]
     );
-    let cpus = throng_lab::process::own_cpus().len();
+    let cpus = throng_engine::affinity::own_cpus().len();
     assert_eq!(
         data.steps[1].failure.as_deref().unwrap(),
         format!("512 server cores asked for, but only {cpus} CPUs are available")

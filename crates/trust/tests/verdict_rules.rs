@@ -1,8 +1,8 @@
 //! Every verdict rule fires on a crafted measurement, and a clean one is valid.
 
 use hdrhistogram::Histogram;
-use throng_engine::summary::{Connections, CpuTime, RateReport};
-use throng_engine::ErrorKind;
+use throng_model::{Connections, CpuTime, RateReport, ReasonCode};
+use throng_model::ErrorKind;
 use throng_model::{Estimate, RoundRecord, ServerUsage, StepRecord, StepStatus, Summary, Verdict};
 use throng_trust::verdict::{round_verdict_with, step_verdict, sweep_verdicts, RoundContext};
 
@@ -55,11 +55,11 @@ fn ctx() -> RoundContext {
 const PORTS: Option<u64> = Some(28232);
 
 fn codes(v: &Verdict) -> Vec<&str> {
-    v.reasons.iter().map(|r| r.code.as_str()).collect()
+    v.reasons.iter().map(|r| r.code.name()).collect()
 }
 
 fn msg<'a>(v: &'a Verdict, code: &str) -> &'a str {
-    &v.reasons.iter().find(|r| r.code == code).unwrap().message
+    &v.reasons.iter().find(|r| r.code.name() == code).unwrap().message
 }
 
 /// 1000 responses around 100 µs: a fast local server.
@@ -356,10 +356,10 @@ fn step(
 fn step_merges_rounds_and_flags_noise() {
     let mut st = step("nginx", 8, 1000.0, 500, 1.0);
     let mut errs = Verdict::valid();
-    errs.push("errors", "3 errors");
+    errs.push(ReasonCode::Errors, "3 errors");
     let mut both = Verdict::valid();
-    both.push("errors", "5 errors");
-    both.push("delayed_ack", "spike");
+    both.push(ReasonCode::Errors, "5 errors");
+    both.push(ReasonCode::DelayedAck, "spike");
     let v = step_verdict(&st, &[errs.clone(), Verdict::valid(), both], 0.02);
     assert_eq!(codes(&v), vec!["errors", "delayed_ack"]);
     assert_eq!(msg(&v, "errors"), "3 errors (in 2 of 3 rounds)");

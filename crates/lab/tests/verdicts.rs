@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use nix::sched::{sched_setaffinity, CpuSet};
 use nix::unistd::Pid;
 use throng_engine::{run, Control, LoadSpec, Stop, Target};
-use throng_model::Verdict;
+use throng_model::{ReasonCode, Verdict};
 use throng_trust::verdict::{round_verdict, RoundContext};
 
 /// One test at a time: the starved-client test busy-loops on a core, which
@@ -176,12 +176,12 @@ fn ctx() -> RoundContext {
 /// keep the client thread busy, so whether `client_bound` fires depends on
 /// the neighbours of the moment; it has its own tests below.
 fn judged(mut v: Verdict) -> Verdict {
-    v.reasons.retain(|x| x.code != "client_bound");
+    v.reasons.retain(|x| x.code != ReasonCode::ClientBound);
     v
 }
 
 fn codes(v: &Verdict) -> Vec<&str> {
-    v.reasons.iter().map(|r| r.code.as_str()).collect()
+    v.reasons.iter().map(|r| r.code.name()).collect()
 }
 
 #[test]
@@ -189,9 +189,10 @@ fn nagle_split_write_is_delayed_ack() {
     let _serial = serial();
     let server = TestServer::start(Behaviour::SplitNagle, None);
     let r = run(&spec(&server, 4, 200), &Control::new()).unwrap();
-    assert_eq!(r.summary.completed, 200);
-    assert_eq!(r.summary.errors_total, 0);
-    let v = round_verdict(&r.summary, Some(&r.latency), &ctx());
+    let summary = throng_lab::record::summarize(&r);
+    assert_eq!(summary.completed, 200);
+    assert_eq!(summary.errors_total, 0);
+    let v = round_verdict(&summary, Some(&r.latency), &ctx());
     assert_eq!(codes(&v), vec!["delayed_ack"], "{v:#?}");
     assert!(v.reasons[0].message.contains("took 38–52 ms"), "{v:#?}");
 }
@@ -201,10 +202,11 @@ fn nodelay_split_write_is_valid() {
     let _serial = serial();
     let server = TestServer::start(Behaviour::SplitNoDelay, None);
     let r = run(&spec(&server, 4, 2000), &Control::new()).unwrap();
-    assert_eq!(r.summary.completed, 2000);
-    assert_eq!(r.summary.errors_total, 0);
-    assert_eq!(r.summary.connections.established, 4);
-    let v = judged(round_verdict(&r.summary, Some(&r.latency), &ctx()));
+    let summary = throng_lab::record::summarize(&r);
+    assert_eq!(summary.completed, 2000);
+    assert_eq!(summary.errors_total, 0);
+    assert_eq!(summary.connections.established, 4);
+    let v = judged(round_verdict(&summary, Some(&r.latency), &ctx()));
     assert!(v.is_valid(), "{v:#?}");
     assert_eq!(r.latency.count_between(38_000, 52_000), 0);
 }
@@ -214,10 +216,11 @@ fn body_that_grows_mid_run_is_drift() {
     let _serial = serial();
     let server = TestServer::start(Behaviour::GrowsAt(51), None);
     let r = run(&spec(&server, 1, 200), &Control::new()).unwrap();
-    assert_eq!(r.summary.completed, 200);
+    let summary = throng_lab::record::summarize(&r);
+    assert_eq!(summary.completed, 200);
     // Requests 51 to 200 came back 20 bytes longer than the first ones.
-    assert_eq!(r.summary.errors.get("size_mismatch"), Some(&150));
-    let v = judged(round_verdict(&r.summary, Some(&r.latency), &ctx()));
+    assert_eq!(summary.errors.get("size_mismatch"), Some(&150));
+    let v = judged(round_verdict(&summary, Some(&r.latency), &ctx()));
     assert_eq!(codes(&v), vec!["drift"], "{v:#?}");
     assert!(
         v.reasons[0].message.starts_with(
@@ -234,9 +237,10 @@ fn unexpected_statuses_are_errors() {
     let _serial = serial();
     let server = TestServer::start(Behaviour::Unavailable(10), None);
     let r = run(&spec(&server, 1, 100), &Control::new()).unwrap();
-    assert_eq!(r.summary.completed, 100);
-    assert_eq!(r.summary.status.get("503"), Some(&10));
-    let v = judged(round_verdict(&r.summary, Some(&r.latency), &ctx()));
+    let summary = throng_lab::record::summarize(&r);
+    assert_eq!(summary.completed, 100);
+    assert_eq!(summary.status.get("503"), Some(&10));
+    let v = judged(round_verdict(&summary, Some(&r.latency), &ctx()));
     assert_eq!(codes(&v), vec!["errors"], "{v:#?}");
     let m = &v.reasons[0].message;
     assert!(
@@ -298,14 +302,15 @@ fn client_starved_of_cpu_is_client_bound() {
     s.rate = Some(2000.0);
     s.stop = Stop::Duration(Duration::from_secs(2));
     let r = run(&s, &Control::new()).unwrap();
-    let rate = r.summary.rate.as_ref().unwrap();
+    let summary = throng_lab::record::summarize(&r);
+    let rate = summary.rate.as_ref().unwrap();
     assert!(
-        rate.late_sends * 100 > r.summary.sent,
+        rate.late_sends * 100 > summary.sent,
         "{} late of {}",
         rate.late_sends,
-        r.summary.sent
+        summary.sent
     );
-    let v = round_verdict(&r.summary, Some(&r.latency), &ctx());
+    let v = round_verdict(&summary, Some(&r.latency), &ctx());
     assert_eq!(codes(&v), vec!["client_bound"], "{v:#?}");
     assert!(
         v.reasons[0].message.contains("left more than 1 ms late"),
@@ -327,14 +332,15 @@ fn client_starved_in_the_closed_model_is_client_bound() {
     s.cpus = vec![0];
     s.stop = Stop::Duration(Duration::from_secs(2));
     let r = run(&s, &Control::new()).unwrap();
-    let wait = r.summary.client_cpu_s.runqueue / r.summary.duration_s;
+    let summary = throng_lab::record::summarize(&r);
+    let wait = summary.client_cpu_s.runqueue / summary.duration_s;
     assert!(wait > 0.3, "waited only {wait:.2} of the run");
-    let v = round_verdict(&r.summary, Some(&r.latency), &ctx());
+    let v = round_verdict(&summary, Some(&r.latency), &ctx());
     assert!(codes(&v).contains(&"client_bound"), "{v:#?}");
     let m = &v
         .reasons
         .iter()
-        .find(|r| r.code == "client_bound")
+        .find(|r| r.code == ReasonCode::ClientBound)
         .unwrap()
         .message;
     assert!(m.contains("of the run for a CPU"), "{m}");
@@ -347,16 +353,17 @@ fn connection_per_request_churns_ports() {
     let mut s = spec(&server, 4, 3000);
     s.keep_alive = false;
     let r = run(&s, &Control::new()).unwrap();
-    assert_eq!(r.summary.completed, 3000);
-    assert_eq!(r.summary.errors_total, 0);
-    assert_eq!(r.summary.connections.reconnects, 2996);
+    let summary = throng_lab::record::summarize(&r);
+    assert_eq!(summary.completed, 3000);
+    assert_eq!(summary.errors_total, 0);
+    assert_eq!(summary.connections.reconnects, 2996);
     let mut c = ctx();
     c.close_mode = true;
     let ports = throng_trust::snapshot::read_sysctl("net.ipv4.ip_local_port_range").unwrap();
     let range: Vec<u64> = ports.split(' ').map(|p| p.parse().unwrap()).collect();
     let size = range[1] - range[0] + 1;
-    let predicted = r.summary.connections.per_sec * 60.0;
-    let v = judged(round_verdict(&r.summary, Some(&r.latency), &c));
+    let predicted = summary.connections.per_sec * 60.0;
+    let v = judged(round_verdict(&summary, Some(&r.latency), &c));
     // Loopback connects are cheap: thousands per second, far beyond what
     // the range can hold for 60 s each.
     assert!(predicted > size as f64 / 2.0, "{predicted} of {size}");
@@ -369,8 +376,9 @@ fn connection_per_request_churns_ports() {
     );
     // The same load with keep-alive reuses its four connections.
     let r = run(&spec(&server, 4, 3000), &Control::new()).unwrap();
-    assert_eq!(r.summary.connections.reconnects, 0);
-    assert!(judged(round_verdict(&r.summary, Some(&r.latency), &ctx())).is_valid());
+    let summary = throng_lab::record::summarize(&r);
+    assert_eq!(summary.connections.reconnects, 0);
+    assert!(judged(round_verdict(&summary, Some(&r.latency), &ctx())).is_valid());
 }
 
 #[test]
@@ -392,11 +400,12 @@ fn full_accept_queue_leaves_connections_unestablished() {
     s.timeout = Duration::from_millis(500);
     s.stop = Stop::Duration(Duration::from_secs(1));
     let r = run(&s, &Control::new()).unwrap();
-    let c = &r.summary.connections;
+    let summary = throng_lab::record::summarize(&r);
+    let c = &summary.connections;
     // The engine's reachability handshake takes the one queue slot.
     assert_eq!((c.requested, c.established), (8, 0));
-    assert_eq!(r.summary.completed, 0);
-    let v = round_verdict(&r.summary, Some(&r.latency), &ctx());
+    assert_eq!(summary.completed, 0);
+    let v = round_verdict(&summary, Some(&r.latency), &ctx());
     assert_eq!(codes(&v), vec!["errors", "connections"], "{v:#?}");
     assert!(v.reasons[1]
         .message

@@ -1,0 +1,465 @@
+//! The sweep's decisions, checked against a scripted executor: no server
+//! starts and no load runs, so rotation order, the precision loop, failing
+//! servers, interrupts and the max-users search are tested exactly and in
+//! milliseconds. The real executor is covered by the tests against nginx
+//! and lighttpd (lab.rs, features.rs).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use hdrhistogram::Histogram;
+use throng_lab::executor::{DoctorPlan, Executor, Measured, Started};
+use throng_lab::group::Group;
+use throng_lab::spec::RoundLoad;
+use throng_lab::study::StudyServer;
+use throng_lab::{Interrupt, Quiet, Recipes, Store, Study};
+use throng_model::{
+    Connections, Environment, ErrorKind, Finding, Latency, RunData, StepStatus, Summary,
+};
+use throng_servers::{RunDir, Site, StartFailure};
+
+/// What a scripted round answers, from the server, the level and how many
+/// rounds that server has run so far.
+type Script = Box<dyn FnMut(&str, u32, usize) -> Result<Measured, String>>;
+
+struct Fake {
+    /// Every call, in order: "start a", "warmup a c=4", "round a c=4".
+    calls: Vec<String>,
+    script: Script,
+    /// Servers whose start fails, with the message.
+    refuse: BTreeMap<String, String>,
+    /// Server -> after how many measured rounds it exits.
+    dies_after: BTreeMap<String, usize>,
+    /// Servers that do not answer a lone request.
+    silent: BTreeSet<String>,
+    /// Trigger this interrupt when the nth measured round has run.
+    interrupt_at: Option<(usize, Interrupt)>,
+    rounds: BTreeMap<String, usize>,
+    measured: usize,
+    up: BTreeSet<String>,
+}
+
+impl Fake {
+    fn new(script: Script) -> Fake {
+        Fake {
+            calls: Vec::new(),
+            script,
+            refuse: BTreeMap::new(),
+            dies_after: BTreeMap::new(),
+            silent: BTreeSet::new(),
+            interrupt_at: None,
+            rounds: BTreeMap::new(),
+            measured: 0,
+            up: BTreeSet::new(),
+        }
+    }
+
+    fn rounds_of(&self, prefix: &str) -> Vec<&str> {
+        self.calls
+            .iter()
+            .filter(|c| c.starts_with(prefix))
+            .map(String::as_str)
+            .collect()
+    }
+}
+
+impl Executor for Fake {
+    fn start(&mut self, _: &Group, server: &StudyServer) -> Result<Started, StartFailure> {
+        self.calls.push(format!("start {}", server.name));
+        if let Some(m) = self.refuse.get(&server.name) {
+            return Err(StartFailure {
+                message: m.clone(),
+                log_tail: format!("{} log\n", server.name),
+                configs: Vec::new(),
+            });
+        }
+        self.up.insert(server.name.clone());
+        Ok(Started {
+            pid: 0,
+            configs: Vec::new(),
+        })
+    }
+
+    fn round(&mut self, server: &str, load: &RoundLoad, sample: bool) -> Result<Measured, String> {
+        if !sample && load.warmup_s == 0.0 && !self.rounds.contains_key(server) {
+            self.calls
+                .push(format!("warmup {server} c={}", load.concurrency));
+            return (self.script)(server, load.concurrency, 0);
+        }
+        let kind = if sample { "round" } else { "search" };
+        self.calls
+            .push(format!("{kind} {server} c={}", load.concurrency));
+        let n = self.rounds.entry(server.to_string()).or_default();
+        *n += 1;
+        let n = *n;
+        self.measured += 1;
+        if let Some((at, i)) = &self.interrupt_at {
+            if self.measured == *at {
+                i.trigger();
+            }
+        }
+        if self.dies_after.get(server) == Some(&n) {
+            self.up.remove(server);
+        }
+        (self.script)(server, load.concurrency, n)
+    }
+
+    fn exited(&mut self, server: &str) -> Option<String> {
+        (!self.up.contains(server)).then(|| "exited (signal: 9 (SIGKILL))".to_string())
+    }
+
+    fn answers(&mut self, server: &str) -> Result<(), String> {
+        if self.silent.contains(server) {
+            Err("connect failed: Connection refused".into())
+        } else {
+            Ok(())
+        }
+    }
+
+    fn log_tail(&mut self, server: &str) -> String {
+        format!("{server} log\n")
+    }
+
+    fn stop(&mut self, server: &str) {
+        self.calls.push(format!("stop {server}"));
+        self.up.remove(server);
+    }
+
+    fn oom_kills(&self) -> Option<u64> {
+        None
+    }
+
+    fn survey(&mut self, _: &DoctorPlan) -> (Vec<Finding>, Environment) {
+        self.calls.push("survey".into());
+        (Vec::new(), Environment::default())
+    }
+}
+
+/// A round at `rps` with these errors and this p99.
+fn measured(rps: f64, concurrency: u32, errors: &[(ErrorKind, u64)], p99_us: u64) -> Measured {
+    let mut latency = Histogram::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+    latency.record_n(p99_us.max(1), 100).unwrap();
+    Measured {
+        summary: Summary {
+            completed: rps as u64,
+            sent: rps as u64,
+            requests_per_sec: rps,
+            duration_s: 1.0,
+            threads: 1,
+            errors: ErrorKind::ALL
+                .iter()
+                .map(|k| {
+                    let n = errors.iter().find(|e| e.0 == *k).map_or(0, |e| e.1);
+                    (k.name().to_string(), n)
+                })
+                .collect(),
+            errors_total: errors.iter().map(|e| e.1).sum(),
+            latency_us: Latency {
+                count: 100,
+                p50: p99_us,
+                p99: p99_us,
+                max: p99_us,
+                ..Latency::default()
+            },
+            connections: Connections {
+                requested: concurrency as u64,
+                established: concurrency as u64,
+                ..Connections::default()
+            },
+            ..Summary::default()
+        },
+        latency,
+        usage: Default::default(),
+    }
+}
+
+fn steady(_: &str, c: u32, _: usize) -> Result<Measured, String> {
+    Ok(measured(1000.0, c, &[], 1_000))
+}
+
+fn study(servers: &[&str], concurrency: &str, rounds: (u32, u32), extra: &str) -> Study {
+    let list: Vec<String> = servers
+        .iter()
+        .map(|s| format!("{{ name = \"{s}\", command = [\"/bin/true\"] }}"))
+        .collect();
+    let toml = format!(
+        "name = \"fake\"\nservers = [{}]\nworkloads = [\"tiny\"]\ncores = [1]\nconcurrency = {concurrency}\n\
+         features = false\nallow_shared_cores = true\nwarmup_seconds = 0.5\n{extra}\n\
+         [rounds]\nseconds = 1.0\nwarmup_seconds = 0.25\nmin = {}\nmax = {}\nprecision = 0.02\n",
+        list.join(", "),
+        rounds.0,
+        rounds.1
+    );
+    Study::parse(&toml, &Recipes::builtin()).unwrap()
+}
+
+/// Runs `study` through `exec` and returns what was stored.
+fn run(study: &Study, exec: &mut Fake, interrupt: &Interrupt) -> (throng_lab::Outcome, RunData) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("t.db")).unwrap();
+    let rundir = RunDir::create(dir.path(), "throng-lab", 1, false).unwrap();
+    let site = Site {
+        rundir: &rundir,
+        user: None,
+    };
+    let out =
+        throng_lab::run_study_with(study, &mut store, &mut Quiet, interrupt, site, exec).unwrap();
+    let data = store.load_run(out.run_id).unwrap();
+    (out, data)
+}
+
+fn rounds_per_step(data: &RunData) -> Vec<(String, u32, StepStatus, usize)> {
+    data.steps
+        .iter()
+        .map(|s| (s.server.clone(), s.concurrency, s.status, s.rounds.len()))
+        .collect()
+}
+
+#[test]
+fn rounds_rotate_so_each_server_goes_first_in_turn() {
+    let s = study(&["a", "b", "c"], "[4, 8]", (3, 3), "");
+    let mut fake = Fake::new(Box::new(steady));
+    let (out, data) = run(&s, &mut fake, &Interrupt::new());
+    assert!(out.complete);
+    let order: Vec<&str> = fake
+        .calls
+        .iter()
+        .map(String::as_str)
+        .filter(|c| !c.starts_with("round") || c.ends_with("c=4"))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "survey",
+            "start a",
+            "start b",
+            "start c",
+            "warmup a c=4",
+            "warmup b c=4",
+            "warmup c c=4",
+            "round a c=4",
+            "round b c=4",
+            "round c c=4",
+            "round b c=4",
+            "round c c=4",
+            "round a c=4",
+            "round c c=4",
+            "round a c=4",
+            "round b c=4",
+            "stop a",
+            "stop b",
+            "stop c",
+        ]
+    );
+    assert_eq!(
+        fake.rounds_of("round"),
+        [
+            "round a c=4",
+            "round b c=4",
+            "round c c=4",
+            "round b c=4",
+            "round c c=4",
+            "round a c=4",
+            "round c c=4",
+            "round a c=4",
+            "round b c=4",
+            "round a c=8",
+            "round b c=8",
+            "round c c=8",
+            "round b c=8",
+            "round c c=8",
+            "round a c=8",
+            "round c c=8",
+            "round a c=8",
+            "round b c=8",
+        ]
+    );
+    assert_eq!(data.steps.len(), 6);
+    assert!(data.steps.iter().all(|s| s.status == StepStatus::Ok));
+    assert!(data.steps.iter().all(|s| s.throughput.mean == 1000.0));
+}
+
+#[test]
+fn a_step_ends_when_its_interval_is_narrow_or_its_rounds_run_out() {
+    let s = study(&["calm", "noisy"], "[10]", (3, 6), "");
+    let mut fake = Fake::new(Box::new(|server, c, n| {
+        let rps = match server {
+            "calm" => 1000.0,
+            _ => [1000.0, 1500.0, 600.0][n % 3],
+        };
+        Ok(measured(rps, c, &[], 1_000))
+    }));
+    let (_, data) = run(&s, &mut fake, &Interrupt::new());
+    assert_eq!(
+        rounds_per_step(&data),
+        [
+            ("calm".to_string(), 10, StepStatus::Ok, 3),
+            ("noisy".to_string(), 10, StepStatus::Ok, 6),
+        ]
+    );
+    // Once the calm server is done, the noisy one runs alone.
+    assert_eq!(
+        fake.rounds_of("round"),
+        [
+            "round calm c=10",
+            "round noisy c=10",
+            "round noisy c=10",
+            "round calm c=10",
+            "round calm c=10",
+            "round noisy c=10",
+            "round noisy c=10",
+            "round noisy c=10",
+            "round noisy c=10",
+        ]
+    );
+    let noisy = &data.steps[1];
+    assert_eq!(noisy.verdict.label(), "suspect: noisy");
+    assert_eq!(data.steps[0].verdict.label(), "valid");
+}
+
+#[test]
+fn servers_that_fail_are_stored_failed_and_the_others_go_on() {
+    let s = study(&["good", "broken", "dies", "mute"], "[4, 8]", (2, 2), "");
+    let mut fake = Fake::new(Box::new(|server, c, n| {
+        if server == "mute" && n == 1 {
+            return Ok(measured(0.0, c, &[], 1_000));
+        }
+        steady(server, c, n)
+    }));
+    fake.refuse
+        .insert("broken".into(), "not ready after 15s: connect failed".into());
+    fake.dies_after.insert("dies".into(), 1);
+    fake.silent.insert("mute".into());
+    let (out, data) = run(&s, &mut fake, &Interrupt::new());
+    assert!(out.complete);
+    assert_eq!(out.failed_steps, 6);
+    assert_eq!(
+        rounds_per_step(&data),
+        [
+            ("broken".to_string(), 4, StepStatus::Failed, 0),
+            ("broken".to_string(), 8, StepStatus::Failed, 0),
+            ("dies".to_string(), 4, StepStatus::Failed, 0),
+            ("dies".to_string(), 8, StepStatus::Failed, 0),
+            ("good".to_string(), 4, StepStatus::Ok, 2),
+            ("good".to_string(), 8, StepStatus::Ok, 2),
+            ("mute".to_string(), 4, StepStatus::Failed, 0),
+            ("mute".to_string(), 8, StepStatus::Failed, 0),
+        ]
+    );
+    let failure = |server: &str, c: u32| {
+        let st = data
+            .steps
+            .iter()
+            .find(|s| s.server == server && s.concurrency == c)
+            .unwrap();
+        (st.failure.clone().unwrap(), st.log_tail.clone().unwrap())
+    };
+    assert_eq!(
+        failure("broken", 8),
+        (
+            "did not start: not ready after 15s: connect failed".to_string(),
+            "broken log\n".to_string()
+        )
+    );
+    assert_eq!(
+        failure("dies", 4).0,
+        "the server exited (signal: 9 (SIGKILL)) during the round"
+    );
+    assert_eq!(
+        failure("dies", 8).0,
+        "failed earlier: the server exited (signal: 9 (SIGKILL)) during the round"
+    );
+    assert_eq!(
+        failure("mute", 4).0,
+        "the server stopped answering: no response in a whole round, then connect failed: \
+         Connection refused"
+    );
+    // A failed server is never loaded again.
+    assert_eq!(fake.rounds_of("round dies"), ["round dies c=4"]);
+    assert_eq!(fake.rounds_of("round mute"), ["round mute c=4"]);
+    assert!(fake.rounds_of("round broken").is_empty());
+}
+
+#[test]
+fn an_interrupt_keeps_what_was_measured_and_marks_the_run_incomplete() {
+    let s = study(&["a", "b"], "[4, 8]", (3, 3), "");
+    let interrupt = Interrupt::new();
+    let mut fake = Fake::new(Box::new(steady));
+    fake.interrupt_at = Some((4, interrupt.clone()));
+    let (out, data) = run(&s, &mut fake, &interrupt);
+    assert!(!out.complete);
+    assert!(!data.run.complete);
+    // The round that saw the interrupt is dropped; the level's steps are
+    // stored as skipped with what they had; no later level starts.
+    assert_eq!(
+        rounds_per_step(&data),
+        [
+            ("a".to_string(), 4, StepStatus::Skipped, 1),
+            ("b".to_string(), 4, StepStatus::Skipped, 2),
+        ]
+    );
+    assert_eq!(
+        data.steps[0].failure.as_deref(),
+        Some("interrupted after 1 rounds")
+    );
+    assert_eq!(fake.rounds_of("round").len(), 4);
+    assert!(fake.calls.ends_with(&["stop a".to_string(), "stop b".to_string()]));
+}
+
+#[test]
+fn max_users_steps_up_past_the_sweep_until_a_level_breaks() {
+    let s = study(
+        &["strong", "weak"],
+        "[4, 8]",
+        (1, 1),
+        "max_users = true\nmax_users_cap = 100\n",
+    );
+    let mut fake = Fake::new(Box::new(|server, c, _| match (server, c) {
+        ("weak", 8) => Ok(measured(900.0, c, &[], 4_000_000)),
+        ("strong", c) if c >= 32 => Ok(measured(
+            900.0,
+            c,
+            &[(ErrorKind::Reset, 3), (ErrorKind::Closed, 2)],
+            1_000,
+        )),
+        (_, c) => Ok(measured(1000.0, c, &[], 1_000)),
+    }));
+    let (_, data) = run(&s, &mut fake, &Interrupt::new());
+    let m = |name: &str| {
+        let s = data.servers.iter().find(|s| s.name == name).unwrap();
+        assert_eq!(s.max_users.len(), 1);
+        let m = &s.max_users[0];
+        (m.level, m.broke_at, m.broke_by.clone())
+    };
+    assert_eq!(m("strong"), (Some(16), Some(32), "5 resets".to_string()));
+    assert_eq!(
+        m("weak"),
+        (
+            Some(4),
+            Some(8),
+            "p99 4.00 s over the 3.0 s patience".to_string()
+        )
+    );
+    // The sweep already broke the weak server: no more load for it.
+    assert_eq!(
+        fake.rounds_of("search"),
+        ["search strong c=16", "search strong c=32"]
+    );
+}
+
+#[test]
+fn the_search_stops_at_its_cap() {
+    let s = study(
+        &["a"],
+        "[10]",
+        (1, 1),
+        "max_users = true\nmax_users_cap = 30\n",
+    );
+    let mut fake = Fake::new(Box::new(steady));
+    let (_, data) = run(&s, &mut fake, &Interrupt::new());
+    let m = &data.servers[0].max_users[0];
+    assert_eq!(
+        (m.level, m.broke_at, m.broke_by.as_str()),
+        (Some(30), None, "no failure up to the cap of 30")
+    );
+    assert_eq!(fake.rounds_of("search"), ["search a c=20", "search a c=30"]);
+}
