@@ -231,7 +231,8 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
         let (n, v) = h
             .split_once(':')
             .with_context(|| format!("header `{h}` must look like `Name: value`"))?;
-        spec.headers.push((n.trim().to_string(), v.trim().to_string()));
+        spec.headers
+            .push((n.trim().to_string(), v.trim().to_string()));
     }
     spec.body = match (&a.body, &a.body_file) {
         (Some(b), _) => Some(b.clone().into_bytes()),
@@ -255,7 +256,8 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
     if let Some(seed) = a.seed {
         spec.seed = seed;
     }
-    spec.validate().map_err(|e| anyhow::anyhow!(spec_error(&e)))?;
+    spec.validate()
+        .map_err(|e| anyhow::anyhow!(spec_error(&e)))?;
     Ok(spec)
 }
 

@@ -10,7 +10,7 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use throng_lab::store::Store;
+use throng_store::Store;
 use throng_model::RunData;
 
 fn store_run(store: &mut Store, run: &RunData) -> i64 {

@@ -13,8 +13,8 @@ mod driver;
 pub mod http1;
 pub mod probe;
 pub mod request;
-mod run;
 pub mod result;
+mod run;
 mod rx;
 pub mod spec;
 

@@ -4,13 +4,11 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::clock::now_ns;
-use crate::driver::{histogram, Job, Plan, ThreadResult, Worker, STATUS_SLOTS};
+use crate::driver::{histogram, Job, Shared, ThreadResult, Worker, STATUS_SLOTS};
 use crate::request::serialize;
-use crate::spec::{LoadSpec, Stop};
-use crate::result::{
-    Counts, LoadModel, LoadResult, RateOutcome, Second, Warning, WarmupCounts,
-};
+use crate::result::{Counts, LoadModel, LoadResult, RateOutcome, Second, WarmupCounts, Warning};
 use crate::spec::SpecError;
+use crate::spec::{LoadSpec, Stop};
 use throng_model::SPARE_FDS;
 
 /// Stops a running load from another thread (Ctrl-C, the lab's supervisor).
@@ -48,7 +46,9 @@ pub enum EngineError {
         addr: std::net::SocketAddr,
         source: std::io::Error,
     },
-    #[error("{connections} connections need {needed} open files; the limit is {soft} (hard {hard})")]
+    #[error(
+        "{connections} connections need {needed} open files; the limit is {soft} (hard {hard})"
+    )]
     FileLimit {
         connections: usize,
         needed: u64,
@@ -89,7 +89,7 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<LoadResult, EngineError
         Stop::Duration(d) => Some(warmup_end_ns + d.as_nanos() as u64),
         Stop::Requests(_) => None,
     };
-    let plan = Plan {
+    let plan = Shared {
         spec,
         requests: &requests,
         start_ns,
@@ -153,7 +153,6 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<LoadResult, EngineError
         start_unix + warmup_ns as f64 / 1e9,
     ))
 }
-
 
 fn ensure_file_limit(connections: usize) -> Result<(), EngineError> {
     use nix::sys::resource::{getrlimit, setrlimit, Resource};
@@ -300,7 +299,11 @@ fn merge(
         status,
     };
     LoadResult {
-        model: if rate { LoadModel::Open } else { LoadModel::Closed },
+        model: if rate {
+            LoadModel::Open
+        } else {
+            LoadModel::Closed
+        },
         urls: spec.targets.len() as u64,
         threads: threads as u64,
         pipeline: spec.pipeline as u64,

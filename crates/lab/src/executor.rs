@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use throng_model::{ConfigFile, Environment, Finding, ServerUsage, Summary};
-pub use throng_trust::doctor::Plan as DoctorPlan;
 use throng_servers::launch::{self, Site, Start, StartFailure};
 use throng_servers::loopback::{self, Expected};
 use throng_servers::process::check_pinning;
 use throng_servers::usage::Sampler;
 use throng_servers::Running;
+pub use throng_trust::doctor::Plan as DoctorPlan;
 
 use crate::group::Group;
 use crate::interrupt::Interrupt;
@@ -209,7 +209,7 @@ impl Executor for Local<'_> {
 
     fn oom_kills(&self) -> Option<u64> {
         let text = std::fs::read_to_string("/proc/vmstat").ok()?;
-        crate::maxusers::oom_kills_in(&text)
+        oom_kills_in(&text)
     }
 
     fn survey(&mut self, plan: &DoctorPlan) -> (Vec<Finding>, Environment) {
@@ -217,5 +217,24 @@ impl Executor for Local<'_> {
             throng_trust::doctor::check(plan),
             throng_trust::doctor::environment(),
         )
+    }
+}
+
+/// `oom_kill` from /proc/vmstat: processes the OOM killer has killed.
+pub fn oom_kills_in(vmstat: &str) -> Option<u64> {
+    vmstat
+        .lines()
+        .find_map(|l| l.strip_prefix("oom_kill "))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oom_kills_are_read_from_vmstat() {
+        assert_eq!(oom_kills_in("pgfault 12\noom_kill 3\nother 1\n"), Some(3));
+        assert_eq!(oom_kills_in("pgfault 12\n"), None);
     }
 }

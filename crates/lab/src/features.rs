@@ -477,9 +477,8 @@ fn probe_started(
         ready_path: "/index.html",
         patch: Some(&patch),
     };
-    let mut running = launch::start(site, &start).map_err(|f| {
-        anyhow::anyhow!("{}{}", f.message, tail_note(&f.log_tail))
-    })?;
+    let mut running = launch::start(site, &start)
+        .map_err(|f| anyhow::anyhow!("{}{}", f.message, tail_note(&f.log_tail)))?;
     let port = running.port;
     let tree = running.processes();
     let config = running

@@ -11,16 +11,8 @@ use throng_model::{MaxUsers, StepRecord};
 use crate::executor::Executor;
 use crate::group::Group;
 use crate::interrupt::Interrupt;
+use crate::spec::RoundLoad;
 use crate::study::Study;
-use crate::sweep::round_load;
-
-/// `oom_kill` from /proc/vmstat: processes the OOM killer has killed.
-pub fn oom_kills_in(vmstat: &str) -> Option<u64> {
-    vmstat
-        .lines()
-        .find_map(|l| l.strip_prefix("oom_kill "))
-        .and_then(|v| v.trim().parse().ok())
-}
 
 /// How a server that exited during a level is described: running out of
 /// memory is the classic way a server stops taking users (ACME's table
@@ -33,13 +25,6 @@ fn exit_cause(exit: &str, oom_before: Option<u64>, oom_after: Option<u64>) -> St
         }
         _ => format!("the server {exit}"),
     }
-}
-
-/// The highest concurrency the search may try: the study's cap, bounded by
-/// the connections the open-file limit allows.
-pub fn cap_by_open_files(cap: u32) -> u32 {
-    let most = throng_engine::max_connections().min(u32::MAX as u64) as u32;
-    cap.min(most).max(1)
 }
 
 /// Steps concurrency up from the sweep of `server` until a level breaks.
@@ -97,7 +82,7 @@ pub fn search(
             m.broke_by = format!("the server {e}");
             return m;
         }
-        let mut load = round_load(study, group, level, level as u64);
+        let mut load = RoundLoad::measured(study, group, level, level as u64);
         // Past the patience a request is a timeout: no need to wait longer.
         load.timeout = patience + Duration::from_secs(1);
         let why = match exec.round(server, &load, false) {
@@ -128,16 +113,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_open_file_limit_bounds_the_cap() {
-        let bound = throng_engine::max_connections() as u32;
-        assert_eq!(cap_by_open_files(u32::MAX), bound);
-        assert_eq!(cap_by_open_files(1), 1);
-    }
-
-    #[test]
     fn an_oom_kill_during_the_level_is_named_memory() {
-        assert_eq!(oom_kills_in("pgfault 12\noom_kill 3\nother 1\n"), Some(3));
-        assert_eq!(oom_kills_in("pgfault 12\n"), None);
         assert_eq!(
             exit_cause("exited (signal 9)", Some(3), Some(4)),
             "memory: the server exited (signal 9), killed by the kernel's OOM killer"

@@ -149,8 +149,14 @@ mod tests {
             h.record(v * 10).unwrap();
         }
         let l = latency(&h);
-        assert_eq!((l.count, l.min, l.p50, l.p99, l.max), (100, 10, 500, 990, 1000));
-        assert_eq!(latency(&Histogram::<u64>::new(3).unwrap()), Latency::default());
+        assert_eq!(
+            (l.count, l.min, l.p50, l.p99, l.max),
+            (100, 10, 500, 990, 1000)
+        );
+        assert_eq!(
+            latency(&Histogram::<u64>::new(3).unwrap()),
+            Latency::default()
+        );
         let bytes = serialize_histogram(&h);
         let back: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
             .deserialize(&mut &bytes[..])
@@ -161,7 +167,10 @@ mod tests {
     #[test]
     fn warnings_are_worded_without_option_names() {
         let late = warning_text(&Warning::LateSends { late: 5, sent: 200 });
-        assert!(late.starts_with("5 of 200 sends (2.5%) went out more than 1 ms"), "{late}");
+        assert!(
+            late.starts_with("5 of 200 sends (2.5%) went out more than 1 ms"),
+            "{late}"
+        );
         let few = warning_text(&Warning::FewerConnections {
             established: 8,
             requested: 10,

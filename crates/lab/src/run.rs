@@ -6,7 +6,9 @@
 use std::path::PathBuf;
 
 use anyhow::bail;
-use throng_model::{ConfigFile, MaxUsers, RunRecord, ServerRecord, StepRecord, StepStatus, Verdict};
+use throng_model::{
+    ConfigFile, MaxUsers, RunRecord, ServerRecord, StepRecord, StepStatus, Verdict,
+};
 use throng_servers::{RunAs, RunDir, Site};
 use throng_store::Store;
 

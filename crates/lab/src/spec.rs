@@ -8,6 +8,9 @@ use std::time::Duration;
 
 use throng_engine::{LoadSpec, Order, Stop, Target};
 
+use crate::group::Group;
+use crate::study::Study;
+
 /// A round's load before it meets a server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RoundLoad {
@@ -25,6 +28,23 @@ pub struct RoundLoad {
     pub seed: u64,
     /// CPUs the client threads are pinned to, one thread each.
     pub client_cpus: Vec<usize>,
+}
+
+impl RoundLoad {
+    /// A measured round of `study` in `group` at `concurrency`: the
+    /// study's round length, the workload's timeout and order.
+    pub fn measured(study: &Study, group: &Group, concurrency: u32, seed: u64) -> RoundLoad {
+        RoundLoad {
+            concurrency,
+            seconds: study.round_s,
+            warmup_s: study.round_warmup_s,
+            timeout: group.workload.kind.request_timeout(),
+            random_order: group.workload.kind.random_order(),
+            naps: study.client_naps,
+            seed,
+            client_cpus: group.client_cpus.clone(),
+        }
+    }
 }
 
 /// The loopback URLs of a server on `port`.
@@ -88,7 +108,10 @@ mod tests {
         );
         assert_eq!(spec.stop, Stop::Duration(Duration::from_millis(1500)));
         assert_eq!(spec.warmup, Duration::from_millis(250));
-        assert_eq!((spec.order, spec.checksum, spec.seed), (Order::Random, true, 7));
+        assert_eq!(
+            (spec.order, spec.checksum, spec.seed),
+            (Order::Random, true, 7)
+        );
         assert!(!spec.coalesce);
         assert_eq!(spec.targets[1].url, "http://127.0.0.1:8080/b");
         assert_eq!(spec.targets[1].host_header, "127.0.0.1:8080");

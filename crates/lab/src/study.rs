@@ -11,6 +11,13 @@ use throng_servers::{names, Recipe, Recipes};
 
 use crate::precision::Precision;
 
+/// The highest concurrency the search may try: the study's cap, bounded by
+/// the connections the open-file limit allows.
+pub fn cap_by_open_files(cap: u32) -> u32 {
+    let most = throng_engine::max_connections().min(u32::MAX as u64) as u32;
+    cap.min(most).max(1)
+}
+
 /// Built-in studies, by name.
 pub const BUILTIN: &[(&str, &str)] = &[
     ("quick", include_str!("../studies/quick.toml")),
@@ -289,11 +296,9 @@ impl Study {
             bail!("rounds: need seconds > 0, 1 <= min <= max, precision > 0");
         }
         let sweep_top = concurrency.iter().max().copied().unwrap_or(1);
-        let max_users_cap = f.max_users.then(|| {
-            crate::maxusers::cap_by_open_files(
-                f.max_users_cap.unwrap_or(sweep_top.saturating_mul(4)),
-            )
-        });
+        let max_users_cap = f
+            .max_users
+            .then(|| cap_by_open_files(f.max_users_cap.unwrap_or(sweep_top.saturating_mul(4))));
         if f.patience_seconds.is_nan() || f.patience_seconds <= 0.0 {
             bail!("patience_seconds: give a time above 0");
         }
@@ -568,5 +573,12 @@ seconds = 0.5
         assert_eq!(auto(2), [1]);
         assert_eq!(auto(16), [1, 2, 4, 8]);
         assert_eq!(auto(9), [1, 2, 4, 8]);
+    }
+
+    #[test]
+    fn the_open_file_limit_bounds_the_cap() {
+        let bound = throng_engine::max_connections() as u32;
+        assert_eq!(cap_by_open_files(u32::MAX), bound);
+        assert_eq!(cap_by_open_files(1), 1);
     }
 }

@@ -49,20 +49,6 @@ struct Pending {
     done: bool,
 }
 
-/// The load of one measured round (or of the warmup) at `concurrency`.
-pub fn round_load(study: &Study, group: &Group, concurrency: u32, seed: u64) -> RoundLoad {
-    RoundLoad {
-        concurrency,
-        seconds: study.round_s,
-        warmup_s: study.round_warmup_s,
-        timeout: group.workload.kind.request_timeout(),
-        random_order: group.workload.kind.random_order(),
-        naps: study.client_naps,
-        seed,
-        client_cpus: group.client_cpus.clone(),
-    }
-}
-
 /// Sweeps `group` over the study's servers and levels, storing each step
 /// as it ends.
 pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyhow::Result<()> {
@@ -119,7 +105,7 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
         }
     }
     if study.warmup_s > 0.0 {
-        let mut load = round_load(study, group, study.concurrency[0], 1);
+        let mut load = RoundLoad::measured(study, group, study.concurrency[0], 1);
         load.seconds = study.warmup_s;
         load.warmup_s = 0.0;
         for &idx in &up {
@@ -198,7 +184,16 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                 .cloned()
                 .collect();
             let alive = up.contains(&idx) && failed[idx].is_none();
-            let m = crate::maxusers::search(exec, study, group, &s.name, alive, &sweep, cap, ctx.interrupt);
+            let m = crate::maxusers::search(
+                exec,
+                study,
+                group,
+                &s.name,
+                alive,
+                &sweep,
+                cap,
+                ctx.interrupt,
+            );
             if ctx.interrupt.is_set() {
                 break;
             }
@@ -236,19 +231,20 @@ fn measure_round(
 ) -> anyhow::Result<()> {
     let study = ctx.study;
     let name = &study.servers[p.server].name;
-    let fail = |p: &mut Pending, failed: &mut [Option<String>], exec: &mut dyn Executor, msg: String| {
-        p.step.status = StepStatus::Failed;
-        p.step.log_tail = Some(exec.log_tail(name));
-        exec.stop(name);
-        failed[p.server] = Some(format!("failed earlier: {msg}"));
-        p.step.failure = Some(msg);
-        p.done = true;
-    };
+    let fail =
+        |p: &mut Pending, failed: &mut [Option<String>], exec: &mut dyn Executor, msg: String| {
+            p.step.status = StepStatus::Failed;
+            p.step.log_tail = Some(exec.log_tail(name));
+            exec.stop(name);
+            failed[p.server] = Some(format!("failed earlier: {msg}"));
+            p.step.failure = Some(msg);
+            p.done = true;
+        };
     if let Some(e) = exec.exited(name) {
         fail(p, failed, exec, format!("the server {e}"));
         return Ok(());
     }
-    let load = round_load(study, group, p.step.concurrency, seed);
+    let load = RoundLoad::measured(study, group, p.step.concurrency, seed);
     let t0 = Instant::now();
     let result = exec.round(name, &load, true);
     p.spent += t0.elapsed();

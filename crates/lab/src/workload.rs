@@ -482,5 +482,4 @@ mod tests {
             b"Content-Type: text/plain\r\nContent-Length: 14\r\n\r\nHello, world!\n"
         );
     }
-
 }

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use throng_engine::ErrorKind;
-use throng_servers::process::{is_alive, process_tree};
 use throng_lab::{Event, Interrupt, LabOptions, Observer, Recipes, Store, Study};
 use throng_model::{RunData, StepRecord, StepStatus};
+use throng_servers::process::{is_alive, process_tree};
 
 /// Runs are serialised: two studies at once would share the two CPUs.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());

@@ -133,10 +133,10 @@ fn lighttpd_features_are_probed_live() {
 }
 
 fn run_study(toml: &str, dir: &Path) -> throng_model::RunData {
-    let recipes =
-        Recipes::load(Some(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join("../servers/recipes"),
-        )).unwrap();
+    let recipes = Recipes::load(Some(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../servers/recipes"),
+    ))
+    .unwrap();
     let study = Study::parse(toml, &recipes).unwrap();
     let db = dir.join("t.db");
     let mut store = Store::open(&db).unwrap();

@@ -8,9 +8,9 @@ use std::path::Path;
 use hdrhistogram::serialization::Deserializer;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
-use throng_servers::process::{is_alive, process_tree};
 use throng_lab::{Event, Interrupt, LabOptions, Observer, Recipes, Store, Study};
 use throng_model::StepStatus;
+use throng_servers::process::{is_alive, process_tree};
 
 /// Runs are serialised: two studies at once would share the two CPUs.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());

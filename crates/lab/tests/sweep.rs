@@ -325,8 +325,10 @@ fn servers_that_fail_are_stored_failed_and_the_others_go_on() {
         }
         steady(server, c, n)
     }));
-    fake.refuse
-        .insert("broken".into(), "not ready after 15s: connect failed".into());
+    fake.refuse.insert(
+        "broken".into(),
+        "not ready after 15s: connect failed".into(),
+    );
     fake.dies_after.insert("dies".into(), 1);
     fake.silent.insert("mute".into());
     let (out, data) = run(&s, &mut fake, &Interrupt::new());
@@ -402,7 +404,9 @@ fn an_interrupt_keeps_what_was_measured_and_marks_the_run_incomplete() {
         Some("interrupted after 1 rounds")
     );
     assert_eq!(fake.rounds_of("round").len(), 4);
-    assert!(fake.calls.ends_with(&["stop a".to_string(), "stop b".to_string()]));
+    assert!(fake
+        .calls
+        .ends_with(&["stop a".to_string(), "stop b".to_string()]));
 }
 
 #[test]

@@ -7,7 +7,10 @@ use throng_lab::{Interrupt, LabOptions, Quiet, Recipes, Store, Study};
 use throng_model::StepStatus;
 
 fn recipes() -> Recipes {
-    Recipes::load(Some(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../servers/recipes"))).unwrap()
+    Recipes::load(Some(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../servers/recipes"),
+    ))
+    .unwrap()
 }
 
 #[test]

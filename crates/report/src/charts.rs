@@ -167,9 +167,9 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
         let large = is_large(figs, &w);
         let ws = slug(&w);
         if !large {
-            // Seed 000's "total time": each step served a fixed 100,000
-            // requests; rounds here are timed, so the same figure is derived
-            // from throughput.
+            // The "total time" of the 2016 Linux web server benchmark, whose
+            // weighttp runs each served a fixed 100,000 requests; rounds here
+            // are timed, so the same figure is derived from throughput.
             let total = bars_per_server(&|s| {
                 let steps: Vec<&StepFigures> = figs
                     .iter()

@@ -5,14 +5,16 @@
 //! a 1% difference between two runs of the same server is what benchmarks
 //! look like, not news.
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use comfy_table::presets::UTF8_FULL_CONDENSED;
 use serde::Serialize;
 use throng_model::{RunData, StepRecord, StepStatus};
+use throng_stats::MedianCi;
 
+use crate::error::{ReportError, Result};
 use crate::escape::md_cell;
 use crate::figures::grouped;
-use crate::stats::{self, MedianCi};
-use crate::{ReportError, Result};
+use crate::markdown;
+use crate::table::{Align, Cell, Column, Table};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -98,7 +100,7 @@ impl StepKey {
 pub struct Side {
     pub rounds: Vec<f64>,
     pub median: f64,
-    /// 95% interval of the median (see `stats::median_ci` for its coverage
+    /// 95% interval of the median (see `throng_stats::median_ci` for its coverage
     /// with few rounds).
     pub ci: MedianCi,
     pub verdict: String,
@@ -147,7 +149,7 @@ fn usable(s: &StepRecord) -> bool {
 
 fn side(s: &StepRecord) -> Option<Side> {
     let rounds = samples(s);
-    let ci = stats::median_ci(&rounds, 0.95)?;
+    let ci = throng_stats::median_ci(&rounds, 0.95)?;
     Some(Side {
         median: ci.median,
         ci,
@@ -164,8 +166,10 @@ fn row(key: StepKey, a: &StepRecord, b: &StepRecord, opts: &CompareOptions) -> O
         f64::NAN
     };
     let p_value = match opts.test {
-        Test::Welch => stats::welch_t_test(&sa.rounds, &sb.rounds).map(|w| w.p_value),
-        Test::MannWhitney => stats::mann_whitney_u(&sa.rounds, &sb.rounds).map(|m| m.p_value),
+        Test::Welch => throng_stats::welch_t_test(&sa.rounds, &sb.rounds).map(|w| w.p_value),
+        Test::MannWhitney => {
+            throng_stats::mann_whitney_u(&sa.rounds, &sb.rounds).map(|m| m.p_value)
+        }
     };
     let verdict = match p_value {
         None => Change::Untestable,
@@ -199,9 +203,9 @@ fn finish(
     let am: Vec<f64> = rows.iter().map(|r| r.a.median).collect();
     let bm: Vec<f64> = rows.iter().map(|r| r.b.median).collect();
     let geomean = match (
-        stats::geometric_mean(&ratios),
-        stats::geometric_mean(&am),
-        stats::geometric_mean(&bm),
+        throng_stats::geometric_mean(&ratios),
+        throng_stats::geometric_mean(&am),
+        throng_stats::geometric_mean(&bm),
     ) {
         (Some(r), Some(a), Some(b)) => Some(GeoMean {
             a,
@@ -397,55 +401,35 @@ impl Comparison {
         v
     }
 
-    fn header(&self) -> [String; 6] {
-        [
-            "step".into(),
-            format!("{} req/s", self.a),
-            format!("{} req/s", self.b),
-            "change".into(),
-            "p".into(),
-            "verdict".into(),
-        ]
+    /// The comparison as one table for every format. Every cell is escaped
+    /// in Markdown, figures included, as it always was here.
+    fn table(&self) -> Table {
+        let head = |title: String, align| Column::with_head(Cell::text(title), align);
+        let mut t = Table::new(vec![
+            head("step".into(), Align::Left),
+            head(format!("{} req/s", self.a), Align::Right),
+            head(format!("{} req/s", self.b), Align::Right),
+            head("change".into(), Align::Right),
+            head("p".into(), Align::Right),
+            head("verdict".into(), Align::Left),
+        ]);
+        for line in self.lines() {
+            t.push(line.into_iter().map(Cell::text).collect());
+        }
+        t
     }
 
     /// A table for the terminal.
     pub fn to_table(&self) -> String {
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED);
-        t.set_header(self.header().to_vec());
-        for line in self.lines() {
-            t.add_row(line.iter().enumerate().map(|(i, c)| {
-                let cell = Cell::new(c);
-                if (1..=4).contains(&i) {
-                    cell.set_alignment(CellAlignment::Right)
-                } else {
-                    cell
-                }
-            }));
-        }
-        format!("{t}\n{}\n", self.footer())
+        format!("{}\n{}\n", terminal(&self.table()), self.footer())
     }
 
     pub fn to_markdown(&self) -> String {
-        let mut o = String::new();
-        let h = self.header();
-        o.push_str(&format!(
-            "| {} |\n|---|--:|--:|--:|--:|---|\n",
-            h.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ")
-        ));
-        for line in self.lines() {
-            o.push_str(&format!(
-                "| {} |\n",
-                line.iter()
-                    .map(|c| md_cell(c))
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            ));
-        }
-        o.push('\n');
-        o.push_str(&md_cell(&self.footer()));
-        o.push('\n');
-        o
+        format!(
+            "{}\n{}\n",
+            markdown::table(&self.table()),
+            md_cell(&self.footer())
+        )
     }
 
     pub fn to_json(&self) -> Result<Vec<u8>> {
@@ -461,4 +445,26 @@ fn pct(change: f64) -> String {
     } else {
         "–".into()
     }
+}
+
+/// A table drawn with box characters for the terminal; numbers right-aligned.
+fn terminal(t: &Table) -> String {
+    let mut out = comfy_table::Table::new();
+    out.load_preset(UTF8_FULL_CONDENSED);
+    out.set_header(
+        t.columns
+            .iter()
+            .map(|c| c.head.text.clone())
+            .collect::<Vec<_>>(),
+    );
+    for row in &t.rows {
+        out.add_row(row.iter().zip(&t.columns).map(|(c, col)| {
+            let cell = comfy_table::Cell::new(&c.text);
+            match col.align {
+                Align::Right => cell.set_alignment(comfy_table::CellAlignment::Right),
+                Align::Left => cell,
+            }
+        }));
+    }
+    out.to_string()
 }

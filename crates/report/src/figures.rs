@@ -1,17 +1,16 @@
 //! Figures derived from stored rounds, shared by every output format so the
 //! HTML, Markdown, CSV and JSON never disagree.
 
+use std::time::Duration;
+
 use serde::Serialize;
+use throng_model::max_users::{self, DEFAULT_PATIENCE_S};
 use throng_model::{Estimate, RunData, StepRecord, StepStatus};
 
-use crate::stats;
-
 /// Bodies at least this large make a workload a large-file one, reported in
-/// MB/s with transfer times (seed 002's 21 MB file) rather than req/s.
+/// MB/s with transfer times (as the Apache/lighttpd/nginx/Varnish article
+/// reported its 21 MB file) rather than req/s.
 pub const LARGE_BODY_BYTES: f64 = 1024.0 * 1024.0;
-
-/// A p99 above this means users have given up: the limit of "max users".
-pub const MAX_USERS_P99_US: u64 = 3_000_000;
 
 /// What one step measured, reduced over its rounds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -20,7 +19,7 @@ pub struct StepFigures {
     pub cores: u32,
     pub workload: String,
     pub concurrency: u32,
-    pub status: String,
+    pub status: StepStatus,
     pub failure: Option<String>,
     pub rounds: u32,
     /// Requests per second over rounds (mean, median, 95% CI of the mean).
@@ -49,15 +48,6 @@ pub struct StepFigures {
     pub verdict_reasons: Vec<String>,
 }
 
-pub fn status_name(s: StepStatus) -> &'static str {
-    match s {
-        StepStatus::Ok => "ok",
-        StepStatus::Failed => "failed",
-        StepStatus::Skipped => "skipped",
-        StepStatus::Unsupported => "unsupported",
-    }
-}
-
 pub fn step_figures(s: &StepRecord) -> StepFigures {
     let rps: Vec<f64> = s
         .rounds
@@ -67,7 +57,7 @@ pub fn step_figures(s: &StepRecord) -> StepFigures {
     // The lab stores the estimate; recompute only when it is missing so old or
     // hand-made records still show their spread.
     let throughput = if s.throughput.n == 0 && !rps.is_empty() {
-        stats::estimate(&rps)
+        throng_stats::estimate(&rps)
     } else {
         s.throughput.clone()
     };
@@ -84,7 +74,7 @@ pub fn step_figures(s: &StepRecord) -> StepFigures {
         cores: s.cores,
         workload: s.workload.clone(),
         concurrency: s.concurrency,
-        status: status_name(s.status).to_string(),
+        status: s.status,
         failure: s.failure.clone(),
         rounds: s.rounds.len() as u32,
         throughput,
@@ -124,7 +114,7 @@ pub fn step_figures(s: &StepRecord) -> StepFigures {
 
 /// A step that produced numbers worth plotting.
 pub fn measured(s: &StepFigures) -> bool {
-    s.status == "ok" && s.rounds > 0
+    s.status == StepStatus::Ok && s.rounds > 0
 }
 
 /// Names in first-seen order: servers as the run lists them, then any that
@@ -192,7 +182,8 @@ pub fn best<'a>(
         .max_by(|a, b| key(a).total_cmp(&key(b)))
 }
 
-/// One line of the summary table, in the spirit of seed 004's.
+/// One line of the summary table, in the spirit of ACME's thttpd "Web
+/// Server Comparisons" table (features, sizes, max users, small files).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SummaryRow {
     pub server: String,
@@ -205,8 +196,10 @@ pub struct SummaryRow {
     pub large_workload: Option<String>,
     pub large_mb_per_sec: Option<f64>,
     pub large_verdict: Option<String>,
-    /// Highest concurrency with no error and p99 under 3 s on the small
-    /// workload; `max_users_tested` tells whether the sweep went further.
+    /// The sweep's max users on the small workload by the one rule of
+    /// [`throng_model::max_users`] (no error, p99 under 3 s, below the first
+    /// broken level), the highest over core counts; `max_users_tested` tells
+    /// whether the sweep went further.
     pub max_users: Option<u32>,
     pub max_users_tested: Option<u32>,
     /// Highest PSS of the server's process tree over the whole run.
@@ -238,20 +231,25 @@ pub fn summary_rows(run: &RunData, figs: &[StepFigures]) -> Vec<SummaryRow> {
             let rec = run.servers.iter().find(|s| s.name == name);
             let small_best = small.as_deref().and_then(|w| best(figs, &name, w, false));
             let large_best = large.as_deref().and_then(|w| best(figs, &name, w, true));
-            let small_steps: Vec<&StepFigures> = figs
+            let patience = Duration::from_secs_f64(DEFAULT_PATIENCE_S);
+            let max_users = small.as_deref().and_then(|w| {
+                core_counts(run)
+                    .into_iter()
+                    .filter_map(|cores| {
+                        let sweep: Vec<StepRecord> = run
+                            .steps
+                            .iter()
+                            .filter(|s| s.server == name && s.workload == w && s.cores == cores)
+                            .cloned()
+                            .collect();
+                        max_users::max_users(&sweep, patience)
+                    })
+                    .max()
+            });
+            let max_users_tested = figs
                 .iter()
                 .filter(|f| Some(&f.workload) == small.as_ref() && f.server == name)
-                .collect();
-            let max_users = small_steps
-                .iter()
-                .filter(|f| {
-                    measured(f) && f.errors == 0 && f.p99_us.is_some_and(|p| p < MAX_USERS_P99_US)
-                })
-                .map(|f| f.concurrency)
-                .max();
-            let max_users_tested = small_steps
-                .iter()
-                .filter(|f| f.status != "skipped")
+                .filter(|f| f.status != StepStatus::Skipped)
                 .map(|f| f.concurrency)
                 .max();
             let memory = figs
@@ -344,24 +342,6 @@ pub fn utc(unix_s: f64) -> String {
     )
 }
 
-/// Column title of a probed feature.
-pub fn feature_title(name: &str) -> String {
-    match name {
-        "basic_auth" => "Basic auth",
-        "throttling" => "Throttling",
-        "privilege_drop" => "Privilege drop",
-        "gzip" => "gzip",
-        "range" => "Range",
-        "keep_alive" => "Keep-alive",
-        "dir_listing_off" => "Dir listing off",
-        "sendfile" => "sendfile",
-        "http2" => "HTTP/2",
-        "tls" => "TLS",
-        other => other,
-    }
-    .to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -377,5 +357,54 @@ mod tests {
         assert_eq!(duration_us(2_250_000), "2.25 s");
         assert_eq!(duration_us(42), "42 µs");
         assert_eq!(mib(3 * 1024 * 1024 / 2), "1.5 MiB");
+    }
+
+    fn step(concurrency: u32, errors: u64) -> StepRecord {
+        let summary = throng_model::Summary {
+            completed: 1000,
+            requests_per_sec: 500.0,
+            body_bytes: 7000,
+            errors_total: errors,
+            errors: [("reset".to_string(), errors)].into(),
+            latency_us: throng_model::Latency {
+                count: 1000,
+                p50: 1000,
+                p99: 5000,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        StepRecord {
+            server: "x".into(),
+            cores: 1,
+            workload: "tiny".into(),
+            concurrency,
+            status: StepStatus::Ok,
+            failure: None,
+            log_tail: None,
+            server_cpus: vec![0],
+            client_cpus: vec![1],
+            shared_cores: false,
+            throughput: Estimate::default(),
+            rounds: vec![throng_model::RoundRecord {
+                summary,
+                ..Default::default()
+            }],
+            verdict: Default::default(),
+        }
+    }
+
+    #[test]
+    fn summary_max_users_stops_at_the_first_broken_level() {
+        // The model's one rule: a clean level above a broken one does not
+        // count.
+        let run = RunData {
+            steps: vec![step(10, 0), step(50, 3), step(100, 0)],
+            ..RunData::default()
+        };
+        let figs: Vec<StepFigures> = run.steps.iter().map(step_figures).collect();
+        let rows = summary_rows(&run, &figs);
+        assert_eq!(rows[0].max_users, Some(10));
+        assert_eq!(rows[0].max_users_tested, Some(100));
     }
 }

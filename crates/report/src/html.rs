@@ -1,14 +1,18 @@
 //! The report as one self-contained HTML file: inline CSS and SVG, no script,
-//! nothing fetched from the network, light and dark colour schemes.
+//! nothing fetched from the network, light and dark colour schemes. The
+//! tables come from `tables` and are drawn by [`table`]; the prose around
+//! them, the charts, failures and configurations are written here.
 
 use std::fmt::Write;
 
 use throng_model::{RunData, Severity};
 
+use crate::analysis::Analysis;
 use crate::charts::NamedChart;
 use crate::escape::xml as esc;
-use crate::figures::{self, duration_us, grouped, mib, rate_with_ci, StepFigures, SummaryRow};
-use crate::Analysis;
+use crate::figures::{self, grouped};
+use crate::table::{Align, Aside, Cell, Kind, Mark, Table};
+use crate::tables;
 
 const CSS: &str = r#"
 :root { color-scheme: light dark; --fg: #1f2328; --bg: #ffffff; --muted: #59636e; --line: #d1d9e0;
@@ -40,24 +44,6 @@ details { margin: 0.4em 0; }
 summary { cursor: pointer; }
 code { font-size: 0.9em; }
 "#;
-
-fn verdict_class(label: &str) -> &'static str {
-    if label == "valid" {
-        "valid"
-    } else {
-        "suspect"
-    }
-}
-
-/// A number with its verdict under it; the reasons in the tooltip.
-fn with_verdict(value: &str, verdict: &str, reasons: &[String]) -> String {
-    format!(
-        "{value}<span class=\"v {}\" title=\"{}\">{}</span>",
-        verdict_class(verdict),
-        esc(&reasons.join("; ")),
-        esc(verdict)
-    )
-}
 
 pub fn render(run: &RunData, a: &Analysis) -> String {
     let mut o = String::new();
@@ -109,9 +95,21 @@ pub fn render(run: &RunData, a: &Analysis) -> String {
         );
     }
 
-    summary_table(&mut o, &a.summary);
-    features_table(&mut o, run);
-    best_table(&mut o, run, &a.steps);
+    let _ = writeln!(o, "{}", table(&tables::summary(&a.summary)));
+    o.push_str("<p class=\"meta\">Req/s and MB/s: best mean over core counts and concurrency levels. Max users: highest concurrency with no error and p99 under 3 s (a + means the sweep stopped before the server did). Memory: peak PSS of the server's process tree.</p>\n");
+    if let Some(t) = tables::features(run) {
+        // The evidence of each answer is its cell's tooltip.
+        let _ = writeln!(o, "{}", table(&t));
+        o.push_str(
+            "<p>Every answer was seen on the running server; hover a cell for what was seen.</p>\n",
+        );
+    }
+    if let Some(t) = tables::max_users_searched(run) {
+        let _ = writeln!(o, "{}", table(&t));
+    }
+    if let Some(t) = tables::best(run, &a.steps) {
+        let _ = writeln!(o, "{}", table(&t));
+    }
 
     o.push_str("<h2 id=\"charts\">Charts</h2>\n");
     if a.charts.is_empty() {
@@ -121,9 +119,20 @@ pub fn render(run: &RunData, a: &Analysis) -> String {
         chart(&mut o, c);
     }
 
-    steps_table(&mut o, &a.steps);
+    let _ = writeln!(o, "{}", table(&tables::steps(&a.steps)));
+    o.push_str("<p class=\"meta\">req/s: mean over rounds with the 95% confidence interval of the mean (Student's t). p50/p99: median over rounds. Server CPU: user + system time of the server's process tree per second of wall time (100% = one core).</p>\n");
     failures(&mut o, run);
-    environment(&mut o, run);
+    let _ = writeln!(o, "{}", table(&tables::environment(run)));
+    if let Some(t) = tables::kernel_settings(run) {
+        let _ = writeln!(
+            o,
+            "<details><summary>Kernel settings</summary>{}</details>",
+            table(&t)
+        );
+    }
+    if let Some(t) = tables::machine_check(run) {
+        let _ = writeln!(o, "{}", table(&t));
+    }
     servers(&mut o, run);
 
     o.push_str("<h2 id=\"study\">Study file</h2>\n");
@@ -154,133 +163,6 @@ fn chart(o: &mut String, c: &NamedChart) {
     );
 }
 
-fn summary_table(o: &mut String, rows: &[SummaryRow]) {
-    o.push_str("<h2 id=\"summary\">Summary</h2>\n<div class=\"scroll\"><table>\n<tr><th class=\"t\">Server</th><th class=\"t\">Version</th><th class=\"t\">Model</th><th>Small files, req/s</th><th>Large files, MB/s</th><th>Max users</th><th>Memory (peak PSS)</th><th>Executable</th></tr>\n");
-    for s in rows {
-        let small = match (&s.small_rps, &s.small_verdict, &s.small_workload) {
-            (Some(v), Some(verdict), Some(w)) => with_verdict(
-                &format!("{} <small>({})</small>", grouped(v.round() as u64), esc(w)),
-                verdict,
-                &[],
-            ),
-            _ => "–".into(),
-        };
-        let large = match (&s.large_mb_per_sec, &s.large_verdict, &s.large_workload) {
-            (Some(v), Some(verdict), Some(w)) => {
-                with_verdict(&format!("{v:.1} <small>({})</small>", esc(w)), verdict, &[])
-            }
-            _ => "–".into(),
-        };
-        let users = match (s.max_users, s.max_users_tested) {
-            (Some(u), Some(t)) if u == t => format!("{u}+"),
-            (Some(u), _) => u.to_string(),
-            (None, Some(_)) => "none".into(),
-            _ => "–".into(),
-        };
-        let _ = writeln!(
-            o,
-            "<tr><td class=\"t\">{}</td><td class=\"t\">{}</td><td class=\"t\">{}</td><td>{small}</td><td>{large}</td><td>{users}</td><td>{}</td><td>{}</td></tr>",
-            esc(&s.server),
-            esc(&s.version),
-            esc(&s.model),
-            s.memory_bytes.map(mib).unwrap_or_else(|| "–".into()),
-            if s.exe_bytes > 0 { grouped(s.exe_bytes) + " B" } else { "–".into() }
-        );
-    }
-    o.push_str("</table></div>\n<p class=\"meta\">Req/s and MB/s: best mean over core counts and concurrency levels. Max users: highest concurrency with no error and p99 under 3 s (a + means the sweep stopped before the server did). Memory: peak PSS of the server's process tree.</p>\n");
-}
-
-fn best_table(o: &mut String, run: &RunData, figs: &[StepFigures]) {
-    let workloads = figures::workload_names(run);
-    if workloads.is_empty() {
-        return;
-    }
-    o.push_str("<h2 id=\"best\">Best per workload</h2>\n<div class=\"scroll\"><table>\n<tr><th class=\"t\">Server</th>");
-    for w in &workloads {
-        let unit = if figures::is_large(figs, w) {
-            "MB/s, transfer min–max"
-        } else {
-            "req/s [95% CI]"
-        };
-        let _ = write!(o, "<th>{} <small>{unit}</small></th>", esc(w));
-    }
-    o.push_str("</tr>\n");
-    for s in figures::server_names(run) {
-        let _ = write!(o, "<tr><td class=\"t\">{}</td>", esc(&s));
-        for w in &workloads {
-            let large = figures::is_large(figs, w);
-            match figures::best(figs, &s, w, large) {
-                Some(f) => {
-                    let value = if large {
-                        let range = match (f.min_us, f.max_us) {
-                            (Some(lo), Some(hi)) => {
-                                format!(", {}–{}", duration_us(lo), duration_us(hi))
-                            }
-                            _ => String::new(),
-                        };
-                        format!("{:.1}{range}", f.mb_per_sec)
-                    } else {
-                        rate_with_ci(&f.throughput)
-                    };
-                    let _ = write!(
-                        o,
-                        "<td>{}<small class=\"meta\">{} core(s), c={}</small></td>",
-                        with_verdict(&value, &f.verdict, &f.verdict_reasons),
-                        f.cores,
-                        f.concurrency
-                    );
-                }
-                None => o.push_str("<td>–</td>"),
-            }
-        }
-        o.push_str("</tr>\n");
-    }
-    o.push_str("</table></div>\n");
-}
-
-fn steps_table(o: &mut String, figs: &[StepFigures]) {
-    o.push_str("<h2 id=\"steps\">Every step</h2>\n<div class=\"scroll\"><table>\n<tr><th class=\"t\">Server</th><th>Cores</th><th class=\"t\">Workload</th><th>Conc.</th><th>Rounds</th><th>req/s [95% CI]</th><th>MB/s</th><th>p50</th><th>p99</th><th>Errors</th><th>CPU/req</th><th>Server CPU</th><th>PSS peak</th><th class=\"t\">Verdict</th></tr>\n");
-    for f in figs {
-        let verdict = if f.status == "ok" {
-            format!(
-                "<span class=\"{}\" title=\"{}\">{}</span>",
-                verdict_class(&f.verdict),
-                esc(&f.verdict_reasons.join("; ")),
-                esc(&f.verdict)
-            )
-        } else {
-            format!(
-                "<span class=\"failed\">{}{}</span>",
-                esc(&f.status),
-                f.failure
-                    .as_deref()
-                    .map(|e| format!(": {}", esc(e)))
-                    .unwrap_or_default()
-            )
-        };
-        let opt_us = |v: Option<u64>| v.map(duration_us).unwrap_or_else(|| "–".into());
-        let _ = writeln!(
-            o,
-            "<tr><td class=\"t\">{}</td><td>{}{}</td><td class=\"t\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"t\">{verdict}</td></tr>",
-            esc(&f.server),
-            f.cores,
-            if f.shared_cores { " <small class=\"suspect\">shared</small>" } else { "" },
-            esc(&f.workload),
-            f.concurrency,
-            f.rounds,
-            if f.rounds > 0 { rate_with_ci(&f.throughput) } else { "–".into() },
-            f.mb_per_sec,
-            opt_us(f.p50_us),
-            opt_us(f.p99_us),
-            grouped(f.errors),
-            f.cpu_us_per_request.map(|c| format!("{c:.1} µs")).unwrap_or_else(|| "–".into()),
-            f.cpu_utilisation.map(|c| format!("{:.0}%", c * 100.0)).unwrap_or_else(|| "–".into()),
-            if f.pss_peak_bytes > 0 { mib(f.pss_peak_bytes) } else { "–".into() },
-        );
-    }
-    o.push_str("</table></div>\n<p class=\"meta\">req/s: mean over rounds with the 95% confidence interval of the mean (Student's t). p50/p99: median over rounds. Server CPU: user + system time of the server's process tree per second of wall time (100% = one core).</p>\n");
-}
-
 fn failures(o: &mut String, run: &RunData) {
     let failed: Vec<_> = run
         .steps
@@ -304,62 +186,6 @@ fn failures(o: &mut String, run: &RunData) {
         if let Some(t) = &s.log_tail {
             let _ = writeln!(o, "<pre>{}</pre>", esc(t));
         }
-    }
-}
-
-fn environment(o: &mut String, run: &RunData) {
-    let e = &run.run.environment;
-    o.push_str("<h2 id=\"environment\">Environment</h2>\n<table>\n");
-    let rows = [
-        ("Host", e.hostname.clone()),
-        ("CPU", e.cpu_model.clone()),
-        ("CPUs online", e.cpus_online.to_string()),
-        ("Memory", mib(e.memory_bytes)),
-        ("Kernel", e.kernel.clone()),
-        ("OS", e.os.clone()),
-        (
-            "Open files (soft / hard)",
-            format!("{} / {}", e.nofile.0, e.nofile.1),
-        ),
-        ("throng", e.throng_version.clone()),
-    ];
-    for (k, v) in rows {
-        let _ = writeln!(
-            o,
-            "<tr><th class=\"t\">{k}</th><td class=\"t\">{}</td></tr>",
-            esc(&v)
-        );
-    }
-    o.push_str("</table>\n");
-    if !e.sysctls.is_empty() {
-        o.push_str("<details><summary>Kernel settings</summary><table>\n");
-        for (k, v) in &e.sysctls {
-            let _ = writeln!(
-                o,
-                "<tr><td class=\"t\"><code>{}</code></td><td class=\"t\"><code>{}</code></td></tr>",
-                esc(k),
-                esc(v)
-            );
-        }
-        o.push_str("</table></details>\n");
-    }
-    if !run.run.doctor.is_empty() {
-        o.push_str("<h3>Machine check</h3>\n<table>\n<tr><th class=\"t\">Check</th><th class=\"t\">Result</th><th class=\"t\">Finding</th><th class=\"t\">Fix</th></tr>\n");
-        for f in &run.run.doctor {
-            let (class, word) = match f.severity {
-                Severity::Ok => ("valid", "ok"),
-                Severity::Warn => ("warn", "warn"),
-                Severity::Fail => ("fail", "fail"),
-            };
-            let _ = writeln!(
-                o,
-                "<tr><td class=\"t\"><code>{}</code></td><td class=\"t {class}\">{word}</td><td class=\"t\">{}</td><td class=\"t\">{}</td></tr>",
-                esc(&f.check),
-                esc(&f.message),
-                if f.fix.is_empty() { String::new() } else { format!("<code>{}</code>", esc(&f.fix)) }
-            );
-        }
-        o.push_str("</table>\n");
     }
 }
 
@@ -391,70 +217,120 @@ fn servers(o: &mut String, run: &RunData) {
     }
 }
 
-/// Seed 004's feature table, as probed live; the evidence is each cell's title.
-fn features_table(o: &mut String, run: &RunData) {
-    if run
-        .servers
-        .iter()
-        .all(|s| s.features.is_empty() && s.max_users.is_empty())
-    {
-        return;
+/// A table in HTML, from its heading to `</table>` (or the `</div>` of a
+/// wide one), without a newline after it.
+pub fn table(t: &Table) -> String {
+    let mut o = String::new();
+    if let Some(h) = &t.heading {
+        let id = h.id.map(|id| format!(" id=\"{id}\"")).unwrap_or_default();
+        let _ = writeln!(o, "<h{l}{id}>{}</h{l}>", esc(&h.text), l = h.level);
     }
-    o.push_str("<h2 id=\"features\">Features</h2>\n<div class=\"scroll\"><table>\n<tr><th class=\"t\">Server</th><th class=\"t\">Model</th>");
-    for f in throng_model::FEATURES {
-        let _ = write!(
-            o,
-            "<th class=\"t\">{}</th>",
-            esc(&figures::feature_title(f))
-        );
-    }
-    o.push_str("<th>Package</th><th>Executable</th></tr>\n");
-    for s in &run.servers {
-        let _ = write!(
-            o,
-            "<tr><td class=\"t\">{}</td><td class=\"t\">{}</td>",
-            esc(&s.name),
-            esc(&s.model)
-        );
-        for f in throng_model::FEATURES {
-            match s.features.iter().find(|x| x.name == *f) {
-                Some(x) => {
-                    let _ = write!(
-                        o,
-                        "<td class=\"t feature-{}\" title=\"{}\">{}</td>",
-                        x.status.label(),
-                        esc(&x.evidence),
-                        x.status.label()
-                    );
-                }
-                None => o.push_str("<td class=\"t\">–</td>"),
-            }
+    o.push_str(if t.wide {
+        "<div class=\"scroll\"><table>\n"
+    } else {
+        "<table>\n"
+    });
+    if t.head_row {
+        o.push_str("<tr>");
+        for c in &t.columns {
+            cell(&mut o, "th", &c.head, c.align);
         }
-        let size = |b: u64| if b > 0 { mib(b) } else { "–".into() };
-        let _ = writeln!(
-            o,
-            "<td>{}</td><td>{}</td></tr>",
-            size(s.installed_bytes),
-            size(s.exe_bytes)
-        );
+        o.push_str("</tr>\n");
     }
-    o.push_str("</table></div>\n<p>Every answer was seen on the running server; hover a cell for what was seen.</p>\n");
-    if run.servers.iter().any(|s| !s.max_users.is_empty()) {
-        o.push_str("<h3>Max users, searched</h3>\n<div class=\"scroll\"><table>\n<tr><th class=\"t\">Server</th><th>Cores</th><th class=\"t\">Workload</th><th>Max users</th><th>Broke at</th><th class=\"t\">What broke</th></tr>\n");
-        for s in &run.servers {
-            for m in &s.max_users {
-                let _ = writeln!(
+    for row in &t.rows {
+        o.push_str("<tr>");
+        for (c, col) in row.iter().zip(&t.columns) {
+            cell(&mut o, if c.head { "th" } else { "td" }, c, col.align);
+        }
+        o.push_str("</tr>\n");
+    }
+    o.push_str(if t.wide { "</table></div>" } else { "</table>" });
+    o
+}
+
+/// One cell: text to the left gets class `t` (numbers align right by
+/// default); a verdict under a value is a `v` block, a verdict alone is
+/// inline; the reasons and the evidence are tooltips.
+fn cell(o: &mut String, tag: &str, c: &Cell, align: Align) {
+    let class = match (align, &c.hook) {
+        (Align::Left, Some(h)) => format!(" class=\"t {h}\""),
+        (Align::Left, None) => " class=\"t\"".to_string(),
+        (Align::Right, Some(h)) => format!(" class=\"{h}\""),
+        (Align::Right, None) => String::new(),
+    };
+    let tip = c
+        .tip
+        .as_deref()
+        .map(|t| format!(" title=\"{}\"", esc(t)))
+        .unwrap_or_default();
+    let _ = write!(o, "<{tag}{class}{tip}>");
+    match c.kind {
+        Kind::Text | Kind::Literal => o.push_str(&esc(&c.text)),
+        Kind::Code => {
+            let _ = write!(o, "<code>{}</code>", esc(&c.text));
+        }
+    }
+    match &c.aside {
+        Some(Aside::Plain(a)) => {
+            let _ = write!(o, " <small>{}</small>", esc(a));
+        }
+        Some(Aside::Warn(a)) => {
+            let _ = write!(o, " <small class=\"suspect\">{}</small>", esc(a));
+        }
+        None => {}
+    }
+    if let Some(m) = &c.mark {
+        let block = if c.text.is_empty() { "" } else { "v " };
+        match m {
+            Mark::Verdict { label, reasons } => {
+                let class = if label == "valid" { "valid" } else { "suspect" };
+                let _ = write!(
                     o,
-                    "<tr><td class=\"t\">{}</td><td>{}</td><td class=\"t\">{}</td><td>{}</td><td>{}</td><td class=\"t\">{}</td></tr>",
-                    esc(&s.name),
-                    m.cores,
-                    esc(&m.workload),
-                    m.level.map(|v| grouped(v as u64)).unwrap_or_else(|| "none".into()),
-                    m.broke_at.map(|v| grouped(v as u64)).unwrap_or_else(|| "–".into()),
-                    esc(&m.broke_by)
+                    "<span class=\"{block}{class}\" title=\"{}\">{}</span>",
+                    esc(&reasons.join("; ")),
+                    esc(label)
                 );
             }
+            Mark::Failed(text) => {
+                let _ = write!(o, "<span class=\"{block}failed\">{}</span>", esc(text));
+            }
         }
-        o.push_str("</table></div>\n");
+    }
+    if let Some(s) = &c.source {
+        let _ = write!(o, "<small class=\"meta\">{}</small>", esc(s));
+    }
+    let _ = write!(o, "</{tag}>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::Column;
+
+    #[test]
+    fn cells_carry_alignment_verdicts_and_tooltips() {
+        let mut t = Table::new(vec![Column::left("Server"), Column::right("req/s")])
+            .section("steps", "Every step")
+            .wide();
+        t.push(vec![
+            Cell::text("<x>").hook("feature-yes").tip("a \"b\""),
+            Cell::lit("1,000")
+                .warn("shared")
+                .mark(Mark::verdict("valid", &["r1".into(), "r2".into()]))
+                .source("1 core(s), c=10"),
+        ]);
+        t.push(vec![
+            Cell::mark_only(Mark::Failed("skipped".into())),
+            Cell::code(""),
+        ]);
+        assert_eq!(
+            table(&t),
+            "<h2 id=\"steps\">Every step</h2>\n<div class=\"scroll\"><table>\n\
+             <tr><th class=\"t\">Server</th><th>req/s</th></tr>\n\
+             <tr><td class=\"t feature-yes\" title=\"a &quot;b&quot;\">&lt;x&gt;</td>\
+             <td>1,000 <small class=\"suspect\">shared</small><span class=\"v valid\" title=\"r1; r2\">valid</span><small class=\"meta\">1 core(s), c=10</small></td></tr>\n\
+             <tr><td class=\"t\"><span class=\"failed\">skipped</span></td><td><code></code></td></tr>\n\
+             </table></div>"
+        );
     }
 }

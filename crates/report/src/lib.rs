@@ -1,146 +1,30 @@
 //! `throng report` and `throng compare` as pure functions: a stored run in,
 //! bytes out. Nothing here reads a database or writes a file, so every output
 //! can be tested byte for byte against a fixture.
+//!
+//! The way through: [`Analysis`] derives the figures and charts of a run
+//! once; `tables` builds the report's tables from it as one format-free
+//! [`table::Table`] model; `html` and `markdown` render those tables and the
+//! prose around them, `tabular` the CSV and JSON. The statistics are
+//! `throng-stats`', the stored schema `throng-model`'s.
 
+pub mod analysis;
 pub mod charts;
 pub mod compare;
+pub mod error;
 pub mod escape;
+pub mod export;
 pub mod figures;
 pub mod html;
 pub mod markdown;
 pub mod png;
-pub mod stats;
 pub mod svg;
+pub mod table;
+pub mod tables;
 pub mod tabular;
 
-use std::str::FromStr;
-
-use throng_model::RunData;
-
+pub use analysis::Analysis;
 pub use charts::NamedChart;
+pub use error::{ReportError, Result};
+pub use export::{CsvExporter, Exporter, Format, HtmlExporter, JsonExporter, MarkdownExporter};
 pub use figures::{StepFigures, SummaryRow};
-
-#[derive(Debug, thiserror::Error)]
-pub enum ReportError {
-    #[error("cannot encode JSON: {0}")]
-    Json(#[from] serde_json::Error),
-    #[error("cannot render chart {id}: {message}")]
-    Png { id: String, message: String },
-    #[error("{0}")]
-    Input(String),
-}
-
-pub type Result<T> = std::result::Result<T, ReportError>;
-
-/// One output format of a run.
-pub trait Exporter {
-    fn export(&self, run: &RunData) -> Result<Vec<u8>>;
-}
-
-/// Everything derived from a run once, for all formats.
-#[derive(Debug, Clone)]
-pub struct Analysis {
-    pub steps: Vec<StepFigures>,
-    pub summary: Vec<SummaryRow>,
-    pub charts: Vec<NamedChart>,
-}
-
-impl Analysis {
-    pub fn of(run: &RunData) -> Analysis {
-        let steps: Vec<StepFigures> = run.steps.iter().map(figures::step_figures).collect();
-        let summary = figures::summary_rows(run, &steps);
-        let charts = charts::charts(run, &steps);
-        Analysis {
-            steps,
-            summary,
-            charts,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Html,
-    Markdown,
-    Csv,
-    Json,
-}
-
-impl Format {
-    /// The format a file name asks for, by its extension.
-    pub fn from_path(path: &std::path::Path) -> Option<Format> {
-        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-        match ext.as_str() {
-            "html" | "htm" => Some(Format::Html),
-            "md" | "markdown" => Some(Format::Markdown),
-            "csv" => Some(Format::Csv),
-            "json" => Some(Format::Json),
-            _ => None,
-        }
-    }
-
-    pub fn exporter(self) -> Box<dyn Exporter> {
-        match self {
-            Format::Html => Box::new(HtmlExporter),
-            Format::Markdown => Box::new(MarkdownExporter::default()),
-            Format::Csv => Box::new(CsvExporter),
-            Format::Json => Box::new(JsonExporter),
-        }
-    }
-}
-
-impl FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Format, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "html" => Ok(Format::Html),
-            "md" | "markdown" => Ok(Format::Markdown),
-            "csv" => Ok(Format::Csv),
-            "json" => Ok(Format::Json),
-            other => Err(format!(
-                "unknown format {other:?}: use html, md, csv or json"
-            )),
-        }
-    }
-}
-
-/// The article: summary, charts as inline SVG, every step, environment,
-/// configs and the study file.
-pub struct HtmlExporter;
-
-impl Exporter for HtmlExporter {
-    fn export(&self, run: &RunData) -> Result<Vec<u8>> {
-        Ok(html::render(run, &Analysis::of(run)).into_bytes())
-    }
-}
-
-/// The article in Markdown. Charts are linked as `<image_dir>/<id>.png` when
-/// `image_dir` is set (`throng report --png DIR`), otherwise left out.
-#[derive(Default)]
-pub struct MarkdownExporter {
-    pub image_dir: Option<String>,
-}
-
-impl Exporter for MarkdownExporter {
-    fn export(&self, run: &RunData) -> Result<Vec<u8>> {
-        Ok(markdown::render(run, &Analysis::of(run), self.image_dir.as_deref()).into_bytes())
-    }
-}
-
-/// One row per step.
-pub struct CsvExporter;
-
-impl Exporter for CsvExporter {
-    fn export(&self, run: &RunData) -> Result<Vec<u8>> {
-        Ok(tabular::csv(run, &Analysis::of(run)).into_bytes())
-    }
-}
-
-/// The stored run plus the derived figures, for other tools.
-pub struct JsonExporter;
-
-impl Exporter for JsonExporter {
-    fn export(&self, run: &RunData) -> Result<Vec<u8>> {
-        tabular::json(run, &Analysis::of(run))
-    }
-}

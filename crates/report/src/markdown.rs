@@ -1,12 +1,15 @@
-//! The report in Markdown, for articles and README files.
+//! The report in Markdown, for articles and README files. The tables come
+//! from `tables` and are drawn by [`table`], as the comparison's are.
 
 use std::fmt::Write;
 
 use throng_model::RunData;
 
+use crate::analysis::Analysis;
 use crate::escape::{md_cell as cell, md_fence};
-use crate::figures::{self, duration_us, grouped, mib, rate_with_ci};
-use crate::Analysis;
+use crate::figures::{self, grouped};
+use crate::table::{Align, Aside, Cell, Kind, Table};
+use crate::tables;
 
 pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
     let mut o = String::new();
@@ -35,43 +38,7 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
         cell(&env.hostname)
     );
 
-    o.push_str("## Summary\n\n| Server | Version | Model | Small files, req/s | Large files, MB/s | Max users | Memory (peak PSS) | Executable |\n|---|---|---|--:|--:|--:|--:|--:|\n");
-    for s in &a.summary {
-        let small = match (&s.small_rps, &s.small_verdict, &s.small_workload) {
-            (Some(v), Some(verdict), Some(w)) => format!(
-                "{} ({}) — {}",
-                grouped(v.round() as u64),
-                cell(w),
-                cell(verdict)
-            ),
-            _ => "–".into(),
-        };
-        let large = match (&s.large_mb_per_sec, &s.large_verdict, &s.large_workload) {
-            (Some(v), Some(verdict), Some(w)) => {
-                format!("{v:.1} ({}) — {}", cell(w), cell(verdict))
-            }
-            _ => "–".into(),
-        };
-        let users = match (s.max_users, s.max_users_tested) {
-            (Some(u), Some(t)) if u == t => format!("{u}+"),
-            (Some(u), _) => u.to_string(),
-            (None, Some(_)) => "none".into(),
-            _ => "–".into(),
-        };
-        let _ = writeln!(
-            o,
-            "| {} | {} | {} | {small} | {large} | {users} | {} | {} |",
-            cell(&s.server),
-            cell(&s.version),
-            cell(&s.model),
-            s.memory_bytes.map(mib).unwrap_or_else(|| "–".into()),
-            if s.exe_bytes > 0 {
-                grouped(s.exe_bytes) + " B"
-            } else {
-                "–".into()
-            }
-        );
-    }
+    o.push_str(&table(&tables::summary(&a.summary)));
     o.push_str("\nReq/s and MB/s: best mean over core counts and concurrency levels, with its verdict. Max users: highest concurrency with no error and p99 under 3 s (+: the sweep stopped before the server did).\n\n");
     features(&mut o, run);
 
@@ -89,85 +56,18 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
         }
     }
 
-    o.push_str("## Every step\n\n| Server | Cores | Workload | Conc. | Rounds | req/s [95% CI] | MB/s | p50 | p99 | Errors | CPU/req | PSS peak | Verdict |\n|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n");
-    for f in &a.steps {
-        let verdict = if f.status == "ok" {
-            f.verdict.clone()
-        } else {
-            match &f.failure {
-                Some(e) => format!("{}: {e}", f.status),
-                None => f.status.clone(),
-            }
-        };
-        let opt_us = |v: Option<u64>| v.map(duration_us).unwrap_or_else(|| "–".into());
-        let _ = writeln!(
-            o,
-            "| {} | {}{} | {} | {} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {} |",
-            cell(&f.server),
-            f.cores,
-            if f.shared_cores { " (shared)" } else { "" },
-            cell(&f.workload),
-            f.concurrency,
-            f.rounds,
-            if f.rounds > 0 {
-                rate_with_ci(&f.throughput)
-            } else {
-                "–".into()
-            },
-            f.mb_per_sec,
-            opt_us(f.p50_us),
-            opt_us(f.p99_us),
-            grouped(f.errors),
-            f.cpu_us_per_request
-                .map(|c| format!("{c:.1} µs"))
-                .unwrap_or_else(|| "–".into()),
-            if f.pss_peak_bytes > 0 {
-                mib(f.pss_peak_bytes)
-            } else {
-                "–".into()
-            },
-            cell(&verdict)
-        );
-    }
+    o.push_str(&table(&tables::steps(&a.steps).without(tables::SERVER_CPU)));
 
-    o.push_str("\n## Environment\n\n| | |\n|---|---|\n");
-    let rows = [
-        ("Host", env.hostname.clone()),
-        ("CPU", env.cpu_model.clone()),
-        ("CPUs online", env.cpus_online.to_string()),
-        ("Memory", mib(env.memory_bytes)),
-        ("Kernel", env.kernel.clone()),
-        ("OS", env.os.clone()),
-        (
-            "Open files (soft / hard)",
-            format!("{} / {}", env.nofile.0, env.nofile.1),
-        ),
-        ("throng", env.throng_version.clone()),
-    ];
-    for (k, v) in rows {
-        let _ = writeln!(o, "| {k} | {} |", cell(&v));
+    // The kernel settings are rows of the environment's table here.
+    let mut env = tables::environment(run);
+    if let Some(k) = tables::kernel_settings(run) {
+        env.rows.extend(k.rows);
     }
-    for (k, v) in &env.sysctls {
-        let _ = writeln!(o, "| {} | {} |", cell(k), cell(v));
-    }
-    if !r.doctor.is_empty() {
-        o.push_str(
-            "\n### Machine check\n\n| Check | Result | Finding | Fix |\n|---|---|---|---|\n",
-        );
-        for f in &r.doctor {
-            let word = match f.severity {
-                throng_model::Severity::Ok => "ok",
-                throng_model::Severity::Warn => "warn",
-                throng_model::Severity::Fail => "fail",
-            };
-            let _ = writeln!(
-                o,
-                "| {} | {word} | {} | {} |",
-                cell(&f.check),
-                cell(&f.message),
-                cell(&f.fix)
-            );
-        }
+    o.push('\n');
+    o.push_str(&table(&env));
+    if let Some(t) = tables::machine_check(run) {
+        o.push('\n');
+        o.push_str(&table(&t));
     }
 
     if !run.servers.is_empty() {
@@ -200,42 +100,13 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
     o
 }
 
-/// Seed 004's feature table, as probed live, with the search for max users.
+/// The feature table of ACME's thttpd comparison, as probed live, with
+/// each answer's evidence listed below it and the search for max users.
 fn features(o: &mut String, run: &RunData) {
-    if run
-        .servers
-        .iter()
-        .all(|s| s.features.is_empty() && s.max_users.is_empty())
-    {
+    let Some(t) = tables::features(run) else {
         return;
-    }
-    o.push_str(
-        "## Features
-
-| Server | Model | ",
-    );
-    for f in throng_model::FEATURES {
-        let _ = write!(o, "{} | ", cell(&figures::feature_title(f)));
-    }
-    o.push_str("Package | Executable |\n|---|---|");
-    for _ in throng_model::FEATURES {
-        o.push_str("---|");
-    }
-    o.push_str("--:|--:|\n");
-    for s in &run.servers {
-        let _ = write!(o, "| {} | {} | ", cell(&s.name), cell(&s.model));
-        for f in throng_model::FEATURES {
-            let label = s
-                .features
-                .iter()
-                .find(|x| x.name == *f)
-                .map(|x| x.status.label())
-                .unwrap_or("–");
-            let _ = write!(o, "{label} | ");
-        }
-        let size = |b: u64| if b > 0 { mib(b) } else { "–".into() };
-        let _ = writeln!(o, "{} | {} |", size(s.installed_bytes), size(s.exe_bytes));
-    }
+    };
+    o.push_str(&table(&t));
     o.push_str("\nEvery answer was seen on the running server:\n\n");
     for s in &run.servers {
         for f in &s.features {
@@ -243,40 +114,119 @@ fn features(o: &mut String, run: &RunData) {
                 o,
                 "- {} {}: {} — {}",
                 cell(&s.name),
-                cell(&figures::feature_title(&f.name)),
+                cell(f.name.title()),
                 f.status.label(),
                 cell(&f.evidence)
             );
         }
     }
-    if run.servers.iter().any(|s| !s.max_users.is_empty()) {
-        o.push_str("\n### Max users, searched\n\n| Server | Cores | Workload | Max users | Broke at | What broke |\n|---|--:|---|--:|--:|---|\n");
-        for s in &run.servers {
-            for m in &s.max_users {
-                let _ = writeln!(
-                    o,
-                    "| {} | {} | {} | {} | {} | {} |",
-                    cell(&s.name),
-                    m.cores,
-                    cell(&m.workload),
-                    m.level.map(grouped_u32).unwrap_or_else(|| "none".into()),
-                    m.broke_at.map(grouped_u32).unwrap_or_else(|| "–".into()),
-                    cell(&m.broke_by)
-                );
-            }
-        }
+    if let Some(t) = tables::max_users_searched(run) {
+        o.push('\n');
+        o.push_str(&table(&t));
         let patience = run
             .servers
             .iter()
             .flat_map(|s| &s.max_users)
             .map(|m| m.patience_s)
             .next()
-            .unwrap_or(3.0);
+            .unwrap_or(throng_model::max_users::DEFAULT_PATIENCE_S);
         let _ = writeln!(o, "\nMax users: highest concurrency with no error and p99 under {patience} s, stepping up past the sweep until the server broke.");
     }
     o.push('\n');
 }
 
-fn grouped_u32(v: u32) -> String {
-    grouped(v as u64)
+/// A table in Markdown (GitHub's pipe tables), from its heading to the
+/// newline of its last row. Text from outside is escaped so it cannot
+/// break the table or inject HTML; what the report wrote is printed as is.
+pub fn table(t: &Table) -> String {
+    let mut o = String::new();
+    if let Some(h) = &t.heading {
+        let _ = write!(o, "{} {}\n\n", "#".repeat(h.level.into()), h.text);
+    }
+    if t.head_row {
+        let heads: Vec<String> = t.columns.iter().map(|c| content(&c.head)).collect();
+        let _ = writeln!(o, "| {} |", heads.join(" | "));
+    } else {
+        // Pipe tables need a heading row; a key/value table's is blank.
+        let _ = writeln!(o, "|{}", " |".repeat(t.columns.len()));
+    }
+    o.push('|');
+    for c in &t.columns {
+        o.push_str(match c.align {
+            Align::Left => "---|",
+            Align::Right => "--:|",
+        });
+    }
+    o.push('\n');
+    for row in &t.rows {
+        let cells: Vec<String> = row.iter().map(content).collect();
+        let _ = writeln!(o, "| {} |", cells.join(" | "));
+    }
+    o
+}
+
+/// A cell's text with what goes around it: an aside after the value (a
+/// warning in parentheses, since Markdown has no colour), the verdict after
+/// a dash, where it was measured in parentheses.
+fn content(c: &Cell) -> String {
+    let mut s = match c.kind {
+        Kind::Text | Kind::Code => cell(&c.text),
+        Kind::Literal => c.text.clone(),
+    };
+    match &c.aside {
+        Some(Aside::Plain(a)) => {
+            s.push(' ');
+            s.push_str(&cell(a));
+        }
+        Some(Aside::Warn(a)) => {
+            let _ = write!(s, " ({})", cell(a));
+        }
+        None => {}
+    }
+    if let Some(m) = &c.mark {
+        if !c.text.is_empty() {
+            s.push_str(" — ");
+        }
+        s.push_str(&cell(m.label()));
+    }
+    if let Some(src) = &c.source {
+        let _ = write!(s, " ({})", cell(src));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::{Column, Mark};
+
+    #[test]
+    fn tables_escape_outside_text_and_keep_their_own() {
+        let mut t = Table::new(vec![
+            Column::left("Server"),
+            Column::right("req/s [95% CI]"),
+        ])
+        .subsection("Steps");
+        t.push(vec![
+            Cell::text("a|b").warn("shared"),
+            Cell::lit("1,000 [900–1,100]").mark(Mark::verdict("suspect: client_bound", &[])),
+        ]);
+        t.push(vec![
+            Cell::mark_only(Mark::Failed("failed: *gone*".into())),
+            Cell::none(),
+        ]);
+        assert_eq!(
+            table(&t),
+            "### Steps\n\n| Server | req/s [95% CI] |\n|---|--:|\n\
+             | a\\|b (shared) | 1,000 [900–1,100] — suspect: client\\_bound |\n\
+             | failed: \\*gone\\* | – |\n"
+        );
+    }
+
+    #[test]
+    fn key_value_tables_have_a_blank_heading_row() {
+        let mut t = Table::key_value();
+        t.push(vec![Cell::lit("Host").head(), Cell::code("x_y")]);
+        assert_eq!(table(&t), "| | |\n|---|---|\n| Host | x\\_y |\n");
+    }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use resvg::{tiny_skia, usvg};
 
-use crate::{ReportError, Result};
+use crate::error::{ReportError, Result};
 
 pub struct PngRenderer {
     fontdb: Arc<usvg::fontdb::Database>,

@@ -3,9 +3,10 @@
 use serde::Serialize;
 use throng_model::RunData;
 
+use crate::analysis::Analysis;
+use crate::error::Result;
 use crate::escape::csv_text;
 use crate::figures::{StepFigures, SummaryRow};
-use crate::{Analysis, Result};
 
 /// Version of the JSON report document. Bump on any incompatible change.
 pub const JSON_SCHEMA: u32 = 1;
@@ -44,7 +45,7 @@ pub fn csv(run: &RunData, a: &Analysis) -> String {
             f.cores.to_string(),
             csv_text(&f.workload),
             f.concurrency.to_string(),
-            f.status.clone(),
+            f.status.name().to_string(),
             f.rounds.to_string(),
             num(f.throughput.mean),
             num(f.throughput.median),

@@ -15,7 +15,7 @@ fn pair(a: &[f64], b: &[f64]) -> throng_model::RunData {
         for (r, v) in s.rounds.iter_mut().zip(rps) {
             r.summary.requests_per_sec = *v;
         }
-        s.throughput = throng_report::stats::estimate(rps);
+        s.throughput = throng_stats::estimate(rps);
         run.steps.push(s);
     }
     run

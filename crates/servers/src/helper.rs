@@ -312,7 +312,8 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            format!("{err:#}").contains("unknown variant `fpm`, expected one of `fcgiwrap`, `php-fpm`, `node`"),
+            format!("{err:#}")
+                .contains("unknown variant `fpm`, expected one of `fcgiwrap`, `php-fpm`, `node`"),
             "{err:#}"
         );
     }

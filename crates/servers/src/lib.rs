@@ -12,6 +12,7 @@ pub mod probe;
 pub mod process;
 pub mod recipe;
 pub mod rundir;
+pub mod template;
 pub mod usage;
 
 pub use launch::{start, Running, Site, Start, StartFailure};

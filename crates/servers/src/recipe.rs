@@ -18,8 +18,9 @@ use serde::{Deserialize, Serialize};
 use throng_model::WorkloadKind;
 
 use crate::helper::Helper;
-use crate::probe::ProbeSettings;
 use crate::names;
+use crate::probe::ProbeSettings;
+use crate::template::substitute;
 
 /// The embedded recipes, in the order `throng servers` lists them.
 const BUILTIN: &[(&str, &str)] = &[
@@ -192,8 +193,7 @@ impl Recipe {
             names::check("backend recipe name", b)?;
         }
         for c in &self.configs {
-            names::check_file(&c.file)
-                .with_context(|| format!("recipe {}", self.name))?;
+            names::check_file(&c.file).with_context(|| format!("recipe {}", self.name))?;
         }
         self.probe
             .check()
@@ -365,24 +365,6 @@ pub fn version_in(text: &str, after: &str) -> Option<String> {
         .take_while(|c| c.is_ascii_digit() || *c == '.')
         .collect();
     Some(v.trim_end_matches('.').to_string())
-}
-
-pub(crate) fn substitute(line: &str, value: impl Fn(&str) -> Option<String>) -> anyhow::Result<String> {
-    let mut out = String::with_capacity(line.len());
-    let mut rest = line;
-    while let Some(open) = rest.find("{{") {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 2..];
-        let close = after
-            .find("}}")
-            .ok_or_else(|| anyhow!("unclosed placeholder"))?;
-        let key = after[..close].trim();
-        let v = value(key).ok_or_else(|| anyhow!("unknown placeholder {{{{{key}}}}}"))?;
-        out.push_str(&v);
-        rest = &after[close + 2..];
-    }
-    out.push_str(rest);
-    Ok(out)
 }
 
 fn signal_by_name(name: &str) -> anyhow::Result<nix::sys::signal::Signal> {
@@ -620,7 +602,7 @@ mod tests {
         let fcgiwrap = Some(Helper::FcgiWrap);
         assert_eq!(
             helpers(WorkloadKind::Cgi),
-            [fcgiwrap.clone(), None, None, None, fcgiwrap]
+            [fcgiwrap, None, None, None, fcgiwrap]
         );
         assert_eq!(
             helpers(WorkloadKind::Php),

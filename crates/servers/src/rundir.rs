@@ -63,7 +63,10 @@ impl RunDir {
 
     /// A path inside the run directory, relative, for storing with results.
     pub fn relative(&self, p: &Path) -> String {
-        p.strip_prefix(&self.path).unwrap_or(p).display().to_string()
+        p.strip_prefix(&self.path)
+            .unwrap_or(p)
+            .display()
+            .to_string()
     }
 }
 
@@ -101,7 +104,10 @@ mod tests {
         assert!(RunDir::create(base.path(), "throng-lab", 7, false).is_err());
         let sub = rd.subdir(&["c1-tiny", "nginx"], None).unwrap();
         assert_eq!(sub, path.join("c1-tiny/nginx"));
-        assert_eq!(rd.relative(&sub.join("nginx.conf")), "c1-tiny/nginx/nginx.conf");
+        assert_eq!(
+            rd.relative(&sub.join("nginx.conf")),
+            "c1-tiny/nginx/nginx.conf"
+        );
         for bad in [&["..", "x"][..], &["/etc"], &["a/../../b"]] {
             assert!(rd.subdir(bad, None).is_err(), "{bad:?}");
         }

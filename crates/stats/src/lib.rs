@@ -404,5 +404,4 @@ mod tests {
         );
         assert_eq!(estimate(&[1.0, 3.0]).median, 2.0);
     }
-
 }

@@ -10,8 +10,8 @@ use std::path::Path;
 use anyhow::Context;
 use rusqlite::{params, Connection, OptionalExtension};
 use throng_model::{
-    Environment, Estimate, Feature, FeatureResult, FeatureStatus, Finding, MaxUsers, RoundRecord, RunData,
-    RunRecord, ServerRecord, ServerUsage, StepRecord, StepStatus, Summary, Verdict,
+    Environment, Estimate, Feature, FeatureResult, FeatureStatus, Finding, MaxUsers, RoundRecord,
+    RunData, RunRecord, ServerRecord, ServerUsage, StepRecord, StepStatus, Summary, Verdict,
 };
 
 /// Migrations, in order; entry i moves the schema from version i to i+1.

@@ -7,11 +7,10 @@
 
 use std::collections::BTreeSet;
 
-use procfs::Current;
+use throng_model::{Finding, Severity};
 
-use throng_model::{Environment, Finding, Severity};
-
-use crate::snapshot::{read_sysctls, read_trimmed, Snapshot, Turbo};
+pub use crate::snapshot::environment;
+use crate::snapshot::{Snapshot, Turbo};
 
 /// What the study is about to do, so limits can be checked against it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -759,48 +758,4 @@ fn plan_cpus(s: &Snapshot, plan: &Plan) -> Finding {
             plan.client_cpus, plan.server_cpus
         ),
     )
-}
-
-/// The machine as it is now: what a report needs to say where numbers
-/// came from.
-pub fn environment() -> Environment {
-    let cpuinfo = procfs::CpuInfo::current().ok();
-    let cpu_model = cpuinfo
-        .as_ref()
-        .and_then(|c| c.model_name(0).map(str::to_string))
-        .unwrap_or_default();
-    let os = std::fs::read_to_string("/etc/os-release")
-        .ok()
-        .and_then(|t| {
-            t.lines().find_map(|l| {
-                l.strip_prefix("PRETTY_NAME=")
-                    .map(|v| v.trim_matches('"').to_string())
-            })
-        })
-        .unwrap_or_default();
-    let kernel = [
-        read_trimmed("/proc/sys/kernel/osrelease"),
-        read_trimmed("/proc/sys/kernel/version"),
-    ]
-    .into_iter()
-    .flatten()
-    .collect::<Vec<_>>()
-    .join(" ");
-    let mut sysctls = read_sysctls();
-    // A live count, not a setting: it would make identical machines differ.
-    sysctls.remove("net.netfilter.nf_conntrack_count");
-    let cpus_online = std::fs::read_to_string("/sys/devices/system/cpu/online")
-        .map(|s| crate::snapshot::parse_cpu_list(&s).len() as u32)
-        .unwrap_or(0);
-    Environment {
-        hostname: read_trimmed("/proc/sys/kernel/hostname").unwrap_or_default(),
-        cpu_model,
-        cpus_online,
-        memory_bytes: procfs::Meminfo::current().map(|m| m.mem_total).unwrap_or(0),
-        kernel,
-        os,
-        sysctls,
-        nofile: crate::snapshot::nofile_limit(),
-        throng_version: env!("CARGO_PKG_VERSION").to_string(),
-    }
 }

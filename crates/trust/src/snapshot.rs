@@ -1,6 +1,6 @@
 //! Everything `throng doctor` looks at, read once from /proc and /sys.
 //!
-//! The checks in [`crate::doctor`] are pure functions of a [`Snapshot`], so a
+//! The doctor's checks are pure functions of a [`Snapshot`], so a
 //! test can hand them a crafted machine (the seeds' bogus sysctls, a busy
 //! neighbour, swap in use) and see each one fire, without root and without
 //! touching the real kernel settings.
@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use procfs::{Current, CurrentSI};
 use serde::{Deserialize, Serialize};
+use throng_model::Environment;
 
 /// Sysctls that change what a web benchmark measures. Read live from
 /// /proc/sys; absent ones (tcp_tw_recycle since Linux 4.12, conntrack when
@@ -390,4 +391,48 @@ fn process_ticks(me: i32) -> BTreeMap<i32, (String, u64)> {
 pub fn read_sysctl(name: &str) -> Option<String> {
     let path = Path::new("/proc/sys").join(name.replace('.', "/"));
     read_trimmed(&path.to_string_lossy())
+}
+
+/// The machine as it is now: what a report needs to say where numbers
+/// came from.
+pub fn environment() -> Environment {
+    let cpuinfo = procfs::CpuInfo::current().ok();
+    let cpu_model = cpuinfo
+        .as_ref()
+        .and_then(|c| c.model_name(0).map(str::to_string))
+        .unwrap_or_default();
+    let os = std::fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|t| {
+            t.lines().find_map(|l| {
+                l.strip_prefix("PRETTY_NAME=")
+                    .map(|v| v.trim_matches('"').to_string())
+            })
+        })
+        .unwrap_or_default();
+    let kernel = [
+        read_trimmed("/proc/sys/kernel/osrelease"),
+        read_trimmed("/proc/sys/kernel/version"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(" ");
+    let mut sysctls = read_sysctls();
+    // A live count, not a setting: it would make identical machines differ.
+    sysctls.remove("net.netfilter.nf_conntrack_count");
+    let cpus_online = std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .map(|s| parse_cpu_list(&s).len() as u32)
+        .unwrap_or(0);
+    Environment {
+        hostname: read_trimmed("/proc/sys/kernel/hostname").unwrap_or_default(),
+        cpu_model,
+        cpus_online,
+        memory_bytes: procfs::Meminfo::current().map(|m| m.mem_total).unwrap_or(0),
+        kernel,
+        os,
+        sysctls,
+        nofile: nofile_limit(),
+        throng_version: env!("CARGO_PKG_VERSION").to_string(),
+    }
 }

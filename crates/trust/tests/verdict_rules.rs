@@ -1,8 +1,8 @@
 //! Every verdict rule fires on a crafted measurement, and a clean one is valid.
 
 use hdrhistogram::Histogram;
-use throng_model::{Connections, CpuTime, RateReport, ReasonCode};
 use throng_model::ErrorKind;
+use throng_model::{Connections, CpuTime, RateReport, ReasonCode};
 use throng_model::{Estimate, RoundRecord, ServerUsage, StepRecord, StepStatus, Summary, Verdict};
 use throng_trust::verdict::{round_verdict_with, step_verdict, sweep_verdicts, RoundContext};
 
@@ -59,7 +59,11 @@ fn codes(v: &Verdict) -> Vec<&str> {
 }
 
 fn msg<'a>(v: &'a Verdict, code: &str) -> &'a str {
-    &v.reasons.iter().find(|r| r.code.name() == code).unwrap().message
+    &v.reasons
+        .iter()
+        .find(|r| r.code.name() == code)
+        .unwrap()
+        .message
 }
 
 /// 1000 responses around 100 µs: a fast local server.

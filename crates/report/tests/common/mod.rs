@@ -94,7 +94,7 @@ pub fn step(
         server_cpus: (0..cores as usize).collect(),
         client_cpus: vec![cores as usize],
         shared_cores: false,
-        throughput: throng_report::stats::estimate(&rps),
+        throughput: throng_stats::estimate(&rps),
         rounds,
         verdict: Verdict::valid(),
     }
@@ -177,9 +177,10 @@ pub fn rich_run() -> RunData {
         .iter()
         .position(|s| s.server == "lighttpd" && s.cores == 2 && s.concurrency == 200)
         .unwrap();
-    steps[i]
-        .verdict
-        .push("client_bound", "the load generator used 97% of its core");
+    steps[i].verdict.push(
+        ReasonCode::ClientBound,
+        "the load generator used 97% of its core",
+    );
     let i = steps
         .iter()
         .position(|s| s.server == "apache2-event" && s.cores == 2 && s.concurrency == 200)
@@ -197,25 +198,26 @@ pub fn rich_run() -> RunData {
     sysctls.insert("net.core.somaxconn".to_string(), "4096".to_string());
     sysctls.insert("net.ipv4.tcp_tw_reuse".to_string(), "2".to_string());
     let mut servers = servers;
-    // nginx as the lab probes it: seed 004's feature table and a max-users search.
+    // nginx as the lab probes it: the feature table of ACME's thttpd "Web
+    // Server Comparisons" and a max-users search.
     servers[0].installed_bytes = 3_276_800;
-    servers[0].features = throng_model::FEATURES
-        .iter()
-        .map(|f| throng_model::FeatureResult {
-            name: f.to_string(),
-            status: match *f {
-                "sendfile" => throng_model::FeatureStatus::No,
-                "http2" | "tls" => throng_model::FeatureStatus::Untested,
-                _ => throng_model::FeatureStatus::Yes,
+    servers[0].features = Feature::ALL
+        .into_iter()
+        .map(|f| FeatureResult {
+            name: f,
+            status: match f {
+                Feature::Sendfile => FeatureStatus::No,
+                Feature::Http2 | Feature::Tls => FeatureStatus::Untested,
+                _ => FeatureStatus::Yes,
             },
-            evidence: match *f {
-                "basic_auth" => "401 without credentials, 200 with".into(),
-                "throttling" => "measured 131 KB/s against 131 KB/s configured".into(),
-                other => format!("{other} <probe>"),
+            evidence: match f {
+                Feature::BasicAuth => "401 without credentials, 200 with".into(),
+                Feature::Throttling => "measured 131 KB/s against 131 KB/s configured".into(),
+                other => format!("{} <probe>", other.name()),
             },
         })
         .collect();
-    servers[0].max_users = vec![throng_model::MaxUsers {
+    servers[0].max_users = vec![MaxUsers {
         cores: 1,
         workload: "small-files".into(),
         patience_s: 3.0,
@@ -282,7 +284,7 @@ pub fn second_run() -> RunData {
             .map(|r| r.summary.requests_per_sec)
             .collect();
         if !rps.is_empty() {
-            s.throughput = throng_report::stats::estimate(&rps);
+            s.throughput = throng_stats::estimate(&rps);
         }
     }
     run

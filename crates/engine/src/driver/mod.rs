@@ -24,9 +24,14 @@ use mio::{Events, Interest, Poll, Token};
 
 use crate::clock::{now_ns, realtime_ns, thread_cpu, thread_runqueue_wait, TimerFd};
 use crate::http1::{ParserConfig, Response, ResponseParser};
+use crate::result::ErrorKind;
 use crate::rx;
 use crate::spec::{LoadSpec, Order, Stop};
-use crate::result::ErrorKind;
+
+mod respond;
+mod state;
+
+pub(crate) use state::*;
 
 const TIMER: Token = Token(usize::MAX - 1);
 /// One read buffer per thread, shared by its connections: a response is
@@ -46,199 +51,8 @@ const NAP_MAX_NS: u64 = 50_000;
 const NAP_MIN_NS: u64 = 5_000;
 const NAP_LATENCY_DIVISOR: u64 = 128;
 
-/// Per-URL expectations: the first accepted response a thread sees for a
-/// URL sets them (unless the user fixed the size), as ab and http_load do.
-/// Each thread learns its own, so nothing is shared; `run` compares what the
-/// threads learnt and warns when they disagree.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Expect {
-    pub size: Option<u64>,
-    pub checksum: Option<u64>,
-}
-
-/// What all threads read and nobody writes.
-pub(crate) struct Plan<'a> {
-    pub spec: &'a LoadSpec,
-    pub requests: &'a [Vec<u8>],
-    pub start_ns: u64,
-    pub warmup_end_ns: u64,
-    /// Duration mode: when the measured phase ends.
-    pub end_ns: Option<u64>,
-    pub stop: &'a AtomicBool,
-    /// Open model: nanoseconds between two sends of one connection.
-    pub interval_ns: Option<u64>,
-    /// Open model: nanoseconds between the first sends of two connections.
-    pub stagger_ns: u64,
-}
-
-pub(crate) struct Job {
-    pub index: usize,
-    /// Global index of this thread's first connection (staggers the schedule).
-    pub first_conn: usize,
-    pub conns: usize,
-    /// Requests mode: requests this thread completes in the measured phase.
-    pub quota: Option<u64>,
-    pub cpu: Option<usize>,
-}
-
-#[derive(Clone)]
-pub(crate) struct Counters {
-    pub completed: u64,
-    pub sent: u64,
-    pub bytes_read: u64,
-    pub bytes_written: u64,
-    pub body_bytes: u64,
-    pub connects: u64,
-    pub errors: [u64; ErrorKind::COUNT],
-    pub status: Box<[u64; STATUS_SLOTS]>,
-}
-
-impl Counters {
-    fn new() -> Self {
-        Counters {
-            completed: 0,
-            sent: 0,
-            bytes_read: 0,
-            bytes_written: 0,
-            body_bytes: 0,
-            connects: 0,
-            errors: [0; ErrorKind::COUNT],
-            status: Box::new([0; STATUS_SLOTS]),
-        }
-    }
-
-    pub fn add(&mut self, o: &Counters) {
-        self.completed += o.completed;
-        self.sent += o.sent;
-        self.bytes_read += o.bytes_read;
-        self.bytes_written += o.bytes_written;
-        self.body_bytes += o.body_bytes;
-        self.connects += o.connects;
-        for (a, b) in self.errors.iter_mut().zip(o.errors.iter()) {
-            *a += b;
-        }
-        for (a, b) in self.status.iter_mut().zip(o.status.iter()) {
-            *a += b;
-        }
-    }
-
-    pub fn errors_total(&self) -> u64 {
-        self.errors.iter().sum()
-    }
-}
-
-pub(crate) fn histogram() -> Histogram<u64> {
-    // 1 µs to 1 hour at 3 significant digits: fixed size, never resized.
-    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid histogram bounds")
-}
-
-pub(crate) struct ThreadResult {
-    pub measured: Counters,
-    pub warmup: Counters,
-    pub latency: Histogram<u64>,
-    pub uncorrected: Histogram<u64>,
-    pub connect: Histogram<u64>,
-    pub lateness: Histogram<u64>,
-    pub late_sends: u64,
-    pub naps: u64,
-    /// Per second of the measured phase: completed, errors, bytes read.
-    pub timeline: Vec<[u64; 3]>,
-    pub cpu_user: f64,
-    pub cpu_sys: f64,
-    pub runqueue_wait: f64,
-    pub established: u64,
-    pub reconnects: u64,
-    pub in_flight_at_end: u64,
-    /// When this thread's measured phase ended (requests mode).
-    pub end_ns: u64,
-    /// Set when the OS refused something the thread needed (socket, epoll).
-    pub fatal: Option<io::Error>,
-    /// What this thread learnt about each URL.
-    pub expect: Vec<Expect>,
-}
-
-#[derive(Clone, Copy, Default)]
-struct InFlight {
-    target: u32,
-    /// Set when issued, and again when a queued request finally goes out on
-    /// a fresh connection: connect time is reported apart from latency.
-    issued_ns: u64,
-    /// Open model: when the schedule wanted it sent.
-    intended_ns: u64,
-    /// Requests mode: issued in the measured phase (counts toward the quota).
-    measured: bool,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum State {
-    Down,
-    Connecting,
-    Open,
-}
-
-struct Conn {
-    stream: Option<TcpStream>,
-    state: State,
-    parser: ResponseParser,
-    /// Issued requests in order; `written` of them are fully on the wire.
-    ring: Box<[InFlight]>,
-    head: usize,
-    len: usize,
-    written: usize,
-    /// Bytes of the first unwritten request already written.
-    write_off: usize,
-    connect_start_ns: u64,
-    ever_connected: bool,
-    /// Bumped on every close, so a loop that handed control away can tell
-    /// that the connection it was reading is gone.
-    epoch: u64,
-    /// Open model.
-    next_intended_ns: u64,
-    in_heap: bool,
-    /// The server's FIN has arrived: requests issued from now on wait for
-    /// the next connection instead of being written to one that is gone.
-    peer_closed: bool,
-    /// Closed model: queued to send its next request after this batch.
-    deferred: bool,
-}
-
-impl Conn {
-    fn front(&self) -> InFlight {
-        self.ring[self.head]
-    }
-    /// Ring index of the `i`-th request in flight.
-    fn slot(&self, i: usize) -> usize {
-        (self.head + i) % self.ring.len()
-    }
-    fn push(&mut self, f: InFlight) {
-        let idx = (self.head + self.len) % self.ring.len();
-        self.ring[idx] = f;
-        self.len += 1;
-    }
-    fn pop(&mut self) -> InFlight {
-        let f = self.ring[self.head];
-        self.head = (self.head + 1) % self.ring.len();
-        self.len -= 1;
-        f
-    }
-}
-
-struct Stats {
-    measured: Counters,
-    warmup: Counters,
-    latency: Histogram<u64>,
-    uncorrected: Histogram<u64>,
-    connect: Histogram<u64>,
-    lateness: Histogram<u64>,
-    late_sends: u64,
-    naps: u64,
-    timeline: Vec<[u64; 3]>,
-    established: u64,
-    reconnects: u64,
-}
-
 pub(crate) struct Worker<'a> {
-    plan: &'a Plan<'a>,
+    plan: &'a Shared<'a>,
     job: Job,
     conns: Vec<Conn>,
     stats: Stats,
@@ -264,27 +78,8 @@ pub(crate) struct Worker<'a> {
     latency_avg_ns: u64,
 }
 
-fn classify_connect(e: &io::Error) -> ErrorKind {
-    match e.raw_os_error() {
-        Some(libc::ECONNREFUSED) => ErrorKind::ConnectRefused,
-        Some(libc::EADDRNOTAVAIL) => ErrorKind::AddrUnavailable,
-        Some(libc::ETIMEDOUT) => ErrorKind::ConnectTimeout,
-        Some(libc::ECONNRESET) => ErrorKind::Reset,
-        _ => ErrorKind::ConnectOther,
-    }
-}
-
-fn classify_io(e: &io::Error, default: ErrorKind) -> ErrorKind {
-    match e.kind() {
-        io::ErrorKind::ConnectionReset
-        | io::ErrorKind::BrokenPipe
-        | io::ErrorKind::ConnectionAborted => ErrorKind::Reset,
-        _ => default,
-    }
-}
-
 impl<'a> Worker<'a> {
-    pub(crate) fn new(plan: &'a Plan<'a>, job: Job) -> io::Result<Self> {
+    pub(crate) fn new(plan: &'a Shared<'a>, job: Job) -> io::Result<Self> {
         let spec = plan.spec;
         let cfg = ParserConfig {
             checksum: spec.checksum,
@@ -874,77 +669,6 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn complete(&mut self, i: usize, resp: Response) {
-        if self.conns[i].len == 0 || self.conns[i].written == 0 {
-            // A response nobody asked for: the byte stream cannot be trusted.
-            self.fail(i, ErrorKind::Parse);
-            return;
-        }
-        let f = self.conns[i].pop();
-        self.conns[i].written -= 1;
-        let measured = self.phase_of(&f);
-        // The response ended when its last byte reached the socket, however
-        // long this thread took to read it (rx.rs).
-        let now = self.rx_ns.max(f.issued_ns);
-        let took = now - f.issued_ns;
-        self.latency_avg_ns = self.latency_avg_ns - self.latency_avg_ns / 16 + took / 16;
-        if measured {
-            let rate = self.plan.interval_ns.is_some();
-            let actual = now.saturating_sub(f.issued_ns) / 1000;
-            if rate {
-                let corrected = now.saturating_sub(f.intended_ns) / 1000;
-                self.stats.latency.saturating_record(corrected.max(1));
-                self.stats.uncorrected.saturating_record(actual.max(1));
-            } else {
-                self.stats.latency.saturating_record(actual.max(1));
-            }
-        }
-        let error = self.check(f.target as usize, &resp);
-        let c = self.counters(measured);
-        c.completed += 1;
-        c.body_bytes += resp.body_bytes;
-        c.status[(resp.status as usize).min(STATUS_SLOTS - 1)] += 1;
-        if let Some(kind) = error {
-            c.errors[kind.index()] += 1;
-        }
-        if measured {
-            self.tick_timeline(1, error.is_some() as u64, 0);
-            if self.job.quota.is_some() {
-                self.done_measured += 1;
-            }
-        }
-
-        // With --close we asked for `Connection: close` ourselves: the
-        // connection ends after this response even if the server did not
-        // say so (RFC 9112 §9.6).
-        if !resp.keep_alive || !self.plan.spec.keep_alive {
-            self.close_and_continue(i, None);
-            return;
-        }
-        if self.plan.interval_ns.is_some() {
-            if self.conns[i].len == 0 {
-                self.schedule(i);
-            }
-        } else if !self.conns[i].deferred {
-            self.conns[i].deferred = true;
-            self.deferred.push(i);
-        }
-    }
-
-    /// Closed model, load flowing: how long to nap before looking for more
-    /// responses, instead of blocking in epoll_wait at once.
-    ///
-    /// A thread blocked in epoll_wait is woken by the CPU that delivers the
-    /// data, which is the server's: every response that finds the client
-    /// asleep costs the server a wake-up, on a VM an inter-processor interrupt
-    /// and an exit. A quick client sleeps between almost every two responses,
-    /// so it slows the server it measures. A thread that naps on its own timer
-    /// is not waiting on epoll: the server's sends wake nobody, and the client
-    /// then takes the responses that arrived in one go, as a NIC's interrupt
-    /// coalescing does. Latency is untouched, since responses carry the
-    /// kernel's receive stamp; what a nap delays is the next request of the
-    /// connections answered meanwhile. So it is kept to 1/128 of the recent
-    /// latency, which leaves the server's queue over 99% full.
     fn nap_ns(&self, wake: u64) -> u64 {
         if !self.plan.spec.naps() {
             return 0;
@@ -972,110 +696,6 @@ impl<'a> Worker<'a> {
         }
         list.clear();
         self.deferred = list;
-    }
-
-    fn check(&mut self, target: usize, resp: &Response) -> Option<ErrorKind> {
-        let spec = self.plan.spec;
-        if !spec.expect_status.accepts(resp.status) {
-            return Some(ErrorKind::Status);
-        }
-        let e = &mut self.expect[target];
-        match e.size {
-            Some(size) if resp.body_bytes != size => return Some(ErrorKind::SizeMismatch),
-            Some(_) => {}
-            None => e.size = Some(resp.body_bytes),
-        }
-        if spec.checksum {
-            match e.checksum {
-                Some(sum) if resp.checksum != sum => return Some(ErrorKind::ChecksumMismatch),
-                Some(_) => {}
-                None => e.checksum = Some(resp.checksum),
-            }
-        }
-        None
-    }
-
-    fn tick_timeline(&mut self, completed: u64, errors: u64, bytes: u64) {
-        if !self.plan.spec.timeline {
-            return;
-        }
-        let sec = (self.now.saturating_sub(self.plan.warmup_end_ns) / 1_000_000_000) as usize;
-        let t = &mut self.stats.timeline;
-        if t.len() <= sec {
-            // At most once per second: not a per-request allocation.
-            t.resize(sec + 1, [0; 3]);
-        }
-        t[sec][0] += completed;
-        t[sec][1] += errors;
-        t[sec][2] += bytes;
-    }
-
-    /// Count every request on the connection as failed with `kind`, close
-    /// it, and carry on with fresh connections.
-    fn fail(&mut self, i: usize, kind: ErrorKind) {
-        self.close_and_continue(i, Some(kind));
-    }
-
-    /// Close connection `i`. Requests on the wire count as errors of `kind`
-    /// (when given); requests never written, or written after the server
-    /// announced `Connection: close`, are taken back unissued.
-    fn close_and_continue(&mut self, i: usize, kind: Option<ErrorKind>) {
-        let was_connecting = self.conns[i].state == State::Connecting;
-        let connect_error = kind.is_some_and(|k| {
-            matches!(
-                k,
-                ErrorKind::ConnectRefused
-                    | ErrorKind::ConnectTimeout
-                    | ErrorKind::AddrUnavailable
-                    | ErrorKind::ConnectOther
-            )
-        });
-        while self.conns[i].len > 0 {
-            let written = self.conns[i].written > 0;
-            let f = self.conns[i].pop();
-            if written {
-                self.conns[i].written -= 1;
-            }
-            let measured = self.phase_of(&f);
-            // A connect failure fails every queued request; any other failure
-            // fails only what reached the wire.
-            let failed = match kind {
-                Some(_) if connect_error || was_connecting => true,
-                Some(_) => written,
-                None => false,
-            };
-            if failed {
-                let k = kind.expect("failed implies a kind");
-                self.counters(measured).errors[k.index()] += 1;
-                if measured {
-                    self.tick_timeline(0, 1, 0);
-                    if self.job.quota.is_some() {
-                        self.done_measured += 1;
-                    }
-                }
-            } else {
-                self.counters(measured).sent -= 1;
-                if measured && self.job.quota.is_some() {
-                    self.issued_measured -= 1;
-                }
-            }
-        }
-        let c = &mut self.conns[i];
-        if let Some(mut s) = c.stream.take() {
-            let _ = self.poll.registry().deregister(&mut s);
-        }
-        c.state = State::Down;
-        c.head = 0;
-        c.written = 0;
-        c.write_off = 0;
-        c.epoch += 1;
-        c.peer_closed = false;
-        c.parser.reset();
-        if self.plan.interval_ns.is_some() {
-            self.schedule(i);
-        } else {
-            self.fill(i);
-        }
     }
 
     /// Open model: queue an idle connection for its next intended send.

@@ -1,0 +1,183 @@
+//! What happens when a response is complete or a connection fails:
+//! latency recorded, the response checked against what its URL answered
+//! first, counters and timeline moved, and the connection closed and
+//! reopened when it must be.
+
+use super::*;
+
+impl Worker<'_> {
+    pub(super) fn complete(&mut self, i: usize, resp: Response) {
+        if self.conns[i].len == 0 || self.conns[i].written == 0 {
+            // A response nobody asked for: the byte stream cannot be trusted.
+            self.fail(i, ErrorKind::Parse);
+            return;
+        }
+        let f = self.conns[i].pop();
+        self.conns[i].written -= 1;
+        let measured = self.phase_of(&f);
+        // The response ended when its last byte reached the socket, however
+        // long this thread took to read it (rx.rs).
+        let now = self.rx_ns.max(f.issued_ns);
+        let took = now - f.issued_ns;
+        self.latency_avg_ns = self.latency_avg_ns - self.latency_avg_ns / 16 + took / 16;
+        if measured {
+            let rate = self.plan.interval_ns.is_some();
+            let actual = now.saturating_sub(f.issued_ns) / 1000;
+            if rate {
+                let corrected = now.saturating_sub(f.intended_ns) / 1000;
+                self.stats.latency.saturating_record(corrected.max(1));
+                self.stats.uncorrected.saturating_record(actual.max(1));
+            } else {
+                self.stats.latency.saturating_record(actual.max(1));
+            }
+        }
+        let error = self.check(f.target as usize, &resp);
+        let c = self.counters(measured);
+        c.completed += 1;
+        c.body_bytes += resp.body_bytes;
+        c.status[(resp.status as usize).min(STATUS_SLOTS - 1)] += 1;
+        if let Some(kind) = error {
+            c.errors[kind.index()] += 1;
+        }
+        if measured {
+            self.tick_timeline(1, error.is_some() as u64, 0);
+            if self.job.quota.is_some() {
+                self.done_measured += 1;
+            }
+        }
+
+        // With --close we asked for `Connection: close` ourselves: the
+        // connection ends after this response even if the server did not
+        // say so (RFC 9112 §9.6).
+        if !resp.keep_alive || !self.plan.spec.keep_alive {
+            self.close_and_continue(i, None);
+            return;
+        }
+        if self.plan.interval_ns.is_some() {
+            if self.conns[i].len == 0 {
+                self.schedule(i);
+            }
+        } else if !self.conns[i].deferred {
+            self.conns[i].deferred = true;
+            self.deferred.push(i);
+        }
+    }
+
+    /// Closed model, load flowing: how long to nap before looking for more
+    /// responses, instead of blocking in epoll_wait at once.
+    ///
+    /// A thread blocked in epoll_wait is woken by the CPU that delivers the
+    /// data, which is the server's: every response that finds the client
+    /// asleep costs the server a wake-up, on a VM an inter-processor interrupt
+    /// and an exit. A quick client sleeps between almost every two responses,
+    /// so it slows the server it measures. A thread that naps on its own timer
+    /// is not waiting on epoll: the server's sends wake nobody, and the client
+    /// then takes the responses that arrived in one go, as a NIC's interrupt
+    /// coalescing does. Latency is untouched, since responses carry the
+    /// kernel's receive stamp; what a nap delays is the next request of the
+    /// connections answered meanwhile. So it is kept to 1/128 of the recent
+    /// latency, which leaves the server's queue over 99% full.
+    pub(super) fn check(&mut self, target: usize, resp: &Response) -> Option<ErrorKind> {
+        let spec = self.plan.spec;
+        if !spec.expect_status.accepts(resp.status) {
+            return Some(ErrorKind::Status);
+        }
+        let e = &mut self.expect[target];
+        match e.size {
+            Some(size) if resp.body_bytes != size => return Some(ErrorKind::SizeMismatch),
+            Some(_) => {}
+            None => e.size = Some(resp.body_bytes),
+        }
+        if spec.checksum {
+            match e.checksum {
+                Some(sum) if resp.checksum != sum => return Some(ErrorKind::ChecksumMismatch),
+                Some(_) => {}
+                None => e.checksum = Some(resp.checksum),
+            }
+        }
+        None
+    }
+
+    pub(super) fn tick_timeline(&mut self, completed: u64, errors: u64, bytes: u64) {
+        if !self.plan.spec.timeline {
+            return;
+        }
+        let sec = (self.now.saturating_sub(self.plan.warmup_end_ns) / 1_000_000_000) as usize;
+        let t = &mut self.stats.timeline;
+        if t.len() <= sec {
+            // At most once per second: not a per-request allocation.
+            t.resize(sec + 1, [0; 3]);
+        }
+        t[sec][0] += completed;
+        t[sec][1] += errors;
+        t[sec][2] += bytes;
+    }
+
+    /// Count every request on the connection as failed with `kind`, close
+    /// it, and carry on with fresh connections.
+    pub(super) fn fail(&mut self, i: usize, kind: ErrorKind) {
+        self.close_and_continue(i, Some(kind));
+    }
+
+    /// Close connection `i`. Requests on the wire count as errors of `kind`
+    /// (when given); requests never written, or written after the server
+    /// announced `Connection: close`, are taken back unissued.
+    pub(super) fn close_and_continue(&mut self, i: usize, kind: Option<ErrorKind>) {
+        let was_connecting = self.conns[i].state == State::Connecting;
+        let connect_error = kind.is_some_and(|k| {
+            matches!(
+                k,
+                ErrorKind::ConnectRefused
+                    | ErrorKind::ConnectTimeout
+                    | ErrorKind::AddrUnavailable
+                    | ErrorKind::ConnectOther
+            )
+        });
+        while self.conns[i].len > 0 {
+            let written = self.conns[i].written > 0;
+            let f = self.conns[i].pop();
+            if written {
+                self.conns[i].written -= 1;
+            }
+            let measured = self.phase_of(&f);
+            // A connect failure fails every queued request; any other failure
+            // fails only what reached the wire.
+            let failed = match kind {
+                Some(_) if connect_error || was_connecting => true,
+                Some(_) => written,
+                None => false,
+            };
+            if failed {
+                let k = kind.expect("failed implies a kind");
+                self.counters(measured).errors[k.index()] += 1;
+                if measured {
+                    self.tick_timeline(0, 1, 0);
+                    if self.job.quota.is_some() {
+                        self.done_measured += 1;
+                    }
+                }
+            } else {
+                self.counters(measured).sent -= 1;
+                if measured && self.job.quota.is_some() {
+                    self.issued_measured -= 1;
+                }
+            }
+        }
+        let c = &mut self.conns[i];
+        if let Some(mut s) = c.stream.take() {
+            let _ = self.poll.registry().deregister(&mut s);
+        }
+        c.state = State::Down;
+        c.head = 0;
+        c.written = 0;
+        c.write_off = 0;
+        c.epoch += 1;
+        c.peer_closed = false;
+        c.parser.reset();
+        if self.plan.interval_ns.is_some() {
+            self.schedule(i);
+        } else {
+            self.fill(i);
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! The driver's per-thread state: what all threads read (the plan), what
+//! one thread is given (its job) and hands back, its counters, and its
+//! connections with the ring of requests each has in flight.
+
+use super::*;
+
+/// Per-URL expectations: the first accepted response a thread sees for a
+/// URL sets them (unless the user fixed the size), as ab and http_load do.
+/// Each thread learns its own, so nothing is shared; `run` compares what the
+/// threads learnt and warns when they disagree.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Expect {
+    pub size: Option<u64>,
+    pub checksum: Option<u64>,
+}
+
+/// What all threads read and nobody writes.
+pub(crate) struct Shared<'a> {
+    pub spec: &'a LoadSpec,
+    pub requests: &'a [Vec<u8>],
+    pub start_ns: u64,
+    pub warmup_end_ns: u64,
+    /// Duration mode: when the measured phase ends.
+    pub end_ns: Option<u64>,
+    pub stop: &'a AtomicBool,
+    /// Open model: nanoseconds between two sends of one connection.
+    pub interval_ns: Option<u64>,
+    /// Open model: nanoseconds between the first sends of two connections.
+    pub stagger_ns: u64,
+}
+
+pub(crate) struct Job {
+    pub index: usize,
+    /// Global index of this thread's first connection (staggers the schedule).
+    pub first_conn: usize,
+    pub conns: usize,
+    /// Requests mode: requests this thread completes in the measured phase.
+    pub quota: Option<u64>,
+    pub cpu: Option<usize>,
+}
+
+#[derive(Clone)]
+pub(crate) struct Counters {
+    pub completed: u64,
+    pub sent: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub body_bytes: u64,
+    pub connects: u64,
+    pub errors: [u64; ErrorKind::COUNT],
+    pub status: Box<[u64; STATUS_SLOTS]>,
+}
+
+impl Counters {
+    pub(crate) fn new() -> Self {
+        Counters {
+            completed: 0,
+            sent: 0,
+            bytes_read: 0,
+            bytes_written: 0,
+            body_bytes: 0,
+            connects: 0,
+            errors: [0; ErrorKind::COUNT],
+            status: Box::new([0; STATUS_SLOTS]),
+        }
+    }
+
+    pub fn add(&mut self, o: &Counters) {
+        self.completed += o.completed;
+        self.sent += o.sent;
+        self.bytes_read += o.bytes_read;
+        self.bytes_written += o.bytes_written;
+        self.body_bytes += o.body_bytes;
+        self.connects += o.connects;
+        for (a, b) in self.errors.iter_mut().zip(o.errors.iter()) {
+            *a += b;
+        }
+        for (a, b) in self.status.iter_mut().zip(o.status.iter()) {
+            *a += b;
+        }
+    }
+
+    pub fn errors_total(&self) -> u64 {
+        self.errors.iter().sum()
+    }
+}
+
+pub(crate) fn histogram() -> Histogram<u64> {
+    // 1 µs to 1 hour at 3 significant digits: fixed size, never resized.
+    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid histogram bounds")
+}
+
+pub(crate) struct ThreadResult {
+    pub measured: Counters,
+    pub warmup: Counters,
+    pub latency: Histogram<u64>,
+    pub uncorrected: Histogram<u64>,
+    pub connect: Histogram<u64>,
+    pub lateness: Histogram<u64>,
+    pub late_sends: u64,
+    pub naps: u64,
+    /// Per second of the measured phase: completed, errors, bytes read.
+    pub timeline: Vec<[u64; 3]>,
+    pub cpu_user: f64,
+    pub cpu_sys: f64,
+    pub runqueue_wait: f64,
+    pub established: u64,
+    pub reconnects: u64,
+    pub in_flight_at_end: u64,
+    /// When this thread's measured phase ended (requests mode).
+    pub end_ns: u64,
+    /// Set when the OS refused something the thread needed (socket, epoll).
+    pub fatal: Option<io::Error>,
+    /// What this thread learnt about each URL.
+    pub expect: Vec<Expect>,
+}
+
+#[derive(Clone, Copy, Default)]
+pub(crate) struct InFlight {
+    pub(crate) target: u32,
+    /// Set when issued, and again when a queued request finally goes out on
+    /// a fresh connection: connect time is reported apart from latency.
+    pub(crate) issued_ns: u64,
+    /// Open model: when the schedule wanted it sent.
+    pub(crate) intended_ns: u64,
+    /// Requests mode: issued in the measured phase (counts toward the quota).
+    pub(crate) measured: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum State {
+    Down,
+    Connecting,
+    Open,
+}
+
+pub(crate) struct Conn {
+    pub(crate) stream: Option<TcpStream>,
+    pub(crate) state: State,
+    pub(crate) parser: ResponseParser,
+    /// Issued requests in order; `written` of them are fully on the wire.
+    pub(crate) ring: Box<[InFlight]>,
+    pub(crate) head: usize,
+    pub(crate) len: usize,
+    pub(crate) written: usize,
+    /// Bytes of the first unwritten request already written.
+    pub(crate) write_off: usize,
+    pub(crate) connect_start_ns: u64,
+    pub(crate) ever_connected: bool,
+    /// Bumped on every close, so a loop that handed control away can tell
+    /// that the connection it was reading is gone.
+    pub(crate) epoch: u64,
+    /// Open model.
+    pub(crate) next_intended_ns: u64,
+    pub(crate) in_heap: bool,
+    /// The server's FIN has arrived: requests issued from now on wait for
+    /// the next connection instead of being written to one that is gone.
+    pub(crate) peer_closed: bool,
+    /// Closed model: queued to send its next request after this batch.
+    pub(crate) deferred: bool,
+}
+
+impl Conn {
+    pub(crate) fn front(&self) -> InFlight {
+        self.ring[self.head]
+    }
+    /// Ring index of the `i`-th request in flight.
+    pub(crate) fn slot(&self, i: usize) -> usize {
+        (self.head + i) % self.ring.len()
+    }
+    pub(crate) fn push(&mut self, f: InFlight) {
+        let idx = (self.head + self.len) % self.ring.len();
+        self.ring[idx] = f;
+        self.len += 1;
+    }
+    pub(crate) fn pop(&mut self) -> InFlight {
+        let f = self.ring[self.head];
+        self.head = (self.head + 1) % self.ring.len();
+        self.len -= 1;
+        f
+    }
+}
+
+pub(crate) struct Stats {
+    pub(crate) measured: Counters,
+    pub(crate) warmup: Counters,
+    pub(crate) latency: Histogram<u64>,
+    pub(crate) uncorrected: Histogram<u64>,
+    pub(crate) connect: Histogram<u64>,
+    pub(crate) lateness: Histogram<u64>,
+    pub(crate) late_sends: u64,
+    pub(crate) naps: u64,
+    pub(crate) timeline: Vec<[u64; 3]>,
+    pub(crate) established: u64,
+    pub(crate) reconnects: u64,
+}
+
+pub(crate) fn classify_connect(e: &io::Error) -> ErrorKind {
+    match e.raw_os_error() {
+        Some(libc::ECONNREFUSED) => ErrorKind::ConnectRefused,
+        Some(libc::EADDRNOTAVAIL) => ErrorKind::AddrUnavailable,
+        Some(libc::ETIMEDOUT) => ErrorKind::ConnectTimeout,
+        Some(libc::ECONNRESET) => ErrorKind::Reset,
+        _ => ErrorKind::ConnectOther,
+    }
+}
+
+pub(crate) fn classify_io(e: &io::Error, default: ErrorKind) -> ErrorKind {
+    match e.kind() {
+        io::ErrorKind::ConnectionReset
+        | io::ErrorKind::BrokenPipe
+        | io::ErrorKind::ConnectionAborted => ErrorKind::Reset,
+        _ => default,
+    }
+}

@@ -1,0 +1,294 @@
+//! One table model for every format. The report's tables (summary, best per
+//! workload, every step, features, max users searched, environment, machine
+//! check) and the comparison's are built once as a [`Table`], from the
+//! analysis and the run, and `html::table` and `markdown::table` turn a
+//! `Table` into their markup, the way hyperfine's markup exporters share one
+//! table. Formats then differ only in how a kind of cell looks, never in
+//! what a table holds.
+//!
+//! This module knows no format: it depends on nothing else in the crate.
+
+/// Which side a column's values line up on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    /// Words: names, workloads, verdicts.
+    Left,
+    /// Numbers.
+    Right,
+}
+
+/// Where a cell's text came from, which decides how it is escaped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// From outside the report (a server, a study, a user, an error):
+    /// escaped for every format.
+    Text,
+    /// Written by the report itself (numbers, units, headings, fixed
+    /// words): Markdown prints it as written, so the brackets of
+    /// "12,345 [12,100–12,590]" stay brackets.
+    Literal,
+    /// From outside and shown as code (checks, sysctls, commands): in HTML a
+    /// `<code>` element unless empty, in Markdown escaped text.
+    Code,
+}
+
+/// Something said right after a cell's value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Aside {
+    /// A qualifier in small print: a workload "(tiny)", a unit.
+    Plain(String),
+    /// A warning about the value ("shared" cores): coloured in HTML,
+    /// in parentheses in Markdown.
+    Warn(String),
+}
+
+/// Whether the value of a cell can be believed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mark {
+    /// A verdict label ("valid", "suspect: noisy") with the reasons behind
+    /// it (the tooltip in HTML).
+    Verdict { label: String, reasons: Vec<String> },
+    /// No number at all: "failed: the server exited", "skipped".
+    Failed(String),
+}
+
+impl Mark {
+    pub fn verdict(label: impl Into<String>, reasons: &[String]) -> Mark {
+        Mark::Verdict {
+            label: label.into(),
+            reasons: reasons.to_vec(),
+        }
+    }
+
+    pub fn label(&self) -> &str {
+        match self {
+            Mark::Verdict { label, .. } => label,
+            Mark::Failed(text) => text,
+        }
+    }
+}
+
+/// One cell: a value, and what the formats may say around it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cell {
+    pub text: String,
+    pub kind: Kind,
+    /// A heading for its row (the environment's keys): `<th>` in HTML.
+    pub head: bool,
+    pub aside: Option<Aside>,
+    /// The value's verdict, after it; alone when `text` is empty.
+    pub mark: Option<Mark>,
+    /// Where the value was measured ("1 core(s), c=50"), after the verdict.
+    pub source: Option<String>,
+    /// A style hook for HTML ("feature-yes", "warn"); Markdown ignores it.
+    pub hook: Option<String>,
+    /// What backs the value (a feature's evidence): the tooltip in HTML.
+    pub tip: Option<String>,
+}
+
+impl Cell {
+    fn new(text: impl Into<String>, kind: Kind) -> Cell {
+        Cell {
+            text: text.into(),
+            kind,
+            head: false,
+            aside: None,
+            mark: None,
+            source: None,
+            hook: None,
+            tip: None,
+        }
+    }
+
+    /// Text from outside the report.
+    pub fn text(text: impl Into<String>) -> Cell {
+        Cell::new(text, Kind::Text)
+    }
+
+    /// Text the report wrote: a number, a unit, a heading.
+    pub fn lit(text: impl Into<String>) -> Cell {
+        Cell::new(text, Kind::Literal)
+    }
+
+    /// Text from outside, as code.
+    pub fn code(text: impl Into<String>) -> Cell {
+        Cell::new(text, Kind::Code)
+    }
+
+    /// "–": nothing to show.
+    pub fn none() -> Cell {
+        Cell::lit("–")
+    }
+
+    /// A verdict (or a failure) standing alone.
+    pub fn mark_only(mark: Mark) -> Cell {
+        Cell::lit("").mark(mark)
+    }
+
+    pub fn aside(mut self, text: impl Into<String>) -> Cell {
+        self.aside = Some(Aside::Plain(text.into()));
+        self
+    }
+
+    pub fn warn(mut self, text: impl Into<String>) -> Cell {
+        self.aside = Some(Aside::Warn(text.into()));
+        self
+    }
+
+    pub fn mark(mut self, mark: Mark) -> Cell {
+        self.mark = Some(mark);
+        self
+    }
+
+    pub fn source(mut self, text: impl Into<String>) -> Cell {
+        self.source = Some(text.into());
+        self
+    }
+
+    pub fn hook(mut self, hook: impl Into<String>) -> Cell {
+        self.hook = Some(hook.into());
+        self
+    }
+
+    pub fn tip(mut self, tip: impl Into<String>) -> Cell {
+        self.tip = Some(tip.into());
+        self
+    }
+
+    pub fn head(mut self) -> Cell {
+        self.head = true;
+        self
+    }
+}
+
+/// A column: its heading and alignment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    pub head: Cell,
+    pub align: Align,
+}
+
+impl Column {
+    pub fn left(title: &str) -> Column {
+        Column {
+            head: Cell::lit(title),
+            align: Align::Left,
+        }
+    }
+
+    pub fn right(title: &str) -> Column {
+        Column {
+            head: Cell::lit(title),
+            align: Align::Right,
+        }
+    }
+
+    /// A column whose heading is a cell of its own (outside text, an aside).
+    pub fn with_head(head: Cell, align: Align) -> Column {
+        Column { head, align }
+    }
+}
+
+/// The heading a table opens its section with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Heading {
+    /// 2 for a section, 3 for a subsection.
+    pub level: u8,
+    /// Anchor in HTML, for links within the article.
+    pub id: Option<&'static str>,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Table {
+    pub heading: Option<Heading>,
+    pub columns: Vec<Column>,
+    /// False for key/value tables (the environment), whose column headings
+    /// say nothing: HTML leaves the row out, Markdown leaves it blank.
+    pub head_row: bool,
+    pub rows: Vec<Vec<Cell>>,
+    /// Wider than a page: HTML lets it scroll sideways.
+    pub wide: bool,
+}
+
+impl Table {
+    pub fn new(columns: Vec<Column>) -> Table {
+        Table {
+            heading: None,
+            columns,
+            head_row: true,
+            rows: Vec::new(),
+            wide: false,
+        }
+    }
+
+    /// A table of keys and values, without column headings.
+    pub fn key_value() -> Table {
+        Table {
+            head_row: false,
+            ..Table::new(vec![Column::left(""), Column::left("")])
+        }
+    }
+
+    /// A section of its own: `level` 2, with an anchor.
+    pub fn section(mut self, id: &'static str, text: &str) -> Table {
+        self.heading = Some(Heading {
+            level: 2,
+            id: Some(id),
+            text: text.to_string(),
+        });
+        self
+    }
+
+    /// A subsection: `level` 3, without an anchor.
+    pub fn subsection(mut self, text: &str) -> Table {
+        self.heading = Some(Heading {
+            level: 3,
+            id: None,
+            text: text.to_string(),
+        });
+        self
+    }
+
+    pub fn wide(mut self) -> Table {
+        self.wide = true;
+        self
+    }
+
+    pub fn push(&mut self, row: Vec<Cell>) {
+        debug_assert_eq!(row.len(), self.columns.len(), "row width");
+        self.rows.push(row);
+    }
+
+    /// The table without the column headed `title`, for a narrower format.
+    pub fn without(mut self, title: &str) -> Table {
+        let Some(i) = self.columns.iter().position(|c| c.head.text == title) else {
+            debug_assert!(false, "no column {title:?}");
+            return self;
+        };
+        self.columns.remove(i);
+        for row in &mut self.rows {
+            row.remove(i);
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_column_leaves_with_its_cells() {
+        let mut t = Table::new(vec![
+            Column::left("a"),
+            Column::right("b"),
+            Column::left("c"),
+        ]);
+        t.push(vec![Cell::text("1"), Cell::lit("2"), Cell::code("3")]);
+        let t = t.without("b");
+        assert_eq!(t.columns.len(), 2);
+        assert_eq!(t.columns[1].head.text, "c");
+        assert_eq!(t.rows[0][1], Cell::code("3"));
+    }
+}
