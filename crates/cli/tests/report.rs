@@ -10,8 +10,8 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use throng_store::Store;
 use throng_model::RunData;
+use throng_store::Store;
 
 fn store_run(store: &mut Store, run: &RunData) -> i64 {
     let id = store.begin_run(&run.run).unwrap();
@@ -162,4 +162,37 @@ fn compare_two_servers_of_one_run() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("has no server \"caddy\""));
+}
+
+#[test]
+fn report_and_compare_read_a_database_from_before_the_split() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("old.db");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../store/tests/fixtures/written-before-the-split.db"),
+        &db,
+    )
+    .unwrap();
+    let out = throng(tmp.path(), &["report", "--db", "old.db", "-o", "r.md"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let md = std::fs::read_to_string(tmp.path().join("r.md")).unwrap();
+    assert!(md.starts_with("# Web server benchmark: old-main\n"), "{md}");
+    // Both servers' four steps, with their stored verdicts.
+    assert_eq!(md.matches("suspect: client\\_bound, noisy").count(), 4 + 2);
+    let out = throng(
+        tmp.path(),
+        &[
+            "compare",
+            "1",
+            "--db",
+            "old.db",
+            "--servers",
+            "nginx",
+            "lighttpd",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.matches("tiny").count(), 2, "{text}");
 }
