@@ -188,6 +188,9 @@ impl Observer for Progress {
 pub fn run(args: LabArgs) -> anyhow::Result<u8> {
     let recipes = Recipes::load(args.recipes.as_deref())?;
     let study = Study::load(&args.study, &recipes)?;
+    // Before the database is created: a study that cannot start leaves
+    // nothing behind.
+    study.check_installed()?;
     let mut store = Store::open(&args.db)?;
     let interrupt = Interrupt::new();
     let trigger = interrupt.clone();

@@ -5,7 +5,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::bail;
 use throng_model::{
     ConfigFile, MaxUsers, RunRecord, ServerRecord, StepRecord, StepStatus, Verdict,
 };
@@ -67,14 +66,7 @@ pub fn run_study(
     observer: &mut dyn Observer,
     interrupt: &Interrupt,
 ) -> anyhow::Result<Outcome> {
-    let missing = study.missing_servers();
-    if !missing.is_empty() {
-        bail!(
-            "study {} needs servers that are not installed:\n  {}",
-            study.name,
-            missing.join("\n  ")
-        );
-    }
+    study.check_installed()?;
     let user = RunAs::unprivileged();
     let base = opts.workdir.clone().unwrap_or_else(std::env::temp_dir);
     // Named before the run has its id: the time in milliseconds keeps two

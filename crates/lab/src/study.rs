@@ -327,6 +327,21 @@ impl Study {
         })
     }
 
+    /// Fails, naming each package to install, when a server the study
+    /// needs is not installed: checked before anything is started or
+    /// stored.
+    pub fn check_installed(&self) -> anyhow::Result<()> {
+        let missing = self.missing_servers();
+        if !missing.is_empty() {
+            bail!(
+                "study {} needs servers that are not installed:\n  {}",
+                self.name,
+                missing.join("\n  ")
+            );
+        }
+        Ok(())
+    }
+
     /// Recipes the study needs that are not installed, as messages naming
     /// the Debian package to install.
     pub fn missing_servers(&self) -> Vec<String> {

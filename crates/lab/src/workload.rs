@@ -10,7 +10,8 @@ use std::process::Command;
 use anyhow::{bail, Context};
 pub use throng_model::WorkloadKind;
 
-/// Body of the tiny workload: 7 bytes, as in seed 000.
+/// Body of the tiny workload: 7 bytes, the size of the index page the
+/// 2016 Linux web server benchmark loaded with weighttp.
 pub const TINY_BODY: &[u8] = b"throng\n";
 pub const SMALL_FILES: usize = 1000;
 pub const SMALL_FILE_BYTES: usize = 1024;
@@ -372,7 +373,7 @@ mod tests {
     }
 
     #[test]
-    fn sizes_match_the_seeds() {
+    fn sizes_match_the_articles() {
         let dir = tempfile::tempdir().unwrap();
         let tiny = generate(WorkloadKind::Tiny, &dir.path().join("t")).unwrap();
         assert_eq!(tiny.files.len(), 1);

@@ -33,7 +33,7 @@ pub const BACKLOG_MIN: u64 = 1024;
 pub const BACKLOG_16BIT: u64 = 65535;
 /// The middle value of tcp_rmem/tcp_wmem is allocated for every socket at
 /// accept/connect; above 1 MiB, thousands of connections thrash memory
-/// without helping small responses (the seeds' 30 MB example).
+/// without helping small responses (the 2016 Linux web server benchmark set tcp_rmem to 30 MB).
 pub const SOCKET_BUFFER_DEFAULT_MAX: u64 = 1 << 20;
 /// Fewer ephemeral ports than this runs out quickly once connections are
 /// closed: each port then stays in TIME_WAIT for 60 s.

@@ -1,7 +1,7 @@
 //! Everything `throng doctor` looks at, read once from /proc and /sys.
 //!
 //! The doctor's checks are pure functions of a [`Snapshot`], so a
-//! test can hand them a crafted machine (the seeds' bogus sysctls, a busy
+//! test can hand them a crafted machine (the 2016 Linux web server benchmark's sysctl.conf, a busy
 //! neighbour, swap in use) and see each one fire, without root and without
 //! touching the real kernel settings.
 
