@@ -2,7 +2,7 @@
 //! study. Servers of a group start together and stay up while its sweep
 //! rotates through them.
 
-use throng_model::{StepRecord, StepStatus, Verdict};
+use throng_model::StepRecord;
 
 use crate::workload::Workload;
 
@@ -29,19 +29,10 @@ impl Group {
     /// An empty step of `server` at `concurrency` in this group.
     pub fn step(&self, server: &str, concurrency: u32) -> StepRecord {
         StepRecord {
-            server: server.to_string(),
-            cores: self.cores,
-            workload: self.workload.kind.name().to_string(),
-            concurrency,
-            status: StepStatus::Ok,
-            failure: None,
-            log_tail: None,
             server_cpus: self.server_cpus.clone(),
             client_cpus: self.client_cpus.clone(),
             shared_cores: self.shared,
-            throughput: Default::default(),
-            rounds: Vec::new(),
-            verdict: Verdict::valid(),
+            ..StepRecord::new(server, self.cores, self.workload.kind.name(), concurrency)
         }
     }
 }

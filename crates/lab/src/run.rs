@@ -5,9 +5,7 @@
 
 use std::path::PathBuf;
 
-use throng_model::{
-    ConfigFile, MaxUsers, RunRecord, ServerRecord, StepRecord, StepStatus, Verdict,
-};
+use throng_model::{ConfigFile, MaxUsers, RunRecord, ServerRecord, StepRecord, StepStatus};
 use throng_servers::{RunAs, RunDir, Site};
 use throng_store::Store;
 
@@ -248,18 +246,8 @@ fn skipped_step(
     reason: &str,
 ) -> StepRecord {
     StepRecord {
-        server: server.to_string(),
-        cores,
-        workload: workload.to_string(),
-        concurrency,
         status: StepStatus::Skipped,
         failure: Some(reason.to_string()),
-        log_tail: None,
-        server_cpus: Vec::new(),
-        client_cpus: Vec::new(),
-        shared_cores: false,
-        throughput: Default::default(),
-        rounds: Vec::new(),
-        verdict: Verdict::valid(),
+        ..StepRecord::new(server, cores, workload, concurrency)
     }
 }

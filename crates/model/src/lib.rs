@@ -238,6 +238,26 @@ pub struct StepRecord {
 }
 
 impl StepRecord {
+    /// A step not measured yet: status ok, no rounds, a valid verdict, no
+    /// cores assigned.
+    pub fn new(server: &str, cores: u32, workload: &str, concurrency: u32) -> StepRecord {
+        StepRecord {
+            server: server.to_string(),
+            cores,
+            workload: workload.to_string(),
+            concurrency,
+            status: StepStatus::Ok,
+            failure: None,
+            log_tail: None,
+            server_cpus: Vec::new(),
+            client_cpus: Vec::new(),
+            shared_cores: false,
+            throughput: Estimate::default(),
+            rounds: Vec::new(),
+            verdict: Verdict::valid(),
+        }
+    }
+
     pub fn p99_us(&self) -> Option<u64> {
         self.median_of(|r| r.summary.latency_us.p99 as f64)
             .map(|v| v as u64)

@@ -40,9 +40,9 @@ pub const SOCKET_BUFFER_DEFAULT_MAX: u64 = 1 << 20;
 pub const PORT_RANGE_MIN: u64 = 16384;
 /// How long a closed connection keeps its port (Linux's TCP_TIMEWAIT_LEN).
 pub const TIME_WAIT_S: f64 = 60.0;
-/// Files the client needs besides its sockets: epoll, eventfd, stdio,
-/// libraries, the database. Generous because running out is fatal mid-run.
-pub const NOFILE_MARGIN: u64 = 64;
+/// Files the client needs besides its sockets: the engine's own margin,
+/// so the doctor asks for exactly what a run will.
+pub use throng_model::SPARE_FDS as NOFILE_MARGIN;
 /// A conntrack table fuller than this starts dropping new connections.
 pub const CONNTRACK_FULL: f64 = 0.8;
 /// Frequency spread within one CPU over the window above which throughput

@@ -46,7 +46,7 @@ impl Worker<'_> {
             }
         }
 
-        // With --close we asked for `Connection: close` ourselves: the
+        // Without keep-alive we asked for `Connection: close` ourselves: the
         // connection ends after this response even if the server did not
         // say so (RFC 9112 §9.6).
         if !resp.keep_alive || !self.plan.spec.keep_alive {
