@@ -227,3 +227,45 @@ fn strict_exits_1_when_a_step_is_suspect() {
         "{stderr}"
     );
 }
+
+#[test]
+fn names_that_would_leave_the_run_directory_are_refused_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    for (name, shown) in [
+        ("../../x", "\"../../x\""),
+        ("/tmp/x", "\"/tmp/x\""),
+        ("a/b", "\"a/b\""),
+        ("..", "\"..\""),
+    ] {
+        let study = dir.path().join("s.toml");
+        std::fs::write(
+            &study,
+            format!(
+                "name='x'\nservers=[{{ name = '{name}', command = ['/bin/true'] }}]\n\
+                 workloads=['tiny']\ncores=[1]\nconcurrency=[1]\n"
+            ),
+        )
+        .unwrap();
+        let db = dir.path().join("t.db");
+        let out = Command::new(THRONG)
+            .args(["lab", study.to_str().unwrap(), "--workdir", work.to_str().unwrap()])
+            .arg("--db")
+            .arg(&db)
+            .bounded_output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{name}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            err,
+            format!(
+                "throng: study {}: server name {shown} must start with a lowercase letter or \
+                 digit and hold only lowercase letters, digits, '.', '_' and '-'\n",
+                study.display()
+            ),
+            "{name}"
+        );
+        assert!(!db.exists(), "{name}: no database for a refused study");
+        assert!(!work.exists(), "{name}: no run directory for a refused study");
+    }
+}

@@ -20,7 +20,7 @@ use throng_model::{Feature, FeatureResult, FeatureStatus};
 use throng_servers::launch::{self, Site, Start};
 use throng_servers::loopback;
 use throng_servers::probe::ProbeValues;
-use throng_servers::{Recipe, RunAs};
+use throng_servers::Recipe;
 
 use crate::study::StudyServer;
 
@@ -361,68 +361,6 @@ pub fn sendfile_from_config(recipe: &Recipe, config: &str) -> FeatureResult {
     }
 }
 
-/// Uid of a process from /proc/<pid>/status (real uid).
-fn uid_of(pid: i32) -> Option<u32> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    s.lines()
-        .find_map(|l| l.strip_prefix("Uid:"))?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
-
-fn chrooted(pid: i32) -> bool {
-    std::fs::read_link(format!("/proc/{pid}/root")).is_ok_and(|p| p != Path::new("/"))
-}
-
-/// Workers (every process but the leader, or the leader alone when it is
-/// the only one) must run as the unprivileged user.
-pub fn probe_privilege_drop(tree: &[i32], user: Option<&RunAs>) -> FeatureResult {
-    let name = Feature::PrivilegeDrop;
-    let Some(RunAs {
-        name: uname, uid, ..
-    }) = user
-    else {
-        return result(
-            name,
-            FeatureStatus::Untested,
-            "the lab does not run as root, so there is no privilege to drop",
-        );
-    };
-    let workers: &[i32] = if tree.len() > 1 { &tree[1..] } else { tree };
-    let uids: Vec<Option<u32>> = workers.iter().map(|&p| uid_of(p)).collect();
-    if workers.is_empty() || uids.iter().any(Option::is_none) {
-        return result(
-            name,
-            FeatureStatus::Untested,
-            "the server's processes could not be read",
-        );
-    }
-    let chroot = if workers.iter().any(|&p| chrooted(p)) {
-        ", chrooted"
-    } else {
-        ", not chrooted"
-    };
-    if uids.iter().all(|u| *u == Some(*uid)) {
-        result(
-            name,
-            FeatureStatus::Yes,
-            format!(
-                "{} worker process(es) run as {uname} (uid {uid}){chroot}",
-                workers.len()
-            ),
-        )
-    } else {
-        let list: Vec<String> = uids.iter().map(|u| u.unwrap_or(0).to_string()).collect();
-        result(
-            name,
-            FeatureStatus::No,
-            format!("worker uids {}{chroot}", list.join(", ")),
-        )
-    }
-}
-
 /// Starts the server with the probe configuration and probes every
 /// feature, in [`Feature::ALL`] order. A server that does not start gives
 /// "untested" everywhere, with the reason.
@@ -506,7 +444,7 @@ fn probe_started(
                 };
                 result(f, FeatureStatus::Untested, why)
             }
-            Feature::PrivilegeDrop => probe_privilege_drop(&tree, site.user),
+            Feature::PrivilegeDrop => crate::privilege::probe(port, &tree, site.user),
             Feature::Range => probe_range(port),
             Feature::KeepAlive => probe_keep_alive(port),
             Feature::DirListingOff => probe_dir_listing_off(port),

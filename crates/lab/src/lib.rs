@@ -15,6 +15,7 @@ pub mod interrupt;
 pub mod maxusers;
 pub mod observer;
 pub mod precision;
+pub mod privilege;
 pub mod record;
 pub mod run;
 pub mod spec;
