@@ -5,8 +5,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use throng_lab::run::RunEstimate;
 use throng_lab::{Event, Interrupt, LabOptions, Observer, Recipes, Store, Study};
 use throng_model::{StepRecord, StepStatus};
+use throng_report::figures;
 
 #[derive(clap::Args)]
 pub struct LabArgs {
@@ -39,61 +41,58 @@ struct Progress {
     steps_total: u64,
     steps_done: u64,
     rounds: u64,
+    /// What the study should take, from the lab's estimate.
+    estimate: RunEstimate,
 }
 
 pub fn step_line(s: &StepRecord) -> String {
     let head = format!(
-        "{:<16} {:>2} cores {:<11} c={:<5}",
-        s.server, s.cores, s.workload, s.concurrency
+        "{:<16} {:<7} {:<11} c={:<5}",
+        s.server,
+        figures::cores_label(s.cores),
+        s.workload,
+        s.concurrency
     );
     match s.status {
         StepStatus::Ok => {
-            let t = &s.throughput;
+            // The report's own reduction: latency only from rounds that
+            // completed a response.
+            let f = figures::step_figures(s);
+            let t = &f.throughput;
             let ci = (t.ci_high - t.ci_low) / 2.0;
-            let p99 = s
-                .p99_us()
+            let p99 = f
+                .p99_us
                 .map(|p| format!("{:.2} ms", p as f64 / 1000.0))
-                .unwrap_or_default();
-            let cpu = s.median_of(|r| r.server.cpu_utilisation()).unwrap_or(0.0);
-            let rss = s
-                .rounds
-                .iter()
-                .map(|r| r.server.rss_peak_bytes)
-                .max()
-                .unwrap_or(0);
+                .unwrap_or_else(|| "–".into());
+            let cpu = f.cpu_utilisation.unwrap_or(0.0);
+            let rounds = if f.empty_rounds > 0 {
+                format!("{} rounds ({} empty)", f.rounds, f.empty_rounds)
+            } else {
+                format!("{} rounds", f.rounds)
+            };
             // A 21 MB transfer is measured by its bandwidth and by how long
             // one transfer takes at best and at worst.
             let large = if s.workload == "large" {
-                let mb = s.median_of(|r| r.summary.mb_per_sec).unwrap_or(0.0);
-                let min = s
-                    .rounds
-                    .iter()
-                    .map(|r| r.summary.latency_us.min)
-                    .min()
-                    .unwrap_or(0);
-                let max = s
-                    .rounds
-                    .iter()
-                    .map(|r| r.summary.latency_us.max)
-                    .max()
-                    .unwrap_or(0);
-                format!(
-                    "  {mb:.1} MB/s, transfer {:.1}–{:.1} ms",
-                    min as f64 / 1000.0,
-                    max as f64 / 1000.0
-                )
+                let span = match (f.min_us, f.max_us) {
+                    (Some(min), Some(max)) => format!(
+                        "transfer {:.1}–{:.1} ms",
+                        min as f64 / 1000.0,
+                        max as f64 / 1000.0
+                    ),
+                    _ => "no transfer completed".into(),
+                };
+                format!("  {:.1} MB/s, {span}", f.mb_per_sec)
             } else {
                 String::new()
             };
             format!(
-                "{head} {:>10.0} req/s ± {:<5.1}% p99 {:>9}  cpu {:>4.0}%  rss {:>9}  {} rounds  {}{large}",
+                "{head} {:>10.0} req/s ± {:<5.1}% p99 {:>9}  server cpu {:>4.2} cores, rss {:>9}  {rounds}  {}{large}",
                 t.mean,
                 if t.mean > 0.0 { ci / t.mean * 100.0 } else { 0.0 },
                 p99,
-                cpu * 100.0,
-                throng_report::figures::mib(rss),
-                t.n,
-                s.verdict.label()
+                cpu,
+                figures::mib(f.rss_peak_bytes),
+                f.verdict
             )
         }
         status => {
@@ -111,6 +110,20 @@ pub fn step_line(s: &StepRecord) -> String {
                 .unwrap_or("");
             format!("{head} {word}: {why}")
         }
+    }
+}
+
+/// "about 2–3 min": the study's estimate in whole minutes, its longer end
+/// rounded up.
+pub fn duration_range(e: &RunEstimate) -> String {
+    let lo = (e.min_s / 60.0).round().max(1.0);
+    let hi = (e.max_s / 60.0).ceil().max(lo);
+    if e.max_s < 60.0 {
+        "under a minute".to_string()
+    } else if lo == hi {
+        format!("about {lo:.0} min")
+    } else {
+        format!("about {lo:.0}–{hi:.0} min")
     }
 }
 
@@ -135,16 +148,12 @@ impl Progress {
 impl Observer for Progress {
     fn event(&mut self, e: Event<'_>) {
         match e {
-            Event::Planned {
-                run_id,
-                steps,
-                estimated_s,
-            } => {
+            Event::Planned { run_id, steps, .. } => {
                 self.steps_total = steps;
                 self.bar.set_length(steps * self.min_rounds);
                 self.line(format!(
-                    "run {run_id}: {steps} steps, about {:.0} min",
-                    (estimated_s / 60.0).max(1.0)
+                    "run {run_id}: {steps} steps, {}",
+                    duration_range(&self.estimate)
                 ));
             }
             Event::Note(n) => self.line(n.to_string()),
@@ -215,6 +224,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
         steps_total: 0,
         steps_done: 0,
         rounds: 0,
+        estimate: throng_lab::run::estimate(&study),
     };
     let opts = LabOptions {
         workdir: args.workdir,
@@ -257,4 +267,77 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
         }
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use throng_model::{Latency, RoundRecord, ServerUsage, Summary};
+
+    fn round(completed: u64, min_us: u64, max_us: u64, cpu_s: f64) -> RoundRecord {
+        RoundRecord {
+            summary: Summary {
+                completed,
+                requests_per_sec: completed as f64 / 2.0,
+                mb_per_sec: 210.0,
+                in_flight_at_end: 4,
+                latency_us: Latency {
+                    count: completed,
+                    min: min_us,
+                    p99: max_us,
+                    max: max_us,
+                    ..Latency::default()
+                },
+                ..Summary::default()
+            },
+            server: ServerUsage {
+                cpu_user_s: cpu_s,
+                wall_s: 2.0,
+                rss_peak_bytes: 9 << 20,
+                ..ServerUsage::default()
+            },
+            ..RoundRecord::default()
+        }
+    }
+
+    #[test]
+    fn a_step_line_says_whose_cpu_and_leaves_empty_rounds_out_of_latency() {
+        let mut s = StepRecord::new("nginx", 1, "large", 4);
+        s.rounds = vec![
+            round(20, 98_000, 290_000, 2.18),
+            round(0, 0, 0, 2.2),
+            round(20, 99_000, 305_900, 2.0),
+        ];
+        s.throughput = throng_stats::estimate(&[10.0, 0.0, 10.0]);
+        let line = step_line(&s);
+        assert!(
+            line.starts_with("nginx            1 core  large       c=4    "),
+            "{line}"
+        );
+        assert!(
+            line.contains("server cpu 1.09 cores, rss   9.0 MiB"),
+            "{line}"
+        );
+        assert!(line.contains("3 rounds (1 empty)  valid"), "{line}");
+        assert!(
+            line.ends_with("210.0 MB/s, transfer 98.0–305.9 ms"),
+            "{line}"
+        );
+        s.rounds = vec![round(0, 0, 0, 2.0)];
+        let line = step_line(&s);
+        assert!(line.contains("p99         –"), "{line}");
+        assert!(
+            line.ends_with("210.0 MB/s, no transfer completed"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn the_estimate_is_a_range_of_whole_minutes() {
+        let e = |min_s, max_s| duration_range(&RunEstimate { min_s, max_s });
+        assert_eq!(e(105.0, 148.0), "about 2–3 min");
+        assert_eq!(e(120.0, 120.0), "about 2 min");
+        assert_eq!(e(20.0, 50.0), "under a minute");
+        assert_eq!(e(20.0, 70.0), "about 1–2 min");
+    }
 }

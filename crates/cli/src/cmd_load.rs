@@ -343,9 +343,13 @@ pub fn run(a: LoadArgs) -> Result<u8> {
         );
     } else {
         print!("{}", render(&spec, s, a.timeline));
-        print!("{}", render_verdict(&verdict));
+        print!("{}", render_verdict(&verdict, s.interrupted));
     }
-    Ok(if a.strict && !verdict.is_valid() {
+    // What was measured is printed either way; the exit code says that it
+    // is not the run that was asked for, as a shell reports a Ctrl-C.
+    Ok(if s.interrupted {
+        crate::signals::INTERRUPTED
+    } else if a.strict && !verdict.is_valid() {
         1
     } else {
         0
@@ -362,11 +366,23 @@ pub fn json_document(s: &Summary, v: &Verdict) -> Result<serde_json::Value> {
     Ok(doc)
 }
 
-pub fn render_verdict(v: &Verdict) -> String {
+/// The verdict's lines. An interrupted run is never called valid: its
+/// checks only saw the part that ran.
+pub fn render_verdict(v: &Verdict, interrupted: bool) -> String {
     if v.is_valid() {
-        return "  verdict      valid: no check fired\n".to_string();
+        return if interrupted {
+            "  verdict      INTERRUPTED: no check fired on the part that ran, \
+             which is not the run asked for\n"
+                .to_string()
+        } else {
+            "  verdict      valid: no check fired\n".to_string()
+        };
     }
-    let mut o = String::from("  verdict      SUSPECT\n");
+    let mut o = String::from(if interrupted {
+        "  verdict      SUSPECT, and INTERRUPTED\n"
+    } else {
+        "  verdict      SUSPECT\n"
+    });
     for r in &v.reasons {
         o.push_str(&format!("    {}: {}\n", r.code, r.message));
     }
@@ -419,6 +435,9 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
         s.threads,
         if s.threads == 1 { "" } else { "s" },
     );
+    if s.interrupted {
+        let _ = writeln!(o, "  interrupted  {}", interrupted_at(spec, s));
+    }
     if let Some(w) = &s.warmup {
         let _ = writeln!(
             o,
@@ -514,20 +533,13 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
     );
     let _ = writeln!(o, "  in flight    {} at the end", s.in_flight_at_end);
     let cpu = s.client_cpu_s.user + s.client_cpu_s.sys;
-    let busy = if s.duration_s > 0.0 {
-        cpu / s.duration_s / s.threads.max(1) as f64 * 100.0
-    } else {
-        0.0
-    };
     let _ = writeln!(
         o,
-        "  client CPU   user {:.2} s, sys {:.2} s, waited {:.2} s for a CPU: {:.0}% of {} thread{}, {} per response",
+        "  client CPU   user {:.2} s, sys {:.2} s, waited {:.2} s for a CPU: {}, {} per response",
         s.client_cpu_s.user,
         s.client_cpu_s.sys,
         s.client_cpu_s.runqueue,
-        busy,
-        s.threads,
-        if s.threads == 1 { "" } else { "s" },
+        cpu_share(cpu, s.duration_s, s.threads),
         if s.completed > 0 {
             human_us(cpu * 1e6 / s.completed as f64)
         } else {
@@ -537,8 +549,14 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
     if s.coalesce {
         let _ = writeln!(
             o,
-            "  naps         {} before waiting for responses (--no-coalesce: none)",
+            "  naps         {} before waiting for responses: a thread with no response \
+             ready sleeps a few µs so it takes the next ones together",
             human_count(s.client_naps)
+        );
+    } else if spec.rate.is_none() {
+        let _ = writeln!(
+            o,
+            "  naps         none: each thread waits on epoll as soon as no response is ready"
         );
     }
     if timeline && !s.timeline.is_empty() {
@@ -563,9 +581,94 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
     o
 }
 
+/// How far an interrupted run got, against what was asked.
+fn interrupted_at(spec: &LoadSpec, s: &Summary) -> String {
+    let what = match spec.stop {
+        Stop::Duration(d) if s.duration_s == 0.0 && s.warmup.is_some() => {
+            format!(
+                "during the warmup, before any of {}",
+                seconds(d.as_secs_f64())
+            )
+        }
+        Stop::Duration(d) => format!(
+            "after {:.1} s of {}",
+            s.duration_s,
+            seconds(d.as_secs_f64())
+        ),
+        Stop::Requests(n) => format!(
+            "after {} of {} requests",
+            human_count(s.requests_ended()),
+            human_count(n)
+        ),
+    };
+    format!("{what}: the figures cover only the part that ran")
+}
+
+/// Seconds as asked for: one decimal, none for whole seconds.
+fn seconds(x: f64) -> String {
+    let t = format!("{x:.1}");
+    format!("{} s", t.strip_suffix(".0").unwrap_or(&t))
+}
+
+/// CPU seconds over the measured phase, as a share of one core; with
+/// several threads, also the average per thread (each thread runs on a
+/// core of its own when it can, so 100% per thread is the ceiling).
+fn cpu_share(cpu_s: f64, duration_s: f64, threads: u64) -> String {
+    if duration_s <= 0.0 {
+        return "no measured time".to_string();
+    }
+    let one_core = cpu_s / duration_s * 100.0;
+    if threads <= 1 {
+        format!("{one_core:.0}% of one core")
+    } else {
+        format!(
+            "{one_core:.0}% of one core in all, {:.0}% per thread on average ({threads} threads)",
+            one_core / threads as f64
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_is_a_share_of_one_core() {
+        assert_eq!(cpu_share(1.09, 1.0, 1), "109% of one core");
+        assert_eq!(
+            cpu_share(3.0, 2.0, 2),
+            "150% of one core in all, 75% per thread on average (2 threads)"
+        );
+        assert_eq!(cpu_share(1.0, 0.0, 1), "no measured time");
+    }
+
+    #[test]
+    fn interruptions_say_how_far_the_run_got() {
+        let target = parse_target("http://127.0.0.1:1/").unwrap();
+        let mut spec = LoadSpec::new(vec![target]);
+        spec.stop = Stop::Duration(Duration::from_secs(60));
+        let mut s = Summary {
+            duration_s: 3.04,
+            interrupted: true,
+            ..Summary::default()
+        };
+        assert_eq!(
+            interrupted_at(&spec, &s),
+            "after 3.0 s of 60 s: the figures cover only the part that ran"
+        );
+        s.duration_s = 0.0;
+        s.warmup = Some(Default::default());
+        assert!(interrupted_at(&spec, &s).starts_with("during the warmup, before any of 60 s"));
+        spec.stop = Stop::Requests(10_000);
+        s.completed = 1200;
+        s.errors = [("timeout".to_string(), 34), ("status".to_string(), 5)].into();
+        assert!(
+            interrupted_at(&spec, &s).starts_with("after 1,234 of 10,000 requests"),
+            "{}",
+            interrupted_at(&spec, &s)
+        );
+        assert_eq!(seconds(1.5), "1.5 s");
+    }
 
     #[test]
     fn durations() {

@@ -1,13 +1,15 @@
 //! The process's signals are the CLI's: the libraries only read flags.
 //! The first SIGINT, SIGTERM or SIGHUP asks the running command to stop
-//! cleanly (a load run ends at once and reports what it measured; a lab
-//! study keeps what it measured and stops its servers); a second one kills
-//! every server group this process started and exits with 130.
+//! cleanly (a load run ends within milliseconds, reports what it measured
+//! as interrupted, and exits with 130; a lab study keeps what it measured
+//! and stops its servers); a second one kills every server group this
+//! process started and exits with 130 at once.
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
-/// Exit code of a command stopped by a signal, as shells report it.
+/// Exit code of a command stopped by a signal, as shells report one
+/// killed by SIGINT: scripts see that the run is not the one asked for.
 pub const INTERRUPTED: u8 = 130;
 
 /// Watches the signals on a thread of its own and calls `stop` on the

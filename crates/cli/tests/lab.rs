@@ -249,7 +249,12 @@ fn names_that_would_leave_the_run_directory_are_refused_before_anything_starts()
         .unwrap();
         let db = dir.path().join("t.db");
         let out = Command::new(THRONG)
-            .args(["lab", study.to_str().unwrap(), "--workdir", work.to_str().unwrap()])
+            .args([
+                "lab",
+                study.to_str().unwrap(),
+                "--workdir",
+                work.to_str().unwrap(),
+            ])
             .arg("--db")
             .arg(&db)
             .bounded_output()
@@ -266,6 +271,9 @@ fn names_that_would_leave_the_run_directory_are_refused_before_anything_starts()
             "{name}"
         );
         assert!(!db.exists(), "{name}: no database for a refused study");
-        assert!(!work.exists(), "{name}: no run directory for a refused study");
+        assert!(
+            !work.exists(),
+            "{name}: no run directory for a refused study"
+        );
     }
 }

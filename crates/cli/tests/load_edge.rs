@@ -570,3 +570,44 @@ fn no_naps_without_coalescing_or_in_the_open_model() {
     assert_eq!(u(&j, "/client_naps"), 0);
     only_errors(&j, &[]);
 }
+
+/// The summary says what its figures mean: naps are explained, not named
+/// after the option that turns them off, and CPU is a share of something.
+#[test]
+fn human_summary_says_what_naps_and_cpu_are() {
+    let s = Server::answering(|_| ok(b"words\n"));
+    let text = |extra: &[&str]| {
+        let mut cmd = throng();
+        cmd.args(["load", &s.url("/"), "-n", "200", "-c", "2", "-t", "1"])
+            .args(extra);
+        let out = run_bounded(cmd, Duration::from_secs(30));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let line = |text: &str, label: &str| -> String {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("no `{label}` line in:\n{text}"))
+            .to_string()
+    };
+
+    let out = text(&[]);
+    let naps = line(&out, "naps");
+    assert!(naps.contains(" before waiting for responses: "), "{naps}");
+    assert!(!naps.contains("--no-coalesce"), "{naps}");
+    let cpu = line(&out, "client CPU");
+    assert!(cpu.contains("% of one core, "), "{cpu}");
+    assert!(line(&out, "completed").contains("200 responses"));
+    assert!(!out.contains("interrupted"), "{out}");
+
+    let out = text(&["--no-coalesce"]);
+    assert_eq!(
+        line(&out, "naps").trim_end(),
+        "  naps         none: each thread waits on epoll as soon as no response is ready"
+    );
+}

@@ -1,7 +1,8 @@
 //! throng's load engine.
 //!
 //! Layers, from the bottom: [`http1`] is a sans-IO HTTP/1.x response parser
-//! (bytes in, responses out) that knows nothing of sockets; `driver` owns
+//! (bytes in, responses out) that knows nothing of sockets; [`exchange`]
+//! holds a connection's bytes against the requests written on it; `driver` owns
 //! sockets and an edge-triggered mio loop per thread and feeds the parser;
 //! [`run`] spreads a [`LoadSpec`] over threads and merges what each thread
 //! counted. Nothing here prints or reads options: callers hand in a
@@ -10,6 +11,10 @@
 pub mod affinity;
 mod clock;
 mod driver;
+pub mod exchange;
+// Shared by the fuzz example and the property test; not an API.
+#[doc(hidden)]
+pub mod fuzz;
 pub mod http1;
 pub mod probe;
 pub mod request;

@@ -127,6 +127,10 @@ pub struct LoadResult {
     pub latency: Histogram<u64>,
     /// Open model only: from the actual send time.
     pub latency_uncorrected: Option<Histogram<u64>>,
+    /// The run's [`crate::Control`] was stopped before the run's own end
+    /// (its duration, or its requests): the figures cover only the part
+    /// that ran.
+    pub interrupted: bool,
 }
 
 impl LoadResult {

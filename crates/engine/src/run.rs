@@ -12,7 +12,10 @@ use crate::spec::{LoadSpec, Stop};
 use throng_model::SPARE_FDS;
 
 /// Stops a running load from another thread (Ctrl-C, the lab's supervisor).
-/// Workers read the flag once per event-loop iteration, never per request.
+/// Workers read the flag once per event-loop iteration, never per request;
+/// an iteration is bounded (see the driver), so a stop takes effect within
+/// a few milliseconds whatever the server does. A run stopped before its
+/// own end says so in [`LoadResult::interrupted`].
 #[derive(Clone, Default, Debug)]
 pub struct Control {
     stop: Arc<AtomicBool>,
@@ -209,6 +212,7 @@ fn merge(
     let (mut late_sends, mut established, mut reconnects, mut in_flight) = (0, 0, 0, 0);
     let (mut user, mut sys, mut runqueue) = (0.0, 0.0, 0.0);
     let mut naps = 0;
+    let mut interrupted = false;
     let mut end_ns = warmup_end_ns;
     let mut timeline: Vec<[u64; 3]> = Vec::new();
     for (k, p) in parts.iter().enumerate() {
@@ -229,6 +233,7 @@ fn merge(
         sys += p.cpu_sys;
         runqueue += p.runqueue_wait;
         naps += p.naps;
+        interrupted |= p.interrupted;
         end_ns = end_ns.max(p.end_ns);
         if timeline.len() < p.timeline.len() {
             timeline.resize(p.timeline.len(), [0; 3]);
@@ -335,5 +340,6 @@ fn merge(
         warnings,
         latency,
         latency_uncorrected: rate.then_some(uncorrected),
+        interrupted,
     }
 }

@@ -6,6 +6,17 @@
 //! hands back the stamp of the last segment it consumed. The client's own
 //! scheduling delays (a busy thread, a nap to batch wake-ups) then stay out
 //! of the latency it reports.
+//!
+//! What a stamp is, and so how the driver uses it: the receive time of the
+//! last *stamped* segment the read consumed, on CLOCK_REALTIME. It is later
+//! than the loop's last look at its own clock whenever data kept arriving
+//! after the loop woke up (a response streamed while it was read, a thread
+//! that lost its CPU), so it must never be bounded by a clock reading taken
+//! before the read; and it is brought onto the monotonic clock through the
+//! two clocks read together right after the read, not through an offset
+//! kept from earlier. Segments received before stamping was on carry no
+//! stamp, so a read's stamp can belong to an earlier segment than its last:
+//! a response never ends before the read that brought its first byte.
 
 use std::io;
 use std::mem::{size_of, zeroed};

@@ -31,6 +31,38 @@ pub struct Measured {
     pub usage: ServerUsage,
 }
 
+/// How far a server got before it could not be measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// It did not come up: it exited, its backend or helper failed, or it
+    /// was not ready in time.
+    Start,
+    /// It came up, but its processes were not on the CPUs it was given.
+    Pinning,
+    /// It came up and answered, but not with the workload's exact bytes.
+    Verification,
+}
+
+/// A server that cannot be measured: how far it got, and what went wrong.
+#[derive(Debug)]
+pub struct NotReady {
+    pub stage: Stage,
+    pub failure: StartFailure,
+}
+
+impl NotReady {
+    /// The failure as stored with the server's steps: "did not start: ..."
+    /// only for a server that did not come up.
+    pub fn message(&self) -> String {
+        let m = &self.failure.message;
+        match self.stage {
+            Stage::Start => format!("did not start: {m}"),
+            Stage::Pinning => format!("started but was not pinned to its CPUs: {m}"),
+            Stage::Verification => format!("started but failed verification: {m}"),
+        }
+    }
+}
+
 /// A server an executor started.
 #[derive(Debug, Clone)]
 pub struct Started {
@@ -42,8 +74,9 @@ pub struct Started {
 
 pub trait Executor {
     /// Starts `server` for `group`: up, pinned and answering every URL of
-    /// the workload exactly. The configs it was given come back either way.
-    fn start(&mut self, group: &Group, server: &StudyServer) -> Result<Started, StartFailure>;
+    /// the workload exactly. The configs it was given come back either way,
+    /// and a failure says how far the server got.
+    fn start(&mut self, group: &Group, server: &StudyServer) -> Result<Started, NotReady>;
     /// One load round against a started server; `sample` asks for the
     /// server's resource use. `Err` says why the load could not run.
     fn round(&mut self, server: &str, load: &RoundLoad, sample: bool) -> Result<Measured, String>;
@@ -92,13 +125,16 @@ impl<'a> Local<'a> {
 }
 
 impl Executor for Local<'_> {
-    fn start(&mut self, group: &Group, server: &StudyServer) -> Result<Started, StartFailure> {
+    fn start(&mut self, group: &Group, server: &StudyServer) -> Result<Started, NotReady> {
         self.stop(&server.name);
         let w = &group.workload;
-        let early = |message: String| StartFailure {
-            message,
-            log_tail: String::new(),
-            configs: Vec::new(),
+        let early = |message: String| NotReady {
+            stage: Stage::Start,
+            failure: StartFailure {
+                message,
+                log_tail: String::new(),
+                configs: Vec::new(),
+            },
         };
         let recipe = server
             .recipe
@@ -123,20 +159,25 @@ impl Executor for Local<'_> {
             ready_path: &first_path,
             patch: None,
         };
-        let running = launch::start(self.site, &start)?;
+        let running = launch::start(self.site, &start).map_err(|failure| NotReady {
+            stage: Stage::Start,
+            failure,
+        })?;
         let expected = Expected {
             files: w.files.clone(),
             stable: w.checked.clone(),
             timeout: w.kind.request_timeout(),
         };
         let checks = check_pinning(&running.processes(), &group.server_cpus)
-            .map_err(|e| e.context("pinning did not take effect"))
+            .map_err(|e| (Stage::Pinning, e))
             .and_then(|()| {
-                loopback::verify(running.port, &expected)
-                    .map_err(|e| e.context("verification failed"))
+                loopback::verify(running.port, &expected).map_err(|e| (Stage::Verification, e))
             });
-        if let Err(e) = checks {
-            return Err(running.fail(e));
+        if let Err((stage, e)) = checks {
+            return Err(NotReady {
+                stage,
+                failure: running.fail(e),
+            });
         }
         let started = Started {
             pid: running.pid(),
@@ -231,6 +272,33 @@ pub fn oom_kills_in(vmstat: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failure_says_how_far_the_server_got() {
+        let at = |stage| {
+            NotReady {
+                stage,
+                failure: StartFailure {
+                    message: "GET /index.html: status 404 instead of 200".into(),
+                    log_tail: String::new(),
+                    configs: Vec::new(),
+                },
+            }
+            .message()
+        };
+        assert_eq!(
+            at(Stage::Start),
+            "did not start: GET /index.html: status 404 instead of 200"
+        );
+        assert_eq!(
+            at(Stage::Verification),
+            "started but failed verification: GET /index.html: status 404 instead of 200"
+        );
+        assert_eq!(
+            at(Stage::Pinning),
+            "started but was not pinned to its CPUs: GET /index.html: status 404 instead of 200"
+        );
+    }
 
     #[test]
     fn oom_kills_are_read_from_vmstat() {

@@ -1,17 +1,22 @@
 //! The max-users search: the sweep's own levels come first (judged by the
 //! one rule in [`throng_model::max_users`]); when the sweep never broke the
 //! server, concurrency keeps doubling past it until something breaks or the
-//! cap (open files, the study's limit) is reached.
+//! cap (open files, the study's limit) is reached. Each level's round is
+//! long enough for its connections to complete a few responses at the pace
+//! the server showed; a round that still ends before any response is
+//! measured again, longer, and never counts as the server breaking.
 
 use std::time::Duration;
 
-use throng_model::max_users::{from_sweep, level_broke_by};
+use throng_model::max_users::{from_sweep, judge_level, Level, SweepEnd};
 use throng_model::{MaxUsers, StepRecord};
 
 use crate::executor::Executor;
 use crate::group::Group;
 use crate::interrupt::Interrupt;
-use crate::spec::RoundLoad;
+use crate::spec::{
+    known_response_bytes, longer_round, round_seconds, secs, Pace, RoundLoad, ROUND_CAP_S,
+};
 use crate::study::Study;
 
 /// How a server that exited during a level is described: running out of
@@ -27,22 +32,28 @@ fn exit_cause(exit: &str, oom_before: Option<u64>, oom_after: Option<u64>) -> St
     }
 }
 
-/// Steps concurrency up from the sweep of `server` until a level breaks.
-/// `alive`: the server is still running (a server that failed in the sweep
-/// is answered from the sweep alone).
-#[allow(clippy::too_many_arguments)]
-pub fn search(
-    exec: &mut dyn Executor,
-    study: &Study,
-    group: &Group,
-    server: &str,
-    alive: bool,
-    sweep: &[StepRecord],
-    cap: u32,
-    interrupt: &Interrupt,
-) -> MaxUsers {
+/// One server's search after its group's sweep.
+pub struct Search<'a> {
+    pub study: &'a Study,
+    pub group: &'a Group,
+    pub server: &'a str,
+    /// The server is still running (a server that failed in the sweep is
+    /// answered from the sweep alone).
+    pub alive: bool,
+    /// The server's steps in this group's sweep.
+    pub sweep: &'a [StepRecord],
+    /// The highest concurrency to try.
+    pub cap: u32,
+    /// The pace of the server's last sweep round: how long a response
+    /// takes, so the search's rounds are long enough to see them complete.
+    pub pace: Option<Pace>,
+}
+
+/// Steps concurrency up from the sweep of `s.server` until a level breaks.
+pub fn search(exec: &mut dyn Executor, s: &Search, interrupt: &Interrupt) -> MaxUsers {
+    let (study, group, server) = (s.study, s.group, s.server);
     let patience = Duration::from_secs_f64(study.patience_s);
-    let (sweep_good, sweep_broke) = from_sweep(sweep, patience);
+    let (sweep_good, sweep_end) = from_sweep(s.sweep, patience);
     let mut m = MaxUsers {
         cores: group.cores,
         workload: group.workload.kind.name().to_string(),
@@ -51,28 +62,50 @@ pub fn search(
         broke_at: None,
         broke_by: String::new(),
     };
-    if let Some((at, why)) = sweep_broke {
-        m.broke_at = Some(at);
-        m.broke_by = why;
-        return m;
+    match sweep_end {
+        SweepEnd::Broke(at, why) => {
+            m.broke_at = Some(at);
+            m.broke_by = why;
+            return m;
+        }
+        SweepEnd::Undecided(at) => {
+            // The sweep lengthened them up to the cap, or kept a study's
+            // own longer rounds.
+            let longest = s
+                .sweep
+                .iter()
+                .filter(|st| st.concurrency == at)
+                .flat_map(|st| &st.rounds)
+                .map(|r| r.summary.duration_s)
+                .fold(0.0, f64::max);
+            m.broke_by = format!(
+                "undecided at {at}: every round of the sweep ended before a response could \
+                 complete, even {} ones",
+                secs(if longest > 0.0 { longest } else { ROUND_CAP_S })
+            );
+            return m;
+        }
+        SweepEnd::Unbroken => {}
     }
     let Some(highest) = sweep_good else {
         m.broke_by = "the sweep measured no level".to_string();
         return m;
     };
-    let cap = cap.max(highest);
+    let cap = s.cap.max(highest);
     let mut level = highest.saturating_mul(2).min(cap);
     if level <= highest {
         m.broke_by = format!("no failure up to the cap of {cap}");
         return m;
     }
+    let known = known_response_bytes(&group.workload);
+    let mut pace = s.pace;
     loop {
         if interrupt.is_set() {
             m.broke_by = "interrupted".to_string();
             return m;
         }
         let oom_before = exec.oom_kills();
-        let exited = if alive {
+        let exited = if s.alive {
             exec.exited(server)
         } else {
             Some("was not running".to_string())
@@ -82,24 +115,52 @@ pub fn search(
             m.broke_by = format!("the server {e}");
             return m;
         }
-        let mut load = RoundLoad::measured(study, group, level, level as u64);
-        // Past the patience a request is a timeout: no need to wait longer.
-        load.timeout = patience + Duration::from_secs(1);
-        let why = match exec.round(server, &load, false) {
-            Err(e) => Some(e),
-            Ok(r) => match exec.exited(server) {
-                Some(e) => Some(exit_cause(&e, oom_before, exec.oom_kills())),
-                None => level_broke_by(&r.summary, patience),
-            },
-        };
-        match why {
-            Some(w) => {
-                m.broke_at = Some(level);
-                m.broke_by = w;
-                return m;
+        let mut seconds = round_seconds(study.round_s, pace, level);
+        // What broke the level; `None` when it was good.
+        let broke = loop {
+            let mut load = RoundLoad::measured(study, group, level, level as u64);
+            load.seconds = seconds;
+            // Past the patience a request is a timeout: no need to wait longer.
+            load.timeout = patience + Duration::from_secs(1);
+            let r = match exec.round(server, &load, false) {
+                Err(e) => break Some(e),
+                Ok(r) => r,
+            };
+            if let Some(e) = exec.exited(server) {
+                break Some(exit_cause(&e, oom_before, exec.oom_kills()));
             }
-            None => m.level = Some(level),
+            if let Some(p) = Pace::of(&r.summary, known) {
+                pace = Some(p);
+            }
+            match judge_level(&r.summary, patience) {
+                Level::Good => break None,
+                Level::Broke(why) => break Some(why),
+                // The round ended before a response could complete: that
+                // says nothing of the server. Again, longer.
+                Level::TooShort => match longer_round(seconds, pace, level) {
+                    Some(_) if interrupt.is_set() => {
+                        m.broke_by = "interrupted".to_string();
+                        return m;
+                    }
+                    Some(next) => seconds = next,
+                    None => {
+                        m.broke_by = format!(
+                            "undecided at {level}: no response within {} rounds, {} requests \
+                             still in flight and none timed out",
+                            secs(seconds),
+                            r.summary.in_flight_at_end
+                        );
+                        return m;
+                    }
+                },
+            }
+        };
+        if let Some(why) = broke {
+            m.broke_at = Some(level);
+            m.broke_by = why;
+            return m;
         }
+        m.level = Some(level);
         if level >= cap {
             m.broke_by = format!("no failure up to the cap of {cap}");
             return m;

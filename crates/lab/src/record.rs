@@ -135,6 +135,7 @@ pub fn summarize(r: &LoadResult) -> Summary {
             })
             .collect(),
         warnings: r.warnings.iter().map(warning_text).collect(),
+        interrupted: r.interrupted,
     }
 }
 

@@ -135,6 +135,19 @@ pub fn run_study_with(
             },
         )?;
     }
+    // Planned before the feature probes, so the estimate covers them.
+    let runnable = plans
+        .iter()
+        .filter(|p| matches!(p, CoresPlan::Run { .. }))
+        .count();
+    let groups = (runnable * study.workloads.len()) as u64;
+    let steps = groups * (study.servers.len() * study.concurrency.len()) as u64;
+    observer.event(Event::Planned {
+        run_id,
+        steps,
+        // The longer end: what to plan for. `estimate` gives both.
+        estimated_s: estimate_groups(study, groups).max_s,
+    });
     // ACME's feature table: each server probed live on an instance of its
     // own, before any load.
     if study.features {
@@ -153,20 +166,6 @@ pub fn run_study_with(
             store.add_features(run_id, &s.name, &found)?;
         }
     }
-    let runnable = plans
-        .iter()
-        .filter(|p| matches!(p, CoresPlan::Run { .. }))
-        .count();
-    let groups = (runnable * study.workloads.len()) as u64;
-    let steps = groups * (study.servers.len() * study.concurrency.len()) as u64;
-    let per_round = study.round_s + study.round_warmup_s + 0.1;
-    let estimated_s = steps as f64 * study.precision.min_rounds as f64 * per_round
-        + groups as f64 * study.servers.len() as f64 * (study.warmup_s + 1.0);
-    observer.event(Event::Planned {
-        run_id,
-        steps,
-        estimated_s,
-    });
     for p in &plans {
         if let CoresPlan::Skip { cores, reason } = p {
             observer.event(Event::Note(format!("skipped: {reason}")));
@@ -238,6 +237,87 @@ pub fn run_study_with(
     })
 }
 
+/// Seconds the feature probes take per server: a start of its own, the
+/// 512 KiB download at 128 KiB/s, the other requests, the stop.
+pub const FEATURE_PROBE_S: f64 = 8.0;
+
+/// Seconds to start a server for a group (its backend or helper too),
+/// await its readiness, check its pinning and every URL, and stop it at the
+/// group's end.
+pub const SERVER_START_S: f64 = 1.5;
+
+/// Seconds a round takes besides its measured time and its own warmup:
+/// threads and connections set up and torn down, the sampler's last read,
+/// the verdict and the step's row written (`quick` on a 2-CPU machine:
+/// 25.4 s for 20 rounds of 1.25 s, a few hundred connections each).
+pub const ROUND_OVERHEAD_S: f64 = 0.1;
+
+/// How long a study should take, as a range: the precision loop may stop a
+/// step at its minimum rounds or run it to its maximum (or its time cap),
+/// and the max-users search may end at its first level or go to its cap.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunEstimate {
+    pub min_s: f64,
+    pub max_s: f64,
+}
+
+/// The estimate for `study` on this machine's CPUs.
+pub fn estimate(study: &Study) -> RunEstimate {
+    let cpus = throng_engine::affinity::own_cpus();
+    let runnable = plan_cores(study.cores.as_deref(), &cpus, study.allow_shared_cores)
+        .iter()
+        .filter(|p| matches!(p, CoresPlan::Run { .. }))
+        .count();
+    estimate_groups(study, (runnable * study.workloads.len()) as u64)
+}
+
+/// The estimate for `study` with `groups` groups (core counts that run ×
+/// workloads). Rounds lengthened for slow responses (large files at high
+/// concurrency) are not known before they are measured and are not in it.
+pub fn estimate_groups(study: &Study, groups: u64) -> RunEstimate {
+    let servers = study.servers.len() as f64;
+    let groups = groups as f64;
+    let round = study.round_s + study.round_warmup_s + ROUND_OVERHEAD_S;
+    let p = &study.precision;
+    // A step stops at its minimum rounds at best; at worst at its maximum,
+    // or earlier when its own rounds pass its time cap.
+    let min_rounds = f64::from(p.min_rounds);
+    let by_time = (p.max_step_s / round).ceil().max(min_rounds);
+    let max_rounds = f64::from(p.max_rounds).min(by_time);
+    let steps = groups * servers * study.concurrency.len() as f64;
+    // Per started server: its start and checks, then its warmup round.
+    let warmup = if study.warmup_s > 0.0 {
+        study.warmup_s + ROUND_OVERHEAD_S
+    } else {
+        0.0
+    };
+    let fixed = groups * servers * (SERVER_START_S + warmup)
+        + if study.features {
+            servers * FEATURE_PROBE_S
+        } else {
+            0.0
+        };
+    // The search doubles from the sweep's highest level to its cap, one
+    // round a level; it may stop at the first.
+    let search_levels = match study.max_users_cap {
+        Some(cap) => {
+            let mut n = 0u32;
+            let mut level = study.concurrency.iter().copied().max().unwrap_or(1);
+            while level < cap {
+                level = level.saturating_mul(2).min(cap);
+                n += 1;
+            }
+            f64::from(n)
+        }
+        None => 0.0,
+    };
+    let search = groups * servers * round;
+    RunEstimate {
+        min_s: fixed + steps * min_rounds * round + search * search_levels.min(1.0),
+        max_s: fixed + steps * max_rounds * round + search * search_levels,
+    }
+}
+
 fn skipped_step(
     server: &str,
     cores: u32,
@@ -249,5 +329,54 @@ fn skipped_step(
         status: StepStatus::Skipped,
         failure: Some(reason.to_string()),
         ..StepRecord::new(server, cores, workload, concurrency)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Recipes;
+
+    #[test]
+    fn the_estimate_counts_starts_warmups_probes_searches_and_extra_rounds() {
+        let r = Recipes::builtin();
+        // quick: 4 servers, 4 levels, one group; 1 s rounds with 0.25 s of
+        // warmup, 3 to 5 rounds, 8 s per step; features on.
+        let quick = Study::load("quick", &r).unwrap();
+        let e = estimate_groups(&quick, 1);
+        let round = 1.0 + 0.25 + ROUND_OVERHEAD_S;
+        let fixed = 4.0 * (SERVER_START_S + 1.0 + ROUND_OVERHEAD_S) + 4.0 * FEATURE_PROBE_S;
+        assert!(
+            (e.min_s - (fixed + 16.0 * 3.0 * round)).abs() < 1e-9,
+            "{e:?}"
+        );
+        assert!(
+            (e.max_s - (fixed + 16.0 * 5.0 * round)).abs() < 1e-9,
+            "{e:?}"
+        );
+        // Two workloads and a search that doubles from the sweep's highest
+        // level, 100, to its cap of 300 (200, 300): one level at least, two
+        // at most. 2 s rounds with 0.5 s of warmup, 3 to 8 rounds, but the
+        // 12 s time cap ends a step after 5 of them.
+        let searched = Study::parse(
+            "name = 's'\nservers = ['nginx', 'lighttpd']\nworkloads = ['tiny', 'large']\n\
+             cores = [1]\nconcurrency = [10, 100]\nfeatures = false\nwarmup_seconds = 0\n\
+             max_users = true\nmax_users_cap = 300\n\
+             [rounds]\nseconds = 2.0\nwarmup_seconds = 0.5\nmin = 3\nmax = 8\nstep_seconds = 12.0\n",
+            &r,
+        )
+        .unwrap();
+        let e = estimate_groups(&searched, 2);
+        let round = 2.0 + 0.5 + ROUND_OVERHEAD_S;
+        let fixed = 2.0 * 2.0 * SERVER_START_S;
+        let steps = 2.0 * 2.0 * 2.0;
+        assert!(
+            (e.min_s - (fixed + steps * 3.0 * round + 4.0 * round)).abs() < 1e-9,
+            "{e:?}"
+        );
+        assert!(
+            (e.max_s - (fixed + steps * 5.0 * round + 2.0 * 4.0 * round)).abs() < 1e-9,
+            "{e:?}"
+        );
     }
 }

@@ -7,9 +7,93 @@
 use std::time::Duration;
 
 use throng_engine::{LoadSpec, Order, Stop, Target};
+use throng_model::Summary;
 
 use crate::group::Group;
 use crate::study::Study;
+use crate::workload::Workload;
+
+/// Responses each connection should be able to complete in one round: a
+/// round shorter than that measures transfers cut off by its end rather
+/// than the server.
+pub const RESPONSES_PER_CONNECTION: f64 = 3.0;
+
+/// The longest round the lab makes when it lengthens one for slow
+/// responses (docs/study-format.md, "Round length"). A study's own longer
+/// `[rounds] seconds` is kept as it is.
+pub const ROUND_CAP_S: f64 = 60.0;
+
+/// How fast a server delivered a workload in a round: what it takes to
+/// estimate how long one response lasts at another concurrency.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pace {
+    /// Bytes read from the server per second (headers, bodies, and the
+    /// part of transfers still under way when the round ended).
+    pub bytes_per_s: f64,
+    /// Body bytes of one response.
+    pub bytes_per_response: f64,
+}
+
+impl Pace {
+    /// The pace of one round: the bytes it read per second, and the mean
+    /// body of its complete responses, or `known` (the workload's mean
+    /// file size) when none completed. `None` when it read nothing.
+    pub fn of(s: &Summary, known: Option<f64>) -> Option<Pace> {
+        let bytes_per_s = s.mb_per_sec * 1e6;
+        let bytes_per_response = if s.completed > 0 && s.body_bytes > 0 {
+            s.body_bytes as f64 / s.completed as f64
+        } else {
+            known?
+        };
+        (bytes_per_s > 0.0 && bytes_per_response > 0.0).then_some(Pace {
+            bytes_per_s,
+            bytes_per_response,
+        })
+    }
+
+    /// Seconds one response takes when `concurrency` connections share
+    /// this bandwidth.
+    pub fn response_s(&self, concurrency: u32) -> f64 {
+        f64::from(concurrency.max(1)) * self.bytes_per_response / self.bytes_per_s
+    }
+}
+
+/// How long a round at `concurrency` must be: the study's length, or
+/// longer when `pace` says a response takes so long that a connection could
+/// not complete [`RESPONSES_PER_CONNECTION`] of them: then that many
+/// response times, in whole seconds, at most [`ROUND_CAP_S`].
+pub fn round_seconds(study_s: f64, pace: Option<Pace>, concurrency: u32) -> f64 {
+    let Some(p) = pace else {
+        return study_s;
+    };
+    // Whole seconds, not fooled by a rounding error just above one.
+    let needed = (RESPONSES_PER_CONNECTION * p.response_s(concurrency) - 1e-6).ceil();
+    if needed.is_finite() && needed > study_s {
+        needed.min(ROUND_CAP_S).max(study_s)
+    } else {
+        study_s
+    }
+}
+
+/// The mean body of a workload's responses, from its files; `None` when
+/// it has none (its bodies are then learnt from complete responses).
+pub fn known_response_bytes(w: &Workload) -> Option<f64> {
+    (!w.files.is_empty()).then(|| w.total_bytes() as f64 / w.files.len() as f64)
+}
+
+/// The next length for a round at `concurrency` that ended before any
+/// response: what the pace it measured asks for, and at least twice as
+/// long as before; `None` when it already had [`ROUND_CAP_S`].
+pub fn longer_round(tried_s: f64, pace: Option<Pace>, concurrency: u32) -> Option<f64> {
+    if tried_s >= ROUND_CAP_S {
+        return None;
+    }
+    Some(
+        round_seconds(tried_s, pace, concurrency)
+            .max((tried_s * 2.0).ceil())
+            .min(ROUND_CAP_S),
+    )
+}
 
 /// A round's load before it meets a server.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,9 +168,66 @@ pub fn load_spec(targets: Vec<Target>, load: &RoundLoad) -> LoadSpec {
     spec
 }
 
+/// Seconds as a study writes them: "1 s", "0.25 s", "30 s".
+pub(crate) fn secs(s: f64) -> String {
+    format!("{s} s")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rounds_lengthen_with_the_time_a_response_takes() {
+        // The 21 MB file at 220.2 MB/s: 0.1 s per response alone, 10 s when
+        // 100 connections share the bandwidth.
+        let pace = Pace {
+            bytes_per_s: 220_200_960.0,
+            bytes_per_response: 22_020_096.0,
+        };
+        assert_eq!(pace.response_s(1), 0.1);
+        assert_eq!(pace.response_s(100), 10.0);
+        assert_eq!(round_seconds(5.0, Some(pace), 1), 5.0);
+        assert_eq!(round_seconds(5.0, Some(pace), 10), 5.0);
+        assert_eq!(round_seconds(1.0, Some(pace), 10), 3.0);
+        assert_eq!(round_seconds(1.0, Some(pace), 100), 30.0);
+        assert_eq!(round_seconds(1.0, Some(pace), 1000), ROUND_CAP_S);
+        // A study's own longer rounds stay as they are.
+        assert_eq!(round_seconds(90.0, Some(pace), 1000), 90.0);
+        assert_eq!(round_seconds(1.0, None, 1000), 1.0);
+        // A round that ended too soon: what its pace asks, at least double.
+        assert_eq!(longer_round(1.0, Some(pace), 100), Some(30.0));
+        assert_eq!(longer_round(1.0, Some(pace), 1), Some(2.0));
+        assert_eq!(longer_round(1.0, None, 100), Some(2.0));
+        assert_eq!(longer_round(40.0, None, 100), Some(ROUND_CAP_S));
+        assert_eq!(longer_round(ROUND_CAP_S, Some(pace), 100), None);
+    }
+
+    #[test]
+    fn a_pace_is_read_from_what_a_round_moved() {
+        let s = Summary {
+            mb_per_sec: 220.20096,
+            completed: 20,
+            body_bytes: 20 * 22_020_096,
+            ..Summary::default()
+        };
+        let p = Pace::of(&s, None).unwrap();
+        assert_eq!(p.bytes_per_response, 22_020_096.0);
+        assert!((p.response_s(100) - 10.0).abs() < 1e-9);
+        // Nothing completed: the workload's known size stands in.
+        let cut = Summary {
+            mb_per_sec: 220.20096,
+            ..Summary::default()
+        };
+        assert_eq!(Pace::of(&cut, None), None);
+        assert_eq!(
+            Pace::of(&cut, Some(22_020_096.0))
+                .unwrap()
+                .bytes_per_response,
+            22_020_096.0
+        );
+        assert_eq!(Pace::of(&Summary::default(), Some(7.0)), None);
+    }
 
     #[test]
     fn a_round_becomes_a_checked_spec_on_the_servers_port() {

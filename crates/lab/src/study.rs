@@ -527,6 +527,38 @@ seconds = 0.5
     }
 
     #[test]
+    fn a_command_named_without_a_path_is_found_on_path() {
+        let r = Recipes::builtin();
+        let parse = |program: &str| {
+            Study::parse(
+                &format!(
+                    "name='x'\nservers=[{{ name = 'mine', command = ['{program}', '-c', 'true'] }}]\n\
+                     workloads=['tiny']\ncores=[1]\nconcurrency=[1]\n"
+                ),
+                &r,
+            )
+        };
+        let s = parse("sh").unwrap();
+        let recipe = &s.servers[0].recipe;
+        let found = std::path::Path::new(&recipe.binary);
+        assert!(found.is_absolute() && found.ends_with("sh"), "{found:?}");
+        assert_eq!(recipe.start, [recipe.binary.as_str(), "-c", "true"]);
+        assert!(s.missing_servers().is_empty());
+        assert_eq!(
+            parse("no-such-server-anywhere").unwrap_err().to_string(),
+            "server mine: no program \"no-such-server-anywhere\" on PATH; give its full path in \
+             `command`"
+        );
+        // A path is taken as given; a missing one is reported before the
+        // study starts, as for any recipe.
+        let s = parse("/nonexistent/mine").unwrap();
+        assert_eq!(
+            s.missing_servers(),
+            ["mine: /nonexistent/mine is not installed"]
+        );
+    }
+
+    #[test]
     fn missing_servers_name_the_package() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(

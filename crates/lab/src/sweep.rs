@@ -16,7 +16,7 @@ use crate::interrupt::Interrupt;
 use crate::observer::{Event, Observer};
 use crate::precision::Next;
 use crate::record::serialize_histogram;
-use crate::spec::RoundLoad;
+use crate::spec::{known_response_bytes, longer_round, round_seconds, secs, Pace, RoundLoad};
 use crate::study::Study;
 
 /// What a sweep writes to: the store in a real study, a list in tests.
@@ -46,7 +46,27 @@ struct Pending {
     /// Time spent in this step's own rounds: other servers' rounds in
     /// between do not count against its cap.
     spent: Duration,
+    /// Measured seconds of this step's rounds, chosen at its first round
+    /// from the server's pace (longer when responses take long).
+    round_s: Option<f64>,
     done: bool,
+}
+
+/// What the sweep knows of each server's pace and the workload's size, to
+/// make rounds long enough for the responses they measure.
+struct Paces {
+    /// Per server of the study: the pace of its last round, warmup included.
+    of: Vec<Option<Pace>>,
+    /// The workload's mean response body, when its files say.
+    known: Option<f64>,
+}
+
+impl Paces {
+    fn update(&mut self, server: usize, s: &throng_model::Summary) {
+        if let Some(p) = Pace::of(s, self.known) {
+            self.of[server] = Some(p);
+        }
+    }
 }
 
 /// Sweeps `group` over the study's servers and levels, storing each step
@@ -86,8 +106,8 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                 up.push(idx);
             }
             Err(f) => {
-                ctx.sink.configs(&s.name, &f.configs)?;
-                let msg = format!("did not start: {}", f.message);
+                ctx.sink.configs(&s.name, &f.failure.configs)?;
+                let msg = f.message();
                 ctx.observer.event(Event::ServerFailed {
                     server: &s.name,
                     cores: group.cores,
@@ -98,12 +118,16 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                     let mut st = group.step(&s.name, c);
                     st.status = StepStatus::Failed;
                     st.failure = Some(msg.clone());
-                    st.log_tail = Some(f.log_tail.clone());
+                    st.log_tail = Some(f.failure.log_tail.clone());
                     record_step(ctx, st, &mut group_steps)?;
                 }
             }
         }
     }
+    let mut paces = Paces {
+        of: vec![None; study.servers.len()],
+        known: known_response_bytes(&group.workload),
+    };
     if study.warmup_s > 0.0 {
         let mut load = RoundLoad::measured(study, group, study.concurrency[0], 1);
         load.seconds = study.warmup_s;
@@ -112,8 +136,10 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
             if ctx.interrupt.is_set() {
                 break;
             }
-            if let Err(e) = exec.round(&study.servers[idx].name, &load, false) {
-                failed[idx] = Some(format!("warmup failed: {e}"));
+            match exec.round(&study.servers[idx].name, &load, false) {
+                // The warmup's pace sizes the first level's rounds.
+                Ok(m) => paces.update(idx, &m.summary),
+                Err(e) => failed[idx] = Some(format!("warmup failed: {e}")),
             }
         }
     }
@@ -132,6 +158,7 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                     verdicts: vec![],
                     rps: vec![],
                     spent: Duration::ZERO,
+                    round_s: None,
                     done: failed[idx].is_some(),
                 }
             })
@@ -146,7 +173,7 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                     continue;
                 }
                 let seed = ((level as u64) << 32) ^ round as u64 ^ 0x7468_726f;
-                measure_round(ctx, exec, group, p, &mut failed, seed)?;
+                measure_round(ctx, exec, group, p, &mut failed, &mut paces, seed)?;
             }
             round += 1;
         }
@@ -186,12 +213,15 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
             let alive = up.contains(&idx) && failed[idx].is_none();
             let m = crate::maxusers::search(
                 exec,
-                study,
-                group,
-                &s.name,
-                alive,
-                &sweep,
-                cap,
+                &crate::maxusers::Search {
+                    study,
+                    group,
+                    server: &s.name,
+                    alive,
+                    sweep: &sweep,
+                    cap,
+                    pace: paces.of[idx],
+                },
                 ctx.interrupt,
             );
             if ctx.interrupt.is_set() {
@@ -227,6 +257,7 @@ fn measure_round(
     group: &Group,
     p: &mut Pending,
     failed: &mut [Option<String>],
+    paces: &mut Paces,
     seed: u64,
 ) -> anyhow::Result<()> {
     let study = ctx.study;
@@ -244,24 +275,71 @@ fn measure_round(
         fail(p, failed, exec, format!("the server {e}"));
         return Ok(());
     }
-    let load = RoundLoad::measured(study, group, p.step.concurrency, seed);
-    let t0 = Instant::now();
-    let result = exec.round(name, &load, true);
-    p.spent += t0.elapsed();
-    if ctx.interrupt.is_set() {
-        return Ok(());
-    }
-    let m: Measured = match result {
-        Ok(m) => m,
-        Err(e) => {
-            fail(p, failed, exec, e);
-            return Ok(());
+    let c = p.step.concurrency;
+    // A step's rounds all get the length chosen at its first: the study's,
+    // or long enough for each connection to complete a few responses at
+    // the pace the server last showed.
+    let mut seconds = match p.round_s {
+        Some(s) => s,
+        None => {
+            let s = round_seconds(study.round_s, paces.of[p.server], c);
+            if s > study.round_s {
+                if let Some(pace) = paces.of[p.server] {
+                    ctx.observer.event(Event::Note(format!(
+                        "{name} c={c}: {} rounds instead of {}, so that each connection can complete \
+                         a few responses of about {:.1} s at {:.1} MB/s",
+                        secs(s),
+                        secs(study.round_s),
+                        pace.response_s(c),
+                        pace.bytes_per_s / 1e6
+                    )));
+                }
+            }
+            p.round_s = Some(s);
+            s
         }
     };
-    if let Some(e) = exec.exited(name) {
-        fail(p, failed, exec, format!("the server {e} during the round"));
-        return Ok(());
-    }
+    let m: Measured = loop {
+        let load = RoundLoad {
+            seconds,
+            ..RoundLoad::measured(study, group, c, seed)
+        };
+        let t0 = Instant::now();
+        let result = exec.round(name, &load, true);
+        p.spent += t0.elapsed();
+        if ctx.interrupt.is_set() {
+            return Ok(());
+        }
+        let m = match result {
+            Ok(m) => m,
+            Err(e) => {
+                fail(p, failed, exec, e);
+                return Ok(());
+            }
+        };
+        if let Some(e) = exec.exited(name) {
+            fail(p, failed, exec, format!("the server {e} during the round"));
+            return Ok(());
+        }
+        paces.update(p.server, &m.summary);
+        // A round that ended before any response could complete measured
+        // its own length, not the server: measure it again, longer.
+        if throng_model::max_users::round_too_short(&m.summary) {
+            if let Some(next) = longer_round(seconds, paces.of[p.server], c) {
+                ctx.observer.event(Event::Note(format!(
+                    "{name} c={c}: the {} round ended before any response ({} requests still in \
+                     flight, none timed out); measuring it again with {} rounds",
+                    secs(seconds),
+                    m.summary.in_flight_at_end,
+                    secs(next)
+                )));
+                seconds = next;
+                p.round_s = Some(next);
+                continue;
+            }
+        }
+        break m;
+    };
     if m.summary.completed == 0 {
         // A round without a response may be a stall of a busy machine; the
         // server has failed only if it does not answer a request on its own.
@@ -286,7 +364,7 @@ fn measure_round(
     let index = p.step.rounds.len() as u32;
     ctx.observer.event(Event::Round {
         server: name,
-        concurrency: p.step.concurrency,
+        concurrency: c,
         index,
         summary: &m.summary,
         usage: &m.usage,

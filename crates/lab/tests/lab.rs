@@ -358,7 +358,7 @@ fn a_command_server_that_serves_the_wrong_files_fails_verification() {
     assert_eq!(py.status, StepStatus::Failed);
     assert_eq!(
         py.failure.as_deref().unwrap(),
-        "did not start: verification failed: GET /index.html: status 404 instead of 200"
+        "started but failed verification: GET /index.html: status 404 instead of 200"
     );
     assert!(py.rounds.is_empty());
     let l = data.steps.iter().find(|s| s.server == "lighttpd").unwrap();

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use hdrhistogram::Histogram;
-use throng_lab::executor::{DoctorPlan, Executor, Measured, Started};
+use throng_lab::executor::{DoctorPlan, Executor, Measured, NotReady, Stage, Started};
 use throng_lab::group::Group;
 use throng_lab::spec::RoundLoad;
 use throng_lab::study::StudyServer;
@@ -21,12 +21,20 @@ use throng_servers::{RunDir, Site, StartFailure};
 /// rounds that server has run so far.
 type Script = Box<dyn FnMut(&str, u32, usize) -> Result<Measured, String>>;
 
+/// A script that also sees the round's length and timeout.
+type TimedScript = Box<dyn FnMut(&str, &RoundLoad) -> Measured>;
+
 struct Fake {
     /// Every call, in order: "start a", "warmup a c=4", "round a c=4".
     calls: Vec<String>,
+    /// Every load round with the measured seconds it asked for:
+    /// "warmup a c=4 0.5s", "round a c=4 1s", "search a c=8 1s".
+    lengths: Vec<String>,
     script: Script,
-    /// Servers whose start fails, with the message.
-    refuse: BTreeMap<String, String>,
+    /// Replaces `script` when set.
+    timed: Option<TimedScript>,
+    /// Servers whose start fails, with how far they got and the message.
+    refuse: BTreeMap<String, (Stage, String)>,
     /// Server -> after how many measured rounds it exits.
     dies_after: BTreeMap<String, usize>,
     /// Servers that do not answer a lone request.
@@ -42,7 +50,9 @@ impl Fake {
     fn new(script: Script) -> Fake {
         Fake {
             calls: Vec::new(),
+            lengths: Vec::new(),
             script,
+            timed: None,
             refuse: BTreeMap::new(),
             dies_after: BTreeMap::new(),
             silent: BTreeSet::new(),
@@ -63,13 +73,16 @@ impl Fake {
 }
 
 impl Executor for Fake {
-    fn start(&mut self, _: &Group, server: &StudyServer) -> Result<Started, StartFailure> {
+    fn start(&mut self, _: &Group, server: &StudyServer) -> Result<Started, NotReady> {
         self.calls.push(format!("start {}", server.name));
-        if let Some(m) = self.refuse.get(&server.name) {
-            return Err(StartFailure {
-                message: m.clone(),
-                log_tail: format!("{} log\n", server.name),
-                configs: Vec::new(),
+        if let Some((stage, m)) = self.refuse.get(&server.name) {
+            return Err(NotReady {
+                stage: *stage,
+                failure: StartFailure {
+                    message: m.clone(),
+                    log_tail: format!("{} log\n", server.name),
+                    configs: Vec::new(),
+                },
             });
         }
         self.up.insert(server.name.clone());
@@ -83,11 +96,22 @@ impl Executor for Fake {
         if !sample && load.warmup_s == 0.0 && !self.rounds.contains_key(server) {
             self.calls
                 .push(format!("warmup {server} c={}", load.concurrency));
+            self.lengths.push(format!(
+                "warmup {server} c={} {}s",
+                load.concurrency, load.seconds
+            ));
+            if let Some(t) = &mut self.timed {
+                return Ok(t(server, load));
+            }
             return (self.script)(server, load.concurrency, 0);
         }
         let kind = if sample { "round" } else { "search" };
         self.calls
             .push(format!("{kind} {server} c={}", load.concurrency));
+        self.lengths.push(format!(
+            "{kind} {server} c={} {}s",
+            load.concurrency, load.seconds
+        ));
         let n = self.rounds.entry(server.to_string()).or_default();
         *n += 1;
         let n = *n;
@@ -99,6 +123,9 @@ impl Executor for Fake {
         }
         if self.dies_after.get(server) == Some(&n) {
             self.up.remove(server);
+        }
+        if let Some(t) = &mut self.timed {
+            return Ok(t(server, load));
         }
         (self.script)(server, load.concurrency, n)
     }
@@ -327,7 +354,7 @@ fn servers_that_fail_are_stored_failed_and_the_others_go_on() {
     }));
     fake.refuse.insert(
         "broken".into(),
-        "not ready after 15s: connect failed".into(),
+        (Stage::Start, "not ready after 15s: connect failed".into()),
     );
     fake.dies_after.insert("dies".into(), 1);
     fake.silent.insert("mute".into());
@@ -466,4 +493,208 @@ fn the_search_stops_at_its_cap() {
         (Some(30), None, "no failure up to the cap of 30")
     );
     assert_eq!(fake.rounds_of("search"), ["search a c=20", "search a c=30"]);
+}
+
+#[test]
+fn a_server_that_fails_verification_started_and_says_so() {
+    let s = study(&["good", "wrong"], "[4]", (1, 1), "");
+    let mut fake = Fake::new(Box::new(steady));
+    fake.refuse.insert(
+        "wrong".into(),
+        (
+            Stage::Verification,
+            "GET /index.html: status 404 instead of 200".into(),
+        ),
+    );
+    let (out, data) = run(&s, &mut fake, &Interrupt::new());
+    assert_eq!(out.failed_steps, 1);
+    let wrong = data.steps.iter().find(|s| s.server == "wrong").unwrap();
+    assert_eq!(
+        wrong.failure.as_deref(),
+        Some("started but failed verification: GET /index.html: status 404 instead of 200")
+    );
+    assert_eq!(wrong.log_tail.as_deref(), Some("wrong log\n"));
+}
+
+/// The `large` workload's file, as `throng lab` generates it.
+const LARGE: f64 = 22_020_096.0;
+
+/// A round of the 21 MB file served at `mb_per_s`, shared by the round's
+/// connections: each response takes `concurrency × 21 MB / bandwidth`.
+/// Responses slower than the request timeout time out once the round has
+/// lasted that long; responses slower than the round are still in flight
+/// at its end, having read their share of the bandwidth.
+fn transfer(load: &RoundLoad, mb_per_s: f64) -> Measured {
+    let c = load.concurrency;
+    let response_s = f64::from(c) * LARGE / (mb_per_s * 1e6);
+    let timeout_s = load.timeout.as_secs_f64();
+    let mut m = measured(0.0, c, &[], 1);
+    let s = &mut m.summary;
+    s.duration_s = load.seconds;
+    s.mb_per_sec = mb_per_s;
+    if response_s > timeout_s && load.seconds >= timeout_s {
+        m = measured(0.0, c, &[(ErrorKind::Timeout, u64::from(c))], 1);
+        m.summary.completed = 0;
+        m.summary.latency_us = Latency::default();
+    } else if response_s > load.seconds {
+        s.completed = 0;
+        s.sent = u64::from(c);
+        s.in_flight_at_end = u64::from(c);
+        s.latency_us = Latency::default();
+    } else {
+        let completed = u64::from(c) * (load.seconds / response_s).floor() as u64;
+        let p99 = (response_s * 1e6) as u64;
+        s.completed = completed;
+        s.sent = completed + u64::from(c);
+        s.in_flight_at_end = u64::from(c);
+        s.requests_per_sec = completed as f64 / load.seconds;
+        s.body_bytes = completed * LARGE as u64;
+        s.latency_us = Latency {
+            count: completed,
+            min: p99,
+            p50: p99,
+            p99,
+            max: p99,
+            ..Latency::default()
+        };
+    }
+    m
+}
+
+fn large_study(concurrency: &str, extra: &str) -> Study {
+    let toml = format!(
+        "name = \"large\"\nservers = [{{ name = \"a\", command = [\"/bin/true\"] }}]\n\
+         workloads = [\"large\"]\ncores = [1]\nconcurrency = {concurrency}\nfeatures = false\n\
+         allow_shared_cores = true\n{extra}\n\
+         [rounds]\nseconds = 1.0\nwarmup_seconds = 0.25\nmin = 1\nmax = 1\nprecision = 0.02\n"
+    );
+    Study::parse(&toml, &Recipes::builtin()).unwrap()
+}
+
+fn search_result(data: &RunData) -> (Option<u32>, Option<u32>, String) {
+    let m = &data.servers[0].max_users[0];
+    (m.level, m.broke_at, m.broke_by.clone())
+}
+
+#[test]
+fn large_rounds_last_long_enough_for_the_transfers_the_sweep_measured() {
+    // 220.2 MB/s: ten 21 MB responses a second, shared by the connections.
+    // The warmup (c=1) shows 0.1 s per response; each level then gets
+    // rounds of three response times, never shorter than the study's 1 s.
+    let s = large_study(
+        "[1, 10]",
+        "warmup_seconds = 0.5\nmax_users = true\nmax_users_cap = 40\npatience_seconds = 5.0\n",
+    );
+    let mut fake = Fake::new(Box::new(steady));
+    fake.timed = Some(Box::new(|_, load| transfer(load, 220.20096)));
+    let (_, data) = run(&s, &mut fake, &Interrupt::new());
+    assert_eq!(
+        fake.lengths,
+        [
+            "warmup a c=1 0.5s",
+            "round a c=1 1s",
+            "round a c=10 3s",
+            "search a c=20 6s",
+            "search a c=40 12s",
+        ]
+    );
+    // 4 s per response at 40 is under the 5 s patience.
+    assert_eq!(
+        search_result(&data),
+        (Some(40), None, "no failure up to the cap of 40".to_string())
+    );
+    let c10 = &data.steps[1];
+    assert_eq!((c10.concurrency, c10.rounds.len()), (10, 1));
+    assert_eq!(c10.rounds[0].summary.completed, 30);
+    assert_eq!(c10.rounds[0].summary.duration_s, 3.0);
+}
+
+#[test]
+fn a_round_cut_short_is_measured_again_longer_and_never_breaks_the_server() {
+    // No warmup, so the first round has no pace to go by: 1 s, while a
+    // response at c=20 takes 2 s. It ends with 20 requests in flight and
+    // none timed out: measured again with 6 s rounds (three responses at
+    // the bandwidth it saw), not stored, not a failure.
+    //
+    // The search then asks 12 s at c=40, but there the server's bandwidth
+    // drops to a quarter (16 s per response, under the 21 s timeout of a
+    // 20 s patience): cut short again, measured again with 48 s rounds,
+    // good. At c=80 a response would take 32 s: the round is capped at
+    // 60 s, and its requests time out at 21 s, before the round ends:
+    // that is the server failing.
+    let s = large_study(
+        "[20]",
+        "warmup_seconds = 0\nmax_users = true\nmax_users_cap = 80\npatience_seconds = 20.0\n",
+    );
+    let mut fake = Fake::new(Box::new(steady));
+    fake.timed = Some(Box::new(|_, load| {
+        let mb = if load.concurrency >= 40 {
+            55.05024
+        } else {
+            220.20096
+        };
+        transfer(load, mb)
+    }));
+    let (_, data) = run(&s, &mut fake, &Interrupt::new());
+    assert_eq!(
+        fake.lengths,
+        [
+            "round a c=20 1s",
+            "round a c=20 6s",
+            "search a c=40 12s",
+            "search a c=40 48s",
+            "search a c=80 60s",
+        ]
+    );
+    assert_eq!(
+        search_result(&data),
+        (Some(40), Some(80), "80 timeouts".to_string())
+    );
+    // The step keeps the round that measured something.
+    let st = &data.steps[0];
+    assert_eq!((st.status, st.rounds.len()), (StepStatus::Ok, 1));
+    assert_eq!(st.rounds[0].summary.duration_s, 6.0);
+    assert_eq!(st.rounds[0].summary.completed, 60);
+}
+
+#[test]
+fn a_level_still_cut_short_at_the_longest_round_is_undecided_not_broken() {
+    // A 100 s patience: requests may take 101 s before they time out,
+    // longer than any round. At c=40 a response takes 90 s; the 60 s cap
+    // on round length cannot see one complete, so the search stops there
+    // without calling the level broken.
+    let s = large_study(
+        "[20]",
+        "warmup_seconds = 0\nmax_users = true\nmax_users_cap = 80\npatience_seconds = 100.0\n",
+    );
+    let mut fake = Fake::new(Box::new(steady));
+    fake.timed = Some(Box::new(|_, load| {
+        let mb = if load.concurrency >= 40 {
+            // 40 × 21 MB in 90 s.
+            40.0 * LARGE / 90.0 / 1e6
+        } else {
+            220.20096
+        };
+        transfer(load, mb)
+    }));
+    let (_, data) = run(&s, &mut fake, &Interrupt::new());
+    assert_eq!(
+        fake.lengths,
+        [
+            "round a c=20 1s",
+            "round a c=20 6s",
+            "search a c=40 12s",
+            "search a c=40 60s",
+        ]
+    );
+    assert_eq!(
+        search_result(&data),
+        (
+            Some(20),
+            None,
+            "undecided at 40: no response within 60 s rounds, 40 requests still in flight and \
+             none timed out"
+                .to_string()
+        )
+    );
 }

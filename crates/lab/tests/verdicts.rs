@@ -13,7 +13,9 @@ use nix::sched::{sched_setaffinity, CpuSet};
 use nix::unistd::Pid;
 use throng_engine::{run, Control, LoadSpec, Stop, Target};
 use throng_model::{ReasonCode, Verdict};
-use throng_trust::verdict::{round_verdict, RoundContext};
+use throng_trust::verdict::{
+    round_verdict, round_verdict_with, PortUse, RoundContext, CLIENT_BUSY, CLIENT_STARVED,
+};
 
 /// One test at a time: the starved-client test busy-loops on a core, which
 /// would make every other test's client late too.
@@ -36,6 +38,11 @@ enum Behaviour {
     GrowsAt(u64),
     /// 503 for every request whose number is a multiple of this.
     Unavailable(u64),
+    /// Request number `at` stops the whole server for `ms` milliseconds:
+    /// no connection is answered until it ends (a stop-the-world pause).
+    StallAt { at: u64, ms: u64 },
+    /// Bodies of this many bytes, one write each.
+    Large(usize),
 }
 
 struct TestServer {
@@ -46,6 +53,9 @@ struct TestServer {
     served: Arc<AtomicU64>,
 }
 
+/// Held by a stalling request; every response passes through it.
+type Gate = Arc<Mutex<()>>;
+
 impl TestServer {
     /// `cpu`: pin every server thread there, away from the client.
     fn start(behaviour: Behaviour, cpu: Option<usize>) -> TestServer {
@@ -54,6 +64,7 @@ impl TestServer {
         let stop = Arc::new(AtomicBool::new(false));
         let served = Arc::new(AtomicU64::new(0));
         let (st, sv) = (stop.clone(), served.clone());
+        let gate: Gate = Arc::new(Mutex::new(()));
         let accept = std::thread::spawn(move || {
             pin(cpu);
             for conn in listener.incoming() {
@@ -61,10 +72,10 @@ impl TestServer {
                     break;
                 }
                 let Ok(conn) = conn else { continue };
-                let sv = sv.clone();
+                let (sv, gate) = (sv.clone(), gate.clone());
                 std::thread::spawn(move || {
                     pin(cpu);
-                    serve(conn, behaviour, &sv);
+                    serve(conn, behaviour, &sv, &gate);
                 });
             }
         });
@@ -105,7 +116,7 @@ fn pin(cpu: Option<usize>) {
     }
 }
 
-fn serve(mut conn: TcpStream, behaviour: Behaviour, served: &AtomicU64) {
+fn serve(mut conn: TcpStream, behaviour: Behaviour, served: &AtomicU64, gate: &Mutex<()>) {
     // Bounds a connection the client forgot; the engine closes its own.
     conn.set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
@@ -128,11 +139,21 @@ fn serve(mut conn: TcpStream, behaviour: Behaviour, served: &AtomicU64) {
             .contains("\r\nconnection: close\r\n");
         buf.drain(..end);
         let n = served.fetch_add(1, Ordering::SeqCst) + 1;
+        match behaviour {
+            Behaviour::StallAt { at, ms } if n == at => {
+                let _held = gate.lock().unwrap_or_else(|e| e.into_inner());
+                // The pause itself, not a synchronisation: every other
+                // connection waits on the gate meanwhile.
+                std::thread::sleep(Duration::from_millis(ms));
+            }
+            _ => drop(gate.lock().unwrap_or_else(|e| e.into_inner())),
+        }
         let (status, body_len) = match behaviour {
             Behaviour::GrowsAt(at) if n >= at => ("200 OK", 120),
             Behaviour::Unavailable(every) if n.checked_rem(every) == Some(0) => {
                 ("503 Service Unavailable", 100)
             }
+            Behaviour::Large(len) => ("200 OK", len),
             _ => ("200 OK", 100),
         };
         let connection = if close { "Connection: close\r\n" } else { "" };
@@ -347,38 +368,132 @@ fn client_starved_in_the_closed_model_is_client_bound() {
 }
 
 #[test]
-fn connection_per_request_churns_ports() {
+fn connection_per_request_on_loopback_keeps_its_ports() {
     let _serial = serial();
     let server = TestServer::start(Behaviour::Plain, None);
     let mut s = spec(&server, 4, 3000);
     s.keep_alive = false;
     let r = run(&s, &Control::new()).unwrap();
     let summary = throng_lab::record::summarize(&r);
+    let ports = PortUse::read();
     assert_eq!(summary.completed, 3000);
     assert_eq!(summary.errors_total, 0);
     assert_eq!(summary.connections.reconnects, 2996);
     let mut c = ctx();
     c.close_mode = true;
-    let ports = throng_trust::snapshot::read_sysctl("net.ipv4.ip_local_port_range").unwrap();
-    let range: Vec<u64> = ports.split(' ').map(|p| p.parse().unwrap()).collect();
-    let size = range[1] - range[0] + 1;
+    let range = ports.range.unwrap();
+    let held = ports.time_wait.unwrap();
+    // Loopback connects are cheap: thousands per second, which the old
+    // prediction (rate × 60 s of TIME_WAIT against the range) flagged on
+    // every such run...
     let predicted = summary.connections.per_sec * 60.0;
+    assert!(predicted > range as f64 / 2.0, "{predicted} of {range}");
+    // ...but the server closes first, so the TIME_WAITs sit on its port and
+    // the client's ports are free again at once: far from half the range.
+    assert!(held < range / 10, "{held} of {range} ports held");
+    let v = judged(round_verdict_with(&summary, Some(&r.latency), &c, ports));
+    assert!(v.is_valid(), "{v:#?}");
+    // What the callers do: `round_verdict` reads the same as the round ends.
     let v = judged(round_verdict(&summary, Some(&r.latency), &c));
-    // Loopback connects are cheap: thousands per second, far beyond what
-    // the range can hold for 60 s each.
-    assert!(predicted > size as f64 / 2.0, "{predicted} of {size}");
+    assert!(v.is_valid(), "{v:#?}");
+    // Crafted from this run: had the ports been held, it would say so.
+    let full = PortUse {
+        range: Some(range),
+        time_wait: Some(range * 3 / 4),
+    };
+    let v = judged(round_verdict_with(&summary, Some(&r.latency), &c, full));
     assert_eq!(codes(&v), vec!["ports"], "{v:#?}");
     assert!(
-        v.reasons[0]
-            .message
-            .contains(&format!("of the {size} ephemeral ports:")),
+        v.reasons[0].message.starts_with(&format!(
+            "{} of the {range} ephemeral ports (75%)",
+            range * 3 / 4
+        )),
         "{v:#?}"
     );
-    // The same load with keep-alive reuses its four connections.
-    let r = run(&spec(&server, 4, 3000), &Control::new()).unwrap();
+}
+
+/// The client's own figures over a run, per thread: (busy, waiting for a CPU).
+fn client_load(s: &throng_model::Summary) -> (f64, f64) {
+    let span = s.duration_s * s.threads as f64;
+    (
+        (s.client_cpu_s.user + s.client_cpu_s.sys) / span,
+        s.client_cpu_s.runqueue / span,
+    )
+}
+
+#[test]
+fn server_stall_under_rate_is_not_client_bound() {
+    let _serial = serial();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let server_cpu = if cpus > 1 { Some(1) } else { None };
+    // About half a second into a 2 s run at 1000 req/s, the server stops
+    // answering for 0.5 s: every connection's next send waits for it.
+    let server = TestServer::start(Behaviour::StallAt { at: 500, ms: 500 }, server_cpu);
+    let mut s = spec(&server, 10, 1);
+    s.cpus = vec![0];
+    s.rate = Some(1000.0);
+    s.stop = Stop::Duration(Duration::from_secs(2));
+    let r = run(&s, &Control::new()).unwrap();
     let summary = throng_lab::record::summarize(&r);
-    assert_eq!(summary.connections.reconnects, 0);
-    assert!(judged(round_verdict(&summary, Some(&r.latency), &ctx())).is_valid());
+    let rate = summary.rate.as_ref().unwrap();
+    // The schedule was not kept: far more than 1% of sends left late...
+    assert!(
+        rate.late_sends * 10 > summary.sent,
+        "{} late of {}",
+        rate.late_sends,
+        summary.sent
+    );
+    // ...and the stall is in the latency, measured from the schedule.
+    assert!(
+        summary.latency_us.max >= 450_000,
+        "{:?}",
+        summary.latency_us
+    );
+    // Yet the client itself was idle: the server held the sends up.
+    let (busy, waited) = client_load(&summary);
+    assert!(
+        busy < CLIENT_BUSY / 2.0 && waited < CLIENT_STARVED,
+        "the client was {:.0}% busy and waited {:.0}% for a CPU: this machine's other work \
+         starved it, so this run cannot show a stall alone",
+        busy * 100.0,
+        waited * 100.0
+    );
+    let v = round_verdict(&summary, Some(&r.latency), &ctx());
+    assert!(!v.has(ReasonCode::ClientBound), "{v:#?}");
+    assert!(v.is_valid(), "{v:#?}");
+}
+
+#[test]
+fn client_saturated_under_rate_is_client_bound() {
+    let _serial = serial();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let server_cpu = if cpus > 1 { Some(1) } else { None };
+    // 1 MiB bodies, each hashed by the client (FNV-1a, a byte at a time)
+    // while the server only copies them into its socket: one client thread
+    // cannot take 2000 of them per second.
+    let server = TestServer::start(Behaviour::Large(1 << 20), server_cpu);
+    let mut s = spec(&server, 8, 1);
+    s.cpus = vec![0];
+    s.checksum = true;
+    s.rate = Some(2000.0);
+    s.stop = Stop::Duration(Duration::from_secs(2));
+    let r = run(&s, &Control::new()).unwrap();
+    let summary = throng_lab::record::summarize(&r);
+    assert_eq!(summary.errors_total, 0);
+    let (busy, waited) = client_load(&summary);
+    assert!(
+        busy + waited >= CLIENT_BUSY,
+        "busy {busy:.2}, waited {waited:.2}"
+    );
+    let rate = summary.rate.as_ref().unwrap();
+    assert!(rate.late_sends * 100 > summary.sent);
+    let v = round_verdict(&summary, Some(&r.latency), &ctx());
+    assert_eq!(codes(&v), vec!["client_bound"], "{v:#?}");
+    let m = &v.reasons[0].message;
+    assert!(m.starts_with("the load generator's "), "{m}");
+    assert!(m.contains("(server CPU unknown), and "), "{m}");
+    assert!(m.contains("sends ("), "{m}");
+    assert!(m.contains("left more than 1 ms late:"), "{m}");
 }
 
 #[test]

@@ -137,6 +137,27 @@ pub struct ServerUsage {
     pub threads: u32,
     /// Seconds the samples cover (the round's wall time).
     pub wall_s: f64,
+    /// Seconds the tree's threads were runnable but waiting for a CPU, summed
+    /// over its threads (/proc/PID/task/TID/schedstat, second field, as a
+    /// delta over the round). Its own threads queueing behind each other
+    /// count here too; `others_cpu_s` tells the two apart.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub runqueue_s: f64,
+    /// CPU time the hypervisor stole from the server's cores over the round
+    /// (/proc/stat `steal` of those CPUs).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub steal_s: f64,
+    /// CPU time other processes got on the server's cores over the round:
+    /// the cores' user, nice and system time (/proc/stat) less the tree's
+    /// own.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub others_cpu_s: f64,
+}
+
+/// Zero figures are left out of the JSON, so usage measured before these
+/// fields existed and usage that measured nothing there serialise alike.
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 impl ServerUsage {
@@ -258,28 +279,43 @@ impl StepRecord {
         }
     }
 
+    /// Median p99 over the rounds that completed a response.
     pub fn p99_us(&self) -> Option<u64> {
-        self.median_of(|r| r.summary.latency_us.p99 as f64)
-            .map(|v| v as u64)
+        self.latency_median_us(|l| l.p99)
     }
+    /// Median p50 over the rounds that completed a response.
     pub fn p50_us(&self) -> Option<u64> {
-        self.median_of(|r| r.summary.latency_us.p50 as f64)
-            .map(|v| v as u64)
+        self.latency_median_us(|l| l.p50)
+    }
+    /// Median of a latency figure over the rounds that completed a
+    /// response: a round without one has no latency (its percentiles are
+    /// zeros, not fast answers), so it must not pull the median down.
+    pub fn latency_median_us(&self, f: impl Fn(&Latency) -> u64) -> Option<u64> {
+        let v: Vec<f64> = self
+            .rounds
+            .iter()
+            .filter(|r| max_users::has_latency(&r.summary))
+            .map(|r| f(&r.summary.latency_us) as f64)
+            .collect();
+        median(v).map(|m| m as u64)
     }
     /// Median over rounds of some per-round figure.
     pub fn median_of(&self, f: impl Fn(&RoundRecord) -> f64) -> Option<f64> {
-        let mut v: Vec<f64> = self.rounds.iter().map(f).collect();
-        if v.is_empty() {
-            return None;
-        }
-        v.sort_by(|a, b| a.total_cmp(b));
-        let m = v.len() / 2;
-        Some(if v.len() % 2 == 1 {
-            v[m]
-        } else {
-            (v[m - 1] + v[m]) / 2.0
-        })
+        median(self.rounds.iter().map(f).collect())
     }
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let m = v.len() / 2;
+    Some(if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    })
 }
 
 /// A study run as stored.
@@ -320,4 +356,33 @@ pub fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {
         }
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_usage_written_before_the_wait_figures_reads_with_zeros() {
+        let old = r#"{"cpu_user_s":1.5,"cpu_sys_s":0.5,"rss_peak_bytes":8,"rss_end_bytes":8,
+            "pss_peak_bytes":4,"pss_end_bytes":4,"processes":2,"threads":3,"wall_s":2.0}"#;
+        let u: ServerUsage = serde_json::from_str(old).unwrap();
+        assert_eq!((u.runqueue_s, u.steal_s, u.others_cpu_s), (0.0, 0.0, 0.0));
+        assert_eq!(u.cpu_utilisation(), 1.0);
+        // Zeros are left out, so such usage writes back as it was read.
+        let back: serde_json::Value = serde_json::to_value(&u).unwrap();
+        assert_eq!(back.as_object().unwrap().len(), 9);
+        let measured = ServerUsage {
+            runqueue_s: 0.25,
+            steal_s: 0.01,
+            others_cpu_s: 0.5,
+            ..u
+        };
+        let json = serde_json::to_string(&measured).unwrap();
+        assert!(json.ends_with(r#""runqueue_s":0.25,"steal_s":0.01,"others_cpu_s":0.5}"#));
+        assert_eq!(
+            serde_json::from_str::<ServerUsage>(&json).unwrap(),
+            measured
+        );
+    }
 }

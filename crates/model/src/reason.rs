@@ -59,10 +59,12 @@ pub enum ReasonCode {
     Connections,
     SharedCores,
     ShortRound,
+    ServerStarved,
+    Interrupted,
 }
 
 impl ReasonCode {
-    pub const ALL: [ReasonCode; 10] = [
+    pub const ALL: [ReasonCode; 12] = [
         ReasonCode::ClientBound,
         ReasonCode::Errors,
         ReasonCode::Drift,
@@ -73,6 +75,8 @@ impl ReasonCode {
         ReasonCode::Connections,
         ReasonCode::SharedCores,
         ReasonCode::ShortRound,
+        ReasonCode::ServerStarved,
+        ReasonCode::Interrupted,
     ];
 
     pub fn name(self) -> &'static str {
@@ -87,6 +91,8 @@ impl ReasonCode {
             ReasonCode::Connections => "connections",
             ReasonCode::SharedCores => "shared_cores",
             ReasonCode::ShortRound => "short_round",
+            ReasonCode::ServerStarved => "server_starved",
+            ReasonCode::Interrupted => "interrupted",
         }
     }
 }
@@ -111,5 +117,10 @@ mod tests {
         let v: Verdict =
             serde_json::from_str(r#"{"reasons":[{"code":"noisy","message":"wide"}]}"#).unwrap();
         assert_eq!(v.label(), "suspect: noisy");
+        assert_eq!(
+            serde_json::to_string(&ReasonCode::ServerStarved).unwrap(),
+            "\"server_starved\""
+        );
+        assert_eq!(ReasonCode::ALL.len(), 11);
     }
 }

@@ -40,10 +40,15 @@ pub enum ErrorKind {
     SizeMismatch,
     /// A complete response whose body hash differs from the expected one.
     ChecksumMismatch,
+    /// A response arrived while no request was waiting for one (a second
+    /// response to one request, or bytes from an idle server). It answers
+    /// no request, so it is counted apart from them; the connection is
+    /// closed, since its byte stream can no longer be matched to requests.
+    Unsolicited,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 13] = [
+    pub const ALL: [ErrorKind; 14] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::AddrUnavailable,
@@ -57,6 +62,7 @@ impl ErrorKind {
         ErrorKind::Status,
         ErrorKind::SizeMismatch,
         ErrorKind::ChecksumMismatch,
+        ErrorKind::Unsolicited,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -75,6 +81,7 @@ impl ErrorKind {
             ErrorKind::Status => "status",
             ErrorKind::SizeMismatch => "size_mismatch",
             ErrorKind::ChecksumMismatch => "checksum_mismatch",
+            ErrorKind::Unsolicited => "unsolicited",
         }
     }
 
@@ -93,6 +100,13 @@ impl ErrorKind {
             self,
             ErrorKind::Status | ErrorKind::SizeMismatch | ErrorKind::ChecksumMismatch
         )
+    }
+
+    /// Errors that end a request with no response. With `completed` they
+    /// account for every request: sent = completed + these + in flight.
+    /// `Unsolicited` is not one: it counts a response that no request asked for.
+    pub fn unanswered(self) -> bool {
+        !self.has_response() && self != ErrorKind::Unsolicited
     }
 }
 
@@ -224,6 +238,10 @@ pub struct Summary {
     pub timeline: Vec<TimelineRow>,
     /// Things the reader must know before believing the numbers.
     pub warnings: Vec<String>,
+    /// The run was stopped (a signal, the lab's supervisor) before its own
+    /// end: the figures cover only the part that ran.
+    #[serde(default)]
+    pub interrupted: bool,
 }
 
 impl Summary {
@@ -234,5 +252,15 @@ impl Summary {
     /// Every cause with its count, zero or not, in [`ErrorKind::ALL`] order.
     pub fn error_counts(&self) -> impl Iterator<Item = (ErrorKind, u64)> + '_ {
         ErrorKind::ALL.into_iter().map(|k| (k, self.error_count(k)))
+    }
+
+    /// Requests that ended, answered or not: `sent` less those in flight.
+    pub fn requests_ended(&self) -> u64 {
+        self.completed
+            + self
+                .error_counts()
+                .filter(|(k, _)| k.unanswered())
+                .map(|(_, n)| n)
+                .sum::<u64>()
     }
 }

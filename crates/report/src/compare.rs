@@ -136,6 +136,16 @@ pub struct Comparison {
     pub unmatched: Vec<String>,
 }
 
+/// The mark beside a figure whose step's verdict is suspect.
+pub const SUSPECT: &str = "†";
+
+impl Side {
+    /// Whether the step's verdict is not valid.
+    pub fn suspect(&self) -> bool {
+        self.verdict != "valid"
+    }
+}
+
 fn samples(s: &StepRecord) -> Vec<f64> {
     s.rounds
         .iter()
@@ -363,12 +373,50 @@ impl Comparison {
 
     fn cells(&self, side: &Side) -> String {
         let star = if side.ci.coverage < 0.95 { "*" } else { "" };
+        let mark = if side.suspect() {
+            format!(" {SUSPECT}")
+        } else {
+            String::new()
+        };
         format!(
-            "{} [{}–{}]{star}",
+            "{} [{}–{}]{star}{mark}",
             grouped(side.median.round() as u64),
             grouped(side.ci.low.round() as u64),
             grouped(side.ci.high.round() as u64)
         )
+    }
+
+    /// The line that explains the mark beside suspect figures, with the
+    /// reasons they carry; `None` when no figure is marked.
+    pub fn legend(&self) -> Option<String> {
+        let mut codes: Vec<&str> = self
+            .rows
+            .iter()
+            .flat_map(|r| [&r.a, &r.b])
+            .filter(|s| s.suspect())
+            .flat_map(|s| {
+                s.verdict
+                    .strip_prefix("suspect: ")
+                    .unwrap_or("")
+                    .split(", ")
+                    .filter(|c| !c.is_empty())
+            })
+            .collect();
+        if self.rows.iter().all(|r| !r.a.suspect() && !r.b.suspect()) {
+            return None;
+        }
+        codes.sort_unstable();
+        codes.dedup();
+        let why = if codes.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", codes.join(", "))
+        };
+        Some(format!(
+            "{SUSPECT}: that side's step has a suspect verdict{why}: its figure may say more about \
+             the machine than the server, and a change against it may not be the server's. \
+             `throng report` gives the reasons."
+        ))
     }
 
     fn lines(&self) -> Vec<[String; 6]> {
@@ -421,12 +469,17 @@ impl Comparison {
 
     /// A table for the terminal.
     pub fn to_table(&self) -> String {
-        format!("{}\n{}\n", terminal(&self.table()), self.footer())
+        let legend = self.legend().map(|l| l + "\n").unwrap_or_default();
+        format!("{}\n{legend}{}\n", terminal(&self.table()), self.footer())
     }
 
     pub fn to_markdown(&self) -> String {
+        let legend = self
+            .legend()
+            .map(|l| md_cell(&l) + "\n\n")
+            .unwrap_or_default();
         format!(
-            "{}\n{}\n",
+            "{}\n{legend}{}\n",
             markdown::table(&self.table()),
             md_cell(&self.footer())
         )

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use serde::Serialize;
-use throng_model::max_users::{self, DEFAULT_PATIENCE_S};
-use throng_model::{Estimate, RunData, StepRecord, StepStatus};
+use throng_model::max_users::{self, SweepEnd, DEFAULT_PATIENCE_S};
+use throng_model::{Estimate, RunData, StepRecord, StepStatus, WorkloadKind};
 
 /// Bodies at least this large make a workload a large-file one, reported in
 /// MB/s with transfer times (as the Apache/lighttpd/nginx/Varnish article
@@ -22,13 +22,18 @@ pub struct StepFigures {
     pub status: StepStatus,
     pub failure: Option<String>,
     pub rounds: u32,
+    /// Rounds without a single completed response (counted in `rounds`):
+    /// they add no latency figures.
+    pub empty_rounds: u32,
     /// Requests per second over rounds (mean, median, 95% CI of the mean).
     pub throughput: Estimate,
     /// Median over rounds.
     pub mb_per_sec: f64,
+    /// Median over the rounds that completed a response.
     pub p50_us: Option<u64>,
     pub p99_us: Option<u64>,
-    /// Fastest and slowest single response over all rounds.
+    /// Fastest and slowest single response over the rounds that completed
+    /// one.
     pub min_us: Option<u64>,
     pub max_us: Option<u64>,
     pub completed: u64,
@@ -68,7 +73,13 @@ pub fn step_figures(s: &StepRecord) -> StepFigures {
         .iter()
         .map(|r| r.server.cpu_user_s + r.server.cpu_sys_s)
         .sum();
-    let with_latency = s.rounds.iter().filter(|r| r.summary.latency_us.count > 0);
+    // A round that completed nothing has no latency: its zeros are not a
+    // fastest transfer.
+    let with_latency = s
+        .rounds
+        .iter()
+        .filter(|r| max_users::has_latency(&r.summary));
+    let empty_rounds = s.rounds.len() - with_latency.clone().count();
     StepFigures {
         server: s.server.clone(),
         cores: s.cores,
@@ -77,6 +88,7 @@ pub fn step_figures(s: &StepRecord) -> StepFigures {
         status: s.status,
         failure: s.failure.clone(),
         rounds: s.rounds.len() as u32,
+        empty_rounds: empty_rounds as u32,
         throughput,
         mb_per_sec: s.median_of(|r| r.summary.mb_per_sec).unwrap_or(0.0),
         p50_us: s.p50_us(),
@@ -162,8 +174,18 @@ pub fn is_large(figs: &[StepFigures], workload: &str) -> bool {
     workload_body_bytes(figs, workload).is_some_and(|b| b >= LARGE_BODY_BYTES)
 }
 
-/// The best step of a server for a workload: highest mean throughput (or
-/// MB/s for large files) over core counts and concurrency levels.
+/// A step whose figures can be believed: a valid verdict, and its own
+/// cores (steps that share cores with the load generator are marked so
+/// even in runs stored before the verdict said it).
+pub fn is_valid(f: &StepFigures) -> bool {
+    f.verdict == "valid" && !f.shared_cores
+}
+
+/// The best step of a server for a workload: the highest mean throughput
+/// (or median MB/s for large files) over core counts and concurrency
+/// levels among the steps with a valid verdict; the best of the suspect
+/// ones only when none is valid (then [`is_valid`] is false for it, and
+/// the reports mark it).
 pub fn best<'a>(
     figs: &'a [StepFigures],
     server: &str,
@@ -177,46 +199,65 @@ pub fn best<'a>(
             f.throughput.mean
         }
     };
-    figs.iter()
-        .filter(|f| f.server == server && f.workload == workload && measured(f))
-        .max_by(|a, b| key(a).total_cmp(&key(b)))
+    let steps = || {
+        figs.iter()
+            .filter(move |f| f.server == server && f.workload == workload && measured(f))
+    };
+    let top =
+        |it: &mut dyn Iterator<Item = &'a StepFigures>| it.max_by(|a, b| key(a).total_cmp(&key(b)));
+    top(&mut steps().filter(|f| is_valid(f))).or_else(|| top(&mut steps()))
 }
 
-/// One line of the summary table, in the spirit of ACME's thttpd "Web
-/// Server Comparisons" table (features, sizes, max users, small files).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SummaryRow {
-    pub server: String,
-    pub version: String,
-    pub model: String,
-    /// Workload whose responses are smallest, and the best req/s on it.
-    pub small_workload: Option<String>,
-    pub small_rps: Option<f64>,
-    pub small_verdict: Option<String>,
-    pub large_workload: Option<String>,
-    pub large_mb_per_sec: Option<f64>,
-    pub large_verdict: Option<String>,
-    /// The sweep's max users on the small workload by the one rule of
-    /// [`throng_model::max_users`] (no error, p99 under 3 s, below the first
-    /// broken level), the highest over core counts; `max_users_tested` tells
-    /// whether the sweep went further.
-    pub max_users: Option<u32>,
-    pub max_users_tested: Option<u32>,
-    /// Highest PSS of the server's process tree over the whole run.
-    pub memory_bytes: Option<u64>,
-    pub exe_bytes: u64,
+/// "1 core", "2 cores".
+pub fn cores_label(cores: u32) -> String {
+    if cores == 1 {
+        "1 core".to_string()
+    } else {
+        format!("{cores} cores")
+    }
 }
 
-pub fn summary_rows(run: &RunData, figs: &[StepFigures]) -> Vec<SummaryRow> {
+/// Where a step was measured: "2 cores, c=200".
+pub fn step_source(cores: u32, concurrency: u32) -> String {
+    format!("{}, c={concurrency}", cores_label(cores))
+}
+
+/// Whether a workload is answered by a program behind the server (`cgi`,
+/// `php`, `app`); names the model does not know are taken as static.
+pub fn is_dynamic(workload: &str) -> bool {
+    WorkloadKind::parse(workload).is_some_and(WorkloadKind::is_dynamic)
+}
+
+/// The workloads the summary's columns show, each named in its heading:
+/// static and dynamic workloads are never under one heading.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SummaryWorkloads {
+    /// The static workload with the smallest mean response (req/s).
+    pub small: Option<String>,
+    /// The dynamic workload with the smallest mean response (req/s).
+    pub dynamic: Option<String>,
+    /// The workload with the largest mean response, when its bodies
+    /// average at least [`LARGE_BODY_BYTES`] (MB/s).
+    pub large: Option<String>,
+    /// The workload whose max users the summary gives: the small static
+    /// one, else the dynamic one, else the large one.
+    pub max_users: Option<String>,
+}
+
+pub fn summary_workloads(run: &RunData, figs: &[StepFigures]) -> SummaryWorkloads {
     let workloads = workload_names(run);
-    let small = workloads
-        .iter()
-        .filter(|w| !is_large(figs, w))
-        .min_by(|a, b| {
-            let size = |w: &str| workload_body_bytes(figs, w).unwrap_or(f64::MAX);
-            size(a).total_cmp(&size(b))
-        })
-        .cloned();
+    let smallest = |dynamic: bool| {
+        workloads
+            .iter()
+            .filter(|w| !is_large(figs, w) && is_dynamic(w) == dynamic)
+            .min_by(|a, b| {
+                let size = |w: &str| workload_body_bytes(figs, w).unwrap_or(f64::MAX);
+                size(a).total_cmp(&size(b))
+            })
+            .cloned()
+    };
+    let small = smallest(false);
+    let dynamic = smallest(true);
     let large = workloads
         .iter()
         .filter(|w| is_large(figs, w))
@@ -225,33 +266,191 @@ pub fn summary_rows(run: &RunData, figs: &[StepFigures]) -> Vec<SummaryRow> {
             size(a).total_cmp(&size(b))
         })
         .cloned();
+    let max_users = small.clone().or(dynamic.clone()).or(large.clone());
+    SummaryWorkloads {
+        small,
+        dynamic,
+        large,
+        max_users,
+    }
+}
+
+/// Where a summary's best figure was measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepRef {
+    pub cores: u32,
+    pub concurrency: u32,
+    /// False when no step of the workload had a valid verdict and this,
+    /// the best of the suspect ones, stands in.
+    pub valid: bool,
+}
+
+impl StepRef {
+    pub fn of(f: &StepFigures) -> StepRef {
+        StepRef {
+            cores: f.cores,
+            concurrency: f.concurrency,
+            valid: is_valid(f),
+        }
+    }
+}
+
+/// Where the summary's max users comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MaxUsersSource {
+    /// The lab's search past the sweep, stored with the run.
+    Searched,
+    /// The sweep's own levels.
+    Sweep,
+}
+
+impl MaxUsersSource {
+    pub fn label(self) -> &'static str {
+        match self {
+            MaxUsersSource::Searched => "searched",
+            MaxUsersSource::Sweep => "sweep",
+        }
+    }
+}
+
+/// One server's max users at one core count.
+#[derive(Debug, Clone, PartialEq)]
+struct MaxUsersAt {
+    level: Option<u32>,
+    broke_at: Option<u32>,
+    tested: Option<u32>,
+    cores: u32,
+    source: MaxUsersSource,
+}
+
+/// A server's max users on `workload` at each core count: the stored
+/// search when there is one for that core count, the sweep's own answer
+/// otherwise.
+fn max_users_at(run: &RunData, server: &str, workload: &str) -> Vec<MaxUsersAt> {
+    let searches = run
+        .servers
+        .iter()
+        .find(|s| s.name == server)
+        .map(|s| s.max_users.as_slice())
+        .unwrap_or(&[]);
+    let patience = Duration::from_secs_f64(DEFAULT_PATIENCE_S);
+    let mut out = Vec::new();
+    for cores in core_counts(run) {
+        let searched = searches
+            .iter()
+            .find(|m| m.cores == cores && m.workload == workload)
+            // A search with neither a good level nor a broken one says
+            // nothing (its sweep measured no level).
+            .filter(|m| m.level.is_some() || m.broke_at.is_some());
+        if let Some(m) = searched {
+            out.push(MaxUsersAt {
+                level: m.level,
+                broke_at: m.broke_at,
+                tested: m.broke_at.or(m.level),
+                cores,
+                source: MaxUsersSource::Searched,
+            });
+            continue;
+        }
+        let sweep: Vec<StepRecord> = run
+            .steps
+            .iter()
+            .filter(|s| s.server == server && s.workload == workload && s.cores == cores)
+            .filter(|s| s.status == StepStatus::Failed || !s.rounds.is_empty())
+            .filter(|s| s.status != StepStatus::Skipped)
+            .cloned()
+            .collect();
+        if sweep.is_empty() {
+            continue;
+        }
+        let (level, end) = max_users::from_sweep(&sweep, patience);
+        out.push(MaxUsersAt {
+            level,
+            broke_at: match end {
+                SweepEnd::Broke(at, _) => Some(at),
+                SweepEnd::Unbroken | SweepEnd::Undecided(_) => None,
+            },
+            tested: sweep.iter().map(|s| s.concurrency).max(),
+            cores,
+            source: MaxUsersSource::Sweep,
+        });
+    }
+    out
+}
+
+/// One line of the summary table, in the spirit of ACME's thttpd "Web
+/// Server Comparisons" table (features, sizes, max users, small files).
+/// Each best figure is [`best`]'s, with the step it comes from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SummaryRow {
+    pub server: String,
+    pub version: String,
+    pub model: String,
+    /// The static workload with the smallest responses, and the best req/s
+    /// on it.
+    pub small_workload: Option<String>,
+    pub small_rps: Option<f64>,
+    pub small_verdict: Option<String>,
+    pub small_step: Option<StepRef>,
+    pub large_workload: Option<String>,
+    pub large_mb_per_sec: Option<f64>,
+    pub large_verdict: Option<String>,
+    pub large_step: Option<StepRef>,
+    /// The dynamic workload with the smallest responses, and the best req/s
+    /// on it.
+    pub dynamic_workload: Option<String>,
+    pub dynamic_rps: Option<f64>,
+    pub dynamic_verdict: Option<String>,
+    pub dynamic_step: Option<StepRef>,
+    /// Max users on `max_users_workload` (see [`SummaryWorkloads`]), the
+    /// highest over core counts: at each, the stored search when there is
+    /// one, else the sweep's answer by the one rule of
+    /// [`throng_model::max_users`] (no error, p99 under 3 s, below the
+    /// first broken level). `None` with `max_users_tested` set: even the
+    /// first level broke.
+    pub max_users: Option<u32>,
+    /// The highest level tried: the first that broke, or the highest good
+    /// one when nothing broke.
+    pub max_users_tested: Option<u32>,
+    pub max_users_workload: Option<String>,
+    pub max_users_cores: Option<u32>,
+    pub max_users_source: Option<MaxUsersSource>,
+    /// The first level that broke; `None` when nothing broke up to the
+    /// highest level tried (the limit was not found).
+    pub max_users_broke_at: Option<u32>,
+    /// Highest PSS of the server's process tree over the whole run.
+    pub memory_bytes: Option<u64>,
+    pub exe_bytes: u64,
+}
+
+pub fn summary_rows(run: &RunData, figs: &[StepFigures]) -> Vec<SummaryRow> {
+    let cols = summary_workloads(run, figs);
     server_names(run)
         .into_iter()
         .map(|name| {
             let rec = run.servers.iter().find(|s| s.name == name);
-            let small_best = small.as_deref().and_then(|w| best(figs, &name, w, false));
-            let large_best = large.as_deref().and_then(|w| best(figs, &name, w, true));
-            let patience = Duration::from_secs_f64(DEFAULT_PATIENCE_S);
-            let max_users = small.as_deref().and_then(|w| {
-                core_counts(run)
-                    .into_iter()
-                    .filter_map(|cores| {
-                        let sweep: Vec<StepRecord> = run
-                            .steps
-                            .iter()
-                            .filter(|s| s.server == name && s.workload == w && s.cores == cores)
-                            .cloned()
-                            .collect();
-                        max_users::max_users(&sweep, patience)
-                    })
-                    .max()
+            let best_of = |w: &Option<String>, large: bool| {
+                w.as_deref()
+                    .and_then(|w| best(figs, &name, w, large))
+                    .map(|f| (w.clone().unwrap_or_default(), f))
+            };
+            let small = best_of(&cols.small, false);
+            let dynamic = best_of(&cols.dynamic, false);
+            let large = best_of(&cols.large, true);
+            // The highest over core counts; at a tie, a searched figure,
+            // then the fewer cores.
+            let users = cols.max_users.as_deref().and_then(|w| {
+                max_users_at(run, &name, w).into_iter().max_by(|a, b| {
+                    a.level
+                        .cmp(&b.level)
+                        .then(
+                            (a.source == MaxUsersSource::Searched)
+                                .cmp(&(b.source == MaxUsersSource::Searched)),
+                        )
+                        .then(b.cores.cmp(&a.cores))
+                })
             });
-            let max_users_tested = figs
-                .iter()
-                .filter(|f| Some(&f.workload) == small.as_ref() && f.server == name)
-                .filter(|f| f.status != StepStatus::Skipped)
-                .map(|f| f.concurrency)
-                .max();
             let memory = figs
                 .iter()
                 .filter(|f| f.server == name && f.rounds > 0)
@@ -261,14 +460,24 @@ pub fn summary_rows(run: &RunData, figs: &[StepFigures]) -> Vec<SummaryRow> {
                 server: name.clone(),
                 version: rec.map(|r| r.version.clone()).unwrap_or_default(),
                 model: rec.map(|r| r.model.clone()).unwrap_or_default(),
-                small_workload: small_best.map(|_| small.clone().unwrap_or_default()),
-                small_rps: small_best.map(|f| f.throughput.mean),
-                small_verdict: small_best.map(|f| f.verdict.clone()),
-                large_workload: large_best.map(|_| large.clone().unwrap_or_default()),
-                large_mb_per_sec: large_best.map(|f| f.mb_per_sec),
-                large_verdict: large_best.map(|f| f.verdict.clone()),
-                max_users,
-                max_users_tested,
+                small_workload: small.as_ref().map(|(w, _)| w.clone()),
+                small_rps: small.as_ref().map(|(_, f)| f.throughput.mean),
+                small_verdict: small.as_ref().map(|(_, f)| f.verdict.clone()),
+                small_step: small.as_ref().map(|(_, f)| StepRef::of(f)),
+                large_workload: large.as_ref().map(|(w, _)| w.clone()),
+                large_mb_per_sec: large.as_ref().map(|(_, f)| f.mb_per_sec),
+                large_verdict: large.as_ref().map(|(_, f)| f.verdict.clone()),
+                large_step: large.as_ref().map(|(_, f)| StepRef::of(f)),
+                dynamic_workload: dynamic.as_ref().map(|(w, _)| w.clone()),
+                dynamic_rps: dynamic.as_ref().map(|(_, f)| f.throughput.mean),
+                dynamic_verdict: dynamic.as_ref().map(|(_, f)| f.verdict.clone()),
+                dynamic_step: dynamic.as_ref().map(|(_, f)| StepRef::of(f)),
+                max_users: users.as_ref().and_then(|u| u.level),
+                max_users_tested: users.as_ref().and_then(|u| u.tested),
+                max_users_workload: users.as_ref().and(cols.max_users.clone()),
+                max_users_cores: users.as_ref().map(|u| u.cores),
+                max_users_source: users.as_ref().map(|u| u.source),
+                max_users_broke_at: users.as_ref().and_then(|u| u.broke_at),
                 memory_bytes: memory,
                 exe_bytes: rec.map(|r| r.exe_bytes).unwrap_or(0),
             }
@@ -406,5 +615,221 @@ mod tests {
         let rows = summary_rows(&run, &figs);
         assert_eq!(rows[0].max_users, Some(10));
         assert_eq!(rows[0].max_users_tested, Some(100));
+        assert_eq!(rows[0].max_users_broke_at, Some(50));
+        assert_eq!(rows[0].max_users_source, Some(MaxUsersSource::Sweep));
+    }
+
+    /// A step of `server` on `workload` at `cores` and `concurrency`, with
+    /// rounds at `rps`, `body` bytes a response and this verdict.
+    fn at(
+        server: &str,
+        workload: &str,
+        cores: u32,
+        concurrency: u32,
+        rps: f64,
+        body: u64,
+        suspect: Option<throng_model::ReasonCode>,
+    ) -> StepRecord {
+        let mut st = step(concurrency, 0);
+        st.server = server.into();
+        st.workload = workload.into();
+        st.cores = cores;
+        st.rounds[0].summary.requests_per_sec = rps;
+        st.rounds[0].summary.body_bytes = body * 1000;
+        st.rounds[0].summary.mb_per_sec = rps * body as f64 / 1e6;
+        if let Some(code) = suspect {
+            st.verdict.push(code, "why");
+        }
+        st
+    }
+
+    #[test]
+    fn best_prefers_valid_steps_and_says_where_it_comes_from() {
+        use throng_model::ReasonCode::{Noisy, SharedCores};
+        let run = RunData {
+            steps: vec![
+                // The top mean is noisy, the next shares cores: the best is
+                // the valid step below both.
+                at("a", "tiny", 1, 200, 9_000.0, 7, Some(Noisy)),
+                at("a", "tiny", 2, 200, 8_500.0, 7, Some(SharedCores)),
+                at("a", "tiny", 1, 100, 8_000.0, 7, None),
+                // No valid step at all: the best suspect one, marked.
+                at("b", "tiny", 1, 100, 5_000.0, 7, Some(Noisy)),
+                at("b", "tiny", 1, 200, 6_000.0, 7, Some(Noisy)),
+            ],
+            ..RunData::default()
+        };
+        let mut figs: Vec<StepFigures> = run.steps.iter().map(step_figures).collect();
+        // A step stored before the verdict said shared_cores.
+        figs[1].verdict = "valid".into();
+        figs[1].shared_cores = true;
+        let a = best(&figs, "a", "tiny", false).unwrap();
+        assert_eq!(
+            (a.cores, a.concurrency, a.throughput.mean),
+            (1, 100, 8_000.0)
+        );
+        assert!(is_valid(a));
+        let b = best(&figs, "b", "tiny", false).unwrap();
+        assert_eq!((b.concurrency, b.verdict.as_str()), (200, "suspect: noisy"));
+        let rows = summary_rows(&run, &figs);
+        assert_eq!(
+            rows[0].small_step,
+            Some(StepRef {
+                cores: 1,
+                concurrency: 100,
+                valid: true
+            })
+        );
+        assert_eq!(
+            rows[1].small_step,
+            Some(StepRef {
+                cores: 1,
+                concurrency: 200,
+                valid: false
+            })
+        );
+        assert_eq!(step_source(2, 200), "2 cores, c=200");
+        assert_eq!(step_source(1, 4), "1 core, c=4");
+    }
+
+    #[test]
+    fn static_dynamic_and_large_workloads_each_have_their_column() {
+        // cgi's 14-byte answer is smaller than page's 6451 bytes, yet it is
+        // a dynamic workload: it never stands for the static column.
+        let run = RunData {
+            steps: vec![
+                at("a", "page", 1, 10, 20_000.0, 6451, None),
+                at("a", "cgi", 1, 10, 842.0, 14, None),
+                at("a", "php", 1, 10, 1_500.0, 5000, None),
+                at("a", "large", 1, 10, 10.0, 22_020_096, None),
+            ],
+            ..RunData::default()
+        };
+        let figs: Vec<StepFigures> = run.steps.iter().map(step_figures).collect();
+        let cols = summary_workloads(&run, &figs);
+        assert_eq!(
+            cols,
+            SummaryWorkloads {
+                small: Some("page".into()),
+                dynamic: Some("cgi".into()),
+                large: Some("large".into()),
+                max_users: Some("page".into()),
+            }
+        );
+        let row = &summary_rows(&run, &figs)[0];
+        assert_eq!(row.small_rps, Some(20_000.0));
+        assert_eq!(row.dynamic_rps, Some(842.0));
+        assert_eq!(row.dynamic_workload.as_deref(), Some("cgi"));
+        assert_eq!(row.max_users_workload.as_deref(), Some("page"));
+        // A run of dynamic workloads alone: no static column; max users on
+        // the dynamic one.
+        let dynamic_only = RunData {
+            steps: vec![at("a", "cgi", 1, 10, 842.0, 14, None)],
+            ..RunData::default()
+        };
+        let figs: Vec<StepFigures> = dynamic_only.steps.iter().map(step_figures).collect();
+        let cols = summary_workloads(&dynamic_only, &figs);
+        assert_eq!((cols.small, cols.dynamic.as_deref()), (None, Some("cgi")));
+        assert_eq!(cols.max_users.as_deref(), Some("cgi"));
+    }
+
+    #[test]
+    fn max_users_is_the_search_where_one_was_stored_else_the_sweep() {
+        let mut steps = Vec::new();
+        for cores in [1, 2] {
+            for c in [10, 50, 100] {
+                steps.push(at("a", "tiny", cores, c, 1000.0, 7, None));
+            }
+        }
+        let mut run = RunData {
+            servers: vec![throng_model::ServerRecord {
+                name: "a".into(),
+                ..Default::default()
+            }],
+            steps,
+            ..RunData::default()
+        };
+        let figs: Vec<StepFigures> = run.steps.iter().map(step_figures).collect();
+        // The sweep alone: 100+ on either core count, the fewer cores named.
+        let row = &summary_rows(&run, &figs)[0];
+        assert_eq!(
+            (
+                row.max_users,
+                row.max_users_broke_at,
+                row.max_users_cores,
+                row.max_users_source
+            ),
+            (Some(100), None, Some(1), Some(MaxUsersSource::Sweep))
+        );
+        // A search stored for 2 cores: 1,600 there, where it broke at
+        // 3,200; 1 core stays the sweep's 100+.
+        run.servers[0].max_users.push(throng_model::MaxUsers {
+            cores: 2,
+            workload: "tiny".into(),
+            patience_s: 3.0,
+            level: Some(1600),
+            broke_at: Some(3200),
+            broke_by: "37 resets".into(),
+        });
+        // A search on another workload does not stand for this one.
+        run.servers[0].max_users.push(throng_model::MaxUsers {
+            cores: 1,
+            workload: "small-files".into(),
+            patience_s: 3.0,
+            level: Some(9000),
+            broke_at: None,
+            broke_by: "no failure up to the cap of 9000".into(),
+        });
+        let row = &summary_rows(&run, &figs)[0];
+        assert_eq!(
+            (
+                row.max_users,
+                row.max_users_broke_at,
+                row.max_users_tested,
+                row.max_users_cores,
+                row.max_users_source
+            ),
+            (
+                Some(1600),
+                Some(3200),
+                Some(3200),
+                Some(2),
+                Some(MaxUsersSource::Searched)
+            )
+        );
+    }
+
+    #[test]
+    fn rounds_without_a_response_add_no_latency_figures() {
+        // A 21 MB transfer: two rounds with transfers of 98–306 ms, and one
+        // that ended before any transfer completed.
+        let mut st = at("a", "large", 1, 100, 10.0, 22_020_096, None);
+        st.rounds[0].summary.latency_us = throng_model::Latency {
+            count: 1000,
+            min: 98_000,
+            p50: 150_000,
+            p99: 290_000,
+            max: 305_900,
+            ..Default::default()
+        };
+        st.rounds.push(st.rounds[0].clone());
+        st.rounds[1].summary.latency_us.p99 = 300_000;
+        st.rounds.push(throng_model::RoundRecord {
+            summary: throng_model::Summary {
+                in_flight_at_end: 100,
+                mb_per_sec: 220.0,
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        let f = step_figures(&st);
+        assert_eq!((f.rounds, f.empty_rounds), (3, 1));
+        assert_eq!((f.min_us, f.max_us), (Some(98_000), Some(305_900)));
+        assert_eq!((f.p50_us, f.p99_us), (Some(150_000), Some(295_000)));
+        // Only empty rounds: no latency at all, rather than zeros.
+        st.rounds.drain(..2);
+        let f = step_figures(&st);
+        assert_eq!((f.rounds, f.empty_rounds), (1, 1));
+        assert_eq!((f.min_us, f.max_us, f.p99_us), (None, None, None));
     }
 }

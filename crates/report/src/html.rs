@@ -95,8 +95,17 @@ pub fn render(run: &RunData, a: &Analysis) -> String {
         );
     }
 
-    let _ = writeln!(o, "{}", table(&tables::summary(&a.summary)));
-    o.push_str("<p class=\"meta\">Req/s and MB/s: best mean over core counts and concurrency levels. Max users: highest concurrency with no error and p99 under 3 s (a + means the sweep stopped before the server did). Memory: peak PSS of the server's process tree.</p>\n");
+    let _ = writeln!(
+        o,
+        "{}",
+        table(&tables::summary(&a.summary_workloads, &a.summary))
+    );
+    // Workload names are escaped with the rest: the note is text.
+    let _ = writeln!(
+        o,
+        "<p class=\"meta\">{}</p>",
+        esc(&tables::summary_note(&a.summary_workloads, |w| w.to_string()))
+    );
     if let Some(t) = tables::features(run) {
         // The evidence of each answer is its cell's tooltip.
         let _ = writeln!(o, "{}", table(&t));

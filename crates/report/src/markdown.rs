@@ -38,8 +38,12 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
         cell(&env.hostname)
     );
 
-    o.push_str(&table(&tables::summary(&a.summary)));
-    o.push_str("\nReq/s and MB/s: best mean over core counts and concurrency levels, with its verdict. Max users: highest concurrency with no error and p99 under 3 s (+: the sweep stopped before the server did).\n\n");
+    o.push_str(&table(&tables::summary(&a.summary_workloads, &a.summary)));
+    let _ = write!(
+        o,
+        "\n{}\n\n",
+        tables::summary_note(&a.summary_workloads, cell)
+    );
     features(&mut o, run);
 
     if let Some(dir) = image_dir {

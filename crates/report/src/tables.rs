@@ -5,7 +5,10 @@
 
 use throng_model::{Feature, RunData, Severity};
 
-use crate::figures::{self, duration_us, grouped, mib, rate_with_ci, StepFigures, SummaryRow};
+use crate::figures::{
+    self, duration_us, grouped, mib, rate_with_ci, StepFigures, StepRef, SummaryRow,
+    SummaryWorkloads,
+};
 use crate::table::{Align, Cell, Column, Mark, Table};
 
 fn bytes_or_none(b: u64, text: impl Fn(u64) -> String) -> Cell {
@@ -16,54 +19,156 @@ fn bytes_or_none(b: u64, text: impl Fn(u64) -> String) -> Cell {
     }
 }
 
+/// A best figure with its verdict and the step it comes from; marked
+/// "no valid step" when it is the best of suspect steps.
+fn best_cell(value: String, verdict: &str, reasons: &[String], step: &StepRef) -> Cell {
+    let cell = Cell::lit(value);
+    let cell = if step.valid {
+        cell
+    } else {
+        cell.warn(NO_VALID_STEP)
+    };
+    cell.mark(Mark::verdict(verdict, reasons))
+        .source(figures::step_source(step.cores, step.concurrency))
+}
+
+/// What marks a best figure taken from a suspect step because no step of
+/// its workload was valid.
+pub const NO_VALID_STEP: &str = "no valid step";
+
+/// A column headed by a figure and the workload it shows: "req/s (tiny)".
+fn workload_column(title: &str, workload: &str) -> Column {
+    Column::with_head(
+        Cell::lit(title).aside(format!("({workload})")),
+        Align::Right,
+    )
+}
+
 /// The summary, one line per server, in the spirit of ACME's thttpd "Web
-/// Server Comparisons" table: best small-file req/s, best large-file MB/s,
-/// max users, memory and executable size.
-pub fn summary(rows: &[SummaryRow]) -> Table {
-    let mut t = Table::new(vec![
+/// Server Comparisons" table: best req/s on the smallest static workload
+/// (and on the smallest dynamic one), best large-file MB/s, max users,
+/// memory and executable size. Each column's heading names its workload.
+pub fn summary(cols: &SummaryWorkloads, rows: &[SummaryRow]) -> Table {
+    let mut columns = vec![
         Column::left("Server"),
         Column::left("Version"),
         Column::left("Model"),
-        Column::right("Small files, req/s"),
-        Column::right("Large files, MB/s"),
-        Column::right("Max users"),
+    ];
+    let req = |w: &Option<String>| w.as_deref().map(|w| workload_column("req/s", w));
+    columns.extend(req(&cols.small));
+    columns.extend(req(&cols.dynamic));
+    columns.extend(cols.large.as_deref().map(|w| workload_column("MB/s", w)));
+    columns.push(match &cols.max_users {
+        Some(w) => workload_column("Max users", w),
+        None => Column::right("Max users"),
+    });
+    columns.extend([
         Column::right("Memory (peak PSS)"),
         Column::right("Executable"),
-    ])
-    .section("summary", "Summary")
-    .wide();
+    ]);
+    let mut t = Table::new(columns).section("summary", "Summary").wide();
     for s in rows {
-        let small = match (&s.small_rps, &s.small_verdict, &s.small_workload) {
-            (Some(v), Some(verdict), Some(w)) => Cell::lit(grouped(v.round() as u64))
-                .aside(format!("({w})"))
-                .mark(Mark::verdict(verdict, &[])),
+        let rate = |v: &Option<f64>, verdict: &Option<String>, step: &Option<StepRef>| match (
+            v, verdict, step,
+        ) {
+            (Some(v), Some(verdict), Some(step)) => {
+                best_cell(grouped(v.round() as u64), verdict, &[], step)
+            }
             _ => Cell::none(),
         };
-        let large = match (&s.large_mb_per_sec, &s.large_verdict, &s.large_workload) {
-            (Some(v), Some(verdict), Some(w)) => Cell::lit(format!("{v:.1}"))
-                .aside(format!("({w})"))
-                .mark(Mark::verdict(verdict, &[])),
-            _ => Cell::none(),
-        };
-        let users = match (s.max_users, s.max_users_tested) {
-            (Some(u), Some(t)) if u == t => format!("{u}+"),
-            (Some(u), _) => u.to_string(),
-            (None, Some(_)) => "none".into(),
-            _ => "–".into(),
-        };
-        t.push(vec![
+        let mut row = vec![
             Cell::text(&s.server),
             Cell::text(&s.version),
             Cell::text(&s.model),
-            small,
-            large,
-            Cell::lit(users),
+        ];
+        if cols.small.is_some() {
+            row.push(rate(&s.small_rps, &s.small_verdict, &s.small_step));
+        }
+        if cols.dynamic.is_some() {
+            row.push(rate(&s.dynamic_rps, &s.dynamic_verdict, &s.dynamic_step));
+        }
+        if cols.large.is_some() {
+            row.push(
+                match (&s.large_mb_per_sec, &s.large_verdict, &s.large_step) {
+                    (Some(v), Some(verdict), Some(step)) => {
+                        best_cell(format!("{v:.1}"), verdict, &[], step)
+                    }
+                    _ => Cell::none(),
+                },
+            );
+        }
+        row.push(match (s.max_users_source, s.max_users_cores) {
+            (Some(source), Some(cores)) => {
+                let value = match s.max_users {
+                    Some(u) if s.max_users_broke_at.is_none() => format!("{}+", grouped(u.into())),
+                    Some(u) => grouped(u.into()),
+                    None => "none".into(),
+                };
+                Cell::lit(value).source(format!(
+                    "{}, {}",
+                    source.label(),
+                    figures::cores_label(cores)
+                ))
+            }
+            _ => Cell::none(),
+        });
+        row.extend([
             s.memory_bytes
                 .map_or_else(Cell::none, |b| Cell::lit(mib(b))),
             bytes_or_none(s.exe_bytes, |b| grouped(b) + " B"),
         ]);
+        t.push(row);
     }
     t
+}
+
+/// What the summary's columns hold, below the table. `name` escapes a
+/// workload's name for the format.
+pub fn summary_note(cols: &SummaryWorkloads, name: impl Fn(&str) -> String) -> String {
+    let mut parts = Vec::new();
+    let mut shown = Vec::new();
+    if let Some(w) = &cols.small {
+        shown.push(format!(
+            "req/s ({}), the static workload with the smallest responses",
+            name(w)
+        ));
+    }
+    if let Some(w) = &cols.dynamic {
+        shown.push(format!(
+            "req/s ({}), the dynamic workload with the smallest responses",
+            name(w)
+        ));
+    }
+    if let Some(w) = &cols.large {
+        shown.push(format!("MB/s ({}), the largest file", name(w)));
+    }
+    if !shown.is_empty() {
+        parts.push(format!(
+            "{}: the best mean over the steps with a valid verdict, with the step it comes from \
+             (cores, concurrency); \"{NO_VALID_STEP}\" marks the best of suspect steps, shown \
+             only when none was valid.",
+            capitalise(&shown.join("; "))
+        ));
+    }
+    if let Some(w) = &cols.max_users {
+        parts.push(format!(
+            "Max users ({}): the highest concurrency with no error and p99 under the patience, \
+             from the search past the sweep when the run stored one for that core count \
+             (searched), else from the sweep's own levels with a 3 s patience (sweep); the \
+             highest over core counts. +: nothing broke up to the highest level tried.",
+            name(w)
+        ));
+    }
+    parts.push("Memory: peak PSS of the server's process tree.".to_string());
+    parts.join(" ")
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
 }
 
 /// The feature table of ACME's thttpd comparison, as probed live: one row
@@ -168,9 +273,7 @@ pub fn best(run: &RunData, figs: &[StepFigures]) -> Option<Table> {
                     } else {
                         rate_with_ci(&f.throughput)
                     };
-                    Cell::lit(value)
-                        .mark(Mark::verdict(&f.verdict, &f.verdict_reasons))
-                        .source(format!("{} core(s), c={}", f.cores, f.concurrency))
+                    best_cell(value, &f.verdict, &f.verdict_reasons, &StepRef::of(f))
                 }
                 None => Cell::none(),
             });
@@ -220,7 +323,13 @@ pub fn steps(figs: &[StepFigures]) -> Table {
             },
             Cell::text(&f.workload),
             Cell::lit(f.concurrency.to_string()),
-            Cell::lit(f.rounds.to_string()),
+            // Rounds that completed nothing count, and say so: they add no
+            // latency figures.
+            if f.empty_rounds > 0 {
+                Cell::lit(f.rounds.to_string()).warn(format!("{} empty", f.empty_rounds))
+            } else {
+                Cell::lit(f.rounds.to_string())
+            },
             if f.rounds > 0 {
                 Cell::lit(rate_with_ci(&f.throughput))
             } else {
@@ -312,4 +421,70 @@ pub fn machine_check(run: &RunData) -> Option<Table> {
         ]);
     }
     Some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figures::MaxUsersSource;
+
+    #[test]
+    fn the_summary_names_each_columns_workload_and_where_figures_come_from() {
+        let cols = SummaryWorkloads {
+            small: Some("tiny".into()),
+            dynamic: Some("cgi".into()),
+            large: None,
+            max_users: Some("tiny".into()),
+        };
+        let row = SummaryRow {
+            server: "a".into(),
+            version: "1".into(),
+            model: "event loop".into(),
+            small_workload: Some("tiny".into()),
+            small_rps: Some(9_000.4),
+            small_verdict: Some("valid".into()),
+            small_step: Some(StepRef {
+                cores: 1,
+                concurrency: 100,
+                valid: true,
+            }),
+            large_workload: None,
+            large_mb_per_sec: None,
+            large_verdict: None,
+            large_step: None,
+            dynamic_workload: Some("cgi".into()),
+            dynamic_rps: Some(842.0),
+            dynamic_verdict: Some("suspect: noisy".into()),
+            dynamic_step: Some(StepRef {
+                cores: 2,
+                concurrency: 50,
+                valid: false,
+            }),
+            max_users: Some(1600),
+            max_users_tested: Some(3200),
+            max_users_workload: Some("tiny".into()),
+            max_users_cores: Some(1),
+            max_users_source: Some(MaxUsersSource::Searched),
+            max_users_broke_at: Some(3200),
+            memory_bytes: None,
+            exe_bytes: 0,
+        };
+        let md = crate::markdown::table(&summary(&cols, &[row]));
+        assert_eq!(
+            md.lines().nth(2).unwrap(),
+            "| Server | Version | Model | req/s (tiny) | req/s (cgi) | Max users (tiny) | Memory (peak PSS) | Executable |"
+        );
+        assert_eq!(
+            md.lines().nth(4).unwrap(),
+            "| a | 1 | event loop | 9,000 — valid (1 core, c=100) | 842 (no valid step) — suspect: noisy (2 cores, c=50) | 1,600 (searched, 1 core) | – | – |"
+        );
+        let note = summary_note(&cols, |w| w.to_string());
+        assert!(
+            note.starts_with(
+                "Req/s (tiny), the static workload with the smallest responses; req/s (cgi), the \
+                 dynamic workload with the smallest responses: the best mean"
+            ),
+            "{note}"
+        );
+    }
 }

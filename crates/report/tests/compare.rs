@@ -103,3 +103,35 @@ fn one_round_is_not_testable() {
         Change::Untestable
     );
 }
+
+#[test]
+fn suspect_figures_are_marked_in_the_tables_with_a_legend() {
+    let mut run = pair(&[1000.0, 1001.0, 1002.0], &[1010.0, 1011.0, 1012.0]);
+    let clean = compare_servers(&run, "a", "b", CompareOptions::default()).unwrap();
+    assert_eq!(clean.legend(), None);
+    assert!(!clean.to_table().contains('†'));
+    run.steps[1]
+        .verdict
+        .push(throng_model::ReasonCode::Noisy, "wide interval");
+    run.steps[1]
+        .verdict
+        .push(throng_model::ReasonCode::ClientBound, "97% of its core");
+    let c = compare_servers(&run, "a", "b", CompareOptions::default()).unwrap();
+    // B's figure carries the mark, A's does not; the JSON keeps the verdicts.
+    let text = c.to_table();
+    let row = text.lines().find(|l| l.contains("c=10")).unwrap();
+    assert!(row.contains("1,001 [1,000–1,002]* ┆"), "{row}");
+    assert!(row.contains("1,011 [1,010–1,012]* † ┆"), "{row}");
+    let legend = "†: that side's step has a suspect verdict (client_bound, noisy): its figure may \
+                  say more about the machine than the server, and a change against it may not be \
+                  the server's. `throng report` gives the reasons.";
+    assert_eq!(c.legend().as_deref(), Some(legend));
+    assert!(text.contains(&format!("\n{legend}\n")), "{text}");
+    let md = c.to_markdown();
+    assert!(
+        md.contains("| 1,001 \\[1,000–1,002\\]\\* | 1,011 \\[1,010–1,012\\]\\* † |"),
+        "{md}"
+    );
+    assert!(md.contains("\n†: that side's step has a suspect verdict (client\\_bound, noisy)"));
+    assert_eq!(c.rows[0].b.verdict, "suspect: noisy, client_bound");
+}

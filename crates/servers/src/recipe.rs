@@ -218,10 +218,29 @@ impl Recipe {
 
     /// A recipe for a user's own server binary given in a study.
     pub fn from_command(name: &str, command: &[String]) -> anyhow::Result<Recipe> {
-        let binary = command
+        let first = command
             .first()
-            .ok_or_else(|| anyhow!("server {name}: `command` is empty"))?
-            .clone();
+            .ok_or_else(|| anyhow!("server {name}: `command` is empty"))?;
+        // A program named without a slash is looked up on PATH now, as a
+        // shell would, so the study fails here, in one line, when it is
+        // not there; the found path is what is started and reported.
+        let binary = if first.contains('/') || first.contains("{{") {
+            first.clone()
+        } else {
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            std::env::split_paths(&path)
+                .filter(|d| d.is_absolute())
+                .map(|d| d.join(first))
+                .find(|p| is_executable(p))
+                .map(|p| p.to_string_lossy().into_owned())
+                .ok_or_else(|| {
+                    anyhow!(
+                        "server {name}: no program {first:?} on PATH; give its full path in `command`"
+                    )
+                })?
+        };
+        let mut start = command.to_vec();
+        start[0] = binary.clone();
         Ok(Recipe {
             name: name.to_string(),
             package: String::new(),
@@ -229,7 +248,7 @@ impl Recipe {
             model: String::new(),
             version_command: Vec::new(),
             version_after: String::new(),
-            start: command.to_vec(),
+            start,
             stop_signal: default_stop_signal(),
             drop_privileges: true,
             backend: None,

@@ -4,6 +4,13 @@
 //! (a process first seen mid-round counts from zero, and the leader's
 //! cutime/cstime catch children that exited), RSS and PSS sums, process and
 //! thread counts. Peaks are over the samples, "end" is the final sample.
+//!
+//! It also reads whether the server got the CPU it wanted: each thread's
+//! run-queue wait (/proc/PID/task/TID/schedstat, counted like CPU ticks: a
+//! thread first seen mid-round from zero, one gone by the end at its last
+//! reading), and, for the CPUs the tree may run on, /proc/stat's busy and
+//! steal time, from which the CPU other processes took on those cores
+//! follows.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,6 +50,76 @@ pub fn read_stat(pid: i32) -> Option<ProcStat> {
         threads: n(17) as u32,
         rss_pages: n(21),
     })
+}
+
+/// Run-queue wait of one thread in nanoseconds: the second field of
+/// /proc/PID/task/TID/schedstat (time runnable but not running).
+pub fn read_run_delay_ns(pid: i32, tid: i32) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/schedstat"))
+        .ok()?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// Threads of a process, from /proc/PID/task.
+fn tasks(pid: i32) -> Vec<i32> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Time of a set of CPUs, in clock ticks, from /proc/stat.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuTicks {
+    /// user + nice + system: time the CPUs ran processes. Interrupt and
+    /// softirq time is left out, as the processes' own times leave it out.
+    pub busy: u64,
+    /// Time the hypervisor ran something else while these CPUs had work.
+    pub steal: u64,
+}
+
+/// [`CpuTicks`] summed over `cpus`, from the text of /proc/stat; `None`
+/// when one of them has no line (offline, or not a CPU of this machine).
+pub fn parse_cpu_ticks(stat: &str, cpus: &[usize]) -> Option<CpuTicks> {
+    let mut t = CpuTicks::default();
+    for &cpu in cpus {
+        let name = format!("cpu{cpu}");
+        let f: Vec<u64> = stat.lines().find_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some(name.as_str())).then(|| w.filter_map(|x| x.parse().ok()).collect())
+        })?;
+        // user nice system idle iowait irq softirq steal guest guest_nice;
+        // guest time is already inside user.
+        t.busy += f.iter().take(3).sum::<u64>();
+        t.steal += f.get(7).copied().unwrap_or(0);
+    }
+    Some(t)
+}
+
+fn read_cpu_ticks(cpus: &[usize]) -> Option<CpuTicks> {
+    if cpus.is_empty() {
+        return None;
+    }
+    parse_cpu_ticks(&std::fs::read_to_string("/proc/stat").ok()?, cpus)
+}
+
+/// The CPUs any process of the tree may run on: the server's cores when
+/// it is pinned, every CPU when it is not.
+fn tree_cpus(pids: &[i32]) -> Vec<usize> {
+    let mut cpus: Vec<usize> = pids
+        .iter()
+        .filter_map(|&p| crate::process::cpus_allowed(p).ok())
+        .flatten()
+        .collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
 }
 
 /// Proportional set size in bytes from /proc/PID/smaps_rollup.
@@ -105,6 +182,14 @@ pub struct Usage {
     last: HashMap<i32, u64>,
     leader_children_base: u64,
     leader_children_last: u64,
+    /// Run-queue wait (ns) of each thread when first seen; 0 for threads
+    /// born later.
+    delay_base: HashMap<i32, u64>,
+    /// Latest run-queue wait of every thread seen, gone ones included.
+    delay_last: HashMap<i32, u64>,
+    /// The CPUs the tree may run on, and their times at the start.
+    cpus: Vec<usize>,
+    cpu_base: Option<CpuTicks>,
     started: Instant,
     usage: ServerUsage,
     samples: u32,
@@ -113,12 +198,20 @@ pub struct Usage {
 impl Usage {
     /// Takes the baseline reading.
     pub fn start(leaders: &[i32]) -> Usage {
+        let pids = trees(leaders);
         let mut base = HashMap::new();
-        for pid in trees(leaders) {
+        let mut delay_base = HashMap::new();
+        for &pid in &pids {
             if let Some(s) = read_stat(pid) {
                 base.insert(pid, s.utime + s.stime);
             }
+            for tid in tasks(pid) {
+                if let Some(d) = read_run_delay_ns(pid, tid) {
+                    delay_base.insert(tid, d);
+                }
+            }
         }
+        let cpus = tree_cpus(&pids);
         let lc = children_ticks(leaders);
         Usage {
             leaders: leaders.to_vec(),
@@ -126,6 +219,10 @@ impl Usage {
             base,
             leader_children_base: lc,
             leader_children_last: lc,
+            delay_last: delay_base.clone(),
+            delay_base,
+            cpu_base: read_cpu_ticks(&cpus),
+            cpus,
             started: Instant::now(),
             usage: ServerUsage::default(),
             samples: 0,
@@ -139,7 +236,8 @@ impl Usage {
         let mut pss = 0u64;
         let mut procs = 0u32;
         let mut threads = 0u32;
-        for pid in trees(&self.leaders) {
+        let pids = trees(&self.leaders);
+        for &pid in &pids {
             let Some(s) = read_stat(pid) else { continue };
             procs += 1;
             threads += s.threads;
@@ -149,6 +247,18 @@ impl Usage {
             }
             self.last.insert(pid, s.utime + s.stime);
             self.base.entry(pid).or_insert(0);
+            for tid in tasks(pid) {
+                if let Some(d) = read_run_delay_ns(pid, tid) {
+                    self.delay_last.insert(tid, d);
+                    self.delay_base.entry(tid).or_insert(0);
+                }
+            }
+        }
+        if self.cpu_base.is_none() {
+            // The tree was not there yet at the start: its CPUs count from
+            // the first sample that finds it.
+            self.cpus = tree_cpus(&pids);
+            self.cpu_base = read_cpu_ticks(&self.cpus);
         }
         self.leader_children_last = children_ticks(&self.leaders).max(self.leader_children_last);
         self.usage.processes = procs;
@@ -196,6 +306,21 @@ impl Usage {
         self.usage.cpu_user_s = user as f64 / hz;
         self.usage.cpu_sys_s = sys as f64 / hz;
         self.usage.wall_s = self.started.elapsed().as_secs_f64();
+        let waited: u64 = self
+            .delay_last
+            .iter()
+            .map(|(tid, last)| last.saturating_sub(self.delay_base.get(tid).copied().unwrap_or(0)))
+            .sum();
+        self.usage.runqueue_s = waited as f64 / 1e9;
+        if let (Some(base), Some(now)) = (self.cpu_base, read_cpu_ticks(&self.cpus)) {
+            let busy = now.busy.saturating_sub(base.busy) as f64 / hz;
+            self.usage.steal_s = now.steal.saturating_sub(base.steal) as f64 / hz;
+            // The cores' busy time is counted on scheduler ticks, the tree's
+            // own from its exact run time: a quiet core can come out a tick
+            // below zero.
+            self.usage.others_cpu_s =
+                (busy - self.usage.cpu_user_s - self.usage.cpu_sys_s).max(0.0);
+        }
         self.usage
     }
 }
@@ -265,8 +390,17 @@ mod tests {
     use super::*;
     use crate::process::{Launch, ServerProcess};
 
+    /// The tests that spin on CPU 0 take turns: each would otherwise be the
+    /// other's competitor.
+    static CPU0: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn cpu0() -> std::sync::MutexGuard<'static, ()> {
+        CPU0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     #[test]
     fn a_busy_child_is_counted() {
+        let _cpu0 = cpu0();
         let dir = tempfile::tempdir().unwrap();
         // Two processes: a parent waiting and a child spinning on one core.
         let l = Launch {
@@ -307,6 +441,132 @@ mod tests {
         assert!(u.wall_s >= 0.6);
     }
 
+    fn spinner(dir: &std::path::Path, name: &str, script: &str) -> Launch {
+        Launch {
+            name: name.into(),
+            argv: ["/bin/sh", "-c", script]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            env: vec![],
+            cwd: dir.to_path_buf(),
+            cpus: vec![0],
+            run_as: None,
+            log: dir.join(format!("{name}.log")),
+            stop_signal: nix::sys::signal::Signal::SIGKILL,
+        }
+    }
+
+    #[test]
+    fn a_competitor_on_the_servers_core_shows_as_wait() {
+        let _cpu0 = cpu0();
+        let dir = tempfile::tempdir().unwrap();
+        // The "server": a shell waiting for a spinner, both on CPU 0, the
+        // spinner bounded to 30 s should this test die before stopping it.
+        let mut server = ServerProcess::spawn(&spinner(
+            dir.path(),
+            "server",
+            "timeout 30 sh -c 'while :; do :; done' & wait",
+        ))
+        .unwrap();
+        // Another process, outside the server's tree, spinning on CPU 0 too.
+        let mut rival = ServerProcess::spawn(&spinner(
+            dir.path(),
+            "rival",
+            "exec timeout 30 sh -c 'while :; do :; done'",
+        ))
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while (server.tree().len() < 3 || rival.tree().len() < 2) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(!server.tree().contains(&rival.pid()));
+        let s = Sampler::start(server.pid(), &[], Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(1000));
+        let u = s.finish();
+        rival.stop(Duration::from_secs(1));
+        server.stop(Duration::from_secs(1));
+        assert_eq!(u.processes, 3, "{u:?}");
+        // Two spinners on one CPU: the scheduler gives each about half of
+        // it (less if this machine's other work lands on CPU 0 too), and
+        // the server's spinner waits in the run queue for the rest.
+        let share = |x: f64| x / u.wall_s;
+        assert!(u.wall_s >= 1.0, "{u:?}");
+        assert!(u.cpu_utilisation() < 0.7, "{u:?}");
+        assert!(share(u.runqueue_s) > 0.3, "{u:?}");
+        // The rival's time is what CPU 0 ran besides the server.
+        assert!(share(u.others_cpu_s) > 0.3, "{u:?}");
+        // The whole of CPU 0 is accounted for: the server, the others, and
+        // whatever the hypervisor stole (idle is the remainder).
+        let accounted = u.cpu_user_s + u.cpu_sys_s + u.others_cpu_s + u.steal_s;
+        assert!(accounted <= u.wall_s * 1.05, "{u:?}");
+        assert!(accounted > u.wall_s * 0.8, "{u:?}");
+    }
+
+    #[test]
+    fn the_servers_own_threads_queueing_is_not_a_competitor() {
+        let _cpu0 = cpu0();
+        let dir = tempfile::tempdir().unwrap();
+        // Two spinners of the same tree on CPU 0: a server with more busy
+        // workers than cores. They wait for each other, not for anyone else.
+        let mut server = ServerProcess::spawn(&spinner(
+            dir.path(),
+            "server",
+            "timeout 30 sh -c 'while :; do :; done' & \
+             timeout 30 sh -c 'while :; do :; done' & wait",
+        ))
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while server.tree().len() < 5 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let s = Sampler::start(server.pid(), &[], Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(1000));
+        let u = s.finish();
+        server.stop(Duration::from_secs(1));
+        assert_eq!(u.processes, 5, "{u:?}");
+        let share = |x: f64| x / u.wall_s;
+        // Each spinner waits whenever the other runs: a whole core's worth
+        // of waiting in all, with CPU 0 to the server alone (on a quiet
+        // machine: 1.00 s waited, 1.00 s of server CPU, 0.00 s of others).
+        // This machine's other work on CPU 0, if any, adds the same to the
+        // wait and to the others' CPU, so the wait beyond what others ran
+        // is the tree's own queueing, and it is the core's whole time.
+        assert!(share(u.runqueue_s) > 0.8, "{u:?}");
+        assert!(share(u.runqueue_s - u.others_cpu_s) > 0.8, "{u:?}");
+        // And CPU 0's time is the server's, the others', or stolen.
+        let accounted = u.cpu_user_s + u.cpu_sys_s + u.others_cpu_s + u.steal_s;
+        assert!(accounted <= u.wall_s * 1.05, "{u:?}");
+        assert!(accounted > u.wall_s * 0.8, "{u:?}");
+    }
+
+    #[test]
+    fn cpu_ticks_are_summed_over_the_given_cpus() {
+        let stat = "cpu  300 6 90 5000 10 0 7 12 40 0\n\
+                    cpu0 100 2 30 2500 5 0 3 4 40 0\n\
+                    cpu1 200 4 60 2500 5 0 4 8 0 0\n\
+                    intr 12345\n";
+        assert_eq!(
+            parse_cpu_ticks(stat, &[1]),
+            Some(CpuTicks {
+                busy: 264,
+                steal: 8
+            })
+        );
+        assert_eq!(
+            parse_cpu_ticks(stat, &[0, 1]),
+            Some(CpuTicks {
+                busy: 396,
+                steal: 12
+            })
+        );
+        // Not "cpu" (the total) for an empty list, and no guess for a CPU
+        // the file does not list.
+        assert_eq!(parse_cpu_ticks(stat, &[]), Some(CpuTicks::default()));
+        assert_eq!(parse_cpu_ticks(stat, &[2]), None);
+        assert_eq!(read_cpu_ticks(&[]), None);
+    }
+
     #[test]
     fn pss_and_stat_of_this_process_read() {
         let me = std::process::id() as i32;
@@ -314,5 +574,10 @@ mod tests {
         assert!(s.threads >= 1 && s.rss_pages > 0);
         assert!(read_pss(me).unwrap() > 0);
         assert_eq!(read_stat(-5), None);
+        let tids = tasks(me);
+        assert!(tids.contains(&me), "{tids:?}");
+        assert!(read_run_delay_ns(me, me).is_some());
+        assert_eq!(read_run_delay_ns(me, -5), None);
+        assert!(!tree_cpus(&[me]).is_empty());
     }
 }

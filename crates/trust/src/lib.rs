@@ -2,7 +2,7 @@
 //!
 //! [`doctor`] checks the machine before a study (sysctls, limits, CPU
 //! frequency, neighbours) and [`verdict`] judges each measurement after it
-//! (client-bound, errors, drift, delayed ACK, ports, noise). Both are pure
+//! (client-bound, server-starved, errors, drift, delayed ACK, ports, noise). Both are pure
 //! functions over data read once ([`snapshot`] for the machine, the engine's
 //! summary for a run), so every rule can be shown to fire on crafted input.
 
@@ -12,4 +12,4 @@ pub mod verdict;
 
 pub use doctor::{check, environment, Plan};
 pub use snapshot::Snapshot;
-pub use verdict::{round_verdict, step_verdict, sweep_verdicts, RoundContext};
+pub use verdict::{round_verdict, step_verdict, sweep_verdicts, PortUse, RoundContext};

@@ -5,7 +5,7 @@
 //! neighbour, swap in use) and see each one fire, without root and without
 //! touching the real kernel settings.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -391,6 +391,60 @@ fn process_ticks(me: i32) -> BTreeMap<i32, (String, u64)> {
 pub fn read_sysctl(name: &str) -> Option<String> {
     let path = Path::new("/proc/sys").join(name.replace('.', "/"));
     read_trimmed(&path.to_string_lossy())
+}
+
+/// `net.ipv4.ip_local_port_range` as (low, high), the ports connect()
+/// picks from.
+pub fn ephemeral_range() -> Option<(u16, u16)> {
+    let v = read_sysctl("net.ipv4.ip_local_port_range")?;
+    let r: Vec<u16> = v
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    match r.as_slice() {
+        [lo, hi] if hi >= lo => Some((*lo, *hi)),
+        _ => None,
+    }
+}
+
+/// TIME_WAIT in the `st` column of /proc/net/tcp and tcp6.
+const TCP_TIME_WAIT: &str = "06";
+
+/// Local ports in `lo..=hi` that sockets in TIME_WAIT hold, from the text
+/// of /proc/net/tcp or /proc/net/tcp6.
+///
+/// A port, not a socket, is what connect() runs short of. The side that
+/// closes first keeps the TIME_WAIT: when it is a client, its ephemeral
+/// port is held; when it is a server, every such socket sits on the
+/// server's one listening port and holds no client port at all (on
+/// loopback, where the server usually closes first, that is most of them),
+/// so counting sockets (/proc/net/sockstat `tw`) would see exhaustion
+/// where there is none.
+pub fn time_wait_ports(text: &str, lo: u16, hi: u16) -> BTreeSet<u16> {
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.get(3) != Some(&TCP_TIME_WAIT) {
+                return None;
+            }
+            let (_, port) = f.get(1)?.rsplit_once(':')?;
+            u16::from_str_radix(port, 16).ok()
+        })
+        .filter(|p| (lo..=hi).contains(p))
+        .collect()
+}
+
+/// How many ephemeral ports TIME_WAIT sockets hold now, IPv4 and IPv6
+/// together (a port is one port for both); `None` when /proc/net/tcp
+/// cannot be read.
+pub fn read_time_wait_ports(lo: u16, hi: u16) -> Option<u64> {
+    let mut ports = time_wait_ports(&fs::read_to_string("/proc/net/tcp").ok()?, lo, hi);
+    // No tcp6 file when IPv6 is disabled: no IPv6 sockets.
+    if let Ok(v6) = fs::read_to_string("/proc/net/tcp6") {
+        ports.extend(time_wait_ports(&v6, lo, hi));
+    }
+    Some(ports.len() as u64)
 }
 
 /// The machine as it is now: what a report needs to say where numbers

@@ -28,7 +28,8 @@ pub struct RoundContext {
     pub close_mode: bool,
 }
 
-/// A client thread busier than this spends no time waiting for the server:
+/// A client thread running, or runnable and waiting for a CPU, more than
+/// this share of the round spent almost no time waiting for the server:
 /// the server could have answered faster than it was asked.
 pub const CLIENT_BUSY: f64 = 0.90;
 /// The server counts as saturated above this share of its cores; below it,
@@ -39,8 +40,20 @@ pub const SERVER_SATURATED: f64 = 0.90;
 /// yet it could not send or read any faster (a shared core, a CPU quota).
 pub const CLIENT_STARVED: f64 = 0.10;
 /// In the open model, more than 1% of sends later than 1 ms after their
-/// schedule means the generator could not keep the rate it claims.
+/// schedule means the schedule was not kept. That alone says nothing of
+/// who held it up: a connection waiting for a stalled server sends late just
+/// as a starved client does. So late sends are named only as what a busy or
+/// starved client caused, never as the cause.
 pub const LATE_SEND_SHARE: f64 = 0.01;
+/// Share of the server's cores (round wall time × cores) the server may be
+/// denied, waiting while other processes ran on its cores or while the
+/// hypervisor stole them, before its number is suspect. The figures are
+/// counted in 10 ms ticks (/proc/stat), so on a 5 s round on one core a few
+/// ticks of sampling are about 1%, and kernel threads take well under 1% of
+/// a quiet core: 5% is clearly above that noise, and a server denied more
+/// than 5% of its CPU is measured further below its capacity than the ±2%
+/// precision the report draws conclusions at.
+pub const SERVER_STARVED: f64 = 0.05;
 /// Delayed-ACK timers: Linux's minimum (40 ms) and the classic 200 ms (BSD,
 /// Windows, Linux's maximum), as µs windows around them. The upper edges are
 /// wide because the timer fires on a jiffy: on a HZ=250 kernel a 40 ms
@@ -55,8 +68,12 @@ pub const DELAYED_ACK_SHARE: f64 = 0.05;
 pub const DELAYED_ACK_SPIKE: f64 = 2.0;
 /// Below this many responses, a share is not a pattern.
 pub const MIN_RESPONSES: u64 = 100;
-/// Predicted TIME_WAIT ports above this share of the ephemeral range: the
-/// run is near the point where connect() fails or waits.
+/// Ephemeral ports held in TIME_WAIT at the end of a round above this share
+/// of the range: the run is near the point where connect() fails. connect()
+/// starts at a random port and probes until one is free, so with half the
+/// range held it probes twice on average; and as TIME_WAIT lasts 60 s, a
+/// round that holds half the range is one doubling of its rate or its
+/// length away from holding all of it.
 pub const PORTS_SHARE: f64 = 0.5;
 /// Throughput gaining less than this while concurrency grows is "flat".
 pub const FLAT_GAIN: f64 = 0.10;
@@ -69,32 +86,52 @@ pub const LATENCY_TRACKS: f64 = 0.5;
 /// A server using less than this share of its cores is "well below" them.
 pub const SERVER_CPU_LOW: f64 = 0.70;
 
-/// Verdict on one load run or one lab round. Reads the ephemeral port range
-/// from /proc for the `ports` rule.
+/// The machine's ephemeral ports as a round ends: what the `ports` rule
+/// judges besides the summary.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PortUse {
+    /// Ports in `net.ipv4.ip_local_port_range`; `None`: unknown.
+    pub range: Option<u64>,
+    /// Ports of that range held by sockets in TIME_WAIT (see
+    /// [`crate::snapshot::time_wait_ports`]); `None`: not read.
+    pub time_wait: Option<u64>,
+}
+
+impl PortUse {
+    /// Reads both from /proc now: call it as the round ends (TIME_WAIT
+    /// lasts 60 s, so a few milliseconds later reads the same).
+    pub fn read() -> PortUse {
+        let range = crate::snapshot::ephemeral_range();
+        PortUse {
+            range: range.map(|(lo, hi)| u64::from(hi - lo) + 1),
+            time_wait: range.and_then(|(lo, hi)| crate::snapshot::read_time_wait_ports(lo, hi)),
+        }
+    }
+}
+
+/// Verdict on one load run or one lab round, made as the round ends: reads
+/// the ephemeral port range and the ports held in TIME_WAIT from /proc
+/// ([`PortUse::read`]) for the `ports` rule, when the round opened
+/// connections as it went.
 pub fn round_verdict(
     summary: &Summary,
     latency: Option<&Histogram<u64>>,
     ctx: &RoundContext,
 ) -> Verdict {
-    let ports = crate::snapshot::read_sysctl("net.ipv4.ip_local_port_range").and_then(|v| {
-        let r: Vec<u64> = v
-            .split_whitespace()
-            .filter_map(|x| x.parse().ok())
-            .collect();
-        match r.as_slice() {
-            [lo, hi] if hi >= lo => Some(hi - lo + 1),
-            _ => None,
-        }
-    });
+    let ports = if churns(summary, ctx) {
+        PortUse::read()
+    } else {
+        PortUse::default()
+    };
     round_verdict_with(summary, latency, ctx, ports)
 }
 
-/// [`round_verdict`] with the ephemeral port range given (`None`: unknown).
+/// [`round_verdict`] with the ports given: a pure function.
 pub fn round_verdict_with(
     summary: &Summary,
     latency: Option<&Histogram<u64>>,
     ctx: &RoundContext,
-    ephemeral_ports: Option<u64>,
+    ports: PortUse,
 ) -> Verdict {
     let mut v = Verdict::valid();
     client_bound(&mut v, summary, ctx);
@@ -103,9 +140,11 @@ pub fn round_verdict_with(
     if let Some(h) = latency {
         delayed_ack(&mut v, h, summary, ctx);
     }
-    ports(&mut v, summary, ctx, ephemeral_ports);
+    self::ports(&mut v, summary, ctx, ports);
     connections(&mut v, summary);
     short_round(&mut v, summary);
+    server_starved(&mut v, ctx);
+    interrupted(&mut v, summary);
     if ctx.shared_cores {
         v.push(
             ReasonCode::SharedCores,
@@ -114,6 +153,21 @@ pub fn round_verdict_with(
         );
     }
     v
+}
+
+/// A run stopped by a signal measured less than it was asked to: its
+/// figures are real but cover only part of the run, so it must never read
+/// as a complete one.
+fn interrupted(v: &mut Verdict, s: &Summary) {
+    if s.interrupted {
+        v.push(
+            ReasonCode::Interrupted,
+            format!(
+                "the run was stopped after {:.1} s: its figures cover only that part of it",
+                s.duration_s
+            ),
+        );
+    }
 }
 
 fn client_bound(v: &mut Verdict, s: &Summary, ctx: &RoundContext) {
@@ -125,35 +179,36 @@ fn client_bound(v: &mut Verdict, s: &Summary, ctx: &RoundContext) {
     } else {
         s.threads.max(1)
     };
-    let busy = (s.client_cpu_s.user + s.client_cpu_s.sys) / (s.duration_s * threads as f64);
-    let late = s
-        .rate
-        .as_ref()
-        .filter(|_| s.sent > 0)
-        .map(|r| (r.late_sends, r.late_sends as f64 / s.sent as f64));
+    // The client's own figures, per thread over the round: running, and
+    // runnable but waiting for a CPU. The rest of the time it was idle,
+    // waiting for the server.
+    let span = s.duration_s * threads as f64;
+    let busy = (s.client_cpu_s.user + s.client_cpu_s.sys) / span;
+    let waited = s.client_cpu_s.runqueue / span;
     let mut causes = Vec::new();
     if busy >= CLIENT_BUSY {
         causes.push(format!(
             "the load generator's {threads} thread(s) were {:.0}% busy",
             busy * 100.0
         ));
+    } else if busy + waited >= CLIENT_BUSY && waited < CLIENT_STARVED {
+        causes.push(format!(
+            "the load generator's {threads} thread(s) were {:.0}% busy and {:.0}% waiting for \
+             a CPU, never idle waiting for the server",
+            busy * 100.0,
+            waited * 100.0
+        ));
     }
-    let starved = s.client_cpu_s.runqueue / (s.duration_s * threads as f64);
-    if starved >= CLIENT_STARVED {
+    if waited >= CLIENT_STARVED {
         causes.push(format!(
             "the load generator's thread(s) waited {:.0}% of the run for a CPU (a shared core \
              or a CPU quota)",
-            starved * 100.0
-        ));
-    }
-    if let Some((n, share)) = late.filter(|(_, share)| *share > LATE_SEND_SHARE) {
-        causes.push(format!(
-            "{n} of {} sends ({:.1}%) left more than 1 ms late",
-            s.sent,
-            share * 100.0
+            waited * 100.0
         ));
     }
     if causes.is_empty() {
+        // Late sends, if any, were not the client's doing: connections
+        // waiting for a server that stopped answering send late too.
         return;
     }
     let server = match (&ctx.server, ctx.server_cores) {
@@ -167,12 +222,78 @@ fn client_bound(v: &mut Verdict, s: &Summary, ctx: &RoundContext) {
         }
         _ => "(server CPU unknown)".to_string(),
     };
+    // What the busy or starved client did to an open-model schedule.
+    let late = s
+        .rate
+        .as_ref()
+        .filter(|_| s.sent > 0)
+        .map(|r| (r.late_sends, r.late_sends as f64 / s.sent as f64))
+        .filter(|(_, share)| *share > LATE_SEND_SHARE)
+        .map(|(n, share)| {
+            format!(
+                ", and {n} of {} sends ({:.1}%) left more than 1 ms late",
+                s.sent,
+                share * 100.0
+            )
+        })
+        .unwrap_or_default();
     v.push(
         ReasonCode::ClientBound,
         format!(
-            "{} {server}: the result is a lower bound on the server, not its capacity; \
+            "{} {server}{late}: the result is a lower bound on the server, not its capacity; \
              give the client more threads or cores",
             causes.join(" and ")
+        ),
+    );
+}
+
+/// CPU seconds the server wanted and did not get over a round, at most:
+/// the smaller of its threads' run-queue wait and the CPU other processes
+/// ran on its cores, plus what the hypervisor stole from those cores.
+///
+/// Neither figure alone is starvation. The run-queue wait also counts a
+/// server's own threads queueing behind each other (more busy workers than
+/// cores: a whole core's worth of waiting with nobody else there), and
+/// others' CPU also counts work that ran while the server had nothing to
+/// do. The server was denied CPU only where both hold, so the smaller
+/// bounds it.
+pub fn server_cpu_denied_s(u: &ServerUsage) -> f64 {
+    u.runqueue_s.min(u.others_cpu_s) + u.steal_s
+}
+
+fn server_starved(v: &mut Verdict, ctx: &RoundContext) {
+    let Some(u) = &ctx.server else {
+        return;
+    };
+    if u.wall_s <= 0.0 {
+        return;
+    }
+    let cores = ctx.server_cores.filter(|c| *c > 0).unwrap_or(1);
+    let denied = server_cpu_denied_s(u);
+    let share = denied / (u.wall_s * cores as f64);
+    if share <= SERVER_STARVED {
+        return;
+    }
+    let mut how = Vec::new();
+    if u.runqueue_s.min(u.others_cpu_s) > 0.0 {
+        how.push(format!(
+            "its threads waited {:.2} s for a CPU while other processes ran {:.2} s on its cores",
+            u.runqueue_s, u.others_cpu_s
+        ));
+    }
+    if u.steal_s > 0.0 {
+        how.push(format!("the hypervisor stole {:.2} s", u.steal_s));
+    }
+    v.push(
+        ReasonCode::ServerStarved,
+        format!(
+            "the server was denied up to {denied:.2} s of CPU on its {cores} core(s) in {:.1} s \
+             ({:.0}%): {}; it was measured below its capacity. Keep other work off the \
+             server's cores (throng doctor names busy processes); in a VM, give it dedicated \
+             host cores",
+            u.wall_s,
+            share * 100.0,
+            how.join(" and ")
         ),
     );
 }
@@ -320,10 +441,16 @@ fn delayed_ack(v: &mut Verdict, h: &Histogram<u64>, s: &Summary, ctx: &RoundCont
     }
 }
 
-fn ports(v: &mut Verdict, s: &Summary, ctx: &RoundContext, range: Option<u64>) {
+/// The round kept opening connections: `--close`, or a server that closed
+/// keep-alive connections. Only then can ports run short during it.
+fn churns(s: &Summary, ctx: &RoundContext) -> bool {
+    ctx.close_mode || !s.keep_alive || s.connections.reconnects > 0
+}
+
+fn ports(v: &mut Verdict, s: &Summary, ctx: &RoundContext, p: PortUse) {
     let exhausted = s.error_count(ErrorKind::AddrUnavailable);
     if exhausted > 0 {
-        // connect() itself said so: no prediction needed, in any mode.
+        // connect() itself said so, in any mode.
         v.push(
             ReasonCode::Ports,
             format!(
@@ -334,25 +461,25 @@ fn ports(v: &mut Verdict, s: &Summary, ctx: &RoundContext, range: Option<u64>) {
         );
         return;
     }
-    if !ctx.close_mode && s.keep_alive {
+    if !churns(s, ctx) {
         return;
     }
-    let Some(range) = range.filter(|r| *r > 0) else {
+    let (Some(range), Some(held)) = (p.range.filter(|r| *r > 0), p.time_wait) else {
         return;
     };
-    let waiting = s.connections.per_sec * TIME_WAIT_S;
-    let share = waiting / range as f64;
+    let share = held as f64 / range as f64;
     if share <= PORTS_SHARE {
         return;
     }
     v.push(
         ReasonCode::Ports,
         format!(
-            "{:.0} new connections/s × {TIME_WAIT_S} s in TIME_WAIT ≈ {waiting:.0} ports, {:.0}% \
-             of the {range} ephemeral ports: a longer run at this rate runs out of ports; \
-             widen ip_local_port_range, enable tcp_tw_reuse, or use keep-alive",
-            s.connections.per_sec,
-            share * 100.0
+            "{held} of the {range} ephemeral ports ({:.0}%) were held in TIME_WAIT as the \
+             round ended, at {:.0} new connections/s: connect() searches past them for a free \
+             port, and a longer or faster run runs out; widen ip_local_port_range, enable \
+             tcp_tw_reuse, or use keep-alive",
+            share * 100.0,
+            s.connections.per_sec
         ),
     );
 }
@@ -477,6 +604,20 @@ fn bottleneck_elsewhere(a: &StepRecord, b: &StepRecord) -> Option<String> {
     }
     let used = b.median_of(|r| r.server.cpu_utilisation())?;
     if used >= SERVER_CPU_LOW * b.cores as f64 {
+        return None;
+    }
+    // CPU the server wanted and others got was its limit too: its cores
+    // were busy, not idle (the rounds' `server_starved` says by whom).
+    let denied = b
+        .median_of(|r| {
+            if r.server.wall_s > 0.0 {
+                server_cpu_denied_s(&r.server) / r.server.wall_s
+            } else {
+                0.0
+            }
+        })
+        .unwrap_or(0.0);
+    if used + denied >= SERVER_CPU_LOW * b.cores as f64 {
         return None;
     }
     Some(format!(

@@ -11,7 +11,7 @@ use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -28,6 +28,8 @@ struct Shared {
     conns_with_requests: AtomicU64,
     first_request: OnceLock<Instant>,
     methods: Mutex<Vec<String>>,
+    /// Signalled with `methods` whenever a request arrives.
+    arrived: Condvar,
 }
 
 /// One request as the server read it.
@@ -123,6 +125,7 @@ impl Conn {
         }
         self.shared.first_request.get_or_init(Instant::now);
         self.shared.methods.lock().unwrap().push(method.clone());
+        self.shared.arrived.notify_all();
         let nth = self.nth;
         self.nth += 1;
         Some(Request {
@@ -178,6 +181,35 @@ impl Conn {
         };
         assert_eq!(rc, 0, "SO_LINGER: {}", io::Error::last_os_error());
         drop(self.stream);
+    }
+
+    /// Write `bytes` one at a time, `pause` apart (a slowloris server),
+    /// until done, the client is gone or the server stops; false when the
+    /// client is gone.
+    pub fn trickle(&mut self, bytes: &[u8], pause: Duration) -> bool {
+        for b in bytes {
+            if !self.send(std::slice::from_ref(b)) {
+                return false;
+            }
+            let until = Instant::now() + pause;
+            while Instant::now() < until {
+                if self.shared.stop.load(Ordering::Relaxed) {
+                    return false;
+                }
+                std::thread::sleep(POLL.min(until.saturating_duration_since(Instant::now())));
+            }
+        }
+        true
+    }
+
+    /// Write `bytes` over and over, as fast as the client takes them,
+    /// until the client is gone or the server stops.
+    pub fn flood(&mut self, bytes: &[u8]) {
+        while !self.shared.stop.load(Ordering::Relaxed) {
+            if !self.send(bytes) {
+                return;
+            }
+        }
     }
 
     /// Keep the connection open without answering, until the client closes
@@ -325,6 +357,21 @@ impl Server {
     /// The method of every request read, in arrival order.
     pub fn methods(&self) -> Vec<String> {
         self.shared.methods.lock().unwrap().clone()
+    }
+
+    /// Wait until `n` requests have arrived in all; false if `limit`
+    /// passed first.
+    pub fn wait_requests(&self, n: u64, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        let mut seen = self.shared.methods.lock().unwrap();
+        while (seen.len() as u64) < n {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            seen = self.shared.arrived.wait_timeout(seen, left).unwrap().0;
+        }
+        true
     }
 }
 

@@ -3,6 +3,15 @@
 //! except read-only request bytes and the stop flag, which is read once per
 //! loop iteration.
 //!
+//! Every loop iteration is bounded, whatever a server does, so that the end
+//! of a run, timeouts and the stop flag are always seen in time: a
+//! connection is read at most `READS_PER_VISIT` times per visit, and a turn
+//! (the events of one poll, and the connections left over from the last
+//! turn) stops at the first of `TURN_NS`, the next timeout scan, the next
+//! scheduled send and the end of the run. A connection left with unread
+//! data is queued to be visited again next turn: with edge-triggered epoll,
+//! no new event would come for data that is already there.
+//!
 //! Syscall budget per request in the closed model: one write() and one
 //! read(). Sockets are registered once, edge-triggered, for both readable and
 //! writable, so epoll_ctl is only called when a connection is (re)opened;
@@ -12,7 +21,7 @@
 //! also reports the peer's FIN, which no later event would report again).
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::io::{self, IoSlice, Write};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,11 +32,13 @@ use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 
 use crate::clock::{now_ns, realtime_ns, thread_cpu, thread_runqueue_wait, TimerFd};
-use crate::http1::{ParserConfig, Response, ResponseParser};
+use crate::exchange::{Exchange, Fault};
+use crate::http1::{ParserConfig, Response};
 use crate::result::ErrorKind;
 use crate::rx;
 use crate::spec::{LoadSpec, Order, Stop};
 
+mod receive;
 mod respond;
 mod state;
 
@@ -40,8 +51,16 @@ const TIMER: Token = Token(usize::MAX - 1);
 const READ_BUF: usize = 64 * 1024;
 /// A send this much after its intended time counts as late (open model).
 pub(crate) const LATE_NS: u64 = 1_000_000;
-/// Timeouts are checked this often; a timeout fires up to this late.
+/// Timeouts are scanned at least this often (or once per timeout, if
+/// shorter), and again when the earliest one a scan saw falls due, so a
+/// timeout fires within a turn of its time.
 const SCAN_NS: u64 = 50_000_000;
+/// Reads of one connection per visit (a quarter of a MiB): a server that
+/// sends faster than the client parses cannot hold the loop.
+const READS_PER_VISIT: usize = 4;
+/// Longest turn before the loop looks at the clock-driven work again (and
+/// at the stop flag); the run's end and timeout scans cut a turn shorter.
+const TURN_NS: u64 = 2_000_000;
 /// Status codes are three digits; a flat array avoids any map on the hot path.
 pub(crate) const STATUS_SLOTS: usize = 1000;
 const WRITEV_MAX: usize = 16;
@@ -62,6 +81,14 @@ pub(crate) struct Worker<'a> {
     buf: Vec<u8>,
     /// Connections whose next request waits for the end of the event batch.
     deferred: Vec<usize>,
+    /// Connections to visit as if an event had come, oldest first: unread
+    /// data left by the read budget, or an event a turn had no time for.
+    /// A queue, so that connections that always have more to read cannot
+    /// keep the others from their turn.
+    ready: VecDeque<usize>,
+    /// The current turn does no more work after this.
+    turn_end_ns: u64,
+    next_scan_ns: u64,
     expect: Vec<Expect>,
     rng: u64,
     seq: usize,
@@ -69,11 +96,6 @@ pub(crate) struct Worker<'a> {
     done_measured: u64,
     measuring: bool,
     now: u64,
-    /// CLOCK_REALTIME minus CLOCK_MONOTONIC, refreshed each loop iteration,
-    /// to bring the kernel's receive stamps onto the clock of `now`.
-    realtime_offset: u64,
-    /// When the data being parsed reached the socket (monotonic ns).
-    rx_ns: u64,
     /// Smoothed response latency in ns, for the nap length.
     latency_avg_ns: u64,
 }
@@ -91,7 +113,7 @@ impl<'a> Worker<'a> {
             .map(|i| Conn {
                 stream: None,
                 state: State::Down,
-                parser: ResponseParser::new(cfg),
+                exchange: Exchange::new(cfg),
                 ring: vec![InFlight::default(); depth].into_boxed_slice(),
                 head: 0,
                 len: 0,
@@ -104,6 +126,8 @@ impl<'a> Worker<'a> {
                 in_heap: false,
                 deferred: false,
                 peer_closed: false,
+                ready: false,
+                first_rx_ns: 0,
             })
             .collect();
         let conns_len = job.conns;
@@ -142,6 +166,9 @@ impl<'a> Worker<'a> {
             timer,
             buf: vec![0; READ_BUF],
             deferred: Vec::with_capacity(conns_len),
+            ready: VecDeque::with_capacity(conns_len),
+            turn_end_ns: 0,
+            next_scan_ns: 0,
             expect: vec![
                 Expect {
                     size: spec.expect_size,
@@ -155,8 +182,6 @@ impl<'a> Worker<'a> {
             done_measured: 0,
             measuring: false,
             now: now_ns(),
-            realtime_offset: 0,
-            rx_ns: 0,
             latency_avg_ns: 0,
         })
     }
@@ -176,8 +201,9 @@ impl<'a> Worker<'a> {
             // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only this thread.
             unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong, 0, 0, 0) };
         }
-        let mut next_scan = self.now + SCAN_NS;
+        self.next_scan_ns = self.now + SCAN_NS.min(self.timeout_ns());
         let mut fatal = None;
+        let mut interrupted = false;
         let rate = self.plan.interval_ns.is_some();
 
         self.now = now_ns();
@@ -198,10 +224,6 @@ impl<'a> Worker<'a> {
         let ended_ns;
         loop {
             self.now = now_ns();
-            if self.plan.stop.load(Ordering::Relaxed) {
-                ended_ns = self.now;
-                break;
-            }
             if !self.measuring && self.now >= self.plan.warmup_end_ns {
                 self.measuring = true;
                 cpu_start = thread_cpu();
@@ -226,15 +248,24 @@ impl<'a> Worker<'a> {
                     break;
                 }
             }
+            // After the run's own ends: a stop that comes when the run is
+            // over anyway interrupts nothing.
+            if self.plan.stop.load(Ordering::Relaxed) {
+                ended_ns = self.now;
+                interrupted = true;
+                break;
+            }
             if rate {
                 self.fire_due();
             }
-            if self.now >= next_scan {
-                self.scan_timeouts();
-                next_scan = self.now + SCAN_NS;
+            if self.now >= self.next_scan_ns {
+                let due = self.scan_timeouts();
+                // Requests issued after this scan fall due a timeout from
+                // now at the earliest: the next scan sees them before.
+                self.next_scan_ns = due.min(self.now + SCAN_NS.min(self.timeout_ns()));
             }
 
-            let mut wake = next_scan;
+            let mut wake = self.next_scan_ns;
             if let Some(end) = self.plan.end_ns {
                 wake = wake.min(end);
             }
@@ -248,9 +279,11 @@ impl<'a> Worker<'a> {
                     }
                 }
             }
+            // Work left from the last turn is done before any wait.
+            let busy = !self.ready.is_empty();
             // `events` still holds the last batch: the load is flowing if it
             // had any, and only then is a nap worth taking.
-            let nap = if events.is_empty() {
+            let nap = if busy || events.is_empty() {
                 0
             } else {
                 self.nap_ns(wake)
@@ -273,7 +306,11 @@ impl<'a> Worker<'a> {
             if !ready {
                 self.now = now_ns();
                 // epoll_wait counts milliseconds; round up so we never spin.
-                let timeout_ms = wake.saturating_sub(self.now).div_ceil(1_000_000);
+                let timeout_ms = if busy {
+                    0
+                } else {
+                    wake.saturating_sub(self.now).div_ceil(1_000_000)
+                };
                 polled = self.poll.poll(
                     &mut events,
                     Some(std::time::Duration::from_millis(timeout_ms)),
@@ -287,7 +324,6 @@ impl<'a> Worker<'a> {
                 }
             }
             self.now = now_ns();
-            self.realtime_offset = realtime_ns().wrapping_sub(self.now);
             // What arrived after the end belongs to no phase: it stays in
             // flight at the end rather than stretching the measured window.
             if let Some(end) = self.plan.end_ns {
@@ -296,17 +332,7 @@ impl<'a> Worker<'a> {
                     break;
                 }
             }
-            for ev in events.iter() {
-                let token = ev.token();
-                if token == TIMER {
-                    if let Some(t) = self.timer.as_mut() {
-                        t.clear();
-                    }
-                    continue;
-                }
-                let closed = ev.is_read_closed() || ev.is_error();
-                self.on_event(token.0, ev.is_readable() || closed, closed);
-            }
+            self.turn(&events, wake);
             self.send_deferred();
         }
 
@@ -334,8 +360,73 @@ impl<'a> Worker<'a> {
             reconnects: s.reconnects,
             in_flight_at_end,
             end_ns: ended_ns,
+            interrupted,
             fatal,
             expect: self.expect,
+        }
+    }
+
+    /// Visit what last turn left over, then this poll's events, until the
+    /// turn's time is up; what is left then waits for the next turn.
+    fn turn(&mut self, events: &Events, wake: u64) {
+        let mut end = (self.now + TURN_NS).min(wake);
+        if let Some(Reverse((due, _))) = self.heap.peek() {
+            end = end.min(*due);
+        }
+        self.turn_end_ns = end;
+
+        // Only what was queued before this turn: a connection visited now
+        // and queued again waits behind the others.
+        for _ in 0..self.ready.len() {
+            let Some(&i) = self.ready.front() else {
+                break;
+            };
+            // Left in the queue by a connection closed since.
+            if !self.conns[i].ready {
+                self.ready.pop_front();
+                continue;
+            }
+            if self.turn_over() {
+                break;
+            }
+            self.ready.pop_front();
+            self.conns[i].ready = false;
+            let closed = self.conns[i].peer_closed;
+            self.on_event(i, true, closed);
+        }
+
+        for ev in events.iter() {
+            let token = ev.token();
+            if token == TIMER {
+                if let Some(t) = self.timer.as_mut() {
+                    t.clear();
+                }
+                continue;
+            }
+            let i = token.0;
+            let closed = ev.is_read_closed() || ev.is_error();
+            if !self.turn_over() {
+                self.on_event(i, ev.is_readable() || closed, closed);
+            } else if i < self.conns.len() && self.conns[i].state != State::Down {
+                // Edge-triggered: this event will not come again.
+                if closed {
+                    self.conns[i].peer_closed = true;
+                }
+                self.mark_ready(i);
+            }
+        }
+    }
+
+    /// Refreshes `now`; true once the turn has had its time.
+    fn turn_over(&mut self) -> bool {
+        self.now = now_ns();
+        self.now >= self.turn_end_ns
+    }
+
+    fn mark_ready(&mut self, i: usize) {
+        if !self.conns[i].ready {
+            self.conns[i].ready = true;
+            self.ready.push_back(i);
         }
     }
 
@@ -470,7 +561,7 @@ impl<'a> Worker<'a> {
         let measuring = self.measuring;
         let c = &mut self.conns[i];
         c.state = State::Open;
-        c.parser.reset();
+        c.exchange.reset();
         if c.ever_connected {
             self.stats.reconnects += 1;
         } else {
@@ -545,130 +636,6 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn on_event(&mut self, i: usize, readable: bool, closed: bool) {
-        if i >= self.conns.len() {
-            return;
-        }
-        match self.conns[i].state {
-            State::Down => {}
-            State::Connecting => {
-                let c = &mut self.conns[i];
-                let Some(stream) = c.stream.as_mut() else {
-                    return;
-                };
-                match stream.take_error() {
-                    Ok(Some(e)) | Err(e) => self.fail(i, classify_connect(&e)),
-                    Ok(None) => match stream.peer_addr() {
-                        Ok(_) => {
-                            self.on_connected(i);
-                            if readable {
-                                self.read(i, closed);
-                            }
-                        }
-                        Err(e) if e.kind() == io::ErrorKind::NotConnected => {}
-                        Err(e) => self.fail(i, classify_connect(&e)),
-                    },
-                }
-            }
-            State::Open => {
-                if closed {
-                    self.conns[i].peer_closed = true;
-                }
-                if self.conns[i].written < self.conns[i].len {
-                    self.flush(i);
-                }
-                if readable && self.conns[i].state == State::Open {
-                    self.read(i, closed);
-                }
-            }
-        }
-    }
-
-    /// `closed`: the event said the peer has shut its side, so the end of
-    /// the stream is already queued behind the data and must be read now:
-    /// no later edge will report it.
-    fn read(&mut self, i: usize, closed: bool) {
-        if closed {
-            self.conns[i].peer_closed = true;
-        }
-        let mut buf = std::mem::take(&mut self.buf);
-        let epoch = self.conns[i].epoch;
-        while let Some(stream) = self.conns[i].stream.as_mut() {
-            match rx::recv_stamped(stream.as_raw_fd(), &mut buf) {
-                Ok((0, _)) => {
-                    self.rx_ns = self.now;
-                    self.on_eof(i);
-                    break;
-                }
-                Ok((n, stamp)) => {
-                    // A stamp from before the clocks were related (or after a
-                    // clock step) is not trusted beyond `now`.
-                    self.rx_ns = stamp.map_or(self.now, |s| {
-                        s.wrapping_sub(self.realtime_offset).min(self.now)
-                    });
-                    let measuring = self.measuring;
-                    self.counters(measuring).bytes_read += n as u64;
-                    if measuring {
-                        self.tick_timeline(0, 0, n as u64);
-                    }
-                    if !self.feed(i, &buf[..n], epoch) {
-                        break;
-                    }
-                    if n < buf.len() && !closed {
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.fail(i, classify_io(&e, ErrorKind::Read));
-                    break;
-                }
-            }
-        }
-        self.buf = buf;
-    }
-
-    /// Parse what was read. Returns false when the connection was closed
-    /// (by the server's `Connection: close`, or an error) and reading must stop.
-    fn feed(&mut self, i: usize, mut data: &[u8], epoch: u64) -> bool {
-        while !data.is_empty() {
-            match self.conns[i].parser.feed(data) {
-                Ok((used, Some(resp))) => {
-                    data = &data[used..];
-                    self.complete(i, resp);
-                    if self.conns[i].epoch != epoch {
-                        return false;
-                    }
-                }
-                Ok((used, None)) => data = &data[used..],
-                Err(_) => {
-                    self.fail(i, ErrorKind::Parse);
-                    return false;
-                }
-            }
-        }
-        true
-    }
-
-    fn on_eof(&mut self, i: usize) {
-        match self.conns[i].parser.eof() {
-            Ok(Some(resp)) => {
-                let epoch = self.conns[i].epoch;
-                self.complete(i, resp);
-                if self.conns[i].epoch == epoch {
-                    self.close_and_continue(i, None);
-                }
-            }
-            Ok(None) => {
-                // An idle keep-alive connection closed by the server is no
-                // error; requests already on the wire to it are.
-                self.close_and_continue(i, Some(ErrorKind::Closed));
-            }
-            Err(_) => self.close_and_continue(i, Some(ErrorKind::Closed)),
-        }
-    }
-
     fn nap_ns(&self, wake: u64) -> u64 {
         if !self.plan.spec.naps() {
             return 0;
@@ -729,21 +696,31 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn scan_timeouts(&mut self) {
-        let timeout = self.plan.spec.timeout.as_nanos() as u64;
+    fn timeout_ns(&self) -> u64 {
+        self.plan.spec.timeout.as_nanos() as u64
+    }
+
+    /// Fail what has waited longer than the timeout; return when the first
+    /// of the others falls due.
+    fn scan_timeouts(&mut self) -> u64 {
+        let timeout = self.timeout_ns();
+        let mut due = u64::MAX;
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
-            match c.state {
-                State::Connecting if self.now.saturating_sub(c.connect_start_ns) > timeout => {
-                    self.fail(i, ErrorKind::ConnectTimeout)
-                }
-                State::Open
-                    if c.len > 0 && self.now.saturating_sub(c.front().issued_ns) > timeout =>
-                {
-                    self.fail(i, ErrorKind::Timeout)
-                }
-                _ => {}
+            let (since, kind) = match c.state {
+                State::Connecting => (c.connect_start_ns, ErrorKind::ConnectTimeout),
+                State::Open if c.len > 0 => (c.front().issued_ns, ErrorKind::Timeout),
+                _ => continue,
+            };
+            if self.now.saturating_sub(since) > timeout {
+                self.fail(i, kind);
+            } else {
+                due = due.min(since + timeout + 1);
             }
         }
+        due
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -6,18 +6,29 @@
 use super::*;
 
 impl Worker<'_> {
-    pub(super) fn complete(&mut self, i: usize, resp: Response) {
-        if self.conns[i].len == 0 || self.conns[i].written == 0 {
-            // A response nobody asked for: the byte stream cannot be trusted.
-            self.fail(i, ErrorKind::Parse);
+    /// Response `resp` to the oldest request of connection `i` is complete;
+    /// its last byte reached the socket at `arrived`.
+    pub(super) fn complete(&mut self, i: usize, resp: Response, arrived: u64) {
+        if !self.conns[i].awaiting() {
+            // The exchange only completes responses that began while a
+            // request was waiting; this keeps the ring sound regardless.
+            self.unsolicited(i);
             return;
         }
-        let f = self.conns[i].pop();
-        self.conns[i].written -= 1;
+        let c = &mut self.conns[i];
+        // Answered before it was all written: the rest of it cannot follow
+        // on this connection.
+        let cut_short = c.written == 0;
+        let f = c.pop();
+        if !cut_short {
+            c.written -= 1;
+        }
+        let first_rx_ns = c.first_rx_ns;
         let measured = self.phase_of(&f);
         // The response ended when its last byte reached the socket, however
-        // long this thread took to read it (rx.rs).
-        let now = self.rx_ns.max(f.issued_ns);
+        // long this thread took to read it (rx.rs); and not before its first
+        // byte did, nor before the request went out, whatever the stamps say.
+        let now = arrived.max(first_rx_ns).max(f.issued_ns);
         let took = now - f.issued_ns;
         self.latency_avg_ns = self.latency_avg_ns - self.latency_avg_ns / 16 + took / 16;
         if measured {
@@ -49,7 +60,7 @@ impl Worker<'_> {
         // Without keep-alive we asked for `Connection: close` ourselves: the
         // connection ends after this response even if the server did not
         // say so (RFC 9112 §9.6).
-        if !resp.keep_alive || !self.plan.spec.keep_alive {
+        if !resp.keep_alive || !self.plan.spec.keep_alive || cut_short {
             self.close_and_continue(i, None);
             return;
         }
@@ -113,6 +124,20 @@ impl Worker<'_> {
         t[sec][2] += bytes;
     }
 
+    /// A response began on connection `i` while no request was waiting for
+    /// one. It is counted on its own (it fails no request: none is on the
+    /// wire), and the connection is closed, since which request any later
+    /// byte answers can no longer be told; queued requests go out on a
+    /// fresh connection.
+    pub(super) fn unsolicited(&mut self, i: usize) {
+        let measuring = self.measuring;
+        self.counters(measuring).errors[ErrorKind::Unsolicited.index()] += 1;
+        if measuring {
+            self.tick_timeline(0, 1, 0);
+        }
+        self.close_and_continue(i, None);
+    }
+
     /// Count every request on the connection as failed with `kind`, close
     /// it, and carry on with fresh connections.
     pub(super) fn fail(&mut self, i: usize, kind: ErrorKind) {
@@ -173,7 +198,8 @@ impl Worker<'_> {
         c.write_off = 0;
         c.epoch += 1;
         c.peer_closed = false;
-        c.parser.reset();
+        c.ready = false;
+        c.exchange.reset();
         if self.plan.interval_ns.is_some() {
             self.schedule(i);
         } else {

@@ -109,6 +109,8 @@ pub(crate) struct ThreadResult {
     pub in_flight_at_end: u64,
     /// When this thread's measured phase ended (requests mode).
     pub end_ns: u64,
+    /// The stop flag ended this thread's loop before the run's own end.
+    pub interrupted: bool,
     /// Set when the OS refused something the thread needed (socket, epoll).
     pub fatal: Option<io::Error>,
     /// What this thread learnt about each URL.
@@ -137,7 +139,7 @@ pub(crate) enum State {
 pub(crate) struct Conn {
     pub(crate) stream: Option<TcpStream>,
     pub(crate) state: State,
-    pub(crate) parser: ResponseParser,
+    pub(crate) exchange: Exchange,
     /// Issued requests in order; `written` of them are fully on the wire.
     pub(crate) ring: Box<[InFlight]>,
     pub(crate) head: usize,
@@ -158,6 +160,11 @@ pub(crate) struct Conn {
     pub(crate) peer_closed: bool,
     /// Closed model: queued to send its next request after this batch.
     pub(crate) deferred: bool,
+    /// Queued to be visited next turn (`Worker::ready`).
+    pub(crate) ready: bool,
+    /// When the read that brought the first byte of the response being
+    /// read reached the socket: that response cannot have ended earlier.
+    pub(crate) first_rx_ns: u64,
 }
 
 impl Conn {
@@ -172,6 +179,13 @@ impl Conn {
         let idx = (self.head + self.len) % self.ring.len();
         self.ring[idx] = f;
         self.len += 1;
+    }
+    /// A request has reached the wire, whole or in part, and is not yet
+    /// answered: only then can a byte read be part of a response. (A server
+    /// may answer a request before reading all of it, an error to a large
+    /// upload for instance.)
+    pub(crate) fn awaiting(&self) -> bool {
+        self.written > 0 || (self.len > 0 && self.write_off > 0)
     }
     pub(crate) fn pop(&mut self) -> InFlight {
         let f = self.ring[self.head];

@@ -57,6 +57,7 @@ pub fn round(index: u32, rps: f64, body_per_req: u64, p50: u64, p99: u64, pss: u
             processes: 2,
             threads: 2,
             wall_s: duration,
+            ..ServerUsage::default()
         },
         histogram: Vec::new(),
     }
@@ -225,6 +226,16 @@ pub fn rich_run() -> RunData {
         broke_at: Some(4000),
         broke_by: "120 timeouts".into(),
     }];
+    // The search past its tiny sweep at 1 core (200 good), doubling until
+    // 3,200 broke: the summary's max users is this, not the sweep's 200+.
+    servers[0].max_users.push(MaxUsers {
+        cores: 1,
+        workload: "tiny".into(),
+        patience_s: 3.0,
+        level: Some(1600),
+        broke_at: Some(3200),
+        broke_by: "37 resets".into(),
+    });
     RunData {
         run: RunRecord {
             id: 7,

@@ -1,0 +1,166 @@
+//! The receive path: a readable connection read within the turn's budget,
+//! each read stamped with when its bytes reached the socket, the bytes fed
+//! to the connection's exchange, and the peer's close.
+
+use super::*;
+
+impl Worker<'_> {
+    pub(super) fn on_event(&mut self, i: usize, readable: bool, closed: bool) {
+        if i >= self.conns.len() {
+            return;
+        }
+        match self.conns[i].state {
+            State::Down => {}
+            State::Connecting => {
+                let c = &mut self.conns[i];
+                let Some(stream) = c.stream.as_mut() else {
+                    return;
+                };
+                match stream.take_error() {
+                    Ok(Some(e)) | Err(e) => self.fail(i, classify_connect(&e)),
+                    Ok(None) => match stream.peer_addr() {
+                        Ok(_) => {
+                            self.on_connected(i);
+                            if closed {
+                                self.conns[i].peer_closed = true;
+                            }
+                            if readable && self.conns[i].state == State::Open {
+                                self.read(i);
+                            }
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::NotConnected => {}
+                        Err(e) => self.fail(i, classify_connect(&e)),
+                    },
+                }
+            }
+            State::Open => {
+                if closed {
+                    self.conns[i].peer_closed = true;
+                }
+                if self.conns[i].written < self.conns[i].len {
+                    self.flush(i);
+                }
+                if readable && self.conns[i].state == State::Open {
+                    self.read(i);
+                }
+            }
+        }
+    }
+
+    /// Read what connection `i` has, up to `READS_PER_VISIT` reads and the
+    /// end of the turn; a connection that may have more is visited again
+    /// next turn. Once the peer's FIN was reported (`peer_closed`), reading
+    /// goes on to the end of the stream, over as many visits as it takes:
+    /// no later edge would report it.
+    pub(super) fn read(&mut self, i: usize) {
+        let closed = self.conns[i].peer_closed;
+        let mut buf = std::mem::take(&mut self.buf);
+        let epoch = self.conns[i].epoch;
+        let mut reads = 0;
+        while let Some(stream) = self.conns[i].stream.as_ref() {
+            if reads == READS_PER_VISIT || self.now >= self.turn_end_ns {
+                self.mark_ready(i);
+                break;
+            }
+            reads += 1;
+            match rx::recv_stamped(stream.as_raw_fd(), &mut buf) {
+                Ok((0, _)) => {
+                    // A FIN carries no stamp: it arrived by now, which is
+                    // the latest it can have and so never shortens anything.
+                    self.now = now_ns();
+                    let at = self.now;
+                    self.on_eof(i, at);
+                    break;
+                }
+                Ok((n, stamp)) => {
+                    let arrived = self.arrival(stamp);
+                    let measuring = self.measuring;
+                    self.counters(measuring).bytes_read += n as u64;
+                    if measuring {
+                        self.tick_timeline(0, 0, n as u64);
+                    }
+                    if !self.feed(i, &buf[..n], epoch, arrived) {
+                        break;
+                    }
+                    if n < buf.len() && !closed {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.fail(i, classify_io(&e, ErrorKind::Read));
+                    break;
+                }
+            }
+        }
+        self.buf = buf;
+    }
+
+    /// When the data of the read just made reached the socket, on the
+    /// monotonic clock; refreshes `now`.
+    ///
+    /// The stamp's age is taken on its own clock at this very moment and
+    /// carried over to the monotonic one, so no clock reading from before
+    /// the read (the loop's wake-up, an offset computed then) can bound or
+    /// shift it: a read made late, while more of the response kept
+    /// arriving, is stamped with its last segment. A stamp ahead of the
+    /// wall clock (a step back) counts as arriving now.
+    pub(super) fn arrival(&mut self, stamp: Option<u64>) -> u64 {
+        let mono = now_ns();
+        self.now = mono;
+        match stamp {
+            Some(s) => mono.saturating_sub(realtime_ns().saturating_sub(s)),
+            None => mono,
+        }
+    }
+
+    /// Parse what was read, which reached the socket at `arrived`. Returns
+    /// false when the connection was closed (by the server's `Connection:
+    /// close`, or an error) and reading must stop.
+    pub(super) fn feed(&mut self, i: usize, mut data: &[u8], epoch: u64, arrived: u64) -> bool {
+        while !data.is_empty() {
+            let c = &mut self.conns[i];
+            if c.exchange.is_idle() {
+                c.first_rx_ns = arrived;
+            }
+            match c.exchange.feed(data, c.awaiting()) {
+                Ok((used, Some(resp))) => {
+                    data = &data[used..];
+                    self.complete(i, resp, arrived);
+                    if self.conns[i].epoch != epoch {
+                        return false;
+                    }
+                }
+                Ok((used, None)) => data = &data[used..],
+                Err(Fault::Unsolicited) => {
+                    self.unsolicited(i);
+                    return false;
+                }
+                Err(f) => {
+                    self.fail(i, f.kind());
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    pub(super) fn on_eof(&mut self, i: usize, at: u64) {
+        match self.conns[i].exchange.eof() {
+            Ok(Some(resp)) => {
+                let epoch = self.conns[i].epoch;
+                self.complete(i, resp, at);
+                if self.conns[i].epoch == epoch {
+                    self.close_and_continue(i, None);
+                }
+            }
+            Ok(None) => {
+                // An idle keep-alive connection closed by the server is no
+                // error; requests already on the wire to it are.
+                self.close_and_continue(i, Some(ErrorKind::Closed));
+            }
+            Err(f) => self.close_and_continue(i, Some(f.kind())),
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! The driver's hot path, driven a step at a time against a loopback
+//! server that the test plays itself, so the order of events is the test's
+//! and not the scheduler's.
+
+use super::*;
+use crate::request::serialize;
+use crate::spec::Target;
+use std::io::Read;
+use std::net::{TcpListener, TcpStream as StdStream};
+use std::time::{Duration, Instant};
+
+fn spec_for(addr: std::net::SocketAddr) -> LoadSpec {
+    let mut spec = LoadSpec::new(vec![Target {
+        addr,
+        host_header: addr.to_string(),
+        path: "/".into(),
+        url: format!("http://{addr}/"),
+    }]);
+    spec.connections = 1;
+    spec.stop = Stop::Requests(1);
+    spec
+}
+
+fn read_request(server: &mut StdStream) {
+    let mut req = Vec::new();
+    let mut buf = [0u8; 1024];
+    server
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = server.read(&mut buf).unwrap();
+        assert!(n > 0, "the client closed before its request was complete");
+        req.extend_from_slice(&buf[..n]);
+    }
+}
+
+/// One iteration of the event loop's I/O half: poll (without waiting when
+/// work is left from the last turn), then a turn. Returns the events seen.
+fn step(w: &mut Worker<'_>, events: &mut Events) -> usize {
+    let wait = if w.ready.is_empty() { 100 } else { 0 };
+    w.poll
+        .poll(events, Some(Duration::from_millis(wait)))
+        .unwrap();
+    w.now = now_ns();
+    w.turn(events, u64::MAX);
+    w.send_deferred();
+    events.iter().count()
+}
+
+/// Step until `done` holds, for at most 5 s.
+fn drive(w: &mut Worker<'_>, events: &mut Events, done: impl Fn(&Worker<'_>) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !done(w) {
+        assert!(Instant::now() < deadline, "the worker made no progress");
+        step(w, events);
+    }
+}
+
+struct Rig {
+    listener: TcpListener,
+    spec: LoadSpec,
+    requests: Vec<Vec<u8>>,
+    stop: AtomicBool,
+}
+
+impl Rig {
+    fn new() -> Rig {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let spec = spec_for(listener.local_addr().unwrap());
+        let requests = vec![serialize(&spec, &spec.targets[0])];
+        Rig {
+            listener,
+            spec,
+            requests,
+            stop: AtomicBool::new(false),
+        }
+    }
+
+    fn plan(&self) -> Shared<'_> {
+        let start = now_ns();
+        Shared {
+            spec: &self.spec,
+            requests: &self.requests,
+            start_ns: start,
+            warmup_end_ns: start,
+            end_ns: None,
+            stop: &self.stop,
+            interval_ns: None,
+            stagger_ns: 0,
+        }
+    }
+
+    /// A worker of one connection whose one request the server has read.
+    fn connected<'a>(&self, plan: &'a Shared<'a>, events: &mut Events) -> (Worker<'a>, StdStream) {
+        let job = Job {
+            index: 0,
+            first_conn: 0,
+            conns: 1,
+            quota: Some(1),
+            cpu: None,
+        };
+        let mut w = Worker::new(plan, job).unwrap();
+        w.now = now_ns();
+        w.measuring = true;
+        w.fill(0);
+        let (mut server, _) = self.listener.accept().unwrap();
+        server.set_nodelay(true).unwrap();
+        drive(&mut w, events, |w| {
+            w.conns[0].state == State::Open && w.conns[0].written == 1
+        });
+        read_request(&mut server);
+        (w, server)
+    }
+}
+
+/// A connection is read a few times per visit, so a fast server cannot
+/// hold the loop; what it leaves unread is already in the socket, where
+/// edge-triggered epoll reports nothing new, so it must be visited again
+/// without an event.
+#[test]
+fn unread_data_is_read_on_later_turns_without_an_event() {
+    let rig = Rig::new();
+    let plan = rig.plan();
+    let mut events = Events::with_capacity(8);
+    let (mut w, mut server) = rig.connected(&plan, &mut events);
+    // Reads of 16 bytes: a visit takes 64 of the response's 1,041 bytes.
+    w.buf = vec![0; 16];
+    let body = vec![b'z'; 1000];
+    let mut resp =
+        format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
+    resp.extend_from_slice(&body);
+    assert_eq!(resp.len(), 1041);
+    server.write_all(&resp).unwrap();
+    let mut turns = 0;
+    let mut quiet = 0;
+    while w.stats.measured.completed == 0 {
+        let seen = step(&mut w, &mut events);
+        turns += 1;
+        if turns > 1 && seen == 0 {
+            quiet += 1;
+        }
+        assert!(turns <= 100, "the response never completed");
+    }
+    // 1,041 bytes at 64 a visit: 17 visits, all but the first on turns
+    // with no event at all.
+    assert_eq!(turns, 17);
+    assert_eq!(quiet, 16);
+    assert_eq!(w.stats.measured.bytes_read, 1041);
+    assert_eq!(w.stats.measured.body_bytes, 1000);
+    assert!(w.ready.is_empty());
+}
+
+/// The event loop wakes when the first part of a response arrives, then is
+/// kept from reading it (a starved client, or other connections served
+/// first) while the rest arrives. The response ended when its last byte
+/// arrived, not when the loop woke up: the loop's clock at wake-up is no
+/// bound on the stamp of a read made later.
+#[test]
+fn a_late_read_is_stamped_with_its_last_byte() {
+    const LATE: Duration = Duration::from_millis(30);
+    let rig = Rig::new();
+    let plan = rig.plan();
+    let mut events = Events::with_capacity(8);
+    let (mut w, mut server) = rig.connected(&plan, &mut events);
+    let asked = Instant::now();
+
+    let mut body = vec![b'a'; 2000];
+    body.extend_from_slice(&[b'b'; 2000]);
+    let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
+    server.write_all(head.as_bytes()).unwrap();
+    server.write_all(&body[..2000]).unwrap();
+    // The loop wakes for the first part...
+    w.poll
+        .poll(&mut events, Some(Duration::from_secs(5)))
+        .unwrap();
+    assert!(!events.is_empty());
+    w.now = now_ns();
+    // ...but reads only after the rest has arrived: the thread lost its CPU
+    // between the turn's last look at the clock and the read.
+    w.turn_end_ns = u64::MAX;
+    std::thread::sleep(LATE);
+    let last = Instant::now();
+    server.write_all(&body[2000..]).unwrap();
+    for ev in events.iter() {
+        let closed = ev.is_read_closed() || ev.is_error();
+        w.on_event(ev.token().0, ev.is_readable() || closed, closed);
+    }
+
+    assert_eq!(w.stats.measured.completed, 1);
+    assert_eq!(w.stats.measured.body_bytes, 4000);
+    let floor = (last - asked).as_micros() as u64;
+    let measured = w.stats.latency.max();
+    assert!(
+        measured >= floor,
+        "latency {measured} µs, but the last byte was sent {floor} µs after the request arrived"
+    );
+}
