@@ -121,6 +121,10 @@ mod tests {
             serde_json::to_string(&ReasonCode::ServerStarved).unwrap(),
             "\"server_starved\""
         );
-        assert_eq!(ReasonCode::ALL.len(), 11);
+        assert_eq!(
+            serde_json::to_string(&ReasonCode::Interrupted).unwrap(),
+            "\"interrupted\""
+        );
+        assert_eq!(ReasonCode::ALL.len(), 12);
     }
 }
