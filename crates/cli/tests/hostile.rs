@@ -20,40 +20,25 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use support::edge::{chunked, ok, Server};
-use support::{run_bounded, throng};
+use support::{only_errors, run_bounded, throng, u};
 
 /// What a run may take beyond its own bound: process start-up, the
 /// reachability check, a turn of the event loop, the verdict, exit. The
-/// engine itself ends on time (`duration_s` is asserted exactly); a debug
-/// build gets 300 ms, because after the run the verdict's port check reads
-/// all of /proc/net/tcp and tcp6, which takes over 100 ms unoptimised on a
-/// machine with a few thousand sockets in TIME_WAIT.
-const SLACK: Duration = Duration::from_millis(if cfg!(debug_assertions) { 300 } else { 100 });
+/// engine itself ends on time (`duration_s` is asserted exactly, and
+/// crates/engine/tests/bounded.rs holds the loop to 100 ms). A debug build
+/// gets 1 s for the rest: after the run the verdict's port check reads all
+/// of /proc/net/tcp and tcp6 (over 100 ms unoptimised with a few thousand
+/// sockets in TIME_WAIT, as a full test run leaves), and on a shared
+/// two-core machine a busy neighbour stretches that further (3.3 s seen for
+/// `-d 3s` while a build ran). The defect these tests guard against held
+/// runs 3 to 22 s past their deadline, far beyond either slack.
+const SLACK: Duration = Duration::from_millis(if cfg!(debug_assertions) { 1000 } else { 100 });
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
 /// Held for the whole of each test.
 fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn u(j: &Value, key: &str) -> u64 {
-    j.pointer(key)
-        .and_then(Value::as_u64)
-        .unwrap_or_else(|| panic!("{key} missing from {j:#}"))
-}
-
-/// Every error counter but the ones named is zero.
-fn only_errors(j: &Value, expected: &[(&str, u64)]) {
-    for (name, n) in j["errors"].as_object().expect("errors object") {
-        let want = expected
-            .iter()
-            .find(|(k, _)| k == name)
-            .map_or(0, |(_, n)| *n);
-        assert_eq!(n.as_u64(), Some(want), "errors.{name} in {j:#}");
-    }
-    let total: u64 = expected.iter().map(|(_, n)| n).sum();
-    assert_eq!(u(j, "/errors_total"), total);
 }
 
 /// Run `throng load URL ARGS --json`; its JSON and how long the process

@@ -8,28 +8,9 @@ mod support;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::json;
 use support::edge::{chunked, ok, Options, Server};
-use support::{free_port, run_bounded, throng, throng_json};
-
-fn u(j: &Value, key: &str) -> u64 {
-    j.pointer(key)
-        .and_then(Value::as_u64)
-        .unwrap_or_else(|| panic!("{key} missing from {j:#}"))
-}
-
-/// Every error counter but the ones named is zero.
-fn only_errors(j: &Value, expected: &[(&str, u64)]) {
-    for (name, n) in j["errors"].as_object().expect("errors object") {
-        let want = expected
-            .iter()
-            .find(|(k, _)| k == name)
-            .map_or(0, |(_, n)| *n);
-        assert_eq!(n.as_u64(), Some(want), "errors.{name} in {j:#}");
-    }
-    let total: u64 = expected.iter().map(|(_, n)| n).sum();
-    assert_eq!(u(j, "/errors_total"), total);
-}
+use support::{free_port, only_errors, run_bounded, throng, throng_json, u};
 
 #[test]
 fn chunked_bodies_with_trailers() {

@@ -13,8 +13,11 @@ use std::time::{Duration, Instant};
 use throng_engine::{run, Control, ErrorKind, LoadSpec, Stop, Target};
 
 /// How far past its bound a run may end: a turn of the event loop, the
-/// threads' exit.
-const SLACK: Duration = Duration::from_millis(100);
+/// threads' exit. The promise is 100 ms, held by release builds
+/// (`cargo test --release -p throng-engine --test bounded`); an unoptimised
+/// build on a shared two-core machine gets 300 ms, still an order of
+/// magnitude under the seconds the unbounded loop overran by.
+const SLACK: Duration = Duration::from_millis(if cfg!(debug_assertions) { 300 } else { 100 });
 
 /// A loopback server that plays `play` on every connection that sends a
 /// request, until dropped.

@@ -185,3 +185,23 @@ impl Drop for Nginx {
         let _ = self.child.wait();
     }
 }
+
+/// A field of a JSON document that must be there, as an integer.
+pub fn u(j: &serde_json::Value, key: &str) -> u64 {
+    j.pointer(key)
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or_else(|| panic!("{key} missing from {j:#}"))
+}
+
+/// Every error counter but the ones named is zero.
+pub fn only_errors(j: &serde_json::Value, expected: &[(&str, u64)]) {
+    for (name, n) in j["errors"].as_object().expect("errors object") {
+        let want = expected
+            .iter()
+            .find(|(k, _)| k == name)
+            .map_or(0, |(_, n)| *n);
+        assert_eq!(n.as_u64(), Some(want), "errors.{name} in {j:#}");
+    }
+    let total: u64 = expected.iter().map(|(_, n)| n).sum();
+    assert_eq!(u(j, "/errors_total"), total);
+}
