@@ -584,22 +584,13 @@ mod tests {
             ..Default::default()
         };
         StepRecord {
-            server: "x".into(),
-            cores: 1,
-            workload: "tiny".into(),
-            concurrency,
-            status: StepStatus::Ok,
-            failure: None,
-            log_tail: None,
             server_cpus: vec![0],
             client_cpus: vec![1],
-            shared_cores: false,
-            throughput: Estimate::default(),
             rounds: vec![throng_model::RoundRecord {
                 summary,
                 ..Default::default()
             }],
-            verdict: Default::default(),
+            ..StepRecord::new("x", 1, "tiny", concurrency)
         }
     }
 

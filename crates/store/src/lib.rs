@@ -612,13 +612,6 @@ mod tests {
 
     fn step(server: &str, concurrency: u32, rounds: u32) -> StepRecord {
         StepRecord {
-            server: server.into(),
-            cores: 1,
-            workload: "tiny".into(),
-            concurrency,
-            status: StepStatus::Ok,
-            failure: None,
-            log_tail: None,
             server_cpus: vec![0],
             client_cpus: vec![1],
             shared_cores: false,
@@ -645,7 +638,7 @@ mod tests {
                     histogram: vec![1, 2, 3, i as u8],
                 })
                 .collect(),
-            verdict: Verdict::valid(),
+            ..StepRecord::new(server, 1, "tiny", concurrency)
         }
     }
 

@@ -39,6 +39,9 @@ pub(crate) struct Job {
     pub cpu: Option<usize>,
 }
 
+/// A thread's counts on the hot path. The same figures as the result's
+/// `Counts`, but statuses in a flat array indexed by code (no map, no
+/// search per response); `run` compacts them into `Counts` once.
 #[derive(Clone)]
 pub(crate) struct Counters {
     pub completed: u64,
