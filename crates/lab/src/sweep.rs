@@ -376,6 +376,7 @@ fn measure_round(
         histogram: serialize_histogram(&m.latency),
         summary: m.summary,
         server: m.usage,
+        block: None,
     });
     match study.precision.next(&p.rps, p.spent.as_secs_f64()) {
         Next::More => {}

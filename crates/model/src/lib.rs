@@ -7,6 +7,7 @@
 //! [`ErrorKind`] the documents are keyed by. Every enum here keeps the
 //! names earlier databases hold.
 
+mod fairness;
 mod feature;
 pub mod max_users;
 mod reason;
@@ -17,6 +18,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use fairness::{Comparison, Decision, Diagnosis, ParityEntry, Setting, Source};
 pub use feature::{Feature, FeatureResult, FeatureStatus};
 pub use reason::{Reason, ReasonCode, Verdict};
 pub use summary::{
@@ -81,7 +83,7 @@ pub struct ConfigFile {
 }
 
 /// A server as it ran in a study.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServerRecord {
     /// Name in the study, e.g. "nginx" or "apache2-event".
     pub name: String,
@@ -105,6 +107,35 @@ pub struct ServerRecord {
     /// Max-users searches, one per core count and workload.
     #[serde(default)]
     pub max_users: Vec<MaxUsers>,
+    /// The recipe profile it ran with: "defaults" or "tuned".
+    #[serde(default = "default_profile")]
+    pub profile: String,
+    /// The settings that change results, with where each value comes from.
+    #[serde(default)]
+    pub parity: Vec<ParityEntry>,
+}
+
+fn default_profile() -> String {
+    "defaults".to_string()
+}
+
+impl Default for ServerRecord {
+    fn default() -> Self {
+        ServerRecord {
+            name: String::new(),
+            recipe: String::new(),
+            version: String::new(),
+            package: String::new(),
+            model: String::new(),
+            exe_bytes: 0,
+            configs: Vec::new(),
+            installed_bytes: 0,
+            features: Vec::new(),
+            max_users: Vec::new(),
+            profile: default_profile(),
+            parity: Vec::new(),
+        }
+    }
 }
 
 /// "Max users", as Sametz's httperf comparison and ACME's thttpd table
@@ -180,6 +211,10 @@ pub struct RoundRecord {
     /// HdrHistogram V2-deflate serialisation of the latency histogram (µs).
     #[serde(skip)]
     pub histogram: Vec<u8>,
+    /// The block of interleaved slices this round was measured in: rounds
+    /// of different servers with the same block are paired.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<u32>,
 }
 
 /// A point estimate with its 95% confidence interval.
@@ -256,6 +291,9 @@ pub struct StepRecord {
     pub throughput: Estimate,
     pub rounds: Vec<RoundRecord>,
     pub verdict: Verdict,
+    /// The diagnostic round after the measured ones: never mixed into them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<Diagnosis>,
 }
 
 impl StepRecord {
@@ -276,6 +314,7 @@ impl StepRecord {
             throughput: Estimate::default(),
             rounds: Vec::new(),
             verdict: Verdict::valid(),
+            diagnosis: None,
         }
     }
 
@@ -339,6 +378,9 @@ pub struct RunData {
     pub run: RunRecord,
     pub servers: Vec<ServerRecord>,
     pub steps: Vec<StepRecord>,
+    /// Paired ratios between the run's servers, per level and per sweep.
+    #[serde(default)]
+    pub comparisons: Vec<Comparison>,
 }
 
 /// Parses the kernel's CPU list format ("0-3,6,8-9", as in

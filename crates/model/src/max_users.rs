@@ -238,6 +238,7 @@ mod tests {
                 }]
             },
             verdict: Verdict::valid(),
+            diagnosis: None,
         }
     }
 

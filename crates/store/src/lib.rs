@@ -10,8 +10,9 @@ use std::path::Path;
 use anyhow::Context;
 use rusqlite::{params, Connection, OptionalExtension};
 use throng_model::{
-    Environment, Estimate, Feature, FeatureResult, FeatureStatus, Finding, MaxUsers, RoundRecord,
-    RunData, RunRecord, ServerRecord, ServerUsage, StepRecord, StepStatus, Summary, Verdict,
+    Comparison, Decision, Environment, Estimate, Feature, FeatureResult, FeatureStatus, Finding,
+    MaxUsers, ParityEntry, RoundRecord, RunData, RunRecord, ServerRecord, ServerUsage, Setting,
+    Source, StepRecord, StepStatus, Summary, Verdict,
 };
 
 /// Migrations, in order; entry i moves the schema from version i to i+1.
@@ -102,6 +103,37 @@ CREATE TABLE max_users (
     PRIMARY KEY (server_id, seq)
 );
 "#,
+    r#"
+ALTER TABLE servers ADD COLUMN profile TEXT NOT NULL DEFAULT 'defaults';
+ALTER TABLE rounds ADD COLUMN block INTEGER;
+CREATE TABLE parity (
+    server_id INTEGER NOT NULL REFERENCES servers(id) ON DELETE CASCADE,
+    setting TEXT NOT NULL,
+    value TEXT NOT NULL,
+    source TEXT NOT NULL,
+    detail TEXT NOT NULL,
+    PRIMARY KEY (server_id, setting)
+);
+CREATE TABLE diagnoses (
+    step_id INTEGER PRIMARY KEY REFERENCES steps(id) ON DELETE CASCADE,
+    diagnosis TEXT NOT NULL
+);
+CREATE TABLE comparisons (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    a TEXT NOT NULL,
+    b TEXT NOT NULL,
+    workload TEXT NOT NULL,
+    cores INTEGER NOT NULL,
+    concurrency INTEGER,
+    ratio REAL NOT NULL,
+    ci_low REAL NOT NULL,
+    ci_high REAL NOT NULL,
+    pairs INTEGER NOT NULL,
+    decision TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+"#,
 ];
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -120,6 +152,18 @@ fn insert_features(
         conn.execute(
             "INSERT INTO features (server_id, seq, name, status, evidence) VALUES (?1, ?2, ?3, ?4, ?5)",
             params![sid, first_seq + i as i64, f.name.name(), f.status.label(), f.evidence],
+        )?;
+    }
+    Ok(())
+}
+
+fn insert_parity(conn: &Connection, sid: i64, parity: &[ParityEntry]) -> anyhow::Result<()> {
+    for p in parity {
+        // A setting seen again (live evidence after the config's value)
+        // replaces what was known before.
+        conn.execute(
+            "INSERT OR REPLACE INTO parity (server_id, setting, value, source, detail) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![sid, p.setting.name(), p.value, p.source.name(), p.detail],
         )?;
     }
     Ok(())
@@ -205,8 +249,8 @@ impl Store {
     pub fn add_server(&mut self, run_id: i64, s: &ServerRecord) -> anyhow::Result<()> {
         let tx = self.conn.transaction()?;
         tx.execute(
-            "INSERT INTO servers (run_id, name, recipe, version, package, model, exe_bytes, installed_bytes)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            "INSERT INTO servers (run_id, name, recipe, version, package, model, exe_bytes, installed_bytes, profile)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params![
                 run_id,
                 s.name,
@@ -215,10 +259,12 @@ impl Store {
                 s.package,
                 s.model,
                 s.exe_bytes as i64,
-                s.installed_bytes as i64
+                s.installed_bytes as i64,
+                s.profile,
             ],
         )?;
         let sid = tx.last_insert_rowid();
+        insert_parity(&tx, sid, &s.parity)?;
         for (i, c) in s.configs.iter().enumerate() {
             tx.execute(
                 "INSERT INTO configs (server_id, seq, path, content) VALUES (?1, ?2, ?3, ?4)",
@@ -274,6 +320,53 @@ impl Store {
             "UPDATE servers SET installed_bytes = ?2 WHERE id = ?1",
             params![sid, bytes as i64],
         )?;
+        Ok(())
+    }
+
+    /// Stores (or replaces, setting by setting) the parity of a server
+    /// already stored.
+    pub fn add_parity(
+        &mut self,
+        run_id: i64,
+        server: &str,
+        parity: &[ParityEntry],
+    ) -> anyhow::Result<()> {
+        let sid = self.server_id(run_id, server)?;
+        let tx = self.conn.transaction()?;
+        insert_parity(&tx, sid, parity)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Stores a run's paired comparisons, after those already stored.
+    pub fn add_comparisons(&mut self, run_id: i64, cs: &[Comparison]) -> anyhow::Result<()> {
+        let tx = self.conn.transaction()?;
+        let next: i64 = tx.query_row(
+            "SELECT coalesce(max(seq) + 1, 0) FROM comparisons WHERE run_id = ?1",
+            [run_id],
+            |r| r.get(0),
+        )?;
+        for (i, c) in cs.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO comparisons (run_id, seq, a, b, workload, cores, concurrency, ratio, ci_low, ci_high, pairs, decision)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                params![
+                    run_id,
+                    next + i as i64,
+                    c.a,
+                    c.b,
+                    c.workload,
+                    c.cores,
+                    c.concurrency,
+                    c.ratio,
+                    c.ci_low,
+                    c.ci_high,
+                    c.pairs,
+                    c.decision.name()
+                ],
+            )?;
+        }
+        tx.commit()?;
         Ok(())
     }
 
@@ -337,8 +430,8 @@ impl Store {
         let step_id = tx.last_insert_rowid();
         for r in &s.rounds {
             tx.execute(
-                "INSERT INTO rounds (step_id, idx, requests_per_sec, summary, server_usage, histogram)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO rounds (step_id, idx, requests_per_sec, summary, server_usage, histogram, block)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![
                     step_id,
                     r.index,
@@ -346,7 +439,14 @@ impl Store {
                     serde_json::to_string(&r.summary)?,
                     serde_json::to_string(&r.server)?,
                     r.histogram,
+                    r.block,
                 ],
+            )?;
+        }
+        if let Some(d) = &s.diagnosis {
+            tx.execute(
+                "INSERT INTO diagnoses (step_id, diagnosis) VALUES (?1, ?2)",
+                params![step_id, serde_json::to_string(d)?],
             )?;
         }
         tx.commit()?;
@@ -434,7 +534,7 @@ impl Store {
         let run = self.run_record(id)?;
         let mut servers = Vec::new();
         let mut q = self.conn.prepare(
-            "SELECT id, name, recipe, version, package, model, exe_bytes, installed_bytes FROM servers WHERE run_id = ?1 ORDER BY id",
+            "SELECT id, name, recipe, version, package, model, exe_bytes, installed_bytes, profile FROM servers WHERE run_id = ?1 ORDER BY id",
         )?;
         let rows = q.query_map([id], |r| {
             Ok((
@@ -447,6 +547,7 @@ impl Store {
                     model: r.get(5)?,
                     exe_bytes: r.get::<_, i64>(6)? as u64,
                     installed_bytes: r.get::<_, i64>(7)? as u64,
+                    profile: r.get(8)?,
                     ..ServerRecord::default()
                 },
             ))
@@ -461,8 +562,37 @@ impl Store {
             "SELECT cores, workload, patience_s, level, broke_at, broke_by FROM max_users
              WHERE server_id = ?1 ORDER BY seq",
         )?;
+        let mut pq = self.conn.prepare(
+            "SELECT setting, value, source, detail FROM parity WHERE server_id = ?1 ORDER BY rowid",
+        )?;
         for row in rows {
             let (sid, mut s) = row?;
+            let rows = pq
+                .query_map([sid], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                    ))
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            // In the model's order of settings, whatever order they came in.
+            let mut parity: Vec<ParityEntry> = rows
+                .into_iter()
+                .filter_map(|(setting, value, source, detail)| {
+                    Some(ParityEntry {
+                        setting: Setting::parse(&setting)?,
+                        value,
+                        source: [Source::Config, Source::Default, Source::Lab, Source::Live]
+                            .into_iter()
+                            .find(|s| s.name() == source)?,
+                        detail,
+                    })
+                })
+                .collect();
+            parity.sort_by_key(|p| p.setting);
+            s.parity = parity;
             s.configs = cq
                 .query_map([sid], |r| {
                     Ok(throng_model::ConfigFile {
@@ -513,8 +643,11 @@ impl Store {
              FROM steps WHERE run_id = ?1 ORDER BY server, cores, workload, concurrency, id",
         )?;
         let mut rq = self.conn.prepare(
-            "SELECT idx, summary, server_usage, histogram FROM rounds WHERE step_id = ?1 ORDER BY idx",
+            "SELECT idx, summary, server_usage, histogram, block FROM rounds WHERE step_id = ?1 ORDER BY idx",
         )?;
+        let mut dq = self
+            .conn
+            .prepare("SELECT diagnosis FROM diagnoses WHERE step_id = ?1")?;
         type Row = (
             i64,
             String,
@@ -565,22 +698,31 @@ impl Store {
             verdict,
         ) in rows
         {
-            let rounds: Vec<(u32, String, String, Vec<u8>)> = rq
-                .query_map([sid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+            type RoundRow = (u32, String, String, Vec<u8>, Option<u32>);
+            let rounds: Vec<RoundRow> = rq
+                .query_map([sid], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                })?
                 .collect::<Result<_, _>>()?;
             let rounds = rounds
                 .into_iter()
                 .map(
-                    |(index, summary, usage, histogram)| -> anyhow::Result<RoundRecord> {
+                    |(index, summary, usage, histogram, block)| -> anyhow::Result<RoundRecord> {
                         Ok(RoundRecord {
                             index,
                             summary: serde_json::from_str::<Summary>(&summary)?,
                             server: serde_json::from_str::<ServerUsage>(&usage)?,
                             histogram,
+                            block,
                         })
                     },
                 )
                 .collect::<anyhow::Result<Vec<_>>>()?;
+            let diagnosis = dq
+                .query_row([sid], |r| r.get::<_, String>(0))
+                .optional()?
+                .map(|d| serde_json::from_str(&d))
+                .transpose()?;
             steps.push(StepRecord {
                 server,
                 cores,
@@ -595,12 +737,35 @@ impl Store {
                 throughput: serde_json::from_str::<Estimate>(&tp)?,
                 rounds,
                 verdict: serde_json::from_str::<Verdict>(&verdict)?,
+                diagnosis,
             });
         }
+        let mut q = self.conn.prepare(
+            "SELECT a, b, workload, cores, concurrency, ratio, ci_low, ci_high, pairs, decision
+             FROM comparisons WHERE run_id = ?1 ORDER BY seq",
+        )?;
+        let comparisons = q
+            .query_map([id], |r| {
+                Ok(Comparison {
+                    a: r.get(0)?,
+                    b: r.get(1)?,
+                    workload: r.get(2)?,
+                    cores: r.get(3)?,
+                    concurrency: r.get(4)?,
+                    ratio: r.get(5)?,
+                    ci_low: r.get(6)?,
+                    ci_high: r.get(7)?,
+                    pairs: r.get(8)?,
+                    decision: Decision::parse(&r.get::<_, String>(9)?)
+                        .unwrap_or(Decision::Undecided),
+                })
+            })?
+            .collect::<Result<_, _>>()?;
         Ok(RunData {
             run,
             servers,
             steps,
+            comparisons,
         })
     }
 }
@@ -636,10 +801,72 @@ mod tests {
                         ..ServerUsage::default()
                     },
                     histogram: vec![1, 2, 3, i as u8],
+                    block: (i % 2 == 0).then_some(i / 2),
                 })
                 .collect(),
             ..StepRecord::new(server, 1, "tiny", concurrency)
         }
+    }
+
+    #[test]
+    fn diagnoses_and_comparisons_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut st = Store::open(&dir.path().join("t.db")).unwrap();
+        let id = st.begin_run(&RunRecord::default()).unwrap();
+        st.add_server(id, &server_with_features()).unwrap();
+        // Live evidence replaces the config's value of the same setting.
+        let live = ParityEntry {
+            setting: Setting::AccessLog,
+            value: "off".into(),
+            source: Source::Live,
+            detail: "the logs grew 0 bytes in 1200 requests".into(),
+        };
+        st.add_parity(id, "squid", std::slice::from_ref(&live))
+            .unwrap();
+        let mut s = step("squid", 10, 2);
+        s.diagnosis = Some(throng_model::Diagnosis {
+            tool: "perf stat".into(),
+            seconds: 0.5,
+            requests: 1200,
+            syscalls_per_request: [("openat".to_string(), 1.0), ("writev".to_string(), 1.0)]
+                .into_iter()
+                .collect(),
+            total_per_request: Some(6.5),
+            voluntary_switches_per_request: 0.25,
+            ..Default::default()
+        });
+        st.add_step(id, &s).unwrap();
+        st.add_step(id, &step("squid", 50, 1)).unwrap();
+        let cs = [Comparison {
+            a: "nginx".into(),
+            b: "squid".into(),
+            workload: "tiny".into(),
+            cores: 1,
+            concurrency: None,
+            ratio: 1.5,
+            ci_low: 1.25,
+            ci_high: 1.75,
+            pairs: 40,
+            decision: Decision::Higher,
+        }];
+        st.add_comparisons(id, &cs).unwrap();
+        let data = st.load_run(id).unwrap();
+        assert_eq!(data.comparisons, cs);
+        assert_eq!(data.steps[0].diagnosis, s.diagnosis);
+        assert_eq!(data.steps[1].diagnosis, None);
+        assert_eq!(
+            data.steps[0]
+                .rounds
+                .iter()
+                .map(|r| r.block)
+                .collect::<Vec<_>>(),
+            [Some(0), None]
+        );
+        let server = &data.servers[0];
+        assert_eq!(server.profile, "tuned");
+        assert_eq!(server.parity.len(), 2);
+        assert_eq!(server.parity[0], live);
+        assert_eq!(server.parity[1].value, "1");
     }
 
     #[test]
@@ -760,6 +987,21 @@ mod tests {
             model: "event loop".into(),
             exe_bytes: 7_123_456,
             installed_bytes: 13_894_656,
+            profile: "tuned".into(),
+            parity: vec![
+                ParityEntry {
+                    setting: Setting::AccessLog,
+                    value: "off".into(),
+                    source: Source::Config,
+                    detail: "access_log none".into(),
+                },
+                ParityEntry {
+                    setting: Setting::Workers,
+                    value: "1".into(),
+                    source: Source::Lab,
+                    detail: String::new(),
+                },
+            ],
             configs: vec![ConfigFile {
                 path: "c1-tiny/squid/squid.conf".into(),
                 content: "workers 1\n".into(),
@@ -894,7 +1136,7 @@ INSERT INTO configs (server_id, seq, path, content) VALUES (1, 0, 'nginx.conf', 
         drop(c);
 
         let mut st = Store::open(&path).unwrap();
-        assert_eq!(st.schema_version().unwrap(), 2);
+        assert_eq!(st.schema_version().unwrap(), SCHEMA_VERSION);
         let data = st.load_run(1).unwrap();
         assert_eq!(
             (
@@ -921,6 +1163,8 @@ INSERT INTO configs (server_id, seq, path, content) VALUES (1, 0, 'nginx.conf', 
                 installed_bytes: 0,
                 features: Vec::new(),
                 max_users: Vec::new(),
+                profile: "defaults".into(),
+                parity: Vec::new(),
             }]
         );
         assert_eq!(data.steps, [old]);
@@ -931,7 +1175,7 @@ INSERT INTO configs (server_id, seq, path, content) VALUES (1, 0, 'nginx.conf', 
         st.set_installed_bytes(1, "nginx", 99).unwrap();
         drop(st);
         let st = Store::open(&path).unwrap();
-        assert_eq!(st.schema_version().unwrap(), 2);
+        assert_eq!(st.schema_version().unwrap(), SCHEMA_VERSION);
         let s = &st.load_run(1).unwrap().servers[0];
         assert_eq!((s.installed_bytes, s.features.len()), (99, 3));
     }

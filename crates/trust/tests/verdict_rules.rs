@@ -507,6 +507,7 @@ fn step(
                 ..ServerUsage::default()
             },
             histogram: Vec::new(),
+            block: None,
         }
     };
     StepRecord {
@@ -529,6 +530,7 @@ fn step(
         },
         rounds: (0..3).map(round).collect(),
         verdict: Verdict::valid(),
+        diagnosis: None,
     }
 }
 

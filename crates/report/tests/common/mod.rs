@@ -60,6 +60,7 @@ pub fn round(index: u32, rps: f64, body_per_req: u64, p50: u64, p99: u64, pss: u
             ..ServerUsage::default()
         },
         histogram: Vec::new(),
+        block: None,
     }
 }
 
@@ -98,6 +99,7 @@ pub fn step(
         throughput: throng_stats::estimate(&rps),
         rounds,
         verdict: Verdict::valid(),
+        diagnosis: None,
     }
 }
 
@@ -272,6 +274,7 @@ pub fn rich_run() -> RunData {
         },
         servers,
         steps,
+        comparisons: Vec::new(),
     }
 }
 
