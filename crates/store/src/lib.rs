@@ -801,7 +801,7 @@ mod tests {
                         ..ServerUsage::default()
                     },
                     histogram: vec![1, 2, 3, i as u8],
-                    block: (i % 2 == 0).then_some(i / 2),
+                    block: None,
                 })
                 .collect(),
             ..StepRecord::new(server, 1, "tiny", concurrency)
@@ -824,6 +824,7 @@ mod tests {
         st.add_parity(id, "squid", std::slice::from_ref(&live))
             .unwrap();
         let mut s = step("squid", 10, 2);
+        s.rounds[0].block = Some(0);
         s.diagnosis = Some(throng_model::Diagnosis {
             tool: "perf stat".into(),
             seconds: 0.5,
