@@ -118,6 +118,7 @@ pub fn run_study_with(
         complete: false,
         environment,
         doctor,
+        baseline: study.servers.first().map(|s| s.name.clone()),
     };
     let run_id = store.begin_run(&run)?;
     for s in &study.servers {

@@ -370,6 +370,10 @@ pub struct RunRecord {
     pub complete: bool,
     pub environment: Environment,
     pub doctor: Vec<Finding>,
+    /// The server the others are compared against: the study's
+    /// `baseline`, or its first server.
+    #[serde(default)]
+    pub baseline: Option<String>,
 }
 
 /// Everything a report needs about one run.

@@ -105,6 +105,7 @@ CREATE TABLE max_users (
 "#,
     r#"
 ALTER TABLE servers ADD COLUMN profile TEXT NOT NULL DEFAULT 'defaults';
+ALTER TABLE runs ADD COLUMN baseline TEXT;
 ALTER TABLE rounds ADD COLUMN block INTEGER;
 CREATE TABLE parity (
     server_id INTEGER NOT NULL REFERENCES servers(id) ON DELETE CASCADE,
@@ -218,13 +219,14 @@ impl Store {
     pub fn begin_run(&mut self, run: &RunRecord) -> anyhow::Result<i64> {
         let tx = self.conn.transaction()?;
         tx.execute(
-            "INSERT INTO runs (study, study_toml, started_unix_s, finished_unix_s, complete, environment)
-             VALUES (?1, ?2, ?3, NULL, 0, ?4)",
+            "INSERT INTO runs (study, study_toml, started_unix_s, finished_unix_s, complete, environment, baseline)
+             VALUES (?1, ?2, ?3, NULL, 0, ?4, ?5)",
             params![
                 run.study,
                 run.study_toml,
                 run.started_unix_s,
-                serde_json::to_string(&run.environment)?
+                serde_json::to_string(&run.environment)?,
+                run.baseline,
             ],
         )?;
         let id = tx.last_insert_rowid();
@@ -477,7 +479,7 @@ impl Store {
         let mut run = self
             .conn
             .query_row(
-                "SELECT id, study, study_toml, started_unix_s, finished_unix_s, complete, environment FROM runs WHERE id = ?1",
+                "SELECT id, study, study_toml, started_unix_s, finished_unix_s, complete, environment, baseline FROM runs WHERE id = ?1",
                 [id],
                 |r| {
                     Ok((
@@ -490,6 +492,7 @@ impl Store {
                             complete: r.get(5)?,
                             environment: Environment::default(),
                             doctor: Vec::new(),
+                            baseline: r.get(7)?,
                         },
                         r.get::<_, String>(6)?,
                     ))
@@ -812,7 +815,12 @@ mod tests {
     fn diagnoses_and_comparisons_round_trip() {
         let dir = tempfile::tempdir().unwrap();
         let mut st = Store::open(&dir.path().join("t.db")).unwrap();
-        let id = st.begin_run(&RunRecord::default()).unwrap();
+        let id = st
+            .begin_run(&RunRecord {
+                baseline: Some("nginx".into()),
+                ..RunRecord::default()
+            })
+            .unwrap();
         st.add_server(id, &server_with_features()).unwrap();
         // Live evidence replaces the config's value of the same setting.
         let live = ParityEntry {
@@ -852,6 +860,7 @@ mod tests {
         }];
         st.add_comparisons(id, &cs).unwrap();
         let data = st.load_run(id).unwrap();
+        assert_eq!(data.run.baseline.as_deref(), Some("nginx"));
         assert_eq!(data.comparisons, cs);
         assert_eq!(data.steps[0].diagnosis, s.diagnosis);
         assert_eq!(data.steps[1].diagnosis, None);
