@@ -271,6 +271,7 @@ pub fn rich_run() -> RunData {
                     fix: String::new(),
                 },
             ],
+            baseline: Some("nginx".into()),
         },
         servers,
         steps,
