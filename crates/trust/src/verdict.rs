@@ -8,7 +8,10 @@
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
-use throng_model::{ErrorKind, ReasonCode, ServerUsage, StepRecord, StepStatus, Summary, Verdict};
+use throng_model::{
+    Comparison, Decision, ErrorKind, ReasonCode, ServerUsage, StepRecord, StepStatus, Summary,
+    Verdict,
+};
 
 use crate::doctor::TIME_WAIT_S;
 
@@ -500,8 +503,84 @@ fn connections(v: &mut Verdict, s: &Summary) {
 
 /// Verdict on a step: its rounds' reasons, one per code, plus `noisy` when
 /// the throughput's confidence interval is wider than `precision` (relative
-/// half-width, e.g. 0.02) after the rounds were run.
+/// half-width, e.g. 0.02) after the rounds were run. A step measured in
+/// interleaved slices is judged by its paired comparisons instead, with
+/// [`step_verdict_paired`].
 pub fn step_verdict(step: &StepRecord, round_verdicts: &[Verdict], precision: f64) -> Verdict {
+    let mut v = rounds_verdict(step, round_verdicts);
+    let t = &step.throughput;
+    let hw = t.relative_half_width();
+    if t.n >= 2 && hw > precision {
+        v.push(
+            ReasonCode::Noisy,
+            format!(
+                "throughput varied from round to round: 95% interval ±{:.1}% after {} rounds, \
+                 above the ±{:.1}% target; quiet the machine (see throng doctor) or add rounds",
+                hw * 100.0,
+                t.n,
+                precision * 100.0
+            ),
+        );
+    }
+    v
+}
+
+/// Verdict on a step whose server was compared with others in paired
+/// slices: `noisy` only when one of its comparisons at this level is still
+/// undecided and wider than `precision` at the end of its budget. A shared
+/// machine makes every server's own requests per second wander by ±10–20%
+/// from second to second; what a reader needs is whether the comparison
+/// holds, and pairing slices close in time cancels that shared slowness.
+pub fn step_verdict_paired(
+    step: &StepRecord,
+    round_verdicts: &[Verdict],
+    precision: f64,
+    comparisons: &[Comparison],
+) -> Verdict {
+    let mut v = rounds_verdict(step, round_verdicts);
+    let open: Vec<&Comparison> = comparisons
+        .iter()
+        .filter(|c| {
+            (c.a == step.server || c.b == step.server)
+                && c.concurrency == Some(step.concurrency)
+                && c.cores == step.cores
+                && c.workload == step.workload
+                && c.decision == Decision::Undecided
+                && c.relative_half_width() > precision
+        })
+        .collect();
+    if let Some(widest) = open
+        .iter()
+        .max_by(|x, y| x.relative_half_width().total_cmp(&y.relative_half_width()))
+    {
+        let other = if widest.a == step.server {
+            &widest.b
+        } else {
+            &widest.a
+        };
+        v.push(
+            ReasonCode::Noisy,
+            format!(
+                "{} of its comparisons stayed undecided; the widest, with {other}: {}/{} = {:.3} \
+                 (95% interval {:.3}–{:.3}, ±{:.1}% after {} pairs), above the ±{:.1}% target; \
+                 quiet the machine (see throng doctor) or give the step more time",
+                open.len(),
+                widest.b,
+                widest.a,
+                widest.ratio,
+                widest.ci_low,
+                widest.ci_high,
+                widest.relative_half_width() * 100.0,
+                widest.pairs,
+                precision * 100.0
+            ),
+        );
+    }
+    v
+}
+
+/// The reasons of a step's rounds, one per code, and shared cores.
+fn rounds_verdict(step: &StepRecord, round_verdicts: &[Verdict]) -> Verdict {
     let mut v = Verdict::valid();
     let n = round_verdicts.len();
     let mut seen: BTreeMap<ReasonCode, usize> = BTreeMap::new();
@@ -529,20 +608,6 @@ pub fn step_verdict(step: &StepRecord, round_verdicts: &[Verdict], precision: f6
             ReasonCode::SharedCores,
             "client and server ran on shared cores: each took CPU from the other, \
              so the number measures both",
-        );
-    }
-    let t = &step.throughput;
-    let hw = t.relative_half_width();
-    if t.n >= 2 && hw > precision {
-        v.push(
-            ReasonCode::Noisy,
-            format!(
-                "throughput varied from round to round: 95% interval ±{:.1}% after {} rounds, \
-                 above the ±{:.1}% target; quiet the machine (see throng doctor) or add rounds",
-                hw * 100.0,
-                t.n,
-                precision * 100.0
-            ),
         );
     }
     v

@@ -1,12 +1,12 @@
 //! Every verdict rule fires on a crafted measurement, and a clean one is valid.
 
 use hdrhistogram::Histogram;
-use throng_model::ErrorKind;
+use throng_model::{Comparison, Decision, ErrorKind};
 use throng_model::{Connections, CpuTime, RateReport, ReasonCode};
 use throng_model::{Estimate, RoundRecord, ServerUsage, StepRecord, StepStatus, Summary, Verdict};
 use throng_trust::verdict::{
-    round_verdict_with, server_cpu_denied_s, step_verdict, sweep_verdicts, PortUse, RoundContext,
-    PORTS_SHARE, SERVER_STARVED,
+    round_verdict_with, server_cpu_denied_s, step_verdict, step_verdict_paired, sweep_verdicts,
+    PortUse, RoundContext, PORTS_SHARE, SERVER_STARVED,
 };
 
 /// A healthy 10 s keep-alive run: 2 threads half busy, 100 connections.
@@ -574,6 +574,56 @@ fn narrow_interval_or_one_round_is_not_noisy() {
     st.throughput.ci_high = 1050.0;
     st.throughput.n = 1;
     assert!(step_verdict(&st, &[Verdict::valid()], 0.02).is_valid());
+}
+
+fn paired(a: &str, b: &str, c: u32, lo: f64, hi: f64, pairs: u32) -> Comparison {
+    Comparison {
+        a: a.into(),
+        b: b.into(),
+        workload: "small".into(),
+        cores: 2,
+        concurrency: Some(c),
+        ratio: (lo + hi) / 2.0,
+        ci_low: lo,
+        ci_high: hi,
+        pairs,
+        decision: Decision::of(lo, hi, 0.02),
+    }
+}
+
+#[test]
+fn a_paired_step_is_noisy_only_while_a_comparison_is_undecided_and_wide() {
+    // Its own throughput wandered ±5%, as it does on a shared machine...
+    let mut st = step("nginx", 8, 1000.0, 500, 1.0);
+    st.throughput.ci_low = 950.0;
+    st.throughput.ci_high = 1050.0;
+    // ...but every comparison of nginx at this level is decided, however
+    // wide: a clear 1.5× stays clear.
+    let decided = [
+        paired("nginx", "lighttpd", 8, 1.40, 1.60, 20),
+        paired("nginx", "h2o", 8, 0.995, 1.005, 20),
+        // Other levels and other servers' comparisons are not this step's.
+        paired("nginx", "h2o", 16, 0.95, 1.10, 20),
+        paired("lighttpd", "h2o", 8, 0.95, 1.10, 20),
+    ];
+    assert!(step_verdict_paired(&st, &[Verdict::valid()], 0.02, &decided).is_valid());
+    // Undecided but narrower than the target is not noisy either.
+    let narrow = [paired("nginx", "lighttpd", 8, 1.005, 1.025, 20)];
+    assert_eq!(narrow[0].decision, Decision::Undecided);
+    assert!(step_verdict_paired(&st, &[Verdict::valid()], 0.02, &narrow).is_valid());
+    // Undecided and wide: noisy, naming the widest.
+    let open = [
+        paired("nginx", "lighttpd", 8, 0.97, 1.03, 12),
+        paired("h2o", "nginx", 8, 0.90, 1.10, 14),
+    ];
+    let v = step_verdict_paired(&st, &[Verdict::valid()], 0.02, &open);
+    assert_eq!(codes(&v), vec!["noisy"]);
+    assert_eq!(
+        msg(&v, "noisy"),
+        "2 of its comparisons stayed undecided; the widest, with h2o: nginx/h2o = 1.000 \
+         (95% interval 0.900–1.100, ±10.0% after 14 pairs), above the ±2.0% target; quiet the \
+         machine (see throng doctor) or give the step more time"
+    );
 }
 
 #[test]
