@@ -1,5 +1,6 @@
 //! `throng compare A B`, or `throng compare RUN --servers X Y`: step by step,
-//! with a verdict only where the change is significant and beyond noise.
+//! with a verdict only where the change is significant and beyond noise;
+//! two servers of a run that stored paired ratios lead with those.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -79,7 +80,8 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
         (_, Some(_)) => anyhow::bail!("--servers compares two servers of one run: give one run"),
         _ => anyhow::bail!("give one or two runs"),
     };
-    if comparison.rows.is_empty() {
+    // Stored paired ratios are a comparison of their own, step or no step.
+    if comparison.rows.is_empty() && comparison.paired.is_empty() {
         anyhow::bail!(
             "no step was measured on both sides{}",
             if comparison.unmatched.is_empty() {

@@ -15,7 +15,9 @@ pub enum Setting {
     Sendfile,
     /// Open-file / stat caching: whether a request opens and stats its file.
     OpenFileCache,
+    #[serde(rename = "keepalive_timeout")]
     KeepAliveTimeout,
+    #[serde(rename = "keepalive_requests")]
     KeepAliveRequests,
     Workers,
     Pinning,

@@ -4,6 +4,7 @@ use throng_model::RunData;
 
 use crate::charts::{self, NamedChart};
 use crate::figures::{self, StepFigures, SummaryRow, SummaryWorkloads};
+use crate::ratios::{self, RatioGroup};
 
 /// Everything derived from a run once, for all formats.
 #[derive(Debug, Clone)]
@@ -12,6 +13,11 @@ pub struct Analysis {
     /// The workloads the summary's columns show.
     pub summary_workloads: SummaryWorkloads,
     pub summary: Vec<SummaryRow>,
+    /// The server the others are compared against.
+    pub baseline: Option<String>,
+    /// Each server's pooled paired ratio against the baseline, per workload
+    /// and core count: what the summary leads with when the run has them.
+    pub ratios: Vec<RatioGroup>,
     pub charts: Vec<NamedChart>,
 }
 
@@ -22,9 +28,11 @@ impl Analysis {
         let summary = figures::summary_rows(run, &steps);
         let charts = charts::charts(run, &steps);
         Analysis {
-            steps,
             summary_workloads,
             summary,
+            baseline: ratios::baseline(run),
+            ratios: ratios::summary(run, &steps),
+            steps,
             charts,
         }
     }

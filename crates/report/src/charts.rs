@@ -55,14 +55,7 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
             let mut tput = Vec::new();
             let mut lat = Vec::new();
             for s in &servers {
-                let pts = series_of(s, &|f| {
-                    Some(Point {
-                        x: f64::from(f.concurrency),
-                        y: f.throughput.mean,
-                        band: (f.throughput.n >= 2)
-                            .then_some((f.throughput.ci_low.max(0.0), f.throughput.ci_high)),
-                    })
-                });
+                let pts = series_of(s, &|f| Some(throughput_point(f64::from(f.concurrency), f)));
                 if !pts.is_empty() {
                     tput.push(Series {
                         name: s.clone(),
@@ -101,6 +94,7 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
                         x_label: "concurrent connections".into(),
                         y_label: "requests per second".into(),
                         series: tput,
+                        whole_x: false,
                     }),
                     title,
                 });
@@ -115,31 +109,54 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
                     x_label: "concurrent connections".into(),
                     y_label: "latency (ms)".into(),
                     series: lat,
+                    whole_x: false,
                 }),
                 title,
             });
         }
+        if !large {
+            out.extend(scaling(run, figs, &w, &servers));
+        }
     }
 
+    let bar = |server: &str, label: String, (value, range, note)| Bar {
+        label,
+        value,
+        color: color(server),
+        range,
+        note,
+    };
     let bars_per_server = |value: &dyn Fn(&str) -> BarValue| {
         servers
             .iter()
-            .filter_map(|s| {
-                value(s).map(|(v, range, note)| Bar {
-                    label: s.clone(),
-                    value: v,
-                    color: color(s),
-                    range,
-                    note,
-                })
-            })
+            .filter_map(|s| value(s).map(|v| bar(s, s.clone(), v)))
             .collect::<Vec<Bar>>()
     };
+    // Memory and time depend on the cores a server was given (more
+    // workers, more parallel requests), so they get a bar per core count,
+    // grouped by it; a run of one core count keeps one bar per server.
+    let cores = core_counts(run);
+    let bars_per_server_and_cores = |value: &dyn Fn(&str, u32) -> BarValue| {
+        let mut bars = Vec::new();
+        for &c in &cores {
+            for s in &servers {
+                if let Some(v) = value(s, c) {
+                    let label = if cores.len() > 1 {
+                        format!("{s}, {}", figures::cores_label(c))
+                    } else {
+                        s.clone()
+                    };
+                    bars.push(bar(s, label, v));
+                }
+            }
+        }
+        bars
+    };
 
-    let memory = bars_per_server(&|s| {
+    let memory = bars_per_server_and_cores(&|s, c| {
         let of: Vec<&StepFigures> = figs
             .iter()
-            .filter(|f| f.server == s && f.rounds > 0)
+            .filter(|f| f.server == s && f.cores == c && f.rounds > 0)
             .collect();
         let pss = of.iter().map(|f| f.pss_peak_bytes).max()?;
         let rss = of.iter().map(|f| f.rss_peak_bytes).max().unwrap_or(0);
@@ -153,7 +170,7 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
         let title = "Server memory, peak PSS".to_string();
         out.push(NamedChart {
             id: "memory".into(),
-            caption: "Highest proportional set size of the server's whole process tree over the run; shared pages are split between the processes that share them, so forked workers are not counted many times.".into(),
+            caption: "Highest proportional set size of the server's whole process tree over the steps at each core count; shared pages are split between the processes that share them, so forked workers are not counted many times.".into(),
             svg: svg::bar_chart(&BarChart {
                 title: title.clone(),
                 x_label: "MiB".into(),
@@ -170,10 +187,10 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
             // The "total time" of the 2016 Linux web server benchmark, whose
             // weighttp runs each served a fixed 100,000 requests; rounds here
             // are timed, so the same figure is derived from throughput.
-            let total = bars_per_server(&|s| {
+            let total = bars_per_server_and_cores(&|s, c| {
                 let steps: Vec<&StepFigures> = figs
                     .iter()
-                    .filter(|f| f.server == s && f.workload == w && measured(f))
+                    .filter(|f| f.server == s && f.workload == w && f.cores == c && measured(f))
                     .filter(|f| f.throughput.mean > 0.0)
                     .collect();
                 if steps.is_empty() {
@@ -186,7 +203,7 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
                 let title = format!("Time to serve 100,000 requests per step, {w}");
                 out.push(NamedChart {
                     id: format!("total-time-{ws}"),
-                    caption: "Sum over the sweep's steps of 100,000 requests divided by the step's mean throughput, as if each step had served a fixed number of requests.".into(),
+                    caption: "Sum over the sweep's steps at each core count of 100,000 requests divided by the step's mean throughput, as if each step had served a fixed number of requests.".into(),
                     svg: svg::bar_chart(&BarChart {
                         title: title.clone(),
                         x_label: "seconds".into(),
@@ -261,4 +278,69 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
         }
     }
     out
+}
+
+/// A step's mean requests per second at `x`, banded by its 95% interval
+/// when it has one.
+fn throughput_point(x: f64, f: &StepFigures) -> Point {
+    let t = &f.throughput;
+    Point {
+        x,
+        y: t.mean,
+        band: (t.n >= 2).then_some((t.ci_low.max(0.0), t.ci_high)),
+    }
+}
+
+/// Requests per second against server cores, a line per server through
+/// its best step at each core count (the summary's choice: valid steps
+/// first), as scaling articles plot throughput against cores; `None` with
+/// fewer than two core counts, where there is no line to draw.
+fn scaling(
+    run: &RunData,
+    figs: &[StepFigures],
+    workload: &str,
+    servers: &[String],
+) -> Option<NamedChart> {
+    let mut series = Vec::new();
+    for (color, s) in servers.iter().enumerate() {
+        let mut points = Vec::new();
+        for c in core_counts(run) {
+            let at: Vec<StepFigures> = figs.iter().filter(|f| f.cores == c).cloned().collect();
+            if let Some(f) = best(&at, s, workload, false) {
+                points.push(throughput_point(f64::from(c), f));
+            }
+        }
+        if !points.is_empty() {
+            series.push(Series {
+                name: s.clone(),
+                color,
+                dashed: false,
+                points,
+            });
+        }
+    }
+    let cores: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.x))
+        .collect();
+    let first = cores.first()?;
+    if cores.iter().all(|c| c == first) {
+        return None;
+    }
+    let title = format!("Throughput by server cores, {workload}");
+    Some(NamedChart {
+        id: format!("scaling-{}", slug(workload)),
+        caption: "Each server's best mean requests per second at each core count, over its \
+                  concurrency levels (valid steps first, as in the summary); the band is that \
+                  step's 95% confidence interval."
+            .into(),
+        svg: svg::line_chart(&LineChart {
+            title: title.clone(),
+            x_label: "server cores".into(),
+            y_label: "requests per second".into(),
+            series,
+            whole_x: true,
+        }),
+        title,
+    })
 }

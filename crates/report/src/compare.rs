@@ -14,6 +14,7 @@ use crate::error::{ReportError, Result};
 use crate::escape::md_cell;
 use crate::figures::grouped;
 use crate::markdown;
+use crate::ratios;
 use crate::table::{Align, Cell, Column, Table};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -134,7 +135,14 @@ pub struct Comparison {
     pub geomean: Option<GeoMean>,
     /// Steps measured on one side only, or failed on either.
     pub unmatched: Vec<String>,
+    /// Two servers of one run: the lab's paired ratios of B over A, pooled
+    /// and per level, turned to B over A when stored the other way round.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paired: Vec<throng_model::Comparison>,
 }
+
+/// The line over the step-by-step table when paired ratios lead.
+const UNPAIRED: &str = "Unpaired, step by step:";
 
 /// The mark beside a figure whose step's verdict is suspect.
 pub const SUSPECT: &str = "†";
@@ -231,6 +239,7 @@ fn finish(
         rows,
         geomean,
         unmatched,
+        paired: Vec::new(),
     }
 }
 
@@ -337,7 +346,14 @@ pub fn compare_servers(
             unmatched.push(format!("{}: {a} has no such step", key.label()));
         }
     }
-    Ok(finish(a.to_string(), b.to_string(), opts, rows, unmatched))
+    let paired = ratios::sorted(run)
+        .into_iter()
+        .filter_map(|c| ratios::oriented(c, a, b))
+        .collect();
+    Ok(Comparison {
+        paired,
+        ..finish(a.to_string(), b.to_string(), opts, rows, unmatched)
+    })
 }
 
 impl Comparison {
@@ -467,10 +483,58 @@ impl Comparison {
         t
     }
 
+    /// What leads when the lab stored paired ratios: one row per sweep,
+    /// pooled first; `None` otherwise.
+    fn paired_table(&self) -> Option<Table> {
+        if self.paired.is_empty() {
+            return None;
+        }
+        let mut t = Table::new(vec![
+            Column::left("sweep"),
+            Column::with_head(Cell::text(format!("{} / {}", self.b, self.a)), Align::Right),
+            Column::right("95% CI"),
+            Column::right("pairs"),
+            Column::left("decision"),
+        ]);
+        for c in &self.paired {
+            t.push(vec![
+                Cell::text(ratios::sweep_label(c)),
+                Cell::lit(ratios::ratio_text(c)),
+                Cell::lit(ratios::interval_text(c)),
+                Cell::lit(grouped(c.pairs.into())),
+                Cell::lit(ratios::decision_words(c.decision)),
+            ]);
+        }
+        Some(t)
+    }
+
+    /// The line over the paired table.
+    fn paired_title(&self) -> String {
+        format!(
+            "Paired: {}'s requests per second over {}'s, from rounds measured back to back",
+            self.b, self.a
+        )
+    }
+
     /// A table for the terminal.
     pub fn to_table(&self) -> String {
         let legend = self.legend().map(|l| l + "\n").unwrap_or_default();
-        format!("{}\n{legend}{}\n", terminal(&self.table()), self.footer())
+        let lead = match self.paired_table() {
+            Some(t) => {
+                format!(
+                    "{}\n{}\n{}\n\n{UNPAIRED}\n",
+                    self.paired_title(),
+                    terminal(&t),
+                    ratios::TABLE_NOTE
+                )
+            }
+            None => String::new(),
+        };
+        format!(
+            "{lead}{}\n{legend}{}\n",
+            terminal(&self.table()),
+            self.footer()
+        )
     }
 
     pub fn to_markdown(&self) -> String {
@@ -478,8 +542,19 @@ impl Comparison {
             .legend()
             .map(|l| md_cell(&l) + "\n\n")
             .unwrap_or_default();
+        let lead = match self.paired_table() {
+            Some(t) => {
+                format!(
+                    "{}\n\n{}\n{}\n\n{UNPAIRED}\n\n",
+                    md_cell(&self.paired_title()),
+                    markdown::table(&t),
+                    md_cell(ratios::TABLE_NOTE),
+                )
+            }
+            None => String::new(),
+        };
         format!(
-            "{}\n{legend}{}\n",
+            "{lead}{}\n{legend}{}\n",
             markdown::table(&self.table()),
             md_cell(&self.footer())
         )

@@ -1,11 +1,12 @@
 //! Figures derived from stored rounds, shared by every output format so the
 //! HTML, Markdown, CSV and JSON never disagree.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::Serialize;
 use throng_model::max_users::{self, SweepEnd, DEFAULT_PATIENCE_S};
-use throng_model::{Estimate, RunData, StepRecord, StepStatus, WorkloadKind};
+use throng_model::{Diagnosis, Estimate, RunData, StepRecord, StepStatus, WorkloadKind};
 
 /// Bodies at least this large make a workload a large-file one, reported in
 /// MB/s with transfer times (as the Apache/lighttpd/nginx/Varnish article
@@ -51,6 +52,12 @@ pub struct StepFigures {
     pub shared_cores: bool,
     pub verdict: String,
     pub verdict_reasons: Vec<String>,
+    /// Syscalls by name per response, from the diagnostic round when it
+    /// counted them.
+    pub syscalls_per_request: Option<BTreeMap<String, f64>>,
+    /// The diagnostic round after the measured ones, as stored; none of the
+    /// figures above comes from it.
+    pub diagnosis: Option<Diagnosis>,
 }
 
 pub fn step_figures(s: &StepRecord) -> StepFigures {
@@ -121,6 +128,12 @@ pub fn step_figures(s: &StepRecord) -> StepFigures {
             .iter()
             .map(|r| format!("{}: {}", r.code, r.message))
             .collect(),
+        syscalls_per_request: s
+            .diagnosis
+            .as_ref()
+            .filter(|d| crate::cost::counted(d))
+            .map(|d| d.syscalls_per_request.clone()),
+        diagnosis: s.diagnosis.clone(),
     }
 }
 

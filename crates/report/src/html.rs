@@ -11,8 +11,8 @@ use crate::analysis::Analysis;
 use crate::charts::NamedChart;
 use crate::escape::xml as esc;
 use crate::figures::{self, grouped};
-use crate::table::{Align, Aside, Cell, Kind, Mark, Table};
-use crate::tables;
+use crate::table::{Align, Aside, Cell, Heading, Kind, Mark, Table};
+use crate::{cost, parity, ratios, tables};
 
 const CSS: &str = r#"
 :root { color-scheme: light dark; --fg: #1f2328; --bg: #ffffff; --muted: #59636e; --line: #d1d9e0;
@@ -35,6 +35,7 @@ th { font-weight: 600; }
 .suspect, .warn { color: var(--warn); }
 .failed, .fail { color: var(--bad); }
 .v { font-size: 0.85em; display: block; }
+.hl { box-shadow: inset 3px 0 var(--warn); font-weight: 600; }
 figure.chart { margin: 1.5em 0; }
 figure.chart svg { color: var(--fg); max-width: 100%; height: auto; }
 figure.chart svg .bg { fill: var(--bg); }
@@ -95,11 +96,13 @@ pub fn render(run: &RunData, a: &Analysis) -> String {
         );
     }
 
-    let _ = writeln!(
-        o,
-        "{}",
-        table(&tables::summary(&a.summary_workloads, &a.summary))
-    );
+    let summary = tables::summary(&a.summary_workloads, &a.summary);
+    if a.ratios.is_empty() {
+        let _ = writeln!(o, "{}", table(&summary));
+    } else {
+        paired_summary(&mut o, run, a);
+        let _ = writeln!(o, "{}", table(&summary.subsection(tables::BEST_FIGURES)));
+    }
     // Workload names are escaped with the rest: the note is text.
     let _ = writeln!(
         o,
@@ -119,6 +122,15 @@ pub fn render(run: &RunData, a: &Analysis) -> String {
     if let Some(t) = tables::best(run, &a.steps) {
         let _ = writeln!(o, "{}", table(&t));
     }
+    if let Some(t) = tables::parity(run) {
+        let _ = writeln!(
+            o,
+            "{}\n<p class=\"meta\">{}</p>",
+            table(&t),
+            esc(parity::LEGEND)
+        );
+        list(&mut o, &parity::notes(run));
+    }
 
     o.push_str("<h2 id=\"charts\">Charts</h2>\n");
     if a.charts.is_empty() {
@@ -128,8 +140,30 @@ pub fn render(run: &RunData, a: &Analysis) -> String {
         chart(&mut o, c);
     }
 
+    let levels = tables::paired_per_level(run);
+    if !levels.is_empty() {
+        let _ = writeln!(
+            o,
+            "{}\n<p class=\"meta\">{}</p>",
+            heading(&Heading::section("paired", "Paired comparisons per level")),
+            esc(ratios::LEVELS_NOTE)
+        );
+        for t in &levels {
+            let _ = writeln!(o, "{}", table(t));
+        }
+    }
     let _ = writeln!(o, "{}", table(&tables::steps(&a.steps)));
     o.push_str("<p class=\"meta\">req/s: mean over rounds with the 95% confidence interval of the mean (Student's t). p50/p99: median over rounds. Server CPU: user + system time of the server's process tree per second of wall time (100% = one core).</p>\n");
+    if let Some(t) = tables::costs(&a.steps) {
+        let _ = writeln!(
+            o,
+            "{}\n<p>{}</p>",
+            heading(&Heading::section("cost", cost::HEADING)),
+            esc(cost::INTRO)
+        );
+        list(&mut o, &cost::best_lines(run, &a.steps));
+        let _ = writeln!(o, "{}", table(&t));
+    }
     failures(&mut o, run);
     let _ = writeln!(o, "{}", table(&tables::environment(run)));
     if let Some(t) = tables::kernel_settings(run) {
@@ -160,6 +194,40 @@ pub fn render(run: &RunData, a: &Analysis) -> String {
         r.id
     );
     o
+}
+
+/// The summary when the run has paired ratios: each server against the
+/// baseline in words, then every pooled comparison.
+fn paired_summary(o: &mut String, run: &RunData, a: &Analysis) {
+    let _ = writeln!(o, "{}", heading(&Heading::section("summary", "Summary")));
+    if let Some(base) = &a.baseline {
+        let _ = writeln!(o, "<p>{}</p>", esc(&ratios::intro(base)));
+    }
+    for g in &a.ratios {
+        let _ = writeln!(o, "<p><strong>{}</strong></p>", esc(&g.title()));
+        let lines: Vec<String> = g.lines.iter().map(|l| l.sentence()).collect();
+        list(o, &lines);
+    }
+    if let Some(t) = tables::paired(run) {
+        let _ = writeln!(
+            o,
+            "{}\n<p class=\"meta\">{}</p>",
+            table(&t),
+            esc(ratios::TABLE_NOTE)
+        );
+    }
+}
+
+/// Plain-text lines as a list; nothing when there are none.
+fn list(o: &mut String, lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    o.push_str("<ul>\n");
+    for l in lines {
+        let _ = writeln!(o, "<li>{}</li>", esc(l));
+    }
+    o.push_str("</ul>\n");
 }
 
 fn chart(o: &mut String, c: &NamedChart) {
@@ -206,11 +274,12 @@ fn servers(o: &mut String, run: &RunData) {
     for s in &run.servers {
         let _ = writeln!(
             o,
-            "<h3>{}</h3>\n<p>{} {} · recipe <code>{}</code> · package <code>{}</code> · {} · executable {}</p>",
+            "<h3>{}</h3>\n<p>{} {} · recipe <code>{}</code> ({} profile) · package <code>{}</code> · {} · executable {}</p>",
             esc(&s.name),
             esc(&s.name),
             esc(&s.version),
             esc(&s.recipe),
+            esc(&s.profile),
             esc(if s.package.is_empty() { "–" } else { &s.package }),
             esc(&s.model),
             if s.exe_bytes > 0 { grouped(s.exe_bytes) + " bytes" } else { "size unknown".into() }
@@ -231,8 +300,7 @@ fn servers(o: &mut String, run: &RunData) {
 pub fn table(t: &Table) -> String {
     let mut o = String::new();
     if let Some(h) = &t.heading {
-        let id = h.id.map(|id| format!(" id=\"{id}\"")).unwrap_or_default();
-        let _ = writeln!(o, "<h{l}{id}>{}</h{l}>", esc(&h.text), l = h.level);
+        let _ = writeln!(o, "{}", heading(h));
     }
     o.push_str(if t.wide {
         "<div class=\"scroll\"><table>\n"
@@ -257,15 +325,28 @@ pub fn table(t: &Table) -> String {
     o
 }
 
+/// A heading, without a newline after it.
+pub fn heading(h: &Heading) -> String {
+    let id = h.id.map(|id| format!(" id=\"{id}\"")).unwrap_or_default();
+    format!("<h{l}{id}>{}</h{l}>", esc(&h.text), l = h.level)
+}
+
 /// One cell: text to the left gets class `t` (numbers align right by
 /// default); a verdict under a value is a `v` block, a verdict alone is
 /// inline; the reasons and the evidence are tooltips.
 fn cell(o: &mut String, tag: &str, c: &Cell, align: Align) {
-    let class = match (align, &c.hook) {
-        (Align::Left, Some(h)) => format!(" class=\"t {h}\""),
-        (Align::Left, None) => " class=\"t\"".to_string(),
-        (Align::Right, Some(h)) => format!(" class=\"{h}\""),
-        (Align::Right, None) => String::new(),
+    let classes: Vec<&str> = [
+        (align == Align::Left).then_some("t"),
+        c.hook.as_deref(),
+        c.highlight.then_some("hl"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let class = if classes.is_empty() {
+        String::new()
+    } else {
+        format!(" class=\"{}\"", classes.join(" "))
     };
     let tip = c
         .tip

@@ -3,21 +3,26 @@
 //! can be tested byte for byte against a fixture.
 //!
 //! The way through: [`Analysis`] derives the figures and charts of a run
-//! once; `tables` builds the report's tables from it as one format-free
-//! [`table::Table`] model; `html` and `markdown` render those tables and the
-//! prose around them, `tabular` the CSV and JSON. The statistics are
-//! `throng-stats`', the stored schema `throng-model`'s.
+//! once; `ratios`, `parity` and `cost` word what the lab stored about
+//! fairness (paired ratios, settings, the cost of a request) as plain
+//! text; `tables` builds the report's tables from all of it as one
+//! format-free [`table::Table`] model; `html` and `markdown` render those
+//! tables and the prose around them, `tabular` the CSV and JSON. The
+//! statistics are `throng-stats`', the stored schema `throng-model`'s.
 
 pub mod analysis;
 pub mod charts;
 pub mod compare;
+pub mod cost;
 pub mod error;
 pub mod escape;
 pub mod export;
 pub mod figures;
 pub mod html;
 pub mod markdown;
+pub mod parity;
 pub mod png;
+pub mod ratios;
 pub mod svg;
 pub mod table;
 pub mod tables;

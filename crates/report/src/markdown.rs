@@ -8,8 +8,8 @@ use throng_model::RunData;
 use crate::analysis::Analysis;
 use crate::escape::{md_cell as cell, md_fence};
 use crate::figures::{self, grouped};
-use crate::table::{Align, Aside, Cell, Kind, Table};
-use crate::tables;
+use crate::table::{Align, Aside, Cell, Heading, Kind, Table};
+use crate::{cost, parity, ratios, tables};
 
 pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
     let mut o = String::new();
@@ -38,13 +38,23 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
         cell(&env.hostname)
     );
 
-    o.push_str(&table(&tables::summary(&a.summary_workloads, &a.summary)));
+    let summary = tables::summary(&a.summary_workloads, &a.summary);
+    if a.ratios.is_empty() {
+        o.push_str(&table(&summary));
+    } else {
+        paired_summary(&mut o, run, a);
+        o.push_str(&table(&summary.subsection(tables::BEST_FIGURES)));
+    }
     let _ = write!(
         o,
         "\n{}\n\n",
         tables::summary_note(&a.summary_workloads, cell)
     );
     features(&mut o, run);
+    if let Some(t) = tables::parity(run) {
+        let _ = write!(o, "{}\n{}\n\n", table(&t), cell(parity::LEGEND));
+        list(&mut o, &parity::notes(run));
+    }
 
     if let Some(dir) = image_dir {
         o.push_str("## Charts\n\n");
@@ -60,7 +70,30 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
         }
     }
 
+    let levels = tables::paired_per_level(run);
+    if !levels.is_empty() {
+        let _ = write!(
+            o,
+            "{}\n{}\n\n",
+            heading(&Heading::section("paired", "Paired comparisons per level")),
+            cell(ratios::LEVELS_NOTE)
+        );
+        for t in &levels {
+            o.push_str(&table(t));
+            o.push('\n');
+        }
+    }
     o.push_str(&table(&tables::steps(&a.steps).without(tables::SERVER_CPU)));
+    if let Some(t) = tables::costs(&a.steps) {
+        let _ = write!(
+            o,
+            "\n{}\n{}\n\n",
+            heading(&Heading::section("cost", cost::HEADING)),
+            cell(cost::INTRO)
+        );
+        list(&mut o, &cost::best_lines(run, &a.steps));
+        o.push_str(&table(&t));
+    }
 
     // The kernel settings are rows of the environment's table here.
     let mut env = tables::environment(run);
@@ -79,11 +112,12 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
         for s in &run.servers {
             let _ = writeln!(
                 o,
-                "\n### {}\n\n{} {}, recipe {}, package {}, {}, executable {} bytes\n",
+                "\n### {}\n\n{} {}, recipe {} ({} profile), package {}, {}, executable {} bytes\n",
                 cell(&s.name),
                 cell(&s.name),
                 cell(&s.version),
                 cell(&s.recipe),
+                cell(&s.profile),
                 cell(&s.package),
                 cell(&s.model),
                 grouped(s.exe_bytes)
@@ -102,6 +136,36 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
         );
     }
     o
+}
+
+/// The summary when the run has paired ratios: each server against the
+/// baseline in words, then every pooled comparison.
+fn paired_summary(o: &mut String, run: &RunData, a: &Analysis) {
+    o.push_str(&heading(&Heading::section("summary", "Summary")));
+    if let Some(base) = &a.baseline {
+        let _ = write!(o, "\n{}\n", cell(&ratios::intro(base)));
+    }
+    o.push('\n');
+    for g in &a.ratios {
+        let _ = write!(o, "**{}**\n\n", cell(&g.title()));
+        let lines: Vec<String> = g.lines.iter().map(|l| l.sentence()).collect();
+        list(o, &lines);
+    }
+    if let Some(t) = tables::paired(run) {
+        let _ = write!(o, "{}\n{}\n\n", table(&t), cell(ratios::TABLE_NOTE));
+    }
+}
+
+/// Plain-text lines as a list followed by a blank line; nothing when
+/// there are none.
+fn list(o: &mut String, lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    for l in lines {
+        let _ = writeln!(o, "- {}", cell(l));
+    }
+    o.push('\n');
 }
 
 /// The feature table of ACME's thttpd comparison, as probed live, with
@@ -145,7 +209,8 @@ fn features(o: &mut String, run: &RunData) {
 pub fn table(t: &Table) -> String {
     let mut o = String::new();
     if let Some(h) = &t.heading {
-        let _ = write!(o, "{} {}\n\n", "#".repeat(h.level.into()), h.text);
+        o.push_str(&heading(h));
+        o.push('\n');
     }
     if t.head_row {
         let heads: Vec<String> = t.columns.iter().map(|c| content(&c.head)).collect();
@@ -169,6 +234,12 @@ pub fn table(t: &Table) -> String {
     o
 }
 
+/// A heading and its newline. Its text is escaped: a subsection can be
+/// named after a workload.
+pub fn heading(h: &Heading) -> String {
+    format!("{} {}\n", "#".repeat(h.level.into()), cell(&h.text))
+}
+
 /// A cell's text with what goes around it: an aside after the value (a
 /// warning in parentheses, since Markdown has no colour), the verdict after
 /// a dash, where it was measured in parentheses.
@@ -177,6 +248,9 @@ fn content(c: &Cell) -> String {
         Kind::Text | Kind::Code => cell(&c.text),
         Kind::Literal => c.text.clone(),
     };
+    if c.highlight && !s.is_empty() {
+        s = format!("**{s}**");
+    }
     match &c.aside {
         Some(Aside::Plain(a)) => {
             s.push(' ');

@@ -41,6 +41,9 @@ pub struct LineChart {
     pub x_label: String,
     pub y_label: String,
     pub series: Vec<Series>,
+    /// Ticks only at whole numbers: x counts things (cores) that come in
+    /// no fractions.
+    pub whole_x: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -85,6 +88,17 @@ pub fn nice_ticks(lo: f64, hi: f64, max_ticks: usize) -> (f64, f64, Vec<f64>) {
     let count = ((last - first) / step).round() as usize;
     let ticks = (0..=count).map(|i| first + i as f64 * step).collect();
     (first, last, ticks)
+}
+
+/// Ticks from zero at whole numbers only, as [`nice_ticks`] would place
+/// them where its step is one or more.
+pub fn whole_ticks(hi: f64, max_ticks: usize) -> (f64, f64, Vec<f64>) {
+    let (lo, hi, ticks) = nice_ticks(0.0, hi.max(1.0), max_ticks);
+    if ticks.len() < 2 || ticks[1] - ticks[0] >= 1.0 {
+        return (lo, hi, ticks);
+    }
+    let last = hi.ceil();
+    (0.0, last, (0..=last as u32).map(f64::from).collect())
 }
 
 /// Short tick text: 1500 → "1.5k", 2000000 → "2M", 0.25 → "0.25".
@@ -136,7 +150,11 @@ pub fn line_chart(c: &LineChart) -> String {
         xmax = xmax.max(p.x);
         ymax = ymax.max(p.y).max(p.band.map_or(0.0, |b| b.1));
     }
-    let (x0, x1, xt) = nice_ticks(0.0, xmax, 8);
+    let (x0, x1, xt) = if c.whole_x {
+        whole_ticks(xmax, 8)
+    } else {
+        nice_ticks(0.0, xmax, 8)
+    };
     let (y0, y1, yt) = nice_ticks(0.0, ymax, 6);
     let sx = |x: f64| left + (x - x0) / (x1 - x0) * (right - left);
     let sy = |y: f64| bottom - (y - y0) / (y1 - y0) * (bottom - top);
@@ -375,6 +393,16 @@ mod tests {
         assert_eq!((lo, hi), (0.0, 1.0));
         let shown: Vec<String> = t.iter().map(|v| si(*v)).collect();
         assert_eq!(shown, ["0", "0.2", "0.4", "0.6", "0.8", "1"]);
+    }
+
+    #[test]
+    fn whole_ticks_skip_fractions() {
+        assert_eq!(whole_ticks(2.0, 8), (0.0, 2.0, vec![0.0, 1.0, 2.0]));
+        assert_eq!(whole_ticks(4.0, 8).2, [0.0, 1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(
+            whole_ticks(64.0, 8).2,
+            [0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0]
+        );
     }
 
     #[test]

@@ -1,10 +1,11 @@
-//! One table model for every format. The report's tables (summary, best per
-//! workload, every step, features, max users searched, environment, machine
-//! check) and the comparison's are built once as a [`Table`], from the
-//! analysis and the run, and `html::table` and `markdown::table` turn a
-//! `Table` into their markup, the way hyperfine's markup exporters share one
-//! table. Formats then differ only in how a kind of cell looks, never in
-//! what a table holds.
+//! One table model for every format. The report's tables (summary, paired
+//! comparisons, best per workload, parity, every step, cost per request,
+//! features, max users searched, environment, machine check) and the
+//! comparison's are built once as a [`Table`], from the analysis and the
+//! run, and `html::table` and `markdown::table` turn a `Table` into their
+//! markup, the way hyperfine's markup exporters share one table. Formats
+//! then differ only in how a kind of cell looks, never in what a table
+//! holds.
 //!
 //! This module knows no format: it depends on nothing else in the crate.
 
@@ -84,6 +85,9 @@ pub struct Cell {
     pub hook: Option<String>,
     /// What backs the value (a feature's evidence): the tooltip in HTML.
     pub tip: Option<String>,
+    /// The value stands out from its row (a setting one server has
+    /// otherwise): a class in HTML, bold in Markdown.
+    pub highlight: bool,
 }
 
 impl Cell {
@@ -97,6 +101,7 @@ impl Cell {
             source: None,
             hook: None,
             tip: None,
+            highlight: false,
         }
     }
 
@@ -159,6 +164,11 @@ impl Cell {
         self.head = true;
         self
     }
+
+    pub fn highlight(mut self) -> Cell {
+        self.highlight = true;
+        self
+    }
 }
 
 /// A column: its heading and alignment.
@@ -189,7 +199,8 @@ impl Column {
     }
 }
 
-/// The heading a table opens its section with.
+/// The heading a table opens its section with, or one that opens a
+/// section of several tables and prose.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Heading {
     /// 2 for a section, 3 for a subsection.
@@ -197,6 +208,26 @@ pub struct Heading {
     /// Anchor in HTML, for links within the article.
     pub id: Option<&'static str>,
     pub text: String,
+}
+
+impl Heading {
+    /// A section: `level` 2, with an anchor.
+    pub fn section(id: &'static str, text: &str) -> Heading {
+        Heading {
+            level: 2,
+            id: Some(id),
+            text: text.to_string(),
+        }
+    }
+
+    /// A subsection: `level` 3, without an anchor.
+    pub fn subsection(text: &str) -> Heading {
+        Heading {
+            level: 3,
+            id: None,
+            text: text.to_string(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -232,21 +263,13 @@ impl Table {
 
     /// A section of its own: `level` 2, with an anchor.
     pub fn section(mut self, id: &'static str, text: &str) -> Table {
-        self.heading = Some(Heading {
-            level: 2,
-            id: Some(id),
-            text: text.to_string(),
-        });
+        self.heading = Some(Heading::section(id, text));
         self
     }
 
     /// A subsection: `level` 3, without an anchor.
     pub fn subsection(mut self, text: &str) -> Table {
-        self.heading = Some(Heading {
-            level: 3,
-            id: None,
-            text: text.to_string(),
-        });
+        self.heading = Some(Heading::subsection(text));
         self
     }
 

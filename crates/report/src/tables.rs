@@ -3,13 +3,14 @@
 //! (its notes, the feature evidence as tooltips or as a list) stays with
 //! the format.
 
-use throng_model::{Feature, RunData, Severity};
+use throng_model::{Comparison, Feature, RunData, Severity};
 
 use crate::figures::{
     self, duration_us, grouped, mib, rate_with_ci, StepFigures, StepRef, SummaryRow,
     SummaryWorkloads,
 };
 use crate::table::{Align, Cell, Column, Mark, Table};
+use crate::{cost, parity, ratios};
 
 fn bytes_or_none(b: u64, text: impl Fn(u64) -> String) -> Cell {
     if b > 0 {
@@ -348,6 +349,184 @@ pub fn steps(figs: &[StepFigures]) -> Table {
         ]);
     }
     t
+}
+
+/// The summary table's heading when paired ratios lead the summary.
+pub const BEST_FIGURES: &str = "Best figures per server";
+
+/// Every stored pooled comparison, as stored; `None` when the run has none.
+pub fn paired(run: &RunData) -> Option<Table> {
+    let pooled: Vec<&Comparison> = ratios::sorted(run)
+        .into_iter()
+        .filter(|c| c.concurrency.is_none())
+        .collect();
+    if pooled.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(vec![
+        Column::left("A"),
+        Column::left("B"),
+        Column::left("Workload"),
+        Column::right("Cores"),
+        Column::right("B/A req/s"),
+        Column::right("95% CI"),
+        Column::right("Pairs"),
+        Column::left("Decision"),
+    ])
+    .subsection("Paired comparisons")
+    .wide();
+    for c in pooled {
+        t.push(vec![
+            Cell::text(&c.a),
+            Cell::text(&c.b),
+            Cell::text(&c.workload),
+            Cell::lit(c.cores.to_string()),
+            Cell::lit(ratios::ratio_text(c)),
+            Cell::lit(ratios::interval_text(c)),
+            Cell::lit(grouped(c.pairs.into())),
+            Cell::lit(ratios::decision_words(c.decision)),
+        ]);
+    }
+    Some(t)
+}
+
+/// The stored per-level comparisons, one table per workload and core
+/// count: a row per level, a column per pair of servers.
+pub fn paired_per_level(run: &RunData) -> Vec<Table> {
+    let levels: Vec<&Comparison> = ratios::sorted(run)
+        .into_iter()
+        .filter(|c| c.concurrency.is_some())
+        .collect();
+    let mut out = Vec::new();
+    let mut rest = levels.as_slice();
+    while let Some(first) = rest.first() {
+        let n = rest
+            .iter()
+            .take_while(|c| c.workload == first.workload && c.cores == first.cores)
+            .count();
+        let (group, tail) = rest.split_at(n);
+        rest = tail;
+        let mut pairs: Vec<(&str, &str)> = Vec::new();
+        let mut concurrency: Vec<u32> = Vec::new();
+        for c in group {
+            if !pairs.contains(&(c.a.as_str(), c.b.as_str())) {
+                pairs.push((&c.a, &c.b));
+            }
+            if let Some(l) = c.concurrency.filter(|l| !concurrency.contains(l)) {
+                concurrency.push(l);
+            }
+        }
+        let mut columns = vec![Column::right("Conc.")];
+        columns.extend(
+            pairs
+                .iter()
+                .map(|(a, b)| Column::with_head(Cell::text(format!("{b} / {a}")), Align::Right)),
+        );
+        let title = format!("{}, {}", first.workload, figures::cores_label(first.cores));
+        let mut t = Table::new(columns).subsection(&title).wide();
+        for level in concurrency {
+            let mut row = vec![Cell::lit(level.to_string())];
+            for (a, b) in &pairs {
+                let c = group
+                    .iter()
+                    .find(|c| c.concurrency == Some(level) && c.a == *a && c.b == *b);
+                row.push(c.map_or_else(Cell::none, |c| {
+                    Cell::lit(format!(
+                        "{} [{}] {}",
+                        ratios::ratio_text(c),
+                        ratios::interval_text(c),
+                        ratios::decision_words(c.decision)
+                    ))
+                    .aside(format!("({})", ratios::pairs_text(c.pairs)))
+                }));
+            }
+            t.push(row);
+        }
+        out.push(t);
+    }
+    out
+}
+
+/// The settings that change results, a column per server headed by its
+/// profile; `None` when no server's recipe says any.
+pub fn parity(run: &RunData) -> Option<Table> {
+    let rows = parity::rows(run);
+    if rows.is_empty() {
+        return None;
+    }
+    let mut columns = vec![Column::left("Setting")];
+    columns.extend(run.servers.iter().map(|s| {
+        Column::with_head(
+            Cell::text(&s.name).aside(format!("({})", s.profile)),
+            Align::Left,
+        )
+    }));
+    let mut t = Table::new(columns)
+        .section("parity", "Settings that change results")
+        .wide();
+    for r in rows {
+        let mut row = vec![Cell::code(r.setting.name())];
+        for e in &r.entries {
+            row.push(match e {
+                Some(e) => {
+                    let cell = Cell::text(&e.value).aside(format!("({})", e.source.name()));
+                    let cell = if e.detail.is_empty() {
+                        cell
+                    } else {
+                        cell.tip(&e.detail)
+                    };
+                    if r.differs {
+                        cell.highlight()
+                    } else {
+                        cell
+                    }
+                }
+                None => Cell::none(),
+            });
+        }
+        t.push(row);
+    }
+    Some(t)
+}
+
+/// The cost of a request at every step with a diagnostic round; `None`
+/// when no step had one.
+pub fn costs(figs: &[StepFigures]) -> Option<Table> {
+    let mut t = Table::new(vec![
+        Column::left("Server"),
+        Column::right("Cores"),
+        Column::left("Workload"),
+        Column::right("Conc."),
+        Column::left("Syscalls per request"),
+        Column::right("CPU/req"),
+        Column::right("Switches/req"),
+        Column::right("Log/req"),
+        Column::left("Counted by"),
+    ])
+    .subsection("Every diagnosed step")
+    .wide();
+    for f in figs {
+        let Some(d) = &f.diagnosis else {
+            continue;
+        };
+        t.push(vec![
+            Cell::text(&f.server),
+            Cell::lit(f.cores.to_string()),
+            Cell::text(&f.workload),
+            Cell::lit(f.concurrency.to_string()),
+            Cell::text(cost::syscalls_or_why(d)),
+            f.cpu_us_per_request
+                .map_or_else(Cell::none, |c| Cell::lit(format!("{c:.1} µs"))),
+            Cell::lit(format!("{:.2}", cost::switches(d))),
+            Cell::lit(format!("{:.0} B", d.log_bytes_per_request)),
+            if d.tool.is_empty() {
+                Cell::none()
+            } else {
+                Cell::text(&d.tool)
+            },
+        ]);
+    }
+    (!t.rows.is_empty()).then_some(t)
 }
 
 /// Heading of the steps table's server CPU column, which Markdown leaves

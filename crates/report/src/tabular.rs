@@ -1,7 +1,10 @@
 //! CSV and JSON: the numbers without the prose.
 
+use std::collections::BTreeMap;
+
+use serde::ser::SerializeMap;
 use serde::Serialize;
-use throng_model::RunData;
+use throng_model::{Comparison, RunData, Setting, Source};
 
 use crate::analysis::Analysis;
 use crate::error::Result;
@@ -75,16 +78,73 @@ pub fn csv(run: &RunData, a: &Analysis) -> String {
 #[derive(Serialize)]
 struct JsonReport<'a> {
     schema: u32,
+    baseline: Option<&'a str>,
     run: &'a RunData,
     summary: &'a [SummaryRow],
+    comparisons: &'a [Comparison],
+    servers: Vec<JsonServer<'a>>,
     steps: &'a [StepFigures],
 }
 
+/// A server's settings keyed by setting, for tools that look one up.
+#[derive(Serialize)]
+struct JsonServer<'a> {
+    name: &'a str,
+    profile: &'a str,
+    parity: JsonParity<'a>,
+}
+
+/// Settings in [`Setting::ALL`] order, each under [`Setting::name`], as
+/// recipes and the database spell it: the enum's derived serde name spells
+/// the keep-alive settings `keep_alive_*`, which nothing else uses.
+struct JsonParity<'a>(BTreeMap<Setting, JsonSetting<'a>>);
+
+impl Serialize for JsonParity<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k.name(), v)?;
+        }
+        m.end()
+    }
+}
+
+#[derive(Serialize)]
+struct JsonSetting<'a> {
+    value: &'a str,
+    source: Source,
+    detail: &'a str,
+}
+
 pub fn json(run: &RunData, a: &Analysis) -> Result<Vec<u8>> {
+    let servers = run
+        .servers
+        .iter()
+        .map(|s| JsonServer {
+            name: &s.name,
+            profile: &s.profile,
+            parity: JsonParity(
+                s.parity
+                    .iter()
+                    .map(|p| {
+                        let value = JsonSetting {
+                            value: &p.value,
+                            source: p.source,
+                            detail: &p.detail,
+                        };
+                        (p.setting, value)
+                    })
+                    .collect(),
+            ),
+        })
+        .collect();
     let mut v = serde_json::to_vec_pretty(&JsonReport {
         schema: JSON_SCHEMA,
+        baseline: a.baseline.as_deref(),
         run,
         summary: &a.summary,
+        comparisons: &run.comparisons,
+        servers,
         steps: &a.steps,
     })?;
     v.push(b'\n');

@@ -89,6 +89,7 @@ fn chart_snapshots() {
             "latency-tiny-1c",
             "throughput-tiny-2c",
             "latency-tiny-2c",
+            "scaling-tiny",
             "latency-large-1c",
             "memory",
             "total-time-tiny",

@@ -1,0 +1,181 @@
+//! Parity: the settings each server ran with that change results, side by
+//! side, and what a difference in each is likely to cost. The comment
+//! sections under published benchmarks keep asking "was sendfile on for
+//! both?", "was the access log off?"; the answer belongs in the article.
+//!
+//! Lines here are plain text; each format escapes them whole, since values
+//! and server names come from recipes and the study.
+
+use throng_model::{ParityEntry, RunData, Setting};
+
+/// What a difference in a setting is likely to do to the figures.
+pub fn effect(s: Setting) -> &'static str {
+    match s {
+        Setting::AccessLog => "a server that logs writes a log line per request",
+        Setting::Sendfile => {
+            "a server without it copies the file through user space on every response"
+        }
+        Setting::OpenFileCache => {
+            "a server without it opens and stats the file on every request (see syscalls per \
+             request)"
+        }
+        Setting::KeepAliveTimeout => {
+            "a shorter timeout closes idle connections sooner, so a client that pauses reconnects"
+        }
+        Setting::KeepAliveRequests => {
+            "a server with a limit closes connections after that many requests, so the client \
+             reconnects"
+        }
+        Setting::Workers => {
+            "more workers than cores queue behind each other; fewer leave cores idle"
+        }
+        Setting::Pinning => {
+            "an unpinned server can be moved between cores, and leaves its caches behind when it is"
+        }
+        Setting::Gzip => {
+            "a server that compresses spends CPU on every compressible response and sends fewer \
+             bytes"
+        }
+        Setting::Etag => {
+            "an ETag adds a header to every response, and some servers stat the file to compute it"
+        }
+        Setting::LastModified => {
+            "a Last-Modified header adds bytes to every response and needs the file's \
+             modification time"
+        }
+        Setting::TcpNodelay => {
+            "without it a small response can wait for the client's delayed ACK (Nagle's \
+             algorithm)"
+        }
+        Setting::TcpNopush => {
+            "with it headers and body leave in full packets: fewer, larger segments"
+        }
+        Setting::ListenBacklog => {
+            "a shorter queue of pending connections refuses or drops connects in a burst, which \
+             shows as errors at high concurrency"
+        }
+        Setting::MaxConnections => {
+            "a lower limit refuses or queues connections beyond it, which shows as errors or \
+             latency at high concurrency"
+        }
+        Setting::Protocol => {
+            "a different protocol is a different workload: framing and header handling change \
+             the cost of every request"
+        }
+        Setting::Cipher => "a different cipher changes the CPU spent encrypting every byte",
+    }
+}
+
+/// One setting across the run's servers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParityRow<'a> {
+    pub setting: Setting,
+    /// One per server, in the run's order; `None` where the server's
+    /// recipe does not say.
+    pub entries: Vec<Option<&'a ParityEntry>>,
+    /// Two servers that say ran with different values. A server that does
+    /// not say is unknown, not different.
+    pub differs: bool,
+}
+
+/// The settings any server has, in [`Setting::ALL`] order.
+pub fn rows(run: &RunData) -> Vec<ParityRow<'_>> {
+    let mut out = Vec::new();
+    for setting in Setting::ALL {
+        let entries: Vec<Option<&ParityEntry>> = run
+            .servers
+            .iter()
+            .map(|s| s.parity.iter().find(|p| p.setting == setting))
+            .collect();
+        let mut values = entries.iter().flatten().map(|p| p.value.trim());
+        let Some(first) = values.next() else {
+            continue;
+        };
+        let differs = values.any(|v| v != first);
+        out.push(ParityRow {
+            setting,
+            entries,
+            differs,
+        });
+    }
+    out
+}
+
+/// One line per setting that differs, with each server's value and the
+/// likely effect: "sendfile (nginx on, apache2-event off): a server
+/// without it copies the file through user space on every response".
+pub fn notes(run: &RunData) -> Vec<String> {
+    rows(run)
+        .iter()
+        .filter(|r| r.differs)
+        .map(|r| {
+            let values: Vec<String> = run
+                .servers
+                .iter()
+                .zip(&r.entries)
+                .filter_map(|(s, e)| e.map(|e| format!("{} {}", s.name, e.value)))
+                .collect();
+            format!(
+                "{} ({}): {}",
+                r.setting.name(),
+                values.join(", "),
+                effect(r.setting)
+            )
+        })
+        .collect()
+}
+
+/// What the parity table's marks mean, under it.
+pub const LEGEND: &str = "Each value says where it comes from: config (a line of the config \
+    throng rendered), default (the server's documented default, not in the config), lab (set by \
+    throng: workers, pinning, limits) or live (seen on the running server). Settings whose values \
+    differ between servers are marked; what the difference is likely to do follows.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use throng_model::{ServerRecord, Source};
+
+    fn server(name: &str, parity: &[(Setting, &str)]) -> ServerRecord {
+        ServerRecord {
+            name: name.into(),
+            parity: parity
+                .iter()
+                .map(|(setting, value)| ParityEntry {
+                    setting: *setting,
+                    value: value.to_string(),
+                    source: Source::Config,
+                    detail: String::new(),
+                })
+                .collect(),
+            ..ServerRecord::default()
+        }
+    }
+
+    #[test]
+    fn only_known_values_that_differ_make_a_note() {
+        let run = RunData {
+            servers: vec![
+                server("a", &[(Setting::Workers, "1"), (Setting::Sendfile, "on")]),
+                server("b", &[(Setting::Sendfile, "off"), (Setting::Workers, "1")]),
+                server("c", &[(Setting::Gzip, "on")]),
+            ],
+            ..RunData::default()
+        };
+        let rows = rows(&run);
+        let settings: Vec<(Setting, bool)> = rows.iter().map(|r| (r.setting, r.differs)).collect();
+        assert_eq!(
+            settings,
+            [
+                (Setting::Sendfile, true),
+                (Setting::Workers, false),
+                (Setting::Gzip, false)
+            ]
+        );
+        assert_eq!(
+            notes(&run),
+            ["sendfile (a on, b off): a server without it copies the file through user space on \
+              every response"]
+        );
+    }
+}

@@ -1,0 +1,288 @@
+//! Paired ratios between servers, as the lab stored them: B's requests per
+//! second over A's, from rounds of the two measured back to back, with a
+//! distribution-free interval and the lab's decision. Slices measured close
+//! in time share the machine's drift, so their ratio says more than two
+//! means measured minutes apart; the report leads with it, worded the way
+//! hyperfine words its comparisons.
+//!
+//! Lines here are plain text; each format escapes them whole, since server
+//! and workload names come from the study.
+
+use throng_model::{Comparison, Decision, RunData};
+
+use crate::cost::{self, SyscallGap};
+use crate::figures::{self, grouped, StepFigures};
+
+/// The server the others are compared against: the run's, or for runs
+/// stored before it was named, the first server.
+pub fn baseline(run: &RunData) -> Option<String> {
+    run.run
+        .baseline
+        .clone()
+        .or_else(|| figures::server_names(run).into_iter().next())
+}
+
+/// `c` as B = `b` over A = `a`: as stored, turned around when stored the
+/// other way, `None` when it compares other servers.
+pub fn oriented(c: &Comparison, a: &str, b: &str) -> Option<Comparison> {
+    if c.a == a && c.b == b {
+        Some(c.clone())
+    } else if c.a == b && c.b == a {
+        // The median of 1/x is 1/median, and the interval's bounds swap.
+        Some(Comparison {
+            a: a.to_string(),
+            b: b.to_string(),
+            ratio: 1.0 / c.ratio,
+            ci_low: 1.0 / c.ci_high,
+            ci_high: 1.0 / c.ci_low,
+            decision: match c.decision {
+                Decision::Higher => Decision::Lower,
+                Decision::Lower => Decision::Higher,
+                d => d,
+            },
+            ..c.clone()
+        })
+    } else {
+        None
+    }
+}
+
+/// The decision in words.
+pub fn decision_words(d: Decision) -> &'static str {
+    match d {
+        Decision::Equal => "equal within noise",
+        d => d.name(),
+    }
+}
+
+/// Decimals for a comparison's figures: two, or as many more (up to four)
+/// as it takes for the interval's bounds to read apart, since "0.60–0.60"
+/// would hide a tight interval as if it had none.
+fn decimals(c: &Comparison) -> usize {
+    (2..4)
+        .find(|&d| format!("{:.d$}", c.ci_low) != format!("{:.d$}", c.ci_high))
+        .unwrap_or(4)
+}
+
+/// "0.80×".
+pub fn ratio_text(c: &Comparison) -> String {
+    format!("{:.d$}×", c.ratio, d = decimals(c))
+}
+
+/// "0.79–0.81".
+pub fn interval_text(c: &Comparison) -> String {
+    let d = decimals(c);
+    format!("{:.d$}–{:.d$}", c.ci_low, c.ci_high)
+}
+
+/// "20 pairs", "1 pair".
+pub fn pairs_text(pairs: u32) -> String {
+    if pairs == 1 {
+        "1 pair".to_string()
+    } else {
+        format!("{} pairs", grouped(pairs.into()))
+    }
+}
+
+/// A comparison's sweep in a few words: "1 core, tiny, all levels",
+/// "2 cores, tiny, c=50".
+pub fn sweep_label(c: &Comparison) -> String {
+    let level = c
+        .concurrency
+        .map_or_else(|| "all levels".to_string(), |l| format!("c={l}"));
+    format!("{}, {}, {level}", figures::cores_label(c.cores), c.workload)
+}
+
+/// The stored comparisons in reading order: workloads as the run lists
+/// them, fewer cores first, the pooled one before the levels, then the
+/// pairs in server order.
+pub fn sorted(run: &RunData) -> Vec<&Comparison> {
+    let workloads = figures::workload_names(run);
+    let servers = figures::server_names(run);
+    let at = |v: &[String], x: &str| v.iter().position(|y| y == x).unwrap_or(usize::MAX);
+    let mut v: Vec<&Comparison> = run.comparisons.iter().collect();
+    v.sort_by_key(|c| {
+        (
+            at(&workloads, &c.workload),
+            c.cores,
+            c.concurrency.map_or(0, |l| u64::from(l) + 1),
+            at(&servers, &c.a),
+            at(&servers, &c.b),
+        )
+    });
+    v
+}
+
+/// One server's pooled ratio against the baseline, with the syscall the
+/// two differ in most.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatioLine {
+    /// B over the baseline.
+    pub comparison: Comparison,
+    pub gap: Option<SyscallGap>,
+}
+
+impl RatioLine {
+    /// "lighttpd: 1.62× nginx's requests per second (95% CI 1.57–1.67,
+    /// 48 pairs) — higher", and the largest syscall difference after it.
+    pub fn sentence(&self) -> String {
+        let c = &self.comparison;
+        let mut s = format!(
+            "{}: {} {}'s requests per second (95% CI {}, {}) — {}",
+            c.b,
+            ratio_text(c),
+            c.a,
+            interval_text(c),
+            pairs_text(c.pairs),
+            decision_words(c.decision)
+        );
+        if let Some(g) = &self.gap {
+            s.push_str("; ");
+            s.push_str(&g.sentence());
+        }
+        s
+    }
+}
+
+/// The ratio lines of one workload at one core count.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatioGroup {
+    pub workload: String,
+    pub cores: u32,
+    pub lines: Vec<RatioLine>,
+}
+
+impl RatioGroup {
+    /// "tiny, 1 core".
+    pub fn title(&self) -> String {
+        format!("{}, {}", self.workload, figures::cores_label(self.cores))
+    }
+}
+
+/// Every other server's pooled ratio against the baseline, per workload
+/// and core count; empty when the run stored no pooled comparison with the
+/// baseline (runs from before paired rounds).
+pub fn summary(run: &RunData, figs: &[StepFigures]) -> Vec<RatioGroup> {
+    let Some(base) = baseline(run) else {
+        return Vec::new();
+    };
+    let mut groups: Vec<RatioGroup> = Vec::new();
+    for c in sorted(run).into_iter().filter(|c| c.concurrency.is_none()) {
+        let other = if c.a == base { &c.b } else { &c.a };
+        let Some(c) = oriented(c, &base, other) else {
+            continue;
+        };
+        let gap = cost::biggest_gap(figs, &base, other, &c.workload, c.cores);
+        let line = RatioLine { comparison: c, gap };
+        let c = &line.comparison;
+        match groups.last_mut() {
+            Some(g) if g.workload == c.workload && g.cores == c.cores => g.lines.push(line),
+            _ => groups.push(RatioGroup {
+                workload: c.workload.clone(),
+                cores: c.cores,
+                lines: vec![line],
+            }),
+        }
+    }
+    groups
+}
+
+/// What the ratio lines are, before them.
+pub fn intro(baseline: &str) -> String {
+    format!(
+        "Each server's requests per second over {baseline}'s (the baseline), from rounds of the \
+         two measured back to back and pooled over the sweep's levels: the median of the \
+         per-pair ratios, with its distribution-free 95% interval."
+    )
+}
+
+/// What the per-level tables hold, before them.
+pub const LEVELS_NOTE: &str = "The paired ratios at each level of the sweep, B over A as each \
+    column names them: the median ratio with its 95% interval, the lab's decision, and the pairs \
+    behind it.";
+
+/// What the comparison tables hold, under them.
+pub const TABLE_NOTE: &str = "B/A: the median of the per-pair ratios of B's requests per second \
+    over A's, a pair being a round of each measured back to back; 95% CI: the distribution-free \
+    interval of that median. The decision is the lab's: higher or lower when the whole interval \
+    lies beyond its noise threshold, equal within noise when it lies within, undecided when it \
+    crosses the threshold (more pairs would tell).";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn comparison(a: &str, b: &str, ratio: f64, lo: f64, hi: f64, d: Decision) -> Comparison {
+        Comparison {
+            a: a.into(),
+            b: b.into(),
+            workload: "tiny".into(),
+            cores: 1,
+            concurrency: None,
+            ratio,
+            ci_low: lo,
+            ci_high: hi,
+            pairs: 48,
+            decision: d,
+        }
+    }
+
+    #[test]
+    fn lines_read_like_hyperfine_in_every_decision() {
+        let line = |c: Comparison| {
+            RatioLine {
+                comparison: c,
+                gap: None,
+            }
+            .sentence()
+        };
+        assert_eq!(
+            line(comparison(
+                "nginx",
+                "lighttpd",
+                1.62,
+                1.57,
+                1.67,
+                Decision::Higher
+            )),
+            "lighttpd: 1.62× nginx's requests per second (95% CI 1.57–1.67, 48 pairs) — higher"
+        );
+        assert_eq!(
+            line(comparison("nginx", "h2o", 1.0, 0.99, 1.01, Decision::Equal)),
+            "h2o: 1.00× nginx's requests per second (95% CI 0.99–1.01, 48 pairs) — equal within noise"
+        );
+        assert_eq!(
+            line(comparison(
+                "nginx",
+                "h2o",
+                0.98,
+                0.95,
+                1.01,
+                Decision::Undecided
+            )),
+            "h2o: 0.98× nginx's requests per second (95% CI 0.95–1.01, 48 pairs) — undecided"
+        );
+    }
+
+    #[test]
+    fn a_tight_interval_gets_the_decimals_to_show_it() {
+        let c = comparison("a", "b", 0.6, 0.5952, 0.6048, Decision::Lower);
+        assert_eq!(
+            (ratio_text(&c), interval_text(&c)),
+            ("0.600×".into(), "0.595–0.605".into())
+        );
+        let c = comparison("a", "b", 1.0, 1.0, 1.0, Decision::Equal);
+        assert_eq!(interval_text(&c), "1.0000–1.0000");
+    }
+
+    #[test]
+    fn a_comparison_stored_the_other_way_is_turned_around() {
+        let c = comparison("lighttpd", "nginx", 1.25, 1.2, 1.25, Decision::Higher);
+        let o = oriented(&c, "nginx", "lighttpd").unwrap();
+        assert_eq!((o.a.as_str(), o.b.as_str()), ("nginx", "lighttpd"));
+        assert_eq!((o.ratio, o.ci_low, o.ci_high), (0.8, 0.8, 1.0 / 1.2));
+        assert_eq!(o.decision, Decision::Lower);
+        assert_eq!(oriented(&c, "lighttpd", "nginx"), Some(c.clone()));
+        assert_eq!(oriented(&c, "nginx", "h2o"), None);
+    }
+}
