@@ -5,7 +5,8 @@
 //! holds a connection's bytes against the requests written on it; `driver` owns
 //! sockets and an edge-triggered mio loop per thread and feeds the parser;
 //! [`run`] spreads a [`LoadSpec`] over threads and merges what each thread
-//! counted. Nothing here prints or reads options: callers hand in a
+//! counted; a [`Session`] does the same in windows, keeping its connections
+//! open between them. Nothing here prints or reads options: callers hand in a
 //! validated spec and get a [`LoadResult`] back.
 
 pub mod affinity;
@@ -21,8 +22,10 @@ pub mod request;
 pub mod result;
 mod run;
 mod rx;
+mod session;
 pub mod spec;
 
 pub use result::{ErrorKind, LoadModel, LoadResult, Warning};
 pub use run::{max_connections, run, Control, EngineError};
+pub use session::{Drain, Session};
 pub use spec::{ExpectStatus, LoadSpec, Order, SpecError, Stop, Target};

@@ -4,7 +4,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::clock::now_ns;
-use crate::driver::{histogram, Job, Shared, ThreadResult, Worker, STATUS_SLOTS};
+use crate::driver::{histogram, Job, Shared, ThreadResult, Window, Worker, STATUS_SLOTS};
 use crate::request::serialize;
 use crate::result::{Counts, LoadModel, LoadResult, RateOutcome, Second, WarmupCounts, Warning};
 use crate::spec::SpecError;
@@ -73,36 +73,60 @@ pub fn max_connections() -> u64 {
 
 /// Run the load described by `spec` and return what was measured.
 pub fn run(spec: &LoadSpec, control: &Control) -> Result<LoadResult, EngineError> {
-    spec.validate()?;
-    ensure_file_limit(spec.connections)?;
-    let requests: Vec<Vec<u8>> = spec.targets.iter().map(|t| serialize(spec, t)).collect();
-    check_reachable(spec)?;
-
-    let threads = spec.threads.clamp(1, spec.connections);
-    let rate_interval = spec
-        .rate
-        .map(|r| ((spec.connections as f64) * 1e9 / r).max(1.0) as u64);
-    let stagger = spec.rate.map_or(0, |r| (1e9 / r) as u64);
-
-    let start_ns = now_ns();
-    let start_unix = throng_model::unix_now();
-    let warmup_ns = spec.warmup.as_nanos() as u64;
-    let warmup_end_ns = start_ns + warmup_ns;
-    let end_ns = match spec.stop {
-        Stop::Duration(d) => Some(warmup_end_ns + d.as_nanos() as u64),
-        Stop::Requests(_) => None,
-    };
+    let requests = prepare(spec)?;
     let plan = Shared {
         spec,
         requests: &requests,
-        start_ns,
-        warmup_end_ns,
-        end_ns,
-        stop: &control.stop,
-        interval_ns: rate_interval,
-        stagger_ns: stagger,
+        interval_ns: spec
+            .rate
+            .map(|r| ((spec.connections as f64) * 1e9 / r).max(1.0) as u64),
+        stagger_ns: spec.rate.map_or(0, |r| (1e9 / r) as u64),
     };
+    let measure = match spec.stop {
+        Stop::Duration(d) => Some(d),
+        Stop::Requests(_) => None,
+    };
+    let (window, started_unix_s) = window_from_now(spec.warmup, measure, control);
+    let results: Vec<std::io::Result<ThreadResult>> = std::thread::scope(|s| {
+        let handles: Vec<_> = jobs(spec)
+            .into_iter()
+            .map(|job| {
+                let (plan, window) = (&plan, window.clone());
+                std::thread::Builder::new()
+                    .name(format!("throng-load-{}", job.index))
+                    .spawn_scoped(s, move || Worker::new(plan, job).map(|w| w.run(window)))
+                    .expect("spawning a load thread")
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("load thread panicked"))
+            .collect()
+    });
+    let done = collect(results)?;
+    Ok(merge(
+        spec,
+        &done,
+        window.warmup_end_ns,
+        started_unix_s,
+        spec.warmup,
+    ))
+}
 
+/// Everything a load checks and builds before its threads start: the
+/// spec, the open-file limit, the request bytes, and that every address
+/// answers.
+pub(crate) fn prepare(spec: &LoadSpec) -> Result<Vec<Vec<u8>>, EngineError> {
+    spec.validate()?;
+    ensure_file_limit(spec.connections)?;
+    let requests = spec.targets.iter().map(|t| serialize(spec, t)).collect();
+    check_reachable(spec)?;
+    Ok(requests)
+}
+
+/// The spec's connections spread evenly over its threads.
+pub(crate) fn jobs(spec: &LoadSpec) -> Vec<Job> {
+    let threads = spec.threads.clamp(1, spec.connections);
     let mut jobs = Vec::with_capacity(threads);
     let mut first_conn = 0;
     for t in 0..threads {
@@ -123,23 +147,33 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<LoadResult, EngineError
         });
         first_conn += conns;
     }
+    jobs
+}
 
-    let results: Vec<std::io::Result<ThreadResult>> = std::thread::scope(|s| {
-        let handles: Vec<_> = jobs
-            .into_iter()
-            .map(|job| {
-                let plan = &plan;
-                std::thread::Builder::new()
-                    .name(format!("throng-load-{}", job.index))
-                    .spawn_scoped(s, move || Worker::new(plan, job).map(Worker::run))
-                    .expect("spawning a load thread")
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("load thread panicked"))
-            .collect()
-    });
+/// A window starting now: its times, and the Unix time its measured
+/// phase starts.
+pub(crate) fn window_from_now(
+    warmup: std::time::Duration,
+    measure: Option<std::time::Duration>,
+    control: &Control,
+) -> (Window, f64) {
+    let start_ns = now_ns();
+    let start_unix = throng_model::unix_now();
+    let warmup_ns = warmup.as_nanos() as u64;
+    let warmup_end_ns = start_ns + warmup_ns;
+    let window = Window {
+        start_ns,
+        warmup_end_ns,
+        end_ns: measure.map(|d| warmup_end_ns + d.as_nanos() as u64),
+        stop: control.stop.clone(),
+    };
+    (window, start_unix + warmup_ns as f64 / 1e9)
+}
+
+/// The threads' results, or the first reason one of them could not run.
+pub(crate) fn collect(
+    results: Vec<std::io::Result<ThreadResult>>,
+) -> Result<Vec<ThreadResult>, EngineError> {
     let mut done = Vec::with_capacity(results.len());
     for r in results {
         let r = r?;
@@ -148,17 +182,13 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<LoadResult, EngineError
         }
         done.push(r);
     }
-    Ok(merge(
-        spec,
-        threads,
-        done,
-        warmup_end_ns,
-        start_unix + warmup_ns as f64 / 1e9,
-    ))
+    Ok(done)
 }
 
 fn ensure_file_limit(connections: usize) -> Result<(), EngineError> {
     use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    // Open sessions keep their connections between windows.
+    let connections = connections + crate::session::held_connections();
     let needed = connections as u64 + SPARE_FDS;
     let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).map_err(std::io::Error::from)?;
     if soft >= needed {
@@ -196,15 +226,17 @@ fn check_reachable(spec: &LoadSpec) -> Result<(), EngineError> {
     Ok(())
 }
 
-fn merge(
+/// One result from the threads' results of one window (a run is one).
+pub(crate) fn merge(
     spec: &LoadSpec,
-    threads: usize,
-    parts: Vec<ThreadResult>,
+    parts: &[ThreadResult],
     warmup_end_ns: u64,
     started_unix_s: f64,
+    warmup_len: std::time::Duration,
 ) -> LoadResult {
-    let mut measured = parts[0].measured.clone();
-    let mut warmup = parts[0].warmup.clone();
+    let threads = parts.len();
+    let mut measured = parts[0].stats.measured.clone();
+    let mut warmup = parts[0].stats.warmup.clone();
     let mut latency = histogram();
     let mut uncorrected = histogram();
     let mut connect = histogram();
@@ -216,29 +248,30 @@ fn merge(
     let mut end_ns = warmup_end_ns;
     let mut timeline: Vec<[u64; 3]> = Vec::new();
     for (k, p) in parts.iter().enumerate() {
+        let st = &p.stats;
         if k > 0 {
-            measured.add(&p.measured);
-            warmup.add(&p.warmup);
+            measured.add(&st.measured);
+            warmup.add(&st.warmup);
         }
         // Same bounds everywhere, so adding cannot fail.
-        let _ = latency.add(&p.latency);
-        let _ = uncorrected.add(&p.uncorrected);
-        let _ = connect.add(&p.connect);
-        let _ = lateness.add(&p.lateness);
-        late_sends += p.late_sends;
+        let _ = latency.add(&st.latency);
+        let _ = uncorrected.add(&st.uncorrected);
+        let _ = connect.add(&st.connect);
+        let _ = lateness.add(&st.lateness);
+        late_sends += st.late_sends;
         established += p.established;
-        reconnects += p.reconnects;
+        reconnects += st.reconnects;
         in_flight += p.in_flight_at_end;
         user += p.cpu_user;
         sys += p.cpu_sys;
         runqueue += p.runqueue_wait;
-        naps += p.naps;
+        naps += st.naps;
         interrupted |= p.interrupted;
         end_ns = end_ns.max(p.end_ns);
-        if timeline.len() < p.timeline.len() {
-            timeline.resize(p.timeline.len(), [0; 3]);
+        if timeline.len() < st.timeline.len() {
+            timeline.resize(st.timeline.len(), [0; 3]);
         }
-        for (a, b) in timeline.iter_mut().zip(&p.timeline) {
+        for (a, b) in timeline.iter_mut().zip(&st.timeline) {
             for j in 0..3 {
                 a[j] += b[j];
             }
@@ -331,8 +364,8 @@ fn merge(
             late_sends,
             lateness,
         }),
-        warmup: (!spec.warmup.is_zero()).then(|| WarmupCounts {
-            duration_s: spec.warmup.as_secs_f64(),
+        warmup: (!warmup_len.is_zero()).then(|| WarmupCounts {
+            duration_s: warmup_len.as_secs_f64(),
             completed: warmup.completed,
             errors: warmup.errors_total(),
         }),

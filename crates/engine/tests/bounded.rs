@@ -3,14 +3,14 @@
 //! what used to hold the event loop: every read filled the buffer, so the
 //! loop never got back to its clock.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::thread::JoinHandle;
+mod common;
+
+use std::io::Write;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use throng_engine::{run, Control, ErrorKind, LoadSpec, Stop, Target};
+use common::{answer, Peer, Server, Tally};
+use throng_engine::{run, Control, ErrorKind, Stop};
 
 /// How far past its bound a run may end: a turn of the event loop, the
 /// threads' exit. The promise is 100 ms, held by release builds
@@ -19,107 +19,10 @@ use throng_engine::{run, Control, ErrorKind, LoadSpec, Stop, Target};
 /// magnitude under the seconds the unbounded loop overran by.
 const SLACK: Duration = Duration::from_millis(if cfg!(debug_assertions) { 300 } else { 100 });
 
-/// A loopback server that plays `play` on every connection that sends a
-/// request, until dropped.
-struct Server {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    accept: Option<JoinHandle<()>>,
-}
-
-impl Server {
-    fn start(play: fn(&mut TcpStream, &AtomicBool)) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
-        let accept = std::thread::spawn(move || {
-            let mut workers = Vec::new();
-            for stream in listener.incoming() {
-                if flag.load(Ordering::Relaxed) {
-                    break;
-                }
-                let Ok(mut s) = stream else { continue };
-                let flag = flag.clone();
-                workers.push(std::thread::spawn(move || {
-                    s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
-                    let mut req = Vec::new();
-                    let mut buf = [0u8; 4096];
-                    while !req.windows(4).any(|w| w == b"\r\n\r\n") {
-                        match s.read(&mut buf) {
-                            Ok(0) => return,
-                            Ok(n) => req.extend_from_slice(&buf[..n]),
-                            Err(_) if flag.load(Ordering::Relaxed) => return,
-                            Err(_) => {}
-                        }
-                    }
-                    play(&mut s, &flag);
-                }));
-            }
-            for w in workers {
-                w.join().unwrap();
-            }
-        });
-        Server {
-            addr,
-            stop,
-            accept: Some(accept),
-        }
-    }
-
-    fn spec(&self) -> LoadSpec {
-        let mut spec = LoadSpec::new(vec![Target {
-            addr: self.addr,
-            host_header: self.addr.to_string(),
-            path: "/".into(),
-            url: format!("http://{}/", self.addr),
-        }]);
-        spec.connections = 1;
-        spec.threads = 1;
-        spec
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _ = TcpStream::connect(self.addr);
-        if let Some(a) = self.accept.take() {
-            a.join().unwrap();
-        }
-    }
-}
-
 /// Interim responses, as fast as the client takes them.
-fn flood(s: &mut TcpStream, stop: &AtomicBool) {
+fn flood(p: &mut Peer) {
     let burst = b"HTTP/1.1 100 Continue\r\n\r\n".repeat(4096);
-    while !stop.load(Ordering::Relaxed) && s.write_all(&burst).is_ok() {}
-}
-
-/// Answers `answer` has sent, for a test to wait on.
-static ANSWERED: (Mutex<u64>, Condvar) = (Mutex::new(0), Condvar::new());
-
-/// A 200 with Content-Length, again and again on one connection.
-fn answer(s: &mut TcpStream, stop: &AtomicBool) {
-    let mut buf = [0u8; 4096];
-    loop {
-        if s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-            .is_err()
-        {
-            return;
-        }
-        *ANSWERED.0.lock().unwrap() += 1;
-        ANSWERED.1.notify_all();
-        // The next request, or the client's close.
-        loop {
-            match s.read(&mut buf) {
-                Ok(0) => return,
-                Ok(_) => break,
-                Err(_) if stop.load(Ordering::Relaxed) => return,
-                Err(_) => {}
-            }
-        }
-    }
+    while !p.stop.load(Ordering::Relaxed) && p.stream.write_all(&burst).is_ok() {}
 }
 
 #[test]
@@ -167,13 +70,13 @@ fn a_stopped_run_ends_at_once_and_says_it_was_interrupted() {
     spec.stop = Stop::Duration(Duration::from_secs(30));
     let control = Control::new();
     let stopper = control.clone();
+    let tally = server.tally.clone();
     let stopped_at = std::thread::spawn(move || {
         // Stop mid-run: once the server has answered 100 requests.
-        let mut answered = ANSWERED.0.lock().unwrap();
-        while *answered < 100 {
-            answered = ANSWERED.1.wait(answered).unwrap();
-        }
+        let answered =
+            tally.wait_until(Duration::from_secs(10), |t| Tally::get(&t.answered) >= 100);
         stopper.stop();
+        assert!(answered, "the server answered too few requests");
         Instant::now()
     });
     let r = run(&spec, &control).unwrap();

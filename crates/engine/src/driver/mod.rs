@@ -25,6 +25,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use std::io::{self, IoSlice, Write};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use hdrhistogram::Histogram;
 use mio::net::TcpStream;
@@ -36,13 +37,16 @@ use crate::exchange::{Exchange, Fault};
 use crate::http1::{ParserConfig, Response};
 use crate::result::ErrorKind;
 use crate::rx;
-use crate::spec::{LoadSpec, Order, Stop};
+use crate::session::Drain;
+use crate::spec::{LoadSpec, Order};
 
 mod receive;
 mod respond;
 mod state;
+mod window;
 
 pub(crate) use state::*;
+pub(crate) use window::events;
 
 const TIMER: Token = Token(usize::MAX - 1);
 /// One read buffer per thread, shared by its connections: a response is
@@ -98,6 +102,15 @@ pub(crate) struct Worker<'a> {
     now: u64,
     /// Smoothed response latency in ns, for the nap length.
     latency_avg_ns: u64,
+    window: Window,
+    /// Slots connected at least once: counted over the thread's life, as a
+    /// session's connections outlive its windows.
+    established: u64,
+    /// A session between windows (opening, draining): nothing is issued or
+    /// written, and nothing counts toward a window.
+    between_windows: bool,
+    /// CPU time and run-queue wait when the measured phase began.
+    cpu_mark: ((f64, f64), f64),
 }
 
 impl<'a> Worker<'a> {
@@ -110,7 +123,7 @@ impl<'a> Worker<'a> {
         };
         let depth = spec.pipeline.max(1);
         let conns = (0..job.conns)
-            .map(|i| Conn {
+            .map(|_| Conn {
                 stream: None,
                 state: State::Down,
                 exchange: Exchange::new(cfg),
@@ -122,12 +135,13 @@ impl<'a> Worker<'a> {
                 connect_start_ns: 0,
                 ever_connected: false,
                 epoch: 0,
-                next_intended_ns: plan.start_ns + (job.first_conn + i) as u64 * plan.stagger_ns,
+                next_intended_ns: 0,
                 in_heap: false,
                 deferred: false,
                 peer_closed: false,
                 ready: false,
                 first_rx_ns: 0,
+                stale: false,
             })
             .collect();
         let conns_len = job.conns;
@@ -146,22 +160,11 @@ impl<'a> Worker<'a> {
             heap: BinaryHeap::with_capacity(job.conns),
             job,
             conns,
-            stats: Stats {
-                measured: Counters::new(),
-                warmup: Counters::new(),
-                latency: histogram(),
-                uncorrected: histogram(),
-                connect: histogram(),
-                lateness: histogram(),
-                late_sends: 0,
-                naps: 0,
-                timeline: Vec::with_capacity(match spec.stop {
-                    Stop::Duration(d) if spec.timeline => d.as_secs() as usize + 2,
-                    _ => 0,
-                }),
-                established: 0,
-                reconnects: 0,
-            },
+            stats: Stats::new(),
+            window: Window::default(),
+            established: 0,
+            between_windows: false,
+            cpu_mark: ((0.0, 0.0), 0.0),
             poll,
             timer,
             buf: vec![0; READ_BUF],
@@ -184,186 +187,6 @@ impl<'a> Worker<'a> {
             now: now_ns(),
             latency_avg_ns: 0,
         })
-    }
-
-    pub(crate) fn run(mut self) -> ThreadResult {
-        if let Some(cpu) = self.job.cpu {
-            // Best effort: the caller validated the CPU against the
-            // affinity mask, so failure here means the mask changed.
-            let _ = crate::affinity::pin_current_thread(&[cpu]);
-        }
-        let mut cpu_start = thread_cpu();
-        let mut wait_start = thread_runqueue_wait();
-        let mut events = Events::with_capacity(1024);
-        if self.plan.spec.naps() {
-            // Naps are tens of µs; the default 50 µs timer slack would
-            // stretch each one several times over.
-            // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only this thread.
-            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong, 0, 0, 0) };
-        }
-        self.next_scan_ns = self.now + SCAN_NS.min(self.timeout_ns());
-        let mut fatal = None;
-        let mut interrupted = false;
-        let rate = self.plan.interval_ns.is_some();
-
-        self.now = now_ns();
-        self.measuring = self.now >= self.plan.warmup_end_ns;
-        if rate {
-            // Connect up front so the schedule's first sends do not pay for
-            // the handshake; then queue every connection on the schedule.
-            for i in 0..self.conns.len() {
-                self.connect(i);
-                self.schedule(i);
-            }
-        } else {
-            for i in 0..self.conns.len() {
-                self.fill(i);
-            }
-        }
-
-        let ended_ns;
-        loop {
-            self.now = now_ns();
-            if !self.measuring && self.now >= self.plan.warmup_end_ns {
-                self.measuring = true;
-                cpu_start = thread_cpu();
-                wait_start = thread_runqueue_wait();
-                // Requests mode: connections idle because warmup ended mid-way
-                // get their first measured request now.
-                if !rate {
-                    for i in 0..self.conns.len() {
-                        self.fill(i);
-                    }
-                }
-            }
-            if let Some(end) = self.plan.end_ns {
-                if self.now >= end {
-                    ended_ns = end;
-                    break;
-                }
-            }
-            if let Some(quota) = self.job.quota {
-                if self.measuring && self.done_measured >= quota {
-                    ended_ns = self.now;
-                    break;
-                }
-            }
-            // After the run's own ends: a stop that comes when the run is
-            // over anyway interrupts nothing.
-            if self.plan.stop.load(Ordering::Relaxed) {
-                ended_ns = self.now;
-                interrupted = true;
-                break;
-            }
-            if rate {
-                self.fire_due();
-            }
-            if self.now >= self.next_scan_ns {
-                let due = self.scan_timeouts();
-                // Requests issued after this scan fall due a timeout from
-                // now at the earliest: the next scan sees them before.
-                self.next_scan_ns = due.min(self.now + SCAN_NS.min(self.timeout_ns()));
-            }
-
-            let mut wake = self.next_scan_ns;
-            if let Some(end) = self.plan.end_ns {
-                wake = wake.min(end);
-            }
-            if !self.measuring {
-                wake = wake.min(self.plan.warmup_end_ns);
-            }
-            if let Some(timer) = self.timer.as_mut() {
-                if let Some(Reverse((due, _))) = self.heap.peek() {
-                    if timer.armed_at().is_none_or(|a| *due < a) {
-                        timer.arm(*due);
-                    }
-                }
-            }
-            // Work left from the last turn is done before any wait.
-            let busy = !self.ready.is_empty();
-            // `events` still holds the last batch: the load is flowing if it
-            // had any, and only then is a nap worth taking.
-            let nap = if busy || events.is_empty() {
-                0
-            } else {
-                self.nap_ns(wake)
-            };
-            let mut polled = Ok(());
-            let mut ready = false;
-            if nap > 0 {
-                // A busy client finds responses waiting and never naps.
-                polled = self.poll.poll(&mut events, Some(std::time::Duration::ZERO));
-                ready = polled.is_err() || !events.is_empty();
-                if !ready {
-                    if self.measuring {
-                        self.stats.naps += 1;
-                    }
-                    std::thread::sleep(std::time::Duration::from_nanos(nap));
-                    polled = self.poll.poll(&mut events, Some(std::time::Duration::ZERO));
-                    ready = polled.is_err() || !events.is_empty();
-                }
-            }
-            if !ready {
-                self.now = now_ns();
-                // epoll_wait counts milliseconds; round up so we never spin.
-                let timeout_ms = if busy {
-                    0
-                } else {
-                    wake.saturating_sub(self.now).div_ceil(1_000_000)
-                };
-                polled = self.poll.poll(
-                    &mut events,
-                    Some(std::time::Duration::from_millis(timeout_ms)),
-                );
-            }
-            if let Err(e) = polled {
-                if e.kind() != io::ErrorKind::Interrupted {
-                    fatal = Some(e);
-                    ended_ns = now_ns();
-                    break;
-                }
-            }
-            self.now = now_ns();
-            // What arrived after the end belongs to no phase: it stays in
-            // flight at the end rather than stretching the measured window.
-            if let Some(end) = self.plan.end_ns {
-                if self.now >= end {
-                    ended_ns = end;
-                    break;
-                }
-            }
-            self.turn(&events, wake);
-            self.send_deferred();
-        }
-
-        let cpu_end = thread_cpu();
-        let wait_end = thread_runqueue_wait();
-        let in_flight_at_end = self.conns.iter().map(|c| c.len as u64).sum();
-        for c in &mut self.conns {
-            c.stream = None;
-        }
-        let s = self.stats;
-        ThreadResult {
-            measured: s.measured,
-            warmup: s.warmup,
-            latency: s.latency,
-            uncorrected: s.uncorrected,
-            connect: s.connect,
-            lateness: s.lateness,
-            late_sends: s.late_sends,
-            naps: s.naps,
-            timeline: s.timeline,
-            cpu_user: cpu_end.0 - cpu_start.0,
-            cpu_sys: cpu_end.1 - cpu_start.1,
-            runqueue_wait: (wait_end - wait_start).max(0.0),
-            established: s.established,
-            reconnects: s.reconnects,
-            in_flight_at_end,
-            end_ns: ended_ns,
-            interrupted,
-            fatal,
-            expect: self.expect,
-        }
     }
 
     /// Visit what last turn left over, then this poll's events, until the
@@ -453,7 +276,7 @@ impl<'a> Worker<'a> {
     fn can_issue(&self) -> bool {
         match self.job.quota {
             Some(q) => !self.measuring || self.issued_measured < q,
-            None => self.plan.end_ns.is_none_or(|end| self.now < end),
+            None => !self.between_windows && self.window.end_ns.is_none_or(|end| self.now < end),
         }
     }
 
@@ -566,7 +389,7 @@ impl<'a> Worker<'a> {
             self.stats.reconnects += 1;
         } else {
             c.ever_connected = true;
-            self.stats.established += 1;
+            self.established += 1;
         }
         let took = now.saturating_sub(c.connect_start_ns);
         // Queued requests waited for the handshake; their latency starts now.
@@ -582,6 +405,9 @@ impl<'a> Worker<'a> {
     }
 
     fn flush(&mut self, i: usize) {
+        if self.between_windows {
+            return;
+        }
         loop {
             let c = &mut self.conns[i];
             if c.written >= c.len || c.peer_closed {

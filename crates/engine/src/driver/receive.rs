@@ -73,6 +73,7 @@ impl Worker<'_> {
                     break;
                 }
                 Ok((n, stamp)) => {
+                    self.conns[i].stale = false;
                     let arrived = self.arrival(stamp);
                     let measuring = self.measuring;
                     self.counters(measuring).bytes_read += n as u64;

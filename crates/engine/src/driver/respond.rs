@@ -113,7 +113,7 @@ impl Worker<'_> {
         if !self.plan.spec.timeline {
             return;
         }
-        let sec = (self.now.saturating_sub(self.plan.warmup_end_ns) / 1_000_000_000) as usize;
+        let sec = (self.now.saturating_sub(self.window.warmup_end_ns) / 1_000_000_000) as usize;
         let t = &mut self.stats.timeline;
         if t.len() <= sec {
             // At most once per second: not a per-request allocation.
@@ -148,6 +148,14 @@ impl Worker<'_> {
     /// (when given); requests never written, or written after the server
     /// announced `Connection: close`, are taken back unissued.
     pub(super) fn close_and_continue(&mut self, i: usize, kind: Option<ErrorKind>) {
+        // A server may close an idle keep-alive connection at any moment,
+        // including just as a window's first request went out on it: that
+        // request was never seen, and goes out again on a fresh connection
+        // as if the close had been noticed first.
+        let kind = match kind {
+            Some(ErrorKind::Closed | ErrorKind::Reset) if self.conns[i].stale => None,
+            k => k,
+        };
         let was_connecting = self.conns[i].state == State::Connecting;
         let connect_error = kind.is_some_and(|k| {
             matches!(
@@ -181,29 +189,39 @@ impl Worker<'_> {
                         self.done_measured += 1;
                     }
                 }
-            } else {
-                self.counters(measured).sent -= 1;
+            } else if !self.between_windows {
+                // Taken back from the phase that issued it. A session's drain
+                // takes nothing back: the window that issued it has been
+                // handed over, with this request in flight at its end.
+                self.counters(f.measured).sent -= 1;
                 if measured && self.job.quota.is_some() {
                     self.issued_measured -= 1;
                 }
             }
         }
+        self.shut(i);
+        if self.plan.interval_ns.is_some() {
+            self.schedule(i);
+        } else {
+            self.fill(i);
+        }
+    }
+
+    /// Close connection `i` and forget what was on it.
+    pub(super) fn shut(&mut self, i: usize) {
         let c = &mut self.conns[i];
         if let Some(mut s) = c.stream.take() {
             let _ = self.poll.registry().deregister(&mut s);
         }
         c.state = State::Down;
         c.head = 0;
+        c.len = 0;
         c.written = 0;
         c.write_off = 0;
         c.epoch += 1;
         c.peer_closed = false;
         c.ready = false;
+        c.stale = false;
         c.exchange.reset();
-        if self.plan.interval_ns.is_some() {
-            self.schedule(i);
-        } else {
-            self.fill(i);
-        }
     }
 }

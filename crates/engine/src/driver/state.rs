@@ -14,19 +14,25 @@ pub(crate) struct Expect {
     pub checksum: Option<u64>,
 }
 
-/// What all threads read and nobody writes.
+/// What all threads read and nobody writes, the same for every window.
 pub(crate) struct Shared<'a> {
     pub spec: &'a LoadSpec,
     pub requests: &'a [Vec<u8>],
-    pub start_ns: u64,
-    pub warmup_end_ns: u64,
-    /// Duration mode: when the measured phase ends.
-    pub end_ns: Option<u64>,
-    pub stop: &'a AtomicBool,
     /// Open model: nanoseconds between two sends of one connection.
     pub interval_ns: Option<u64>,
     /// Open model: nanoseconds between the first sends of two connections.
     pub stagger_ns: u64,
+}
+
+/// The times of one measured window (a whole run, or one window of a
+/// session), and the flag that cuts it short.
+#[derive(Clone, Default)]
+pub(crate) struct Window {
+    pub start_ns: u64,
+    pub warmup_end_ns: u64,
+    /// Duration mode: when the measured phase ends.
+    pub end_ns: Option<u64>,
+    pub stop: Arc<AtomicBool>,
 }
 
 pub(crate) struct Job {
@@ -86,6 +92,17 @@ impl Counters {
     pub fn errors_total(&self) -> u64 {
         self.errors.iter().sum()
     }
+
+    fn reset(&mut self) {
+        self.completed = 0;
+        self.sent = 0;
+        self.bytes_read = 0;
+        self.bytes_written = 0;
+        self.body_bytes = 0;
+        self.connects = 0;
+        self.errors = [0; ErrorKind::COUNT];
+        self.status.fill(0);
+    }
 }
 
 pub(crate) fn histogram() -> Histogram<u64> {
@@ -94,21 +111,12 @@ pub(crate) fn histogram() -> Histogram<u64> {
 }
 
 pub(crate) struct ThreadResult {
-    pub measured: Counters,
-    pub warmup: Counters,
-    pub latency: Histogram<u64>,
-    pub uncorrected: Histogram<u64>,
-    pub connect: Histogram<u64>,
-    pub lateness: Histogram<u64>,
-    pub late_sends: u64,
-    pub naps: u64,
-    /// Per second of the measured phase: completed, errors, bytes read.
-    pub timeline: Vec<[u64; 3]>,
+    pub stats: Stats,
     pub cpu_user: f64,
     pub cpu_sys: f64,
     pub runqueue_wait: f64,
+    /// Connection slots connected at least once, since the thread began.
     pub established: u64,
-    pub reconnects: u64,
     pub in_flight_at_end: u64,
     /// When this thread's measured phase ended (requests mode).
     pub end_ns: u64,
@@ -118,6 +126,8 @@ pub(crate) struct ThreadResult {
     pub fatal: Option<io::Error>,
     /// What this thread learnt about each URL.
     pub expect: Vec<Expect>,
+    /// Sessions: what the drain after the window found.
+    pub drain: Drain,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -168,6 +178,10 @@ pub(crate) struct Conn {
     /// When the read that brought the first byte of the response being
     /// read reached the socket: that response cannot have ended earlier.
     pub(crate) first_rx_ns: u64,
+    /// Kept open, idle, from one session window to the next, and nothing
+    /// read on it since: the server may have closed it at any moment of
+    /// that wait, even as the window's first request went out.
+    pub(crate) stale: bool,
 }
 
 impl Conn {
@@ -198,6 +212,8 @@ impl Conn {
     }
 }
 
+/// A thread's counts and histograms for one window; a session's threads
+/// reset and reuse them, so a window allocates nothing.
 pub(crate) struct Stats {
     pub(crate) measured: Counters,
     pub(crate) warmup: Counters,
@@ -207,9 +223,40 @@ pub(crate) struct Stats {
     pub(crate) lateness: Histogram<u64>,
     pub(crate) late_sends: u64,
     pub(crate) naps: u64,
+    /// Per second of the measured phase: completed, errors, bytes read.
     pub(crate) timeline: Vec<[u64; 3]>,
-    pub(crate) established: u64,
+    /// Connects after a slot's first one.
     pub(crate) reconnects: u64,
+}
+
+impl Stats {
+    pub(crate) fn new() -> Self {
+        Stats {
+            measured: Counters::new(),
+            warmup: Counters::new(),
+            latency: histogram(),
+            uncorrected: histogram(),
+            connect: histogram(),
+            lateness: histogram(),
+            late_sends: 0,
+            naps: 0,
+            timeline: Vec::new(),
+            reconnects: 0,
+        }
+    }
+
+    pub(crate) fn reset(&mut self) {
+        self.measured.reset();
+        self.warmup.reset();
+        self.latency.reset();
+        self.uncorrected.reset();
+        self.connect.reset();
+        self.lateness.reset();
+        self.late_sends = 0;
+        self.naps = 0;
+        self.timeline.clear();
+        self.reconnects = 0;
+    }
 }
 
 pub(crate) fn classify_connect(e: &io::Error) -> ErrorKind {

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::request::serialize;
-use crate::spec::Target;
+use crate::spec::{Stop, Target};
 use std::io::Read;
 use std::net::{TcpListener, TcpStream as StdStream};
 use std::time::{Duration, Instant};
@@ -60,7 +60,6 @@ struct Rig {
     listener: TcpListener,
     spec: LoadSpec,
     requests: Vec<Vec<u8>>,
-    stop: AtomicBool,
 }
 
 impl Rig {
@@ -72,19 +71,13 @@ impl Rig {
             listener,
             spec,
             requests,
-            stop: AtomicBool::new(false),
         }
     }
 
     fn plan(&self) -> Shared<'_> {
-        let start = now_ns();
         Shared {
             spec: &self.spec,
             requests: &self.requests,
-            start_ns: start,
-            warmup_end_ns: start,
-            end_ns: None,
-            stop: &self.stop,
             interval_ns: None,
             stagger_ns: 0,
         }
@@ -194,4 +187,54 @@ fn a_late_read_is_stamped_with_its_last_byte() {
         measured >= floor,
         "latency {measured} µs, but the last byte was sent {floor} µs after the request arrived"
     );
+}
+
+/// A server may close an idle keep-alive connection just as the client
+/// writes to it, too late for the client to know. On a connection kept
+/// idle across a session's windows, that request was never seen: it goes
+/// out again on a fresh connection, and nothing counts as an error.
+#[test]
+fn a_stale_connection_closed_under_a_request_retries_it_quietly() {
+    let rig = Rig::new();
+    let plan = rig.plan();
+    let mut events = Events::with_capacity(8);
+    let job = Job {
+        index: 0,
+        first_conn: 0,
+        conns: 1,
+        quota: None,
+        cpu: None,
+    };
+    let mut w = Worker::new(&plan, job).unwrap();
+    w.now = now_ns();
+    w.measuring = true;
+    w.fill(0);
+    let (mut server, _) = rig.listener.accept().unwrap();
+    drive(&mut w, &mut events, |w| w.conns[0].written == 1);
+    read_request(&mut server);
+    // The window ends: its response comes, and nothing more is issued.
+    w.between_windows = true;
+    server
+        .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        .unwrap();
+    drive(&mut w, &mut events, |w| w.stats.measured.completed == 1);
+    assert_eq!(w.conns[0].len, 0);
+
+    // The next window writes before it has polled: the close is unknown.
+    w.between_windows = false;
+    w.conns[0].stale = true;
+    drop(server);
+    w.now = now_ns();
+    w.fill(0);
+    assert_eq!(w.stats.measured.sent, 2);
+    drive(&mut w, &mut events, |w| w.stats.reconnects == 1);
+    let (mut server, _) = rig.listener.accept().unwrap();
+    drive(&mut w, &mut events, |w| {
+        w.conns[0].state == State::Open && w.conns[0].written == 1
+    });
+    read_request(&mut server);
+    assert_eq!(w.stats.measured.errors, [0; ErrorKind::COUNT]);
+    // The lost request was taken back and issued again.
+    assert_eq!(w.stats.measured.sent, 2);
+    assert!(!w.conns[0].stale);
 }

@@ -1,0 +1,350 @@
+//! A thread's windows: the bounded event loop run from a window's start to
+//! its end, and, for a session whose connections outlive their windows,
+//! opening them, finding out what the server did to them while they sat
+//! idle, and draining what is still in flight when a window ends.
+
+use std::time::Duration;
+
+use super::*;
+
+/// Events taken per poll.
+const EVENTS: usize = 1024;
+/// Longest a session's drain waits for the responses in flight at a
+/// window's end (or the timeout, if shorter): the next window, of this
+/// server or another, is waiting.
+const DRAIN_MAX_NS: u64 = 1_000_000_000;
+
+/// What a window's loop saw, besides its counts.
+struct Ending {
+    cpu_user: f64,
+    cpu_sys: f64,
+    runqueue_wait: f64,
+    in_flight_at_end: u64,
+    end_ns: u64,
+    interrupted: bool,
+    fatal: Option<io::Error>,
+}
+
+impl ThreadResult {
+    fn new(stats: Stats, e: Ending, established: u64, expect: Vec<Expect>, drain: Drain) -> Self {
+        ThreadResult {
+            stats,
+            cpu_user: e.cpu_user,
+            cpu_sys: e.cpu_sys,
+            runqueue_wait: e.runqueue_wait,
+            established,
+            in_flight_at_end: e.in_flight_at_end,
+            end_ns: e.end_ns,
+            interrupted: e.interrupted,
+            fatal: e.fatal,
+            expect,
+            drain,
+        }
+    }
+}
+
+pub(crate) fn events() -> Events {
+    Events::with_capacity(EVENTS)
+}
+
+impl Worker<'_> {
+    /// Once per thread, before its first window.
+    pub(crate) fn settle_thread(&self) {
+        if let Some(cpu) = self.job.cpu {
+            // Best effort: the caller validated the CPU against the
+            // affinity mask, so failure here means the mask changed.
+            let _ = crate::affinity::pin_current_thread(&[cpu]);
+        }
+        if self.plan.spec.naps() {
+            // Naps are tens of µs; the default 50 µs timer slack would
+            // stretch each one several times over.
+            // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only this thread.
+            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong, 0, 0, 0) };
+        }
+    }
+
+    /// A whole run: one window, after which the connections are closed.
+    pub(crate) fn run(mut self, window: Window) -> ThreadResult {
+        self.settle_thread();
+        let mut events = events();
+        let ending = self.measure(window, &mut events);
+        for c in &mut self.conns {
+            c.stream = None;
+        }
+        ThreadResult::new(
+            self.stats,
+            ending,
+            self.established,
+            self.expect,
+            Drain::default(),
+        )
+    }
+
+    /// A session's window: measured into the thread's stats, which are
+    /// handed over and replaced by `spare` (reset) for the drain and the
+    /// next window; the connections stay open.
+    pub(crate) fn session_window(
+        &mut self,
+        window: Window,
+        events: &mut Events,
+        spare: Stats,
+    ) -> ThreadResult {
+        let ending = self.measure(window, events);
+        let stats = std::mem::replace(&mut self.stats, spare);
+        let drain = self.drain(events, ending.end_ns);
+        ThreadResult::new(stats, ending, self.established, self.expect.clone(), drain)
+    }
+
+    /// A session's connections, opened before its first window: returns
+    /// when each is open or has failed, within the timeout. What failed is
+    /// opened again, and counted, in the first window; the handshakes made
+    /// here belong to no window.
+    pub(crate) fn open_all(&mut self, events: &mut Events) {
+        self.between_windows = true;
+        self.measuring = true;
+        self.now = now_ns();
+        let timeout = self.timeout_ns();
+        self.window = Window {
+            start_ns: self.now,
+            warmup_end_ns: self.now,
+            end_ns: Some(self.now + timeout),
+            stop: Default::default(),
+        };
+        self.next_scan_ns = self.now + SCAN_NS.min(timeout);
+        for i in 0..self.conns.len() {
+            self.connect(i);
+        }
+        let _ = self.spin(events);
+        for i in 0..self.conns.len() {
+            if self.conns[i].state == State::Connecting {
+                self.shut(i);
+            }
+        }
+        self.stats.reset();
+    }
+
+    /// Run one window to its end, its stop flag, or a fatal error.
+    fn measure(&mut self, window: Window, events: &mut Events) -> Ending {
+        self.window = window;
+        self.between_windows = false;
+        self.issued_measured = 0;
+        self.done_measured = 0;
+        self.cpu_mark = (thread_cpu(), thread_runqueue_wait());
+        self.now = now_ns();
+        self.measuring = self.now >= self.window.warmup_end_ns;
+        self.next_scan_ns = self.now + SCAN_NS.min(self.timeout_ns());
+        if let (true, Some(end)) = (self.plan.spec.timeline, self.window.end_ns) {
+            let secs = end.saturating_sub(self.window.warmup_end_ns) / 1_000_000_000;
+            // The timeline is empty here; this allocates only for a window
+            // longer than any before.
+            self.stats.timeline.reserve(secs as usize + 2);
+        }
+        if self.plan.interval_ns.is_some() {
+            // Connect up front so the schedule's first sends do not pay for
+            // the handshake; then queue every connection on the schedule.
+            for i in 0..self.conns.len() {
+                let first = (self.job.first_conn + i) as u64;
+                self.conns[i].next_intended_ns =
+                    self.window.start_ns + first * self.plan.stagger_ns;
+                self.connect(i);
+                self.schedule(i);
+            }
+        } else {
+            self.sweep(events);
+            for i in 0..self.conns.len() {
+                self.fill(i);
+            }
+        }
+        let (end_ns, interrupted, fatal) = self.spin(events);
+        let (cpu_start, wait_start) = self.cpu_mark;
+        let cpu_end = thread_cpu();
+        let wait_end = thread_runqueue_wait();
+        Ending {
+            cpu_user: cpu_end.0 - cpu_start.0,
+            cpu_sys: cpu_end.1 - cpu_start.1,
+            runqueue_wait: (wait_end - wait_start).max(0.0),
+            in_flight_at_end: self.conns.iter().map(|c| c.len as u64).sum(),
+            end_ns,
+            interrupted,
+            fatal,
+        }
+    }
+
+    /// Sessions: before a window writes anything, take what happened to
+    /// its idle connections since the last one, mostly servers closing
+    /// them (their keep-alive timeout), so that those are reopened rather
+    /// than written to. A close that comes later still is caught by
+    /// `stale`.
+    fn sweep(&mut self, events: &mut Events) {
+        let mut open = false;
+        for c in &mut self.conns {
+            if c.state == State::Open {
+                c.stale = true;
+                open = true;
+            }
+        }
+        if open && self.poll.poll(events, Some(Duration::ZERO)).is_ok() {
+            self.now = now_ns();
+            let wake = self.next_scan_ns;
+            self.turn(events, wake);
+        }
+    }
+
+    /// After a session's window: read the responses still in flight, which
+    /// count in no window, until none is left, the drain's bound passes
+    /// (from `ended_ns`, the window's end) or the stop flag is set. What is
+    /// still unanswered then is closed, to be reopened by the next window;
+    /// requests never written are dropped.
+    fn drain(&mut self, events: &mut Events, ended_ns: u64) -> Drain {
+        self.between_windows = true;
+        self.measuring = true;
+        self.window.end_ns = Some(ended_ns + self.timeout_ns().min(DRAIN_MAX_NS));
+        // The window's last poll took events it never handled, and an edge
+        // is reported once: look at every connection with something due.
+        for i in 0..self.conns.len() {
+            if self.conns[i].awaiting() {
+                self.mark_ready(i);
+            }
+        }
+        let _ = self.spin(events);
+        let mut drain = Drain {
+            responses: self.stats.measured.completed + self.stats.warmup.completed,
+            abandoned: 0,
+        };
+        for i in 0..self.conns.len() {
+            let c = &mut self.conns[i];
+            if c.awaiting() || c.state == State::Connecting {
+                drain.abandoned += c.written as u64 + u64::from(c.write_off > 0);
+                self.shut(i);
+            } else {
+                c.head = 0;
+                c.len = 0;
+            }
+        }
+        self.stats.reset();
+        drain
+    }
+
+    /// Nothing to wait for between windows: no handshake under way, no
+    /// request on the wire.
+    fn settled(&self) -> bool {
+        self.conns
+            .iter()
+            .all(|c| c.state != State::Connecting && !c.awaiting())
+    }
+
+    /// The event loop, until the window's end, its quota, the stop flag or
+    /// a fatal error, or, between a session's windows, until nothing is
+    /// left to wait for. Returns when the measured phase ended, whether the
+    /// stop flag ended it, and the fatal error.
+    fn spin(&mut self, events: &mut Events) -> (u64, bool, Option<io::Error>) {
+        let rate = self.plan.interval_ns.is_some();
+        loop {
+            self.now = now_ns();
+            if !self.measuring && self.now >= self.window.warmup_end_ns {
+                self.measuring = true;
+                self.cpu_mark = (thread_cpu(), thread_runqueue_wait());
+                // Requests mode: connections idle because warmup ended mid-way
+                // get their first measured request now.
+                if !rate {
+                    for i in 0..self.conns.len() {
+                        self.fill(i);
+                    }
+                }
+            }
+            if let Some(end) = self.window.end_ns {
+                if self.now >= end {
+                    return (end, false, None);
+                }
+            }
+            if let Some(quota) = self.job.quota {
+                if self.measuring && self.done_measured >= quota {
+                    return (self.now, false, None);
+                }
+            }
+            if self.between_windows && self.settled() {
+                return (self.now, false, None);
+            }
+            // After the run's own ends: a stop that comes when the run is
+            // over anyway interrupts nothing.
+            if self.window.stop.load(Ordering::Relaxed) {
+                return (self.now, true, None);
+            }
+            if rate {
+                self.fire_due();
+            }
+            if self.now >= self.next_scan_ns {
+                let due = self.scan_timeouts();
+                // Requests issued after this scan fall due a timeout from
+                // now at the earliest: the next scan sees them before.
+                self.next_scan_ns = due.min(self.now + SCAN_NS.min(self.timeout_ns()));
+            }
+
+            let mut wake = self.next_scan_ns;
+            if let Some(end) = self.window.end_ns {
+                wake = wake.min(end);
+            }
+            if !self.measuring {
+                wake = wake.min(self.window.warmup_end_ns);
+            }
+            if let Some(timer) = self.timer.as_mut() {
+                if let Some(Reverse((due, _))) = self.heap.peek() {
+                    if timer.armed_at().is_none_or(|a| *due < a) {
+                        timer.arm(*due);
+                    }
+                }
+            }
+            // Work left from the last turn is done before any wait.
+            let busy = !self.ready.is_empty();
+            // `events` still holds the last batch: the load is flowing if it
+            // had any, and only then is a nap worth taking.
+            let nap = if busy || events.is_empty() {
+                0
+            } else {
+                self.nap_ns(wake)
+            };
+            let mut polled = Ok(());
+            let mut ready = false;
+            if nap > 0 {
+                // A busy client finds responses waiting and never naps.
+                polled = self.poll.poll(events, Some(Duration::ZERO));
+                ready = polled.is_err() || !events.is_empty();
+                if !ready {
+                    if self.measuring {
+                        self.stats.naps += 1;
+                    }
+                    std::thread::sleep(Duration::from_nanos(nap));
+                    polled = self.poll.poll(events, Some(Duration::ZERO));
+                    ready = polled.is_err() || !events.is_empty();
+                }
+            }
+            if !ready {
+                self.now = now_ns();
+                // epoll_wait counts milliseconds; round up so we never spin.
+                let timeout_ms = if busy {
+                    0
+                } else {
+                    wake.saturating_sub(self.now).div_ceil(1_000_000)
+                };
+                polled = self
+                    .poll
+                    .poll(events, Some(Duration::from_millis(timeout_ms)));
+            }
+            if let Err(e) = polled {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return (now_ns(), false, Some(e));
+                }
+            }
+            self.now = now_ns();
+            // What arrived after the end belongs to no phase: it stays in
+            // flight at the end rather than stretching the measured window.
+            if let Some(end) = self.window.end_ns {
+                if self.now >= end {
+                    return (end, false, None);
+                }
+            }
+            self.turn(events, wake);
+            self.send_deferred();
+        }
+    }
+}
