@@ -7,7 +7,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use throng_lab::run::RunEstimate;
 use throng_lab::{Event, Interrupt, LabOptions, Observer, Recipes, Store, Study};
-use throng_model::{StepRecord, StepStatus};
+use throng_model::{Comparison, StepRecord, StepStatus};
 use throng_report::figures;
 
 #[derive(clap::Args)]
@@ -32,6 +32,11 @@ pub struct LabArgs {
     /// Exit with code 1 when any step's verdict is suspect (for CI).
     #[arg(long)]
     pub strict: bool,
+    /// No diagnostic round after each step (it counts the server's
+    /// syscalls per request with perf or strace, and costs about 2 s per
+    /// step). Same as `diagnose = false` in the study.
+    #[arg(long)]
+    pub no_diagnose: bool,
 }
 
 struct Progress {
@@ -43,6 +48,26 @@ struct Progress {
     rounds: u64,
     /// What the study should take, from the lab's estimate.
     estimate: RunEstimate,
+}
+
+/// "lighttpd/nginx c=10: 1.62× (95% CI 1.57–1.67, 12 pairs) higher".
+pub fn comparison_line(c: &Comparison) -> String {
+    let level = match c.concurrency {
+        Some(n) => format!("c={n}"),
+        None => "all levels".to_string(),
+    };
+    format!(
+        "{}/{} {} {} {level}: {:.3}× (95% CI {:.3}–{:.3}, {} pairs) {}",
+        c.b,
+        c.a,
+        figures::cores_label(c.cores),
+        c.workload,
+        c.ratio,
+        c.ci_low,
+        c.ci_high,
+        c.pairs,
+        c.decision.name()
+    )
 }
 
 pub fn step_line(s: &StepRecord) -> String {
@@ -190,16 +215,25 @@ impl Observer for Progress {
                 self.rescale();
                 self.line(step_line(s));
             }
+            Event::Compared(cs) => {
+                for c in cs {
+                    self.line(comparison_line(c));
+                }
+            }
         }
     }
 }
 
 pub fn run(args: LabArgs) -> anyhow::Result<u8> {
     let recipes = Recipes::load(args.recipes.as_deref())?;
-    let study = Study::load(&args.study, &recipes)?;
+    let mut study = Study::load(&args.study, &recipes)?;
+    if args.no_diagnose {
+        study.diagnose = false;
+    }
     // Before the database is created: a study that cannot start leaves
     // nothing behind.
     study.check_installed()?;
+    study.check_duet(throng_engine::affinity::own_cpus().len())?;
     let mut store = Store::open(&args.db)?;
     let interrupt = Interrupt::new();
     let trigger = interrupt.clone();

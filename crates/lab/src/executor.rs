@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use throng_model::{ConfigFile, Environment, Finding, ServerUsage, Summary};
+use throng_model::{ConfigFile, Diagnosis, Environment, Finding, ServerUsage, Summary};
 use throng_servers::launch::{self, Site, Start, StartFailure};
 use throng_servers::loopback::{self, Expected};
 use throng_servers::process::check_pinning;
@@ -80,6 +80,25 @@ pub trait Executor {
     /// One load round against a started server; `sample` asks for the
     /// server's resource use. `Err` says why the load could not run.
     fn round(&mut self, server: &str, load: &RoundLoad, sample: bool) -> Result<Measured, String>;
+    /// Measured rounds of several servers at the same time (a duet), each
+    /// on its own CPUs under its own load; results in the order asked.
+    fn rounds_together(&mut self, loads: &[(&str, &RoundLoad)]) -> Vec<Result<Measured, String>> {
+        loads
+            .iter()
+            .map(|(server, load)| self.round(server, load, true))
+            .collect()
+    }
+    /// Before a level's slices: connections to each server for its
+    /// load, kept open and idle between the slices, so that a slice
+    /// measures serving rather than connecting. Rounds of these servers use
+    /// them until [`Executor::close_level`]; a server whose connections
+    /// cannot be opened gets fresh ones per round.
+    fn open_level(&mut self, _loads: &[(&str, RoundLoad)]) {}
+    /// After a level: the connections of [`Executor::open_level`] closed.
+    fn close_level(&mut self) {}
+    /// A diagnostic round: `load` while the server's syscalls and context
+    /// switches are counted. Never a measured round.
+    fn diagnose(&mut self, server: &str, load: &RoundLoad) -> Result<Diagnosis, String>;
     /// `None` while the server is up; how it ended otherwise.
     fn exited(&mut self, server: &str) -> Option<String>;
     /// After a round without a single response: whether the server answers
@@ -90,6 +109,10 @@ pub trait Executor {
     /// Processes the kernel's OOM killer has killed since boot, to name a
     /// server that ran out of memory; `None` where unknown.
     fn oom_kills(&self) -> Option<u64>;
+    /// The CPUs servers and clients may be pinned to.
+    fn cpus(&self) -> Vec<usize> {
+        throng_engine::affinity::own_cpus()
+    }
     /// The machine checks for a run planned as `plan`, and the machine's
     /// description, stored with the run.
     fn survey(&mut self, plan: &DoctorPlan) -> (Vec<Finding>, Environment);
@@ -108,6 +131,45 @@ struct Server {
     client_cpus: Vec<usize>,
     first_path: String,
     timeout: Duration,
+    /// Connections kept open between a level's slices, and their level.
+    session: Option<(u32, throng_engine::Session)>,
+}
+
+impl Server {
+    /// One round against this server: over its level's connections when
+    /// they are open for this concurrency, fresh ones otherwise.
+    fn round(
+        &mut self,
+        load: &RoundLoad,
+        sample: bool,
+        control: &throng_engine::Control,
+    ) -> Result<Measured, String> {
+        let spec = load_spec(targets(self.running.port, &self.paths), load);
+        let sampler = sample.then(|| {
+            Sampler::start_after(
+                self.running.pid(),
+                self.running.behind_pid(),
+                &self.client_cpus,
+                Duration::from_secs_f64(load.warmup_s),
+                Duration::from_millis(100),
+            )
+        });
+        let result = match &mut self.session {
+            Some((c, session)) if *c == load.concurrency => session.window(
+                Duration::from_secs_f64(load.warmup_s),
+                Duration::from_secs_f64(load.seconds),
+                control,
+            ),
+            _ => throng_engine::run(&spec, control),
+        };
+        let usage = sampler.map(Sampler::finish).unwrap_or_default();
+        let r = result.map_err(|e| format!("the load engine failed: {e}"))?;
+        Ok(Measured {
+            summary: crate::record::summarize(&r),
+            latency: r.latency,
+            usage,
+        })
+    }
 }
 
 impl<'a> Local<'a> {
@@ -189,8 +251,56 @@ impl Executor for Local<'_> {
             client_cpus: group.client_cpus.clone(),
             first_path,
             timeout: w.kind.request_timeout(),
+            session: None,
         });
         Ok(started)
+    }
+
+    fn open_level(&mut self, loads: &[(&str, RoundLoad)]) {
+        // Every server's connections stay open at once; when they would not
+        // leave room under the open-file limit for one more load, each
+        // round opens its own instead.
+        let most = loads.iter().map(|(_, l)| u64::from(l.concurrency)).max();
+        let all: u64 = loads.iter().map(|(_, l)| u64::from(l.concurrency)).sum();
+        if all + most.unwrap_or(0) > throng_engine::max_connections() {
+            return;
+        }
+        for (name, load) in loads {
+            if let Some(s) = self.get(name) {
+                let spec = load_spec(targets(s.running.port, &s.paths), load);
+                s.session = throng_engine::Session::open(&spec)
+                    .ok()
+                    .map(|x| (load.concurrency, x));
+            }
+        }
+    }
+
+    fn close_level(&mut self) {
+        for s in &mut self.running {
+            s.session = None;
+        }
+    }
+
+    fn diagnose(&mut self, server: &str, load: &RoundLoad) -> Result<Diagnosis, String> {
+        let s = self
+            .get(server)
+            .ok_or_else(|| format!("{server} is not running"))?;
+        let pids = s.running.processes();
+        let dir = s.running.dir.clone();
+        let logs_before = throng_servers::parity::log_bytes(&dir);
+        let counter = throng_servers::syscalls::Counter::attach(&pids)?;
+        let t0 = std::time::Instant::now();
+        let measured = self.round(server, load, false);
+        let seconds = t0.elapsed().as_secs_f64();
+        let counts = counter.finish()?;
+        let m = measured?;
+        let logs_after = throng_servers::parity::log_bytes(&dir);
+        Ok(diagnosis(
+            &counts,
+            &m.summary,
+            seconds,
+            logs_after.saturating_sub(logs_before),
+        ))
     }
 
     fn round(&mut self, server: &str, load: &RoundLoad, sample: bool) -> Result<Measured, String> {
@@ -198,24 +308,46 @@ impl Executor for Local<'_> {
         let s = self
             .get(server)
             .ok_or_else(|| format!("{server} is not running"))?;
-        let spec = load_spec(targets(s.running.port, &s.paths), load);
-        let sampler = sample.then(|| {
-            Sampler::start_after(
-                s.running.pid(),
-                s.running.behind_pid(),
-                &s.client_cpus,
-                Duration::from_secs_f64(load.warmup_s),
-                Duration::from_millis(100),
-            )
+        s.round(load, sample, &control)
+    }
+
+    fn rounds_together(&mut self, loads: &[(&str, &RoundLoad)]) -> Vec<Result<Measured, String>> {
+        let control = self.interrupt.control();
+        // Each server is measured by a thread of its own, on its own client
+        // CPUs, so that the rounds overlap in time as closely as threads
+        // can start together.
+        let mut mine: Vec<(usize, &mut Server, &RoundLoad)> = Vec::new();
+        let mut servers: Vec<Option<&mut Server>> = self.running.iter_mut().map(Some).collect();
+        for (k, (name, load)) in loads.iter().enumerate() {
+            let found = servers
+                .iter_mut()
+                .find(|s| s.as_ref().is_some_and(|s| s.running.name == *name))
+                .and_then(Option::take);
+            if let Some(s) = found {
+                mine.push((k, s, *load));
+            }
+        }
+        let mut out: Vec<Result<Measured, String>> = loads
+            .iter()
+            .map(|(name, _)| Err(format!("{name} is not running")))
+            .collect();
+        let done: Vec<(usize, Result<Measured, String>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = mine
+                .into_iter()
+                .map(|(k, s, load)| {
+                    let control = control.clone();
+                    scope.spawn(move || (k, s.round(load, true, &control)))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a round's thread panicked"))
+                .collect()
         });
-        let result = throng_engine::run(&spec, &control);
-        let usage = sampler.map(Sampler::finish).unwrap_or_default();
-        let r = result.map_err(|e| format!("the load engine failed: {e}"))?;
-        Ok(Measured {
-            summary: crate::record::summarize(&r),
-            latency: r.latency,
-            usage,
-        })
+        for (k, r) in done {
+            out[k] = r;
+        }
+        out
     }
 
     fn exited(&mut self, server: &str) -> Option<String> {
@@ -258,6 +390,42 @@ impl Executor for Local<'_> {
             throng_trust::doctor::check(plan),
             throng_trust::doctor::environment(),
         )
+    }
+}
+
+/// What a diagnostic round counted, per request. The server answered the
+/// responses completed in the round and those still in flight at its end
+/// (read while the connections drained, or abandoned after it had done the
+/// work): both are its requests.
+pub fn diagnosis(
+    counts: &throng_servers::syscalls::Counts,
+    summary: &Summary,
+    seconds: f64,
+    log_bytes: u64,
+) -> Diagnosis {
+    let requests = summary.completed + summary.in_flight_at_end;
+    let per = |n: u64| {
+        if requests == 0 {
+            0.0
+        } else {
+            n as f64 / requests as f64
+        }
+    };
+    Diagnosis {
+        tool: counts.tool.clone(),
+        unavailable: None,
+        seconds,
+        requests,
+        syscalls_per_request: counts
+            .by_name
+            .iter()
+            .filter(|(_, &n)| n > 0)
+            .map(|(k, &n)| (k.clone(), per(n)))
+            .collect(),
+        total_per_request: counts.total.map(per),
+        voluntary_switches_per_request: per(counts.voluntary_switches),
+        involuntary_switches_per_request: per(counts.involuntary_switches),
+        log_bytes_per_request: per(log_bytes),
     }
 }
 

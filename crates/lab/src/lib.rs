@@ -14,6 +14,7 @@ pub mod group;
 pub mod interrupt;
 pub mod maxusers;
 pub mod observer;
+pub mod pairs;
 pub mod precision;
 pub mod privilege;
 pub mod record;

@@ -1,7 +1,7 @@
 //! What the lab tells its caller as it goes. The lab itself never prints:
 //! `throng lab` draws a progress bar from these events, tests collect them.
 
-use throng_model::{ServerUsage, StepRecord, Summary};
+use throng_model::{Comparison, ServerUsage, StepRecord, Summary};
 
 #[derive(Debug)]
 pub enum Event<'a> {
@@ -37,6 +37,9 @@ pub enum Event<'a> {
     },
     /// A finished (or failed) step, as stored.
     Step(&'a StepRecord),
+    /// Paired comparisons of a level (or, with no concurrency, of a whole
+    /// sweep), as stored.
+    Compared(&'a [Comparison]),
 }
 
 pub trait Observer {

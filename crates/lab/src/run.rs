@@ -5,7 +5,11 @@
 
 use std::path::PathBuf;
 
-use throng_model::{ConfigFile, MaxUsers, RunRecord, ServerRecord, StepRecord, StepStatus};
+use anyhow::Context;
+
+use throng_model::{
+    Comparison, ConfigFile, MaxUsers, ParityEntry, RunRecord, ServerRecord, StepRecord, StepStatus,
+};
 use throng_servers::{RunAs, RunDir, Site};
 use throng_store::Store;
 
@@ -53,6 +57,12 @@ impl Sink for Stored<'_> {
     fn max_users(&mut self, server: &str, m: &MaxUsers) -> anyhow::Result<()> {
         self.store.add_max_users(self.run_id, server, m)
     }
+    fn comparisons(&mut self, cs: &[Comparison]) -> anyhow::Result<()> {
+        self.store.add_comparisons(self.run_id, cs)
+    }
+    fn parity(&mut self, server: &str, entries: &[ParityEntry]) -> anyhow::Result<()> {
+        self.store.add_parity(self.run_id, server, entries)
+    }
 }
 
 /// Runs a study to the end (or until interrupted) on this machine,
@@ -90,7 +100,8 @@ pub fn run_study_with(
     exec: &mut dyn Executor,
 ) -> anyhow::Result<Outcome> {
     let rundir = site.rundir;
-    let cpus = throng_engine::affinity::own_cpus();
+    let cpus = exec.cpus();
+    study.check_duet(cpus.len())?;
     let plans = plan_cores(study.cores.as_deref(), &cpus, study.allow_shared_cores);
     let (server_cpus, client_cpus) = plans
         .iter()
@@ -118,7 +129,7 @@ pub fn run_study_with(
         complete: false,
         environment,
         doctor,
-        baseline: study.servers.first().map(|s| s.name.clone()),
+        baseline: Some(study.servers[study.baseline].name.clone()),
     };
     let run_id = store.begin_run(&run)?;
     for s in &study.servers {
@@ -132,6 +143,7 @@ pub fn run_study_with(
                 model: s.recipe.model.clone(),
                 exe_bytes: s.recipe.exe_bytes(),
                 installed_bytes: crate::features::installed_bytes(&s.recipe.package),
+                profile: s.profile.name().to_string(),
                 ..ServerRecord::default()
             },
         )?;
@@ -214,6 +226,14 @@ pub fn run_study_with(
                         w
                     }
                 };
+                let lanes = if study.duet {
+                    let all: Vec<usize> = server_cpus.iter().chain(client_cpus).copied().collect();
+                    crate::group::duet_lanes(*cores, &all).with_context(|| {
+                        format!("duet: {} CPUs cannot hold two servers of {cores} cores and their clients", all.len())
+                    })?
+                } else {
+                    Vec::new()
+                };
                 let group = Group {
                     cores: *cores,
                     server_cpus: server_cpus.clone(),
@@ -221,6 +241,7 @@ pub fn run_study_with(
                     shared: *shared,
                     workload: w,
                     max_concurrency: study.max_concurrency(),
+                    lanes,
                 };
                 run_group(&mut ctx, exec, &group)?;
             }

@@ -7,7 +7,7 @@ use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
 use throng_model::WorkloadKind;
-use throng_servers::{names, Recipe, Recipes};
+use throng_servers::{names, Profile, Recipe, Recipes};
 
 use crate::precision::Precision;
 
@@ -134,6 +134,28 @@ pub struct StudyFile {
     /// `throng load --no-coalesce` is the same switch).
     #[serde(default = "d_client_naps")]
     pub client_naps: bool,
+    /// After each step's measured rounds, one diagnostic round that counts
+    /// the server's syscalls and context switches per request.
+    #[serde(default = "d_diagnose")]
+    pub diagnose: bool,
+    /// The server the others are compared against (default: the first).
+    #[serde(default)]
+    pub baseline: Option<String>,
+    /// Two servers at once on separate, equal cores, each under its own
+    /// load, so that both see the same interference at every instant.
+    #[serde(default)]
+    pub duet: bool,
+    /// The recipes' profile: "defaults" or "tuned".
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// Several profiles: every server is run with each, the later ones
+    /// named `SERVER-PROFILE`, to measure what tuning is worth.
+    #[serde(default)]
+    pub profiles: Option<Vec<String>>,
+}
+
+fn d_diagnose() -> bool {
+    true
 }
 
 fn d_features() -> bool {
@@ -150,8 +172,10 @@ fn d_patience() -> f64 {
 #[derive(Debug, Clone, PartialEq)]
 pub struct StudyServer {
     pub name: String,
+    /// The recipe with its profile applied.
     pub recipe: Recipe,
     pub backend: Option<Recipe>,
+    pub profile: Profile,
 }
 
 /// A validated study.
@@ -178,6 +202,11 @@ pub struct Study {
     /// Whether client threads nap before blocking for responses
     /// (docs/methodology.md, "The load generator").
     pub client_naps: bool,
+    /// Whether each step ends with a diagnostic round.
+    pub diagnose: bool,
+    /// Index in `servers` of the server the others are compared against.
+    pub baseline: usize,
+    pub duet: bool,
 }
 
 /// Parses `"10..1000 step 10"` (inclusive of both ends when on the grid).
@@ -224,8 +253,13 @@ impl Study {
 
     pub fn parse(text: &str, recipes: &Recipes) -> anyhow::Result<Study> {
         let f: StudyFile = toml::from_str(text)?;
+        let profiles = profiles(&f)?;
         let mut servers = Vec::new();
-        for e in &f.servers {
+        for (e, profile) in f
+            .servers
+            .iter()
+            .flat_map(|e| profiles.iter().map(move |p| (e, *p)))
+        {
             let (name, recipe) = match e {
                 ServerEntry::Recipe(n) => (n.clone(), find(recipes, n)?),
                 ServerEntry::Table {
@@ -242,6 +276,13 @@ impl Study {
                     bail!("server {name:?}: give either `recipe` or `command`")
                 }
             };
+            // With several profiles, the first keeps the plain name.
+            let name = if profile == profiles[0] {
+                name
+            } else {
+                format!("{name}-{}", profile.name())
+            };
+            let recipe = recipe.profiled(profile)?;
             names::check("server name", &name)?;
             if servers.iter().any(|s: &StudyServer| s.name == name) {
                 bail!("server {name:?} is listed twice");
@@ -254,6 +295,7 @@ impl Study {
                 name,
                 recipe,
                 backend,
+                profile,
             });
         }
         if servers.is_empty() {
@@ -302,6 +344,16 @@ impl Study {
         if f.patience_seconds.is_nan() || f.patience_seconds <= 0.0 {
             bail!("patience_seconds: give a time above 0");
         }
+        let baseline = match &f.baseline {
+            None => 0,
+            Some(b) => servers.iter().position(|s| &s.name == b).with_context(|| {
+                let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+                format!(
+                    "baseline {b:?} is not a server of the study ({})",
+                    names.join(", ")
+                )
+            })?,
+        };
         Ok(Study {
             name: f.name.clone(),
             description: f.description.clone(),
@@ -324,6 +376,9 @@ impl Study {
             max_users_cap,
             patience_s: f.patience_seconds,
             client_naps: f.client_naps,
+            diagnose: f.diagnose,
+            baseline,
+            duet: f.duet,
         })
     }
 
@@ -364,6 +419,44 @@ impl Study {
         out
     }
 
+    /// The servers' indices in the order they are compared: the baseline
+    /// first, then the others as listed. Each is compared with every one
+    /// before it.
+    pub fn comparison_order(&self) -> Vec<usize> {
+        std::iter::once(self.baseline)
+            .chain((0..self.servers.len()).filter(|&i| i != self.baseline))
+            .collect()
+    }
+
+    /// Refuses a duet study on a machine without the CPUs for it: two
+    /// servers of the largest core count, each with at least one CPU of
+    /// its own for its load generator.
+    pub fn check_duet(&self, cpus: usize) -> anyhow::Result<()> {
+        if !self.duet {
+            return Ok(());
+        }
+        let most = self
+            .cores
+            .as_ref()
+            .and_then(|c| c.iter().copied().max())
+            .unwrap_or(1) as usize;
+        let needed = 2 * most + 2;
+        if cpus < needed {
+            bail!(
+                "duet = true runs two servers of {most} cores at once, each with its own load \
+                 generator: that needs {needed} CPUs and this machine gives throng {cpus}; \
+                 remove `duet` to compare them in interleaved slices instead"
+            );
+        }
+        if self.servers.len() != 2 {
+            bail!(
+                "duet = true compares exactly two servers; the study lists {}",
+                self.servers.len()
+            );
+        }
+        Ok(())
+    }
+
     /// Highest concurrency: servers are configured to accept that many.
     pub fn max_concurrency(&self) -> u32 {
         let sweep = self.concurrency.iter().copied().max().unwrap_or(1);
@@ -371,6 +464,31 @@ impl Study {
         // search would only find their configured limit.
         sweep.max(self.max_users_cap.unwrap_or(0))
     }
+}
+
+/// The profiles a study asks for, in order: `profile` or `profiles`, or
+/// the recipes' defaults.
+fn profiles(f: &StudyFile) -> anyhow::Result<Vec<Profile>> {
+    let names: Vec<String> = match (&f.profile, &f.profiles) {
+        (Some(_), Some(_)) => bail!("give `profile` or `profiles`, not both"),
+        (Some(p), None) => vec![p.clone()],
+        (None, Some(ps)) => ps.clone(),
+        (None, None) => return Ok(vec![Profile::Defaults]),
+    };
+    if names.is_empty() {
+        bail!("profiles: give at least one of \"defaults\", \"tuned\"");
+    }
+    let mut out = Vec::new();
+    for n in &names {
+        let p = Profile::parse(n).with_context(|| {
+            format!("profile {n:?}: known profiles are \"defaults\" and \"tuned\"")
+        })?;
+        if out.contains(&p) {
+            bail!("profile {n:?} is listed twice");
+        }
+        out.push(p);
+    }
+    Ok(out)
 }
 
 fn find(recipes: &Recipes, name: &str) -> anyhow::Result<Recipe> {

@@ -1,19 +1,26 @@
 //! The sweep of one group: every server started fresh on the group's
-//! cores and checked, warmed up, then measured level by level. Rounds of a
-//! level are interleaved across servers with a rotating order, so slow
-//! drift of the machine spreads over all of them instead of favouring the
-//! one measured first; each server's step ends when the precision rule
-//! says so. Everything outside this module's decisions goes through an
+//! cores and checked, warmed up, then measured level by level. A level is
+//! measured in blocks: each block gives every server one short round (a
+//! slice) in a shuffled order, over connections kept open and idle between
+//! slices, and the slices of one block are paired (see [`crate::pairs`]).
+//! The level ends when every paired comparison is narrow enough, or when
+//! its rounds or time run out; a server measured alone ends by its own
+//! interval. Then each server gets a diagnostic round, stored apart.
+//! Everything outside this module's decisions goes through an
 //! [`Executor`].
 
 use std::time::{Duration, Instant};
 
-use throng_model::{ConfigFile, RoundRecord, StepRecord, StepStatus, Verdict};
+use throng_model::{
+    Comparison, ConfigFile, ParityEntry, RoundRecord, Setting, Source, StepRecord, StepStatus,
+    Verdict,
+};
 
 use crate::executor::{Executor, Measured};
 use crate::group::Group;
 use crate::interrupt::Interrupt;
 use crate::observer::{Event, Observer};
+use crate::pairs::{self, Shuffle};
 use crate::precision::Next;
 use crate::record::serialize_histogram;
 use crate::spec::{known_response_bytes, longer_round, round_seconds, secs, Pace, RoundLoad};
@@ -25,6 +32,9 @@ pub trait Sink {
     fn verdict(&mut self, step: &StepRecord) -> anyhow::Result<()>;
     fn configs(&mut self, server: &str, configs: &[ConfigFile]) -> anyhow::Result<()>;
     fn max_users(&mut self, server: &str, m: &throng_model::MaxUsers) -> anyhow::Result<()>;
+    fn comparisons(&mut self, cs: &[Comparison]) -> anyhow::Result<()>;
+    /// A server's settings, replacing what was stored for each setting.
+    fn parity(&mut self, server: &str, entries: &[ParityEntry]) -> anyhow::Result<()>;
 }
 
 /// Everything a sweep needs besides its executor.
@@ -35,6 +45,17 @@ pub struct Ctx<'a> {
     pub interrupt: &'a Interrupt,
     /// Steps stored as failed so far.
     pub failed_steps: u32,
+}
+
+/// Seconds of load a diagnostic round runs at least.
+pub const DIAGNOSE_S: f64 = 0.5;
+
+/// Where a round sits: its load's seed and, when it is paired with the
+/// other servers' rounds, its block.
+#[derive(Debug, Clone, Copy)]
+struct Slice {
+    seed: u64,
+    block: Option<u32>,
 }
 
 /// A step in progress for one server at one concurrency.
@@ -85,18 +106,26 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
         }
         // A server that cannot serve a dynamic workload shows that, not a
         // number.
+        let mine = group.for_server(idx);
         if let Err(reason) = s.recipe.workload(group.workload.kind) {
             for &c in &study.concurrency {
-                let mut st = group.step(&s.name, c);
+                let mut st = mine.step(&s.name, c);
                 st.status = StepStatus::Unsupported;
                 st.failure = Some(reason.clone());
                 record_step(ctx, st, &mut group_steps)?;
             }
             continue;
         }
-        match exec.start(group, s) {
+        match exec.start(&mine, s) {
             Ok(started) => {
                 ctx.sink.configs(&s.name, &started.configs)?;
+                let lab = throng_servers::LabSettings {
+                    workers: group.cores,
+                    cpus: mine.server_cpus.clone(),
+                    max_connections: group.max_concurrency,
+                };
+                let parity = throng_servers::parity(&s.recipe, &started.configs, &lab);
+                ctx.sink.parity(&s.name, &parity)?;
                 ctx.observer.event(Event::ServerStarted {
                     server: &s.name,
                     cores: group.cores,
@@ -115,7 +144,7 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                     message: &msg,
                 });
                 for &c in &study.concurrency {
-                    let mut st = group.step(&s.name, c);
+                    let mut st = mine.step(&s.name, c);
                     st.status = StepStatus::Failed;
                     st.failure = Some(msg.clone());
                     st.log_tail = Some(f.failure.log_tail.clone());
@@ -136,6 +165,7 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
             if ctx.interrupt.is_set() {
                 break;
             }
+            load.client_cpus = group.client_cpus_of(idx).to_vec();
             match exec.round(&study.servers[idx].name, &load, false) {
                 // The warmup's pace sizes the first level's rounds.
                 Ok(m) => paces.update(idx, &m.summary),
@@ -143,11 +173,13 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
             }
         }
     }
+    let order = study.comparison_order();
+    let mut compared: Vec<Comparison> = Vec::new();
     for (level, &c) in study.concurrency.iter().enumerate() {
         let mut pending: Vec<Pending> = up
             .iter()
             .map(|&idx| {
-                let mut step = group.step(&study.servers[idx].name, c);
+                let mut step = group.for_server(idx).step(&study.servers[idx].name, c);
                 if let Some(f) = &failed[idx] {
                     step.status = StepStatus::Failed;
                     step.failure = Some(f.clone());
@@ -163,19 +195,103 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                 }
             })
             .collect();
-        let mut round = 0usize;
+        // In the study's comparison order, so each pair is (earlier, later).
+        pending.sort_by_key(|p| order.iter().position(|&i| i == p.server));
+        let level_seed = ((group.cores as u64) << 48) ^ ((level as u64) << 32) ^ 0x7468_726f;
+        let live: Vec<(&str, RoundLoad)> = pending
+            .iter()
+            .filter(|p| !p.done)
+            .map(|p| {
+                let mut load = RoundLoad::measured(study, group, c, level_seed);
+                load.client_cpus = group.client_cpus_of(p.server).to_vec();
+                (study.servers[p.server].name.as_str(), load)
+            })
+            .collect();
+        if live.len() >= 2 {
+            exec.open_level(&live);
+        }
+        let mut shuffle = Shuffle::new(level_seed);
+        let mut block = 0u32;
+        let mut level_cs: Vec<Comparison> = Vec::new();
         while pending.iter().any(|p| !p.done) && !ctx.interrupt.is_set() {
-            let n = pending.len();
-            for k in 0..n {
-                // Rotate the order each round: server i goes first in round i.
-                let p = &mut pending[(k + round) % n];
+            // Slices of different servers are paired only while two or more
+            // are still measured; a server left alone is judged by its own
+            // interval, as a study of one server is.
+            let live: Vec<usize> = (0..pending.len()).filter(|&k| !pending[k].done).collect();
+            let paired = live.len() >= 2;
+            let mut turn: Vec<usize> = (0..pending.len()).collect();
+            shuffle.shuffle(&mut turn);
+            if study.duet && live.len() == 2 {
+                let slice = Slice {
+                    seed: level_seed ^ (u64::from(block) << 8),
+                    block: Some(block),
+                };
+                let [a, b] = pending
+                    .get_disjoint_mut([live[0], live[1]])
+                    .expect("two distinct steps");
+                measure_together(ctx, exec, group, [a, b], &mut failed, &mut paces, slice)?;
+                turn.clear();
+            }
+            for k in turn {
+                let p = &mut pending[k];
                 if p.done || ctx.interrupt.is_set() {
                     continue;
                 }
-                let seed = ((level as u64) << 32) ^ round as u64 ^ 0x7468_726f;
-                measure_round(ctx, exec, group, p, &mut failed, &mut paces, seed)?;
+                let seed = level_seed ^ (u64::from(block) << 8) ^ k as u64;
+                let slice = Slice {
+                    seed,
+                    block: paired.then_some(block),
+                };
+                measure_round(ctx, exec, group, p, &mut failed, &mut paces, slice)?;
             }
-            round += 1;
+            block += 1;
+            if paired {
+                let steps: Vec<&StepRecord> = pending
+                    .iter()
+                    .filter(|p| !p.step.rounds.is_empty())
+                    .map(|p| &p.step)
+                    .collect();
+                level_cs = pairs::compare_level(&steps, study.precision.target);
+                let narrow = pairs::all_narrow(&level_cs, study.precision.target);
+                let p = &study.precision;
+                for x in pending.iter_mut().filter(|x| !x.done) {
+                    let spent = x.spent.as_secs_f64();
+                    x.done = block >= p.min_rounds
+                        && (narrow || block >= p.max_rounds || spent >= p.max_step_s);
+                }
+            }
+        }
+        // The diagnostic round comes after the measured ones, on the same
+        // connections, and is stored apart from them.
+        if study.diagnose && !ctx.interrupt.is_set() {
+            for p in pending
+                .iter_mut()
+                .filter(|p| p.step.status == StepStatus::Ok && !p.step.rounds.is_empty())
+            {
+                if ctx.interrupt.is_set() {
+                    break;
+                }
+                let load = RoundLoad {
+                    seconds: p.round_s.unwrap_or(study.round_s).max(DIAGNOSE_S),
+                    warmup_s: 0.0,
+                    client_cpus: group.client_cpus_of(p.server).to_vec(),
+                    ..RoundLoad::measured(study, group, c, level_seed)
+                };
+                let name = &study.servers[p.server].name;
+                p.step.diagnosis =
+                    Some(
+                        exec.diagnose(name, &load)
+                            .unwrap_or_else(|e| throng_model::Diagnosis {
+                                unavailable: Some(e),
+                                ..Default::default()
+                            }),
+                    );
+            }
+        }
+        exec.close_level();
+        if !level_cs.is_empty() {
+            ctx.sink.comparisons(&level_cs)?;
+            ctx.observer.event(Event::Compared(&level_cs));
         }
         for mut p in pending {
             if !p.done {
@@ -185,20 +301,42 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
             }
             p.step.throughput = throng_stats::estimate(&p.rps);
             if !p.step.rounds.is_empty() {
-                p.step.verdict = throng_trust::verdict::step_verdict(
-                    &p.step,
-                    &p.verdicts,
-                    study.precision.target,
-                );
+                let target = study.precision.target;
+                p.step.verdict = if level_cs.is_empty() {
+                    throng_trust::verdict::step_verdict(&p.step, &p.verdicts, target)
+                } else {
+                    throng_trust::verdict::step_verdict_paired(
+                        &p.step,
+                        &p.verdicts,
+                        target,
+                        &level_cs,
+                    )
+                };
             }
             if p.step.status == StepStatus::Failed && p.step.log_tail.is_none() {
                 p.step.log_tail = Some(exec.log_tail(&study.servers[p.server].name));
             }
             record_step(ctx, p.step, &mut group_steps)?;
         }
+        compared.extend(level_cs);
         if ctx.interrupt.is_set() {
             break;
         }
+    }
+    // Every pair over the whole sweep: all levels' pairs pooled.
+    if !compared.is_empty() {
+        let sweeps: Vec<Vec<&StepRecord>> = order
+            .iter()
+            .map(|&i| {
+                group_steps
+                    .iter()
+                    .filter(|s| s.server == study.servers[i].name && !s.rounds.is_empty())
+                    .collect()
+            })
+            .collect();
+        let pooled = pairs::compare_sweep(&sweeps, study.precision.target);
+        ctx.sink.comparisons(&pooled)?;
+        ctx.observer.event(Event::Compared(&pooled));
     }
     if let Some(cap) = study.max_users_cap {
         for (idx, s) in study.servers.iter().enumerate() {
@@ -215,7 +353,7 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                 exec,
                 &crate::maxusers::Search {
                     study,
-                    group,
+                    group: &group.for_server(idx),
                     server: &s.name,
                     alive,
                     sweep: &sweep,
@@ -251,6 +389,55 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
     Ok(())
 }
 
+/// What a diagnostic round showed of the settings, whatever the configs
+/// say: whether the logs grew, and whether the server opens its file for
+/// every request. Nothing when the round could not count.
+pub fn live_parity(d: &throng_model::Diagnosis) -> Vec<ParityEntry> {
+    if d.unavailable.is_some() || d.requests == 0 {
+        return Vec::new();
+    }
+    let mut out = vec![ParityEntry {
+        setting: Setting::AccessLog,
+        value: if d.log_bytes_per_request >= 1.0 {
+            "on".to_string()
+        } else {
+            "off".to_string()
+        },
+        source: Source::Live,
+        detail: format!(
+            "its logs grew {:.1} bytes per request over {} requests",
+            d.log_bytes_per_request, d.requests
+        ),
+    }];
+    // Syscalls are only counted by name by a tool that names them.
+    if !d.syscalls_per_request.is_empty() {
+        let opens = d.syscalls_per_request.get("openat").copied().unwrap_or(0.0)
+            + d.syscalls_per_request.get("open").copied().unwrap_or(0.0);
+        out.push(ParityEntry {
+            setting: Setting::OpenFileCache,
+            value: if opens >= 0.5 {
+                "off".to_string()
+            } else {
+                "on".to_string()
+            },
+            source: Source::Live,
+            detail: format!("openat {opens:.2} per request"),
+        });
+    }
+    out
+}
+
+/// What became of a round once measured.
+enum Absorbed {
+    /// Stored, or the step failed, or the run was interrupted.
+    Done,
+    /// It ended before any response could complete: measure it again
+    /// with this longer load.
+    Again(RoundLoad),
+}
+
+/// One measured round of `p`'s server, measured again longer while it
+/// ends too early.
 fn measure_round(
     ctx: &mut Ctx,
     exec: &mut dyn Executor,
@@ -258,28 +445,91 @@ fn measure_round(
     p: &mut Pending,
     failed: &mut [Option<String>],
     paces: &mut Paces,
-    seed: u64,
+    slice: Slice,
 ) -> anyhow::Result<()> {
+    let Some(mut load) = prepare(ctx, exec, group, p, failed, paces, slice) else {
+        return Ok(());
+    };
+    loop {
+        let name = &ctx.study.servers[p.server].name;
+        let t0 = Instant::now();
+        let result = exec.round(name, &load, true);
+        p.spent += t0.elapsed();
+        match absorb(ctx, exec, group, p, failed, paces, slice, &load, result)? {
+            Absorbed::Done => return Ok(()),
+            Absorbed::Again(longer) => load = longer,
+        }
+    }
+}
+
+/// The rounds of two servers at the same time, each on its own cores
+/// (a duet): both see the same interference at every instant.
+#[allow(clippy::too_many_arguments)]
+fn measure_together(
+    ctx: &mut Ctx,
+    exec: &mut dyn Executor,
+    group: &Group,
+    both: [&mut Pending; 2],
+    failed: &mut [Option<String>],
+    paces: &mut Paces,
+    slice: Slice,
+) -> anyhow::Result<()> {
+    let [a, b] = both;
+    let mut loads = [
+        prepare(ctx, exec, group, a, failed, paces, slice),
+        prepare(ctx, exec, group, b, failed, paces, slice),
+    ];
+    while loads.iter().any(Option::is_some) && !ctx.interrupt.is_set() {
+        let names = [
+            ctx.study.servers[a.server].name.clone(),
+            ctx.study.servers[b.server].name.clone(),
+        ];
+        let asked: Vec<(&str, &RoundLoad)> = names
+            .iter()
+            .zip(&loads)
+            .filter_map(|(n, l)| l.as_ref().map(|l| (n.as_str(), l)))
+            .collect();
+        let t0 = Instant::now();
+        let mut results = exec.rounds_together(&asked).into_iter();
+        let elapsed = t0.elapsed();
+        for (p, load) in [&mut *a, &mut *b].into_iter().zip(loads.iter_mut()) {
+            let Some(l) = load.take() else { continue };
+            let r = results
+                .next()
+                .unwrap_or_else(|| Err("no result for the round".to_string()));
+            p.spent += elapsed;
+            if let Absorbed::Again(longer) =
+                absorb(ctx, exec, group, p, failed, paces, slice, &l, r)?
+            {
+                *load = Some(longer);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The load of `p`'s next round, or `None` when its server has exited
+/// (the step is then failed).
+fn prepare(
+    ctx: &mut Ctx,
+    exec: &mut dyn Executor,
+    group: &Group,
+    p: &mut Pending,
+    failed: &mut [Option<String>],
+    paces: &mut Paces,
+    slice: Slice,
+) -> Option<RoundLoad> {
     let study = ctx.study;
     let name = &study.servers[p.server].name;
-    let fail =
-        |p: &mut Pending, failed: &mut [Option<String>], exec: &mut dyn Executor, msg: String| {
-            p.step.status = StepStatus::Failed;
-            p.step.log_tail = Some(exec.log_tail(name));
-            exec.stop(name);
-            failed[p.server] = Some(format!("failed earlier: {msg}"));
-            p.step.failure = Some(msg);
-            p.done = true;
-        };
     if let Some(e) = exec.exited(name) {
-        fail(p, failed, exec, format!("the server {e}"));
-        return Ok(());
+        fail(exec, name, p, failed, format!("the server {e}"));
+        return None;
     }
     let c = p.step.concurrency;
     // A step's rounds all get the length chosen at its first: the study's,
     // or long enough for each connection to complete a few responses at
     // the pace the server last showed.
-    let mut seconds = match p.round_s {
+    let seconds = match p.round_s {
         Some(s) => s,
         None => {
             let s = round_seconds(study.round_s, paces.of[p.server], c);
@@ -299,58 +549,98 @@ fn measure_round(
             s
         }
     };
-    let m: Measured = loop {
-        let load = RoundLoad {
-            seconds,
-            ..RoundLoad::measured(study, group, c, seed)
-        };
-        let t0 = Instant::now();
-        let result = exec.round(name, &load, true);
-        p.spent += t0.elapsed();
-        if ctx.interrupt.is_set() {
-            return Ok(());
+    Some(RoundLoad {
+        seconds,
+        client_cpus: group.client_cpus_of(p.server).to_vec(),
+        ..RoundLoad::measured(study, group, c, slice.seed)
+    })
+}
+
+/// The step failed: its server is stopped and its later steps in the
+/// group fail with it.
+fn fail(
+    exec: &mut dyn Executor,
+    name: &str,
+    p: &mut Pending,
+    failed: &mut [Option<String>],
+    msg: String,
+) {
+    p.step.status = StepStatus::Failed;
+    p.step.log_tail = Some(exec.log_tail(name));
+    exec.stop(name);
+    failed[p.server] = Some(format!("failed earlier: {msg}"));
+    p.step.failure = Some(msg);
+    p.done = true;
+}
+
+/// Stores a measured round in its step, or fails the step, or asks for
+/// the round again, longer.
+#[allow(clippy::too_many_arguments)]
+fn absorb(
+    ctx: &mut Ctx,
+    exec: &mut dyn Executor,
+    group: &Group,
+    p: &mut Pending,
+    failed: &mut [Option<String>],
+    paces: &mut Paces,
+    slice: Slice,
+    load: &RoundLoad,
+    result: Result<Measured, String>,
+) -> anyhow::Result<Absorbed> {
+    let study = ctx.study;
+    let name = &study.servers[p.server].name;
+    let c = p.step.concurrency;
+    if ctx.interrupt.is_set() {
+        return Ok(Absorbed::Done);
+    }
+    let m = match result {
+        Ok(m) => m,
+        Err(e) => {
+            fail(exec, name, p, failed, e);
+            return Ok(Absorbed::Done);
         }
-        let m = match result {
-            Ok(m) => m,
-            Err(e) => {
-                fail(p, failed, exec, e);
-                return Ok(());
-            }
-        };
-        if let Some(e) = exec.exited(name) {
-            fail(p, failed, exec, format!("the server {e} during the round"));
-            return Ok(());
-        }
-        paces.update(p.server, &m.summary);
-        // A round that ended before any response could complete measured
-        // its own length, not the server: measure it again, longer.
-        if throng_model::max_users::round_too_short(&m.summary) {
-            if let Some(next) = longer_round(seconds, paces.of[p.server], c) {
-                ctx.observer.event(Event::Note(format!(
-                    "{name} c={c}: the {} round ended before any response ({} requests still in \
-                     flight, none timed out); measuring it again with {} rounds",
-                    secs(seconds),
-                    m.summary.in_flight_at_end,
-                    secs(next)
-                )));
-                seconds = next;
-                p.round_s = Some(next);
-                continue;
-            }
-        }
-        break m;
     };
+    if let Some(e) = exec.exited(name) {
+        fail(
+            exec,
+            name,
+            p,
+            failed,
+            format!("the server {e} during the round"),
+        );
+        return Ok(Absorbed::Done);
+    }
+    paces.update(p.server, &m.summary);
+    // A round that ended before any response could complete measured
+    // its own length, not the server: measure it again, longer.
+    if throng_model::max_users::round_too_short(&m.summary) {
+        if let Some(next) = longer_round(load.seconds, paces.of[p.server], c) {
+            ctx.observer.event(Event::Note(format!(
+                "{name} c={c}: the {} round ended before any response ({} requests still in \
+                 flight, none timed out); measuring it again with {} rounds",
+                secs(load.seconds),
+                m.summary.in_flight_at_end,
+                secs(next)
+            )));
+            p.round_s = Some(next);
+            return Ok(Absorbed::Again(RoundLoad {
+                seconds: next,
+                ..load.clone()
+            }));
+        }
+    }
     if m.summary.completed == 0 {
         // A round without a response may be a stall of a busy machine; the
         // server has failed only if it does not answer a request on its own.
         if let Err(e) = exec.answers(name) {
             fail(
+                exec,
+                name,
                 p,
                 failed,
-                exec,
                 format!("the server stopped answering: no response in a whole round, then {e}"),
             );
-            return Ok(());
+            return Ok(Absorbed::Done);
         }
     }
     let rc = throng_trust::verdict::RoundContext {
@@ -376,13 +666,17 @@ fn measure_round(
         histogram: serialize_histogram(&m.latency),
         summary: m.summary,
         server: m.usage,
-        block: None,
+        block: slice.block,
     });
-    match study.precision.next(&p.rps, p.spent.as_secs_f64()) {
-        Next::More => {}
-        Next::Converged | Next::Capped => p.done = true,
+    // Paired slices end together, when their comparisons say (see
+    // `run_group`); a lone server ends by its own interval.
+    if slice.block.is_none() {
+        match study.precision.next(&p.rps, p.spent.as_secs_f64()) {
+            Next::More => {}
+            Next::Converged | Next::Capped => p.done = true,
+        }
     }
-    Ok(())
+    Ok(Absorbed::Done)
 }
 
 fn record_step(

@@ -23,6 +23,7 @@ fn probe(name: &str, dir: &Path) -> Vec<FeatureResult> {
         name: name.to_string(),
         recipe,
         backend,
+        profile: throng_servers::Profile::Defaults,
     };
     let user = RunAs::unprivileged();
     let rundir = RunDir::create(dir, "probe", 0, false).unwrap();

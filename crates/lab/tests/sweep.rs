@@ -13,7 +13,8 @@ use throng_lab::spec::RoundLoad;
 use throng_lab::study::StudyServer;
 use throng_lab::{Interrupt, Quiet, Recipes, Store, Study};
 use throng_model::{
-    Connections, Environment, ErrorKind, Finding, Latency, RunData, StepStatus, Summary,
+    Connections, Decision, Diagnosis, Environment, ErrorKind, Finding, Latency, RunData,
+    StepStatus, Summary,
 };
 use throng_servers::{RunDir, Site, StartFailure};
 
@@ -44,6 +45,10 @@ struct Fake {
     rounds: BTreeMap<String, usize>,
     measured: usize,
     up: BTreeSet<String>,
+    /// The machine's CPUs as the executor reports them.
+    cpus: Vec<usize>,
+    /// Each start with the server and client CPUs it was given.
+    placed: Vec<(String, Vec<usize>, Vec<usize>)>,
 }
 
 impl Fake {
@@ -60,6 +65,8 @@ impl Fake {
             rounds: BTreeMap::new(),
             measured: 0,
             up: BTreeSet::new(),
+            cpus: vec![0, 1],
+            placed: Vec::new(),
         }
     }
 
@@ -73,8 +80,13 @@ impl Fake {
 }
 
 impl Executor for Fake {
-    fn start(&mut self, _: &Group, server: &StudyServer) -> Result<Started, NotReady> {
+    fn start(&mut self, group: &Group, server: &StudyServer) -> Result<Started, NotReady> {
         self.calls.push(format!("start {}", server.name));
+        self.placed.push((
+            server.name.clone(),
+            group.server_cpus.clone(),
+            group.client_cpus.clone(),
+        ));
         if let Some((stage, m)) = self.refuse.get(&server.name) {
             return Err(NotReady {
                 stage: *stage,
@@ -149,6 +161,58 @@ impl Executor for Fake {
     fn stop(&mut self, server: &str) {
         self.calls.push(format!("stop {server}"));
         self.up.remove(server);
+    }
+
+    fn open_level(&mut self, loads: &[(&str, RoundLoad)]) {
+        let names: Vec<&str> = loads.iter().map(|(n, _)| *n).collect();
+        self.calls.push(format!(
+            "open {} c={}",
+            names.join(","),
+            loads[0].1.concurrency
+        ));
+    }
+
+    fn close_level(&mut self) {
+        self.calls.push("close".into());
+    }
+
+    fn rounds_together(&mut self, loads: &[(&str, &RoundLoad)]) -> Vec<Result<Measured, String>> {
+        let names: Vec<String> = loads
+            .iter()
+            .map(|(n, l)| format!("{n}@{:?}", l.client_cpus))
+            .collect();
+        self.calls.push(format!(
+            "together {} c={}",
+            names.join("+"),
+            loads[0].1.concurrency
+        ));
+        loads
+            .iter()
+            .map(|(server, load)| self.round(server, load, true))
+            .collect()
+    }
+
+    fn cpus(&self) -> Vec<usize> {
+        self.cpus.clone()
+    }
+
+    fn diagnose(&mut self, server: &str, load: &RoundLoad) -> Result<Diagnosis, String> {
+        self.calls
+            .push(format!("diagnose {server} c={}", load.concurrency));
+        self.lengths.push(format!(
+            "diagnose {server} c={} {}s",
+            load.concurrency, load.seconds
+        ));
+        if server.starts_with("untraceable") {
+            return Err("perf stat: permission denied; strace: not found".into());
+        }
+        Ok(Diagnosis {
+            tool: "fake".into(),
+            seconds: load.seconds,
+            requests: 1000,
+            syscalls_per_request: [("openat".to_string(), 1.0)].into_iter().collect(),
+            ..Diagnosis::default()
+        })
     }
 
     fn oom_kills(&self) -> Option<u64> {
@@ -241,20 +305,41 @@ fn rounds_per_step(data: &RunData) -> Vec<(String, u32, StepStatus, usize)> {
         .collect()
 }
 
+/// The servers of each block, in the order their slices ran.
+fn blocks(fake: &Fake, c: u32) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for call in fake.rounds_of("round") {
+        let Some(rest) = call.strip_suffix(&format!(" c={c}")) else {
+            continue;
+        };
+        let server = rest.trim_start_matches("round ").to_string();
+        if out.is_empty() || !seen.insert(server.clone()) {
+            out.push(Vec::new());
+            seen = BTreeSet::from([server.clone()]);
+        }
+        out.last_mut().unwrap().push(server);
+    }
+    out
+}
+
 #[test]
-fn rounds_rotate_so_each_server_goes_first_in_turn() {
+fn each_block_gives_every_server_one_slice_in_a_shuffled_order() {
     let s = study(&["a", "b", "c"], "[4, 8]", (3, 3), "");
     let mut fake = Fake::new(Box::new(steady));
     let (out, data) = run(&s, &mut fake, &Interrupt::new());
     assert!(out.complete);
-    let order: Vec<&str> = fake
+    let level4: Vec<&str> = fake
         .calls
         .iter()
         .map(String::as_str)
-        .filter(|c| !c.starts_with("round") || c.ends_with("c=4"))
+        .filter(|c| !c.starts_with("round"))
+        .take_while(|c| !c.ends_with("c=8"))
         .collect();
+    // Started, warmed up, connections opened for the level, slices, then a
+    // diagnostic round per server on the same connections, then closed.
     assert_eq!(
-        order,
+        level4,
         [
             "survey",
             "start a",
@@ -263,84 +348,158 @@ fn rounds_rotate_so_each_server_goes_first_in_turn() {
             "warmup a c=4",
             "warmup b c=4",
             "warmup c c=4",
-            "round a c=4",
-            "round b c=4",
-            "round c c=4",
-            "round b c=4",
-            "round c c=4",
-            "round a c=4",
-            "round c c=4",
-            "round a c=4",
-            "round b c=4",
-            "stop a",
-            "stop b",
-            "stop c",
+            "open a,b,c c=4",
+            "diagnose a c=4",
+            "diagnose b c=4",
+            "diagnose c c=4",
+            "close",
         ]
     );
-    assert_eq!(
-        fake.rounds_of("round"),
-        [
-            "round a c=4",
-            "round b c=4",
-            "round c c=4",
-            "round b c=4",
-            "round c c=4",
-            "round a c=4",
-            "round c c=4",
-            "round a c=4",
-            "round b c=4",
-            "round a c=8",
-            "round b c=8",
-            "round c c=8",
-            "round b c=8",
-            "round c c=8",
-            "round a c=8",
-            "round c c=8",
-            "round a c=8",
-            "round b c=8",
-        ]
-    );
+    let mut orders = BTreeSet::new();
+    for c in [4, 8] {
+        let b = blocks(&fake, c);
+        assert_eq!(b.len(), 3, "{b:?}");
+        for block in &b {
+            let mut sorted = block.clone();
+            sorted.sort();
+            assert_eq!(sorted, ["a", "b", "c"]);
+            orders.insert(block.clone());
+        }
+    }
+    // Shuffled: not one order repeated six times.
+    assert!(orders.len() > 1, "{orders:?}");
     assert_eq!(data.steps.len(), 6);
-    assert!(data.steps.iter().all(|s| s.status == StepStatus::Ok));
-    assert!(data.steps.iter().all(|s| s.throughput.mean == 1000.0));
+    for st in &data.steps {
+        assert_eq!(st.status, StepStatus::Ok);
+        assert_eq!(st.throughput.mean, 1000.0);
+        let blocks: Vec<Option<u32>> = st.rounds.iter().map(|r| r.block).collect();
+        assert_eq!(blocks, [Some(0), Some(1), Some(2)]);
+        let d = st.diagnosis.as_ref().unwrap();
+        assert_eq!((d.tool.as_str(), d.requests), ("fake", 1000));
+    }
+    // Per level, every later server against every earlier one; then each
+    // pair over the sweep, both levels pooled.
+    let cs: Vec<(String, String, Option<u32>, u32, Decision)> = data
+        .comparisons
+        .iter()
+        .map(|c| (c.a.clone(), c.b.clone(), c.concurrency, c.pairs, c.decision))
+        .collect();
+    let row = |a: &str, b: &str, c, n, d| (a.to_string(), b.to_string(), c, n, d);
+    let u = Decision::Undecided;
+    assert_eq!(
+        cs,
+        [
+            row("a", "b", Some(4), 3, u),
+            row("a", "c", Some(4), 3, u),
+            row("b", "c", Some(4), 3, u),
+            row("a", "b", Some(8), 3, u),
+            row("a", "c", Some(8), 3, u),
+            row("b", "c", Some(8), 3, u),
+            row("a", "b", None, 6, Decision::Equal),
+            row("a", "c", None, 6, Decision::Equal),
+            row("b", "c", None, 6, Decision::Equal),
+        ]
+    );
+    assert!(data.comparisons.iter().all(|c| c.ratio == 1.0));
+    assert_eq!(data.run.baseline.as_deref(), Some("a"));
 }
 
 #[test]
-fn a_step_ends_when_its_interval_is_narrow_or_its_rounds_run_out() {
-    let s = study(&["calm", "noisy"], "[10]", (3, 6), "");
-    let mut fake = Fake::new(Box::new(|server, c, n| {
-        let rps = match server {
-            "calm" => 1000.0,
-            _ => [1000.0, 1500.0, 600.0][n % 3],
-        };
-        Ok(measured(rps, c, &[], 1_000))
+fn the_baseline_is_compared_first_and_a_diagnosis_that_fails_says_why() {
+    let s = study(
+        &["a", "untraceable"],
+        "[4]",
+        (2, 2),
+        "baseline = \"untraceable\"",
+    );
+    let mut fake = Fake::new(Box::new(steady));
+    let (_, data) = run(&s, &mut fake, &Interrupt::new());
+    assert_eq!(data.run.baseline.as_deref(), Some("untraceable"));
+    let c = &data.comparisons[0];
+    assert_eq!((c.a.as_str(), c.b.as_str()), ("untraceable", "a"));
+    let d = data.steps[1].diagnosis.as_ref().unwrap();
+    assert_eq!(
+        d.unavailable.as_deref(),
+        Some("perf stat: permission denied; strace: not found")
+    );
+    assert_eq!(data.steps[1].server, "untraceable");
+    // No diagnosis at all when the study says so.
+    let s = study(&["a", "b"], "[4]", (2, 2), "diagnose = false");
+    let mut fake = Fake::new(Box::new(steady));
+    let (_, data) = run(&s, &mut fake, &Interrupt::new());
+    assert!(fake.rounds_of("diagnose").is_empty());
+    assert!(data.steps.iter().all(|s| s.diagnosis.is_none()));
+}
+
+#[test]
+fn a_level_ends_when_its_comparisons_are_narrow_or_its_rounds_run_out() {
+    // Both servers slow down together from block to block, as on a shared
+    // machine: each one's own rate wanders ±25%, but b is always 1.5× a.
+    let s = study(&["a", "b"], "[10]", (6, 12), "");
+    let slowness = [1.0, 0.75, 1.25, 0.8, 1.2, 0.9, 1.1];
+    let mut fake = Fake::new(Box::new(move |server, c, n| {
+        let base = if server == "a" { 1000.0 } else { 1500.0 };
+        Ok(measured(base * slowness[n % 7], c, &[], 1_000))
     }));
     let (_, data) = run(&s, &mut fake, &Interrupt::new());
     assert_eq!(
         rounds_per_step(&data),
         [
-            ("calm".to_string(), 10, StepStatus::Ok, 3),
-            ("noisy".to_string(), 10, StepStatus::Ok, 6),
+            ("a".to_string(), 10, StepStatus::Ok, 6),
+            ("b".to_string(), 10, StepStatus::Ok, 6),
         ]
     );
-    // Once the calm server is done, the noisy one runs alone.
+    let c = &data.comparisons[0];
+    for x in [c.ratio, c.ci_low, c.ci_high] {
+        assert!((x - 1.5).abs() < 1e-12, "{c:?}");
+    }
+    assert_eq!(c.pairs, 6);
+    assert_eq!(c.decision, Decision::Higher);
+    // Each server's own interval is wide, yet no step is noisy: the
+    // comparison is what was decided.
+    assert!(data.steps[0].throughput.relative_half_width() > 0.1);
+    assert!(data.steps.iter().all(|s| s.verdict.is_valid()));
+
+    // Independent noise: the ratios scatter, the level runs to its
+    // maximum, and the comparison stays undecided and wide: noisy.
+    let mut fake = Fake::new(Box::new(move |server, c, n| {
+        let k = if server == "a" { n } else { n + 3 };
+        Ok(measured(1000.0 * slowness[k % 7], c, &[], 1_000))
+    }));
+    let (_, data) = run(&s, &mut fake, &Interrupt::new());
     assert_eq!(
-        fake.rounds_of("round"),
-        [
-            "round calm c=10",
-            "round noisy c=10",
-            "round noisy c=10",
-            "round calm c=10",
-            "round calm c=10",
-            "round noisy c=10",
-            "round noisy c=10",
-            "round noisy c=10",
-            "round noisy c=10",
-        ]
+        rounds_per_step(&data)
+            .iter()
+            .map(|r| r.3)
+            .collect::<Vec<_>>(),
+        [12, 12]
     );
-    let noisy = &data.steps[1];
-    assert_eq!(noisy.verdict.label(), "suspect: noisy");
-    assert_eq!(data.steps[0].verdict.label(), "valid");
+    assert_eq!(data.comparisons[0].decision, Decision::Undecided);
+    for st in &data.steps {
+        assert_eq!(st.verdict.label(), "suspect: noisy");
+    }
+}
+
+#[test]
+fn a_lone_server_ends_by_its_own_interval() {
+    let s = study(&["calm"], "[10]", (3, 6), "");
+    let mut fake = Fake::new(Box::new(steady));
+    let (_, data) = run(&s, &mut fake, &Interrupt::new());
+    assert_eq!(
+        rounds_per_step(&data),
+        [("calm".to_string(), 10, StepStatus::Ok, 3)]
+    );
+    assert!(data.steps[0].rounds.iter().all(|r| r.block.is_none()));
+    assert!(data.comparisons.is_empty());
+    // No connections are kept for one server: there is nothing to pair.
+    assert!(fake.rounds_of("open").is_empty());
+    let s = study(&["noisy"], "[10]", (3, 6), "");
+    let mut fake = Fake::new(Box::new(|_, c, n| {
+        Ok(measured([1000.0, 1500.0, 600.0][n % 3], c, &[], 1_000))
+    }));
+    let (_, data) = run(&s, &mut fake, &Interrupt::new());
+    assert_eq!(data.steps[0].rounds.len(), 6);
+    assert_eq!(data.steps[0].verdict.label(), "suspect: noisy");
 }
 
 #[test]
@@ -361,6 +520,8 @@ fn servers_that_fail_are_stored_failed_and_the_others_go_on() {
     let (out, data) = run(&s, &mut fake, &Interrupt::new());
     assert!(out.complete);
     assert_eq!(out.failed_steps, 6);
+    // The three that started share a level until two of them fail.
+    assert_eq!(fake.rounds_of("open"), ["open good,dies,mute c=4"]);
     assert_eq!(
         rounds_per_step(&data),
         [
@@ -418,22 +579,25 @@ fn an_interrupt_keeps_what_was_measured_and_marks_the_run_incomplete() {
     assert!(!out.complete);
     assert!(!data.run.complete);
     // The round that saw the interrupt is dropped; the level's steps are
-    // stored as skipped with what they had; no later level starts.
+    // stored as skipped with what they had; no later level starts, and no
+    // diagnosis runs.
+    let steps = rounds_per_step(&data);
+    assert_eq!(steps.len(), 2);
+    assert!(steps
+        .iter()
+        .all(|s| s.1 == 4 && s.2 == StepStatus::Skipped && (1..=2).contains(&s.3)));
+    assert_eq!(steps[0].3 + steps[1].3, 3);
     assert_eq!(
-        rounds_per_step(&data),
-        [
-            ("a".to_string(), 4, StepStatus::Skipped, 1),
-            ("b".to_string(), 4, StepStatus::Skipped, 2),
-        ]
-    );
-    assert_eq!(
-        data.steps[0].failure.as_deref(),
-        Some("interrupted after 1 rounds")
+        data.steps[0].failure,
+        Some(format!("interrupted after {} rounds", steps[0].3))
     );
     assert_eq!(fake.rounds_of("round").len(), 4);
-    assert!(fake
-        .calls
-        .ends_with(&["stop a".to_string(), "stop b".to_string()]));
+    assert!(fake.rounds_of("diagnose").is_empty());
+    assert!(fake.calls.ends_with(&[
+        "close".to_string(),
+        "stop a".to_string(),
+        "stop b".to_string()
+    ]));
 }
 
 #[test]
@@ -593,7 +757,9 @@ fn large_rounds_last_long_enough_for_the_transfers_the_sweep_measured() {
         [
             "warmup a c=1 0.5s",
             "round a c=1 1s",
+            "diagnose a c=1 1s",
             "round a c=10 3s",
+            "diagnose a c=10 3s",
             "search a c=20 6s",
             "search a c=40 12s",
         ]
@@ -641,6 +807,7 @@ fn a_round_cut_short_is_measured_again_longer_and_never_breaks_the_server() {
         [
             "round a c=20 1s",
             "round a c=20 6s",
+            "diagnose a c=20 6s",
             "search a c=40 12s",
             "search a c=40 48s",
             "search a c=80 60s",
@@ -683,6 +850,7 @@ fn a_level_still_cut_short_at_the_longest_round_is_undecided_not_broken() {
         [
             "round a c=20 1s",
             "round a c=20 6s",
+            "diagnose a c=20 6s",
             "search a c=40 12s",
             "search a c=40 60s",
         ]
@@ -697,4 +865,68 @@ fn a_level_still_cut_short_at_the_longest_round_is_undecided_not_broken() {
                 .to_string()
         )
     );
+}
+
+#[test]
+fn a_duet_measures_two_servers_at_once_on_their_own_cpus() {
+    let s = study(&["a", "b"], "[4]", (6, 6), "duet = true");
+    let mut fake = Fake::new(Box::new(move |server, c, _| {
+        Ok(measured(
+            if server == "a" { 1000.0 } else { 1200.0 },
+            c,
+            &[],
+            1_000,
+        ))
+    }));
+    fake.cpus = vec![0, 1, 2, 3, 4, 5];
+    let (_, data) = run(&s, &mut fake, &Interrupt::new());
+    // Each server on a core of its own, each client on two of the others.
+    assert_eq!(
+        fake.placed,
+        [
+            ("a".to_string(), vec![0], vec![2, 3]),
+            ("b".to_string(), vec![1], vec![4, 5]),
+        ]
+    );
+    let together: Vec<&str> = fake.rounds_of("together");
+    assert_eq!(together.len(), 6);
+    assert!(together
+        .iter()
+        .all(|c| *c == "together a@[2, 3]+b@[4, 5] c=4"));
+    let st = &data.steps[1];
+    assert_eq!(
+        (st.server_cpus.as_slice(), st.client_cpus.as_slice()),
+        (&[1][..], &[4, 5][..])
+    );
+    let c = &data.comparisons[0];
+    assert_eq!((c.pairs, c.decision), (6, Decision::Higher));
+    assert!((c.ratio - 1.2).abs() < 1e-12);
+
+    // Without the CPUs for it, the study is refused before anything runs.
+    let mut fake = Fake::new(Box::new(steady));
+    fake.cpus = vec![0, 1, 2];
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("t.db")).unwrap();
+    let rundir = RunDir::create(dir.path(), "throng-lab", 1, false).unwrap();
+    let site = Site {
+        rundir: &rundir,
+        user: None,
+    };
+    let e = throng_lab::run_study_with(
+        &s,
+        &mut store,
+        &mut Quiet,
+        &Interrupt::new(),
+        site,
+        &mut fake,
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "duet = true runs two servers of 1 cores at once, each with its own load generator: \
+         that needs 4 CPUs and this machine gives throng 3; remove `duet` to compare them in \
+         interleaved slices instead"
+    );
+    assert!(fake.calls.is_empty());
+    assert_eq!(store.latest_run().unwrap(), None);
 }
