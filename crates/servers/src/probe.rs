@@ -10,13 +10,28 @@ use anyhow::bail;
 use serde::{Deserialize, Serialize};
 use throng_model::FeatureStatus;
 
-/// Text inserted right after the first occurrence of `after` in the
-/// server's first config file.
+/// Text inserted right after the first occurrence of `after` in a config
+/// (the probes' go into the first config file, a profile's into the first
+/// that has the anchor).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Insert {
     pub after: String,
     pub text: String,
+}
+
+impl Insert {
+    /// Puts `text` (this insert's text, filled in or not) right after the
+    /// first `after` of `config`; `false` when `config` has no `after`.
+    pub fn put(&self, config: &mut String, text: &str) -> bool {
+        match config.find(&self.after) {
+            Some(at) => {
+                config.insert_str(at + self.after.len(), text);
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// One answer of the sendfile rule: the status and what was seen.
@@ -109,14 +124,12 @@ impl ProbeSettings {
     pub fn apply(&self, config: &str, v: &ProbeValues) -> anyhow::Result<String> {
         let mut c = config.to_string();
         for i in &self.insert {
-            let Some(at) = c.find(&i.after) else {
+            if !i.put(&mut c, &fill(&i.text, v)?) {
                 bail!(
                     "the config has no {:?} to add probe settings after",
                     i.after
                 );
-            };
-            let at = at + i.after.len();
-            c.insert_str(at, &fill(&i.text, v)?);
+            }
         }
         c.push_str(&fill(&self.append, v)?);
         Ok(c)

@@ -7,6 +7,9 @@
 //! and 1024 requests per connection, one worker per server core, the
 //! server's default sendfile, no compression); where a server has no such
 //! setting its recipe's `notes` say so, and the notes are stored with results.
+//! A recipe's `[profiles.tuned]` adds what the server's documentation
+//! advises for static files (see `profile`), and its `[parity.*]` tables
+//! say where each setting's value comes from (see `parity`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,7 +22,9 @@ use throng_model::WorkloadKind;
 
 use crate::helper::Helper;
 use crate::names;
+use crate::parity::{self, ParityRule};
 use crate::probe::ProbeSettings;
+use crate::profile::{Profile, Profiles};
 use crate::template::substitute;
 
 /// The embedded recipes, in the order `throng servers` lists them.
@@ -119,6 +124,13 @@ pub struct Recipe {
     /// How the feature probes configure this server.
     #[serde(default)]
     pub probe: ProbeSettings,
+    /// The `tuned` profile: what the server's documentation recommends.
+    #[serde(default)]
+    pub profiles: Profiles,
+    /// Per setting of the config (`[parity.sendfile]` etc.): how the
+    /// rendered config sets it and the server's default otherwise.
+    #[serde(default)]
+    pub parity: BTreeMap<String, ParityRule>,
 }
 
 fn default_stop_signal() -> String {
@@ -198,6 +210,10 @@ impl Recipe {
         self.probe
             .check()
             .with_context(|| format!("recipe {}: [probe]", self.name))?;
+        if self.profiles.tuned.is_some() {
+            self.profiled(Profile::Tuned)?;
+        }
+        parity::check(&self.parity).with_context(|| format!("recipe {}", self.name))?;
         for (k, w) in &self.workloads {
             let kind = WorkloadKind::parse(k).filter(|k| k.is_dynamic());
             if kind.is_none() {
@@ -227,11 +243,7 @@ impl Recipe {
         let binary = if first.contains('/') || first.contains("{{") {
             first.clone()
         } else {
-            let path = std::env::var_os("PATH").unwrap_or_default();
-            std::env::split_paths(&path)
-                .filter(|d| d.is_absolute())
-                .map(|d| d.join(first))
-                .find(|p| is_executable(p))
+            find_on_path(first)
                 .map(|p| p.to_string_lossy().into_owned())
                 .ok_or_else(|| {
                     anyhow!(
@@ -257,6 +269,8 @@ impl Recipe {
             configs: Vec::new(),
             workloads: BTreeMap::new(),
             probe: ProbeSettings::default(),
+            profiles: Profiles::default(),
+            parity: BTreeMap::new(),
         })
     }
 
@@ -400,6 +414,15 @@ fn signal_by_name(name: &str) -> anyhow::Result<nix::sys::signal::Signal> {
     })
 }
 
+/// A program looked up on PATH as a shell would (absolute directories only).
+pub(crate) fn find_on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join(program))
+        .find(|p| is_executable(p))
+}
+
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(p)
@@ -459,22 +482,28 @@ impl Recipes {
     }
 }
 
+/// The render context the tests of recipes, profiles and parity share.
+#[cfg(test)]
+pub(crate) fn test_context(as_root: bool) -> RenderContext {
+    RenderContext {
+        port: 8081,
+        backend_port: Some(8082),
+        docroot: PathBuf::from("/tmp/run/docroot"),
+        rundir: PathBuf::from("/tmp/run/nginx"),
+        workers: 2,
+        concurrency: 3000,
+        user: "www-data".into(),
+        group: "www-data".into(),
+        as_root,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn ctx(as_root: bool) -> RenderContext {
-        RenderContext {
-            port: 8081,
-            backend_port: Some(8082),
-            docroot: PathBuf::from("/tmp/run/docroot"),
-            rundir: PathBuf::from("/tmp/run/nginx"),
-            workers: 2,
-            concurrency: 3000,
-            user: "www-data".into(),
-            group: "www-data".into(),
-            as_root,
-        }
+        test_context(as_root)
     }
 
     #[test]

@@ -64,7 +64,7 @@ pub fn read_run_delay_ns(pid: i32, tid: i32) -> Option<u64> {
 }
 
 /// Threads of a process, from /proc/PID/task.
-fn tasks(pid: i32) -> Vec<i32> {
+pub(crate) fn tasks(pid: i32) -> Vec<i32> {
     std::fs::read_dir(format!("/proc/{pid}/task"))
         .map(|d| {
             d.flatten()
@@ -156,7 +156,8 @@ fn page_size() -> u64 {
     }
 }
 
-fn trees(leaders: &[i32]) -> Vec<i32> {
+/// Every process of the leaders' trees, each once.
+pub(crate) fn trees(leaders: &[i32]) -> Vec<i32> {
     let mut v: Vec<i32> = leaders.iter().flat_map(|&l| process_tree(l)).collect();
     v.sort_unstable();
     v.dedup();

@@ -26,7 +26,10 @@ fn fixture() -> (tempfile::TempDir, Store) {
 fn a_database_from_before_the_split_reads_back_exactly() {
     let (_dir, store) = fixture();
     // Migrated on opening: written at version 2, read at today's.
-    assert_eq!(store.schema_version().unwrap(), throng_store::SCHEMA_VERSION);
+    assert_eq!(
+        store.schema_version().unwrap(),
+        throng_store::SCHEMA_VERSION
+    );
     assert_eq!(store.latest_run().unwrap(), Some(1));
     let run = store.load_run(1).unwrap();
     // Written before profiles, parity, diagnoses and paired comparisons.
@@ -35,8 +38,10 @@ fn a_database_from_before_the_split_reads_back_exactly() {
         .servers
         .iter()
         .all(|s| s.profile == "defaults" && s.parity.is_empty()));
-    assert!(run.steps.iter().all(|s| s.diagnosis.is_none()
-        && s.rounds.iter().all(|r| r.block.is_none())));
+    assert!(run
+        .steps
+        .iter()
+        .all(|s| s.diagnosis.is_none() && s.rounds.iter().all(|r| r.block.is_none())));
     assert_eq!(run.run.study, "old-main");
     assert!(run.run.complete);
     assert_eq!(

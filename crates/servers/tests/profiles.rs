@@ -1,0 +1,131 @@
+//! Tuned profiles on the real servers from Debian's packages: every
+//! installed built-in starts and serves with its tuned profile, nginx's
+//! changes its syscalls as its notes say, and the parity of what ran comes
+//! from the configs the launcher wrote.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use throng_model::{Setting, Source};
+use throng_servers::syscalls::Counter;
+use throng_servers::{
+    log_bytes, loopback, parity, start, LabSettings, Profile, Recipes, RunAs, RunDir, Running,
+    Site, Start,
+};
+
+const BODY: &str = "hello\n";
+
+/// A run directory with a document root holding index.html.
+fn rundir(base: &Path) -> (RunDir, PathBuf) {
+    let rd = RunDir::create(base, "profiles", 0, false).unwrap();
+    let docroot = rd.subdir(&["docroot"], None).unwrap();
+    std::fs::write(docroot.join("index.html"), BODY).unwrap();
+    (rd, docroot)
+}
+
+/// Starts a built-in recipe (and its backend) with `profile`, on one core
+/// so one worker serves every request.
+fn serve(rd: &RunDir, docroot: &Path, name: &str, profile: Profile) -> Running {
+    let recipes = Recipes::builtin();
+    let recipe = recipes.get(name).unwrap().profiled(profile).unwrap();
+    let backend = recipe
+        .backend
+        .as_ref()
+        .map(|b| recipes.get(b).unwrap().clone());
+    let user = RunAs::unprivileged();
+    let site = Site {
+        rundir: rd,
+        user: user.as_ref(),
+    };
+    let s = Start {
+        name,
+        recipe: &recipe,
+        backend: backend.as_ref(),
+        helper: None,
+        group_dir: profile.name(),
+        docroot: docroot.to_path_buf(),
+        workers: 1,
+        concurrency: 16,
+        cpus: vec![],
+        ready_path: "/index.html",
+        patch: None,
+    };
+    start(site, &s)
+        .unwrap_or_else(|e| panic!("{name} {}: {}\n{}", profile.name(), e.message, e.log_tail))
+}
+
+fn get_index(port: u16) -> Vec<u8> {
+    let r = loopback::get(port, "/index.html", &[], Duration::from_secs(5)).unwrap();
+    assert_eq!(r.status, 200);
+    r.body
+}
+
+#[test]
+fn every_installed_server_serves_with_its_tuned_profile() {
+    let base = tempfile::tempdir().unwrap();
+    let (rd, docroot) = rundir(base.path());
+    for recipe in Recipes::builtin().all() {
+        let installed = recipe.is_installed()
+            && recipe
+                .backend
+                .as_ref()
+                .is_none_or(|b| Recipes::builtin().get(b).unwrap().is_installed());
+        if !installed {
+            eprintln!("skipped {}: not installed", recipe.name);
+            continue;
+        }
+        let mut running = serve(&rd, &docroot, &recipe.name, Profile::Tuned);
+        assert_eq!(get_index(running.port), BODY.as_bytes(), "{}", recipe.name);
+        running.stop();
+    }
+}
+
+#[test]
+fn nginx_tuned_sends_from_its_open_file_cache_with_sendfile() {
+    if !Recipes::builtin().get("nginx").unwrap().is_installed() {
+        eprintln!("skipped: nginx is not installed");
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    let (rd, docroot) = rundir(base.path());
+    let lab = LabSettings {
+        workers: 1,
+        cpus: vec![],
+        max_connections: 1024,
+    };
+    const REQUESTS: u64 = 50;
+    for profile in Profile::ALL {
+        let mut running = serve(&rd, &docroot, "nginx", profile);
+        // The first request fills the open-file cache.
+        get_index(running.port);
+        let log_before = log_bytes(&running.dir);
+        let counter = Counter::attach(&running.processes()).unwrap();
+        for _ in 0..REQUESTS {
+            get_index(running.port);
+        }
+        let counts = counter.finish().unwrap();
+        let (opens, sendfiles) = (counts.by_name["openat"], counts.by_name["sendfile"]);
+        match profile {
+            Profile::Defaults => assert!(opens >= REQUESTS && sendfiles == 0, "{counts:?}"),
+            Profile::Tuned => assert!(opens == 0 && sendfiles >= REQUESTS, "{counts:?}"),
+        }
+        // No access log: nothing grew.
+        assert_eq!(log_bytes(&running.dir), log_before);
+        let recipe = Recipes::builtin()
+            .get("nginx")
+            .unwrap()
+            .profiled(profile)
+            .unwrap();
+        let entries = parity(&recipe, &running.configs, &lab);
+        let sendfile = entries
+            .iter()
+            .find(|e| e.setting == Setting::Sendfile)
+            .unwrap();
+        let want = match profile {
+            Profile::Defaults => ("off", Source::Default),
+            Profile::Tuned => ("on", Source::Config),
+        };
+        assert_eq!((sendfile.value.as_str(), sendfile.source), want);
+        running.stop();
+    }
+}
