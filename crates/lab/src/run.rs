@@ -274,6 +274,10 @@ pub const SERVER_START_S: f64 = 1.5;
 /// 25.4 s for 20 rounds of 1.25 s, a few hundred connections each).
 pub const ROUND_OVERHEAD_S: f64 = 0.1;
 
+/// Seconds a diagnostic round costs besides its load: perf's start, and
+/// its stop, which reads the tracepoint formats (1–2 s measured here).
+pub const DIAGNOSE_OVERHEAD_S: f64 = 1.5;
+
 /// How long a study should take, as a range: the precision loop may stop a
 /// step at its minimum rounds or run it to its maximum (or its time cap),
 /// and the max-users search may end at its first level or go to its cap.
@@ -334,9 +338,14 @@ pub fn estimate_groups(study: &Study, groups: u64) -> RunEstimate {
         None => 0.0,
     };
     let search = groups * servers * round;
+    let diagnose = if study.diagnose {
+        steps * (study.round_s.max(crate::sweep::DIAGNOSE_S) + DIAGNOSE_OVERHEAD_S)
+    } else {
+        0.0
+    };
     RunEstimate {
-        min_s: fixed + steps * min_rounds * round + search * search_levels.min(1.0),
-        max_s: fixed + steps * max_rounds * round + search * search_levels,
+        min_s: fixed + diagnose + steps * min_rounds * round + search * search_levels.min(1.0),
+        max_s: fixed + diagnose + steps * max_rounds * round + search * search_levels,
     }
 }
 
@@ -367,7 +376,9 @@ mod tests {
         let quick = Study::load("quick", &r).unwrap();
         let e = estimate_groups(&quick, 1);
         let round = 1.0 + 0.25 + ROUND_OVERHEAD_S;
-        let fixed = 4.0 * (SERVER_START_S + 1.0 + ROUND_OVERHEAD_S) + 4.0 * FEATURE_PROBE_S;
+        let fixed = 4.0 * (SERVER_START_S + 1.0 + ROUND_OVERHEAD_S)
+            + 4.0 * FEATURE_PROBE_S
+            + 16.0 * (quick.round_s.max(0.5) + DIAGNOSE_OVERHEAD_S);
         assert!(
             (e.min_s - (fixed + 16.0 * 3.0 * round)).abs() < 1e-9,
             "{e:?}"
@@ -382,7 +393,7 @@ mod tests {
         // 12 s time cap ends a step after 5 of them.
         let searched = Study::parse(
             "name = 's'\nservers = ['nginx', 'lighttpd']\nworkloads = ['tiny', 'large']\n\
-             cores = [1]\nconcurrency = [10, 100]\nfeatures = false\nwarmup_seconds = 0\n\
+             cores = [1]\nconcurrency = [10, 100]\nfeatures = false\nwarmup_seconds = 0\ndiagnose = false\n\
              max_users = true\nmax_users_cap = 300\n\
              [rounds]\nseconds = 2.0\nwarmup_seconds = 0.5\nmin = 3\nmax = 8\nstep_seconds = 12.0\n",
             &r,

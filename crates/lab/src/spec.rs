@@ -66,10 +66,12 @@ pub fn round_seconds(study_s: f64, pace: Option<Pace>, concurrency: u32) -> f64 
     let Some(p) = pace else {
         return study_s;
     };
-    // Whole seconds, not fooled by a rounding error just above one.
-    let needed = (RESPONSES_PER_CONNECTION * p.response_s(concurrency) - 1e-6).ceil();
-    if needed.is_finite() && needed > study_s {
-        needed.min(ROUND_CAP_S).max(study_s)
+    let raw = RESPONSES_PER_CONNECTION * p.response_s(concurrency);
+    // Only a need beyond the study's own length lengthens a round (a
+    // sub-second slice of quick responses stays as asked); then in whole
+    // seconds, not fooled by a rounding error just above one.
+    if raw.is_finite() && raw > study_s {
+        (raw - 1e-6).ceil().min(ROUND_CAP_S).max(study_s)
     } else {
         study_s
     }
@@ -195,6 +197,15 @@ mod tests {
         // A study's own longer rounds stay as they are.
         assert_eq!(round_seconds(90.0, Some(pace), 1000), 90.0);
         assert_eq!(round_seconds(1.0, None, 1000), 1.0);
+        // Sub-second slices of quick responses stay as asked: 7 bytes at
+        // 50 MB/s and 200 connections is 28 µs each.
+        let tiny = Pace {
+            bytes_per_s: 50e6,
+            bytes_per_response: 7.0,
+        };
+        assert_eq!(round_seconds(0.1, Some(tiny), 200), 0.1);
+        // And when a response's need does pass a slice, whole seconds.
+        assert_eq!(round_seconds(0.2, Some(pace), 1), 1.0);
         // A round that ended too soon: what its pace asks, at least double.
         assert_eq!(longer_round(1.0, Some(pace), 100), Some(30.0));
         assert_eq!(longer_round(1.0, Some(pace), 1), Some(2.0));
