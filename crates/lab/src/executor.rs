@@ -146,11 +146,12 @@ impl Server {
     ) -> Result<Measured, String> {
         let spec = load_spec(targets(self.running.port, &self.paths), load);
         let sampler = sample.then(|| {
-            Sampler::start_after(
+            Sampler::start_window(
                 self.running.pid(),
                 self.running.behind_pid(),
                 &self.client_cpus,
                 Duration::from_secs_f64(load.warmup_s),
+                Some(Duration::from_secs_f64(load.seconds)),
                 Duration::from_millis(100),
             )
         });

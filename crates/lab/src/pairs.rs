@@ -76,27 +76,93 @@ pub fn compare_level(steps: &[&StepRecord], threshold: f64) -> Vec<Comparison> {
     out
 }
 
-/// Every pair of servers over the whole sweep of a group: the per-block
-/// ratios of all levels pooled. `sweeps` holds each server's steps, in the
-/// study's comparison order.
+/// Bootstrap resamples of the sweep's interval.
+const RESAMPLES: usize = 2000;
+
+/// Every pair of servers over the whole sweep of a group. The ratio is the
+/// geometric mean over the levels of each level's median ratio: a server
+/// may be 0.30× another at 10 connections and 0.21× at 100, and pooling
+/// those pairs as one sample would count that real difference between
+/// levels as noise. Its 95% interval is a stratified bootstrap: each
+/// level's pairs are resampled within the level (the levels are the
+/// study's choice, not a sample), 2000 times, and the 2.5th and 97.5th
+/// percentiles of the resampled geometric means are the bounds. `sweeps`
+/// holds each server's steps, in the study's comparison order.
 pub fn compare_sweep(sweeps: &[Vec<&StepRecord>], threshold: f64) -> Vec<Comparison> {
     let mut out = Vec::new();
     for (i, sa) in sweeps.iter().enumerate() {
         for sb in &sweeps[i + 1..] {
-            let mut ratios = Vec::new();
+            let mut levels: Vec<Vec<f64>> = Vec::new();
             for a in sa {
                 if let Some(b) = sb.iter().find(|b| b.concurrency == a.concurrency) {
-                    ratios.extend(block_ratios(a, b));
+                    let r = block_ratios(a, b);
+                    if !r.is_empty() {
+                        levels.push(r);
+                    }
                 }
             }
-            if let (Some(a), Some(b)) = (sa.first(), sb.first()) {
-                if let Some(c) = compare(a, b, None, &ratios, threshold) {
-                    out.push(c);
-                }
+            let (Some(a), Some(b)) = (sa.first(), sb.first()) else {
+                continue;
+            };
+            if let Some(c) = pooled(a, b, &levels, threshold) {
+                out.push(c);
             }
         }
     }
     out
+}
+
+/// The sweep's comparison from each level's per-pair ratios.
+fn pooled(
+    a: &StepRecord,
+    b: &StepRecord,
+    levels: &[Vec<f64>],
+    threshold: f64,
+) -> Option<Comparison> {
+    let gmean = |medians: &mut dyn Iterator<Item = f64>| -> f64 {
+        let (sum, n) = medians.fold((0.0, 0usize), |(s, n), m| (s + m.ln(), n + 1));
+        (sum / n as f64).exp()
+    };
+    let medians: Vec<f64> = levels
+        .iter()
+        .map(|l| throng_stats::median(l))
+        .collect::<Option<_>>()?;
+    if medians.is_empty() || medians.iter().any(|m| *m <= 0.0) {
+        return None;
+    }
+    let ratio = gmean(&mut medians.iter().copied());
+    let mut rng = Shuffle::new(levels.iter().map(Vec::len).sum::<usize>() as u64);
+    let mut scratch: Vec<f64> = Vec::new();
+    let mut means: Vec<f64> = (0..RESAMPLES)
+        .map(|_| {
+            gmean(&mut levels.iter().map(|l| {
+                scratch.clear();
+                scratch.extend((0..l.len()).map(|_| l[rng.below(l.len())]));
+                throng_stats::median(&scratch).unwrap_or(1.0)
+            }))
+        })
+        .collect();
+    means.sort_by(f64::total_cmp);
+    let lo = means[(RESAMPLES as f64 * 0.025) as usize];
+    let hi = means[(RESAMPLES as f64 * 0.975) as usize - 1];
+    let pairs: usize = levels.iter().map(Vec::len).sum();
+    let decision = if pairs < MIN_PAIRS {
+        Decision::Undecided
+    } else {
+        Decision::of(lo, hi, threshold)
+    };
+    Some(Comparison {
+        a: a.server.clone(),
+        b: b.server.clone(),
+        workload: a.workload.clone(),
+        cores: a.cores,
+        concurrency: None,
+        ratio,
+        ci_low: lo.min(ratio),
+        ci_high: hi.max(ratio),
+        pairs: pairs as u32,
+        decision,
+    })
 }
 
 /// Whether every comparison is narrow enough: its interval's half-width
@@ -127,9 +193,14 @@ impl Shuffle {
     /// Fisher–Yates.
     pub fn shuffle<T>(&mut self, v: &mut [T]) {
         for i in (1..v.len()).rev() {
-            let j = (self.next() % (i as u64 + 1)) as usize;
+            let j = self.below(i + 1);
             v.swap(i, j);
         }
+    }
+
+    /// A number in `0..n` (`n` > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
     }
 }
 
@@ -206,8 +277,39 @@ mod tests {
         assert_eq!(cs.len(), 1);
         let c = &cs[0];
         assert_eq!((c.concurrency, c.pairs), (None, 8));
-        assert!((c.ratio - 1.0).abs() < 1e-12);
+        // The geometric mean of 0.99 and 1.01; every resample is the same.
+        assert!((c.ratio - (0.99f64 * 1.01).sqrt()).abs() < 1e-12, "{c:?}");
+        assert!((c.ci_high - c.ci_low).abs() < 1e-12, "{c:?}");
         assert_eq!(c.decision, Decision::Equal);
+    }
+
+    #[test]
+    fn a_real_difference_between_levels_is_not_noise_in_the_sweep() {
+        // B is 0.30× A at one level and 0.21× at the other, each level
+        // with ±2% scatter: pooled as one sample the interval would span
+        // both; stratified, it holds the geometric mean closely.
+        let scatter = [0.98, 1.0, 1.02, 0.99, 1.01, 1.0, 0.98, 1.02];
+        let a10 = step("a", 10, &(0..8).map(|k| (k, 1000.0)).collect::<Vec<_>>());
+        let a20 = step("a", 20, &(0..8).map(|k| (k, 1000.0)).collect::<Vec<_>>());
+        let b10 = step(
+            "b",
+            10,
+            &(0..8)
+                .map(|k| (k, 300.0 * scatter[k as usize]))
+                .collect::<Vec<_>>(),
+        );
+        let b20 = step(
+            "b",
+            20,
+            &(0..8)
+                .map(|k| (k, 210.0 * scatter[k as usize]))
+                .collect::<Vec<_>>(),
+        );
+        let c = &compare_sweep(&[vec![&a10, &a20], vec![&b10, &b20]], 0.02)[0];
+        let g = (0.30f64 * 0.21).sqrt();
+        assert!((c.ratio - g).abs() < 1e-12, "{c:?}");
+        assert!(c.ci_low >= g * 0.98 && c.ci_high <= g * 1.02, "{c:?}");
+        assert_eq!((c.pairs, c.decision), (16, Decision::Lower));
     }
 
     #[test]

@@ -525,6 +525,10 @@ pub fn step_verdict(step: &StepRecord, round_verdicts: &[Verdict], precision: f6
     v
 }
 
+/// Share of a paired step's slices in which `client_bound` or
+/// `server_starved` must hold for the step to carry it.
+pub const PACE_SHARE: f64 = 0.25;
+
 /// Verdict on a step whose server was compared with others in paired
 /// slices: `noisy` only when one of its comparisons at this level is still
 /// undecided and wider than `precision` at the end of its budget. A shared
@@ -538,6 +542,18 @@ pub fn step_verdict_paired(
     comparisons: &[Comparison],
 ) -> Verdict {
     let mut v = rounds_verdict(step, round_verdicts);
+    // Who set the pace is judged from CPU shares, and over one 0.1 s slice
+    // those swing by several percent: a slice or two in forty that looks
+    // client-bound or starved says little about the step. These two count
+    // when they held in at least `PACE_SHARE` of its slices.
+    let n = round_verdicts.len();
+    v.reasons.retain(|r| {
+        if !matches!(r.code, ReasonCode::ClientBound | ReasonCode::ServerStarved) {
+            return true;
+        }
+        let k = round_verdicts.iter().filter(|rv| rv.has(r.code)).count();
+        k as f64 >= PACE_SHARE * n as f64
+    });
     let open: Vec<&Comparison> = comparisons
         .iter()
         .filter(|c| {

@@ -627,6 +627,26 @@ fn a_paired_step_is_noisy_only_while_a_comparison_is_undecided_and_wide() {
 }
 
 #[test]
+fn a_paired_step_is_client_bound_only_when_a_quarter_of_its_slices_were() {
+    let st = step("nginx", 8, 1000.0, 500, 1.0);
+    let mut bound = Verdict::valid();
+    bound.push(ReasonCode::ClientBound, "the client was busy");
+    let mut errs = Verdict::valid();
+    errs.push(ReasonCode::Errors, "3 resets");
+    // 2 of 10 slices client-bound: not the step's; one slice with errors
+    // always is.
+    let mut rounds = vec![Verdict::valid(); 7];
+    rounds.extend([bound.clone(), bound.clone(), errs]);
+    let v = step_verdict_paired(&st, &rounds, 0.02, &[]);
+    assert_eq!(codes(&v), vec!["errors"]);
+    // 3 of 10 (PACE_SHARE is a quarter): the step's, with its count.
+    rounds[0] = bound;
+    let v = step_verdict_paired(&st, &rounds, 0.02, &[]);
+    assert_eq!(codes(&v), vec!["client_bound", "errors"]);
+    assert_eq!(msg(&v, "client_bound"), "the client was busy (in 3 of 10 rounds)");
+}
+
+#[test]
 fn flat_sweep_with_idle_server_is_bottlenecked_elsewhere() {
     let mut steps = vec![
         step("nginx", 8, 2000.0, 4000, 0.3),
