@@ -119,6 +119,10 @@ fn pooled(
     levels: &[Vec<f64>],
     threshold: f64,
 ) -> Option<Comparison> {
+    // One level: its own median and distribution-free interval.
+    if let [only] = levels {
+        return compare(a, b, None, only, threshold);
+    }
     let gmean = |medians: &mut dyn Iterator<Item = f64>| -> f64 {
         let (sum, n) = medians.fold((0.0, 0usize), |(s, n), m| (s + m.ln(), n + 1));
         (sum / n as f64).exp()

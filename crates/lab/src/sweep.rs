@@ -278,14 +278,14 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                     ..RoundLoad::measured(study, group, c, level_seed)
                 };
                 let name = &study.servers[p.server].name;
-                p.step.diagnosis =
-                    Some(
-                        exec.diagnose(name, &load)
-                            .unwrap_or_else(|e| throng_model::Diagnosis {
-                                unavailable: Some(e),
-                                ..Default::default()
-                            }),
-                    );
+                let d = exec
+                    .diagnose(name, &load)
+                    .unwrap_or_else(|e| throng_model::Diagnosis {
+                        unavailable: Some(e),
+                        ..Default::default()
+                    });
+                ctx.sink.parity(name, &live_parity(&d))?;
+                p.step.diagnosis = Some(d);
             }
         }
         exec.close_level();

@@ -191,8 +191,8 @@ pub fn summary(run: &RunData, figs: &[StepFigures]) -> Vec<RatioGroup> {
 pub fn intro(baseline: &str) -> String {
     format!(
         "Each server's requests per second over {baseline}'s (the baseline), from rounds of the \
-         two measured back to back and pooled over the sweep's levels: the median of the \
-         per-pair ratios, with its distribution-free 95% interval."
+         two measured back to back, over the sweep's levels: the geometric mean of each level's \
+         median per-pair ratio, with a 95% interval that resamples each level's pairs."
     )
 }
 
@@ -202,9 +202,10 @@ pub const LEVELS_NOTE: &str = "The paired ratios at each level of the sweep, B o
     behind it.";
 
 /// What the comparison tables hold, under them.
-pub const TABLE_NOTE: &str = "B/A: the median of the per-pair ratios of B's requests per second \
-    over A's, a pair being a round of each measured back to back; 95% CI: the distribution-free \
-    interval of that median. The decision is the lab's: higher or lower when the whole interval \
+pub const TABLE_NOTE: &str = "B/A over the sweep: the geometric mean over its levels of the median \
+    per-pair ratio of B's requests per second over A's, a pair being a round of each measured \
+    back to back; 95% CI: a bootstrap that resamples each level's pairs within the level (at one \
+    level: the distribution-free interval of its median). The decision is the lab's: higher or lower when the whole interval \
     lies beyond its noise threshold, equal within noise when it lies within, undecided when it \
     crosses the threshold (more pairs would tell).";
 
