@@ -105,7 +105,10 @@ fn defaults_and_tuned_nginx_against_lighttpd() {
     assert_eq!(parity(&json, "nginx", "sendfile"), ("off", "default"));
     assert_eq!(parity(&json, "nginx-tuned", "sendfile"), ("on", "config"));
     assert_eq!(parity(&json, "nginx", "open_file_cache"), ("off", "live"));
-    assert_eq!(parity(&json, "nginx-tuned", "open_file_cache"), ("on", "live"));
+    assert_eq!(
+        parity(&json, "nginx-tuned", "open_file_cache"),
+        ("on", "live")
+    );
     for s in ["nginx", "nginx-tuned", "lighttpd", "lighttpd-tuned"] {
         assert_eq!(parity(&json, s, "access_log"), ("off", "live"), "{s}");
         assert_eq!(parity(&json, s, "workers"), ("1", "lab"), "{s}");
@@ -129,11 +132,23 @@ fn defaults_and_tuned_nginx_against_lighttpd() {
     };
     let plain = syscalls(&json, "nginx");
     for call in ["openat", "close", "newfstatat"] {
-        assert_eq!(format!("{:.2}", per(&plain, call)), "1.00", "{call}: {plain:?}");
+        assert_eq!(
+            format!("{:.2}", per(&plain, call)),
+            "1.00",
+            "{call}: {plain:?}"
+        );
     }
     let cached = syscalls(&json, "nginx-tuned");
-    assert_eq!(format!("{:.2}", per(&cached, "openat")), "0.00", "{cached:?}");
-    assert_eq!(format!("{:.2}", per(&cached, "close")), "0.00", "{cached:?}");
+    assert_eq!(
+        format!("{:.2}", per(&cached, "openat")),
+        "0.00",
+        "{cached:?}"
+    );
+    assert_eq!(
+        format!("{:.2}", per(&cached, "close")),
+        "0.00",
+        "{cached:?}"
+    );
     // lighttpd opens nothing per request with either profile.
     assert_eq!(
         format!("{:.2}", per(&syscalls(&json, "lighttpd"), "openat")),
@@ -147,6 +162,12 @@ fn defaults_and_tuned_nginx_against_lighttpd() {
     );
     // The biggest difference in syscalls, named beside the ratio: lighttpd
     // reads twice per request (the request, then EAGAIN), nginx not at all.
-    assert!(md.contains("lighttpd makes 2.00 more read per request"), "{md}");
-    assert!(md.contains("close 1.00, newfstatat 1.00, openat 1.00"), "{md}");
+    assert!(
+        md.contains("lighttpd makes 2.00 more read per request"),
+        "{md}"
+    );
+    assert!(
+        md.contains("close 1.00, newfstatat 1.00, openat 1.00"),
+        "{md}"
+    );
 }

@@ -269,10 +269,11 @@ pub const FEATURE_PROBE_S: f64 = 8.0;
 pub const SERVER_START_S: f64 = 1.5;
 
 /// Seconds a round takes besides its measured time and its own warmup:
-/// threads and connections set up and torn down, the sampler's last read,
-/// the verdict and the step's row written (`quick` on a 2-CPU machine:
-/// 25.4 s for 20 rounds of 1.25 s, a few hundred connections each).
-pub const ROUND_OVERHEAD_S: f64 = 0.1;
+/// the drain of the connections kept between slices, the sampler's last
+/// read, the verdict. bench/slices.sh on a 2-CPU machine: 200 slices of
+/// 0.1 s (+0.02 s warmup) took 6.1 s more than 20 of 1 s, about 14 ms
+/// each; `quick` ran 40 slices in each step's 5 s then, 0.125 s each.
+pub const ROUND_OVERHEAD_S: f64 = 0.01;
 
 /// Seconds a diagnostic round costs besides its load: perf's start, and
 /// its stop, which reads the tracepoint formats (1–2 s measured here).
@@ -371,20 +372,21 @@ mod tests {
     #[test]
     fn the_estimate_counts_starts_warmups_probes_searches_and_extra_rounds() {
         let r = Recipes::builtin();
-        // quick: 4 servers, 4 levels, one group; 1 s rounds with 0.25 s of
-        // warmup, 3 to 5 rounds, 8 s per step; features on.
+        // quick: 4 servers, 4 levels, one group; 0.1 s slices with 0.02 s
+        // of warmup, 20 to 80 per step but 6 s of its own slices at most
+        // (47 of 0.13 s); features and diagnoses on.
         let quick = Study::load("quick", &r).unwrap();
         let e = estimate_groups(&quick, 1);
-        let round = 1.0 + 0.25 + ROUND_OVERHEAD_S;
+        let round = 0.1 + 0.02 + ROUND_OVERHEAD_S;
         let fixed = 4.0 * (SERVER_START_S + 1.0 + ROUND_OVERHEAD_S)
             + 4.0 * FEATURE_PROBE_S
             + 16.0 * (quick.round_s.max(0.5) + DIAGNOSE_OVERHEAD_S);
         assert!(
-            (e.min_s - (fixed + 16.0 * 3.0 * round)).abs() < 1e-9,
+            (e.min_s - (fixed + 16.0 * 20.0 * round)).abs() < 1e-9,
             "{e:?}"
         );
         assert!(
-            (e.max_s - (fixed + 16.0 * 5.0 * round)).abs() < 1e-9,
+            (e.max_s - (fixed + 16.0 * 47.0 * round)).abs() < 1e-9,
             "{e:?}"
         );
         // Two workloads and a search that doubles from the sweep's highest

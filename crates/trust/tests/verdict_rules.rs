@@ -643,7 +643,10 @@ fn a_paired_step_is_client_bound_only_when_a_quarter_of_its_slices_were() {
     rounds[0] = bound;
     let v = step_verdict_paired(&st, &rounds, 0.02, &[]);
     assert_eq!(codes(&v), vec!["client_bound", "errors"]);
-    assert_eq!(msg(&v, "client_bound"), "the client was busy (in 3 of 10 rounds)");
+    assert_eq!(
+        msg(&v, "client_bound"),
+        "the client was busy (in 3 of 10 rounds)"
+    );
 }
 
 #[test]
