@@ -25,7 +25,7 @@ mod rx;
 mod session;
 pub mod spec;
 
-pub use result::{ErrorKind, LoadModel, LoadResult, Warning};
+pub use result::{Drain, ErrorKind, LoadModel, LoadResult, Warning};
 pub use run::{max_connections, run, Control, EngineError};
-pub use session::{Drain, Session};
+pub use session::Session;
 pub use spec::{ExpectStatus, LoadSpec, Order, SpecError, Stop, Target};

@@ -145,3 +145,13 @@ impl LoadResult {
         self.per_sec(self.counts.completed)
     }
 }
+
+/// What the drain after a session's window found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Drain {
+    /// Responses read after the window's end: counted in no window.
+    pub responses: u64,
+    /// Requests on the wire still unanswered at the drain's bound, whose
+    /// connections were closed.
+    pub abandoned: u64,
+}

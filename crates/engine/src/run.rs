@@ -11,6 +11,10 @@ use crate::spec::SpecError;
 use crate::spec::{LoadSpec, Stop};
 use throng_model::SPARE_FDS;
 
+/// Connections held open by live sessions, which the open-file limit must
+/// allow for on top of any new load's.
+pub(crate) static HELD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Stops a running load from another thread (Ctrl-C, the lab's supervisor).
 /// Workers read the flag once per event-loop iteration, never per request;
 /// an iteration is bounded (see the driver), so a stop takes effect within
@@ -188,7 +192,7 @@ pub(crate) fn collect(
 fn ensure_file_limit(connections: usize) -> Result<(), EngineError> {
     use nix::sys::resource::{getrlimit, setrlimit, Resource};
     // Open sessions keep their connections between windows.
-    let connections = connections + crate::session::held_connections();
+    let connections = connections + HELD.load(std::sync::atomic::Ordering::Relaxed);
     let needed = connections as u64 + SPARE_FDS;
     let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).map_err(std::io::Error::from)?;
     if soft >= needed {

@@ -16,37 +16,20 @@
 //! reopened by the next window.
 
 use std::io;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::driver::{events, Job, Shared, Stats, ThreadResult, Window, Worker};
-use crate::run::{collect, jobs, merge, prepare, window_from_now};
+use crate::result::Drain;
+use crate::run::{collect, jobs, merge, prepare, window_from_now, HELD};
 use crate::spec::{LoadSpec, SpecError, Stop};
 use crate::{Control, EngineError, LoadResult};
 
 /// How long dropping a session waits for its threads, which have nothing
 /// left to do but close their connections.
 const DROP_WAIT: Duration = Duration::from_secs(1);
-
-/// Connections held open by live sessions, which the open-file limit must
-/// allow for on top of any new load's.
-static HELD: AtomicUsize = AtomicUsize::new(0);
-
-pub(crate) fn held_connections() -> usize {
-    HELD.load(Ordering::Relaxed)
-}
-
-/// What the drain after a session's window found.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Drain {
-    /// Responses read after the window's end: counted in no window.
-    pub responses: u64,
-    /// Requests on the wire still unanswered at the drain's bound, whose
-    /// connections were closed.
-    pub abandoned: u64,
-}
 
 /// A closed-model load whose connections stay open between its windows.
 /// Its threads are pinned and spread like [`crate::run`]'s.

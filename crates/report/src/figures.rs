@@ -131,7 +131,7 @@ pub fn step_figures(s: &StepRecord) -> StepFigures {
         syscalls_per_request: s
             .diagnosis
             .as_ref()
-            .filter(|d| crate::cost::counted(d))
+            .filter(|d| d.unavailable.is_none())
             .map(|d| d.syscalls_per_request.clone()),
         diagnosis: s.diagnosis.clone(),
     }

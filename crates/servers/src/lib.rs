@@ -15,6 +15,7 @@ pub mod probe;
 pub mod process;
 pub mod profile;
 pub mod recipe;
+pub mod rules;
 pub mod rundir;
 pub mod syscalls;
 pub mod template;

@@ -5,51 +5,12 @@
 //! what the server does when the config is silent; the lab's own settings
 //! (workers, pinning, connection limit, protocol) come from the lab.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
-use anyhow::bail;
-use serde::{Deserialize, Serialize};
 use throng_model::{ConfigFile, ParityEntry, Setting, Source};
 
 use crate::recipe::Recipe;
-
-/// The settings a server's config decides, which every built-in recipe
-/// declares; the rest of [`Setting::ALL`] is the lab's.
-pub const CONFIG_SETTINGS: [Setting; 11] = [
-    Setting::AccessLog,
-    Setting::Sendfile,
-    Setting::OpenFileCache,
-    Setting::KeepAliveTimeout,
-    Setting::KeepAliveRequests,
-    Setting::Gzip,
-    Setting::Etag,
-    Setting::LastModified,
-    Setting::TcpNodelay,
-    Setting::TcpNopush,
-    Setting::ListenBacklog,
-];
-
-/// How a recipe's rendered config sets one setting.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ParityRule {
-    /// The text a config line starts with (after its indentation) when it
-    /// sets this; the value is the rest of the line up to `;`. Also found
-    /// after a space inside a line, as a directive's parameter or a
-    /// command's argument (`backlog=`, `timeout_idle=`), whose value then
-    /// ends at the next space. `None` when the server has no such setting.
-    #[serde(default)]
-    pub after: Option<String>,
-    /// The value whenever the line is there, for directives whose presence
-    /// is the setting (a module's option that turns it on).
-    #[serde(default)]
-    pub value: Option<String>,
-    /// What the server does when no line sets it.
-    pub default: String,
-    /// One line: where that default is documented.
-    pub doc: String,
-}
+pub use crate::rules::{check, ParityRule, CONFIG_SETTINGS};
 
 /// The lab's own settings for one server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,19 +19,6 @@ pub struct LabSettings {
     /// The CPUs the server is pinned to; empty when it is not pinned.
     pub cpus: Vec<usize>,
     pub max_connections: u32,
-}
-
-/// Checked when a recipe loads: every table names a setting its config
-/// decides.
-pub fn check(rules: &BTreeMap<String, ParityRule>) -> anyhow::Result<()> {
-    for name in rules.keys() {
-        match Setting::parse(name) {
-            Some(s) if CONFIG_SETTINGS.contains(&s) => {}
-            Some(_) => bail!("[parity.{name}]: the lab sets {name}, not the config"),
-            None => bail!("[parity.{name}]: no such setting"),
-        }
-    }
-    Ok(())
 }
 
 /// The config settings `recipe` declares no rule for.
@@ -460,7 +408,8 @@ mod tests {
             default: "x".into(),
             doc: "y".into(),
         };
-        let rules = |name: &str| BTreeMap::from([(name.to_string(), rule.clone())]);
+        let rules =
+            |name: &str| std::collections::BTreeMap::from([(name.to_string(), rule.clone())]);
         check(&rules("etag")).unwrap();
         let e = check(&rules("workers")).unwrap_err();
         assert_eq!(

@@ -5,55 +5,9 @@
 //! installed; one of tuned profiles answers "but did you tune it?".
 
 use anyhow::bail;
-use serde::{Deserialize, Serialize};
 
-use crate::probe::Insert;
 use crate::recipe::Recipe;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Profile {
-    Defaults,
-    Tuned,
-}
-
-impl Profile {
-    pub const ALL: [Profile; 2] = [Profile::Defaults, Profile::Tuned];
-
-    /// The stored name, as in studies and results.
-    pub fn name(self) -> &'static str {
-        match self {
-            Profile::Defaults => "defaults",
-            Profile::Tuned => "tuned",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Profile> {
-        Profile::ALL.into_iter().find(|p| p.name() == name)
-    }
-}
-
-/// One profile's changes to a recipe.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProfileSettings {
-    /// What it changes and where the server documents it; stored with the
-    /// results like the recipe's notes.
-    pub notes: String,
-    /// Insertions into the config templates, each into the first template
-    /// that has its anchor; empty when the documentation recommends
-    /// nothing beyond the defaults.
-    #[serde(default)]
-    pub insert: Vec<Insert>,
-}
-
-/// A recipe's `[profiles]` section. `defaults` has no table: it is the
-/// recipe itself.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Profiles {
-    #[serde(default)]
-    pub tuned: Option<ProfileSettings>,
-}
+pub use crate::rules::{Profile, ProfileSettings, Profiles};
 
 impl Recipe {
     /// The recipe with `profile`'s changes in its config templates and its

@@ -22,9 +22,8 @@ use throng_model::WorkloadKind;
 
 use crate::helper::Helper;
 use crate::names;
-use crate::parity::{self, ParityRule};
 use crate::probe::ProbeSettings;
-use crate::profile::{Profile, Profiles};
+use crate::rules::{self, ParityRule, Profile, Profiles};
 use crate::template::substitute;
 
 /// The embedded recipes, in the order `throng servers` lists them.
@@ -213,7 +212,7 @@ impl Recipe {
         if self.profiles.tuned.is_some() {
             self.profiled(Profile::Tuned)?;
         }
-        parity::check(&self.parity).with_context(|| format!("recipe {}", self.name))?;
+        rules::check(&self.parity).with_context(|| format!("recipe {}", self.name))?;
         for (k, w) in &self.workloads {
             let kind = WorkloadKind::parse(k).filter(|k| k.is_dynamic());
             if kind.is_none() {

@@ -35,9 +35,8 @@ use mio::{Events, Interest, Poll, Token};
 use crate::clock::{now_ns, realtime_ns, thread_cpu, thread_runqueue_wait, TimerFd};
 use crate::exchange::{Exchange, Fault};
 use crate::http1::{ParserConfig, Response};
-use crate::result::ErrorKind;
+use crate::result::{Drain, ErrorKind};
 use crate::rx;
-use crate::session::Drain;
 use crate::spec::{LoadSpec, Order};
 
 mod receive;
