@@ -24,9 +24,15 @@ fn lab_quick_report_renders_in_chromium() {
         "lab quick failed: {stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // 4 servers × 4 concurrency levels, one line per step.
-    let steps = stdout.lines().filter(|l| l.contains(" tiny ")).count();
+    // 4 servers × 4 concurrency levels, one line per step; six pairs of
+    // servers compared at each level and over the sweep.
+    let steps = stdout
+        .lines()
+        .filter(|l| l.contains(" tiny ") && !l.contains("95% CI"))
+        .count();
     assert_eq!(steps, 16, "{stdout}");
+    let compared = stdout.lines().filter(|l| l.contains("95% CI")).count();
+    assert_eq!(compared, 30, "{stdout}");
     assert!(stdout.contains("run 1 stored"), "{stdout}");
 
     let html = tmp.path().join("quick.html");
@@ -53,6 +59,16 @@ fn lab_quick_report_renders_in_chromium() {
             "{server} missing from the summary"
         );
     }
+    // The article opens with each server's paired ratio against nginx.
+    for server in ["lighttpd", "apache2-event", "h2o"] {
+        assert!(
+            dom.contains(&format!("{server}: ")) && dom.contains("× nginx's requests per second"),
+            "no ratio for {server}"
+        );
+    }
+    let summary = dom.find("× nginx's requests per second").unwrap();
+    let table = dom.find("<td class=\"t\">nginx</td>").unwrap();
+    assert!(summary < table, "the ratios come before the summary table");
     // Throughput, latency, memory, time per 100k requests, CPU per request:
     // one core count, one workload.
     assert_eq!(dom.matches("<svg ").count(), 5);
