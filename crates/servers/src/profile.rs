@@ -127,7 +127,10 @@ mod tests {
         let tuned_lines = [
             ("lighttpd", "server.stat-cache-engine = \"inotify\"\n"),
             ("apache2-event", "EnableSendfile On\n"),
-            ("apache2-prefork", "    Options None\n    Options FollowSymLinks\n"),
+            (
+                "apache2-prefork",
+                "    Options None\n    Options FollowSymLinks\n",
+            ),
             ("varnish", "    set beresp.ttl = 1h;\n"),
             ("squid", "client_db off\n"),
             (
