@@ -35,6 +35,8 @@ enum Command {
     Compare(cmd_compare::CompareArgs),
     /// Check the machine for things that make benchmarks lie.
     Doctor(cmd_doctor::DoctorArgs),
+    /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
+    Completions { shell: clap_complete::Shell },
 }
 
 fn main() -> ExitCode {
@@ -46,6 +48,11 @@ fn main() -> ExitCode {
         Command::Report(a) => cmd_report::run(a),
         Command::Compare(a) => cmd_compare::run(a),
         Command::Doctor(a) => cmd_doctor::run(a),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(shell, &mut Cli::command(), "throng", &mut std::io::stdout());
+            Ok(0)
+        }
     };
     match result {
         Ok(code) => ExitCode::from(code),
