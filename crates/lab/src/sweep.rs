@@ -219,8 +219,9 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
             // interval, as a study of one server is.
             let live: Vec<usize> = (0..pending.len()).filter(|&k| !pending[k].done).collect();
             let paired = live.len() >= 2;
-            let mut turn: Vec<usize> = (0..pending.len()).collect();
-            shuffle.shuffle(&mut turn);
+            // A duet measures its two servers at once; otherwise each gets a
+            // slice in turn, in a shuffled order.
+            let mut turn: Vec<usize> = Vec::new();
             if study.duet && live.len() == 2 {
                 let slice = Slice {
                     seed: level_seed ^ (u64::from(block) << 8),
@@ -230,7 +231,9 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                     .get_disjoint_mut([live[0], live[1]])
                     .expect("two distinct steps");
                 measure_together(ctx, exec, group, [a, b], &mut failed, &mut paces, slice)?;
-                turn.clear();
+            } else {
+                turn.extend(0..pending.len());
+                shuffle.shuffle(&mut turn);
             }
             for k in turn {
                 let p = &mut pending[k];
