@@ -90,6 +90,13 @@ pub struct LoadArgs {
     /// Exit with code 1 when the verdict is suspect (for CI).
     #[arg(long)]
     pub strict: bool,
+    /// Run the load from these hosts instead of this machine
+    /// (ssh://[user@]host[:port] or local, comma-separated): -c, -n and
+    /// --rate are split over them, they start together, and their counts
+    /// and histograms are merged. -t is per host [default: each host's CPUs].
+    /// The ssh command is THRONG_SSH_COMMAND's, else `ssh`.
+    #[arg(long, value_name = "HOSTS")]
+    pub hosts: Option<String>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -318,6 +325,9 @@ pub fn engine_error(e: &EngineError) -> String {
 
 pub fn run(a: LoadArgs) -> Result<u8> {
     let spec = build_spec(&a)?;
+    if let Some(hosts) = &a.hosts {
+        return crate::cmd_hosts::load_on_hosts(&a, &spec, hosts);
+    }
     let control = Control::new();
     let stopper = control.clone();
     crate::signals::on_interrupt(move || stopper.stop())?;

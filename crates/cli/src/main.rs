@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 mod cmd_compare;
 mod cmd_doctor;
+mod cmd_hosts;
 mod cmd_lab;
 mod cmd_load;
 mod cmd_report;
@@ -35,6 +36,13 @@ enum Command {
     Compare(cmd_compare::CompareArgs),
     /// Check the machine for things that make benchmarks lie.
     Doctor(cmd_doctor::DoctorArgs),
+    /// Reach the hosts of a study (or of --hosts) and say what each is
+    /// and lacks, before anything starts.
+    Hosts(cmd_hosts::HostsArgs),
+    /// The far end of a coordinating throng on another host: JSON lines on
+    /// stdin and stdout. Started by throng itself over ssh.
+    #[command(hide = true)]
+    Agent,
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
     Completions { shell: clap_complete::Shell },
 }
@@ -48,6 +56,8 @@ fn main() -> ExitCode {
         Command::Report(a) => cmd_report::run(a),
         Command::Compare(a) => cmd_compare::run(a),
         Command::Doctor(a) => cmd_doctor::run(a),
+        Command::Hosts(a) => cmd_hosts::run(a),
+        Command::Agent => Ok(throng_remote::agent::serve()),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(shell, &mut Cli::command(), "throng", &mut std::io::stdout());

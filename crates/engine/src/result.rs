@@ -5,10 +5,11 @@
 //! and the CLI words the [`Warning`]s and [`crate::EngineError`]s.
 
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 pub use throng_model::ErrorKind;
 
 /// Requests answered and failed, per cause and per status.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Counts {
     /// Responses received (including those counted as status, size or
     /// checksum errors).
@@ -37,18 +38,19 @@ impl Counts {
 }
 
 /// Open-model (`rate`) scheduling honesty.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RateOutcome {
     /// Requests per second asked for.
     pub target: f64,
     /// Sends issued more than 1 ms after their intended time.
     pub late_sends: u64,
     /// How late every send was, in microseconds.
+    #[serde(with = "crate::wire::histogram")]
     pub lateness: Histogram<u64>,
 }
 
 /// The warmup, counted apart and never mixed into the results.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct WarmupCounts {
     pub duration_s: f64,
     pub completed: u64,
@@ -56,7 +58,7 @@ pub struct WarmupCounts {
 }
 
 /// One second of the measured phase.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Second {
     /// Start of the second, Unix time in seconds.
     pub t_unix: f64,
@@ -67,7 +69,7 @@ pub struct Second {
 
 /// Something the reader must know before believing the numbers. The
 /// engine only names the condition; callers word it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Warning {
     /// Threads saw different first responses for one URL, so each held the
     /// later responses to its own.
@@ -79,7 +81,7 @@ pub enum Warning {
 }
 
 /// Whether sends follow responses or a schedule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum LoadModel {
     /// Each connection sends when its last response is complete.
     Closed,
@@ -87,8 +89,10 @@ pub enum LoadModel {
     Open,
 }
 
-/// Everything one run measured.
-#[derive(Debug, Clone)]
+/// Everything one run measured. Serialisable, histograms included, so an
+/// agent on a client host can return it whole and the coordinator merges
+/// counts and histograms exactly (never percentiles).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoadResult {
     pub model: LoadModel,
     pub urls: u64,
@@ -109,6 +113,7 @@ pub struct LoadResult {
     /// Connects after a slot's first one.
     pub reconnects: u64,
     /// Microseconds from connect() to writable, measured phase.
+    #[serde(with = "crate::wire::histogram")]
     pub connect_time: Histogram<u64>,
     /// Requests sent but not answered when the run ended.
     pub in_flight_at_end: u64,
@@ -124,8 +129,10 @@ pub struct LoadResult {
     pub timeline: Vec<Second>,
     pub warnings: Vec<Warning>,
     /// Microseconds; from the intended send time in the open model.
+    #[serde(with = "crate::wire::histogram")]
     pub latency: Histogram<u64>,
     /// Open model only: from the actual send time.
+    #[serde(with = "crate::wire::histogram_opt")]
     pub latency_uncorrected: Option<Histogram<u64>>,
     /// The run's [`crate::Control`] was stopped before the run's own end
     /// (its duration, or its requests): the figures cover only the part
@@ -154,4 +161,248 @@ pub struct Drain {
     /// Requests on the wire still unanswered at the drain's bound, whose
     /// connections were closed.
     pub abandoned: u64,
+}
+
+impl LoadResult {
+    /// One result from the results of several hosts that ran parts of one
+    /// load at the same time (their clocks already brought to one):
+    /// counts and histograms are added, so the percentiles are those of
+    /// every request together, never averages of percentiles. The span is
+    /// from the first start to the last end.
+    pub fn combine(parts: &[LoadResult]) -> Option<LoadResult> {
+        let first = parts.first()?;
+        let mut out = first.clone();
+        let start = parts
+            .iter()
+            .map(|p| p.started_unix_s)
+            .fold(f64::INFINITY, f64::min);
+        let end = parts
+            .iter()
+            .map(|p| p.started_unix_s + p.duration_s)
+            .fold(f64::NEG_INFINITY, f64::max);
+        out.started_unix_s = start;
+        out.duration_s = (end - start).max(0.0);
+        let mut status = std::collections::BTreeMap::new();
+        for (code, n) in &first.counts.status {
+            *status.entry(*code).or_insert(0) += n;
+        }
+        let mut warnings: Vec<Warning> = first
+            .warnings
+            .iter()
+            .filter(|w| {
+                !matches!(
+                    w,
+                    Warning::FewerConnections { .. } | Warning::LateSends { .. }
+                )
+            })
+            .cloned()
+            .collect();
+        for p in &parts[1..] {
+            let (c, o) = (&p.counts, &mut out.counts);
+            o.completed += c.completed;
+            o.sent += c.sent;
+            o.bytes_read += c.bytes_read;
+            o.bytes_written += c.bytes_written;
+            o.body_bytes += c.body_bytes;
+            o.connects += c.connects;
+            for (a, b) in o.errors.iter_mut().zip(c.errors) {
+                *a += b;
+            }
+            for (code, n) in &c.status {
+                *status.entry(*code).or_insert(0) += n;
+            }
+            out.urls = out.urls.max(p.urls);
+            out.threads += p.threads;
+            out.connections_requested += p.connections_requested;
+            out.connections_established += p.connections_established;
+            out.reconnects += p.reconnects;
+            out.in_flight_at_end += p.in_flight_at_end;
+            out.cpu_user_s += p.cpu_user_s;
+            out.cpu_sys_s += p.cpu_sys_s;
+            out.runqueue_s += p.runqueue_s;
+            out.naps += p.naps;
+            out.interrupted |= p.interrupted;
+            // Histograms of the engine share bounds, so adding cannot fail;
+            // one from elsewhere that does not fit is a protocol error the
+            // caller has already refused.
+            let _ = out.latency.add(&p.latency);
+            let _ = out.connect_time.add(&p.connect_time);
+            if let (Some(a), Some(b)) = (&mut out.latency_uncorrected, &p.latency_uncorrected) {
+                let _ = a.add(b);
+            }
+            if let (Some(a), Some(b)) = (&mut out.rate, &p.rate) {
+                a.target += b.target;
+                a.late_sends += b.late_sends;
+                let _ = a.lateness.add(&b.lateness);
+            }
+            if let (Some(a), Some(b)) = (&mut out.warmup, &p.warmup) {
+                a.completed += b.completed;
+                a.errors += b.errors;
+                a.duration_s = a.duration_s.max(b.duration_s);
+            }
+            for w in &p.warnings {
+                if !matches!(
+                    w,
+                    Warning::FewerConnections { .. } | Warning::LateSends { .. }
+                ) && !warnings.contains(w)
+                {
+                    warnings.push(w.clone());
+                }
+            }
+        }
+        out.counts.status = status.into_iter().collect();
+        // Seconds are aligned by their own start, within the hosts' start
+        // skew (a millisecond at most once clocks are checked).
+        let mut timeline: Vec<Second> = Vec::new();
+        for p in parts {
+            for s in &p.timeline {
+                let i = ((s.t_unix - start).max(0.0)).round() as usize;
+                if timeline.len() <= i {
+                    timeline.resize(i + 1, Second::default());
+                }
+                let t = &mut timeline[i];
+                t.t_unix = start + i as f64;
+                t.completed += s.completed;
+                t.errors += s.errors;
+                t.bytes_read += s.bytes_read;
+            }
+        }
+        out.timeline = timeline;
+        if out.connections_established < out.connections_requested {
+            warnings.push(Warning::FewerConnections {
+                established: out.connections_established,
+                requested: out.connections_requested,
+            });
+        }
+        if let Some(r) = &out.rate {
+            if r.late_sends > 0 {
+                warnings.push(Warning::LateSends {
+                    late: r.late_sends,
+                    sent: out.counts.sent,
+                });
+            }
+        }
+        out.warnings = warnings;
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hist(values: &[u64]) -> Histogram<u64> {
+        let mut h = Histogram::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+        for v in values {
+            h.record(*v).unwrap();
+        }
+        h
+    }
+
+    fn part(start: f64, latencies: &[u64], status: Vec<(u16, u64)>) -> LoadResult {
+        let n = latencies.len() as u64;
+        let mut errors = [0; ErrorKind::COUNT];
+        errors[ErrorKind::Timeout.index()] = 1;
+        LoadResult {
+            model: LoadModel::Closed,
+            urls: 1,
+            threads: 2,
+            pipeline: 1,
+            keep_alive: true,
+            coalesce: true,
+            started_unix_s: start,
+            duration_s: 2.0,
+            counts: Counts {
+                completed: n,
+                sent: n + 1,
+                bytes_read: 100 * n,
+                bytes_written: 50 * n,
+                body_bytes: 60 * n,
+                connects: 4,
+                errors,
+                status,
+            },
+            connections_requested: 4,
+            connections_established: 4,
+            reconnects: 1,
+            connect_time: hist(&[30, 40]),
+            in_flight_at_end: 0,
+            cpu_user_s: 0.5,
+            cpu_sys_s: 0.25,
+            runqueue_s: 0.0,
+            naps: 3,
+            rate: None,
+            warmup: None,
+            timeline: vec![
+                Second {
+                    t_unix: start,
+                    completed: n / 2,
+                    errors: 0,
+                    bytes_read: 0,
+                },
+                Second {
+                    t_unix: start + 1.0,
+                    completed: n - n / 2,
+                    errors: 1,
+                    bytes_read: 0,
+                },
+            ],
+            warnings: vec![],
+            latency: hist(latencies),
+            latency_uncorrected: None,
+            interrupted: false,
+        }
+    }
+
+    #[test]
+    fn combined_hosts_add_up_exactly_and_their_histogram_is_the_union() {
+        let a = [100, 200, 300, 4_000, 5_000];
+        let b = [150, 250, 90_000];
+        let r = LoadResult::combine(&[
+            part(1000.0, &a, vec![(200, 4), (404, 1)]),
+            part(1000.0004, &b, vec![(200, 3)]),
+        ])
+        .unwrap();
+        assert_eq!(r.counts.completed, 8);
+        assert_eq!(r.counts.sent, 10);
+        assert_eq!(r.counts.bytes_read, 800);
+        assert_eq!(r.counts.error(ErrorKind::Timeout), 2);
+        assert_eq!(r.counts.status, vec![(200, 7), (404, 1)]);
+        assert_eq!(r.threads, 4);
+        assert_eq!(r.connections_requested, 8);
+        assert_eq!(r.reconnects, 2);
+        assert_eq!(r.started_unix_s, 1000.0);
+        assert!((r.duration_s - 2.0004).abs() < 1e-9);
+        let union: Vec<u64> = a.iter().chain(&b).copied().collect();
+        assert_eq!(r.latency, hist(&union));
+        for q in [0.5, 0.9, 0.99, 1.0] {
+            assert_eq!(
+                r.latency.value_at_quantile(q),
+                hist(&union).value_at_quantile(q)
+            );
+        }
+        assert_eq!(r.timeline.len(), 2);
+        assert_eq!(
+            (
+                r.timeline[0].completed,
+                r.timeline[1].completed,
+                r.timeline[1].errors
+            ),
+            (3, 5, 2)
+        );
+        assert!(r.warnings.is_empty());
+    }
+
+    #[test]
+    fn a_result_crosses_the_wire_whole() {
+        let r = part(5.0, &[1, 7, 1_000_000], vec![(200, 3)]);
+        let text = serde_json::to_string(&r).unwrap();
+        let back: LoadResult = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.latency, r.latency);
+        assert_eq!(back.connect_time, r.connect_time);
+        assert_eq!(back.counts, r.counts);
+        assert_eq!(back.timeline, r.timeline);
+        assert_eq!(back.latency.max(), r.latency.max());
+        assert_eq!(back.latency.len(), 3);
+    }
 }

@@ -6,9 +6,11 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 /// One URL the load is spread over. Request bytes are serialised once per
 /// target (see `request.rs`) and shared read-only by all threads.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Target {
     /// Resolved address connected to.
     pub addr: SocketAddr,
@@ -20,7 +22,7 @@ pub struct Target {
     pub url: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Stop {
     /// Measure for this long after the warmup.
     Duration(Duration),
@@ -28,7 +30,7 @@ pub enum Stop {
     Requests(u64),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum Order {
     #[default]
     Sequential,
@@ -36,7 +38,7 @@ pub enum Order {
 }
 
 /// Which statuses count as success.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ExpectStatus {
     /// 2xx and 3xx, as ab and wrk treat them.
     SuccessOrRedirect,
@@ -53,7 +55,9 @@ impl ExpectStatus {
     }
 }
 
-#[derive(Debug, Clone)]
+/// Serialisable so a coordinating throng can hand the same spec to the
+/// agents on its client hosts, which run it unchanged.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoadSpec {
     pub targets: Vec<Target>,
     pub order: Order,

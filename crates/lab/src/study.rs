@@ -7,6 +7,7 @@ use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
 use throng_model::WorkloadKind;
+use throng_remote::{Place, Transport};
 use throng_servers::{names, Profile, Recipe, Recipes};
 
 use crate::precision::Precision;
@@ -152,6 +153,83 @@ pub struct StudyFile {
     /// named `SERVER-PROFILE`, to measure what tuning is worth.
     #[serde(default)]
     pub profiles: Option<Vec<String>>,
+    /// Where the servers run: "local" or "ssh://[user@]host[:port]".
+    #[serde(default)]
+    pub server_host: Option<String>,
+    /// Where the load comes from, split over the hosts.
+    #[serde(default)]
+    pub client_hosts: Option<Vec<String>>,
+    /// The ssh command line (THRONG_SSH_COMMAND overrides it, as
+    /// GIT_SSH_COMMAND overrides git's core.sshCommand).
+    #[serde(default)]
+    pub ssh_command: Option<String>,
+    /// Any other stdio transport, e.g. "kubectl exec -i {host} --".
+    #[serde(default)]
+    pub transport: Option<String>,
+}
+
+/// Where a study's servers and load run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hosts {
+    pub server: Place,
+    pub clients: Vec<Place>,
+    pub transport: Transport,
+}
+
+impl Hosts {
+    pub fn local() -> Hosts {
+        Hosts {
+            server: Place::Local,
+            clients: vec![Place::Local],
+            transport: Transport::ssh(None),
+        }
+    }
+
+    /// Everything on this machine, as before hosts existed.
+    pub fn is_local(&self) -> bool {
+        self.server.is_local() && self.clients.iter().all(Place::is_local)
+    }
+
+    fn parse(f: &StudyFile) -> anyhow::Result<Hosts> {
+        let server = match &f.server_host {
+            Some(h) => Place::parse(h).map_err(|e| anyhow::anyhow!("server_host: {e}"))?,
+            None => Place::Local,
+        };
+        let clients = match &f.client_hosts {
+            Some(list) => {
+                let mut v: Vec<Place> = Vec::new();
+                for h in list {
+                    let p = Place::parse(h).map_err(|e| anyhow::anyhow!("client_hosts: {e}"))?;
+                    if v.contains(&p) {
+                        bail!("client_hosts: {p} is listed twice");
+                    }
+                    v.push(p);
+                }
+                if v.is_empty() {
+                    bail!(
+                        "client_hosts: name at least one host (or leave it out for this machine)"
+                    );
+                }
+                v
+            }
+            None => vec![Place::Local],
+        };
+        let transport = match (&f.transport, &f.ssh_command) {
+            (Some(_), Some(_)) => bail!("give either transport or ssh_command, not both"),
+            (Some(t), None) => Transport::template(t).map_err(|e| anyhow::anyhow!("{e}"))?,
+            (None, c) => {
+                if c.as_deref().is_some_and(|c| c.contains('\n')) {
+                    bail!("ssh_command is one line");
+                }
+                Transport::ssh(c.as_deref())
+            }
+        };
+        Ok(Hosts {
+            server,
+            clients,
+            transport,
+        })
+    }
 }
 
 fn d_diagnose() -> bool {
@@ -207,6 +285,7 @@ pub struct Study {
     /// Index in `servers` of the server the others are compared against.
     pub baseline: usize,
     pub duet: bool,
+    pub hosts: Hosts,
 }
 
 /// Parses `"10..1000 step 10"` (inclusive of both ends when on the grid).
@@ -379,6 +458,7 @@ impl Study {
             diagnose: f.diagnose,
             baseline,
             duet: f.duet,
+            hosts: Hosts::parse(&f)?,
         })
     }
 
@@ -395,6 +475,19 @@ impl Study {
             );
         }
         Ok(())
+    }
+
+    /// The programs the server host must have: every recipe's binary.
+    pub fn programs(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for s in &self.servers {
+            for r in std::iter::once(&s.recipe).chain(&s.backend) {
+                if !out.contains(&r.binary) {
+                    out.push(r.binary.clone());
+                }
+            }
+        }
+        out
     }
 
     /// Recipes the study needs that are not installed, as messages naming

@@ -1,0 +1,452 @@
+//! `throng hosts check` and `throng load --hosts`: the CLI's side of
+//! running on other machines. What a host is, lacks and measured is
+//! worded here; reaching it is throng-remote's.
+
+use std::net::ToSocketAddrs;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use anyhow::{anyhow, bail, Result};
+use throng_engine::LoadSpec;
+use throng_model::{ReasonCode, Summary, Verdict};
+use throng_remote::protocol::{HostFacts, PathFacts};
+use throng_remote::{Fleet, FleetRun, Place, Transport, CLOCK_LIMIT};
+use throng_trust::verdict::{round_verdict_with, PortUse, RoundContext};
+
+use crate::cmd_load::{json_document, render, render_verdict, LoadArgs};
+use crate::fmt::{human_bytes, human_count, human_us};
+
+#[derive(clap::Args, Debug)]
+pub struct HostsArgs {
+    #[command(subcommand)]
+    pub command: HostsCommand,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum HostsCommand {
+    /// Reach every host and report its CPU, cores, memory, kernel, throng
+    /// build, open-file limit and clock offset, the path from each client
+    /// host to the server host, and what is missing.
+    Check(CheckArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CheckArgs {
+    /// A study whose server_host and client_hosts are checked.
+    pub study: Option<PathBuf>,
+    /// Client hosts (ssh://[user@]host[:port] or local, comma-separated).
+    #[arg(long, value_name = "HOSTS")]
+    pub hosts: Option<String>,
+    /// The server host.
+    #[arg(long, value_name = "HOST")]
+    pub server: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: HostsArgs) -> Result<u8> {
+    match a.command {
+        HostsCommand::Check(c) => check(c),
+    }
+}
+
+/// What a check needs: the places, the transport and the programs the
+/// server host must have.
+struct Plan {
+    server: Option<Place>,
+    clients: Vec<Place>,
+    transport: Transport,
+    programs: Vec<String>,
+    connections: usize,
+}
+
+fn plan(a: &CheckArgs) -> Result<Plan> {
+    let mut p = match &a.study {
+        Some(path) => {
+            let recipes = throng_servers::Recipes::builtin();
+            let study = throng_lab::study::Study::load(&path.to_string_lossy(), &recipes)?;
+            let hosts = &study.hosts;
+            Plan {
+                server: Some(hosts.server.clone()),
+                clients: hosts.clients.clone(),
+                transport: hosts.transport.clone(),
+                programs: study.programs(),
+                connections: study.max_concurrency() as usize,
+            }
+        }
+        None => Plan {
+            server: None,
+            clients: Vec::new(),
+            transport: Transport::ssh(None),
+            programs: Vec::new(),
+            connections: 0,
+        },
+    };
+    if let Some(h) = &a.hosts {
+        p.clients = Place::parse_list(h).map_err(|e| anyhow!("--hosts: {e}"))?;
+    }
+    if let Some(s) = &a.server {
+        p.server = Some(Place::parse(s).map_err(|e| anyhow!("--server: {e}"))?);
+    }
+    if p.clients.is_empty() && p.server.is_none() {
+        bail!("name the hosts to check: a study, --hosts or --server");
+    }
+    Ok(p)
+}
+
+fn check(a: CheckArgs) -> Result<u8> {
+    let plan = plan(&a)?;
+    let mut places: Vec<Place> = plan.clients.clone();
+    if let Some(s) = &plan.server {
+        if !places.contains(s) {
+            places.push(s.clone());
+        }
+    }
+    let mut fleet = Fleet::connect(&places, &plan.transport).map_err(|e| anyhow!("{e}"))?;
+    let mut lines = Vec::new();
+    let mut missing: Vec<String> = Vec::new();
+    let mut offsets = Vec::new();
+    for l in &mut fleet.links {
+        let o = l.measure_clock(8).map_err(|e| anyhow!("{e}"))?;
+        offsets.push(o);
+        if o.uncertainty_ns > CLOCK_LIMIT.as_nanos() as u64 {
+            missing.push(format!(
+                "{}: clock offset known only to ±{:.3} ms, more than the {:.0} ms a synchronised start needs",
+                l.place,
+                o.uncertainty_ns as f64 / 1e6,
+                CLOCK_LIMIT.as_secs_f64() * 1e3
+            ));
+        }
+    }
+    for (l, o) in fleet.links.iter().zip(&offsets) {
+        lines.push(host_line(&l.place, &l.facts, o));
+    }
+    // Open files each client host needs for its share of the connections.
+    if plan.connections > 0 && !plan.clients.is_empty() {
+        let per_host = plan.connections.div_ceil(plan.clients.len()) as u64;
+        let need = per_host + throng_model::SPARE_FDS;
+        for l in fleet
+            .links
+            .iter()
+            .filter(|l| plan.clients.contains(&l.place))
+        {
+            let soft = l.facts.environment.nofile.0;
+            if soft < need {
+                missing.push(format!(
+                    "{}: open-file limit {soft} is below the {need} that {per_host} connections need (ulimit -n)",
+                    l.place
+                ));
+            }
+        }
+    }
+    if let Some(server) = &plan.server {
+        if !plan.programs.is_empty() {
+            let k = fleet
+                .links
+                .iter()
+                .position(|l| &l.place == server)
+                .expect("the server host was connected");
+            let reply = fleet.links[k].call(
+                throng_remote::protocol::Request::Have {
+                    programs: plan.programs.clone(),
+                },
+                std::time::Duration::from_secs(30),
+            );
+            match reply {
+                Ok(throng_remote::protocol::Reply::Have { missing: m }) => {
+                    for p in m {
+                        missing.push(format!("{server}: {p} is not installed"));
+                    }
+                }
+                Ok(_) => bail!("{server}: unexpected reply to a program check"),
+                Err(e) => bail!("{e}"),
+            }
+        }
+    }
+    let mut paths: Vec<(Place, PathFacts)> = Vec::new();
+    if let (Some(server), false) = (&plan.server, plan.clients.is_empty()) {
+        match probe_addr(server) {
+            Some(addr) => {
+                let clients: Vec<usize> = fleet
+                    .links
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, l)| plan.clients.contains(&l.place))
+                    .map(|(i, _)| i)
+                    .collect();
+                for i in clients {
+                    let l = &mut fleet.links[i];
+                    match l.call(
+                        throng_remote::protocol::Request::Path { addr, samples: 10 },
+                        std::time::Duration::from_secs(60),
+                    ) {
+                        Ok(throng_remote::protocol::Reply::Path(p)) => {
+                            if let Some(e) = &p.error {
+                                missing.push(format!("{}: cannot reach {addr}: {e}", l.place));
+                            }
+                            paths.push((l.place.clone(), p));
+                        }
+                        Ok(_) => bail!("{}: unexpected reply to a path probe", l.place),
+                        Err(e) => bail!("{e}"),
+                    }
+                }
+            }
+            None => missing.push(format!(
+                "{server}: its address cannot be resolved here, so no path was measured"
+            )),
+        }
+    }
+    let topology = topology(plan.clients.len(), plan.server.as_ref(), &paths);
+    if a.json {
+        let doc = serde_json::json!({
+            "hosts": fleet.links.iter().zip(&offsets).map(|(l, o)| serde_json::json!({
+                "host": l.place.to_string(),
+                "role": role(&l.place, &plan),
+                "facts": l.facts,
+                "clock_offset_ms": o.offset_ns as f64 / 1e6,
+                "clock_uncertainty_ms": o.uncertainty_ns as f64 / 1e6,
+            })).collect::<Vec<_>>(),
+            "paths": paths.iter().map(|(p, f)| serde_json::json!({"from": p.to_string(), "path": f})).collect::<Vec<_>>(),
+            "missing": missing,
+            "topology": topology,
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        for (l, line) in fleet.links.iter().zip(&lines) {
+            println!("{:<7} {line}", role(&l.place, &plan));
+        }
+        for (from, p) in &paths {
+            println!("path    {from} → {}", path_line(p));
+        }
+        println!("topology {topology}");
+        if missing.is_empty() {
+            println!("missing  nothing");
+        } else {
+            for m in &missing {
+                println!("missing  {m}");
+            }
+        }
+    }
+    Ok(if missing.is_empty() { 0 } else { 1 })
+}
+
+fn role(p: &Place, plan: &Plan) -> &'static str {
+    match (plan.server.as_ref() == Some(p), plan.clients.contains(p)) {
+        (true, true) => "both",
+        (true, false) => "server",
+        _ => "client",
+    }
+}
+
+/// Where a client's round trip to the server host is measured: the ssh
+/// port, which is listening before any server is.
+fn probe_addr(p: &Place) -> Option<std::net::SocketAddr> {
+    match p {
+        Place::Local => None,
+        Place::Ssh { host, port, .. } => (host.as_str(), port.unwrap_or(22))
+            .to_socket_addrs()
+            .ok()?
+            .next(),
+    }
+}
+
+fn host_line(p: &Place, f: &HostFacts, o: &throng_remote::clock::Offset) -> String {
+    let e = &f.environment;
+    format!(
+        "{p}: {} {}, {} CPUs ({} usable), {} memory, Linux {}, throng {}, open files {}/{}, clock {:+.3} ms ±{:.3}",
+        f.arch,
+        if e.cpu_model.is_empty() { "?" } else { &e.cpu_model },
+        e.cpus_online,
+        f.cpus.len(),
+        human_bytes(e.memory_bytes as f64),
+        e.kernel,
+        f.build,
+        e.nofile.0,
+        e.nofile.1,
+        o.offset_ns as f64 / 1e6,
+        o.uncertainty_ns as f64 / 1e6,
+    )
+}
+
+pub fn path_line(p: &PathFacts) -> String {
+    let rtt = match (p.rtt_min_us, p.rtt_median_us) {
+        (Some(a), Some(m)) => format!("RTT {} (median {}, {} connects)", ms(a), ms(m), p.samples),
+        _ => format!(
+            "RTT unknown ({})",
+            p.error.as_deref().unwrap_or("no sample")
+        ),
+    };
+    let mtu = match (p.mtu, p.path_mtu) {
+        (Some(i), Some(pm)) if pm != i => format!("MTU {i} (path {pm})"),
+        (Some(i), _) => format!("MTU {i}"),
+        (None, Some(pm)) => format!("path MTU {pm}"),
+        (None, None) => "MTU unknown".into(),
+    };
+    let link = match (&p.interface, p.speed_mbps) {
+        (Some(i), Some(s)) => format!("via {i} at {s} Mb/s"),
+        (Some(i), None) => format!("via {i}"),
+        _ => "interface unknown".into(),
+    };
+    format!(
+        "{}: {rtt}, {mtu}, {link}, {}",
+        p.target,
+        if p.loopback {
+            "loopback (same machine)"
+        } else {
+            "crosses a network interface"
+        }
+    )
+}
+
+fn ms(us: f64) -> String {
+    format!("{:.3} ms", us / 1e3)
+}
+
+/// "2 client hosts → 1 server host, 0.21 ms RTT".
+pub fn topology(clients: usize, server: Option<&Place>, paths: &[(Place, PathFacts)]) -> String {
+    let rtt = paths
+        .iter()
+        .filter_map(|(_, p)| p.rtt_min_us)
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.min(x))));
+    let c = format!(
+        "{clients} client host{}",
+        if clients == 1 { "" } else { "s" }
+    );
+    let s = match server {
+        Some(p) if p.is_local() => "this machine as server".to_string(),
+        Some(_) => "1 server host".to_string(),
+        None => "the target".to_string(),
+    };
+    match rtt {
+        Some(r) => format!("{c} → {s}, {} RTT", ms(r)),
+        None => format!("{c} → {s}"),
+    }
+}
+
+/// `throng load --hosts`: the spec split over the hosts, started together,
+/// merged exactly, each host's share shown and judged apart, since one
+/// saturated client host hides in an average.
+pub fn load_on_hosts(a: &LoadArgs, spec: &LoadSpec, hosts: &str) -> Result<u8> {
+    let places = Place::parse_list(hosts).map_err(|e| anyhow!("--hosts: {e}"))?;
+    if places.is_empty() {
+        bail!("--hosts names no host");
+    }
+    throng_remote::split(spec, places.len()).map_err(|e| anyhow!("{e}"))?;
+    let transport = Transport::ssh(None);
+    let mut fleet = Fleet::connect(&places, &transport).map_err(|e| anyhow!("{e}"))?;
+    fleet
+        .check_clocks(CLOCK_LIMIT)
+        .map_err(|e| anyhow!("{e}"))?;
+    let target = spec.targets[0].addr;
+    let mut paths = Vec::new();
+    for (p, r) in places.iter().zip(fleet.paths_sampled(target, 3)) {
+        paths.push((p.clone(), r.map_err(|e| anyhow!("{e}"))?));
+    }
+    let flag = Arc::new(AtomicBool::new(false));
+    {
+        let f = flag.clone();
+        crate::signals::on_interrupt(move || f.store(true, Ordering::SeqCst))?;
+    }
+    let run = fleet
+        .load(spec, a.threads.is_none(), &|| flag.load(Ordering::SeqCst))
+        .map_err(|e| anyhow!("{e}"))?;
+    drop(fleet);
+    let summary = throng_lab::record::summarize(&run.merged);
+    let (verdict, host_verdicts) = judge(&run, &summary, spec);
+    let topology = topology(places.len(), None, &paths);
+    if a.json {
+        let mut doc = json_document(&summary, &verdict)?;
+        doc["hosts"] = serde_json::Value::Array(
+            run.hosts
+                .iter()
+                .zip(&host_verdicts)
+                .zip(&paths)
+                .map(|((h, (s, v)), (_, p))| {
+                    Ok(serde_json::json!({
+                        "host": h.place.to_string(),
+                        "clock_offset_ms": h.offset.offset_ns as f64 / 1e6,
+                        "clock_uncertainty_ms": h.offset.uncertainty_ns as f64 / 1e6,
+                        "path": p,
+                        "summary": json_document(s, v)?,
+                    }))
+                })
+                .collect::<Result<Vec<_>>>()?,
+        );
+        doc["start_skew_ms"] = serde_json::json!(run.start_skew_s * 1e3);
+        doc["topology"] = serde_json::json!(topology);
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", render(spec, &summary, a.timeline));
+        println!(
+            "  topology     {topology}; starts within {}",
+            ms(run.start_skew_s * 1e6)
+        );
+        for ((h, (s, _)), (_, p)) in run.hosts.iter().zip(&host_verdicts).zip(&paths) {
+            println!(
+                "  host         {}: {} requests, {} req/s, p50 {}, p99 {}, {} threads, clock {:+.3} ms ±{:.3}; {}",
+                h.place,
+                human_count(s.completed),
+                human_count(s.requests_per_sec as u64),
+                human_us(s.latency_us.p50 as f64),
+                human_us(s.latency_us.p99 as f64),
+                s.threads,
+                h.offset.offset_ns as f64 / 1e6,
+                h.offset.uncertainty_ns as f64 / 1e6,
+                path_line(p),
+            );
+        }
+        print!("{}", render_verdict(&verdict, summary.interrupted));
+    }
+    Ok(if summary.interrupted {
+        crate::signals::INTERRUPTED
+    } else if a.strict && !verdict.is_valid() {
+        1
+    } else {
+        0
+    })
+}
+
+/// The merged verdict, with `client_bound` taken from each host's own
+/// share (named), never from the merged CPU figures, which average a
+/// saturated host with idle ones. Port use is a client host's own and is
+/// not read from here.
+fn judge(run: &FleetRun, merged: &Summary, spec: &LoadSpec) -> (Verdict, Vec<(Summary, Verdict)>) {
+    let ctx = |threads: u64| RoundContext {
+        server: None,
+        server_cores: None,
+        client_threads: threads as u32,
+        shared_cores: false,
+        close_mode: !spec.keep_alive,
+    };
+    let mut v = round_verdict_with(
+        merged,
+        Some(&run.merged.latency),
+        &ctx(merged.threads),
+        PortUse::default(),
+    );
+    v.reasons.retain(|r| r.code != ReasonCode::ClientBound);
+    let mut per_host = Vec::new();
+    for h in &run.hosts {
+        let s = throng_lab::record::summarize(&h.result);
+        let hv = round_verdict_with(
+            &s,
+            Some(&h.result.latency),
+            &ctx(s.threads),
+            PortUse::default(),
+        );
+        for r in hv
+            .reasons
+            .iter()
+            .filter(|r| r.code == ReasonCode::ClientBound)
+        {
+            v.push(
+                ReasonCode::ClientBound,
+                format!("client host {}: {}", h.place, r.message),
+            );
+        }
+        per_host.push((s, hv));
+    }
+    (v, per_host)
+}

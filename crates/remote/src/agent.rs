@@ -1,0 +1,229 @@
+//! `throng agent`: the far end of a coordinator's transport.
+//!
+//! It reads requests from stdin and writes replies to stdout, one JSON
+//! object per line. Nothing it starts may outlive the connection that
+//! started it: when stdin ends (the coordinator quit, or ssh dropped) it
+//! stops its load and exits, and the kernel sends it SIGTERM when its
+//! parent (sshd's session process) dies, which it answers the same way.
+
+use std::io::{BufRead, Write};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use throng_engine::{Control, LoadSpec};
+
+use crate::binary::Binary;
+use crate::facts;
+use crate::protocol::{Banner, Envelope, Reply, Request, PROTOCOL};
+
+/// Furthest ahead a start may be scheduled: a coordinator sends starts a
+/// fraction of a second ahead, so anything beyond this is a wrong clock.
+const MAX_LEAD: Duration = Duration::from_secs(30);
+/// Latest a start may arrive and still run (the clock offset check keeps
+/// real lateness under a millisecond).
+const MAX_LATE: Duration = Duration::from_secs(5);
+
+/// Set by a coordinator for an agent it starts on its own machine.
+pub const LOCAL_ENV: &str = "THRONG_AGENT_LOCAL";
+
+type Out = Arc<Mutex<Box<dyn Write + Send>>>;
+
+pub fn unix_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+fn send(out: &Out, id: u64, reply: Reply) {
+    let line = serde_json::to_string(&Envelope { id, body: reply })
+        .unwrap_or_else(|e| format!("{{\"id\":{id},\"reply\":\"failed\",\"message\":\"{e}\"}}"));
+    let mut w = out.lock().unwrap_or_else(|p| p.into_inner());
+    // A closed stdout means the coordinator is gone: stdin's end follows.
+    let _ = writeln!(w, "{line}");
+    let _ = w.flush();
+}
+
+/// Serve requests until stdin ends. Returns the process's exit code.
+pub fn serve() -> u8 {
+    // The parent-death signal follows the parent *thread*: a local agent's
+    // parent is one thread of a coordinator that opens links in parallel
+    // and ends that thread at once, so only a remote agent (whose parent
+    // is sshd's session process) sets it; stdin's end covers both.
+    if std::env::var_os(LOCAL_ENV).is_none() {
+        // SAFETY: prctl with PR_SET_PDEATHSIG and a valid signal number.
+        unsafe {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong);
+        }
+    }
+    let control = Control::new();
+    {
+        let c = control.clone();
+        if let Ok(mut signals) = signal_hook::iterator::Signals::new([
+            signal_hook::consts::SIGTERM,
+            signal_hook::consts::SIGHUP,
+            signal_hook::consts::SIGINT,
+        ]) {
+            std::thread::spawn(move || {
+                if signals.forever().next().is_some() {
+                    c.stop();
+                    std::process::exit(1);
+                }
+            });
+        }
+    }
+    let out: Out = Arc::new(Mutex::new(Box::new(std::io::stdout())));
+    {
+        let banner = Banner {
+            throng_agent: PROTOCOL,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        };
+        let mut w = out.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = writeln!(w, "{}", serde_json::to_string(&banner).unwrap_or_default());
+        let _ = w.flush();
+    }
+    let build = Binary::current()
+        .map(|b| b.id)
+        .unwrap_or_else(|_| "unknown".into());
+    let stdin = std::io::stdin();
+    let mut running: Option<(Control, JoinHandle<()>)> = None;
+    for line in stdin.lock().lines() {
+        let received = unix_ns();
+        let Ok(line) = line else { break };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let env: Envelope<Request> = match serde_json::from_str(&line) {
+            Ok(e) => e,
+            Err(e) => {
+                let id = serde_json::from_str::<serde_json::Value>(&line)
+                    .ok()
+                    .and_then(|v| v.get("id").and_then(|i| i.as_u64()))
+                    .unwrap_or(0);
+                send(
+                    &out,
+                    id,
+                    Reply::Failed {
+                        message: format!(
+                            "this agent (protocol {PROTOCOL}) cannot read the request: {e}"
+                        ),
+                    },
+                );
+                continue;
+            }
+        };
+        if let Some((_, h)) = &running {
+            if h.is_finished() {
+                if let Some((_, h)) = running.take() {
+                    let _ = h.join();
+                }
+            }
+        }
+        let id = env.id;
+        match env.body {
+            Request::Hello => send(&out, id, Reply::Hello(Box::new(facts::host_facts(&build)))),
+            Request::Clock => send(
+                &out,
+                id,
+                Reply::Clock {
+                    t1: received,
+                    t2: unix_ns(),
+                },
+            ),
+            Request::Path { addr, samples } => {
+                send(&out, id, Reply::Path(facts::path_facts(addr, samples)))
+            }
+            Request::Have { programs } => send(
+                &out,
+                id,
+                Reply::Have {
+                    missing: facts::missing_programs(&programs),
+                },
+            ),
+            Request::Stop => {
+                if let Some((c, _)) = &running {
+                    c.stop();
+                }
+                send(&out, id, Reply::Stopping);
+            }
+            Request::Load {
+                spec,
+                auto_threads,
+                start_unix_ns,
+            } => {
+                if running.is_some() {
+                    send(
+                        &out,
+                        id,
+                        Reply::Failed {
+                            message: "a load is already running on this host".into(),
+                        },
+                    );
+                    continue;
+                }
+                let c = Control::new();
+                let (c2, out2) = (c.clone(), out.clone());
+                let h = std::thread::spawn(move || {
+                    let reply = run_load(*spec, auto_threads, start_unix_ns, &c2);
+                    send(&out2, id, reply);
+                });
+                running = Some((c, h));
+            }
+        }
+    }
+    // The coordinator is gone: stop whatever runs and leave nothing behind.
+    if let Some((c, h)) = running.take() {
+        c.stop();
+        let _ = h.join();
+    }
+    control.stop();
+    0
+}
+
+fn run_load(mut spec: LoadSpec, auto_threads: bool, start_unix_ns: u64, c: &Control) -> Reply {
+    let cpus = throng_engine::affinity::own_cpus();
+    if auto_threads {
+        spec.threads = cpus.len().max(1);
+    }
+    spec.cpus = cpus;
+    if let Err(e) = spec.validate() {
+        return Reply::Failed {
+            message: format!("the load cannot run here: {e}"),
+        };
+    }
+    let now = unix_ns();
+    if start_unix_ns > now + MAX_LEAD.as_nanos() as u64 {
+        return Reply::Failed {
+            message: format!(
+                "the start is {:.1} s ahead of this host's clock",
+                (start_unix_ns - now) as f64 / 1e9
+            ),
+        };
+    }
+    if now > start_unix_ns + MAX_LATE.as_nanos() as u64 {
+        return Reply::Failed {
+            message: format!(
+                "the start was {:.1} s ago by this host's clock",
+                (now - start_unix_ns) as f64 / 1e9
+            ),
+        };
+    }
+    // The wait is the synchronised start itself: every client host sleeps
+    // to the same instant of the coordinator's clock, translated by its
+    // measured offset. Slept in short steps so a stop is seen.
+    loop {
+        let now = unix_ns();
+        if now >= start_unix_ns || c.is_stopped() {
+            break;
+        }
+        let left = Duration::from_nanos(start_unix_ns - now);
+        std::thread::sleep(left.min(Duration::from_millis(20)));
+    }
+    match throng_engine::run(&spec, c) {
+        Ok(r) => Reply::Load(Box::new(r)),
+        Err(e) => Reply::Failed {
+            message: e.to_string(),
+        },
+    }
+}

@@ -1,0 +1,347 @@
+//! The agents of one command, and a load spread over them.
+
+use std::time::{Duration, Instant};
+
+use throng_engine::{LoadResult, LoadSpec, Stop};
+
+use crate::binary::Binary;
+use crate::clock::Offset;
+use crate::link::{ControlDir, Link};
+use crate::protocol::{Reply, Request};
+use crate::{Place, RemoteError, Transport};
+
+/// Largest clock uncertainty at which hosts are started together: beyond
+/// it, their shares of a load would not overlap to the millisecond.
+pub const CLOCK_LIMIT: Duration = Duration::from_millis(1);
+/// Clock exchanges per host; the one with the shortest round trip counts.
+const CLOCK_SAMPLES: usize = 8;
+
+pub struct Fleet {
+    pub links: Vec<Link>,
+    transport: Transport,
+    control: ControlDir,
+}
+
+/// One client host's share of a load, its times on this machine's clock.
+#[derive(Debug, Clone)]
+pub struct HostRun {
+    pub place: Place,
+    pub offset: Offset,
+    pub result: LoadResult,
+}
+
+#[derive(Debug, Clone)]
+pub struct FleetRun {
+    /// Every host's counts and histograms added.
+    pub merged: LoadResult,
+    pub hosts: Vec<HostRun>,
+    /// Between the first and the last host's measured start, seconds.
+    pub start_skew_s: f64,
+}
+
+/// Shares of `spec` for `n` hosts: connections as evenly as they go, and
+/// the rate and the request count in proportion to each host's
+/// connections, so every connection carries the same pace.
+pub fn split(spec: &LoadSpec, n: usize) -> Result<Vec<LoadSpec>, RemoteError> {
+    if n == 0 {
+        return Err(RemoteError::Split("no host to run the load".into()));
+    }
+    let c = spec.connections;
+    if c < n {
+        return Err(RemoteError::Split(format!(
+            "{c} connections cannot be spread over {n} hosts: give at least one per host"
+        )));
+    }
+    let conns: Vec<usize> = (0..n).map(|i| c / n + usize::from(i < c % n)).collect();
+    let requests = match spec.stop {
+        Stop::Requests(total) => Some(largest_remainder(total, &conns)),
+        Stop::Duration(_) => None,
+    };
+    Ok(conns
+        .iter()
+        .enumerate()
+        .map(|(i, &ci)| {
+            let mut s = spec.clone();
+            s.connections = ci;
+            s.rate = spec.rate.map(|r| r * ci as f64 / c as f64);
+            if let Some(r) = &requests {
+                s.stop = Stop::Requests(r[i]);
+            }
+            // Different random orders on each host, still repeatable.
+            s.seed = spec.seed.wrapping_add(i as u64);
+            s
+        })
+        .collect())
+}
+
+/// `total` split in proportion to `weights`, summing exactly to `total`.
+fn largest_remainder(total: u64, weights: &[usize]) -> Vec<u64> {
+    let sum: u64 = weights.iter().map(|&w| w as u64).sum();
+    let mut out: Vec<u64> = weights.iter().map(|&w| total * w as u64 / sum).collect();
+    let mut rems: Vec<(u64, usize)> = weights
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| ((total * w as u64) % sum, i))
+        .collect();
+    rems.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let short = total - out.iter().sum::<u64>();
+    for &(_, i) in rems.iter().take(short as usize) {
+        out[i] += 1;
+    }
+    out
+}
+
+impl Fleet {
+    /// Reaches every place at once; the first that cannot be reached fails
+    /// the whole fleet (and the others' agents are closed).
+    pub fn connect(places: &[Place], transport: &Transport) -> Result<Fleet, RemoteError> {
+        let binary = Binary::current().map_err(|e| RemoteError::Unreachable {
+            host: "local".into(),
+            detail: format!("cannot read this throng's own binary: {e}"),
+        })?;
+        let control = ControlDir::create().map_err(|e| RemoteError::Unreachable {
+            host: "local".into(),
+            detail: format!("cannot create ssh's control directory: {e}"),
+        })?;
+        let opened: Vec<Result<Link, RemoteError>> = std::thread::scope(|s| {
+            let handles: Vec<_> = places
+                .iter()
+                .map(|p| {
+                    let (b, c, t) = (&binary, control.path(), transport);
+                    s.spawn(move || Link::open(p, t, b, c))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(RemoteError::Agent {
+                            host: "local".into(),
+                            message: "a connecting thread panicked".into(),
+                        })
+                    })
+                })
+                .collect()
+        });
+        let mut fleet = Fleet {
+            links: Vec::new(),
+            transport: transport.clone(),
+            control,
+        };
+        let mut first_error = None;
+        for r in opened {
+            match r {
+                Ok(l) => fleet.links.push(l),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(fleet),
+        }
+    }
+
+    /// Measures every host's clock offset and refuses one known less well
+    /// than `limit`.
+    pub fn check_clocks(&mut self, limit: Duration) -> Result<(), RemoteError> {
+        for l in &mut self.links {
+            let o = l.measure_clock(CLOCK_SAMPLES)?;
+            if o.uncertainty_ns > limit.as_nanos() as u64 {
+                return Err(RemoteError::Clock {
+                    host: l.place.to_string(),
+                    uncertainty_ms: o.uncertainty_ns as f64 / 1e6,
+                    limit_ms: limit.as_secs_f64() * 1e3,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `spec` split over every host, all starting at one instant.
+    /// `interrupted` is polled while the hosts run; when it turns true every
+    /// host is told to stop and what they measured is still merged.
+    pub fn load(
+        &mut self,
+        spec: &LoadSpec,
+        auto_threads: bool,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<FleetRun, RemoteError> {
+        let parts = split(spec, self.links.len())?;
+        let worst_rtt = self
+            .links
+            .iter()
+            .map(|l| l.offset.rtt_ns)
+            .max()
+            .unwrap_or(0);
+        // Far enough ahead that every host has its request before the start.
+        let lead = Duration::from_millis(300).max(Duration::from_nanos(worst_rtt * 20));
+        let start_local = crate::agent::unix_ns() + lead.as_nanos() as u64;
+        let bound = lead
+            + spec.warmup
+            + spec.timeout
+            + match spec.stop {
+                Stop::Duration(d) => d + Duration::from_secs(60),
+                // A request count has no length of its own; lost hosts are
+                // still noticed by ssh's keepalive within seconds.
+                Stop::Requests(_) => Duration::from_secs(6 * 3600),
+            };
+        let deadline = Instant::now() + bound;
+        let mut ids = Vec::with_capacity(parts.len());
+        for (l, part) in self.links.iter_mut().zip(parts) {
+            let start = l.offset.to_host_ns(start_local);
+            match l.send(Request::Load {
+                spec: Box::new(part),
+                auto_threads,
+                start_unix_ns: start,
+            }) {
+                Ok(id) => ids.push(id),
+                Err(e) => {
+                    self.stop_all();
+                    return Err(e);
+                }
+            }
+        }
+        // Every host is watched at once, so one lost mid-run is noticed
+        // when its transport ends, not after the others finish.
+        let mut replies: Vec<Option<Reply>> = vec![None; ids.len()];
+        let mut stopped = false;
+        while replies.iter().any(Option::is_none) {
+            if !stopped && interrupted() {
+                stopped = true;
+                self.stop_all();
+            }
+            if Instant::now() > deadline {
+                let k = replies.iter().position(Option::is_none).unwrap_or(0);
+                let host = self.links[k].place.to_string();
+                self.stop_all();
+                return Err(RemoteError::Timeout { host });
+            }
+            for k in 0..ids.len() {
+                if replies[k].is_some() {
+                    continue;
+                }
+                match self.links[k].poll(ids[k], Duration::from_millis(10)) {
+                    Ok(Some(r)) => replies[k] = Some(r),
+                    Ok(None) => {}
+                    Err(e) => {
+                        self.stop_all();
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        let mut hosts = Vec::with_capacity(ids.len());
+        for (k, reply) in replies.into_iter().enumerate() {
+            let l = &self.links[k];
+            match reply.expect("every host replied") {
+                Reply::Load(mut r) => {
+                    r.started_unix_s = l.offset.to_local_s(r.started_unix_s);
+                    for s in &mut r.timeline {
+                        s.t_unix = l.offset.to_local_s(s.t_unix);
+                    }
+                    hosts.push(HostRun {
+                        place: l.place.clone(),
+                        offset: l.offset,
+                        result: *r,
+                    });
+                }
+                other => {
+                    let e = l.unexpected(&other);
+                    self.stop_all();
+                    return Err(e);
+                }
+            }
+        }
+        let results: Vec<LoadResult> = hosts.iter().map(|h| h.result.clone()).collect();
+        let merged = LoadResult::combine(&results).expect("at least one host");
+        let starts = hosts.iter().map(|h| h.result.started_unix_s);
+        let skew =
+            starts.clone().fold(f64::NEG_INFINITY, f64::max) - starts.fold(f64::INFINITY, f64::min);
+        Ok(FleetRun {
+            merged,
+            hosts,
+            start_skew_s: skew.max(0.0),
+        })
+    }
+
+    /// Asks every host to stop its load; replies are collected by the
+    /// waits already under way or dropped with the link.
+    fn stop_all(&mut self) {
+        for l in &mut self.links {
+            let _ = l.send(Request::Stop);
+        }
+    }
+
+    /// Paths from each host to `addr`, `samples` connects each.
+    pub fn paths_sampled(
+        &mut self,
+        addr: std::net::SocketAddr,
+        samples: u32,
+    ) -> Vec<Result<crate::protocol::PathFacts, RemoteError>> {
+        self.links
+            .iter_mut()
+            .map(
+                |l| match l.call(Request::Path { addr, samples }, Duration::from_secs(60)) {
+                    Ok(Reply::Path(p)) => Ok(p),
+                    Ok(other) => Err(l.unexpected(&other)),
+                    Err(e) => Err(e),
+                },
+            )
+            .collect()
+    }
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        let places: Vec<Place> = self.links.drain(..).map(|l| l.place.clone()).collect();
+        for p in places.iter().filter(|p| !p.is_local()) {
+            self.transport.close_master(p, self.control.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use throng_engine::Target;
+
+    fn spec(connections: usize, stop: Stop, rate: Option<f64>) -> LoadSpec {
+        let mut s = LoadSpec::new(vec![Target {
+            addr: "127.0.0.1:80".parse().unwrap(),
+            host_header: "x".into(),
+            path: "/".into(),
+            url: "http://x/".into(),
+        }]);
+        s.connections = connections;
+        s.stop = stop;
+        s.rate = rate;
+        s
+    }
+
+    #[test]
+    fn connections_rate_and_requests_split_exactly() {
+        let parts = split(&spec(10, Stop::Requests(1001), Some(3000.0)), 3).unwrap();
+        let conns: Vec<usize> = parts.iter().map(|p| p.connections).collect();
+        assert_eq!(conns, [4, 3, 3]);
+        let reqs: Vec<u64> = parts
+            .iter()
+            .map(|p| match p.stop {
+                Stop::Requests(n) => n,
+                _ => 0,
+            })
+            .collect();
+        assert_eq!(reqs.iter().sum::<u64>(), 1001);
+        assert_eq!(reqs, [401, 300, 300]);
+        let rates: Vec<f64> = parts.iter().map(|p| p.rate.unwrap()).collect();
+        assert_eq!(rates, [1200.0, 900.0, 900.0]);
+        assert_eq!(parts[0].seed + 2, parts[2].seed);
+    }
+
+    #[test]
+    fn fewer_connections_than_hosts_is_refused() {
+        assert!(split(&spec(1, Stop::Requests(10), None), 2).is_err());
+        assert!(split(&spec(2, Stop::Requests(10), None), 0).is_err());
+    }
+}

@@ -1,0 +1,109 @@
+//! What a coordinating throng and an agent say to each other: one JSON
+//! object per line, in both directions, over the transport's stdio.
+//!
+//! The agent speaks first, a banner naming the protocol it speaks, so the
+//! coordinator can tell a live agent from the bootstrap script's answer
+//! (`throng-missing ARCH`) or from a shell's message on a host whose
+//! login prints one. Every request carries an id the reply repeats.
+//! The version is bumped whenever a message changes shape; an agent and
+//! a coordinator of different versions refuse each other by name.
+
+use std::net::SocketAddr;
+
+use serde::{Deserialize, Serialize};
+use throng_engine::{LoadResult, LoadSpec};
+use throng_model::Environment;
+
+pub const PROTOCOL: u32 = 1;
+
+/// The first line an agent writes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Banner {
+    pub throng_agent: u32,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Envelope<T> {
+    pub id: u64,
+    #[serde(flatten)]
+    pub body: T,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    /// What the host is: its environment, CPUs and build.
+    Hello,
+    /// The agent's wall clock on receipt and on reply (Unix ns), for one
+    /// four-timestamp exchange.
+    Clock,
+    /// Run a load spec, starting at `start_unix_ns` on the agent's own clock.
+    Load {
+        spec: Box<LoadSpec>,
+        /// Use as many threads as the host's own CPUs, pinned to them,
+        /// rather than the spec's count.
+        auto_threads: bool,
+        start_unix_ns: u64,
+    },
+    /// Stop the running load early; it still replies with what it measured.
+    Stop,
+    /// Round trip, MTU and link of the path from this host to `addr`.
+    Path { addr: SocketAddr, samples: u32 },
+    /// Which of these programs the host lacks.
+    Have { programs: Vec<String> },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "reply", rename_all = "snake_case")]
+pub enum Reply {
+    Hello(Box<HostFacts>),
+    Clock {
+        t1: u64,
+        t2: u64,
+    },
+    Load(Box<LoadResult>),
+    Stopping,
+    Path(PathFacts),
+    Have {
+        missing: Vec<String>,
+    },
+    /// The request failed on the host; the message is the agent's.
+    Failed {
+        message: String,
+    },
+}
+
+/// One host as its agent sees it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HostFacts {
+    pub arch: String,
+    /// Identity of the agent's binary (see `binary::Binary::id`).
+    pub build: String,
+    pub environment: Environment,
+    /// CPUs the agent may run on.
+    pub cpus: Vec<usize>,
+}
+
+/// The network path from a client host to the server host.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct PathFacts {
+    pub target: String,
+    /// TCP connect times (one round trip each), microseconds: the least and
+    /// the median of the samples.
+    pub rtt_min_us: Option<f64>,
+    pub rtt_median_us: Option<f64>,
+    pub samples: u32,
+    /// Interface the route leaves by, and its MTU.
+    pub interface: Option<String>,
+    pub mtu: Option<u32>,
+    /// What the kernel knows of the path's MTU (IP_MTU on a connected
+    /// socket): at most the interface's.
+    pub path_mtu: Option<u32>,
+    /// Link speed from /sys, megabits per second, where the driver says.
+    pub speed_mbps: Option<u64>,
+    /// Traffic stays on this machine's loopback: client and server share a box.
+    pub loopback: bool,
+    /// Why the round trip could not be measured.
+    pub error: Option<String>,
+}
