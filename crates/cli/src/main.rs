@@ -57,7 +57,10 @@ fn main() -> ExitCode {
         Command::Compare(a) => cmd_compare::run(a),
         Command::Doctor(a) => cmd_doctor::run(a),
         Command::Hosts(a) => cmd_hosts::run(a),
-        Command::Agent => Ok(throng_remote::agent::serve()),
+        Command::Agent => Ok(throng_remote::agent::serve_with(
+            &mut throng_lab::apart::ServerHost::new(),
+            throng_servers::process::kill_all_servers,
+        )),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(shell, &mut Cli::command(), "throng", &mut std::io::stdout());

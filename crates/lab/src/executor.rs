@@ -113,6 +113,11 @@ pub trait Executor {
     fn cpus(&self) -> Vec<usize> {
         throng_engine::affinity::own_cpus()
     }
+    /// The load comes from other hosts: every CPU of [`Executor::cpus`]
+    /// may serve.
+    fn clients_apart(&self) -> bool {
+        false
+    }
     /// The machine checks for a run planned as `plan`, and the machine's
     /// description, stored with the run.
     fn survey(&mut self, plan: &DoctorPlan) -> (Vec<Finding>, Environment);
@@ -123,6 +128,9 @@ pub struct Local<'a> {
     site: Site<'a>,
     interrupt: &'a Interrupt,
     running: Vec<Server>,
+    /// The address servers listen on: loopback, or the server host's
+    /// benchmark-network address when the load comes from other hosts.
+    pub listen: std::net::IpAddr,
 }
 
 struct Server {
@@ -144,7 +152,7 @@ impl Server {
         sample: bool,
         control: &throng_engine::Control,
     ) -> Result<Measured, String> {
-        let spec = load_spec(targets(self.running.port, &self.paths), load);
+        let spec = load_spec(targets(self.running.addr(), &self.paths), load);
         let sampler = sample.then(|| {
             Sampler::start_window(
                 self.running.pid(),
@@ -179,7 +187,36 @@ impl<'a> Local<'a> {
             site,
             interrupt,
             running: Vec::new(),
+            listen: std::net::Ipv4Addr::LOCALHOST.into(),
         }
+    }
+
+    /// The port a started server listens on.
+    pub fn port(&self, name: &str) -> Option<u16> {
+        self.find(name).map(|s| s.running.port)
+    }
+
+    /// A started server's leader and its backend's, for sampling.
+    pub fn pids(&self, name: &str) -> Option<(i32, Option<i32>)> {
+        self.find(name)
+            .map(|s| (s.running.pid(), s.running.behind_pid()))
+    }
+
+    /// A started server's processes and run directory, for counting.
+    pub fn tree(&self, name: &str) -> Option<(Vec<i32>, std::path::PathBuf)> {
+        self.find(name)
+            .map(|s| (s.running.processes(), s.running.dir.clone()))
+    }
+
+    /// Every started server stopped.
+    pub fn stop_all(&mut self) {
+        for mut s in self.running.drain(..) {
+            s.running.stop();
+        }
+    }
+
+    fn find(&self, name: &str) -> Option<&Server> {
+        self.running.iter().find(|s| s.running.name == name)
     }
 
     fn get(&mut self, name: &str) -> Option<&mut Server> {
@@ -219,6 +256,7 @@ impl Executor for Local<'_> {
             workers: group.cores,
             concurrency: group.max_concurrency,
             cpus: group.server_cpus.clone(),
+            listen: self.listen,
             ready_path: &first_path,
             patch: None,
         };
@@ -234,7 +272,7 @@ impl Executor for Local<'_> {
         let checks = check_pinning(&running.processes(), &group.server_cpus)
             .map_err(|e| (Stage::Pinning, e))
             .and_then(|()| {
-                loopback::verify(running.port, &expected).map_err(|e| (Stage::Verification, e))
+                loopback::verify(running.addr(), &expected).map_err(|e| (Stage::Verification, e))
             });
         if let Err((stage, e)) = checks {
             return Err(NotReady {
@@ -268,7 +306,7 @@ impl Executor for Local<'_> {
         }
         for (name, load) in loads {
             if let Some(s) = self.get(name) {
-                let spec = load_spec(targets(s.running.port, &s.paths), load);
+                let spec = load_spec(targets(s.running.addr(), &s.paths), load);
                 s.session = throng_engine::Session::open(&spec)
                     .ok()
                     .map(|x| (load.concurrency, x));
@@ -363,7 +401,7 @@ impl Executor for Local<'_> {
             .get(server)
             .ok_or_else(|| format!("{server} is not running"))?;
         let timeout = s.timeout;
-        loopback::get(s.running.port, &s.first_path, &[], timeout)
+        loopback::get(s.running.addr(), &s.first_path, &[], timeout)
             .map(|_| ())
             .map_err(|e| e.to_string())
     }

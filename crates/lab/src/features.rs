@@ -7,7 +7,7 @@
 //! always comes with what was seen.
 
 use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -102,13 +102,13 @@ fn result(name: Feature, status: FeatureStatus, evidence: impl Into<String>) -> 
     FeatureResult::new(name, status, evidence)
 }
 
-fn get(port: u16, path: &str, extra: &[(&str, &str)]) -> Result<Fetched, FetchError> {
-    loopback::get(port, path, extra, Duration::from_secs(5))
+fn get(addr: SocketAddr, path: &str, extra: &[(&str, &str)]) -> Result<Fetched, FetchError> {
+    loopback::get(addr, path, extra, Duration::from_secs(5))
 }
 
-pub fn probe_basic_auth(port: u16) -> FeatureResult {
+pub fn probe_basic_auth(addr: SocketAddr) -> FeatureResult {
     let name = Feature::BasicAuth;
-    let without = match get(port, "/protected/", &[]) {
+    let without = match get(addr, "/protected/", &[]) {
         Ok(r) => r.status,
         Err(e) => {
             return result(
@@ -121,7 +121,7 @@ pub fn probe_basic_auth(port: u16) -> FeatureResult {
     let token =
         base64::engine::general_purpose::STANDARD.encode(format!("{AUTH_USER}:{AUTH_PASSWORD}"));
     let with = match get(
-        port,
+        addr,
         "/protected/",
         &[("Authorization", &format!("Basic {token}"))],
     ) {
@@ -143,9 +143,14 @@ pub fn probe_basic_auth(port: u16) -> FeatureResult {
 }
 
 /// Rate of the second half of a download (bytes/s), past any initial burst.
-fn steady_rate(port: u16, path: &str, expect_bytes: usize, limit: Duration) -> anyhow::Result<f64> {
-    let mut s = TcpStream::connect_timeout(&loopback::addr(port), Duration::from_secs(5))?;
-    s.write_all(&loopback::request(port, path, &[("Connection", "close")]))?;
+fn steady_rate(
+    addr: SocketAddr,
+    path: &str,
+    expect_bytes: usize,
+    limit: Duration,
+) -> anyhow::Result<f64> {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
+    s.write_all(&loopback::request(addr, path, &[("Connection", "close")]))?;
     let deadline = Instant::now() + limit;
     let mut parser = ResponseParser::new(ParserConfig::default());
     let mut body: Vec<u8> = Vec::new();
@@ -189,11 +194,11 @@ fn steady_rate(port: u16, path: &str, expect_bytes: usize, limit: Duration) -> a
     }
 }
 
-pub fn probe_throttling(port: u16) -> FeatureResult {
+pub fn probe_throttling(addr: SocketAddr) -> FeatureResult {
     let name = Feature::Throttling;
     let configured = (THROTTLE_KIB_S * 1024) as f64;
     match steady_rate(
-        port,
+        addr,
         "/throttle/big.bin",
         THROTTLE_FILE_BYTES,
         Duration::from_secs(15),
@@ -218,8 +223,8 @@ pub fn probe_throttling(port: u16) -> FeatureResult {
     }
 }
 
-pub fn probe_gzip(port: u16) -> FeatureResult {
-    match get(port, "/gz.txt", &[("Accept-Encoding", "gzip")]) {
+pub fn probe_gzip(addr: SocketAddr) -> FeatureResult {
+    match get(addr, "/gz.txt", &[("Accept-Encoding", "gzip")]) {
         Ok(r) => match r.header("content-encoding") {
             Some(enc) if enc.eq_ignore_ascii_case("gzip") => result(
                 Feature::Gzip,
@@ -247,8 +252,8 @@ pub fn probe_gzip(port: u16) -> FeatureResult {
     }
 }
 
-pub fn probe_range(port: u16) -> FeatureResult {
-    match get(port, "/range.bin", &[("Range", "bytes=0-9")]) {
+pub fn probe_range(addr: SocketAddr) -> FeatureResult {
+    match get(addr, "/range.bin", &[("Range", "bytes=0-9")]) {
         Ok(r) if r.status == 206 && r.body == RANGE_BODY[..10] => result(
             Feature::Range,
             FeatureStatus::Yes,
@@ -272,8 +277,8 @@ pub fn probe_range(port: u16) -> FeatureResult {
 }
 
 /// One request on an open connection; the status of its complete response.
-fn exchange(s: &mut TcpStream, port: u16, deadline: Instant) -> anyhow::Result<u16> {
-    s.write_all(&loopback::request(port, "/index.html", &[]))?;
+fn exchange(s: &mut TcpStream, addr: SocketAddr, deadline: Instant) -> anyhow::Result<u16> {
+    s.write_all(&loopback::request(addr, "/index.html", &[]))?;
     let mut parser = ResponseParser::new(ParserConfig::default());
     let mut body: Vec<u8> = Vec::new();
     let mut buf = vec![0u8; 8 * 1024];
@@ -296,12 +301,12 @@ fn exchange(s: &mut TcpStream, port: u16, deadline: Instant) -> anyhow::Result<u
     }
 }
 
-pub fn probe_keep_alive(port: u16) -> FeatureResult {
+pub fn probe_keep_alive(addr: SocketAddr) -> FeatureResult {
     let deadline = Instant::now() + Duration::from_secs(5);
     let run = || -> anyhow::Result<(u16, anyhow::Result<u16>)> {
-        let mut s = TcpStream::connect_timeout(&loopback::addr(port), Duration::from_secs(5))?;
-        let first = exchange(&mut s, port, deadline)?;
-        Ok((first, exchange(&mut s, port, deadline)))
+        let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
+        let first = exchange(&mut s, addr, deadline)?;
+        Ok((first, exchange(&mut s, addr, deadline)))
     };
     match run() {
         Ok((a, Ok(b))) => result(
@@ -322,8 +327,8 @@ pub fn probe_keep_alive(port: u16) -> FeatureResult {
     }
 }
 
-pub fn probe_dir_listing_off(port: u16) -> FeatureResult {
-    match get(port, "/listing/", &[]) {
+pub fn probe_dir_listing_off(addr: SocketAddr) -> FeatureResult {
+    match get(addr, "/listing/", &[]) {
         Ok(r) if r.status == 403 || r.status == 404 => result(
             Feature::DirListingOff,
             FeatureStatus::Yes,
@@ -412,12 +417,13 @@ fn probe_started(
         workers: 1,
         concurrency: 16,
         cpus: cpus.to_vec(),
+        listen: Ipv4Addr::LOCALHOST.into(),
         ready_path: "/index.html",
         patch: Some(&patch),
     };
     let mut running = launch::start(site, &start)
         .map_err(|f| anyhow::anyhow!("{}{}", f.message, tail_note(&f.log_tail)))?;
-    let port = running.port;
+    let addr = running.addr();
     let tree = running.processes();
     let config = running
         .configs
@@ -429,9 +435,9 @@ fn probe_started(
     let mut out = Vec::new();
     for f in Feature::ALL {
         out.push(match f {
-            Feature::BasicAuth if configured => probe_basic_auth(port),
-            Feature::Throttling if configured => probe_throttling(port),
-            Feature::Gzip if configured => probe_gzip(port),
+            Feature::BasicAuth if configured => probe_basic_auth(addr),
+            Feature::Throttling if configured => probe_throttling(addr),
+            Feature::Gzip if configured => probe_gzip(addr),
             Feature::Throttling if !recipe.probe.bandwidth_limit => result(
                 f,
                 FeatureStatus::No,
@@ -444,10 +450,10 @@ fn probe_started(
                 };
                 result(f, FeatureStatus::Untested, why)
             }
-            Feature::PrivilegeDrop => crate::privilege::probe(port, &tree, site.user),
-            Feature::Range => probe_range(port),
-            Feature::KeepAlive => probe_keep_alive(port),
-            Feature::DirListingOff => probe_dir_listing_off(port),
+            Feature::PrivilegeDrop => crate::privilege::probe(addr, &tree, site.user),
+            Feature::Range => probe_range(addr),
+            Feature::KeepAlive => probe_keep_alive(addr),
+            Feature::DirListingOff => probe_dir_listing_off(addr),
             Feature::Sendfile => sendfile_from_config(recipe, &config),
             Feature::Http2 | Feature::Tls => {
                 result(f, FeatureStatus::Untested, "untested until TLS load lands")

@@ -8,6 +8,7 @@
 //! The lab never prints and never installs signal handlers: it reports
 //! through an [`Observer`] and stops when its [`Interrupt`] is triggered.
 
+pub mod apart;
 pub mod executor;
 pub mod features;
 pub mod group;

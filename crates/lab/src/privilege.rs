@@ -12,7 +12,7 @@
 
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -42,7 +42,12 @@ fn chrooted(pid: i32) -> bool {
 }
 
 /// Socket inodes of established TCP connections from `local_port` to
-/// `remote_port`, from the kernel's tables (IPv4 and IPv6).
+/// `remote_port`, from the kernel's tables (IPv4 and IPv6). Ports alone
+/// find the connection whatever address the server listens on: while the
+/// probe's connection is open, its client port is held on this host, and
+/// only a connection from another host with the same port number to the
+/// server could match as well, which a serving process of the same server
+/// would hold too.
 fn socket_inodes(table: &str, local_port: u16, remote_port: u16) -> BTreeSet<u64> {
     let port = |addr: &str| {
         addr.rsplit_once(':')
@@ -90,10 +95,10 @@ fn holders(tree: &[i32], inodes: &BTreeSet<u64>) -> Vec<i32> {
 
 /// The processes of `tree` that hold the server's end of a connection on
 /// which a request was just answered.
-fn serving_processes(port: u16, tree: &[i32]) -> anyhow::Result<Vec<i32>> {
+fn serving_processes(addr: SocketAddr, tree: &[i32]) -> anyhow::Result<Vec<i32>> {
     let deadline = Instant::now() + Duration::from_secs(5);
-    let mut s = TcpStream::connect_timeout(&loopback::addr(port), Duration::from_secs(5))?;
-    s.write_all(&loopback::request(port, "/index.html", &[]))?;
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
+    s.write_all(&loopback::request(addr, "/index.html", &[]))?;
     // Only that an answer began matters: the server has accepted the
     // connection and read from it by then.
     let mut buf = [0u8; 256];
@@ -105,7 +110,7 @@ fn serving_processes(port: u16, tree: &[i32]) -> anyhow::Result<Vec<i32>> {
     let mut inodes = BTreeSet::new();
     for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
         if let Ok(t) = std::fs::read_to_string(table) {
-            inodes.extend(socket_inodes(&t, port, client_port));
+            inodes.extend(socket_inodes(&t, addr.port(), client_port));
         }
     }
     let found = holders(tree, &inodes);
@@ -118,7 +123,7 @@ fn serving_processes(port: u16, tree: &[i32]) -> anyhow::Result<Vec<i32>> {
 
 /// Whether the server drops root before serving requests. `user`: the
 /// unprivileged user the lab gives servers when it runs as root.
-pub fn probe(port: u16, tree: &[i32], user: Option<&RunAs>) -> FeatureResult {
+pub fn probe(addr: SocketAddr, tree: &[i32], user: Option<&RunAs>) -> FeatureResult {
     let untested =
         |why: String| FeatureResult::new(Feature::PrivilegeDrop, FeatureStatus::Untested, why);
     if user.is_none() {
@@ -126,7 +131,7 @@ pub fn probe(port: u16, tree: &[i32], user: Option<&RunAs>) -> FeatureResult {
             "the lab does not run as root, so there is no privilege to drop".to_string(),
         );
     }
-    let serving = match serving_processes(port, tree) {
+    let serving = match serving_processes(addr, tree) {
         Ok(s) => s,
         Err(e) => return untested(format!("the serving process could not be found: {e:#}")),
     };
@@ -187,15 +192,27 @@ mod tests {
 
     #[test]
     fn this_process_holds_its_own_accepted_socket() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let client = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        let (_server_end, _) = listener.accept().unwrap();
-        let client_port = client.local_addr().unwrap().port();
-        let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
-        let inodes = socket_inodes(&table, port, client_port);
-        assert_eq!(inodes.len(), 1);
-        let me = std::process::id() as i32;
-        assert_eq!(holders(&[me, 1], &inodes), [me]);
+        // Not only on 127.0.0.1: a server on a benchmark network listens on
+        // its host's address there (IPv6 where the host has it).
+        for (ip, table) in [
+            ("127.0.0.1", "/proc/net/tcp"),
+            ("127.0.0.2", "/proc/net/tcp"),
+            ("::1", "/proc/net/tcp6"),
+        ] {
+            let Ok(listener) = std::net::TcpListener::bind((ip, 0)) else {
+                assert_eq!(ip, "::1", "cannot listen on {ip}");
+                eprintln!("skipped {ip}: no IPv6 loopback");
+                continue;
+            };
+            let addr = listener.local_addr().unwrap();
+            let client = TcpStream::connect(addr).unwrap();
+            let (_server_end, _) = listener.accept().unwrap();
+            let client_port = client.local_addr().unwrap().port();
+            let table = std::fs::read_to_string(table).unwrap();
+            let inodes = socket_inodes(&table, addr.port(), client_port);
+            assert_eq!(inodes.len(), 1, "{ip}");
+            let me = std::process::id() as i32;
+            assert_eq!(holders(&[me, 1], &inodes), [me], "{ip}");
+        }
     }
 }

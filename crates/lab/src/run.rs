@@ -74,7 +74,10 @@ pub fn run_study(
     observer: &mut dyn Observer,
     interrupt: &Interrupt,
 ) -> anyhow::Result<Outcome> {
-    study.check_installed()?;
+    // Servers on another host are checked there, when the study opens.
+    if study.hosts.server.is_local() {
+        study.check_installed()?;
+    }
     let user = RunAs::unprivileged();
     let base = opts.workdir.clone().unwrap_or_else(std::env::temp_dir);
     // Named before the run has its id: the time in milliseconds keeps two
@@ -85,6 +88,10 @@ pub fn run_study(
         rundir: &rundir,
         user: user.as_ref(),
     };
+    if !study.hosts.is_local() {
+        let mut exec = crate::apart::Apart::connect(study, interrupt, opts.keep_workdir)?;
+        return run_study_with(study, store, observer, interrupt, site, &mut exec);
+    }
     let mut exec = Local::new(site, interrupt);
     run_study_with(study, store, observer, interrupt, site, &mut exec)
 }
@@ -102,7 +109,11 @@ pub fn run_study_with(
     let rundir = site.rundir;
     let cpus = exec.cpus();
     study.check_duet(cpus.len())?;
-    let plans = plan_cores(study.cores.as_deref(), &cpus, study.allow_shared_cores);
+    let plans = if exec.clients_apart() {
+        crate::study::plan_cores_apart(study.cores.as_deref(), &cpus)
+    } else {
+        plan_cores(study.cores.as_deref(), &cpus, study.allow_shared_cores)
+    };
     let (server_cpus, client_cpus) = plans
         .iter()
         .find_map(|p| match p {
@@ -163,7 +174,12 @@ pub fn run_study_with(
     });
     // ACME's feature table: each server probed live on an instance of its
     // own, before any load.
-    if study.features {
+    if study.features && !study.hosts.server.is_local() {
+        observer.event(Event::Note(format!(
+            "features: not probed: the servers run on {} and the probes start servers here",
+            study.hosts.server
+        )));
+    } else if study.features {
         let cpus = plans
             .iter()
             .find_map(|p| match p {

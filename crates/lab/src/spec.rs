@@ -4,6 +4,7 @@
 //! server's port here. Defaults not named here are the engine's own
 //! ([`LoadSpec::new`]), the same ones `throng load` starts from.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use throng_engine::{LoadSpec, Order, Stop, Target};
@@ -133,15 +134,14 @@ impl RoundLoad {
     }
 }
 
-/// The loopback URLs of a server on `port`.
-pub fn targets(port: u16, paths: &[String]) -> Vec<Target> {
-    let addr = throng_servers::loopback::addr(port);
+/// The URLs of a server listening on `addr`.
+pub fn targets(addr: SocketAddr, paths: &[String]) -> Vec<Target> {
     paths
         .iter()
         .map(|path| Target {
             addr,
-            host_header: format!("127.0.0.1:{port}"),
-            url: format!("http://127.0.0.1:{port}{path}"),
+            host_header: addr.to_string(),
+            url: format!("http://{addr}{path}"),
             path: path.clone(),
         })
         .collect()
@@ -178,6 +178,7 @@ pub(crate) fn secs(s: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use throng_servers::loopback::addr;
 
     #[test]
     fn rounds_lengthen_with_the_time_a_response_takes() {
@@ -252,7 +253,7 @@ mod tests {
             seed: 7,
             client_cpus: vec![1],
         };
-        let spec = load_spec(targets(8080, &["/a".into(), "/b".into()]), &load);
+        let spec = load_spec(targets(addr(8080), &["/a".into(), "/b".into()]), &load);
         assert_eq!(spec.validate(), Ok(()));
         assert_eq!(
             (spec.connections, spec.threads, spec.cpus.clone()),
@@ -273,6 +274,6 @@ mod tests {
             client_cpus: vec![0, 1],
             ..load
         };
-        assert_eq!(load_spec(targets(1, &["/".into()]), &two).threads, 1);
+        assert_eq!(load_spec(targets(addr(1), &["/".into()]), &two).threads, 1);
     }
 }

@@ -166,6 +166,10 @@ pub struct StudyFile {
     /// Any other stdio transport, e.g. "kubectl exec -i {host} --".
     #[serde(default)]
     pub transport: Option<String>,
+    /// The address servers listen on and client hosts connect to
+    /// (default: server_host's name, resolved here).
+    #[serde(default)]
+    pub server_address: Option<String>,
 }
 
 /// Where a study's servers and load run.
@@ -174,6 +178,8 @@ pub struct Hosts {
     pub server: Place,
     pub clients: Vec<Place>,
     pub transport: Transport,
+    /// `server_address`: where the servers listen when apart.
+    pub address: Option<std::net::IpAddr>,
 }
 
 impl Hosts {
@@ -182,6 +188,7 @@ impl Hosts {
             server: Place::Local,
             clients: vec![Place::Local],
             transport: Transport::ssh(None),
+            address: None,
         }
     }
 
@@ -224,10 +231,18 @@ impl Hosts {
                 Transport::ssh(c.as_deref())
             }
         };
+        let address = match &f.server_address {
+            None => None,
+            Some(a) => Some(
+                a.parse::<std::net::IpAddr>()
+                    .map_err(|_| anyhow::anyhow!("server_address {a:?} is not an IP address"))?,
+            ),
+        };
         Ok(Hosts {
             server,
             clients,
             transport,
+            address,
         })
     }
 }
@@ -609,6 +624,41 @@ pub enum CoresPlan {
 /// Server on the first `cores` CPUs, the load generator on the others.
 /// Never shares silently: without `allow_shared`, a count that leaves no
 /// CPU for the client is skipped with the reason.
+/// Core plans when the load comes from other hosts: every CPU of the
+/// server host can serve, none is kept for a client.
+pub fn plan_cores_apart(requested: Option<&[u32]>, cpus: &[usize]) -> Vec<CoresPlan> {
+    let n = cpus.len() as u32;
+    let auto: Vec<u32>;
+    let list = match requested {
+        Some(l) => l,
+        None => {
+            auto = std::iter::successors(Some(1u32), |c| Some(c * 2))
+                .take_while(|&c| c <= n.max(1))
+                .collect();
+            &auto
+        }
+    };
+    list.iter()
+        .map(|&c| {
+            if c <= n {
+                CoresPlan::Run {
+                    cores: c,
+                    server_cpus: cpus[..c as usize].to_vec(),
+                    client_cpus: Vec::new(),
+                    shared: false,
+                }
+            } else {
+                CoresPlan::Skip {
+                    cores: c,
+                    reason: format!(
+                        "{c} server cores asked for, but the server host has only {n} CPUs"
+                    ),
+                }
+            }
+        })
+        .collect()
+}
+
 pub fn plan_cores(requested: Option<&[u32]>, cpus: &[usize], allow_shared: bool) -> Vec<CoresPlan> {
     let n = cpus.len() as u32;
     let auto: Vec<u32>;

@@ -73,6 +73,48 @@ pub struct Environment {
     /// Open-file limit (soft, hard) of the lab process.
     pub nofile: (u64, u64),
     pub throng_version: String,
+    /// When the run was spread over hosts: "2 client hosts → 1 server
+    /// host, 0.21 ms RTT". Empty when everything ran on one machine.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub topology: String,
+    /// Every host of a run spread over hosts, server first. The fields
+    /// above then describe the server host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostRecord>,
+}
+
+/// One host of a run spread over hosts, as it was when the run began.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostRecord {
+    /// `ssh://user@host:port`, or `local` for the machine throng ran on.
+    pub host: String,
+    /// "server" or "client".
+    pub role: String,
+    pub arch: String,
+    pub cpu_model: String,
+    pub cpus_online: u32,
+    pub memory_bytes: u64,
+    pub kernel: String,
+    pub nofile: (u64, u64),
+    pub throng_build: String,
+    /// The host's clock minus this machine's, and how well it is known.
+    pub clock_offset_ms: f64,
+    pub clock_uncertainty_ms: f64,
+    /// Client hosts: the path to the server's address.
+    #[serde(default)]
+    pub rtt_ms: Option<f64>,
+    #[serde(default)]
+    pub mtu: Option<u32>,
+    #[serde(default)]
+    pub interface: Option<String>,
+    #[serde(default)]
+    pub link_mbps: Option<u64>,
+    /// The path stays on one machine's loopback.
+    #[serde(default)]
+    pub loopback: bool,
+    /// `throng doctor` on that host.
+    #[serde(default)]
+    pub doctor: Vec<Finding>,
 }
 
 /// A configuration file as rendered for one server.

@@ -45,8 +45,35 @@ fn send(out: &Out, id: u64, reply: Reply) {
     let _ = w.flush();
 }
 
+/// What an agent can do beyond load: the lab's server-host side plugs in
+/// here, so this crate never links the lab.
+pub trait Extension {
+    /// One request; runs on the agent's main thread, so requests are
+    /// answered in order.
+    fn handle(&mut self, body: serde_json::Value) -> Result<serde_json::Value, String>;
+    /// The coordinator is gone (stdin ended): stop everything started.
+    fn shutdown(&mut self);
+}
+
+/// An agent with no extension.
+pub struct NoExtension;
+
+impl Extension for NoExtension {
+    fn handle(&mut self, _: serde_json::Value) -> Result<serde_json::Value, String> {
+        Err("this agent runs no lab".into())
+    }
+    fn shutdown(&mut self) {}
+}
+
 /// Serve requests until stdin ends. Returns the process's exit code.
 pub fn serve() -> u8 {
+    serve_with(&mut NoExtension, || {})
+}
+
+/// [`serve`] with an extension, and `on_signal` run before the agent exits
+/// on a signal (its parent's death among them), to kill what the
+/// extension started.
+pub fn serve_with(ext: &mut dyn Extension, on_signal: fn()) -> u8 {
     // The parent-death signal follows the parent *thread*: a local agent's
     // parent is one thread of a coordinator that opens links in parallel
     // and ends that thread at once, so only a remote agent (whose parent
@@ -68,6 +95,7 @@ pub fn serve() -> u8 {
             std::thread::spawn(move || {
                 if signals.forever().next().is_some() {
                     c.stop();
+                    on_signal();
                     std::process::exit(1);
                 }
             });
@@ -141,6 +169,20 @@ pub fn serve() -> u8 {
                     missing: facts::missing_programs(&programs),
                 },
             ),
+            Request::Doctor { connections } => {
+                let cpus = throng_engine::affinity::own_cpus();
+                let findings = throng_trust::doctor::check(&throng_trust::doctor::Plan {
+                    connections,
+                    close_mode: false,
+                    client_cpus: cpus,
+                    server_cpus: Vec::new(),
+                });
+                send(&out, id, Reply::Doctor { findings })
+            }
+            Request::Ext { body } => match ext.handle(body) {
+                Ok(body) => send(&out, id, Reply::Ext { body }),
+                Err(message) => send(&out, id, Reply::Failed { message }),
+            },
             Request::Stop => {
                 if let Some((c, _)) = &running {
                     c.stop();
@@ -178,6 +220,7 @@ pub fn serve() -> u8 {
         let _ = h.join();
     }
     control.stop();
+    ext.shutdown();
     0
 }
 

@@ -168,16 +168,35 @@ impl Fleet {
         auto_threads: bool,
         interrupted: &dyn Fn() -> bool,
     ) -> Result<FleetRun, RemoteError> {
-        let parts = split(spec, self.links.len())?;
-        let worst_rtt = self
+        let start = crate::agent::unix_ns() + self.lead().as_nanos() as u64;
+        self.load_at(spec, auto_threads, start, interrupted)
+    }
+
+    /// How far ahead of now a start must be for every host to have its
+    /// request before it: 20 round trips of the slowest transport, at
+    /// least 100 ms.
+    pub fn lead(&self) -> Duration {
+        let worst = self
             .links
             .iter()
             .map(|l| l.offset.rtt_ns)
             .max()
             .unwrap_or(0);
-        // Far enough ahead that every host has its request before the start.
-        let lead = Duration::from_millis(300).max(Duration::from_nanos(worst_rtt * 20));
-        let start_local = crate::agent::unix_ns() + lead.as_nanos() as u64;
+        Duration::from_millis(100).max(Duration::from_nanos(worst * 20))
+    }
+
+    /// [`Fleet::load`] starting at `start_local_ns` (Unix ns, this
+    /// machine's clock), so a caller can start something else (the server
+    /// host's sampler) at the same instant.
+    pub fn load_at(
+        &mut self,
+        spec: &LoadSpec,
+        auto_threads: bool,
+        start_local: u64,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<FleetRun, RemoteError> {
+        let parts = split(spec, self.links.len())?;
+        let lead = Duration::from_nanos(start_local.saturating_sub(crate::agent::unix_ns()));
         let bound = lead
             + spec.warmup
             + spec.timeout

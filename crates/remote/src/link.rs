@@ -522,6 +522,7 @@ fn empty_facts() -> HostFacts {
             sysctls: Default::default(),
             nofile: (0, 0),
             throng_version: String::new(),
+            ..Default::default()
         },
         cpus: Vec::new(),
     }

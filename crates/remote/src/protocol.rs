@@ -52,6 +52,12 @@ pub enum Request {
     Path { addr: SocketAddr, samples: u32 },
     /// Which of these programs the host lacks.
     Have { programs: Vec<String> },
+    /// `throng doctor`'s checks on this host, for a client holding
+    /// `connections` connections.
+    Doctor { connections: u64 },
+    /// A request for the agent's extension (the lab's server-host side):
+    /// its shape is the extension's own.
+    Ext { body: serde_json::Value },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -67,6 +73,13 @@ pub enum Reply {
     Path(PathFacts),
     Have {
         missing: Vec<String>,
+    },
+    Doctor {
+        findings: Vec<throng_model::Finding>,
+    },
+    /// The extension's answer.
+    Ext {
+        body: serde_json::Value,
     },
     /// The request failed on the host; the message is the agent's.
     Failed {

@@ -6,6 +6,7 @@
 //! through [`start`], so a server is configured the same way wherever it
 //! is measured.
 
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -49,6 +50,11 @@ pub struct Start<'a> {
     pub concurrency: u32,
     /// CPUs the server and everything behind it are pinned to.
     pub cpus: Vec<usize>,
+    /// The address the server listens on, and readiness is awaited on:
+    /// loopback, or the server host's address on the benchmark network when
+    /// clients on other hosts load it. A backend always listens on loopback,
+    /// since it runs on the same host as the server in front of it.
+    pub listen: IpAddr,
     /// The path readiness is awaited on.
     pub ready_path: &'a str,
     pub patch: Option<Patch<'a>>,
@@ -73,6 +79,7 @@ pub struct StartFailure {
 /// A server that is up and answering, with whatever runs behind it.
 pub struct Running {
     pub name: String,
+    pub listen: IpAddr,
     pub port: u16,
     server: ServerProcess,
     behind: Option<ServerProcess>,
@@ -85,6 +92,11 @@ pub struct Running {
 }
 
 impl Running {
+    /// Where the server listens: what every request to it connects to.
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::new(self.listen, self.port)
+    }
+
     /// The leader of the server's process group.
     pub fn pid(&self) -> i32 {
         self.server.pid()
@@ -136,13 +148,14 @@ impl Running {
     /// Waits until the server answers a GET of `path` with any complete
     /// response, or fails when it exits or `within` passes.
     pub fn wait_ready(&mut self, path: &str, within: Duration) -> anyhow::Result<()> {
-        wait_ready(&mut self.server, self.port, path, within)
+        let addr = self.addr();
+        wait_ready(&mut self.server, addr, path, within)
     }
 }
 
 fn wait_ready(
     p: &mut ServerProcess,
-    port: u16,
+    addr: SocketAddr,
     path: &str,
     within: Duration,
 ) -> anyhow::Result<()> {
@@ -151,7 +164,7 @@ fn wait_ready(
         if let Some(e) = p.exited() {
             bail!("exited ({e}) before it was ready");
         }
-        match loopback::get(port, path, &[], Duration::from_millis(500)) {
+        match loopback::get(addr, path, &[], Duration::from_millis(500)) {
             Ok(_) => return Ok(()),
             Err(e) if Instant::now() >= deadline => bail!("not ready after {within:?}: {e}"),
             Err(_) => std::thread::sleep(Duration::from_millis(50)),
@@ -164,7 +177,7 @@ struct Launched {
     logs: Vec<PathBuf>,
 }
 
-/// Renders `recipe` into `dir` and starts it there.
+/// Renders `recipe` into `dir` and starts it there, listening on `addr`.
 #[allow(clippy::too_many_arguments)]
 fn launch(
     site: Site,
@@ -172,12 +185,13 @@ fn launch(
     recipe: &Recipe,
     name: &str,
     dir: &Path,
-    port: u16,
+    addr: SocketAddr,
     backend_port: Option<u16>,
     configs: &mut Vec<ConfigFile>,
 ) -> anyhow::Result<Launched> {
     let rc = RenderContext {
-        port,
+        listen: addr.ip(),
+        port: addr.port(),
         backend_port,
         docroot: s.docroot.clone(),
         rundir: dir.to_path_buf(),
@@ -238,14 +252,17 @@ pub fn start(site: Site, s: &Start) -> Result<Running, StartFailure> {
         let result = (|| {
             let name = format!("{}-backend", s.name);
             let dir = site.rundir.subdir(&[s.group_dir, &name], site.user)?;
-            let port = loopback::free_port()?;
-            let mut l = launch(site, s, b, &name, &dir, port, None, &mut configs)?;
-            if let Err(e) = wait_ready(&mut l.process, port, "/", READY_WITHIN) {
+            // The cache in front reaches its backend on loopback, wherever
+            // the cache itself listens.
+            let ip = IpAddr::V4(Ipv4Addr::LOCALHOST);
+            let addr = SocketAddr::new(ip, loopback::free_port(ip)?);
+            let mut l = launch(site, s, b, &name, &dir, addr, None, &mut configs)?;
+            if let Err(e) = wait_ready(&mut l.process, addr, "/", READY_WITHIN) {
                 let tail = l.process.log_tail(&l.logs, 20);
                 l.process.stop(STOP_GRACE);
                 return Ok(Err((e.context(format!("backend {}", b.name)), tail)));
             }
-            Ok::<_, anyhow::Error>(Ok((l, port)))
+            Ok::<_, anyhow::Error>(Ok((l, addr.port())))
         })();
         match result {
             Ok(Ok((l, port))) => {
@@ -283,7 +300,7 @@ pub fn start(site: Site, s: &Start) -> Result<Running, StartFailure> {
             Err(e) => return Err(fail(e, String::new(), configs)),
         }
     }
-    let port = match loopback::free_port() {
+    let port = match loopback::free_port(s.listen) {
         Ok(p) => p,
         Err(e) => return Err(fail(e, String::new(), configs)),
     };
@@ -293,7 +310,7 @@ pub fn start(site: Site, s: &Start) -> Result<Running, StartFailure> {
         s.recipe,
         s.name,
         &dir,
-        port,
+        SocketAddr::new(s.listen, port),
         backend_port,
         &mut configs,
     );
@@ -310,6 +327,7 @@ pub fn start(site: Site, s: &Start) -> Result<Running, StartFailure> {
     logs.extend(l.logs);
     let mut r = Running {
         name: s.name.to_string(),
+        listen: s.listen,
         port,
         server: l.process,
         behind,

@@ -1,9 +1,11 @@
 //! Requests to a server under test on this machine, outside any load run:
 //! readiness, verification of every URL, the feature probes. One request
 //! format and one fetch (the engine's probe, which frames responses with the
-//! same parser as the load driver), instead of one per caller.
+//! same parser as the load driver), instead of one per caller. They go to
+//! the address the server listens on, which is loopback unless clients on
+//! other hosts load it.
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -15,19 +17,20 @@ pub fn addr(port: u16) -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], port))
 }
 
-/// A port free on loopback now (the kernel's choice). A server started on
-/// it a moment later may find it taken by another program; it then fails
-/// to start and says so.
-pub fn free_port() -> anyhow::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")
-        .context("binding a loopback port")?
+/// A port free on `ip` now (the kernel's choice). A server started on it a
+/// moment later may find it taken by another program; it then fails to
+/// start and says so.
+pub fn free_port(ip: IpAddr) -> anyhow::Result<u16> {
+    Ok(TcpListener::bind((ip, 0))
+        .with_context(|| format!("binding a port on {ip}"))?
         .local_addr()?
         .port())
 }
 
-/// `GET path` with a Host header naming the port, and any extra headers.
-pub fn request(port: u16, path: &str, extra: &[(&str, &str)]) -> Vec<u8> {
-    let mut req = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n");
+/// `GET path` with a Host header naming the server's address, and any
+/// extra headers.
+pub fn request(addr: SocketAddr, path: &str, extra: &[(&str, &str)]) -> Vec<u8> {
+    let mut req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n");
     for (k, v) in extra {
         req.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -37,12 +40,12 @@ pub fn request(port: u16, path: &str, extra: &[(&str, &str)]) -> Vec<u8> {
 
 /// One GET and its complete response.
 pub fn get(
-    port: u16,
+    addr: SocketAddr,
     path: &str,
     extra: &[(&str, &str)],
     timeout: Duration,
 ) -> Result<Fetched, FetchError> {
-    probe::fetch(addr(port), &request(port, path, extra), false, timeout)
+    probe::fetch(addr, &request(addr, path, extra), false, timeout)
 }
 
 /// What a server must answer before any load: each static URL with the
@@ -58,10 +61,10 @@ pub struct Expected {
 }
 
 /// Every URL's status, headers and exact body.
-pub fn verify(port: u16, e: &Expected) -> anyhow::Result<()> {
+pub fn verify(addr: SocketAddr, e: &Expected) -> anyhow::Result<()> {
     for (path, file) in &e.files {
         let want = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
-        let got = get(port, path, &[], e.timeout).with_context(|| format!("GET {path}"))?;
+        let got = get(addr, path, &[], e.timeout).with_context(|| format!("GET {path}"))?;
         if got.status != 200 {
             bail!("GET {path}: status {} instead of 200", got.status);
         }
@@ -80,7 +83,7 @@ pub fn verify(port: u16, e: &Expected) -> anyhow::Result<()> {
         }
     }
     for (path, content_type) in &e.stable {
-        verify_stable(port, path, content_type, e.timeout)?;
+        verify_stable(addr, path, content_type, e.timeout)?;
     }
     Ok(())
 }
@@ -97,12 +100,12 @@ fn uncompressed(path: &str, got: &Fetched) -> anyhow::Result<()> {
 /// since the load engine takes the first response's size and checksum as
 /// the reference for every later one.
 fn verify_stable(
-    port: u16,
+    addr: SocketAddr,
     path: &str,
     content_type: &str,
     timeout: Duration,
 ) -> anyhow::Result<()> {
-    let fetch = || get(port, path, &[], timeout).with_context(|| format!("GET {path}"));
+    let fetch = || get(addr, path, &[], timeout).with_context(|| format!("GET {path}"));
     let first = fetch()?;
     if first.status != 200 {
         bail!("GET {path}: status {} instead of 200", first.status);
@@ -133,12 +136,24 @@ mod tests {
     #[test]
     fn requests_name_the_host_and_port() {
         assert_eq!(
-            request(8080, "/a.html", &[]),
+            request(addr(8080), "/a.html", &[]),
             b"GET /a.html HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n"
         );
         assert_eq!(
-            request(80, "/", &[("Range", "bytes=0-9")]),
+            request(addr(80), "/", &[("Range", "bytes=0-9")]),
             b"GET / HTTP/1.1\r\nHost: 127.0.0.1:80\r\nRange: bytes=0-9\r\n\r\n"
         );
+        assert_eq!(
+            request("[::1]:8080".parse().unwrap(), "/", &[]),
+            b"GET / HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn free_ports_are_free_on_the_address_asked_for() {
+        for ip in [IpAddr::from([127, 0, 0, 1]), IpAddr::from([127, 0, 0, 2])] {
+            let port = free_port(ip).unwrap();
+            TcpListener::bind((ip, port)).unwrap();
+        }
     }
 }

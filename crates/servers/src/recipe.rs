@@ -12,6 +12,7 @@
 //! say where each setting's value comes from (see `parity`).
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -139,6 +140,10 @@ fn default_stop_signal() -> String {
 /// Values the templates' placeholders are replaced with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RenderContext {
+    /// The address the server listens on: loopback when the lab and the
+    /// server share a machine, the benchmark network's address of the
+    /// server's host when clients load it from other hosts.
+    pub listen: IpAddr,
     pub port: u16,
     pub backend_port: Option<u16>,
     pub docroot: PathBuf,
@@ -166,6 +171,8 @@ impl RenderContext {
         // all of them together for every connection of the study.
         let threads_per_child = self.max_connections().div_ceil(workers).max(25);
         Some(match key {
+            "listen" => self.listen.to_string(),
+            "listen_url_host" => url_host(self.listen),
             "port" => self.port.to_string(),
             "backend_port" => self.backend_port?.to_string(),
             "docroot" => self.docroot.display().to_string(),
@@ -182,6 +189,15 @@ impl RenderContext {
             "dynamic" => String::new(),
             _ => return None,
         })
+    }
+}
+
+/// `ip` as the host part of a URL or of an `address:port` pair: an IPv6
+/// address in brackets, or its colons would be read as the port's.
+pub fn url_host(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => format!("[{v6}]"),
     }
 }
 
@@ -485,6 +501,7 @@ impl Recipes {
 #[cfg(test)]
 pub(crate) fn test_context(as_root: bool) -> RenderContext {
     RenderContext {
+        listen: std::net::Ipv4Addr::LOCALHOST.into(),
         port: 8081,
         backend_port: Some(8082),
         docroot: PathBuf::from("/tmp/run/docroot"),
@@ -525,10 +542,14 @@ mod tests {
             ]
         );
         for r in recipes.all() {
-            for root in [false, true] {
-                r.render_configs(&ctx(root)).unwrap();
-                r.render_start(&ctx(root)).unwrap();
-                r.render_env(&ctx(root)).unwrap();
+            for (root, listen) in [(false, "127.0.0.1"), (true, "127.0.0.1"), (true, "::1")] {
+                let ctx = RenderContext {
+                    listen: listen.parse().unwrap(),
+                    ..ctx(root)
+                };
+                r.render_configs(&ctx).unwrap();
+                r.render_start(&ctx).unwrap();
+                r.render_env(&ctx).unwrap();
             }
         }
     }
@@ -598,6 +619,81 @@ mod tests {
         assert!(
             v.contains(&"thread_pools=2".to_string()) && v.contains(&"timeout_idle=60".to_string())
         );
+    }
+
+    /// Every file, argument and variable a recipe renders, as one text.
+    fn rendered(r: &Recipe, ctx: &RenderContext) -> String {
+        let mut all: Vec<String> = r
+            .render_configs(ctx)
+            .unwrap()
+            .into_iter()
+            .map(|(_, text)| text)
+            .collect();
+        all.extend(r.render_start(ctx).unwrap());
+        all.extend(r.render_env(ctx).unwrap().into_iter().map(|(_, v)| v));
+        all.join("\n")
+    }
+
+    #[test]
+    fn builtins_listen_on_the_address_given_and_reach_backends_on_loopback() {
+        let ctx = RenderContext {
+            listen: "198.18.0.13".parse().unwrap(),
+            ..ctx(true)
+        };
+        // Where a cache reaches its backend, which always runs on the
+        // server's host: the only loopback addresses left.
+        let backend = |name: &str| -> &[&str] {
+            match name {
+                "varnish" => &[".host = \"127.0.0.1\";"],
+                "squid" => &["cache_peer 127.0.0.1 parent 8082 "],
+                "trafficserver" => &[
+                    "map / http://127.0.0.1:8082/",
+                    "  - apply: out\n    ip_addrs: 127.0.0.1\n",
+                ],
+                _ => &[],
+            }
+        };
+        for r in Recipes::builtin().all() {
+            let mut text = rendered(r, &ctx);
+            for b in backend(&r.name) {
+                assert!(text.contains(b), "{} lacks {b:?}", r.name);
+                text = text.replace(b, "");
+            }
+            assert!(!text.contains("127.0.0.1"), "{}:\n{text}", r.name);
+            assert!(text.contains("198.18.0.13"), "{}:\n{text}", r.name);
+        }
+    }
+
+    #[test]
+    fn ipv6_listening_addresses_are_bracketed_where_the_syntax_needs_it() {
+        let ctx = RenderContext {
+            listen: "::1".parse().unwrap(),
+            ..ctx(true)
+        };
+        let recipes = Recipes::builtin();
+        let text = |name: &str| rendered(recipes.get(name).unwrap(), &ctx);
+        let wants = [
+            ("nginx", "        listen [::1]:8081;\n"),
+            ("lighttpd", "server.bind = \"[::1]\"\n"),
+            ("apache2-event", "Listen [::1]:8081\n"),
+            ("h2o", "  host: \"::1\"\n  port: 8081\n"),
+            ("h2o", "  \"[::1]:8081\":\n"),
+            ("caddy", "http://[::1]:8081 {\n\tbind ::1\n"),
+            ("varnish", "\n-a\n[::1]:8081\n"),
+            (
+                "squid",
+                "http_port [::1]:8081 accel defaultsite=[::1] no-vhost\n",
+            ),
+            (
+                "trafficserver",
+                "proxy.config.http.server_ports STRING 8081:ip-in=[::1]\n",
+            ),
+        ];
+        for (name, want) in wants {
+            assert!(text(name).contains(want), "{name} lacks {want:?}");
+        }
+        assert_eq!(url_host("198.18.0.13".parse().unwrap()), "198.18.0.13");
+        assert_eq!(url_host("fd00::2".parse().unwrap()), "[fd00::2]");
     }
 
     #[test]

@@ -113,8 +113,9 @@ impl Tool {
     }
 }
 
-/// What was counted in the window.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What was counted in the window. Serialisable: a server host's agent
+/// counts where its server runs and sends the counts back.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Counts {
     pub tool: String,
     /// perf: every syscall of the list it counted, zeros included (only

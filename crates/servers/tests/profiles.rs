@@ -3,6 +3,7 @@
 //! changes its syscalls as its notes say, and the parity of what ran comes
 //! from the configs the launcher wrote.
 
+use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -47,6 +48,7 @@ fn serve(rd: &RunDir, docroot: &Path, name: &str, profile: Profile) -> Running {
         workers: 1,
         concurrency: 16,
         cpus: vec![],
+        listen: Ipv4Addr::LOCALHOST.into(),
         ready_path: "/index.html",
         patch: None,
     };
@@ -54,8 +56,8 @@ fn serve(rd: &RunDir, docroot: &Path, name: &str, profile: Profile) -> Running {
         .unwrap_or_else(|e| panic!("{name} {}: {}\n{}", profile.name(), e.message, e.log_tail))
 }
 
-fn get_index(port: u16) -> Vec<u8> {
-    let r = loopback::get(port, "/index.html", &[], Duration::from_secs(5)).unwrap();
+fn get_index(addr: SocketAddr) -> Vec<u8> {
+    let r = loopback::get(addr, "/index.html", &[], Duration::from_secs(5)).unwrap();
     assert_eq!(r.status, 200);
     r.body
 }
@@ -75,7 +77,12 @@ fn every_installed_server_serves_with_its_tuned_profile() {
             continue;
         }
         let mut running = serve(&rd, &docroot, &recipe.name, Profile::Tuned);
-        assert_eq!(get_index(running.port), BODY.as_bytes(), "{}", recipe.name);
+        assert_eq!(
+            get_index(running.addr()),
+            BODY.as_bytes(),
+            "{}",
+            recipe.name
+        );
         running.stop();
     }
 }
@@ -97,11 +104,11 @@ fn nginx_tuned_sends_from_its_open_file_cache_with_sendfile() {
     for profile in Profile::ALL {
         let mut running = serve(&rd, &docroot, "nginx", profile);
         // The first request fills the open-file cache.
-        get_index(running.port);
+        get_index(running.addr());
         let log_before = log_bytes(&running.dir);
         let counter = Counter::attach(&running.processes()).unwrap();
         for _ in 0..REQUESTS {
-            get_index(running.port);
+            get_index(running.addr());
         }
         let counts = counter.finish().unwrap();
         let (opens, sendfiles) = (counts.by_name["openat"], counts.by_name["sendfile"]);

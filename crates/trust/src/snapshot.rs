@@ -488,5 +488,6 @@ pub fn environment() -> Environment {
         sysctls,
         nofile: nofile_limit(),
         throng_version: env!("CARGO_PKG_VERSION").to_string(),
+        ..Default::default()
     }
 }

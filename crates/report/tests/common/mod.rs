@@ -256,6 +256,7 @@ pub fn rich_run() -> RunData {
                 sysctls,
                 nofile: (1024, 524_288),
                 throng_version: "0.1.0".into(),
+                ..Default::default()
             },
             doctor: vec![
                 Finding {

@@ -1,0 +1,511 @@
+//! throng across hosts: client and server hosts built by the test as
+//! network namespaces on a private segment (198.18.0.0/24, RFC 2544's
+//! benchmark range), each with its own sshd, reached over real OpenSSH.
+//! A test that cannot make namespaces here skips with a printed reason.
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use support::netns::Net;
+
+/// A real nginx inside the server host's namespace, on its segment address.
+struct NsNginx {
+    log: std::path::PathBuf,
+    url: String,
+}
+
+fn nginx_in(net: &Net, host: &str, body: &[u8]) -> NsNginx {
+    let d = net.dir().join(format!("nginx-{host}"));
+    std::fs::create_dir_all(d.join("html")).unwrap();
+    std::fs::set_permissions(net.dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(d.join("html/index.html"), body).unwrap();
+    let addr = net.host(host).addr;
+    let dd = d.display();
+    let conf = format!(
+        "worker_processes 1;\nerror_log {dd}/error.log;\npid {dd}/nginx.pid;\n\
+         events {{ worker_connections 4096; }}\n\
+         http {{\n  log_format counts '$status $bytes_sent';\n  access_log {dd}/access.log counts;\n\
+           keepalive_requests 1000000;\n  client_body_temp_path {dd};\n  proxy_temp_path {dd};\n\
+           fastcgi_temp_path {dd};\n  uwsgi_temp_path {dd};\n  scgi_temp_path {dd};\n\
+           server {{ listen {addr}:8080; root {dd}/html; }}\n}}\n"
+    );
+    std::fs::write(d.join("nginx.conf"), conf).unwrap();
+    // nginx daemonises only once its listening socket is bound, so its
+    // exit is the readiness signal.
+    let mut c = net.exec(host, "nginx");
+    c.args(["-c", &d.join("nginx.conf").to_string_lossy()]);
+    let out = support::run_bounded(c, Duration::from_secs(10));
+    assert!(
+        out.status.success(),
+        "nginx: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    NsNginx {
+        log: d.join("access.log"),
+        url: format!("http://{addr}:8080/index.html"),
+    }
+}
+
+impl NsNginx {
+    /// Polls the access log until it has `n` lines, within a bound (nginx
+    /// writes a line just after its response).
+    fn lines(&self, n: usize) -> Vec<(u16, u64)> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+            let v: Vec<(u16, u64)> = text
+                .lines()
+                .filter_map(|l| {
+                    let (s, b) = l.split_once(' ')?;
+                    Some((s.parse().ok()?, b.parse().ok()?))
+                })
+                .collect();
+            if v.len() >= n || Instant::now() > deadline {
+                return v;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// Whether the kernel can delay packets: tried on a namespace's own
+/// loopback, then removed.
+fn has_netem(net: &Net) -> bool {
+    let mut c = net.exec("ctl", "tc");
+    c.args(["qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"]);
+    let ok = support::run_bounded(c, Duration::from_secs(10))
+        .status
+        .success();
+    if ok {
+        let mut c = net.exec("ctl", "tc");
+        c.args(["qdisc", "del", "dev", "lo", "root"]);
+        support::run_bounded(c, Duration::from_secs(10));
+    }
+    ok
+}
+
+/// `throng ARGS` run inside the controller host, ssh set up for the Net.
+fn throng_in(net: &Net, args: &[&str]) -> Command {
+    let mut c = net.exec("ctl", env!("CARGO_BIN_EXE_throng"));
+    c.args(args).env("THRONG_SSH_COMMAND", net.ssh_command());
+    c
+}
+
+/// A spawned child's output, killed if it outlives `limit`.
+fn wait_bounded(mut child: Child, limit: Duration) -> Output {
+    use std::io::Read;
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let to = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = so.read_to_end(&mut b);
+        b
+    });
+    let te = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = se.read_to_end(&mut b);
+        b
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: to.join().unwrap(),
+        stderr: te.join().unwrap(),
+    }
+}
+
+fn run(c: Command) -> Output {
+    support::run_bounded(c, Duration::from_secs(120))
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stdout));
+    })
+}
+
+/// No throng, nginx-spawned or ssh process is left in these hosts,
+/// polled within a bound (agents exit when their stdin closes).
+fn nothing_left(net: &Net, hosts: &[&str], except: &[&str]) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left: Vec<(String, i32, String)> = hosts
+            .iter()
+            .flat_map(|h| {
+                net.leftovers(h)
+                    .into_iter()
+                    .filter(|(_, c)| !except.contains(&c.as_str()))
+                    .map(move |(p, c)| (h.to_string(), p, c))
+            })
+            .collect();
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "left running: {left:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn two_client_hosts_complete_exactly_n_requests_and_the_servers_log_agrees() {
+    let Some(net) = Net::new("two", &["ctl", "c1", "c2", "srv"]) else {
+        return;
+    };
+    let ng = nginx_in(&net, "srv", b"hello from srv\n");
+    let hosts = format!("{},{}", net.url("c1"), net.url("c2"));
+    let j = json(&run(throng_in(
+        &net,
+        &[
+            "load", &ng.url, "-n", "2001", "-c", "8", "-t", "1", "--hosts", &hosts, "--json",
+        ],
+    )));
+    assert_eq!(j["completed"], 2001);
+    assert_eq!(j["sent"], 2001);
+    assert_eq!(j["errors_total"], 0);
+    assert_eq!(j["status"]["200"], 2001);
+    assert_eq!(j["body_bytes"], 2001 * 15);
+    assert_eq!(j["threads"], 2);
+    assert_eq!(j["connections"]["requested"], 8);
+    assert_eq!(j["connections"]["established"], 8);
+    let hosts_j = j["hosts"].as_array().unwrap();
+    assert_eq!(hosts_j.len(), 2);
+    assert_eq!(hosts_j[0]["host"], net.url("c1"));
+    assert_eq!(hosts_j[1]["host"], net.url("c2"));
+    // 2001 requests over 4 + 4 connections: 1001 and 1000.
+    assert_eq!(hosts_j[0]["summary"]["completed"], 1001);
+    assert_eq!(hosts_j[1]["summary"]["completed"], 1000);
+    for h in hosts_j {
+        assert_eq!(h["path"]["loopback"], false);
+        assert_eq!(h["path"]["mtu"], 1500);
+        assert!(h["clock_uncertainty_ms"].as_f64().unwrap() <= 1.0);
+    }
+    // The merged histogram is the union's: its max is the larger host max
+    // and its min the smaller host min.
+    let max = |v: &serde_json::Value| v["latency_us"]["max"].as_u64().unwrap();
+    let min = |v: &serde_json::Value| v["latency_us"]["min"].as_u64().unwrap();
+    assert_eq!(
+        max(&j),
+        max(&hosts_j[0]["summary"]).max(max(&hosts_j[1]["summary"]))
+    );
+    assert_eq!(
+        min(&j),
+        min(&hosts_j[0]["summary"]).min(min(&hosts_j[1]["summary"]))
+    );
+    assert!(
+        j["start_skew_ms"].as_f64().unwrap() < 1.0,
+        "{}",
+        j["start_skew_ms"]
+    );
+    let log = ng.lines(2001);
+    assert_eq!(
+        log.len(),
+        2001,
+        "the server saw exactly the requests counted"
+    );
+    let sent: u64 = log.iter().map(|(_, b)| b).sum();
+    assert_eq!(j["bytes_read"], sent);
+    assert!(log.iter().all(|(s, _)| *s == 200));
+    nothing_left(&net, &["c1", "c2"], &[]);
+    nothing_left(&net, &["ctl"], &[]);
+}
+
+#[test]
+fn a_millisecond_of_delay_shows_in_the_round_trip_and_in_every_latency() {
+    let Some(net) = Net::new("rtt", &["ctl", "c1", "srv"]) else {
+        return;
+    };
+    if !has_netem(&net) {
+        eprintln!("skipped: this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM), so no delay can be added");
+        return;
+    }
+    let ng = nginx_in(&net, "srv", b"x");
+    net.delay("srv", 1);
+    let j = json(&run(throng_in(
+        &net,
+        &[
+            "load",
+            &ng.url,
+            "-n",
+            "300",
+            "-c",
+            "3",
+            "--hosts",
+            &net.url("c1"),
+            "--json",
+        ],
+    )));
+    assert_eq!(j["completed"], 300);
+    let path = &j["hosts"][0]["path"];
+    assert!(path["rtt_min_us"].as_f64().unwrap() >= 1000.0, "{path}");
+    // A response cannot arrive before the delayed segment does.
+    assert!(
+        j["latency_us"]["min"].as_u64().unwrap() >= 1000,
+        "{}",
+        j["latency_us"]
+    );
+    assert!(j["latency_us"]["p50"].as_u64().unwrap() >= 1000);
+    assert!(j["topology"]
+        .as_str()
+        .unwrap()
+        .starts_with("1 client host → the target, 1."));
+}
+
+#[test]
+fn a_client_host_lost_mid_run_fails_by_name_and_leaves_nothing_running() {
+    let Some(net) = Net::new("lost", &["ctl", "c1", "c2", "srv"]) else {
+        return;
+    };
+    let ng = nginx_in(&net, "srv", b"x");
+    let hosts = format!("{},{}", net.url("c1"), net.url("c2"));
+    let mut cmd = throng_in(
+        &net,
+        &["load", &ng.url, "-d", "30s", "-c", "4", "--hosts", &hosts],
+    );
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child: Child = cmd.spawn().unwrap();
+    // Once both agents run their load, the second host's ssh dies.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !["c1", "c2"]
+        .iter()
+        .all(|h| net.leftovers(h).iter().any(|(_, c)| c == "throng"))
+        || ng.lines(0).len() < 100
+    {
+        assert!(Instant::now() < deadline, "the agents never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(net.kill_sshd("c2") >= 1);
+    let started = Instant::now();
+    let out = wait_bounded(child, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{} was lost", net.url("c2"))),
+        "{stderr}"
+    );
+    // Noticed well before the 30 s run would have ended.
+    assert!(started.elapsed() < Duration::from_secs(25));
+    nothing_left(&net, &["c1", "c2", "ctl"], &[]);
+}
+
+#[test]
+fn an_unreachable_host_fails_before_any_request_is_sent() {
+    let Some(net) = Net::new("gone", &["ctl", "c1", "srv"]) else {
+        return;
+    };
+    let ng = nginx_in(&net, "srv", b"x");
+    let hosts = format!("{},ssh://root@198.18.0.99", net.url("c1"));
+    let out = run(throng_in(
+        &net,
+        &["load", &ng.url, "-n", "100", "--hosts", &hosts],
+    ));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "throng: ssh://root@198.18.0.99 cannot be reached: ssh: connect to host 198.18.0.99"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(ng.lines(0).len(), 0);
+    nothing_left(&net, &["c1", "ctl"], &[]);
+}
+
+#[test]
+fn hosts_check_describes_every_host_the_path_and_what_is_missing() {
+    let Some(net) = Net::new("chk", &["ctl", "c1", "c2", "srv"]) else {
+        return;
+    };
+    let study = net.dir().join("remote.toml");
+    std::fs::write(
+        &study,
+        format!(
+            "name = \"remote\"\nservers = [\"nginx\", \"lighttpd\"]\nworkloads = [\"tiny\"]\n\
+             cores = [1]\nconcurrency = [10, 50000]\nserver_host = \"{}\"\nclient_hosts = [\"{}\", \"{}\"]\n",
+            net.url("srv"),
+            net.url("c1"),
+            net.url("c2")
+        ),
+    )
+    .unwrap();
+    let out = run(throng_in(
+        &net,
+        &["hosts", "check", &study.to_string_lossy(), "--json"],
+    ));
+    // 50,000 connections over two hosts need 25,064 open files each, more
+    // than this machine's limit: named, and the exit code says so.
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hosts = j["hosts"].as_array().unwrap();
+    let roles: Vec<(&str, &str)> = hosts
+        .iter()
+        .map(|h| (h["host"].as_str().unwrap(), h["role"].as_str().unwrap()))
+        .collect();
+    let (c1, c2, srv) = (net.url("c1"), net.url("c2"), net.url("srv"));
+    assert_eq!(
+        roles,
+        [
+            (c1.as_str(), "client"),
+            (c2.as_str(), "client"),
+            (srv.as_str(), "server")
+        ]
+    );
+    let cores = std::thread::available_parallelism().unwrap().get();
+    for h in hosts {
+        assert_eq!(h["facts"]["arch"], std::env::consts::ARCH);
+        assert_eq!(
+            h["facts"]["environment"]["throng_version"],
+            env!("CARGO_PKG_VERSION")
+        );
+        assert_eq!(h["facts"]["cpus"].as_array().unwrap().len(), cores);
+        assert!(h["clock_uncertainty_ms"].as_f64().unwrap() <= 1.0);
+    }
+    let paths = j["paths"].as_array().unwrap();
+    assert_eq!(paths.len(), 2);
+    for p in paths {
+        assert_eq!(p["path"]["target"], format!("{}:22", net.host("srv").addr));
+        assert_eq!(p["path"]["loopback"], false);
+        assert_eq!(p["path"]["mtu"], 1500);
+        assert_eq!(p["path"]["samples"], 10);
+    }
+    let missing: Vec<&str> = j["missing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    let (soft, _) =
+        nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE).unwrap();
+    let mut want = Vec::new();
+    if soft < 25_064 {
+        want.push(format!(
+            "{c1}: open-file limit {soft} is below the 25064 that 25000 connections need (ulimit -n)"
+        ));
+        want.push(format!(
+            "{c2}: open-file limit {soft} is below the 25064 that 25000 connections need (ulimit -n)"
+        ));
+    }
+    for (bin, pkg) in [("nginx", "nginx"), ("lighttpd", "lighttpd")] {
+        let _ = pkg;
+        if !std::path::Path::new(&format!("/usr/sbin/{bin}")).exists() {
+            want.push(format!("{srv}: {bin} is not installed"));
+        }
+    }
+    assert_eq!(missing, want);
+    assert!(
+        j["topology"]
+            .as_str()
+            .unwrap()
+            .starts_with("2 client hosts → 1 server host, 0."),
+        "{}",
+        j["topology"]
+    );
+    nothing_left(&net, &["c1", "c2", "srv", "ctl"], &[]);
+}
+
+#[test]
+fn a_study_runs_its_server_on_the_server_host_and_its_load_from_a_client_host() {
+    let Some(net) = Net::new("lab", &["ctl", "c1", "srv"]) else {
+        return;
+    };
+    let study = net.dir().join("apart.toml");
+    std::fs::write(
+        &study,
+        format!(
+            "name = \"apart\"\nservers = [\"nginx\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+             concurrency = [4, 8]\nwarmup_seconds = 0.2\n\
+             server_host = \"{}\"\nclient_hosts = [\"{}\"]\n\
+             [rounds]\nseconds = 0.3\nwarmup_seconds = 0.05\nmin = 3\nmax = 3\nprecision = 0.5\n",
+            net.url("srv"),
+            net.url("c1"),
+        ),
+    )
+    .unwrap();
+    let db = net.dir().join("apart.db");
+    let out = run(throng_in(
+        &net,
+        &[
+            "lab",
+            &study.to_string_lossy(),
+            "--quiet",
+            "--db",
+            &db.to_string_lossy(),
+        ],
+    ));
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut report = support::throng();
+    report.args(["report", "--db", &db.to_string_lossy(), "--format", "json"]);
+    let j = json(&run(report));
+    let env = &j["run"]["run"]["environment"];
+    assert!(
+        env["topology"]
+            .as_str()
+            .unwrap()
+            .starts_with("1 client host → 1 server host, 0."),
+        "{env}"
+    );
+    let hosts = env["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 2);
+    assert_eq!(hosts[0]["host"], net.url("srv"));
+    assert_eq!(hosts[0]["role"], "server");
+    assert_eq!(hosts[1]["host"], net.url("c1"));
+    assert_eq!(hosts[1]["role"], "client");
+    assert_eq!(hosts[1]["mtu"], 1500);
+    assert_eq!(hosts[1]["loopback"], false);
+    let steps = j["run"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2, "{steps:?}");
+    for s in steps {
+        assert_eq!(s["status"], "ok", "{s}");
+        assert_eq!(s["server_cpus"], serde_json::json!([0]));
+        assert_eq!(s["client_cpus"], serde_json::json!([]));
+        // Counted where the server runs: nginx writes each response once.
+        let d = &s["diagnosis"];
+        assert!(d["requests"].as_u64().unwrap() > 0, "{d}");
+        let writev = d["syscalls_per_request"]["writev"].as_f64().unwrap();
+        assert!((writev - 1.0).abs() < 0.01, "{d}");
+        let rounds = s["rounds"].as_array().unwrap();
+        assert_eq!(rounds.len(), 3);
+        for r in rounds {
+            assert_eq!(r["summary"]["errors_total"], 0);
+            assert!(r["summary"]["completed"].as_u64().unwrap() > 0);
+            // Sampled where the server runs: its CPU time is its own.
+            assert!(
+                r["server"]["cpu_user_s"].as_f64().unwrap()
+                    + r["server"]["cpu_sys_s"].as_f64().unwrap()
+                    > 0.0,
+                "{r}"
+            );
+        }
+    }
+    nothing_left(&net, &["c1", "srv", "ctl"], &[]);
+}

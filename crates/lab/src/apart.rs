@@ -1,0 +1,848 @@
+//! A study whose servers run on a host of their own, or whose load comes
+//! from other hosts: client and server apart, as serious benchmarks run
+//! them, so neither fights the other for CPUs, caches or the loopback.
+//!
+//! Two halves speak through throng-remote's agent. [`ServerHost`] is the
+//! server host's side: it parses the same study, starts the same recipes
+//! with the same [`Local`] executor this machine uses, and samples and
+//! counts the server where it runs. [`Apart`] is the coordinator's
+//! [`Executor`]: it sends the server host what to start and the client
+//! hosts what load to run, starts the server's sampling window and every
+//! client at one instant, and merges the clients' counts and histograms.
+//! When the server runs on this machine (clients elsewhere), the same
+//! [`ServerHost`] is called in-process.
+
+use std::cell::RefCell;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use throng_model::{
+    ConfigFile, Diagnosis, Environment, Finding, HostRecord, ServerUsage, Severity,
+};
+use throng_remote::protocol::{Reply, Request};
+use throng_remote::{Fleet, Place, RemoteError, CLOCK_LIMIT};
+use throng_servers::launch::StartFailure;
+use throng_servers::syscalls::{Counter, Counts};
+use throng_servers::usage::Sampler;
+use throng_servers::{Recipes, RunAs, RunDir, Site};
+
+use crate::executor::{DoctorPlan, Executor, Local, Measured, NotReady, Stage, Started};
+use crate::group::Group;
+use crate::interrupt::Interrupt;
+use crate::spec::{load_spec, targets, RoundLoad};
+use crate::study::{Study, StudyServer};
+use crate::workload::{self, Workload, WorkloadKind};
+
+/// What the coordinator asks of the server host.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "lab", rename_all = "snake_case")]
+pub enum LabRequest {
+    /// The study, as its TOML, and the address servers listen on.
+    Open {
+        study_toml: String,
+        listen: IpAddr,
+        keep_workdir: bool,
+    },
+    Survey {
+        connections: u64,
+        server_cpus: Vec<usize>,
+    },
+    Start {
+        server: String,
+        cores: u32,
+        server_cpus: Vec<usize>,
+        workload: String,
+        max_concurrency: u32,
+    },
+    /// Sample the server's tree from `delay_s` after now for `seconds`.
+    WindowBegin {
+        server: String,
+        delay_s: f64,
+        seconds: f64,
+    },
+    WindowEnd {
+        server: String,
+    },
+    DiagnoseBegin {
+        server: String,
+    },
+    DiagnoseEnd {
+        server: String,
+    },
+    Exited {
+        server: String,
+    },
+    Answers {
+        server: String,
+    },
+    LogTail {
+        server: String,
+    },
+    Stop {
+        server: String,
+    },
+    OomKills,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "lab", rename_all = "snake_case")]
+pub enum LabReply {
+    Opened {
+        cpus: Vec<usize>,
+    },
+    Survey {
+        findings: Vec<Finding>,
+        environment: Environment,
+    },
+    Started {
+        pid: i32,
+        port: u16,
+        configs: Vec<ConfigFile>,
+        paths: Vec<String>,
+    },
+    NotReady {
+        stage: String,
+        message: String,
+        log_tail: String,
+        configs: Vec<ConfigFile>,
+    },
+    Usage {
+        usage: ServerUsage,
+    },
+    Counted {
+        counts: Counts,
+        log_bytes: u64,
+    },
+    Exited {
+        how: Option<String>,
+    },
+    Answers {
+        error: Option<String>,
+    },
+    LogTail {
+        text: String,
+    },
+    OomKills {
+        kills: Option<u64>,
+    },
+    Done,
+}
+
+fn stage_name(s: Stage) -> &'static str {
+    match s {
+        Stage::Start => "start",
+        Stage::Pinning => "pinning",
+        Stage::Verification => "verification",
+    }
+}
+
+fn stage_of(s: &str) -> Stage {
+    match s {
+        "pinning" => Stage::Pinning,
+        "verification" => Stage::Verification,
+        _ => Stage::Start,
+    }
+}
+
+/// The server host's side: a [`Local`] executor for this host, created by
+/// the coordinator's `open`, and the windows and counters running on it.
+#[derive(Default)]
+pub struct ServerHost {
+    state: Option<Opened>,
+}
+
+struct Opened {
+    study: Study,
+    exec: Local<'static>,
+    rundir: &'static RunDir,
+    keep: bool,
+    docroots: Vec<(WorkloadKind, Workload)>,
+    windows: Vec<(String, Sampler)>,
+    counters: Vec<(String, Counter, u64)>,
+}
+
+impl ServerHost {
+    pub fn new() -> ServerHost {
+        ServerHost::default()
+    }
+
+    fn opened(&mut self) -> Result<&mut Opened, String> {
+        self.state
+            .as_mut()
+            .ok_or_else(|| "no study is open on this host".to_string())
+    }
+
+    pub fn handle(&mut self, req: LabRequest) -> Result<LabReply, String> {
+        match req {
+            LabRequest::Open {
+                study_toml,
+                listen,
+                keep_workdir,
+            } => {
+                self.shutdown();
+                let recipes = Recipes::builtin();
+                let study = Study::parse(&study_toml, &recipes).map_err(|e| format!("{e:#}"))?;
+                study.check_installed().map_err(|e| format!("{e:#}"))?;
+                let stamp = (throng_model::unix_now() * 1000.0) as i64;
+                // The agent serves one study and ends with it: what the
+                // executor borrows lives as long as the process.
+                let rundir: &'static RunDir = Box::leak(Box::new(
+                    RunDir::create(&std::env::temp_dir(), "throng-host", stamp, true)
+                        .map_err(|e| format!("{e:#}"))?,
+                ));
+                let user: Option<&'static RunAs> =
+                    RunAs::unprivileged().map(|u| &*Box::leak(Box::new(u)));
+                let interrupt: &'static Interrupt = Box::leak(Box::new(Interrupt::new()));
+                let site = Site { rundir, user };
+                let mut exec = Local::new(site, interrupt);
+                exec.listen = listen;
+                let cpus = exec.cpus();
+                self.state = Some(Opened {
+                    study,
+                    exec,
+                    rundir,
+                    keep: keep_workdir,
+                    docroots: Vec::new(),
+                    windows: Vec::new(),
+                    counters: Vec::new(),
+                });
+                Ok(LabReply::Opened { cpus })
+            }
+            LabRequest::Survey {
+                connections,
+                server_cpus,
+            } => {
+                let o = self.opened()?;
+                let (findings, environment) = o.exec.survey(&DoctorPlan {
+                    connections,
+                    close_mode: false,
+                    client_cpus: Vec::new(),
+                    server_cpus,
+                });
+                Ok(LabReply::Survey {
+                    findings,
+                    environment,
+                })
+            }
+            LabRequest::Start {
+                server,
+                cores,
+                server_cpus,
+                workload,
+                max_concurrency,
+            } => {
+                let o = self.opened()?;
+                let kind = workload::parse_kind(&workload).map_err(|e| format!("{e:#}"))?;
+                let w = match o.docroots.iter().find(|(k, _)| *k == kind) {
+                    Some((_, w)) => w.clone(),
+                    None => {
+                        let dir = o
+                            .rundir
+                            .subdir(&[&format!("docroot-{}", kind.name())], None)
+                            .map_err(|e| format!("{e:#}"))?;
+                        let w = workload::generate(kind, &dir).map_err(|e| format!("{e:#}"))?;
+                        o.docroots.push((kind, w.clone()));
+                        w
+                    }
+                };
+                let s: StudyServer = o
+                    .study
+                    .servers
+                    .iter()
+                    .find(|s| s.name == server)
+                    .cloned()
+                    .ok_or_else(|| format!("the study has no server {server:?}"))?;
+                let group = Group {
+                    cores,
+                    server_cpus,
+                    client_cpus: Vec::new(),
+                    shared: false,
+                    workload: w.clone(),
+                    max_concurrency,
+                    lanes: Vec::new(),
+                };
+                Ok(match o.exec.start(&group, &s) {
+                    Ok(started) => LabReply::Started {
+                        pid: started.pid,
+                        port: o.exec.port(&server).unwrap_or(0),
+                        configs: started.configs,
+                        paths: w.paths(),
+                    },
+                    Err(n) => LabReply::NotReady {
+                        stage: stage_name(n.stage).to_string(),
+                        message: n.failure.message,
+                        log_tail: n.failure.log_tail,
+                        configs: n.failure.configs,
+                    },
+                })
+            }
+            LabRequest::WindowBegin {
+                server,
+                delay_s,
+                seconds,
+            } => {
+                let o = self.opened()?;
+                let (pid, behind) = o
+                    .exec
+                    .pids(&server)
+                    .ok_or_else(|| format!("{server} is not running"))?;
+                o.windows.retain(|(n, _)| n != &server);
+                let s = Sampler::start_window(
+                    pid,
+                    behind,
+                    &[],
+                    Duration::from_secs_f64(delay_s.max(0.0)),
+                    Some(Duration::from_secs_f64(seconds)),
+                    Duration::from_millis(100),
+                );
+                o.windows.push((server, s));
+                Ok(LabReply::Done)
+            }
+            LabRequest::WindowEnd { server } => {
+                let o = self.opened()?;
+                let i = o
+                    .windows
+                    .iter()
+                    .position(|(n, _)| n == &server)
+                    .ok_or_else(|| format!("no window of {server} is open"))?;
+                let (_, s) = o.windows.swap_remove(i);
+                Ok(LabReply::Usage { usage: s.finish() })
+            }
+            LabRequest::DiagnoseBegin { server } => {
+                let o = self.opened()?;
+                let (procs, dir) = o
+                    .exec
+                    .tree(&server)
+                    .ok_or_else(|| format!("{server} is not running"))?;
+                let before = throng_servers::parity::log_bytes(&dir);
+                let c = Counter::attach(&procs)?;
+                o.counters.retain(|(n, _, _)| n != &server);
+                o.counters.push((server, c, before));
+                Ok(LabReply::Done)
+            }
+            LabRequest::DiagnoseEnd { server } => {
+                let o = self.opened()?;
+                let i = o
+                    .counters
+                    .iter()
+                    .position(|(n, _, _)| n == &server)
+                    .ok_or_else(|| format!("no count of {server} is under way"))?;
+                let (_, c, before) = o.counters.swap_remove(i);
+                let counts = c.finish()?;
+                let after = o
+                    .exec
+                    .tree(&server)
+                    .map(|(_, dir)| throng_servers::parity::log_bytes(&dir))
+                    .unwrap_or(before);
+                Ok(LabReply::Counted {
+                    counts,
+                    log_bytes: after.saturating_sub(before),
+                })
+            }
+            LabRequest::Exited { server } => Ok(LabReply::Exited {
+                how: self.opened()?.exec.exited(&server),
+            }),
+            LabRequest::Answers { server } => Ok(LabReply::Answers {
+                error: self.opened()?.exec.answers(&server).err(),
+            }),
+            LabRequest::LogTail { server } => Ok(LabReply::LogTail {
+                text: self.opened()?.exec.log_tail(&server),
+            }),
+            LabRequest::Stop { server } => {
+                self.opened()?.exec.stop(&server);
+                Ok(LabReply::Done)
+            }
+            LabRequest::OomKills => Ok(LabReply::OomKills {
+                kills: self.opened()?.exec.oom_kills(),
+            }),
+        }
+    }
+
+    /// Every server stopped, every window and count ended, the run
+    /// directory removed unless asked to keep it.
+    pub fn shutdown(&mut self) {
+        if let Some(mut o) = self.state.take() {
+            for (_, s) in o.windows.drain(..) {
+                s.finish();
+            }
+            for (_, c, _) in o.counters.drain(..) {
+                let _ = c.finish();
+            }
+            o.exec.stop_all();
+            if !o.keep {
+                let _ = std::fs::remove_dir_all(o.rundir.path());
+            }
+        }
+    }
+}
+
+impl throng_remote::agent::Extension for ServerHost {
+    fn handle(&mut self, body: serde_json::Value) -> Result<serde_json::Value, String> {
+        let req: LabRequest = serde_json::from_value(body)
+            .map_err(|e| format!("this host's throng cannot read the lab request: {e}"))?;
+        let reply = ServerHost::handle(self, req)?;
+        serde_json::to_value(reply).map_err(|e| e.to_string())
+    }
+
+    fn shutdown(&mut self) {
+        ServerHost::shutdown(self);
+    }
+}
+
+/// Where the server side is: on another host through its agent, or in
+/// this process.
+enum ServerEnd {
+    Remote(Fleet),
+    Here(Box<ServerHost>),
+}
+
+/// Lab requests wait this long: a server's start (readiness, pinning,
+/// every URL verified) or a diagnostic count can take tens of seconds.
+const LAB_CALL: Duration = Duration::from_secs(300);
+
+impl ServerEnd {
+    fn call(&mut self, req: LabRequest) -> Result<LabReply, String> {
+        match self {
+            ServerEnd::Here(h) => h.handle(req),
+            ServerEnd::Remote(f) => {
+                let body = serde_json::to_value(&req).map_err(|e| e.to_string())?;
+                let link = &mut f.links[0];
+                match link.call(Request::Ext { body }, LAB_CALL) {
+                    Ok(Reply::Ext { body }) => serde_json::from_value(body)
+                        .map_err(|e| format!("{}: unreadable lab reply: {e}", link.place)),
+                    Ok(other) => Err(format!("{}: unexpected reply {other:?}", link.place)),
+                    Err(e) => Err(e.to_string()),
+                }
+            }
+        }
+    }
+
+    fn place(&self) -> Place {
+        match self {
+            ServerEnd::Here(_) => Place::Local,
+            ServerEnd::Remote(f) => f.links[0].place.clone(),
+        }
+    }
+}
+
+/// A started server as the coordinator knows it.
+struct Remote {
+    name: String,
+    port: u16,
+    paths: Vec<String>,
+}
+
+/// The coordinator's executor for a study spread over hosts.
+pub struct Apart<'a> {
+    server: RefCell<ServerEnd>,
+    clients: Fleet,
+    listen: IpAddr,
+    interrupt: &'a Interrupt,
+    running: Vec<Remote>,
+    cpus: Vec<usize>,
+    hosts: Vec<HostRecord>,
+    topology: String,
+}
+
+/// The address servers listen on and clients connect to: the study's
+/// `server_address`, else the server host's name resolved here.
+fn listen_address(study: &Study) -> anyhow::Result<IpAddr> {
+    if let Some(a) = study.hosts.address {
+        return Ok(a);
+    }
+    match &study.hosts.server {
+        Place::Local => anyhow::bail!(
+            "server_address: the servers run on this machine and the clients elsewhere, \
+             so name the address the client hosts reach this machine at"
+        ),
+        Place::Ssh { host, .. } => (host.as_str(), 0)
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut a| a.next())
+            .map(|a| a.ip())
+            .ok_or_else(|| {
+                anyhow::anyhow!("server_host {host:?} cannot be resolved here; give server_address")
+            }),
+    }
+}
+
+impl<'a> Apart<'a> {
+    /// Reaches every host, checks their clocks, and opens the study on the
+    /// server host. Fails before anything starts, naming the host.
+    pub fn connect(
+        study: &Study,
+        interrupt: &'a Interrupt,
+        keep: bool,
+    ) -> anyhow::Result<Apart<'a>> {
+        let h = &study.hosts;
+        if h.server.is_local() && h.clients.iter().any(Place::is_local) {
+            anyhow::bail!(
+                "client_hosts: this machine runs the servers, so it cannot also be a client host"
+            );
+        }
+        let listen = listen_address(study)?;
+        let mut clients =
+            Fleet::connect(&h.clients, &h.transport).map_err(|e| anyhow::anyhow!("{e}"))?;
+        clients
+            .check_clocks(CLOCK_LIMIT)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let server = if h.server.is_local() {
+            ServerEnd::Here(Box::new(ServerHost::new()))
+        } else {
+            let mut f = Fleet::connect(std::slice::from_ref(&h.server), &h.transport)
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            f.check_clocks(CLOCK_LIMIT)
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            ServerEnd::Remote(f)
+        };
+        let mut server = server;
+        let cpus = match server
+            .call(LabRequest::Open {
+                study_toml: study.toml.clone(),
+                listen,
+                keep_workdir: keep,
+            })
+            .map_err(|e| anyhow::anyhow!("{}: {e}", h.server))?
+        {
+            LabReply::Opened { cpus } => cpus,
+            other => anyhow::bail!("{}: unexpected reply {other:?}", h.server),
+        };
+        // Each client's path to the server's host, before any server runs:
+        // its ssh port answers, or the port 22 of a server on this machine.
+        let probe = match &server {
+            ServerEnd::Remote(f) => match &f.links[0].place {
+                Place::Ssh { port, .. } => SocketAddr::new(listen, port.unwrap_or(22)),
+                Place::Local => SocketAddr::new(listen, 22),
+            },
+            ServerEnd::Here(_) => SocketAddr::new(listen, 22),
+        };
+        let paths = clients.paths_sampled(probe, 5);
+        let mut hosts = Vec::new();
+        let server_place = server.place();
+        if let ServerEnd::Remote(f) = &server {
+            hosts.push(record(&f.links[0], "server", None));
+        }
+        let mut best_rtt: Option<f64> = None;
+        for (l, p) in clients.links.iter().zip(paths) {
+            let p = p.ok();
+            if let Some(r) = p.as_ref().and_then(|p| p.rtt_min_us) {
+                best_rtt = Some(best_rtt.map_or(r, |b: f64| b.min(r)));
+            }
+            hosts.push(record(l, "client", p.as_ref()));
+        }
+        let n = clients.links.len();
+        let topology = format!(
+            "{n} client host{} → {}{}",
+            if n == 1 { "" } else { "s" },
+            if server_place.is_local() {
+                "this machine as server".to_string()
+            } else {
+                "1 server host".to_string()
+            },
+            best_rtt
+                .map(|r| format!(", {:.3} ms RTT", r / 1e3))
+                .unwrap_or_default()
+        );
+        Ok(Apart {
+            server: RefCell::new(server),
+            clients,
+            listen,
+            interrupt,
+            running: Vec::new(),
+            cpus,
+            hosts,
+            topology,
+        })
+    }
+
+    fn get(&self, name: &str) -> Result<&Remote, String> {
+        self.running
+            .iter()
+            .find(|r| r.name == name)
+            .ok_or_else(|| format!("{name} is not running"))
+    }
+
+    fn call(&self, req: LabRequest) -> Result<LabReply, String> {
+        self.server.borrow_mut().call(req)
+    }
+
+    /// One round from the client hosts, the server sampled (when asked)
+    /// over the same window on its own host.
+    fn round_apart(
+        &mut self,
+        server: &str,
+        load: &RoundLoad,
+        sample: bool,
+    ) -> Result<Measured, String> {
+        let r = self.get(server)?;
+        let spec = load_spec(
+            targets(SocketAddr::new(self.listen, r.port), &r.paths),
+            load,
+        );
+        let lead = self.clients.lead();
+        let start = throng_remote::agent::unix_ns() + lead.as_nanos() as u64;
+        if sample {
+            // The sampler's delay is counted from when the request arrives,
+            // a fraction of the lead earlier than the start: the window
+            // begins that much late at worst, and ends by its own clock.
+            self.call(LabRequest::WindowBegin {
+                server: server.to_string(),
+                delay_s: lead.as_secs_f64() + load.warmup_s,
+                seconds: load.seconds,
+            })?;
+        }
+        let interrupt = self.interrupt;
+        let run = self
+            .clients
+            .load_at(&spec, true, start, &|| interrupt.is_set());
+        let usage = if sample {
+            match self.call(LabRequest::WindowEnd {
+                server: server.to_string(),
+            })? {
+                LabReply::Usage { usage } => usage,
+                other => return Err(format!("unexpected reply {other:?}")),
+            }
+        } else {
+            ServerUsage::default()
+        };
+        let run = run.map_err(|e: RemoteError| match e.host() {
+            Some(_) => format!("client host {e}"),
+            None => e.to_string(),
+        })?;
+        Ok(Measured {
+            summary: crate::record::summarize(&run.merged),
+            latency: run.merged.latency,
+            usage,
+        })
+    }
+}
+
+fn record(
+    l: &throng_remote::Link,
+    role: &str,
+    path: Option<&throng_remote::protocol::PathFacts>,
+) -> HostRecord {
+    let e = &l.facts.environment;
+    HostRecord {
+        host: l.place.to_string(),
+        role: role.to_string(),
+        arch: l.facts.arch.clone(),
+        cpu_model: e.cpu_model.clone(),
+        cpus_online: e.cpus_online,
+        memory_bytes: e.memory_bytes,
+        kernel: e.kernel.clone(),
+        nofile: e.nofile,
+        throng_build: l.facts.build.clone(),
+        clock_offset_ms: l.offset.offset_ns as f64 / 1e6,
+        clock_uncertainty_ms: l.offset.uncertainty_ns as f64 / 1e6,
+        rtt_ms: path.and_then(|p| p.rtt_min_us).map(|r| r / 1e3),
+        mtu: path.and_then(|p| p.path_mtu.or(p.mtu)),
+        interface: path.and_then(|p| p.interface.clone()),
+        link_mbps: path.and_then(|p| p.speed_mbps),
+        loopback: path.is_some_and(|p| p.loopback),
+        doctor: Vec::new(),
+    }
+}
+
+impl Executor for Apart<'_> {
+    fn start(&mut self, group: &Group, server: &StudyServer) -> Result<Started, NotReady> {
+        self.stop(&server.name);
+        let fail = |message: String| NotReady {
+            stage: Stage::Start,
+            failure: StartFailure {
+                message,
+                log_tail: String::new(),
+                configs: Vec::new(),
+            },
+        };
+        let reply = self
+            .call(LabRequest::Start {
+                server: server.name.clone(),
+                cores: group.cores,
+                server_cpus: group.server_cpus.clone(),
+                workload: group.workload.kind.name().to_string(),
+                max_concurrency: group.max_concurrency,
+            })
+            .map_err(fail)?;
+        match reply {
+            LabReply::Started {
+                pid,
+                port,
+                configs,
+                paths,
+            } => {
+                self.running.push(Remote {
+                    name: server.name.clone(),
+                    port,
+                    paths,
+                });
+                Ok(Started { pid, configs })
+            }
+            LabReply::NotReady {
+                stage,
+                message,
+                log_tail,
+                configs,
+            } => Err(NotReady {
+                stage: stage_of(&stage),
+                failure: StartFailure {
+                    message,
+                    log_tail,
+                    configs,
+                },
+            }),
+            other => Err(fail(format!("unexpected reply {other:?}"))),
+        }
+    }
+
+    fn round(&mut self, server: &str, load: &RoundLoad, sample: bool) -> Result<Measured, String> {
+        self.round_apart(server, load, sample)
+    }
+
+    fn diagnose(&mut self, server: &str, load: &RoundLoad) -> Result<Diagnosis, String> {
+        self.call(LabRequest::DiagnoseBegin {
+            server: server.to_string(),
+        })?;
+        let t0 = std::time::Instant::now();
+        let measured = self.round_apart(server, load, false);
+        let seconds = t0.elapsed().as_secs_f64();
+        let counted = self.call(LabRequest::DiagnoseEnd {
+            server: server.to_string(),
+        })?;
+        let m = measured?;
+        match counted {
+            LabReply::Counted { counts, log_bytes } => Ok(crate::executor::diagnosis(
+                &counts, &m.summary, seconds, log_bytes,
+            )),
+            other => Err(format!("unexpected reply {other:?}")),
+        }
+    }
+
+    fn exited(&mut self, server: &str) -> Option<String> {
+        match self.call(LabRequest::Exited {
+            server: server.to_string(),
+        }) {
+            Ok(LabReply::Exited { how }) => how,
+            Ok(other) => Some(format!("unexpected reply {other:?}")),
+            Err(e) => Some(e),
+        }
+    }
+
+    fn answers(&mut self, server: &str) -> Result<(), String> {
+        match self.call(LabRequest::Answers {
+            server: server.to_string(),
+        })? {
+            LabReply::Answers { error: None } => Ok(()),
+            LabReply::Answers { error: Some(e) } => Err(e),
+            other => Err(format!("unexpected reply {other:?}")),
+        }
+    }
+
+    fn log_tail(&mut self, server: &str) -> String {
+        match self.call(LabRequest::LogTail {
+            server: server.to_string(),
+        }) {
+            Ok(LabReply::LogTail { text }) => text,
+            _ => String::new(),
+        }
+    }
+
+    fn stop(&mut self, server: &str) {
+        self.running.retain(|r| r.name != server);
+        let _ = self.call(LabRequest::Stop {
+            server: server.to_string(),
+        });
+    }
+
+    fn oom_kills(&self) -> Option<u64> {
+        match self.call(LabRequest::OomKills) {
+            Ok(LabReply::OomKills { kills }) => kills,
+            _ => None,
+        }
+    }
+
+    fn cpus(&self) -> Vec<usize> {
+        self.cpus.clone()
+    }
+
+    fn clients_apart(&self) -> bool {
+        true
+    }
+
+    fn survey(&mut self, plan: &DoctorPlan) -> (Vec<Finding>, Environment) {
+        let (mut findings, mut environment) = match self.call(LabRequest::Survey {
+            connections: plan.connections,
+            server_cpus: plan.server_cpus.clone(),
+        }) {
+            Ok(LabReply::Survey {
+                findings,
+                environment,
+            }) => (findings, environment),
+            Ok(other) => (
+                vec![unsurveyed(&format!("unexpected reply {other:?}"))],
+                Environment::default(),
+            ),
+            Err(e) => (vec![unsurveyed(&e)], Environment::default()),
+        };
+        // Every client host's own doctor, for its share of the connections.
+        let n = self.clients.links.len().max(1) as u64;
+        let share = plan.connections.div_ceil(n);
+        for (i, l) in self.clients.links.iter_mut().enumerate() {
+            let found = match l.call(
+                Request::Doctor { connections: share },
+                Duration::from_secs(60),
+            ) {
+                Ok(Reply::Doctor { findings }) => findings,
+                Ok(_) | Err(_) => vec![unsurveyed("its doctor did not answer")],
+            };
+            let host = l.place.to_string();
+            for f in &found {
+                findings.push(Finding {
+                    message: format!("client host {host}: {}", f.message),
+                    ..f.clone()
+                });
+            }
+            let k = self
+                .hosts
+                .iter()
+                .position(|h| h.host == host && h.role == "client");
+            if let Some(k) = k.or(Some(i)) {
+                if let Some(h) = self.hosts.get_mut(k) {
+                    h.doctor = found;
+                }
+            }
+        }
+        if let Some(h) = self.hosts.iter_mut().find(|h| h.role == "server") {
+            h.doctor = findings
+                .iter()
+                .filter(|f| !f.message.starts_with("client host "))
+                .cloned()
+                .collect();
+        }
+        environment.topology = self.topology.clone();
+        environment.hosts = self.hosts.clone();
+        (findings, environment)
+    }
+}
+
+fn unsurveyed(why: &str) -> Finding {
+    Finding {
+        check: "hosts.survey".into(),
+        severity: Severity::Warn,
+        message: format!("a host could not be checked: {why}"),
+        fix: String::new(),
+    }
+}
+
+impl Drop for Apart<'_> {
+    fn drop(&mut self) {
+        let names: Vec<String> = self.running.iter().map(|r| r.name.clone()).collect();
+        for n in names {
+            self.stop(&n);
+        }
+        if let ServerEnd::Here(h) = &mut *self.server.borrow_mut() {
+            h.shutdown();
+        }
+    }
+}
