@@ -509,3 +509,68 @@ fn a_study_runs_its_server_on_the_server_host_and_its_load_from_a_client_host() 
     }
     nothing_left(&net, &["c1", "srv", "ctl"], &[]);
 }
+
+#[test]
+fn a_server_host_lost_mid_study_fails_its_steps_by_name_and_leaves_no_server_running() {
+    let Some(net) = Net::new("slost", &["ctl", "c1", "srv"]) else {
+        return;
+    };
+    let study = net.dir().join("lost.toml");
+    std::fs::write(
+        &study,
+        format!(
+            "name = \"lost\"\nservers = [\"nginx\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+             concurrency = [4, 8, 16]\nwarmup_seconds = 0.2\ndiagnose = false\n\
+             server_host = \"{}\"\nclient_hosts = [\"{}\"]\n\
+             [rounds]\nseconds = 0.5\nwarmup_seconds = 0.05\nmin = 6\nmax = 6\nprecision = 0.5\n",
+            net.url("srv"),
+            net.url("c1"),
+        ),
+    )
+    .unwrap();
+    let db = net.dir().join("lost.db");
+    let mut cmd = throng_in(
+        &net,
+        &[
+            "lab",
+            &study.to_string_lossy(),
+            "--quiet",
+            "--db",
+            &db.to_string_lossy(),
+        ],
+    );
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    // Once nginx serves on the server host, that host's ssh dies.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !net.leftovers("srv").iter().any(|(_, c)| c == "nginx") {
+        assert!(
+            Instant::now() < deadline,
+            "nginx never started on the server host"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(net.kill_sshd("srv") >= 1);
+    let out = wait_bounded(child, Duration::from_secs(90));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Whatever the server host was doing dies with its ssh: its agent and
+    // every server it started.
+    nothing_left(&net, &["srv", "c1", "ctl"], &[]);
+    let mut report = support::throng();
+    report.args(["report", "--db", &db.to_string_lossy(), "--format", "json"]);
+    let j = json(&run(report));
+    let steps = j["run"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3, "{stderr}");
+    let failed: Vec<&serde_json::Value> =
+        steps.iter().filter(|s| s["status"] == "failed").collect();
+    assert!(!failed.is_empty(), "{steps:?}");
+    for s in &failed {
+        let why = s["failure"].as_str().unwrap();
+        assert!(
+            why.contains(&format!("{} was lost", net.url("srv"))),
+            "{why}"
+        );
+    }
+    // The last level never ran against a live server host.
+    assert_eq!(steps[2]["status"], "failed");
+}
