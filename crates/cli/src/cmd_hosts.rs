@@ -334,6 +334,16 @@ pub fn load_on_hosts(a: &LoadArgs, spec: &LoadSpec, hosts: &str) -> Result<u8> {
         bail!("--hosts names no host");
     }
     throng_remote::split(spec, places.len()).map_err(|e| anyhow!("{e}"))?;
+    // A loopback target names each host's own loopback, not this machine.
+    if let Some(p) = places.iter().find(|p| !p.is_local()) {
+        if let Some(t) = spec.targets.iter().find(|t| t.addr.ip().is_loopback()) {
+            bail!(
+                "{} is a loopback address: from {p} it would reach that host itself; \
+                 give the server's address on the network the hosts share",
+                t.url
+            );
+        }
+    }
     let transport = Transport::ssh(None);
     let mut fleet = Fleet::connect(&places, &transport).map_err(|e| anyhow!("{e}"))?;
     fleet

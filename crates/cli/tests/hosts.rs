@@ -574,3 +574,28 @@ fn a_server_host_lost_mid_study_fails_its_steps_by_name_and_leaves_no_server_run
     // The last level never ran against a live server host.
     assert_eq!(steps[2]["status"], "failed");
 }
+
+#[test]
+fn a_loopback_target_or_a_bad_host_is_refused_before_anything_runs() {
+    for (args, want) in [
+        (
+            vec!["load", "http://127.0.0.1:9/", "-n", "10", "--hosts", "ssh://a"],
+            "throng: http://127.0.0.1:9/ is a loopback address: from ssh://a it would reach that host itself; give the server's address on the network the hosts share\n",
+        ),
+        (
+            vec!["load", "http://198.18.0.1:9/", "-n", "10", "--hosts", "ssh://-oProxyCommand=x"],
+            "throng: --hosts: \"-oProxyCommand=x\" is not a host name or address\n",
+        ),
+        (
+            vec!["load", "http://198.18.0.1:9/", "-n", "10", "-c", "1", "--hosts", "ssh://a,ssh://b"],
+            "throng: 1 connections cannot be spread over 2 hosts: give at least one per host\n",
+        ),
+    ] {
+        let mut c = support::throng();
+        c.args(&args);
+        let out = run(c);
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(String::from_utf8_lossy(&out.stderr), want);
+        assert!(out.stdout.is_empty());
+    }
+}

@@ -482,6 +482,11 @@ impl<'a> Apart<'a> {
             );
         }
         let listen = listen_address(study)?;
+        if listen.is_loopback() && h.clients.iter().any(|c| !c.is_local()) {
+            anyhow::bail!(
+                "server_address {listen} is a loopback address, which client hosts cannot reach"
+            );
+        }
         let mut clients =
             Fleet::connect(&h.clients, &h.transport).map_err(|e| anyhow::anyhow!("{e}"))?;
         clients
