@@ -45,6 +45,36 @@ enum Command {
     Agent,
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
     Completions { shell: clap_complete::Shell },
+    /// Print the manual page (roff), or write one page per command into DIR.
+    Man {
+        /// Write throng.1 and throng-COMMAND.1 here instead of printing throng.1.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
+}
+
+/// Manual pages from the command's own definition, so they cannot drift
+/// from `--help`.
+fn man(dir: Option<std::path::PathBuf>) -> anyhow::Result<u8> {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    let Some(dir) = dir else {
+        clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
+        return Ok(0);
+    };
+    std::fs::create_dir_all(&dir)?;
+    let mut pages = vec![("throng.1".to_string(), cmd.clone())];
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let name = format!("throng-{}", sub.get_name());
+        let file = format!("{name}.1");
+        pages.push((file, sub.clone().name(name)));
+    }
+    for (file, page) in pages {
+        let mut out = Vec::new();
+        clap_mangen::Man::new(page).render(&mut out)?;
+        std::fs::write(dir.join(file), out)?;
+    }
+    Ok(0)
 }
 
 fn main() -> ExitCode {
@@ -61,6 +91,7 @@ fn main() -> ExitCode {
             &mut throng_lab::apart::ServerHost::new(),
             throng_servers::process::kill_all_servers,
         )),
+        Command::Man { dir } => man(dir),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(shell, &mut Cli::command(), "throng", &mut std::io::stdout());

@@ -26,7 +26,7 @@ fn bash_zsh_and_fish_complete_every_command_and_flag() {
     assert!(bash.starts_with("_throng() {\n"), "{bash}");
     assert!(
         bash.contains(
-            "opts=\"-h -V --help --version load lab servers report compare doctor completions help\""
+            "opts=\"-h -V --help --version load lab servers report compare doctor hosts agent completions man help\""
         ),
         "{bash}"
     );
@@ -65,4 +65,53 @@ fn an_unknown_shell_is_one_clear_error_and_exit_2() {
         err.starts_with("error: invalid value 'tcsh' for '<SHELL>'\n  [possible values: bash, elvish, fish, powershell, zsh]"),
         "{err}"
     );
+}
+
+#[test]
+fn the_manual_is_generated_from_the_commands_own_options() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
+        .arg("man")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(page.contains(".TH throng 1  \"throng 0.1.0\""), "{page}");
+    for cmd in ["load", "lab", "hosts", "report", "compare", "doctor"] {
+        assert!(
+            page.contains(&format!("throng\\-{cmd}(1)")),
+            "{cmd} missing: {page}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let st = std::process::Command::new(env!("CARGO_BIN_EXE_throng"))
+        .args(["man", "--dir"])
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let mut files: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "throng-compare.1",
+            "throng-completions.1",
+            "throng-doctor.1",
+            "throng-hosts.1",
+            "throng-lab.1",
+            "throng-load.1",
+            "throng-man.1",
+            "throng-report.1",
+            "throng-servers.1",
+            "throng.1"
+        ]
+    );
+    let load = std::fs::read_to_string(dir.path().join("throng-load.1")).unwrap();
+    // Every option of `throng load --help` is in its page, --hosts among them.
+    for opt in ["\\-\\-rate", "\\-\\-hosts", "\\-\\-close", "\\-\\-timeline"] {
+        assert!(load.contains(opt), "{opt} missing");
+    }
 }

@@ -173,6 +173,9 @@ pub fn render(run: &RunData, a: &Analysis) -> String {
             table(&t)
         );
     }
+    if let Some(t) = tables::hosts(run) {
+        let _ = writeln!(o, "{}", table(&t));
+    }
     if let Some(t) = tables::machine_check(run) {
         let _ = writeln!(o, "{}", table(&t));
     }

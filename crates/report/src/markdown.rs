@@ -102,6 +102,10 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
     }
     o.push('\n');
     o.push_str(&table(&env));
+    if let Some(t) = tables::hosts(run) {
+        o.push('\n');
+        o.push_str(&table(&t));
+    }
     if let Some(t) = tables::machine_check(run) {
         o.push('\n');
         o.push_str(&table(&t));

@@ -1,6 +1,6 @@
 //! One table model for every format. The report's tables (summary, paired
 //! comparisons, best per workload, parity, every step, cost per request,
-//! features, max users searched, environment, machine check) and the
+//! features, max users searched, environment, hosts, machine check) and the
 //! comparison's are built once as a [`Table`], from the analysis and the
 //! run, and `html::table` and `markdown::table` turn a `Table` into their
 //! markup, the way hyperfine's markup exporters share one table. Formats

@@ -515,3 +515,99 @@ pub fn second_run() -> RunData {
     }
     run
 }
+
+fn host(host: &str, role: &str, cpu_model: &str, cpus: u32, memory: u64) -> HostRecord {
+    HostRecord {
+        host: host.into(),
+        role: role.into(),
+        arch: "x86_64".into(),
+        cpu_model: cpu_model.into(),
+        cpus_online: cpus,
+        memory_bytes: memory,
+        kernel: "6.1.0-18-amd64".into(),
+        nofile: (1024, 524_288),
+        throng_build: "0.1.0".into(),
+        ..HostRecord::default()
+    }
+}
+
+fn finding(check: &str, severity: Severity, message: &str) -> Finding {
+    Finding {
+        check: check.into(),
+        severity,
+        message: message.into(),
+        fix: String::new(),
+    }
+}
+
+/// The fixture run as if spread over hosts: servers on one server host over
+/// ssh, load from two client hosts, one of them reporting hostile text.
+/// The run's own findings carry each client host's, named, as the lab
+/// stores them.
+pub fn spread_run() -> RunData {
+    let mut run = rich_run();
+    let mut server = host(
+        "ssh://root@198.18.0.13",
+        "server",
+        "Intel(R) Xeon(R) CPU @ 2.20GHz",
+        4,
+        24 << 30,
+    );
+    server.clock_offset_ms = 0.012;
+    server.clock_uncertainty_ms = 0.04;
+    server.doctor = run.run.doctor.clone();
+    let mut a = host(
+        "ssh://root@198.18.0.21",
+        "client",
+        "AMD EPYC 7B13",
+        8,
+        32 << 30,
+    );
+    a.nofile = (1_048_576, 1_048_576);
+    a.clock_offset_ms = -0.0311;
+    a.clock_uncertainty_ms = 0.052;
+    a.rtt_ms = Some(0.046);
+    a.mtu = Some(1500);
+    a.interface = Some("eth0".into());
+    a.link_mbps = Some(10_000);
+    a.doctor = vec![
+        finding("limits.nofile", Severity::Ok, "open-file limit 1048576"),
+        finding(
+            "cpu.governor",
+            Severity::Ok,
+            "CPU frequency governor is performance",
+        ),
+    ];
+    let mut b = host("ssh://load_2@client-2:2222", "client", HOSTILE, 1, 0);
+    b.kernel = "6.1.0-18-cloud-amd64".into();
+    b.clock_offset_ms = 0.0002;
+    b.clock_uncertainty_ms = 0.061;
+    b.rtt_ms = Some(0.0512);
+    b.mtu = Some(9001);
+    b.interface = Some("ens5|x".into());
+    b.doctor = vec![
+        finding(
+            "limits.nofile",
+            Severity::Fail,
+            "open-file limit 1024 is below the 2 × 200 connections",
+        ),
+        finding(
+            "cpu.governor",
+            Severity::Warn,
+            "CPU frequency governor is <powersave>",
+        ),
+        finding("net.ports", Severity::Ok, "28,231 ephemeral ports"),
+    ];
+    for h in [&a, &b] {
+        for f in &h.doctor {
+            run.run.doctor.push(Finding {
+                message: format!("client host {}: {}", h.host, f.message),
+                ..f.clone()
+            });
+        }
+    }
+    let env = &mut run.run.environment;
+    env.topology = "2 client hosts → 1 server host, 0.046 ms RTT".into();
+    env.hosts = vec![server, a, b];
+    run
+}
