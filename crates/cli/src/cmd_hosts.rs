@@ -460,3 +460,91 @@ fn judge(run: &FleetRun, merged: &Summary, spec: &LoadSpec) -> (Verdict, Vec<(Su
     }
     (v, per_host)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use throng_engine::result::{Counts, LoadModel};
+    use throng_remote::clock::Offset;
+    use throng_remote::HostRun;
+
+    fn result(cpu_s: f64) -> throng_engine::LoadResult {
+        let mut latency = hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+        latency.record(100).unwrap();
+        throng_engine::LoadResult {
+            model: LoadModel::Closed,
+            urls: 1,
+            threads: 1,
+            pipeline: 1,
+            keep_alive: true,
+            coalesce: true,
+            started_unix_s: 0.0,
+            duration_s: 10.0,
+            counts: Counts {
+                completed: 1000,
+                sent: 1000,
+                status: vec![(200, 1000)],
+                ..Counts::default()
+            },
+            connections_requested: 5,
+            connections_established: 5,
+            reconnects: 0,
+            connect_time: latency.clone(),
+            in_flight_at_end: 0,
+            cpu_user_s: cpu_s,
+            cpu_sys_s: 0.0,
+            runqueue_s: 0.0,
+            naps: 0,
+            rate: None,
+            warmup: None,
+            timeline: vec![],
+            warnings: vec![],
+            latency,
+            latency_uncorrected: None,
+            interrupted: false,
+        }
+    }
+
+    #[test]
+    fn one_saturated_client_host_is_named_though_the_average_is_not_busy() {
+        // One host's thread busy the whole run, the other idle: merged, the
+        // two threads were 50% busy, which alone would not fire.
+        let hosts = vec![
+            HostRun {
+                place: Place::parse("ssh://a").unwrap(),
+                offset: Offset::ZERO,
+                result: result(0.2),
+            },
+            HostRun {
+                place: Place::parse("ssh://b").unwrap(),
+                offset: Offset::ZERO,
+                result: result(10.0),
+            },
+        ];
+        let results: Vec<_> = hosts.iter().map(|h| h.result.clone()).collect();
+        let run = FleetRun {
+            merged: throng_engine::LoadResult::combine(&results).unwrap(),
+            hosts,
+            start_skew_s: 0.0,
+        };
+        let spec = LoadSpec::new(vec![]);
+        let merged = throng_lab::record::summarize(&run.merged);
+        let (v, per_host) = judge(&run, &merged, &spec);
+        let bound: Vec<&str> = v
+            .reasons
+            .iter()
+            .filter(|r| r.code == ReasonCode::ClientBound)
+            .map(|r| r.message.as_str())
+            .collect();
+        assert_eq!(bound.len(), 1, "{bound:?}");
+        assert!(
+            bound[0].starts_with(
+                "client host ssh://b: the load generator's 1 thread(s) were 100% busy"
+            ),
+            "{}",
+            bound[0]
+        );
+        assert!(per_host[0].1.is_valid());
+        assert!(per_host[1].1.has(ReasonCode::ClientBound));
+    }
+}
