@@ -328,7 +328,9 @@ pub fn topology(clients: usize, server: Option<&Place>, paths: &[(Place, PathFac
 /// `throng load --hosts`: the spec split over the hosts, started together,
 /// merged exactly, each host's share shown and judged apart, since one
 /// saturated client host hides in an average.
-pub fn load_on_hosts(a: &LoadArgs, spec: &LoadSpec, hosts: &str) -> Result<u8> {
+pub fn load_on_hosts(a: LoadArgs) -> Result<u8> {
+    let spec = &crate::cmd_load::build_spec(&a)?;
+    let hosts = a.hosts.as_deref().unwrap_or_default();
     let places = Place::parse_list(hosts).map_err(|e| anyhow!("--hosts: {e}"))?;
     if places.is_empty() {
         bail!("--hosts names no host");

@@ -325,9 +325,6 @@ pub fn engine_error(e: &EngineError) -> String {
 
 pub fn run(a: LoadArgs) -> Result<u8> {
     let spec = build_spec(&a)?;
-    if let Some(hosts) = &a.hosts {
-        return crate::cmd_hosts::load_on_hosts(&a, &spec, hosts);
-    }
     let control = Control::new();
     let stopper = control.clone();
     crate::signals::on_interrupt(move || stopper.stop())?;

@@ -80,6 +80,7 @@ fn man(dir: Option<std::path::PathBuf>) -> anyhow::Result<u8> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Load(a) if a.hosts.is_some() => cmd_hosts::load_on_hosts(*a),
         Command::Load(a) => cmd_load::run(*a),
         Command::Lab(a) => cmd_lab::run(a),
         Command::Servers(a) => cmd_servers::run(a),

@@ -1,0 +1,259 @@
+//! The server host's side of a study apart, inside its agent.
+
+use std::time::Duration;
+
+use throng_servers::syscalls::Counter;
+use throng_servers::usage::Sampler;
+use throng_servers::{Recipes, RunAs, RunDir, Site};
+
+use super::wire::{stage_name, LabReply, LabRequest};
+use crate::executor::{DoctorPlan, Executor, Local};
+use crate::group::Group;
+use crate::interrupt::Interrupt;
+use crate::study::{Study, StudyServer};
+use crate::workload::{self, Workload, WorkloadKind};
+
+/// The server host's side: a [`Local`] executor for this host, created by
+/// the coordinator's `open`, and the windows and counters running on it.
+#[derive(Default)]
+pub struct ServerHost {
+    state: Option<Opened>,
+}
+
+struct Opened {
+    study: Study,
+    exec: Local<'static>,
+    rundir: &'static RunDir,
+    keep: bool,
+    docroots: Vec<(WorkloadKind, Workload)>,
+    windows: Vec<(String, Sampler)>,
+    counters: Vec<(String, Counter, u64)>,
+}
+
+impl ServerHost {
+    pub fn new() -> ServerHost {
+        ServerHost::default()
+    }
+
+    fn opened(&mut self) -> Result<&mut Opened, String> {
+        self.state
+            .as_mut()
+            .ok_or_else(|| "no study is open on this host".to_string())
+    }
+
+    pub fn handle(&mut self, req: LabRequest) -> Result<LabReply, String> {
+        match req {
+            LabRequest::Open {
+                study_toml,
+                listen,
+                keep_workdir,
+            } => {
+                self.shutdown();
+                let recipes = Recipes::builtin();
+                let study = Study::parse(&study_toml, &recipes).map_err(|e| format!("{e:#}"))?;
+                study.check_installed().map_err(|e| format!("{e:#}"))?;
+                let stamp = (throng_model::unix_now() * 1000.0) as i64;
+                // The agent serves one study and ends with it: what the
+                // executor borrows lives as long as the process.
+                let rundir: &'static RunDir = Box::leak(Box::new(
+                    RunDir::create(&std::env::temp_dir(), "throng-host", stamp, true)
+                        .map_err(|e| format!("{e:#}"))?,
+                ));
+                let user: Option<&'static RunAs> =
+                    RunAs::unprivileged().map(|u| &*Box::leak(Box::new(u)));
+                let interrupt: &'static Interrupt = Box::leak(Box::new(Interrupt::new()));
+                let site = Site { rundir, user };
+                let mut exec = Local::new(site, interrupt);
+                exec.listen = listen;
+                let cpus = exec.cpus();
+                self.state = Some(Opened {
+                    study,
+                    exec,
+                    rundir,
+                    keep: keep_workdir,
+                    docroots: Vec::new(),
+                    windows: Vec::new(),
+                    counters: Vec::new(),
+                });
+                Ok(LabReply::Opened { cpus })
+            }
+            LabRequest::Survey {
+                connections,
+                server_cpus,
+            } => {
+                let o = self.opened()?;
+                let (findings, environment) = o.exec.survey(&DoctorPlan {
+                    connections,
+                    close_mode: false,
+                    client_cpus: Vec::new(),
+                    server_cpus,
+                });
+                Ok(LabReply::Survey {
+                    findings,
+                    environment,
+                })
+            }
+            LabRequest::Start {
+                server,
+                cores,
+                server_cpus,
+                workload,
+                max_concurrency,
+            } => {
+                let o = self.opened()?;
+                let kind = workload::parse_kind(&workload).map_err(|e| format!("{e:#}"))?;
+                let w = match o.docroots.iter().find(|(k, _)| *k == kind) {
+                    Some((_, w)) => w.clone(),
+                    None => {
+                        let dir = o
+                            .rundir
+                            .subdir(&[&format!("docroot-{}", kind.name())], None)
+                            .map_err(|e| format!("{e:#}"))?;
+                        let w = workload::generate(kind, &dir).map_err(|e| format!("{e:#}"))?;
+                        o.docroots.push((kind, w.clone()));
+                        w
+                    }
+                };
+                let s: StudyServer = o
+                    .study
+                    .servers
+                    .iter()
+                    .find(|s| s.name == server)
+                    .cloned()
+                    .ok_or_else(|| format!("the study has no server {server:?}"))?;
+                let group = Group {
+                    cores,
+                    server_cpus,
+                    client_cpus: Vec::new(),
+                    shared: false,
+                    workload: w.clone(),
+                    max_concurrency,
+                    lanes: Vec::new(),
+                };
+                Ok(match o.exec.start(&group, &s) {
+                    Ok(started) => LabReply::Started {
+                        pid: started.pid,
+                        port: o.exec.port(&server).unwrap_or(0),
+                        configs: started.configs,
+                        paths: w.paths(),
+                    },
+                    Err(n) => LabReply::NotReady {
+                        stage: stage_name(n.stage).to_string(),
+                        message: n.failure.message,
+                        log_tail: n.failure.log_tail,
+                        configs: n.failure.configs,
+                    },
+                })
+            }
+            LabRequest::WindowBegin {
+                server,
+                delay_s,
+                seconds,
+            } => {
+                let o = self.opened()?;
+                let (pid, behind) = o
+                    .exec
+                    .pids(&server)
+                    .ok_or_else(|| format!("{server} is not running"))?;
+                o.windows.retain(|(n, _)| n != &server);
+                let s = Sampler::start_window(
+                    pid,
+                    behind,
+                    &[],
+                    Duration::from_secs_f64(delay_s.max(0.0)),
+                    Some(Duration::from_secs_f64(seconds)),
+                    Duration::from_millis(100),
+                );
+                o.windows.push((server, s));
+                Ok(LabReply::Done)
+            }
+            LabRequest::WindowEnd { server } => {
+                let o = self.opened()?;
+                let i = o
+                    .windows
+                    .iter()
+                    .position(|(n, _)| n == &server)
+                    .ok_or_else(|| format!("no window of {server} is open"))?;
+                let (_, s) = o.windows.swap_remove(i);
+                Ok(LabReply::Usage { usage: s.finish() })
+            }
+            LabRequest::DiagnoseBegin { server } => {
+                let o = self.opened()?;
+                let (procs, dir) = o
+                    .exec
+                    .tree(&server)
+                    .ok_or_else(|| format!("{server} is not running"))?;
+                let before = throng_servers::parity::log_bytes(&dir);
+                let c = Counter::attach(&procs)?;
+                o.counters.retain(|(n, _, _)| n != &server);
+                o.counters.push((server, c, before));
+                Ok(LabReply::Done)
+            }
+            LabRequest::DiagnoseEnd { server } => {
+                let o = self.opened()?;
+                let i = o
+                    .counters
+                    .iter()
+                    .position(|(n, _, _)| n == &server)
+                    .ok_or_else(|| format!("no count of {server} is under way"))?;
+                let (_, c, before) = o.counters.swap_remove(i);
+                let counts = c.finish()?;
+                let after = o
+                    .exec
+                    .tree(&server)
+                    .map(|(_, dir)| throng_servers::parity::log_bytes(&dir))
+                    .unwrap_or(before);
+                Ok(LabReply::Counted {
+                    counts,
+                    log_bytes: after.saturating_sub(before),
+                })
+            }
+            LabRequest::Exited { server } => Ok(LabReply::Exited {
+                how: self.opened()?.exec.exited(&server),
+            }),
+            LabRequest::Answers { server } => Ok(LabReply::Answers {
+                error: self.opened()?.exec.answers(&server).err(),
+            }),
+            LabRequest::LogTail { server } => Ok(LabReply::LogTail {
+                text: self.opened()?.exec.log_tail(&server),
+            }),
+            LabRequest::Stop { server } => {
+                self.opened()?.exec.stop(&server);
+                Ok(LabReply::Done)
+            }
+            LabRequest::OomKills => Ok(LabReply::OomKills {
+                kills: self.opened()?.exec.oom_kills(),
+            }),
+        }
+    }
+
+    /// Every server stopped, every window and count ended, the run
+    /// directory removed unless asked to keep it.
+    pub fn shutdown(&mut self) {
+        if let Some(mut o) = self.state.take() {
+            for (_, s) in o.windows.drain(..) {
+                s.finish();
+            }
+            for (_, c, _) in o.counters.drain(..) {
+                let _ = c.finish();
+            }
+            o.exec.stop_all();
+            if !o.keep {
+                let _ = std::fs::remove_dir_all(o.rundir.path());
+            }
+        }
+    }
+}
+
+impl throng_remote::agent::Extension for ServerHost {
+    fn handle(&mut self, body: serde_json::Value) -> Result<serde_json::Value, String> {
+        let req: LabRequest = serde_json::from_value(body)
+            .map_err(|e| format!("this host's throng cannot read the lab request: {e}"))?;
+        let reply = ServerHost::handle(self, req)?;
+        serde_json::to_value(reply).map_err(|e| e.to_string())
+    }
+
+    fn shutdown(&mut self) {
+        ServerHost::shutdown(self);
+    }
+}

@@ -1,0 +1,121 @@
+//! The lab's requests to a server host's agent and its replies, carried as
+//! JSON values inside the agent protocol's extension messages.
+
+use std::net::IpAddr;
+
+use serde::{Deserialize, Serialize};
+use throng_model::{ConfigFile, Environment, Finding, ServerUsage};
+use throng_servers::syscalls::Counts;
+
+use crate::executor::Stage;
+
+/// What the coordinator asks of the server host.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "lab", rename_all = "snake_case")]
+pub enum LabRequest {
+    /// The study, as its TOML, and the address servers listen on.
+    Open {
+        study_toml: String,
+        listen: IpAddr,
+        keep_workdir: bool,
+    },
+    Survey {
+        connections: u64,
+        server_cpus: Vec<usize>,
+    },
+    Start {
+        server: String,
+        cores: u32,
+        server_cpus: Vec<usize>,
+        workload: String,
+        max_concurrency: u32,
+    },
+    /// Sample the server's tree from `delay_s` after now for `seconds`.
+    WindowBegin {
+        server: String,
+        delay_s: f64,
+        seconds: f64,
+    },
+    WindowEnd {
+        server: String,
+    },
+    DiagnoseBegin {
+        server: String,
+    },
+    DiagnoseEnd {
+        server: String,
+    },
+    Exited {
+        server: String,
+    },
+    Answers {
+        server: String,
+    },
+    LogTail {
+        server: String,
+    },
+    Stop {
+        server: String,
+    },
+    OomKills,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "lab", rename_all = "snake_case")]
+pub enum LabReply {
+    Opened {
+        cpus: Vec<usize>,
+    },
+    Survey {
+        findings: Vec<Finding>,
+        environment: Environment,
+    },
+    Started {
+        pid: i32,
+        port: u16,
+        configs: Vec<ConfigFile>,
+        paths: Vec<String>,
+    },
+    NotReady {
+        stage: String,
+        message: String,
+        log_tail: String,
+        configs: Vec<ConfigFile>,
+    },
+    Usage {
+        usage: ServerUsage,
+    },
+    Counted {
+        counts: Counts,
+        log_bytes: u64,
+    },
+    Exited {
+        how: Option<String>,
+    },
+    Answers {
+        error: Option<String>,
+    },
+    LogTail {
+        text: String,
+    },
+    OomKills {
+        kills: Option<u64>,
+    },
+    Done,
+}
+
+pub(super) fn stage_name(s: Stage) -> &'static str {
+    match s {
+        Stage::Start => "start",
+        Stage::Pinning => "pinning",
+        Stage::Verification => "verification",
+    }
+}
+
+pub(super) fn stage_of(s: &str) -> Stage {
+    match s {
+        "pinning" => Stage::Pinning,
+        "verification" => Stage::Verification,
+        _ => Stage::Start,
+    }
+}
