@@ -411,6 +411,16 @@ pub fn load_on_hosts(a: LoadArgs) -> Result<u8> {
         }
         print!("{}", render_verdict(&verdict, summary.interrupted));
     }
+    crate::cmd_runs::save(
+        crate::cmd_runs::save_path(a.db.as_ref(), a.save),
+        spec,
+        crate::cmd_runs::Outcome::Measured {
+            result: &run.merged,
+            summary: &summary,
+            verdict: &verdict,
+        },
+        Some(crate::cmd_runs::spread(&run, &paths, &topology)),
+    )?;
     Ok(if summary.interrupted {
         crate::signals::INTERRUPTED
     } else if a.strict && !verdict.is_valid() {

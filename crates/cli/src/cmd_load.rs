@@ -32,6 +32,11 @@ pub struct LoadArgs {
     /// Send `Connection: close` and open a new connection per request.
     #[arg(long)]
     pub close: bool,
+    /// Close each connection after N requests, as a server's
+    /// keepalive_requests would: the N-th is sent with `Connection: close`,
+    /// and a new connection takes over [default: no limit].
+    #[arg(long, value_name = "N", conflicts_with = "close")]
+    pub requests_per_connection: Option<u64>,
     /// HTTP/1.1 pipelining depth [default: 1].
     #[arg(long)]
     pub pipeline: Option<usize>,
@@ -90,6 +95,15 @@ pub struct LoadArgs {
     /// Exit with code 1 when the verdict is suspect (for CI).
     #[arg(long)]
     pub strict: bool,
+    /// Store the run in the results database, as a run of one step that
+    /// `throng report`, `throng compare` and `throng runs` read; the
+    /// machine is checked as `throng doctor` does once the load has ended.
+    #[arg(long)]
+    pub save: bool,
+    /// Results database for --save; giving it implies --save
+    /// [default: throng.db].
+    #[arg(long, value_name = "FILE")]
+    pub db: Option<PathBuf>,
     /// Run the load from these hosts instead of this machine
     /// (ssh://[user@]host[:port] or local, comma-separated): -c, -n and
     /// --rate are split over them, they start together, and their counts
@@ -223,6 +237,7 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
     };
     spec.rate = a.rate;
     spec.keep_alive = !a.close;
+    spec.requests_per_connection = a.requests_per_connection;
     if let Some(p) = a.pipeline {
         spec.pipeline = p;
     }
@@ -286,6 +301,11 @@ pub fn spec_error(e: &SpecError) -> String {
             "--close and --pipeline cannot be combined: a closed connection carries one request"
                 .into()
         }
+        SpecError::RequestsPerConnection => "--requests-per-connection must be at least 1".into(),
+        SpecError::PipelineOverConnectionLimit { pipeline, limit } => format!(
+            "--pipeline {pipeline} is deeper than --requests-per-connection {limit}: \
+             a connection closes after {limit} requests"
+        ),
         SpecError::NoRequests => "-n must be at least 1".into(),
         SpecError::FewerRequestsThanConnections {
             requests,
@@ -328,8 +348,19 @@ pub fn run(a: LoadArgs) -> Result<u8> {
     let control = Control::new();
     let stopper = control.clone();
     crate::signals::on_interrupt(move || stopper.stop())?;
-    let result =
-        throng_engine::run(&spec, &control).map_err(|e| anyhow::anyhow!(engine_error(&e)))?;
+    let result = match throng_engine::run(&spec, &control) {
+        Ok(r) => r,
+        Err(e) => {
+            let why = engine_error(&e);
+            crate::cmd_runs::save(
+                crate::cmd_runs::save_path(a.db.as_ref(), a.save),
+                &spec,
+                crate::cmd_runs::Outcome::Failed(&why),
+                None,
+            )?;
+            bail!(why)
+        }
+    };
     let summary = throng_lab::record::summarize(&result);
     let s = &summary;
     let verdict = throng_trust::verdict::round_verdict(
@@ -352,6 +383,16 @@ pub fn run(a: LoadArgs) -> Result<u8> {
         print!("{}", render(&spec, s, a.timeline));
         print!("{}", render_verdict(&verdict, s.interrupted));
     }
+    crate::cmd_runs::save(
+        crate::cmd_runs::save_path(a.db.as_ref(), a.save),
+        &spec,
+        crate::cmd_runs::Outcome::Measured {
+            result: &result,
+            summary: s,
+            verdict: &verdict,
+        },
+        None,
+    )?;
     // What was measured is printed either way; the exit code says that it
     // is not the run that was asked for, as a shell reports a Ctrl-C.
     Ok(if s.interrupted {

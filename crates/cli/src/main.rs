@@ -11,6 +11,7 @@ mod cmd_hosts;
 mod cmd_lab;
 mod cmd_load;
 mod cmd_report;
+mod cmd_runs;
 mod cmd_servers;
 mod fmt;
 mod signals;
@@ -34,6 +35,8 @@ enum Command {
     Report(cmd_report::ReportArgs),
     /// Compare two runs, or two servers of one run, with statistics.
     Compare(cmd_compare::CompareArgs),
+    /// List the stored runs, newest first, with their steps' verdicts.
+    Runs(cmd_runs::RunsArgs),
     /// Check the machine for things that make benchmarks lie.
     Doctor(cmd_doctor::DoctorArgs),
     /// Reach the hosts of a study (or of --hosts) and say what each is
@@ -86,6 +89,7 @@ fn main() -> ExitCode {
         Command::Servers(a) => cmd_servers::run(a),
         Command::Report(a) => cmd_report::run(a),
         Command::Compare(a) => cmd_compare::run(a),
+        Command::Runs(a) => cmd_runs::run(a),
         Command::Doctor(a) => cmd_doctor::run(a),
         Command::Hosts(a) => cmd_hosts::run(a),
         Command::Agent => Ok(throng_remote::agent::serve_with(

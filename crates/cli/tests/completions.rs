@@ -26,7 +26,7 @@ fn bash_zsh_and_fish_complete_every_command_and_flag() {
     assert!(bash.starts_with("_throng() {\n"), "{bash}");
     assert!(
         bash.contains(
-            "opts=\"-h -V --help --version load lab servers report compare doctor hosts agent completions man help\""
+            "opts=\"-h -V --help --version load lab servers report compare runs doctor hosts agent completions man help\""
         ),
         "{bash}"
     );
@@ -105,6 +105,7 @@ fn the_manual_is_generated_from_the_commands_own_options() {
             "throng-load.1",
             "throng-man.1",
             "throng-report.1",
+            "throng-runs.1",
             "throng-servers.1",
             "throng.1"
         ]

@@ -3,8 +3,60 @@
 
 use crate::spec::{LoadSpec, Target};
 
+/// Every target's request in the two forms a connection sends: `ongoing`
+/// keeps the connection open (unless the spec has no keep-alive), `last`
+/// asks the server to close it after answering. Built once before the
+/// load, so choosing between them costs the hot path an index, not a copy.
+#[derive(Debug, Clone)]
+pub(crate) struct Prepared {
+    ongoing: Vec<Vec<u8>>,
+    last: Vec<Vec<u8>>,
+}
+
+impl Prepared {
+    pub(crate) fn new(spec: &LoadSpec) -> Prepared {
+        let closing = spec.connection_limit().is_some();
+        Prepared {
+            ongoing: spec.targets.iter().map(|t| serialize(spec, t)).collect(),
+            // Nothing is ever sent last without a limit: no copy to keep.
+            last: if closing {
+                spec.targets
+                    .iter()
+                    .map(|t| serialize_last(spec, t))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    pub(crate) fn targets(&self) -> usize {
+        self.ongoing.len()
+    }
+
+    pub(crate) fn get(&self, target: u32, last: bool) -> &[u8] {
+        if last {
+            &self.last[target as usize]
+        } else {
+            &self.ongoing[target as usize]
+        }
+    }
+}
+
 /// The full request for `target` as it goes on the wire.
 pub fn serialize(spec: &LoadSpec, target: &Target) -> Vec<u8> {
+    build(spec, target, !spec.keep_alive)
+}
+
+/// The request for `target` as the last one of its connection: with
+/// `Connection: close`, so the server closes after answering it rather
+/// than wait for a request that will not come (RFC 9112 §9.6). Without
+/// keep-alive, the same bytes as [`serialize`].
+pub fn serialize_last(spec: &LoadSpec, target: &Target) -> Vec<u8> {
+    build(spec, target, true)
+}
+
+fn build(spec: &LoadSpec, target: &Target, close: bool) -> Vec<u8> {
     let has = |name: &str| {
         spec.headers
             .iter()
@@ -34,7 +86,7 @@ pub fn serialize(spec: &LoadSpec, target: &Target) -> Vec<u8> {
         }
     }
     // Keep-alive is HTTP/1.1's default; only the opposite must be said.
-    if !spec.keep_alive && !has("connection") {
+    if close && !has("connection") {
         header(&mut out, "Connection", "close");
     }
     out.extend_from_slice(b"\r\n");
@@ -88,5 +140,41 @@ mod tests {
             String::from_utf8(serialize(&spec, &target())).unwrap(),
             "POST /a?b=1 HTTP/1.1\r\nhost: example\r\nUser-Agent: x\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello"
         );
+    }
+
+    #[test]
+    fn a_connections_last_request_asks_for_close() {
+        let mut spec = LoadSpec::new(vec![target()]);
+        spec.requests_per_connection = Some(3);
+        let ua = concat!("throng/", env!("CARGO_PKG_VERSION"));
+        let p = Prepared::new(&spec);
+        assert_eq!(
+            String::from_utf8(p.get(0, false).to_vec()).unwrap(),
+            format!("GET /a?b=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: {ua}\r\n\r\n")
+        );
+        assert_eq!(
+            String::from_utf8(p.get(0, true).to_vec()).unwrap(),
+            format!(
+                "GET /a?b=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: {ua}\r\n\
+                 Connection: close\r\n\r\n"
+            )
+        );
+        // One request per connection is close mode, to the byte.
+        spec.requests_per_connection = Some(1);
+        let mut close = LoadSpec::new(vec![target()]);
+        close.keep_alive = false;
+        assert_eq!(
+            Prepared::new(&spec).get(0, true),
+            serialize(&close, &target())
+        );
+        assert_eq!(
+            Prepared::new(&close).get(0, true),
+            serialize(&close, &target())
+        );
+        // A Connection header of the user's own is sent as written.
+        spec.headers = vec![("Connection".into(), "keep-alive".into())];
+        assert!(!String::from_utf8(serialize_last(&spec, &target()))
+            .unwrap()
+            .contains("close"));
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::clock::now_ns;
 use crate::driver::{histogram, Job, Shared, ThreadResult, Window, Worker, STATUS_SLOTS};
-use crate::request::serialize;
+use crate::request::Prepared;
 use crate::result::{Counts, LoadModel, LoadResult, RateOutcome, Second, WarmupCounts, Warning};
 use crate::spec::SpecError;
 use crate::spec::{LoadSpec, Stop};
@@ -120,10 +120,10 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<LoadResult, EngineError
 /// Everything a load checks and builds before its threads start: the
 /// spec, the open-file limit, the request bytes, and that every address
 /// answers.
-pub(crate) fn prepare(spec: &LoadSpec) -> Result<Vec<Vec<u8>>, EngineError> {
+pub(crate) fn prepare(spec: &LoadSpec) -> Result<Prepared, EngineError> {
     spec.validate()?;
     ensure_file_limit(spec.connections)?;
-    let requests = spec.targets.iter().map(|t| serialize(spec, t)).collect();
+    let requests = Prepared::new(spec);
     check_reachable(spec)?;
     Ok(requests)
 }

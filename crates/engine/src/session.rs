@@ -22,6 +22,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::driver::{events, Job, Shared, Stats, ThreadResult, Window, Worker};
+use crate::request::Prepared;
 use crate::result::Drain;
 use crate::run::{collect, jobs, merge, prepare, window_from_now, HELD};
 use crate::spec::{LoadSpec, SpecError, Stop};
@@ -202,7 +203,7 @@ fn gone() -> io::Error {
 /// sent until the session lets go of it.
 fn serve(
     spec: &LoadSpec,
-    requests: &[Vec<u8>],
+    requests: &Prepared,
     job: Job,
     cmds: &Receiver<Cmd>,
     replies: Sender<Reply>,

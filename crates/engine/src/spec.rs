@@ -71,6 +71,14 @@ pub struct LoadSpec {
     pub rate: Option<f64>,
     /// `false`: `Connection: close` and a new connection per request.
     pub keep_alive: bool,
+    /// Most requests one keep-alive connection carries, as a server's
+    /// `keepalive_requests` would allow: the last is sent with `Connection:
+    /// close` and the connection is then opened anew. `None`: no limit.
+    /// `Some(1)` is `keep_alive = false`; without keep-alive this is moot,
+    /// each connection carrying one request. With pipelining, the depth
+    /// must not exceed it.
+    #[serde(default)]
+    pub requests_per_connection: Option<u64>,
     /// HTTP/1.1 pipelining depth (1 = no pipelining).
     pub pipeline: usize,
     /// Closed model: nap briefly before waiting for responses, so a client
@@ -108,6 +116,7 @@ impl LoadSpec {
             stop: Stop::Duration(Duration::from_secs(10)),
             rate: None,
             keep_alive: true,
+            requests_per_connection: None,
             pipeline: 1,
             coalesce: true,
             method: "GET".to_string(),
@@ -120,6 +129,16 @@ impl LoadSpec {
             checksum: false,
             timeline: false,
             seed: 0x5eed,
+        }
+    }
+
+    /// Most requests a connection carries, whichever field says so: the
+    /// driver treats `--close` as a limit of one, so both share one path.
+    pub fn connection_limit(&self) -> Option<u64> {
+        if self.keep_alive {
+            self.requests_per_connection
+        } else {
+            Some(1)
         }
     }
 
@@ -150,6 +169,12 @@ pub enum SpecError {
     RateWithPipeline,
     #[error("a connection closed after each request cannot carry a pipeline")]
     CloseWithPipeline,
+    #[error("requests per connection must be at least 1")]
+    RequestsPerConnection,
+    /// A connection would have to close with requests of the pipeline
+    /// still unanswered on it.
+    #[error("pipeline depth {pipeline} exceeds the {limit} requests a connection carries")]
+    PipelineOverConnectionLimit { pipeline: usize, limit: u64 },
     #[error("the request count must be at least 1")]
     NoRequests,
     #[error("{requests} requests over {connections} connections leave some connections idle")]
@@ -222,6 +247,19 @@ impl LoadSpec {
         if !self.keep_alive && self.pipeline > 1 {
             return Err(SpecError::CloseWithPipeline);
         }
+        match self.requests_per_connection {
+            Some(0) => return Err(SpecError::RequestsPerConnection),
+            // A deeper pipeline would keep a connection from ever filling
+            // it; capping it silently would measure another depth than
+            // the one asked for.
+            Some(n) if self.keep_alive && self.pipeline as u64 > n => {
+                return Err(SpecError::PipelineOverConnectionLimit {
+                    pipeline: self.pipeline,
+                    limit: n,
+                })
+            }
+            _ => {}
+        }
         match self.stop {
             Stop::Requests(0) => Err(SpecError::NoRequests),
             Stop::Requests(n) if n < self.connections as u64 => {
@@ -233,5 +271,47 @@ impl LoadSpec {
             Stop::Duration(d) if d.is_zero() => Err(SpecError::ZeroDuration),
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec() -> LoadSpec {
+        LoadSpec::new(vec![Target {
+            addr: "127.0.0.1:8080".parse().unwrap(),
+            host_header: "127.0.0.1:8080".into(),
+            path: "/".into(),
+            url: "http://127.0.0.1:8080/".into(),
+        }])
+    }
+
+    #[test]
+    fn requests_per_connection() {
+        let mut s = spec();
+        assert_eq!(s.requests_per_connection, None);
+        assert_eq!(s.connection_limit(), None);
+        s.requests_per_connection = Some(0);
+        assert_eq!(s.validate(), Err(SpecError::RequestsPerConnection));
+        s.requests_per_connection = Some(4);
+        assert_eq!(s.validate(), Ok(()));
+        assert_eq!(s.connection_limit(), Some(4));
+        // A pipeline as deep as the limit fills each connection exactly.
+        s.pipeline = 4;
+        assert_eq!(s.validate(), Ok(()));
+        s.pipeline = 5;
+        assert_eq!(
+            s.validate(),
+            Err(SpecError::PipelineOverConnectionLimit {
+                pipeline: 5,
+                limit: 4
+            })
+        );
+        // Without keep-alive every connection carries one request.
+        s.pipeline = 1;
+        s.keep_alive = false;
+        assert_eq!(s.connection_limit(), Some(1));
+        assert_eq!(s.validate(), Ok(()));
     }
 }

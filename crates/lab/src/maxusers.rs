@@ -14,9 +14,7 @@ use throng_model::{MaxUsers, StepRecord};
 use crate::executor::Executor;
 use crate::group::Group;
 use crate::interrupt::Interrupt;
-use crate::spec::{
-    known_response_bytes, longer_round, round_seconds, secs, Pace, RoundLoad, ROUND_CAP_S,
-};
+use crate::spec::{known_response_bytes, longer_round, round_seconds, secs, Pace, ROUND_CAP_S};
 use crate::study::Study;
 
 /// How a server that exited during a level is described: running out of
@@ -118,8 +116,7 @@ pub fn search(exec: &mut dyn Executor, s: &Search, interrupt: &Interrupt) -> Max
         let mut seconds = round_seconds(study.round_s, pace, level);
         // What broke the level; `None` when it was good.
         let broke = loop {
-            let mut load = RoundLoad::measured(study, group, level, level as u64);
-            load.seconds = seconds;
+            let mut load = study.round_load(group, level, level as u64).timed(seconds);
             // Past the patience a request is a timeout: no need to wait longer.
             load.timeout = patience + Duration::from_secs(1);
             let r = match exec.round(server, &load, false) {

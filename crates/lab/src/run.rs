@@ -127,7 +127,7 @@ pub fn run_study_with(
         .unwrap_or_default();
     let (doctor, environment) = exec.survey(&DoctorPlan {
         connections: study.max_concurrency() as u64,
-        close_mode: false,
+        close_mode: study.close_mode(),
         client_cpus,
         server_cpus,
     });
@@ -165,7 +165,7 @@ pub fn run_study_with(
         .filter(|p| matches!(p, CoresPlan::Run { .. }))
         .count();
     let groups = (runnable * study.workloads.len()) as u64;
-    let steps = groups * (study.servers.len() * study.concurrency.len()) as u64;
+    let steps = (runnable * study.servers.len()) as u64 * study.levels_per_cores();
     observer.event(Event::Planned {
         run_id,
         steps,
@@ -201,7 +201,7 @@ pub fn run_study_with(
             // Stored, so a report shows what was asked for and why it is absent.
             for w in &study.workloads {
                 for s in &study.servers {
-                    for &c in &study.concurrency {
+                    for &c in study.levels(*w) {
                         let st = skipped_step(&s.name, *cores, w.name(), c, reason);
                         store.add_step(run_id, &st)?;
                     }
@@ -316,18 +316,30 @@ pub fn estimate(study: &Study) -> RunEstimate {
 
 /// The estimate for `study` with `groups` groups (core counts that run ×
 /// workloads). Rounds lengthened for slow responses (large files at high
-/// concurrency) are not known before they are measured and are not in it.
+/// concurrency) are not known before they are measured and are not in it;
+/// nor is how long a round of a request count takes: `[rounds] seconds`
+/// stands in for it.
 pub fn estimate_groups(study: &Study, groups: u64) -> RunEstimate {
     let servers = study.servers.len() as f64;
     let groups = groups as f64;
     let round = study.round_s + study.round_warmup_s + ROUND_OVERHEAD_S;
     let p = &study.precision;
     // A step stops at its minimum rounds at best; at worst at its maximum,
-    // or earlier when its own rounds pass its time cap.
+    // or earlier when its own rounds pass its time cap. A counted step
+    // runs its minimum exactly.
     let min_rounds = f64::from(p.min_rounds);
     let by_time = (p.max_step_s / round).ceil().max(min_rounds);
     let max_rounds = f64::from(p.max_rounds).min(by_time);
-    let steps = groups * servers * study.concurrency.len() as f64;
+    let per_cores = groups / study.workloads.len().max(1) as f64;
+    let (mut steps, mut timed_steps) = (0.0, 0.0);
+    for w in &study.loads {
+        let n = per_cores * servers * w.concurrency.len() as f64;
+        steps += n;
+        if w.round_requests.is_none() {
+            timed_steps += n;
+        }
+    }
+    let extra_rounds = timed_steps * (max_rounds - min_rounds);
     // Per started server: its start and checks, then its warmup round.
     let warmup = if study.warmup_s > 0.0 {
         study.warmup_s + ROUND_OVERHEAD_S
@@ -345,7 +357,12 @@ pub fn estimate_groups(study: &Study, groups: u64) -> RunEstimate {
     let search_levels = match study.max_users_cap {
         Some(cap) => {
             let mut n = 0u32;
-            let mut level = study.concurrency.iter().copied().max().unwrap_or(1);
+            let mut level = study
+                .loads
+                .iter()
+                .flat_map(|w| w.concurrency.iter().copied())
+                .max()
+                .unwrap_or(1);
             while level < cap {
                 level = level.saturating_mul(2).min(cap);
                 n += 1;
@@ -362,7 +379,10 @@ pub fn estimate_groups(study: &Study, groups: u64) -> RunEstimate {
     };
     RunEstimate {
         min_s: fixed + diagnose + steps * min_rounds * round + search * search_levels.min(1.0),
-        max_s: fixed + diagnose + steps * max_rounds * round + search * search_levels,
+        max_s: fixed
+            + diagnose
+            + (steps * min_rounds + extra_rounds) * round
+            + search * search_levels,
     }
 }
 

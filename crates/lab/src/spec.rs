@@ -2,7 +2,8 @@
 //! [`LoadSpec`]: measured rounds, the warmup of a started server and the
 //! max-users search all describe their load as a [`RoundLoad`] and meet a
 //! server's port here. Defaults not named here are the engine's own
-//! ([`LoadSpec::new`]), the same ones `throng load` starts from.
+//! ([`LoadSpec::new`]), the same ones `throng load` starts from, and so
+//! are those of a [`RequestShape`] a study leaves unset.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -10,8 +11,6 @@ use std::time::Duration;
 use throng_engine::{LoadSpec, Order, Stop, Target};
 use throng_model::Summary;
 
-use crate::group::Group;
-use crate::study::Study;
 use crate::workload::Workload;
 
 /// Responses each connection should be able to complete in one round: a
@@ -98,12 +97,52 @@ pub fn longer_round(tried_s: f64, pace: Option<Pace>, concurrency: u32) -> Optio
     )
 }
 
+/// How each request of a round is made, as a study's `[load]` and
+/// `[workload.NAME]` tables ask (docs/study-format.md, "Load"), with the
+/// names and meanings of `throng load`'s options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestShape {
+    /// `false`: `Connection: close` and a new connection per request.
+    pub keep_alive: bool,
+    pub pipeline: usize,
+    /// Most requests one keep-alive connection carries; `None`: no limit.
+    pub requests_per_connection: Option<u64>,
+    pub method: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<Vec<u8>>,
+}
+
+impl Default for RequestShape {
+    /// The engine's defaults, so that a study without a `[load]` table
+    /// loads servers as `throng load` does.
+    fn default() -> Self {
+        let d = LoadSpec::new(Vec::new());
+        RequestShape {
+            keep_alive: d.keep_alive,
+            pipeline: d.pipeline,
+            requests_per_connection: d.requests_per_connection,
+            method: d.method,
+            headers: d.headers,
+            body: d.body,
+        }
+    }
+}
+
+/// The `seconds` of a round that ends at a request count: it is never
+/// cut at a time, and the server's usage is sampled until it ends (this
+/// long at most, which no round of a study comes near).
+pub const COUNTED_ROUND_WATCH_S: f64 = 6.0 * 3600.0;
+
 /// A round's load before it meets a server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RoundLoad {
     pub concurrency: u32,
-    /// Measured time, after the warmup.
+    /// Measured time, after the warmup; with `requests`, the longest the
+    /// server's usage is sampled ([`COUNTED_ROUND_WATCH_S`]).
     pub seconds: f64,
+    /// Complete exactly this many requests after the warmup (each ends as
+    /// a response or an error) instead of measuring for `seconds`.
+    pub requests: Option<u64>,
     pub warmup_s: f64,
     /// A request with no complete response by then is a timeout.
     pub timeout: Duration,
@@ -115,21 +154,17 @@ pub struct RoundLoad {
     pub seed: u64,
     /// CPUs the client threads are pinned to, one thread each.
     pub client_cpus: Vec<usize>,
+    pub shape: RequestShape,
 }
 
 impl RoundLoad {
-    /// A measured round of `study` in `group` at `concurrency`: the
-    /// study's round length, the workload's timeout and order.
-    pub fn measured(study: &Study, group: &Group, concurrency: u32, seed: u64) -> RoundLoad {
+    /// The same load for `seconds`, whatever it was to end at: the warmup
+    /// of a started server and the max-users search are timed.
+    pub fn timed(self, seconds: f64) -> RoundLoad {
         RoundLoad {
-            concurrency,
-            seconds: study.round_s,
-            warmup_s: study.round_warmup_s,
-            timeout: group.workload.kind.request_timeout(),
-            random_order: group.workload.kind.random_order(),
-            naps: study.client_naps,
-            seed,
-            client_cpus: group.client_cpus.clone(),
+            seconds,
+            requests: None,
+            ..self
         }
     }
 }
@@ -156,9 +191,19 @@ pub fn load_spec(targets: Vec<Target>, load: &RoundLoad) -> LoadSpec {
     spec.connections = connections;
     spec.threads = load.client_cpus.len().clamp(1, connections);
     spec.cpus = load.client_cpus.clone();
-    spec.stop = Stop::Duration(Duration::from_secs_f64(load.seconds));
+    spec.stop = match load.requests {
+        Some(n) => Stop::Requests(n),
+        None => Stop::Duration(Duration::from_secs_f64(load.seconds)),
+    };
     spec.warmup = Duration::from_secs_f64(load.warmup_s);
     spec.timeout = load.timeout;
+    let shape = &load.shape;
+    spec.keep_alive = shape.keep_alive;
+    spec.pipeline = shape.pipeline;
+    spec.requests_per_connection = shape.requests_per_connection;
+    spec.method = shape.method.clone();
+    spec.headers = shape.headers.clone();
+    spec.body = shape.body.clone();
     spec.order = if load.random_order {
         Order::Random
     } else {
@@ -246,15 +291,32 @@ mod tests {
         let load = RoundLoad {
             concurrency: 50,
             seconds: 1.5,
+            requests: None,
             warmup_s: 0.25,
             timeout: Duration::from_secs(5),
             random_order: true,
             naps: false,
             seed: 7,
             client_cpus: vec![1],
+            shape: RequestShape::default(),
         };
         let spec = load_spec(targets(addr(8080), &["/a".into(), "/b".into()]), &load);
         assert_eq!(spec.validate(), Ok(()));
+        // Unset, a round's requests are the engine's: keep-alive GETs, one
+        // at a time, no limit per connection, nothing added.
+        let engine = LoadSpec::new(Vec::new());
+        assert_eq!(
+            (spec.keep_alive, spec.pipeline, spec.requests_per_connection),
+            (
+                engine.keep_alive,
+                engine.pipeline,
+                engine.requests_per_connection
+            )
+        );
+        assert_eq!(
+            (&spec.method, &spec.headers, &spec.body),
+            (&engine.method, &engine.headers, &engine.body)
+        );
         assert_eq!(
             (spec.connections, spec.threads, spec.cpus.clone()),
             (50, 1, vec![1])
@@ -275,5 +337,47 @@ mod tests {
             ..load
         };
         assert_eq!(load_spec(targets(addr(1), &["/".into()]), &two).threads, 1);
+    }
+
+    #[test]
+    fn a_counted_round_of_a_shaped_request_ends_at_its_count() {
+        let load = RoundLoad {
+            concurrency: 4,
+            seconds: COUNTED_ROUND_WATCH_S,
+            requests: Some(200),
+            warmup_s: 0.0,
+            timeout: Duration::from_millis(250),
+            random_order: false,
+            naps: true,
+            seed: 1,
+            client_cpus: vec![1],
+            shape: RequestShape {
+                keep_alive: true,
+                pipeline: 4,
+                requests_per_connection: Some(100),
+                method: "POST".into(),
+                headers: vec![("X-Run".into(), "7".into())],
+                body: Some(b"a=1".to_vec()),
+            },
+        };
+        let spec = load_spec(targets(addr(8080), &["/".into()]), &load);
+        assert_eq!(spec.validate(), Ok(()));
+        assert_eq!(spec.stop, Stop::Requests(200));
+        assert_eq!(spec.timeout, Duration::from_millis(250));
+        assert_eq!(
+            (spec.keep_alive, spec.pipeline, spec.requests_per_connection),
+            (true, 4, Some(100))
+        );
+        assert_eq!(spec.method, "POST");
+        assert_eq!(spec.headers, [("X-Run".to_string(), "7".to_string())]);
+        assert_eq!(spec.body.as_deref(), Some(&b"a=1"[..]));
+        // The warmup of a started server and the max-users search are
+        // timed, whatever the rounds are.
+        let timed = load.timed(2.0);
+        assert_eq!(timed.requests, None);
+        assert_eq!(
+            load_spec(targets(addr(8080), &["/".into()]), &timed).stop,
+            Stop::Duration(Duration::from_secs(2))
+        );
     }
 }

@@ -6,8 +6,12 @@
 //! The level ends when every paired comparison is narrow enough, or when
 //! its rounds or time run out; a server measured alone ends by its own
 //! interval. Then each server gets a diagnostic round, stored apart.
-//! Everything outside this module's decisions goes through an
-//! [`Executor`].
+//! A workload whose study asks for a request count per level (`requests`)
+//! is measured in the same shuffled blocks, each round completing its
+//! share of the requests on connections of its own: the level ends after
+//! exactly `rounds.min` blocks, since a count, not a time, is what the
+//! study fixed. Everything outside this module's decisions goes through
+//! an [`Executor`].
 
 use std::time::{Duration, Instant};
 
@@ -95,6 +99,9 @@ impl Paces {
 pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyhow::Result<()> {
     let study = ctx.study;
     let wname = group.workload.kind.name();
+    let levels = study.levels(group.workload.kind);
+    // Rounds that end at a request count rather than a time.
+    let counted = study.load_of(group.workload.kind).round_requests.is_some();
     let mut up: Vec<usize> = Vec::new();
     let mut failed: Vec<Option<String>> = vec![None; study.servers.len()];
     let mut group_steps: Vec<StepRecord> = Vec::new();
@@ -108,7 +115,7 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
         // number.
         let mine = group.for_server(idx);
         if let Err(reason) = s.recipe.workload(group.workload.kind) {
-            for &c in &study.concurrency {
+            for &c in levels {
                 let mut st = mine.step(&s.name, c);
                 st.status = StepStatus::Unsupported;
                 st.failure = Some(reason.clone());
@@ -143,7 +150,7 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                     workload: wname,
                     message: &msg,
                 });
-                for &c in &study.concurrency {
+                for &c in levels {
                     let mut st = mine.step(&s.name, c);
                     st.status = StepStatus::Failed;
                     st.failure = Some(msg.clone());
@@ -158,8 +165,9 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
         known: known_response_bytes(&group.workload),
     };
     if study.warmup_s > 0.0 {
-        let mut load = RoundLoad::measured(study, group, study.concurrency[0], 1);
-        load.seconds = study.warmup_s;
+        // Timed whatever the rounds are: it readies the server, it does
+        // not measure it.
+        let mut load = study.round_load(group, levels[0], 1).timed(study.warmup_s);
         load.warmup_s = 0.0;
         for &idx in &up {
             if ctx.interrupt.is_set() {
@@ -175,7 +183,7 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
     }
     let order = study.comparison_order();
     let mut compared: Vec<Comparison> = Vec::new();
-    for (level, &c) in study.concurrency.iter().enumerate() {
+    for (level, &c) in levels.iter().enumerate() {
         let mut pending: Vec<Pending> = up
             .iter()
             .map(|&idx| {
@@ -202,12 +210,14 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
             .iter()
             .filter(|p| !p.done)
             .map(|p| {
-                let mut load = RoundLoad::measured(study, group, c, level_seed);
+                let mut load = study.round_load(group, c, level_seed);
                 load.client_cpus = group.client_cpus_of(p.server).to_vec();
                 (study.servers[p.server].name.as_str(), load)
             })
             .collect();
-        if live.len() >= 2 {
+        // Connections kept between slices run timed windows only; a
+        // counted round opens its own.
+        if live.len() >= 2 && !counted {
             exec.open_level(&live);
         }
         let mut shuffle = Shuffle::new(level_seed);
@@ -260,7 +270,7 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                 for x in pending.iter_mut().filter(|x| !x.done) {
                     let spent = x.spent.as_secs_f64();
                     x.done = block >= p.min_rounds
-                        && (narrow || block >= p.max_rounds || spent >= p.max_step_s);
+                        && (counted || narrow || block >= p.max_rounds || spent >= p.max_step_s);
                 }
             }
         }
@@ -274,11 +284,17 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                 if ctx.interrupt.is_set() {
                     break;
                 }
-                let load = RoundLoad {
-                    seconds: p.round_s.unwrap_or(study.round_s).max(DIAGNOSE_S),
+                let measured = RoundLoad {
                     warmup_s: 0.0,
                     client_cpus: group.client_cpus_of(p.server).to_vec(),
-                    ..RoundLoad::measured(study, group, c, level_seed)
+                    ..study.round_load(group, c, level_seed)
+                };
+                // A counted level's diagnosis is one more round of its
+                // count; its counts are per request either way.
+                let load = if counted {
+                    measured
+                } else {
+                    measured.timed(p.round_s.unwrap_or(study.round_s).max(DIAGNOSE_S))
                 };
                 let name = &study.servers[p.server].name;
                 let d = exec
@@ -529,6 +545,13 @@ fn prepare(
         return None;
     }
     let c = p.step.concurrency;
+    let measured = RoundLoad {
+        client_cpus: group.client_cpus_of(p.server).to_vec(),
+        ..study.round_load(group, c, slice.seed)
+    };
+    if measured.requests.is_some() {
+        return Some(measured);
+    }
     // A step's rounds all get the length chosen at its first: the study's,
     // or long enough for each connection to complete a few responses at
     // the pace the server last showed.
@@ -552,11 +575,7 @@ fn prepare(
             s
         }
     };
-    Some(RoundLoad {
-        seconds,
-        client_cpus: group.client_cpus_of(p.server).to_vec(),
-        ..RoundLoad::measured(study, group, c, slice.seed)
-    })
+    Some(measured.timed(seconds))
 }
 
 /// The step failed: its server is stopped and its later steps in the
@@ -615,8 +634,9 @@ fn absorb(
     }
     paces.update(p.server, &m.summary);
     // A round that ended before any response could complete measured
-    // its own length, not the server: measure it again, longer.
-    if throng_model::max_users::round_too_short(&m.summary) {
+    // its own length, not the server: measure it again, longer. A counted
+    // round ends only when its requests have.
+    if load.requests.is_none() && throng_model::max_users::round_too_short(&m.summary) {
         if let Some(next) = longer_round(load.seconds, paces.of[p.server], c) {
             ctx.observer.event(Event::Note(format!(
                 "{name} c={c}: the {} round ended before any response ({} requests still in \
@@ -651,7 +671,7 @@ fn absorb(
         server_cores: Some(group.cores),
         client_threads: m.summary.threads as u32,
         shared_cores: group.shared,
-        close_mode: false,
+        close_mode: !load.shape.keep_alive,
     };
     let verdict = throng_trust::verdict::round_verdict(&m.summary, Some(&m.latency), &rc);
     let index = p.step.rounds.len() as u32;
@@ -672,11 +692,16 @@ fn absorb(
         block: slice.block,
     });
     // Paired slices end together, when their comparisons say (see
-    // `run_group`); a lone server ends by its own interval.
+    // `run_group`); a lone server ends by its own interval, or at its
+    // count of rounds.
     if slice.block.is_none() {
-        match study.precision.next(&p.rps, p.spent.as_secs_f64()) {
-            Next::More => {}
-            Next::Converged | Next::Capped => p.done = true,
+        if load.requests.is_some() {
+            p.done = p.step.rounds.len() >= study.precision.min_rounds as usize;
+        } else {
+            match study.precision.next(&p.rps, p.spent.as_secs_f64()) {
+                Next::More => {}
+                Next::Converged | Next::Capped => p.done = true,
+            }
         }
     }
     Ok(Absorbed::Done)

@@ -49,6 +49,9 @@ struct Fake {
     cpus: Vec<usize>,
     /// Each start with the server and client CPUs it was given.
     placed: Vec<(String, Vec<usize>, Vec<usize>)>,
+    /// Every load asked for, after its kind: "warmup", "round", "search"
+    /// or "diagnose".
+    loads: Vec<(&'static str, RoundLoad)>,
 }
 
 impl Fake {
@@ -67,6 +70,7 @@ impl Fake {
             up: BTreeSet::new(),
             cpus: vec![0, 1],
             placed: Vec::new(),
+            loads: Vec::new(),
         }
     }
 
@@ -106,6 +110,7 @@ impl Executor for Fake {
 
     fn round(&mut self, server: &str, load: &RoundLoad, sample: bool) -> Result<Measured, String> {
         if !sample && load.warmup_s == 0.0 && !self.rounds.contains_key(server) {
+            self.loads.push(("warmup", load.clone()));
             self.calls
                 .push(format!("warmup {server} c={}", load.concurrency));
             self.lengths.push(format!(
@@ -118,6 +123,7 @@ impl Executor for Fake {
             return (self.script)(server, load.concurrency, 0);
         }
         let kind = if sample { "round" } else { "search" };
+        self.loads.push((kind, load.clone()));
         self.calls
             .push(format!("{kind} {server} c={}", load.concurrency));
         self.lengths.push(format!(
@@ -197,6 +203,7 @@ impl Executor for Fake {
     }
 
     fn diagnose(&mut self, server: &str, load: &RoundLoad) -> Result<Diagnosis, String> {
+        self.loads.push(("diagnose", load.clone()));
         self.calls
             .push(format!("diagnose {server} c={}", load.concurrency));
         self.lengths.push(format!(
@@ -929,4 +936,151 @@ fn a_duet_measures_two_servers_at_once_on_their_own_cpus() {
     );
     assert!(fake.calls.is_empty());
     assert_eq!(store.latest_run().unwrap(), None);
+}
+
+/// Rates that scatter ±40% from round to round, and exactly the requests a
+/// counted round asks for: a level measured by its interval would run to
+/// its maximum rounds.
+fn scattered() -> TimedScript {
+    let mut k = 0usize;
+    Box::new(move |_, load| {
+        k += 1;
+        let mut m = measured([1000.0, 1500.0, 600.0][k % 3], load.concurrency, &[], 1_000);
+        if let Some(n) = load.requests {
+            m.summary.completed = n;
+            m.summary.sent = n;
+        }
+        m
+    })
+}
+
+fn loads_of<'a>(fake: &'a Fake, kind: &str) -> Vec<&'a RoundLoad> {
+    fake.loads
+        .iter()
+        .filter(|(k, _)| *k == kind)
+        .map(|(_, l)| l)
+        .collect()
+}
+
+#[test]
+fn a_counted_level_runs_its_minimum_rounds_each_completing_an_exact_share() {
+    // 600 requests a level over rounds.min = 3: rounds of 200, three a
+    // level however the rates scatter, and no connections kept between
+    // them (each round opens its own, one per request here).
+    let s = study(
+        &["a", "b"],
+        "[4, 8]",
+        (3, 10),
+        "[load]\nrequests = 600\nkeep_alive = false\n",
+    );
+    let mut fake = Fake::new(Box::new(steady));
+    fake.timed = Some(scattered());
+    let (out, data) = run(&s, &mut fake, &Interrupt::new());
+    assert!(out.complete);
+    assert_eq!(
+        rounds_per_step(&data),
+        [
+            ("a".to_string(), 4, StepStatus::Ok, 3),
+            ("a".to_string(), 8, StepStatus::Ok, 3),
+            ("b".to_string(), 4, StepStatus::Ok, 3),
+            ("b".to_string(), 8, StepStatus::Ok, 3),
+        ]
+    );
+    assert!(fake.rounds_of("open").is_empty());
+    let rounds = loads_of(&fake, "round");
+    assert_eq!(rounds.len(), 12);
+    for l in &rounds {
+        assert_eq!(l.requests, Some(200));
+        assert_eq!(l.seconds, throng_lab::spec::COUNTED_ROUND_WATCH_S);
+        assert!(!l.shape.keep_alive);
+        let spec = throng_lab::spec::load_spec(
+            throng_lab::spec::targets(([127, 0, 0, 1], 80).into(), &["/".into()]),
+            l,
+        );
+        assert_eq!(spec.stop, throng_engine::Stop::Requests(200));
+        assert!(!spec.keep_alive);
+    }
+    // The warmup of each started server readies it for a time; the
+    // diagnosis is one more round of the level's count.
+    for l in loads_of(&fake, "warmup") {
+        assert_eq!((l.requests, l.seconds, l.concurrency), (None, 0.5, 4));
+        assert!(!l.shape.keep_alive);
+    }
+    let diagnosed = loads_of(&fake, "diagnose");
+    assert_eq!(diagnosed.len(), 4);
+    assert!(diagnosed.iter().all(|l| l.requests == Some(200)));
+    for st in &data.steps {
+        let blocks: Vec<Option<u32>> = st.rounds.iter().map(|r| r.block).collect();
+        assert_eq!(blocks, [Some(0), Some(1), Some(2)]);
+        assert!(st.rounds.iter().all(|r| r.summary.completed == 200));
+    }
+    // Still paired, block by block, at each level and over the sweep.
+    assert_eq!(data.comparisons.len(), 3);
+    assert!(data.comparisons.iter().take(2).all(|c| c.pairs == 3));
+
+    // One server alone: its count of rounds, not its interval, ends it.
+    let s = study(&["a"], "[4]", (3, 10), "[load]\nrequests = 300\n");
+    let mut fake = Fake::new(Box::new(steady));
+    fake.timed = Some(scattered());
+    let (_, data) = run(&s, &mut fake, &Interrupt::new());
+    assert_eq!(
+        rounds_per_step(&data),
+        [("a".to_string(), 4, StepStatus::Ok, 3)]
+    );
+    let rounds = loads_of(&fake, "round");
+    assert!(rounds
+        .iter()
+        .all(|l| l.requests == Some(100) && l.shape.keep_alive));
+    assert!(data.steps[0]
+        .rounds
+        .iter()
+        .all(|r| r.summary.completed == 100));
+}
+
+#[test]
+fn each_workload_is_swept_over_its_own_levels_with_its_own_requests() {
+    // The study's levels for the tiny file; the page at 2 connections,
+    // each request on a connection of its own.
+    let toml = "name = \"two\"\nservers = [{ name = \"a\", command = [\"/bin/true\"] }]\n\
+                workloads = [\"tiny\", \"page\"]\ncores = [1]\nconcurrency = [4, 8]\n\
+                features = false\nallow_shared_cores = true\nwarmup_seconds = 0.5\ndiagnose = false\n\
+                [workload.page]\nconcurrency = [2]\nkeep_alive = false\nrequests = 20\n\
+                [rounds]\nseconds = 1.0\nwarmup_seconds = 0.25\nmin = 2\nmax = 2\n";
+    let s = Study::parse(toml, &Recipes::builtin()).unwrap();
+    let mut fake = Fake::new(Box::new(steady));
+    let (out, data) = run(&s, &mut fake, &Interrupt::new());
+    assert!(out.complete);
+    let steps: Vec<(String, u32, usize)> = data
+        .steps
+        .iter()
+        .map(|s| (s.workload.clone(), s.concurrency, s.rounds.len()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("page".to_string(), 2, 2),
+            ("tiny".to_string(), 4, 2),
+            ("tiny".to_string(), 8, 2),
+        ]
+    );
+    let shapes: Vec<(&str, u32, bool, Option<u64>)> = fake
+        .loads
+        .iter()
+        .map(|(k, l)| (*k, l.concurrency, l.shape.keep_alive, l.requests))
+        .collect();
+    assert_eq!(
+        shapes,
+        [
+            ("warmup", 4, true, None),
+            ("round", 4, true, None),
+            ("round", 4, true, None),
+            ("round", 8, true, None),
+            ("round", 8, true, None),
+            // The page group's warmup: the fake calls a server's unsampled
+            // rounds after its first measured one searches.
+            ("search", 2, false, None),
+            ("round", 2, false, Some(10)),
+            ("round", 2, false, Some(10)),
+        ]
+    );
 }

@@ -26,6 +26,8 @@ const MAX_LATE: Duration = Duration::from_secs(5);
 
 /// Set by a coordinator for an agent it starts on its own machine.
 pub const LOCAL_ENV: &str = "THRONG_AGENT_LOCAL";
+/// The build a coordinator started, `VERSION-HASH`.
+pub const BUILD_ENV: &str = "THRONG_AGENT_BUILD";
 
 type Out = Arc<Mutex<Box<dyn Write + Send>>>;
 
@@ -111,9 +113,14 @@ pub fn serve_with(ext: &mut dyn Extension, on_signal: fn()) -> u8 {
         let _ = writeln!(w, "{}", serde_json::to_string(&banner).unwrap_or_default());
         let _ = w.flush();
     }
-    let build = Binary::current()
-        .map(|b| b.id)
-        .unwrap_or_else(|_| "unknown".into());
+    // The coordinator names the build it started (the agent's directory is
+    // named by it), so the agent need not hash its own binary at every
+    // start; only an agent started by hand does.
+    let build = std::env::var(BUILD_ENV).unwrap_or_else(|_| {
+        Binary::current()
+            .map(|b| b.id)
+            .unwrap_or_else(|_| "unknown".into())
+    });
     let stdin = std::io::stdin();
     let mut running: Option<(Control, JoinHandle<()>)> = None;
     for line in stdin.lock().lines() {

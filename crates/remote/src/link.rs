@@ -38,7 +38,7 @@ pub struct Link {
 fn start_script(id: &str) -> String {
     format!(
         "d=\"${{XDG_CACHE_HOME:-$HOME/.cache}}/throng/{id}\"; \
-         if [ -x \"$d/throng\" ]; then exec \"$d/throng\" agent; fi; \
+         if [ -x \"$d/throng\" ]; then THRONG_AGENT_BUILD={id} exec \"$d/throng\" agent; fi; \
          echo \"throng-missing $(uname -m)\""
     )
 }
@@ -191,7 +191,9 @@ impl Link {
     ) -> Result<Result<Link, String>, RemoteError> {
         let mut cmd = if place.is_local() {
             let mut c = Command::new(&binary.path);
-            c.arg("agent").env(crate::agent::LOCAL_ENV, "1");
+            c.arg("agent")
+                .env(crate::agent::LOCAL_ENV, "1")
+                .env(crate::agent::BUILD_ENV, &binary.id);
             c
         } else {
             transport.command(place, control_dir, &start_script(&binary.id))

@@ -4,7 +4,8 @@ use throng_model::RunData;
 
 use crate::escape::slug;
 use crate::figures::{
-    self, best, core_counts, is_large, measured, server_names, workload_names, StepFigures,
+    self, best, core_counts, is_large, labelled, measured, server_names, workload_names,
+    StepFigures,
 };
 use crate::svg::{self, Bar, BarChart, LineChart, Point, Series};
 
@@ -21,11 +22,13 @@ pub struct NamedChart {
     pub svg: String,
 }
 
-fn cores_text(c: u32) -> String {
-    if c == 1 {
-        "1 server core".to_string()
-    } else {
-        format!("{c} server cores")
+/// "1 server core", "2 server cores"; `None` when the cores are not known
+/// (0, a server throng did not start).
+fn cores_text(c: u32) -> Option<String> {
+    match c {
+        0 => None,
+        1 => Some("1 server core".to_string()),
+        c => Some(format!("{c} server cores")),
     }
 }
 
@@ -83,9 +86,16 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
                     }
                 }
             }
-            let id = format!("{}-{}c", slug(&w), c);
+            let id = if c > 0 {
+                format!("{}-{}c", slug(&w), c)
+            } else {
+                slug(&w)
+            };
+            // A lone level drawn on ticks at fractions of a connection
+            // (0.2, 0.4, …) would read as levels that were never run.
+            let one_level = steps.iter().all(|f| f.concurrency == steps[0].concurrency);
             if !large {
-                let title = format!("Throughput, {w}, {}", cores_text(c));
+                let title = labelled([Some(format!("Throughput, {w}")), cores_text(c)]);
                 out.push(NamedChart {
                     id: format!("throughput-{id}"),
                     caption: "Mean requests per second over rounds; the band is the 95% confidence interval of the mean.".into(),
@@ -94,12 +104,12 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
                         x_label: "concurrent connections".into(),
                         y_label: "requests per second".into(),
                         series: tput,
-                        whole_x: false,
+                        whole_x: one_level,
                     }),
                     title,
                 });
             }
-            let title = format!("Latency, {w}, {}", cores_text(c));
+            let title = labelled([Some(format!("Latency, {w}")), cores_text(c)]);
             out.push(NamedChart {
                 id: format!("latency-{id}"),
                 caption: "Median over rounds of each round's p50 (solid) and p99 (dashed) latency."
@@ -109,7 +119,7 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
                     x_label: "concurrent connections".into(),
                     y_label: "latency (ms)".into(),
                     series: lat,
-                    whole_x: false,
+                    whole_x: one_level,
                 }),
                 title,
             });
@@ -142,7 +152,7 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
             for s in &servers {
                 if let Some(v) = value(s, c) {
                     let label = if cores.len() > 1 {
-                        format!("{s}, {}", figures::cores_label(c))
+                        labelled([Some(s.clone()), figures::known_cores(c)])
                     } else {
                         s.clone()
                     };
@@ -154,9 +164,10 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
     };
 
     let memory = bars_per_server_and_cores(&|s, c| {
+        // A server that was not sampled has no bar rather than one of 0.
         let of: Vec<&StepFigures> = figs
             .iter()
-            .filter(|f| f.server == s && f.cores == c && f.rounds > 0)
+            .filter(|f| f.server == s && f.cores == c && f.rounds > 0 && f.pss_peak_bytes > 0)
             .collect();
         let pss = of.iter().map(|f| f.pss_peak_bytes).max()?;
         let rss = of.iter().map(|f| f.rss_peak_bytes).max().unwrap_or(0);
@@ -197,7 +208,9 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
                     return None;
                 }
                 let secs: f64 = steps.iter().map(|f| 100_000.0 / f.throughput.mean).sum();
-                Some((secs, None, format!("s over {} steps", steps.len())))
+                let n = steps.len();
+                let unit = if n == 1 { "step" } else { "steps" };
+                Some((secs, None, format!("s over {n} {unit}")))
             });
             if !total.is_empty() {
                 let title = format!("Time to serve 100,000 requests per step, {w}");

@@ -12,7 +12,7 @@ use throng_stats::MedianCi;
 
 use crate::error::{ReportError, Result};
 use crate::escape::md_cell;
-use crate::figures::grouped;
+use crate::figures::{self, grouped};
 use crate::markdown;
 use crate::ratios;
 use crate::table::{Align, Cell, Column, Table};
@@ -82,17 +82,12 @@ pub struct StepKey {
 
 impl StepKey {
     pub fn label(&self) -> String {
-        let core = if self.cores == 1 { "core" } else { "cores" };
-        match &self.server {
-            Some(s) => format!(
-                "{s}, {} {core}, {}, c={}",
-                self.cores, self.workload, self.concurrency
-            ),
-            None => format!(
-                "{} {core}, {}, c={}",
-                self.cores, self.workload, self.concurrency
-            ),
-        }
+        figures::labelled([
+            self.server.clone(),
+            figures::known_cores(self.cores),
+            Some(self.workload.clone()),
+            Some(format!("c={}", self.concurrency)),
+        ])
     }
 }
 

@@ -6,12 +6,48 @@ use std::time::Duration;
 
 use serde::Serialize;
 use throng_model::max_users::{self, SweepEnd, DEFAULT_PATIENCE_S};
-use throng_model::{Diagnosis, Estimate, RunData, StepRecord, StepStatus, WorkloadKind};
+use throng_model::{
+    Diagnosis, Estimate, RunData, RunRecord, ServerUsage, StepRecord, StepStatus, WorkloadKind,
+};
 
 /// Bodies at least this large make a workload a large-file one, reported in
 /// MB/s with transfer times (as the Apache/lighttpd/nginx/Varnish article
 /// reported its 21 MB file) rather than req/s.
 pub const LARGE_BODY_BYTES: f64 = 1024.0 * 1024.0;
+
+/// The study name of every run `throng load --save` stores.
+pub const LOAD_STUDY: &str = "load";
+
+/// A run `throng load --save` stored: its study text is the command line,
+/// not a study file. A command line is one line and a study file several,
+/// so a lab study that happens to be named "load" is not taken for one.
+pub fn is_load_run(run: &RunRecord) -> bool {
+    run.study == LOAD_STUDY && !run.study_toml.is_empty() && !run.study_toml.contains('\n')
+}
+
+/// The command line of a load run as the report shows it: the program
+/// named as on a PATH, since the directory it was started from means
+/// nothing to a reader on another machine.
+pub fn load_command(run: &RunRecord) -> String {
+    let c = run.study_toml.trim();
+    match c.split_once(' ') {
+        // A quoted program path is left whole: its quotes span the
+        // directory.
+        Some((prog, rest)) if !prog.starts_with(['\'', '$']) => {
+            let name = prog.rsplit('/').next().unwrap_or(prog);
+            format!("{name} {rest}")
+        }
+        _ => c.to_string(),
+    }
+}
+
+/// Whether the server's process tree was sampled over a round. The sampler
+/// always records the seconds it covered, while usage nobody measured (a
+/// target `throng load` did not start) stays all zeros; its zeros are not
+/// an idle server.
+pub fn sampled(u: &ServerUsage) -> bool {
+    u.wall_s > 0.0
+}
 
 /// What one step measured, reduced over its rounds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -39,12 +75,20 @@ pub struct StepFigures {
     pub max_us: Option<u64>,
     pub completed: u64,
     pub errors: u64,
-    /// Server CPU (user + sys) per completed request, over all rounds.
+    /// Server CPU (user + sys) per completed request, over the rounds that
+    /// sampled the server; `None` when none did.
     pub cpu_us_per_request: Option<f64>,
-    /// Median over rounds of server CPU seconds per wall second.
+    /// Median over the rounds that sampled the server of its CPU seconds
+    /// per wall second.
     pub cpu_utilisation: Option<f64>,
+    /// 0 when the server was not sampled.
     pub pss_peak_bytes: u64,
     pub rss_peak_bytes: u64,
+    /// Whether any round sampled the server; false for a target that
+    /// `throng load` loaded but did not start. Left out of the JSON, where
+    /// the CPU figures are null and the memory figures 0 instead.
+    #[serde(skip)]
+    pub server_sampled: bool,
     /// Mean body bytes per response.
     pub body_bytes_per_response: Option<f64>,
     /// Measured seconds over all rounds.
@@ -75,11 +119,16 @@ pub fn step_figures(s: &StepRecord) -> StepFigures {
     };
     let completed: u64 = s.rounds.iter().map(|r| r.summary.completed).sum();
     let body: u64 = s.rounds.iter().map(|r| r.summary.body_bytes).sum();
-    let cpu: f64 = s
-        .rounds
-        .iter()
+    // Server figures come from the rounds that sampled the server alone: a
+    // round that did not would count as one that used no CPU.
+    let sampled_rounds = || s.rounds.iter().filter(|r| sampled(&r.server));
+    let cpu: f64 = sampled_rounds()
         .map(|r| r.server.cpu_user_s + r.server.cpu_sys_s)
         .sum();
+    let cpu_completed: u64 = sampled_rounds().map(|r| r.summary.completed).sum();
+    let utilisation: Vec<f64> = sampled_rounds()
+        .map(|r| r.server.cpu_utilisation())
+        .collect();
     // A round that completed nothing has no latency: its zeros are not a
     // fastest transfer.
     let with_latency = s
@@ -104,8 +153,8 @@ pub fn step_figures(s: &StepRecord) -> StepFigures {
         max_us: with_latency.map(|r| r.summary.latency_us.max).max(),
         completed,
         errors: s.rounds.iter().map(|r| r.summary.errors_total).sum(),
-        cpu_us_per_request: (completed > 0).then(|| cpu / completed as f64 * 1e6),
-        cpu_utilisation: s.median_of(|r| r.server.cpu_utilisation()),
+        cpu_us_per_request: (cpu_completed > 0).then(|| cpu / cpu_completed as f64 * 1e6),
+        cpu_utilisation: throng_stats::median(&utilisation),
         pss_peak_bytes: s
             .rounds
             .iter()
@@ -118,6 +167,7 @@ pub fn step_figures(s: &StepRecord) -> StepFigures {
             .map(|r| r.server.rss_peak_bytes)
             .max()
             .unwrap_or(0),
+        server_sampled: sampled_rounds().next().is_some(),
         body_bytes_per_response: (completed > 0).then(|| body as f64 / completed as f64),
         measured_s: s.rounds.iter().map(|r| r.summary.duration_s).sum(),
         shared_cores: s.shared_cores,
@@ -230,9 +280,23 @@ pub fn cores_label(cores: u32) -> String {
     }
 }
 
-/// Where a step was measured: "2 cores, c=200".
+/// [`cores_label`], or `None` for 0 cores: the count of a server throng
+/// did not start (a saved `throng load`), which nobody knows; "0 cores"
+/// would read as a measurement.
+pub fn known_cores(cores: u32) -> Option<String> {
+    (cores > 0).then(|| cores_label(cores))
+}
+
+/// The parts of a label joined by commas, leaving out the unknown ones:
+/// `labelled([Some("sweep".into()), known_cores(0)])` is "sweep".
+pub fn labelled<const N: usize>(parts: [Option<String>; N]) -> String {
+    parts.into_iter().flatten().collect::<Vec<_>>().join(", ")
+}
+
+/// Where a step was measured: "2 cores, c=200", or "c=200" when its
+/// cores are not known.
 pub fn step_source(cores: u32, concurrency: u32) -> String {
-    format!("{}, c={concurrency}", cores_label(cores))
+    labelled([known_cores(cores), Some(format!("c={concurrency}"))])
 }
 
 /// Whether a workload is answered by a program behind the server (`cgi`,
@@ -464,10 +528,12 @@ pub fn summary_rows(run: &RunData, figs: &[StepFigures]) -> Vec<SummaryRow> {
                         .then(b.cores.cmp(&a.cores))
                 })
             });
+            // A server that was never sampled has no memory figure, not 0.
             let memory = figs
                 .iter()
                 .filter(|f| f.server == name && f.rounds > 0)
                 .map(|f| f.pss_peak_bytes)
+                .filter(|&b| b > 0)
                 .max();
             SummaryRow {
                 server: name.clone(),
@@ -694,6 +760,7 @@ mod tests {
         );
         assert_eq!(step_source(2, 200), "2 cores, c=200");
         assert_eq!(step_source(1, 4), "1 core, c=4");
+        assert_eq!(step_source(0, 5), "c=5");
     }
 
     #[test]
@@ -801,6 +868,53 @@ mod tests {
                 Some(MaxUsersSource::Searched)
             )
         );
+    }
+
+    #[test]
+    fn server_figures_come_from_the_rounds_that_sampled_it() {
+        let mut st = step(10, 0);
+        st.rounds[0].server = throng_model::ServerUsage {
+            cpu_user_s: 0.01,
+            cpu_sys_s: 0.01,
+            pss_peak_bytes: 5 << 20,
+            wall_s: 2.0,
+            ..Default::default()
+        };
+        // A second round of as many responses that sampled nothing: not a
+        // server that answered them for free.
+        st.rounds.push(st.rounds[0].clone());
+        st.rounds[1].server = throng_model::ServerUsage::default();
+        let f = step_figures(&st);
+        assert_eq!(f.cpu_us_per_request, Some(20.0));
+        assert_eq!(f.cpu_utilisation, Some(0.01));
+        assert_eq!(f.pss_peak_bytes, 5 << 20);
+        assert!(f.server_sampled);
+        st.rounds.remove(0);
+        let f = step_figures(&st);
+        assert_eq!((f.cpu_us_per_request, f.cpu_utilisation), (None, None));
+        assert_eq!(f.pss_peak_bytes, 0);
+        assert!(!f.server_sampled);
+    }
+
+    #[test]
+    fn a_load_run_is_one_command_line() {
+        let mut r = RunRecord {
+            study: LOAD_STUDY.into(),
+            study_toml: "/home/u/target/release/throng load 'http://h/a?b' -c 5 --save".into(),
+            ..Default::default()
+        };
+        assert!(is_load_run(&r));
+        assert_eq!(load_command(&r), "throng load 'http://h/a?b' -c 5 --save");
+        r.study_toml = "'/opt/my tools/throng' load http://h/".into();
+        assert_eq!(load_command(&r), r.study_toml);
+        // A lab study named "load" is a study file of several lines.
+        r.study_toml = "name = \"load\"\nservers = [\"nginx\"]\n".into();
+        assert!(!is_load_run(&r));
+        r.study = "quick".into();
+        r.study_toml = "throng load http://h/".into();
+        assert!(!is_load_run(&r));
+        assert_eq!(known_cores(0), None);
+        assert_eq!(known_cores(2).as_deref(), Some("2 cores"));
     }
 
     #[test]

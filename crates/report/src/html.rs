@@ -107,7 +107,7 @@ pub fn render(run: &RunData, a: &Analysis) -> String {
     let _ = writeln!(
         o,
         "<p class=\"meta\">{}</p>",
-        esc(&tables::summary_note(&a.summary_workloads, |w| w.to_string()))
+        esc(&tables::summary_note(&a.summary_workloads, &a.steps, |w| w.to_string()))
     );
     if let Some(t) = tables::features(run) {
         // The evidence of each answer is its cell's tooltip.
@@ -153,7 +153,11 @@ pub fn render(run: &RunData, a: &Analysis) -> String {
         }
     }
     let _ = writeln!(o, "{}", table(&tables::steps(&a.steps)));
-    o.push_str("<p class=\"meta\">req/s: mean over rounds with the 95% confidence interval of the mean (Student's t). p50/p99: median over rounds. Server CPU: user + system time of the server's process tree per second of wall time (100% = one core).</p>\n");
+    o.push_str("<p class=\"meta\">req/s: mean over rounds with the 95% confidence interval of the mean (Student's t). p50/p99: median over rounds. Server CPU: user + system time of the server's process tree per second of wall time (100% = one core).");
+    if let Some(note) = tables::steps_note(&a.steps) {
+        let _ = write!(o, " {}", esc(&note));
+    }
+    o.push_str("</p>\n");
     if let Some(t) = tables::costs(&a.steps) {
         let _ = writeln!(
             o,
@@ -179,8 +183,30 @@ pub fn render(run: &RunData, a: &Analysis) -> String {
     if let Some(t) = tables::machine_check(run) {
         let _ = writeln!(o, "{}", table(&t));
     }
-    servers(&mut o, run);
+    if figures::is_load_run(r) {
+        o.push_str("<h2 id=\"servers\">Target</h2>\n");
+        for s in &run.servers {
+            let _ = writeln!(o, "<p>{}</p>", esc(&tables::target_line(&s.name, &a.steps)));
+        }
+        let _ = writeln!(
+            o,
+            "<h2 id=\"study\">Command</h2>\n<p>Run again with:</p>\n<pre>{}</pre>",
+            esc(&figures::load_command(r))
+        );
+    } else {
+        servers(&mut o, run);
+        study_file(&mut o, r);
+    }
+    let _ = writeln!(
+        o,
+        "<p class=\"meta\">Generated from run {} by <code>throng report</code>.</p>\n</body>\n</html>",
+        r.id
+    );
+    o
+}
 
+/// The study file, to measure again with.
+fn study_file(o: &mut String, r: &throng_model::RunRecord) {
     o.push_str("<h2 id=\"study\">Study file</h2>\n");
     if r.study_toml.is_empty() {
         o.push_str("<p>The study file was not stored.</p>\n");
@@ -191,12 +217,6 @@ pub fn render(run: &RunData, a: &Analysis) -> String {
             esc(&r.study_toml)
         );
     }
-    let _ = writeln!(
-        o,
-        "<p class=\"meta\">Generated from run {} by <code>throng report</code>.</p>\n</body>\n</html>",
-        r.id
-    );
-    o
 }
 
 /// The summary when the run has paired ratios: each server against the
@@ -254,13 +274,16 @@ fn failures(o: &mut String, run: &RunData) {
     }
     o.push_str("<h2 id=\"failures\">Failures</h2>\n");
     for s in failed {
+        let step = figures::labelled([
+            Some(s.server.clone()),
+            (s.cores > 0).then(|| format!("{} core(s)", s.cores)),
+            Some(s.workload.clone()),
+            Some(format!("concurrency {}", s.concurrency)),
+        ]);
         let _ = writeln!(
             o,
-            "<h3>{}, {} core(s), {}, concurrency {}</h3>\n<p class=\"failed\">{}</p>",
-            esc(&s.server),
-            s.cores,
-            esc(&s.workload),
-            s.concurrency,
+            "<h3>{}</h3>\n<p class=\"failed\">{}</p>",
+            esc(&step),
             esc(s.failure.as_deref().unwrap_or("failed"))
         );
         if let Some(t) = &s.log_tail {

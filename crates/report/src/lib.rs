@@ -18,6 +18,7 @@ pub mod error;
 pub mod escape;
 pub mod export;
 pub mod figures;
+pub mod hosts;
 pub mod html;
 pub mod markdown;
 pub mod parity;

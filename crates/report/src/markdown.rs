@@ -48,7 +48,7 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
     let _ = write!(
         o,
         "\n{}\n\n",
-        tables::summary_note(&a.summary_workloads, cell)
+        tables::summary_note(&a.summary_workloads, &a.steps, cell)
     );
     features(&mut o, run);
     if let Some(t) = tables::parity(run) {
@@ -84,6 +84,9 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
         }
     }
     o.push_str(&table(&tables::steps(&a.steps).without(tables::SERVER_CPU)));
+    if let Some(note) = tables::steps_note(&a.steps) {
+        let _ = write!(o, "\n{}\n", cell(&note));
+    }
     if let Some(t) = tables::costs(&a.steps) {
         let _ = write!(
             o,
@@ -111,7 +114,9 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
         o.push_str(&table(&t));
     }
 
-    if !run.servers.is_empty() {
+    if figures::is_load_run(r) {
+        target(&mut o, run, a);
+    } else if !run.servers.is_empty() {
         o.push_str("\n## Servers and their configurations\n");
         for s in &run.servers {
             let _ = writeln!(
@@ -132,7 +137,13 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
         }
     }
 
-    if !r.study_toml.is_empty() {
+    if figures::is_load_run(r) {
+        let _ = writeln!(
+            o,
+            "\n## Command\n\nRun again with:\n\n{}",
+            md_fence(&figures::load_command(r), "sh")
+        );
+    } else if !r.study_toml.is_empty() {
         let _ = writeln!(
             o,
             "\n## Study file\n\nSave as `study.toml` and run `throng lab study.toml` to measure again.\n\n{}",
@@ -140,6 +151,17 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
         );
     }
     o
+}
+
+/// The server of a saved `throng load`: what it is instead of a version,
+/// package, model and configuration throng cannot know.
+fn target(o: &mut String, run: &RunData, a: &Analysis) {
+    let lines: Vec<String> = run
+        .servers
+        .iter()
+        .map(|s| cell(&tables::target_line(&s.name, &a.steps)))
+        .collect();
+    let _ = writeln!(o, "\n## Target\n\n{}", lines.join("\n\n"));
 }
 
 /// The summary when the run has paired ratios: each server against the

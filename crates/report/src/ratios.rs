@@ -90,7 +90,11 @@ pub fn sweep_label(c: &Comparison) -> String {
     let level = c
         .concurrency
         .map_or_else(|| "all levels".to_string(), |l| format!("c={l}"));
-    format!("{}, {}, {level}", figures::cores_label(c.cores), c.workload)
+    figures::labelled([
+        figures::known_cores(c.cores),
+        Some(c.workload.clone()),
+        Some(level),
+    ])
 }
 
 /// The stored comparisons in reading order: workloads as the run lists
@@ -155,7 +159,10 @@ pub struct RatioGroup {
 impl RatioGroup {
     /// "tiny, 1 core".
     pub fn title(&self) -> String {
-        format!("{}, {}", self.workload, figures::cores_label(self.cores))
+        figures::labelled([
+            Some(self.workload.clone()),
+            figures::known_cores(self.cores),
+        ])
     }
 }
 

@@ -3,7 +3,7 @@
 //! (its notes, the feature evidence as tooltips or as a list) stays with
 //! the format.
 
-use throng_model::{Comparison, Feature, Finding, HostRecord, RunData, Severity};
+use throng_model::{Comparison, Feature, RunData, Severity};
 
 use crate::figures::{
     self, duration_us, grouped, mib, rate_with_ci, StepFigures, StepRef, SummaryRow,
@@ -20,6 +20,16 @@ fn bytes_or_none(b: u64, text: impl Fn(u64) -> String) -> Cell {
     }
 }
 
+/// A core count in a table: "–" when it is not known (a server throng did
+/// not start), not 0.
+fn cores_cell(cores: u32) -> Cell {
+    if cores > 0 {
+        Cell::lit(cores.to_string())
+    } else {
+        Cell::none()
+    }
+}
+
 /// A best figure with its verdict and the step it comes from; marked
 /// "no valid step" when it is the best of suspect steps.
 fn best_cell(value: String, verdict: &str, reasons: &[String], step: &StepRef) -> Cell {
@@ -31,6 +41,39 @@ fn best_cell(value: String, verdict: &str, reasons: &[String], step: &StepRef) -
     };
     cell.mark(Mark::verdict(verdict, reasons))
         .source(figures::step_source(step.cores, step.concurrency))
+}
+
+/// Why a server figure is "–": throng measures only the servers it starts.
+pub const NOT_SAMPLED: &str = "not sampled (throng samples only the servers it starts)";
+
+/// What the steps table's "–" in the server's columns means, when some
+/// step has one for that reason; `None` otherwise.
+pub fn steps_note(figs: &[StepFigures]) -> Option<String> {
+    any_unsampled(figs)
+        .then(|| format!("Server CPU and memory: – where the server was {NOT_SAMPLED}."))
+}
+
+/// Whether a step ran without its server being sampled. A step that did
+/// not run has its "–" for that reason instead, and its verdict says so.
+fn any_unsampled(figs: &[StepFigures]) -> bool {
+    figs.iter()
+        .any(|f| figures::measured(f) && !f.server_sampled)
+}
+
+/// A server of a saved `throng load` in words: "127.0.0.1:8080: target,
+/// not started by throng; its version, package, model and configuration
+/// are unknown, and its CPU and memory were not sampled."
+pub fn target_line(server: &str, figs: &[StepFigures]) -> String {
+    let sampled = figs.iter().any(|f| f.server == server && f.server_sampled);
+    format!(
+        "{server}: target, not started by throng; its version, package, model and \
+         configuration are unknown{}.",
+        if sampled {
+            ""
+        } else {
+            ", and its CPU and memory were not sampled"
+        }
+    )
 }
 
 /// What marks a best figure taken from a suspect step because no step of
@@ -50,11 +93,18 @@ fn workload_column(title: &str, workload: &str) -> Column {
 /// (and on the smallest dynamic one), best large-file MB/s, max users,
 /// memory and executable size. Each column's heading names its workload.
 pub fn summary(cols: &SummaryWorkloads, rows: &[SummaryRow]) -> Table {
-    let mut columns = vec![
-        Column::left("Server"),
-        Column::left("Version"),
-        Column::left("Model"),
-    ];
+    // A text column nobody has a value for is left out rather than drawn
+    // empty: the target of a saved `throng load` was not started by throng,
+    // which knows neither its version nor its model.
+    let version = rows.iter().any(|s| !s.version.is_empty());
+    let model = rows.iter().any(|s| !s.model.is_empty());
+    let mut columns = vec![Column::left("Server")];
+    if version {
+        columns.push(Column::left("Version"));
+    }
+    if model {
+        columns.push(Column::left("Model"));
+    }
     let req = |w: &Option<String>| w.as_deref().map(|w| workload_column("req/s", w));
     columns.extend(req(&cols.small));
     columns.extend(req(&cols.dynamic));
@@ -77,11 +127,13 @@ pub fn summary(cols: &SummaryWorkloads, rows: &[SummaryRow]) -> Table {
             }
             _ => Cell::none(),
         };
-        let mut row = vec![
-            Cell::text(&s.server),
-            Cell::text(&s.version),
-            Cell::text(&s.model),
-        ];
+        let mut row = vec![Cell::text(&s.server)];
+        if version {
+            row.push(Cell::text(&s.version));
+        }
+        if model {
+            row.push(Cell::text(&s.model));
+        }
         if cols.small.is_some() {
             row.push(rate(&s.small_rps, &s.small_verdict, &s.small_step));
         }
@@ -105,11 +157,10 @@ pub fn summary(cols: &SummaryWorkloads, rows: &[SummaryRow]) -> Table {
                     Some(u) => grouped(u.into()),
                     None => "none".into(),
                 };
-                Cell::lit(value).source(format!(
-                    "{}, {}",
-                    source.label(),
-                    figures::cores_label(cores)
-                ))
+                Cell::lit(value).source(figures::labelled([
+                    Some(source.label().to_string()),
+                    figures::known_cores(cores),
+                ]))
             }
             _ => Cell::none(),
         });
@@ -125,7 +176,11 @@ pub fn summary(cols: &SummaryWorkloads, rows: &[SummaryRow]) -> Table {
 
 /// What the summary's columns hold, below the table. `name` escapes a
 /// workload's name for the format.
-pub fn summary_note(cols: &SummaryWorkloads, name: impl Fn(&str) -> String) -> String {
+pub fn summary_note(
+    cols: &SummaryWorkloads,
+    figs: &[StepFigures],
+    name: impl Fn(&str) -> String,
+) -> String {
     let mut parts = Vec::new();
     let mut shown = Vec::new();
     if let Some(w) = &cols.small {
@@ -160,7 +215,11 @@ pub fn summary_note(cols: &SummaryWorkloads, name: impl Fn(&str) -> String) -> S
             name(w)
         ));
     }
-    parts.push("Memory: peak PSS of the server's process tree.".to_string());
+    parts.push(if any_unsampled(figs) {
+        format!("Memory: peak PSS of the server's process tree; – where it was {NOT_SAMPLED}.")
+    } else {
+        "Memory: peak PSS of the server's process tree.".to_string()
+    });
     parts.join(" ")
 }
 
@@ -306,7 +365,7 @@ pub fn steps(figs: &[StepFigures]) -> Table {
     .wide();
     let us = |v: Option<u64>| v.map_or_else(Cell::none, |v| Cell::lit(duration_us(v)));
     for f in figs {
-        let cores = Cell::lit(f.cores.to_string());
+        let cores = cores_cell(f.cores);
         let verdict = if f.status == throng_model::StepStatus::Ok {
             Mark::verdict(&f.verdict, &f.verdict_reasons)
         } else {
@@ -380,7 +439,7 @@ pub fn paired(run: &RunData) -> Option<Table> {
             Cell::text(&c.a),
             Cell::text(&c.b),
             Cell::text(&c.workload),
-            Cell::lit(c.cores.to_string()),
+            cores_cell(c.cores),
             Cell::lit(ratios::ratio_text(c)),
             Cell::lit(ratios::interval_text(c)),
             Cell::lit(grouped(c.pairs.into())),
@@ -422,7 +481,10 @@ pub fn paired_per_level(run: &RunData) -> Vec<Table> {
                 .iter()
                 .map(|(a, b)| Column::with_head(Cell::text(format!("{b} / {a}")), Align::Right)),
         );
-        let title = format!("{}, {}", first.workload, figures::cores_label(first.cores));
+        let title = figures::labelled([
+            Some(first.workload.clone()),
+            figures::known_cores(first.cores),
+        ]);
         let mut t = Table::new(columns).subsection(&title).wide();
         for level in concurrency {
             let mut row = vec![Cell::lit(level.to_string())];
@@ -511,7 +573,7 @@ pub fn costs(figs: &[StepFigures]) -> Option<Table> {
         };
         t.push(vec![
             Cell::text(&f.server),
-            Cell::lit(f.cores.to_string()),
+            cores_cell(f.cores),
             Cell::text(&f.workload),
             Cell::lit(f.concurrency.to_string()),
             Cell::text(cost::syscalls_or_why(d)),
@@ -534,6 +596,8 @@ pub fn costs(figs: &[StepFigures]) -> Option<Table> {
 pub const SERVER_CPU: &str = "Server CPU";
 
 /// The machine the run was measured on.
+pub use crate::hosts::hosts;
+
 pub fn environment(run: &RunData) -> Table {
     let e = &run.run.environment;
     let mut t = Table::key_value().section("environment", "Environment");
@@ -559,138 +623,6 @@ pub fn environment(run: &RunData) -> Table {
         t.push(vec![Cell::lit(k).head(), Cell::text(v)]);
     }
     t
-}
-
-/// Every host of a run spread over hosts, server first; `None` for a run
-/// on one machine.
-pub fn hosts(run: &RunData) -> Option<Table> {
-    let hosts = &run.run.environment.hosts;
-    if hosts.is_empty() {
-        return None;
-    }
-    let mut t = Table::new(vec![
-        Column::left("Host"),
-        Column::left("Role"),
-        Column::left("Machine"),
-        Column::left("Kernel"),
-        Column::right("Open files (soft / hard)"),
-        Column::right("Clock offset"),
-        Column::left("Path to the server"),
-        Column::left("Machine check"),
-    ])
-    .subsection("Hosts")
-    .wide();
-    for h in hosts {
-        t.push(vec![
-            Cell::text(&h.host),
-            Cell::text(&h.role),
-            text_or_none(machine(h)),
-            text_or_none(h.kernel.clone()),
-            Cell::lit(format!("{} / {}", h.nofile.0, h.nofile.1)),
-            Cell::lit(clock_offset(h.clock_offset_ms, h.clock_uncertainty_ms)),
-            if h.role == "server" {
-                Cell::none()
-            } else {
-                text_or_none(path_to_server(h))
-            },
-            host_check(&h.doctor),
-        ]);
-    }
-    Some(t)
-}
-
-fn text_or_none(s: String) -> Cell {
-    if s.is_empty() {
-        Cell::none()
-    } else {
-        Cell::text(s)
-    }
-}
-
-/// "x86_64, AMD EPYC 7B13, 8 CPUs, 32768.0 MiB", leaving out what the
-/// host did not tell.
-fn machine(h: &HostRecord) -> String {
-    let cpus = match h.cpus_online {
-        0 => String::new(),
-        1 => "1 CPU".to_string(),
-        n => format!("{n} CPUs"),
-    };
-    let memory = if h.memory_bytes > 0 {
-        mib(h.memory_bytes)
-    } else {
-        String::new()
-    };
-    [h.arch.clone(), h.cpu_model.clone(), cpus, memory]
-        .into_iter()
-        .filter(|s| !s.is_empty())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// "+0.012 ms ±0.040": the host's clock minus the coordinator's.
-fn clock_offset(offset_ms: f64, uncertainty_ms: f64) -> String {
-    // An offset that rounds to zero would print as "-0.000".
-    let offset_ms = if offset_ms.abs() < 0.0005 {
-        0.0
-    } else {
-        offset_ms
-    };
-    format!("{offset_ms:+.3} ms ±{uncertainty_ms:.3}")
-}
-
-/// "RTT 0.046 ms, MTU 1500, via eth0 at 10000 Mb/s", or "loopback"; empty
-/// when the path was not measured.
-fn path_to_server(h: &HostRecord) -> String {
-    if h.loopback {
-        return "loopback".to_string();
-    }
-    let link = match (&h.interface, h.link_mbps) {
-        (Some(i), Some(s)) => Some(format!("via {i} at {s} Mb/s")),
-        (Some(i), None) => Some(format!("via {i}")),
-        (None, Some(s)) => Some(format!("at {s} Mb/s")),
-        (None, None) => None,
-    };
-    [
-        h.rtt_ms.map(|r| format!("RTT {r:.3} ms")),
-        h.mtu.map(|m| format!("MTU {m}")),
-        link,
-    ]
-    .into_iter()
-    .flatten()
-    .collect::<Vec<_>>()
-    .join(", ")
-}
-
-/// A host's doctor findings counted by severity ("1 fail, 1 warn, 2 ok",
-/// or "clean" when nothing is wrong). The findings themselves are in the
-/// machine check, each client host's named there; HTML repeats the
-/// problems as the cell's tooltip.
-fn host_check(doctor: &[Finding]) -> Cell {
-    if doctor.is_empty() {
-        return Cell::none();
-    }
-    let count = |s: Severity| doctor.iter().filter(|f| f.severity == s).count();
-    let (fail, warn, ok) = (
-        count(Severity::Fail),
-        count(Severity::Warn),
-        count(Severity::Ok),
-    );
-    if fail + warn == 0 {
-        return Cell::lit("clean").hook("valid");
-    }
-    let words: Vec<String> = [(fail, "fail"), (warn, "warn"), (ok, "ok")]
-        .into_iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, w)| format!("{n} {w}"))
-        .collect();
-    let problems: Vec<String> = doctor
-        .iter()
-        .filter(|f| f.severity != Severity::Ok)
-        .map(|f| format!("{}: {}", f.check, f.message))
-        .collect();
-    Cell::lit(words.join(", "))
-        .hook(if fail > 0 { "fail" } else { "warn" })
-        .tip(problems.join("; "))
 }
 
 /// The sysctls that matter for benchmarking, as they were; `None` when none
@@ -745,24 +677,6 @@ mod tests {
     use crate::figures::MaxUsersSource;
 
     #[test]
-    fn a_client_hosts_path_says_what_was_measured() {
-        let mut h = HostRecord {
-            role: "client".into(),
-            rtt_ms: Some(0.0214),
-            link_mbps: Some(1000),
-            ..HostRecord::default()
-        };
-        assert_eq!(path_to_server(&h), "RTT 0.021 ms, at 1000 Mb/s");
-        h.loopback = true;
-        assert_eq!(path_to_server(&h), "loopback");
-        assert_eq!(path_to_server(&HostRecord::default()), "");
-        assert_eq!(machine(&HostRecord::default()), "");
-        assert_eq!(clock_offset(-0.0004, 0.01), "+0.000 ms ±0.010");
-        assert_eq!(clock_offset(-1.5, 0.25), "-1.500 ms ±0.250");
-        assert_eq!(host_check(&[]), Cell::none());
-    }
-
-    #[test]
     fn the_summary_names_each_columns_workload_and_where_figures_come_from() {
         let cols = SummaryWorkloads {
             small: Some("tiny".into()),
@@ -812,7 +726,7 @@ mod tests {
             md.lines().nth(4).unwrap(),
             "| a | 1 | event loop | 9,000 — valid (1 core, c=100) | 842 (no valid step) — suspect: noisy (2 cores, c=50) | 1,600 (searched, 1 core) | – | – |"
         );
-        let note = summary_note(&cols, |w| w.to_string());
+        let note = summary_note(&cols, &[], |w| w.to_string());
         assert!(
             note.starts_with(
                 "Req/s (tiny), the static workload with the smallest responses; req/s (cgi), the \

@@ -5,6 +5,7 @@
 //! Rows are written as the lab goes (a step when it finishes), so a run
 //! that is interrupted keeps everything it measured.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::Context;
@@ -15,132 +16,26 @@ use throng_model::{
     Source, StepRecord, StepStatus, Summary, Verdict,
 };
 
-/// Migrations, in order; entry i moves the schema from version i to i+1.
-const MIGRATIONS: &[&str] = &[
-    r#"
-CREATE TABLE runs (
-    id INTEGER PRIMARY KEY,
-    study TEXT NOT NULL,
-    study_toml TEXT NOT NULL,
-    started_unix_s REAL NOT NULL,
-    finished_unix_s REAL,
-    complete INTEGER NOT NULL DEFAULT 0,
-    environment TEXT NOT NULL
-);
-CREATE TABLE findings (
-    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    seq INTEGER NOT NULL,
-    check_id TEXT NOT NULL,
-    severity TEXT NOT NULL,
-    message TEXT NOT NULL,
-    fix TEXT NOT NULL,
-    PRIMARY KEY (run_id, seq)
-);
-CREATE TABLE servers (
-    id INTEGER PRIMARY KEY,
-    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    name TEXT NOT NULL,
-    recipe TEXT NOT NULL,
-    version TEXT NOT NULL,
-    package TEXT NOT NULL,
-    model TEXT NOT NULL,
-    exe_bytes INTEGER NOT NULL,
-    UNIQUE (run_id, name)
-);
-CREATE TABLE configs (
-    server_id INTEGER NOT NULL REFERENCES servers(id) ON DELETE CASCADE,
-    seq INTEGER NOT NULL,
-    path TEXT NOT NULL,
-    content TEXT NOT NULL,
-    PRIMARY KEY (server_id, seq)
-);
-CREATE TABLE steps (
-    id INTEGER PRIMARY KEY,
-    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    server TEXT NOT NULL,
-    cores INTEGER NOT NULL,
-    workload TEXT NOT NULL,
-    concurrency INTEGER NOT NULL,
-    status TEXT NOT NULL,
-    failure TEXT,
-    log_tail TEXT,
-    server_cpus TEXT NOT NULL,
-    client_cpus TEXT NOT NULL,
-    shared_cores INTEGER NOT NULL,
-    throughput TEXT NOT NULL,
-    verdict TEXT NOT NULL
-);
-CREATE INDEX steps_run ON steps(run_id);
-CREATE TABLE rounds (
-    step_id INTEGER NOT NULL REFERENCES steps(id) ON DELETE CASCADE,
-    idx INTEGER NOT NULL,
-    requests_per_sec REAL NOT NULL,
-    summary TEXT NOT NULL,
-    server_usage TEXT NOT NULL,
-    histogram BLOB NOT NULL,
-    PRIMARY KEY (step_id, idx)
-);
-"#,
-    r#"
-ALTER TABLE servers ADD COLUMN installed_bytes INTEGER NOT NULL DEFAULT 0;
-CREATE TABLE features (
-    server_id INTEGER NOT NULL REFERENCES servers(id) ON DELETE CASCADE,
-    seq INTEGER NOT NULL,
-    name TEXT NOT NULL,
-    status TEXT NOT NULL,
-    evidence TEXT NOT NULL,
-    PRIMARY KEY (server_id, seq)
-);
-CREATE TABLE max_users (
-    server_id INTEGER NOT NULL REFERENCES servers(id) ON DELETE CASCADE,
-    seq INTEGER NOT NULL,
-    cores INTEGER NOT NULL,
-    workload TEXT NOT NULL,
-    patience_s REAL NOT NULL,
-    level INTEGER,
-    broke_at INTEGER,
-    broke_by TEXT NOT NULL,
-    PRIMARY KEY (server_id, seq)
-);
-"#,
-    r#"
-ALTER TABLE servers ADD COLUMN profile TEXT NOT NULL DEFAULT 'defaults';
-ALTER TABLE runs ADD COLUMN baseline TEXT;
-ALTER TABLE rounds ADD COLUMN block INTEGER;
-CREATE TABLE parity (
-    server_id INTEGER NOT NULL REFERENCES servers(id) ON DELETE CASCADE,
-    setting TEXT NOT NULL,
-    value TEXT NOT NULL,
-    source TEXT NOT NULL,
-    detail TEXT NOT NULL,
-    PRIMARY KEY (server_id, setting)
-);
-CREATE TABLE diagnoses (
-    step_id INTEGER PRIMARY KEY REFERENCES steps(id) ON DELETE CASCADE,
-    diagnosis TEXT NOT NULL
-);
-CREATE TABLE comparisons (
-    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    seq INTEGER NOT NULL,
-    a TEXT NOT NULL,
-    b TEXT NOT NULL,
-    workload TEXT NOT NULL,
-    cores INTEGER NOT NULL,
-    concurrency INTEGER,
-    ratio REAL NOT NULL,
-    ci_low REAL NOT NULL,
-    ci_high REAL NOT NULL,
-    pairs INTEGER NOT NULL,
-    decision TEXT NOT NULL,
-    PRIMARY KEY (run_id, seq)
-);
-"#,
-];
+mod schema;
+use schema::MIGRATIONS;
 
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 pub struct Store {
     conn: Connection,
+}
+
+/// A run's steps by outcome. Skipped and unsupported steps count in
+/// `steps` only.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StepCounts {
+    pub steps: u64,
+    /// Measured, and no check fired.
+    pub valid: u64,
+    /// Measured, with at least one reason to doubt the figures.
+    pub suspect: u64,
+    /// The server failed (or, for `throng load`, the load could not run).
+    pub failed: u64,
 }
 
 fn insert_features(
@@ -531,6 +426,32 @@ impl Store {
         let mut q = self.conn.prepare("SELECT id FROM runs ORDER BY id")?;
         let ids: Vec<i64> = q.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
         ids.into_iter().map(|id| self.run_record(id)).collect()
+    }
+
+    /// Each run's steps counted by outcome, without reading their rounds:
+    /// what a list of runs shows. Runs without a step are absent.
+    pub fn step_counts(&self) -> anyhow::Result<BTreeMap<i64, StepCounts>> {
+        // A verdict is valid when it has no reason; only steps that ran
+        // (status ok) have one worth counting.
+        let mut q = self.conn.prepare(
+            "SELECT run_id, count(*),
+                    coalesce(sum(status = 'ok' AND json_array_length(verdict, '$.reasons') = 0), 0),
+                    coalesce(sum(status = 'ok' AND json_array_length(verdict, '$.reasons') > 0), 0),
+                    coalesce(sum(status = 'failed'), 0)
+             FROM steps GROUP BY run_id",
+        )?;
+        let rows = q.query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                StepCounts {
+                    steps: r.get::<_, i64>(1)? as u64,
+                    valid: r.get::<_, i64>(2)? as u64,
+                    suspect: r.get::<_, i64>(3)? as u64,
+                    failed: r.get::<_, i64>(4)? as u64,
+                },
+            ))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     pub fn load_run(&self, id: i64) -> anyhow::Result<RunData> {
@@ -970,6 +891,55 @@ mod tests {
             (runs[1].id, runs[1].complete, runs[1].study.as_str()),
             (b, false, "b")
         );
+    }
+
+    #[test]
+    fn steps_are_counted_by_outcome() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut st = Store::open(&dir.path().join("t.db")).unwrap();
+        let a = st.begin_run(&RunRecord::default()).unwrap();
+        let empty = st.begin_run(&RunRecord::default()).unwrap();
+        let b = st.begin_run(&RunRecord::default()).unwrap();
+        st.add_step(a, &step("nginx", 10, 1)).unwrap();
+        let mut suspect = step("nginx", 50, 1);
+        suspect
+            .verdict
+            .push(throng_model::ReasonCode::ClientBound, "busy");
+        suspect
+            .verdict
+            .push(throng_model::ReasonCode::Noisy, "wide");
+        st.add_step(a, &suspect).unwrap();
+        let failed = StepRecord {
+            status: StepStatus::Failed,
+            failure: Some("exited".into()),
+            ..StepRecord::new("h2o", 1, "tiny", 10)
+        };
+        st.add_step(a, &failed).unwrap();
+        let skipped = StepRecord {
+            status: StepStatus::Skipped,
+            ..StepRecord::new("h2o", 4, "tiny", 10)
+        };
+        st.add_step(a, &skipped).unwrap();
+        st.add_step(b, &step("nginx", 10, 2)).unwrap();
+        let counts = st.step_counts().unwrap();
+        assert_eq!(
+            counts[&a],
+            StepCounts {
+                steps: 4,
+                valid: 1,
+                suspect: 1,
+                failed: 1
+            }
+        );
+        assert_eq!(
+            counts[&b],
+            StepCounts {
+                steps: 1,
+                valid: 1,
+                ..StepCounts::default()
+            }
+        );
+        assert!(!counts.contains_key(&empty));
     }
 
     #[test]

@@ -35,6 +35,7 @@ use mio::{Events, Interest, Poll, Token};
 use crate::clock::{now_ns, realtime_ns, thread_cpu, thread_runqueue_wait, TimerFd};
 use crate::exchange::{Exchange, Fault};
 use crate::http1::{ParserConfig, Response};
+use crate::request::Prepared;
 use crate::result::{Drain, ErrorKind};
 use crate::rx;
 use crate::spec::{LoadSpec, Order};
@@ -95,6 +96,9 @@ pub(crate) struct Worker<'a> {
     expect: Vec<Expect>,
     rng: u64,
     seq: usize,
+    /// Most requests a connection carries (`u64::MAX`: no limit), so the
+    /// hot path compares two integers and never looks at an `Option`.
+    limit: u64,
     issued_measured: u64,
     done_measured: u64,
     measuring: bool,
@@ -133,6 +137,7 @@ impl<'a> Worker<'a> {
                 write_off: 0,
                 connect_start_ns: 0,
                 ever_connected: false,
+                carried: 0,
                 epoch: 0,
                 next_intended_ns: 0,
                 in_heap: false,
@@ -176,10 +181,11 @@ impl<'a> Worker<'a> {
                     size: spec.expect_size,
                     checksum: None,
                 };
-                plan.requests.len()
+                plan.requests.targets()
             ],
             rng,
             seq: 0,
+            limit: spec.connection_limit().unwrap_or(u64::MAX),
             issued_measured: 0,
             done_measured: 0,
             measuring: false,
@@ -280,7 +286,7 @@ impl<'a> Worker<'a> {
     }
 
     fn pick_target(&mut self) -> u32 {
-        let n = self.plan.requests.len();
+        let n = self.plan.requests.targets();
         if n == 1 {
             return 0;
         }
@@ -309,11 +315,15 @@ impl<'a> Worker<'a> {
         }
         self.counters(measured).sent += 1;
         let now = self.now;
-        self.conns[i].push(InFlight {
+        let limit = self.limit;
+        let c = &mut self.conns[i];
+        c.carried += 1;
+        c.push(InFlight {
             target,
             issued_ns: now,
             intended_ns,
             measured,
+            last: c.carried >= limit,
         });
         if self.plan.interval_ns.is_some() {
             let late = now.saturating_sub(intended_ns);
@@ -326,10 +336,12 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Closed model: keep the connection's pipeline full while there is work.
+    /// Closed model: keep the connection's pipeline full while there is
+    /// work and the connection may carry more; once its last request is
+    /// issued, the next ones wait for the connection that replaces it.
     fn fill(&mut self, i: usize) {
         let depth = self.plan.spec.pipeline.max(1);
-        while self.conns[i].len < depth && self.can_issue() {
+        while self.conns[i].len < depth && self.conns[i].carried < self.limit && self.can_issue() {
             let now = self.now;
             self.issue(i, now);
         }
@@ -419,7 +431,8 @@ impl<'a> Worker<'a> {
                 return;
             };
             let req_at = |k: usize| {
-                &self.plan.requests[ring[(head + written + k) % ring.len()].target as usize]
+                let f = &ring[(head + written + k) % ring.len()];
+                self.plan.requests.get(f.target, f.last)
             };
             let res = if pending == 1 {
                 stream.write(&req_at(0)[write_off..])
@@ -438,8 +451,8 @@ impl<'a> Worker<'a> {
                     self.counters(measuring).bytes_written += n as u64;
                     let c = &mut self.conns[i];
                     while n > 0 && c.written < c.len {
-                        let len =
-                            self.plan.requests[c.ring[c.slot(c.written)].target as usize].len();
+                        let f = &c.ring[c.slot(c.written)];
+                        let len = self.plan.requests.get(f.target, f.last).len();
                         let left = len - c.write_off;
                         if n >= left {
                             n -= left;

@@ -57,10 +57,10 @@ impl Worker<'_> {
             }
         }
 
-        // Without keep-alive we asked for `Connection: close` ourselves: the
-        // connection ends after this response even if the server did not
-        // say so (RFC 9112 §9.6).
-        if !resp.keep_alive || !self.plan.spec.keep_alive || cut_short {
+        // The connection's last request (every request, without keep-alive)
+        // asked for `Connection: close` itself: the connection ends after
+        // this response even if the server did not say so (RFC 9112 §9.6).
+        if !resp.keep_alive || f.last || cut_short {
             self.close_and_continue(i, None);
             return;
         }
@@ -220,6 +220,7 @@ impl Worker<'_> {
         c.write_off = 0;
         c.epoch += 1;
         c.peer_closed = false;
+        c.carried = 0;
         c.ready = false;
         c.stale = false;
         c.exchange.reset();

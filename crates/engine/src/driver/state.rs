@@ -17,7 +17,7 @@ pub(crate) struct Expect {
 /// What all threads read and nobody writes, the same for every window.
 pub(crate) struct Shared<'a> {
     pub spec: &'a LoadSpec,
-    pub requests: &'a [Vec<u8>],
+    pub requests: &'a Prepared,
     /// Open model: nanoseconds between two sends of one connection.
     pub interval_ns: Option<u64>,
     /// Open model: nanoseconds between the first sends of two connections.
@@ -140,6 +140,9 @@ pub(crate) struct InFlight {
     pub(crate) intended_ns: u64,
     /// Requests mode: issued in the measured phase (counts toward the quota).
     pub(crate) measured: bool,
+    /// The connection's last request: sent with `Connection: close`, and
+    /// the connection is closed once it is answered.
+    pub(crate) last: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -162,6 +165,9 @@ pub(crate) struct Conn {
     pub(crate) write_off: usize,
     pub(crate) connect_start_ns: u64,
     pub(crate) ever_connected: bool,
+    /// Requests issued on this connection since it was opened, against
+    /// the spec's limit; back to 0 when it closes.
+    pub(crate) carried: u64,
     /// Bumped on every close, so a loop that handed control away can tell
     /// that the connection it was reading is gone.
     pub(crate) epoch: u64,

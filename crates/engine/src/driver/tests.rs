@@ -3,7 +3,7 @@
 //! and not the scheduler's.
 
 use super::*;
-use crate::request::serialize;
+use crate::request::Prepared;
 use crate::spec::{Stop, Target};
 use std::io::Read;
 use std::net::{TcpListener, TcpStream as StdStream};
@@ -21,7 +21,9 @@ fn spec_for(addr: std::net::SocketAddr) -> LoadSpec {
     spec
 }
 
-fn read_request(server: &mut StdStream) {
+/// Reads one request head (and nothing after it: requests here have no body
+/// and are never pipelined) and returns it.
+fn read_request(server: &mut StdStream) -> String {
     let mut req = Vec::new();
     let mut buf = [0u8; 1024];
     server
@@ -32,6 +34,7 @@ fn read_request(server: &mut StdStream) {
         assert!(n > 0, "the client closed before its request was complete");
         req.extend_from_slice(&buf[..n]);
     }
+    String::from_utf8(req).unwrap()
 }
 
 /// One iteration of the event loop's I/O half: poll (without waiting when
@@ -59,14 +62,19 @@ fn drive(w: &mut Worker<'_>, events: &mut Events, done: impl Fn(&Worker<'_>) -> 
 struct Rig {
     listener: TcpListener,
     spec: LoadSpec,
-    requests: Vec<Vec<u8>>,
+    requests: Prepared,
 }
 
 impl Rig {
     fn new() -> Rig {
+        Rig::with(|_| {})
+    }
+
+    fn with(tune: impl FnOnce(&mut LoadSpec)) -> Rig {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let spec = spec_for(listener.local_addr().unwrap());
-        let requests = vec![serialize(&spec, &spec.targets[0])];
+        let mut spec = spec_for(listener.local_addr().unwrap());
+        tune(&mut spec);
+        let requests = Prepared::new(&spec);
         Rig {
             listener,
             spec,
@@ -237,4 +245,65 @@ fn a_stale_connection_closed_under_a_request_retries_it_quietly() {
     // The lost request was taken back and issued again.
     assert_eq!(w.stats.measured.sent, 2);
     assert!(!w.conns[0].stale);
+}
+
+/// A connection carries at most `requests_per_connection` requests: the
+/// last goes out with `Connection: close`, nothing follows it on that
+/// connection, and once it is answered the client closes the connection
+/// itself, even from a server that ignored the header, and opens the next.
+#[test]
+fn a_connection_closes_after_its_last_request() {
+    const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+    let rig = Rig::with(|spec| {
+        spec.requests_per_connection = Some(2);
+        spec.stop = Stop::Requests(3);
+    });
+    let plan = rig.plan();
+    let mut events = Events::with_capacity(8);
+    let job = Job {
+        index: 0,
+        first_conn: 0,
+        conns: 1,
+        quota: Some(3),
+        cpu: None,
+    };
+    let mut w = Worker::new(&plan, job).unwrap();
+    w.now = now_ns();
+    w.measuring = true;
+    w.fill(0);
+    let (mut first, _) = rig.listener.accept().unwrap();
+    drive(&mut w, &mut events, |w| w.conns[0].written == 1);
+    assert!(!read_request(&mut first).contains("Connection: close"));
+    first.write_all(OK).unwrap();
+    drive(&mut w, &mut events, |w| {
+        w.conns[0].written == 1 && w.stats.measured.completed == 1
+    });
+    assert!(read_request(&mut first).contains("\r\nConnection: close\r\n"));
+    // The last request is on the wire; the quota would allow a third, but
+    // not on this connection.
+    w.fill(0);
+    assert_eq!((w.conns[0].len, w.stats.measured.sent), (1, 2));
+
+    // Answered without `Connection: close`, as if the server ignored it.
+    first.write_all(OK).unwrap();
+    drive(&mut w, &mut events, |w| w.stats.reconnects == 1);
+    first
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    assert_eq!(
+        first.read(&mut [0u8; 16]).unwrap(),
+        0,
+        "the client closed it"
+    );
+    let (mut second, _) = rig.listener.accept().unwrap();
+    drive(&mut w, &mut events, |w| {
+        w.conns[0].state == State::Open && w.conns[0].written == 1
+    });
+    // The count starts again: the new connection's first is no last one.
+    assert!(!read_request(&mut second).contains("Connection: close"));
+    second.write_all(OK).unwrap();
+    drive(&mut w, &mut events, |w| w.stats.measured.completed == 3);
+    assert_eq!(w.stats.measured.connects, 2);
+    assert_eq!(w.stats.measured.errors, [0; ErrorKind::COUNT]);
+    assert_eq!(w.conns[0].carried, 1);
 }

@@ -217,6 +217,10 @@ impl Worker<'_> {
                 drain.abandoned += c.written as u64 + u64::from(c.write_off > 0);
                 self.shut(i);
             } else {
+                // Dropped unwritten, so they never counted against the
+                // connection's limit: left counted, they could use it up
+                // and leave the connection with nothing it may send.
+                c.carried = c.carried.saturating_sub(c.len as u64);
                 c.head = 0;
                 c.len = 0;
             }

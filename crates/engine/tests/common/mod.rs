@@ -70,6 +70,8 @@ pub struct Peer {
     pub tally: Arc<Tally>,
     /// Among connections that sent a request, this one's rank (from 0).
     pub index: u64,
+    /// The request last read asked for `Connection: close`.
+    pub asked_close: bool,
     buf: Vec<u8>,
     close_idle_seen: u64,
 }
@@ -81,6 +83,8 @@ impl Peer {
         let mut chunk = [0u8; 4096];
         loop {
             if let Some(end) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&self.buf[..end + 2]).to_ascii_lowercase();
+                self.asked_close = head.contains("\r\nconnection: close\r\n");
                 self.buf.drain(..end + 4);
                 self.tally.bump(&self.tally.requests);
                 return true;
@@ -151,6 +155,7 @@ impl Server {
                         stop,
                         tally,
                         index: 0,
+                        asked_close: false,
                         buf: Vec::new(),
                         close_idle_seen,
                     };

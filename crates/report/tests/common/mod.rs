@@ -611,3 +611,55 @@ pub fn spread_run() -> RunData {
     env.hosts = vec![server, a, b];
     run
 }
+
+/// A run as `throng load URL --save` stores it: one step against a server
+/// throng did not start, so it has no version, package or model, its cores
+/// are unknown (0) and nothing of it was sampled; the study text is the
+/// command line.
+pub fn load_run() -> RunData {
+    let mut r = round(0, 2_500.0, 612, 1_900, 4_800, 0);
+    r.server = ServerUsage::default();
+    let rps = r.summary.requests_per_sec;
+    let step = StepRecord {
+        client_cpus: vec![0, 1],
+        throughput: Estimate {
+            mean: rps,
+            median: rps,
+            ci_low: rps,
+            ci_high: rps,
+            n: 1,
+        },
+        rounds: vec![r],
+        ..StepRecord::new("127.0.0.1:8080", 0, "/", 5)
+    };
+    RunData {
+        run: RunRecord {
+            id: 12,
+            study: "load".into(),
+            study_toml: "throng load http://127.0.0.1:8080/ -n 500 -c 5 --save".into(),
+            started_unix_s: 1_700_000_000.0,
+            finished_unix_s: Some(1_700_000_002.0),
+            complete: true,
+            environment: Environment {
+                hostname: "bench-1".into(),
+                cpu_model: "Intel(R) Xeon(R) CPU @ 2.20GHz".into(),
+                cpus_online: 4,
+                memory_bytes: 24 << 30,
+                kernel: "6.1.0-18-amd64".into(),
+                os: "Debian GNU/Linux 12 (bookworm)".into(),
+                nofile: (1024, 524_288),
+                throng_version: "0.1.0".into(),
+                ..Default::default()
+            },
+            doctor: Vec::new(),
+            baseline: None,
+        },
+        servers: vec![ServerRecord {
+            name: "127.0.0.1:8080".into(),
+            recipe: "url".into(),
+            ..ServerRecord::default()
+        }],
+        steps: vec![step],
+        comparisons: Vec::new(),
+    }
+}

@@ -1,16 +1,26 @@
 //! Studies: what `throng lab` runs, from a built-in name or a TOML file
 //! (format in docs/study-format.md), and the plan of core assignments.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
 use throng_model::WorkloadKind;
-use throng_remote::{Place, Transport};
 use throng_servers::{names, Profile, Recipe, Recipes};
 
+use crate::group::Group;
 use crate::precision::Precision;
+
+mod cores;
+mod hosts;
+mod load;
+
+pub use cores::{plan_cores, plan_cores_apart, CoresPlan};
+pub use hosts::Hosts;
+use load::*;
+pub use load::{parse_duration, LoadTable, WorkloadLoad};
 
 /// The highest concurrency the search may try: the study's cap, bounded by
 /// the connections the open-file limit allows.
@@ -21,9 +31,12 @@ pub fn cap_by_open_files(cap: u32) -> u32 {
 
 /// Built-in studies, by name.
 pub const BUILTIN: &[(&str, &str)] = &[
-    ("quick", include_str!("../studies/quick.toml")),
-    ("static-sweep", include_str!("../studies/static-sweep.toml")),
-    ("acme", include_str!("../studies/acme.toml")),
+    ("quick", include_str!("../../studies/quick.toml")),
+    (
+        "static-sweep",
+        include_str!("../../studies/static-sweep.toml"),
+    ),
+    ("acme", include_str!("../../studies/acme.toml")),
 ];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -170,81 +183,12 @@ pub struct StudyFile {
     /// (default: server_host's name, resolved here).
     #[serde(default)]
     pub server_address: Option<String>,
-}
-
-/// Where a study's servers and load run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Hosts {
-    pub server: Place,
-    pub clients: Vec<Place>,
-    pub transport: Transport,
-    /// `server_address`: where the servers listen when apart.
-    pub address: Option<std::net::IpAddr>,
-}
-
-impl Hosts {
-    pub fn local() -> Hosts {
-        Hosts {
-            server: Place::Local,
-            clients: vec![Place::Local],
-            transport: Transport::ssh(None),
-            address: None,
-        }
-    }
-
-    /// Everything on this machine, as before hosts existed.
-    pub fn is_local(&self) -> bool {
-        self.server.is_local() && self.clients.iter().all(Place::is_local)
-    }
-
-    fn parse(f: &StudyFile) -> anyhow::Result<Hosts> {
-        let server = match &f.server_host {
-            Some(h) => Place::parse(h).map_err(|e| anyhow::anyhow!("server_host: {e}"))?,
-            None => Place::Local,
-        };
-        let clients = match &f.client_hosts {
-            Some(list) => {
-                let mut v: Vec<Place> = Vec::new();
-                for h in list {
-                    let p = Place::parse(h).map_err(|e| anyhow::anyhow!("client_hosts: {e}"))?;
-                    if v.contains(&p) {
-                        bail!("client_hosts: {p} is listed twice");
-                    }
-                    v.push(p);
-                }
-                if v.is_empty() {
-                    bail!(
-                        "client_hosts: name at least one host (or leave it out for this machine)"
-                    );
-                }
-                v
-            }
-            None => vec![Place::Local],
-        };
-        let transport = match (&f.transport, &f.ssh_command) {
-            (Some(_), Some(_)) => bail!("give either transport or ssh_command, not both"),
-            (Some(t), None) => Transport::template(t).map_err(|e| anyhow::anyhow!("{e}"))?,
-            (None, c) => {
-                if c.as_deref().is_some_and(|c| c.contains('\n')) {
-                    bail!("ssh_command is one line");
-                }
-                Transport::ssh(c.as_deref())
-            }
-        };
-        let address = match &f.server_address {
-            None => None,
-            Some(a) => Some(
-                a.parse::<std::net::IpAddr>()
-                    .map_err(|_| anyhow::anyhow!("server_address {a:?} is not an IP address"))?,
-            ),
-        };
-        Ok(Hosts {
-            server,
-            clients,
-            transport,
-            address,
-        })
-    }
+    /// How every workload's requests are made.
+    #[serde(default)]
+    pub load: LoadTable,
+    /// One workload's own levels and requests, over `[load]`.
+    #[serde(default)]
+    pub workload: BTreeMap<String, LoadTable>,
 }
 
 fn d_diagnose() -> bool {
@@ -301,6 +245,11 @@ pub struct Study {
     pub baseline: usize,
     pub duet: bool,
     pub hosts: Hosts,
+    /// Per workload of `workloads`, in order: its levels and requests.
+    pub loads: Vec<WorkloadLoad>,
+    /// `[load]` alone over the study's levels, for a workload the study
+    /// does not list.
+    pub default_load: WorkloadLoad,
 }
 
 /// Parses `"10..1000 step 10"` (inclusive of both ends when on the grid).
@@ -327,6 +276,32 @@ pub fn parse_range(s: &str) -> anyhow::Result<Vec<u32>> {
 }
 
 impl Study {
+    /// A measured round of this study in `group` at `concurrency`: the
+    /// study's round length or the workload's requests per round, the
+    /// workload's timeout (the study's, else its kind's), order and
+    /// request shape.
+    pub fn round_load(&self, group: &Group, concurrency: u32, seed: u64) -> crate::spec::RoundLoad {
+        let kind = group.workload.kind;
+        let study = self;
+        let w = study.load_of(kind);
+        crate::spec::RoundLoad {
+            concurrency,
+            seconds: if w.round_requests.is_some() {
+                crate::spec::COUNTED_ROUND_WATCH_S
+            } else {
+                study.round_s
+            },
+            requests: w.round_requests,
+            warmup_s: study.round_warmup_s,
+            timeout: w.timeout.unwrap_or_else(|| kind.request_timeout()),
+            random_order: kind.random_order(),
+            naps: study.client_naps,
+            seed,
+            client_cpus: group.client_cpus.clone(),
+            shape: w.shape.clone(),
+        }
+    }
+
     /// A built-in name or a path to a TOML file.
     pub fn load(name_or_path: &str, recipes: &Recipes) -> anyhow::Result<Study> {
         if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
@@ -346,7 +321,7 @@ impl Study {
     }
 
     pub fn parse(text: &str, recipes: &Recipes) -> anyhow::Result<Study> {
-        let f: StudyFile = toml::from_str(text)?;
+        let f: StudyFile = toml::from_str(text).map_err(|e| one_line(text, &e))?;
         let profiles = profiles(&f)?;
         let mut servers = Vec::new();
         for (e, profile) in f
@@ -431,7 +406,13 @@ impl Study {
         {
             bail!("rounds: need seconds > 0, 1 <= min <= max, precision > 0");
         }
-        let sweep_top = concurrency.iter().max().copied().unwrap_or(1);
+        let (default_load, loads) = resolve_loads(&f, &workloads, &concurrency)?;
+        let sweep_top = loads
+            .iter()
+            .flat_map(|w| &w.concurrency)
+            .max()
+            .copied()
+            .unwrap_or(1);
         let max_users_cap = f
             .max_users
             .then(|| cap_by_open_files(f.max_users_cap.unwrap_or(sweep_top.saturating_mul(4))));
@@ -474,7 +455,33 @@ impl Study {
             baseline,
             duet: f.duet,
             hosts: Hosts::parse(&f)?,
+            loads,
+            default_load,
         })
+    }
+
+    /// How `kind`'s requests are made and its levels.
+    pub fn load_of(&self, kind: WorkloadKind) -> &WorkloadLoad {
+        self.loads
+            .iter()
+            .find(|w| w.kind == kind)
+            .unwrap_or(&self.default_load)
+    }
+
+    /// The concurrency levels of `kind`'s sweep.
+    pub fn levels(&self, kind: WorkloadKind) -> &[u32] {
+        &self.load_of(kind).concurrency
+    }
+
+    /// Steps of one server at one core count: every workload's levels.
+    pub fn levels_per_cores(&self) -> u64 {
+        self.loads.iter().map(|w| w.concurrency.len() as u64).sum()
+    }
+
+    /// Some workload opens a connection per request: the machine checks
+    /// then look at what running out of ports takes.
+    pub fn close_mode(&self) -> bool {
+        self.loads.iter().any(|w| !w.shape.keep_alive)
     }
 
     /// Fails, naming each package to install, when a server the study
@@ -567,10 +574,26 @@ impl Study {
 
     /// Highest concurrency: servers are configured to accept that many.
     pub fn max_concurrency(&self) -> u32 {
-        let sweep = self.concurrency.iter().copied().max().unwrap_or(1);
+        let sweep = self
+            .loads
+            .iter()
+            .flat_map(|w| &w.concurrency)
+            .copied()
+            .max()
+            .unwrap_or(1);
         // Servers must accept the max-users search's clients too, or the
         // search would only find their configured limit.
         sweep.max(self.max_users_cap.unwrap_or(0))
+    }
+}
+
+/// A TOML error in one line: the parser's own message draws the spot
+/// over several lines, which a one-line refusal cannot hold.
+fn one_line(text: &str, e: &toml::de::Error) -> anyhow::Error {
+    let msg = e.message().trim().replace('\n', " ");
+    match e.span().and_then(|span| text.get(..span.start)) {
+        Some(before) => anyhow::anyhow!("line {}: {msg}", before.matches('\n').count() + 1),
+        None => anyhow::anyhow!("{msg}"),
     }
 }
 
@@ -606,109 +629,11 @@ fn find(recipes: &Recipes, name: &str) -> anyhow::Result<Recipe> {
     })
 }
 
-/// Where the server and the load generator run for one core count.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CoresPlan {
-    Run {
-        cores: u32,
-        server_cpus: Vec<usize>,
-        client_cpus: Vec<usize>,
-        shared: bool,
-    },
-    Skip {
-        cores: u32,
-        reason: String,
-    },
-}
-
-/// Server on the first `cores` CPUs, the load generator on the others.
-/// Never shares silently: without `allow_shared`, a count that leaves no
-/// CPU for the client is skipped with the reason.
-/// Core plans when the load comes from other hosts: every CPU of the
-/// server host can serve, none is kept for a client.
-pub fn plan_cores_apart(requested: Option<&[u32]>, cpus: &[usize]) -> Vec<CoresPlan> {
-    let n = cpus.len() as u32;
-    let auto: Vec<u32>;
-    let list = match requested {
-        Some(l) => l,
-        None => {
-            auto = std::iter::successors(Some(1u32), |c| Some(c * 2))
-                .take_while(|&c| c <= n.max(1))
-                .collect();
-            &auto
-        }
-    };
-    list.iter()
-        .map(|&c| {
-            if c <= n {
-                CoresPlan::Run {
-                    cores: c,
-                    server_cpus: cpus[..c as usize].to_vec(),
-                    client_cpus: Vec::new(),
-                    shared: false,
-                }
-            } else {
-                CoresPlan::Skip {
-                    cores: c,
-                    reason: format!(
-                        "{c} server cores asked for, but the server host has only {n} CPUs"
-                    ),
-                }
-            }
-        })
-        .collect()
-}
-
-pub fn plan_cores(requested: Option<&[u32]>, cpus: &[usize], allow_shared: bool) -> Vec<CoresPlan> {
-    let n = cpus.len() as u32;
-    let auto: Vec<u32>;
-    let list = match requested {
-        Some(l) => l,
-        None => {
-            // Powers of two that leave at least one CPU to the client.
-            auto = std::iter::successors(Some(1u32), |c| Some(c * 2))
-                .take_while(|&c| c < n.max(2))
-                .collect();
-            &auto
-        }
-    };
-    list.iter()
-        .map(|&c| {
-            if c < n {
-                CoresPlan::Run {
-                    cores: c,
-                    server_cpus: cpus[..c as usize].to_vec(),
-                    client_cpus: cpus[c as usize..].to_vec(),
-                    shared: false,
-                }
-            } else if c <= n && allow_shared {
-                CoresPlan::Run {
-                    cores: c,
-                    server_cpus: cpus[..c as usize].to_vec(),
-                    client_cpus: cpus.to_vec(),
-                    shared: true,
-                }
-            } else if c <= n {
-                CoresPlan::Skip {
-                    cores: c,
-                    reason: format!(
-                        "{c} server cores would leave none of the {n} CPUs to the load generator \
-                         (set allow_shared_cores = true to share them, marked in the results)"
-                    ),
-                }
-            } else {
-                CoresPlan::Skip {
-                    cores: c,
-                    reason: format!("{c} server cores asked for, but only {n} CPUs are available"),
-                }
-            }
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::RequestShape;
+    use std::time::Duration;
 
     #[test]
     fn ranges() {
@@ -881,6 +806,292 @@ seconds = 0.5
         assert_eq!(auto(2), [1]);
         assert_eq!(auto(16), [1, 2, 4, 8]);
         assert_eq!(auto(9), [1, 2, 4, 8]);
+    }
+
+    /// One nginx on one core at 10 and 50, with `rest` after those keys.
+    fn with_load(workloads: &str, rest: &str) -> anyhow::Result<Study> {
+        Study::parse(
+            &format!(
+                "name='x'\nservers=['nginx']\nworkloads={workloads}\ncores=[1]\n\
+                 concurrency=[10, 50]\nfeatures=false\n{rest}"
+            ),
+            &Recipes::builtin(),
+        )
+    }
+
+    fn refused(workloads: &str, rest: &str) -> String {
+        match with_load(workloads, rest) {
+            Ok(_) => panic!("accepted: {rest}"),
+            Err(e) => format!("{e:#}"),
+        }
+    }
+
+    #[test]
+    fn without_a_load_table_requests_are_the_engines() {
+        let s = with_load("['tiny', 'large']", "").unwrap();
+        for w in &s.loads {
+            assert_eq!(w.shape, RequestShape::default());
+            assert_eq!((w.timeout, w.round_requests), (None, None));
+            assert_eq!(w.concurrency, [10, 50]);
+        }
+        let d = RequestShape::default();
+        assert!(d.keep_alive && d.pipeline == 1 && d.method == "GET" && d.body.is_none());
+        assert!(!s.close_mode());
+        assert_eq!(s.levels_per_cores(), 4);
+    }
+
+    #[test]
+    fn every_load_key_is_read() {
+        let s = with_load(
+            "['php']",
+            "[load]\nkeep_alive = false\ntimeout = \"250ms\"\n\
+             headers = [\"X-Run: 7\", \"Accept:text/html \"]\nmethod = \"post\"\n\
+             body = \"a=1\"\nrequests = 600\n[rounds]\nmin = 3\nmax = 3\n",
+        )
+        .unwrap();
+        let w = s.load_of(WorkloadKind::Php);
+        assert!(!w.shape.keep_alive);
+        assert_eq!(w.timeout, Some(Duration::from_millis(250)));
+        assert_eq!(
+            w.shape.headers,
+            [
+                ("X-Run".to_string(), "7".to_string()),
+                ("Accept".to_string(), "text/html".to_string())
+            ]
+        );
+        assert_eq!(w.shape.method, "POST");
+        assert_eq!(w.shape.body.as_deref(), Some(&b"a=1"[..]));
+        // 600 requests a level over 3 rounds: 200 each.
+        assert_eq!(w.round_requests, Some(200));
+        assert!(s.close_mode());
+        let s = with_load(
+            "['tiny']",
+            "[load]\npipeline = 8\nrequests_per_connection = 100\n",
+        )
+        .unwrap();
+        let w = s.load_of(WorkloadKind::Tiny);
+        assert_eq!((w.shape.keep_alive, w.shape.pipeline), (true, 8));
+        assert_eq!(w.shape.requests_per_connection, Some(100));
+    }
+
+    #[test]
+    fn a_workload_table_overrides_the_load_table_for_its_workload() {
+        // The 2007 Apache/lighttpd/nginx/Varnish comparison: ab without
+        // keep-alive, 50 clients for the page and PHP, 10 for the 21 MB file.
+        let s = with_load(
+            "['page', 'php', 'large']",
+            "[load]\nkeep_alive = false\ntimeout = \"3s\"\n\
+             [workload.page]\nconcurrency = [50]\n\
+             [workload.php]\nconcurrency = [50]\nheaders = [\"Accept: text/html\"]\n\
+             [workload.large]\nconcurrency = \"5..10 step 5\"\nkeep_alive = true\ntimeout = \"2m\"\n",
+        )
+        .unwrap();
+        assert_eq!(s.levels(WorkloadKind::Page), [50]);
+        assert_eq!(s.levels(WorkloadKind::Php), [50]);
+        assert_eq!(s.levels(WorkloadKind::Large), [5, 10]);
+        let (page, php, large) = (
+            s.load_of(WorkloadKind::Page),
+            s.load_of(WorkloadKind::Php),
+            s.load_of(WorkloadKind::Large),
+        );
+        assert!(!page.shape.keep_alive && !php.shape.keep_alive && large.shape.keep_alive);
+        assert_eq!(page.timeout, Some(Duration::from_secs(3)));
+        assert_eq!(large.timeout, Some(Duration::from_secs(120)));
+        assert!(page.shape.headers.is_empty());
+        assert_eq!(php.shape.headers.len(), 1);
+        // Servers accept the most any workload asks for; the study's own
+        // list is no workload's here.
+        assert_eq!(s.max_concurrency(), 50);
+        assert_eq!(s.levels_per_cores(), 4);
+        assert!(s.close_mode());
+        // A workload the study does not list: the engine's defaults.
+        assert_eq!(s.levels(WorkloadKind::Tiny), [10, 50]);
+        assert_eq!(s.load_of(WorkloadKind::Tiny).shape, RequestShape::default());
+    }
+
+    #[test]
+    fn the_documented_load_example_parses() {
+        // docs/study-format.md, "Load".
+        let s = with_load(
+            "['page', 'php', 'large']",
+            "[load]\nkeep_alive = false\nrequests = 3000\n\
+             [workload.large]\nconcurrency = [10]\nrequests = 300\ntimeout = \"2m\"\n",
+        )
+        .unwrap();
+        let rounds: Vec<(u32, Option<u64>)> = s
+            .loads
+            .iter()
+            .map(|w| (w.concurrency[0], w.round_requests))
+            .collect();
+        assert_eq!(
+            rounds,
+            [(10, Some(1000)), (10, Some(1000)), (10, Some(100))]
+        );
+    }
+
+    #[test]
+    fn durations_read_as_throng_load_reads_them() {
+        let ms = Duration::from_millis;
+        assert_eq!(parse_duration("250ms"), Ok(ms(250)));
+        assert_eq!(parse_duration("3s"), Ok(ms(3000)));
+        assert_eq!(parse_duration("1.5s"), Ok(ms(1500)));
+        assert_eq!(parse_duration("2m"), Ok(ms(120_000)));
+        assert_eq!(parse_duration("3"), Ok(ms(3000)));
+        assert_eq!(
+            parse_duration("3 parsecs"),
+            Err("\"3 parsecs\": unknown unit \"parsecs\" (use ms, s, m or h)".to_string())
+        );
+        assert_eq!(
+            parse_duration("soon"),
+            Err("\"soon\" is not a duration (try \"3s\", \"250ms\", \"2m\")".to_string())
+        );
+    }
+
+    #[test]
+    fn a_load_key_that_does_not_apply_is_refused_by_name() {
+        let cases: &[(&str, &str, &str)] = &[
+            (
+                "['tiny']",
+                "[load]\nkeepalive = false\n",
+                "line 8: unknown field `keepalive`, expected one of `keep_alive`, `pipeline`, \
+                 `timeout`, `headers`, `method`, `body`, `requests`, `concurrency`, \
+                 `requests_per_connection`",
+            ),
+            (
+                "['tiny']",
+                "[load]\nconcurrency = [10]\n",
+                "[load] concurrency: the study's levels are the top-level `concurrency`; a \
+                 [workload.NAME] table gives one workload its own",
+            ),
+            (
+                "['tiny']",
+                "[workload.large]\nconcurrency = [10]\n",
+                "[workload.large]: large is not one of the study's workloads (tiny); add it to \
+                 `workloads` or remove the table",
+            ),
+            (
+                "['tiny']",
+                "[workload.huge]\nconcurrency = [10]\n",
+                "[workload.huge]: unknown workload \"huge\" (known: tiny, small-files, page, \
+                 large, site, cgi, php, app)",
+            ),
+            (
+                "['tiny']",
+                "[workload.tiny]\nconcurrency = [0]\n",
+                "[workload.tiny] concurrency: give levels of 1 or more",
+            ),
+            (
+                "['tiny']",
+                "[load]\nkeep_alive = false\npipeline = 4\n",
+                "[load] pipeline = 4 with keep_alive = false: a connection closed after each \
+                 request carries one, so there is nothing to pipeline",
+            ),
+            (
+                "['tiny']",
+                "[load]\nkeep_alive = false\n[workload.tiny]\npipeline = 4\n",
+                "[workload.tiny] pipeline = 4 with [load] keep_alive = false: a connection \
+                 closed after each request carries one, so there is nothing to pipeline",
+            ),
+            (
+                "['tiny']",
+                "[load]\npipeline = 0\n",
+                "[load] pipeline = 0: give a depth from 1 to 1024",
+            ),
+            (
+                "['tiny']",
+                "[load]\nrequests = 301\n",
+                "[load] requests = 301 is not a multiple of rounds.min = 3: each of a level's 3 \
+                 rounds completes the same number of requests",
+            ),
+            (
+                "['tiny']",
+                "[load]\nrequests = 120\n",
+                "[load] requests = 120 makes rounds of 40 requests (over rounds.min = 3), fewer \
+                 than concurrency 50: some connections would never send one",
+            ),
+            (
+                "['tiny']",
+                "[load]\nrequests = 0\n",
+                "[load] requests = 0: give at least one request per round",
+            ),
+            (
+                "['tiny']",
+                "max_users = true\n[load]\nrequests = 300\n",
+                "[load] requests: the max-users search runs timed rounds; remove `requests` or \
+                 `max_users = true`",
+            ),
+            (
+                "['tiny']",
+                "duet = true\n[workload.tiny]\nrequests = 300\n",
+                "[workload.tiny] requests: a duet measures two servers over the same seconds, \
+                 and a request count ends each round at its own time; remove `requests` or \
+                 `duet = true`",
+            ),
+            (
+                "['tiny']",
+                "[load]\nbody = \"a=1\"\n",
+                "[load] body: a GET request carries no body; set method = \"POST\" (or \"PUT\", \
+                 \"PATCH\") to send one",
+            ),
+            (
+                "['php']",
+                "[load]\nmethod = \"delete\"\n[workload.php]\nbody = \"a=1\"\n",
+                "[workload.php] body: a DELETE request carries no body ([load] method = \
+                 \"DELETE\"); set method = \"POST\" (or \"PUT\", \"PATCH\") to send one",
+            ),
+            (
+                "['tiny']",
+                "[load]\nmethod = \"G T\"\n",
+                "[load] method = \"G T\" is not an HTTP method",
+            ),
+            (
+                "['tiny']",
+                "[load]\nheaders = [\"X-Run 7\"]\n",
+                "[load] headers: \"X-Run 7\" must look like \"Name: value\"",
+            ),
+            (
+                "['tiny']",
+                "[load]\nheaders = [\"Bad Name: 7\"]\n",
+                "[load] headers: \"Bad Name: 7\" has an invalid name",
+            ),
+            (
+                "['tiny']",
+                "[load]\nheaders = [\"Connection: close\"]\n",
+                "[load] headers: \"Connection: close\": say it with keep_alive (and \
+                 requests_per_connection), by which the load engine opens and closes its \
+                 connections",
+            ),
+            (
+                "['tiny']",
+                "[load]\ntimeout = \"3 parsecs\"\n",
+                "[load] timeout: \"3 parsecs\": unknown unit \"parsecs\" (use ms, s, m or h)",
+            ),
+            (
+                "['tiny']",
+                "[load]\ntimeout = \"0s\"\n",
+                "[load] timeout = \"0s\": give a time above 0",
+            ),
+            (
+                "['tiny']",
+                "[load]\nrequests_per_connection = 0\n",
+                "[load] requests_per_connection = 0: a connection carries at least one request",
+            ),
+            (
+                "['tiny']",
+                "[load]\nkeep_alive = false\nrequests_per_connection = 10\n",
+                "[load] requests_per_connection = 10 with keep_alive = false: a connection \
+                 closed after each request carries one; leave one of them out",
+            ),
+            (
+                "['tiny']",
+                "[load]\npipeline = 16\n[workload.tiny]\nrequests_per_connection = 10\n",
+                "[load] pipeline = 16 with [workload.tiny] requests_per_connection = 10: a \
+                 connection would close with requests of its pipeline unanswered",
+            ),
+        ];
+        for (workloads, rest, message) in cases {
+            assert_eq!(&refused(workloads, rest), message, "{rest}");
+        }
     }
 
     #[test]

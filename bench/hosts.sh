@@ -1,0 +1,307 @@
+#!/usr/bin/env bash
+# What does running the load from several hosts cost in coordination?
+#
+# Builds a small fleet of "hosts" on this machine, each a network namespace
+# with its own sshd (a controller `ctl`, a server `srv` running nginx, and
+# up to 8 clients `c1`..`c8`), joined by veths to a bridge that lives in a
+# namespace of its own, addressed from 198.18.0.0/24 (RFC 2544's benchmark
+# range). Nothing is added to the machine's own namespace and nothing is
+# routed out. Then, running throng inside `ctl` over real OpenSSH, it times:
+#
+#   a. `throng hosts check` over k = 1, 2, 4, 8 client hosts, the agent
+#      binary already cached on them, and the first contact (cache emptied);
+#   b. a short `throng load -n 200` over k client hosts: wall time minus the
+#      load's own measured `duration_s` is what coordination costs per round
+#      (connect, clock exchanges, synchronised start, merge, teardown), with
+#      the start skew and clock uncertainty throng reported;
+#   c. the same load from `ctl` with no --hosts (local engine, no agents).
+#
+# Every "host" shares this machine's CPUs, so these are coordination costs,
+# not network figures. Same setup as crates/cli/tests/support/netns.rs.
+#
+# Usage: bench/hosts.sh [clients (1-8, default 8)] [reps (default 5)]
+set -euo pipefail
+nclients=${1:-8}; reps=${2:-5}
+[[ $nclients =~ ^[1-8]$ ]] || { echo "clients: 1 to 8" >&2; exit 2; }
+[[ $reps =~ ^[1-9][0-9]*$ ]] || { echo "reps: a positive number" >&2; exit 2; }
+here=$(cd "$(dirname "$0")/.." && pwd)
+throng=${THRONG:-$here/target/release/throng}
+SSHD=/usr/sbin/sshd   # by absolute path: sshd re-executes itself per connection
+
+for tool in ip ssh ssh-keygen nginx unshare timeout jq "$SSHD"; do
+  command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 2; }
+done
+[ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)" >&2; exit 2; }
+if [ ! -x "$throng" ]; then
+  (cd "$here" && timeout 1200 cargo build --release -p throng >/dev/null)
+fi
+
+# Everything this run makes carries its pid ("thb-<pid>-..."), so a run
+# killed with SIGKILL can be recognised and swept by a later one. The
+# prefix differs from the tests' "thr-" so neither sweeps the other's.
+prefix=thb
+tag=$prefix-$$
+namespaces=()   # bridge first; recorded before creation so cleanup sees it
+work=$(mktemp -d /tmp/throng-hosts.XXXXXX)
+# nginx's workers run unprivileged and must reach the document root.
+chmod 755 "$work"
+
+# SIGKILL everything in a namespace until it is empty (bounded): a namespace
+# is only really gone once no process is left in it.
+empty_ns() {
+  local ns=$1 i pids
+  for i in $(seq 50); do
+    pids=$(timeout 5 ip netns pids "$ns" 2>/dev/null) || return 0
+    [ -n "$pids" ] || return 0
+    # shellcheck disable=SC2086
+    kill -KILL $pids 2>/dev/null || true
+    sleep 0.1
+  done
+}
+
+cleanup() {
+  local rc=$? i
+  trap - EXIT INT TERM
+  set +e
+  # Hosts first (sshd, sessions, agents, nginx), bridge last.
+  for ((i = ${#namespaces[@]} - 1; i >= 0; i--)); do
+    empty_ns "${namespaces[i]}"
+    timeout 10 ip netns del "${namespaces[i]}" 2>/dev/null
+  done
+  # The homes were bind-mounted only inside the sshds' own mount
+  # namespaces, which died with them, so removing them is plain rm.
+  rm -rf "$work"
+  exit "$rc"
+}
+trap cleanup EXIT
+# Ctrl-C and kill go through the same cleanup (exit runs the EXIT trap).
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Sweep what a killed earlier run left: namespaces of a pid no longer alive.
+for ns in $(ip netns list | awk '{print $1}' | grep "^$prefix-[0-9]*-" || true); do
+  pid=${ns#"$prefix"-}; pid=${pid%%-*}
+  if ! kill -0 "$pid" 2>/dev/null; then
+    empty_ns "$ns"; timeout 10 ip netns del "$ns" || true
+  fi
+done
+
+# sshd refuses to start without its privilege-separation directory, which
+# the package only creates when its service first runs.
+[ -d /run/sshd ] || install -d -m 755 /run/sshd
+
+keygen() { timeout 10 ssh-keygen -q -t ed25519 -N '' -f "$1"; }
+
+# One client key for every host; host keys are fresh each run, so they are
+# not checked, and nothing lands in anyone's known_hosts.
+keygen "$work/client_key"
+cp "$work/client_key.pub" "$work/authorized_keys"
+cat > "$work/ssh_config" <<EOF
+Host *
+  User root
+  IdentityFile $work/client_key
+  IdentitiesOnly yes
+  StrictHostKeyChecking no
+  UserKnownHostsFile /dev/null
+  LogLevel ERROR
+  BatchMode yes
+  ConnectTimeout 5
+EOF
+ssh_command="ssh -F $work/ssh_config"
+
+bridge=$tag-br
+namespaces+=("$bridge")
+timeout 10 ip netns add "$bridge"
+timeout 10 ip -n "$bridge" link add br0 type bridge
+timeout 10 ip -n "$bridge" link set br0 up
+
+hosts=(ctl srv)
+for i in $(seq "$nclients"); do hosts+=("c$i"); done
+declare -A addr ns_of
+
+# Start a host's sshd with an empty home of its own for root: a session runs
+# root's shell, whose ~/.bashrc on this machine runs `pyenv init`, which
+# rehashes under a lock a killed session can leave held and then stalls
+# every later session. The bind mount is made in a private mount namespace
+# (`unshare -m` makes its propagation private), so the machine never sees
+# it. The agent's cache (~/.cache/throng) then lives in that home too, as on
+# a separate machine.
+start_sshd() {
+  local name=$1 ns=$2 a=$3 home=$work/home-$1 i
+  mkdir "$home"
+  keygen "$work/host_key_$name"
+  cat > "$work/sshd_config_$name" <<EOF
+ListenAddress $a
+Port 22
+HostKey $work/host_key_$name
+PidFile $work/sshd-$name.pid
+AuthorizedKeysFile $work/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+MaxSessions 50
+MaxStartups 50
+EOF
+  # Made first, so polling it below never races the redirection.
+  : > "$work/sshd-$name.log"
+  # Not under timeout: it is meant to run until cleanup kills it.
+  ip netns exec "$ns" unshare -m -- sh -c 'mount --bind "$1" /root && exec "$2" -D -e -f "$3"' \
+    sh "$home" "$SSHD" "$work/sshd_config_$name" \
+    </dev/null >/dev/null 2>"$work/sshd-$name.log" &
+  # Out of the job table, so its SIGKILL at cleanup is not announced.
+  disown
+  for i in $(seq 100); do
+    grep -q "Server listening on" "$work/sshd-$name.log" && return 0
+    sleep 0.1
+  done
+  echo "sshd for $name did not start:" >&2; cat "$work/sshd-$name.log" >&2
+  return 1
+}
+
+for i in "${!hosts[@]}"; do
+  name=${hosts[i]}
+  ns=$tag-$name; a=198.18.0.$((10 + i))
+  addr[$name]=$a; ns_of[$name]=$ns
+  # Interface names live only in this run's namespaces; the pid in them
+  # traces one seen in a listing back to its run (15 characters at most).
+  outer=t$(($$ % 100000))h${i}a; inner=t$(($$ % 100000))h${i}b
+  namespaces+=("$ns")
+  timeout 10 ip netns add "$ns"
+  timeout 10 ip -n "$bridge" link add "$outer" type veth peer name "$inner" netns "$ns"
+  timeout 10 ip -n "$bridge" link set "$outer" master br0 up
+  timeout 10 ip -n "$ns" addr add "$a/24" dev "$inner"
+  timeout 10 ip -n "$ns" link set "$inner" up
+  timeout 10 ip -n "$ns" link set lo up
+  start_sshd "$name" "$ns" "$a"
+done
+
+# nginx on the server host's segment address, a 15-byte file; it daemonises
+# only once its socket is bound, so its exit is the readiness signal.
+nd=$work/nginx; mkdir -p "$nd/html"; chmod 755 "$nd"
+printf 'hello from srv\n' > "$nd/html/index.html"
+cat > "$nd/nginx.conf" <<EOF
+worker_processes 1;
+error_log $nd/error.log;
+pid $nd/nginx.pid;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  client_body_temp_path $nd; proxy_temp_path $nd; fastcgi_temp_path $nd;
+  uwsgi_temp_path $nd; scgi_temp_path $nd;
+  server { listen ${addr[srv]}:8080; root $nd/html; }
+}
+EOF
+timeout 10 ip netns exec "${ns_of[srv]}" nginx -c "$nd/nginx.conf"
+url=http://${addr[srv]}:8080/index.html
+server=ssh://root@${addr[srv]}
+clients() { local i out=; for i in $(seq "$1"); do out+=${out:+,}ssh://root@${addr[c$i]}; done; echo "$out"; }
+
+# Run throng in ctl and print "<wall time in µs> <exit code>"; its stdout
+# goes to $work/out, its stderr to $work/err. The clock is read inside the namespace, so
+# `ip netns exec`'s own cost stays out. Exit codes are the caller's to judge.
+timed_throng() {
+  ip netns exec "${ns_of[ctl]}" env THRONG_SSH_COMMAND="$ssh_command" bash -c '
+    s=$(date +%s%N)
+    timeout -k 5 60 "$@" >"'"$work"'/out" 2>"'"$work"'/err"; rc=$?
+    e=$(date +%s%N)
+    echo "$(( (e - s) / 1000 )) $rc"' _ "$throng" "$@"
+}
+
+# -> "ms" (µs precision), failing loudly on an exit code not in $1
+# (comma-separated list of accepted codes).
+run_ok() {
+  local ok=$1; shift
+  local us rc
+  read -r us rc < <(timed_throng "$@")
+  if [[ ,$ok, != *,$rc,* ]]; then
+    echo "throng $* exited $rc:" >&2; cat "$work/err" >&2; head -c 2000 "$work/out" >&2
+    exit 1
+  fi
+  awk -v u="$us" 'BEGIN { printf "%.1f\n", u / 1000 }'
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+maxof() { sort -g | tail -1; }
+
+ks=()
+for k in 1 2 4 8; do if ((k <= nclients)); then ks+=("$k"); fi; done
+cache_c1=$work/home-c1/.cache/throng
+
+# `hosts check` exits 1 when something is missing (a server package such as
+# lighttpd, say), which is a finding, not a failure; 2 means unreachable.
+echo "first contact (c1's agent cache emptied) ..." >&2
+for r in 1 2 3; do
+  rm -rf "$cache_c1"
+  run_ok 0,1 hosts check --hosts "$(clients 1)" --server "$server" >> "$work/first.ms"
+done
+cp "$work/out" "$work/check-k1.txt"
+
+# Warm every client's cache (and the server's) once, off the clock.
+run_ok 0,1 hosts check --hosts "$(clients "$nclients")" --server "$server" >/dev/null
+cp "$work/out" "$work/check-all.txt"
+
+# Repetitions outermost, so drift on the shared machine spreads over every k.
+echo "hosts check and load, $reps reps over k = ${ks[*]} ..." >&2
+for r in $(seq "$reps"); do
+  for k in "${ks[@]}"; do
+    run_ok 0,1 hosts check --hosts "$(clients "$k")" --server "$server" >> "$work/check-$k.ms"
+
+    # -c 2 per client host: throng needs at least one connection per host,
+    # and 2 per host keeps each host's share shaped like the local run's.
+    ms=$(run_ok 0 load "$url" -n 200 -c $((2 * k)) --hosts "$(clients "$k")" --json)
+    j=$work/out
+    [ "$(jq .completed "$j")" = 200 ] || { echo "load over $k hosts: $(jq -c '{completed,errors_total}' "$j")" >&2; exit 1; }
+    echo "$ms" >> "$work/load-$k.ms"
+    jq -r --argjson w "$ms" '$w - .duration_s * 1000' "$j" >> "$work/over-$k.ms"
+    jq -r '.duration_s * 1000' "$j" >> "$work/dur-$k.ms"
+    jq -r '.start_skew_ms' "$j" >> "$work/skew-$k.ms"
+    jq -r '.hosts[].clock_uncertainty_ms' "$j" >> "$work/unc-$k.ms"
+  done
+  ms=$(run_ok 0 load "$url" -n 200 -c 2 --json)
+  [ "$(jq .completed "$work/out")" = 200 ] || { echo "local load: $(jq -c '{completed,errors_total}' "$work/out")" >&2; exit 1; }
+  echo "$ms" >> "$work/local.ms"
+  jq -r --argjson w "$ms" '$w - .duration_s * 1000' "$work/out" >> "$work/local-over.ms"
+  jq -r '.duration_s * 1000' "$work/out" >> "$work/local-dur.ms"
+done
+
+# What a bare agent costs before it answers anything: it hashes its own
+# binary at start (FNV-1a, to name its build), as the coordinator does too.
+# Run in ctl with stdin empty, so it exits right after.
+for r in $(seq "$reps"); do
+  ip netns exec "${ns_of[ctl]}" bash -c '
+    s=$(date +%s%N); timeout 30 "$1" agent </dev/null >/dev/null 2>&1; e=$(date +%s%N)
+    echo "$(( (e - s) / 1000 ))"' _ "$throng" | awk '{ printf "%.1f\n", $1 / 1000 }' >> "$work/agent.ms"
+done
+
+f2() { awk '{ printf "%.2f", $1 }'; }
+f3() { awk '{ printf "%.3f", $1 }'; }
+cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+bin_mb=$(du -m "$throng" | cut -f1)
+
+echo
+echo "## Coordination cost of throng across hosts"
+echo
+echo "Machine: $(nproc) CPUs, ${cpu:-unknown CPU}, Linux $(uname -r); throng $("$throng" --version 2>/dev/null | awk '{print $2}'), release binary ${bin_mb} MB."
+echo "Hosts are network namespaces on one bridge (veth, MTU 1500), each with its own sshd;"
+echo "all of them share this machine's $(nproc) CPUs, so these are coordination costs, not network figures."
+echo "Medians of $reps repetitions; wall times measured inside ctl around the throng process."
+echo
+echo "| client hosts k | hosts check, cached (ms) | load -n 200, wall (ms) | load's own duration_s (ms) | coordination overhead (ms) | start_skew_ms (median / max) | clock_uncertainty_ms (max) |"
+echo "|---:|---:|---:|---:|---:|---:|---:|"
+for k in "${ks[@]}"; do
+  printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$k" \
+    "$(median < "$work/check-$k.ms" | f2)" "$(median < "$work/load-$k.ms" | f2)" \
+    "$(median < "$work/dur-$k.ms" | f2)" "$(median < "$work/over-$k.ms" | f2)" \
+    "$(median < "$work/skew-$k.ms" | f3) / $(maxof < "$work/skew-$k.ms" | f3)" "$(maxof < "$work/unc-$k.ms" | f3)"
+done
+printf '| local (no --hosts) | - | %s | %s | %s | - | - |\n' \
+  "$(median < "$work/local.ms" | f2)" "$(median < "$work/local-dur.ms" | f2)" \
+  "$(median < "$work/local-over.ms" | f2)"
+echo
+echo "First contact, k = 1, agent cache emptied (binary copied over ssh): median $(median < "$work/first.ms" | f2) ms of 3 ($(paste -sd' ' "$work/first.ms") ms)."
+echo "A bare \`throng agent\` that exits at once (it hashes its own ${bin_mb} MB binary at start): median $(median < "$work/agent.ms" | f2) ms."
+echo "Load: -n 200 split over the k hosts, -c 2 per host (2k in all; throng needs at least one connection per host), -t = each host's CPUs."
+echo "Coordination overhead = wall time − duration_s reported in the JSON."

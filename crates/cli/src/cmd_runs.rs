@@ -1,0 +1,476 @@
+//! `throng runs`, and `throng load --save`: a load kept in the results
+//! database as a run of one step, so that `throng report` and `throng
+//! compare` read it as they read a lab run.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use throng_engine::{LoadResult, LoadSpec};
+use throng_model::{
+    Environment, Estimate, HostRecord, RoundRecord, RunRecord, ServerRecord, ServerUsage,
+    StepRecord, StepStatus, Summary, Verdict,
+};
+use throng_remote::protocol::PathFacts;
+use throng_remote::{FleetRun, Place};
+use throng_store::{StepCounts, Store};
+
+/// The study name of every run `throng load --save` stores.
+pub const LOAD_STUDY: &str = "load";
+
+/// The database `throng lab` and `throng report` use when none is named.
+const DEFAULT_DB: &str = "throng.db";
+
+/// Longest command line `throng runs` shows in its table; the JSON has it
+/// whole.
+const COMMAND_WIDTH: usize = 60;
+
+#[derive(clap::Args)]
+pub struct RunsArgs {
+    /// Results database written by `throng lab` or `throng load --save`.
+    #[arg(long, default_value = DEFAULT_DB)]
+    pub db: PathBuf,
+    /// Print the runs as a JSON array.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: RunsArgs) -> Result<u8> {
+    // Opening creates the file, and a listing must not leave a database
+    // behind where none was meant to be.
+    if !args.db.exists() {
+        anyhow::bail!(
+            "no results database at {}: store a run with `throng lab STUDY` or \
+             `throng load URL --save`, or pass --db",
+            args.db.display()
+        );
+    }
+    let store = Store::open(&args.db).with_context(|| format!("open {}", args.db.display()))?;
+    let mut runs = store.list_runs()?;
+    runs.reverse();
+    let counts = store.step_counts()?;
+    let rows: Vec<Row> = runs
+        .iter()
+        .map(|r| Row::of(r, counts.get(&r.id).copied().unwrap_or_default()))
+        .collect();
+    // Written, not printed: a reader that stops early (`| head`) ends the
+    // command with an error instead of a panic.
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&rows)?)?;
+        return Ok(0);
+    }
+    if rows.is_empty() {
+        writeln!(out, "no run in {} yet", args.db.display())?;
+        return Ok(0);
+    }
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED);
+    table.set_header([
+        "id", "study", "when", "complete", "steps", "valid", "suspect", "failed",
+    ]);
+    for r in &rows {
+        let study = match &r.command {
+            Some(c) => shorten(&display_command(c), COMMAND_WIDTH),
+            None => r.study.clone(),
+        };
+        table.add_row([
+            r.id.to_string(),
+            study,
+            r.when.clone(),
+            if r.complete { "yes" } else { "no" }.to_string(),
+            r.steps.to_string(),
+            r.valid.to_string(),
+            r.suspect.to_string(),
+            r.failed.to_string(),
+        ]);
+    }
+    writeln!(out, "{table}")?;
+    Ok(0)
+}
+
+/// One run as listed.
+#[derive(serde::Serialize)]
+struct Row {
+    id: i64,
+    study: String,
+    /// The command line of a `throng load --save` run, as typed.
+    command: Option<String>,
+    started_unix_s: f64,
+    /// Local time, to the minute.
+    when: String,
+    finished_unix_s: Option<f64>,
+    complete: bool,
+    steps: u64,
+    valid: u64,
+    suspect: u64,
+    failed: u64,
+}
+
+impl Row {
+    fn of(r: &RunRecord, c: StepCounts) -> Row {
+        Row {
+            id: r.id,
+            study: r.study.clone(),
+            command: is_load_run(r).then(|| r.study_toml.clone()),
+            started_unix_s: r.started_unix_s,
+            when: local_time(r.started_unix_s),
+            finished_unix_s: r.finished_unix_s,
+            complete: r.complete,
+            steps: c.steps,
+            valid: c.valid,
+            suspect: c.suspect,
+            failed: c.failed,
+        }
+    }
+}
+
+/// A study file has several lines and a saved load's command line one
+/// (see [`shell_quote`]), so a lab study that happens to be named "load"
+/// is not taken for a command.
+fn is_load_run(r: &RunRecord) -> bool {
+    r.study == LOAD_STUDY && !r.study_toml.is_empty() && !r.study_toml.contains('\n')
+}
+
+/// The command with its program named as on a PATH: the directory it was
+/// started from says nothing in a list.
+fn display_command(c: &str) -> String {
+    match c.split_once(' ') {
+        Some((prog, rest)) => {
+            let name = prog.rsplit('/').next().unwrap_or(prog);
+            format!("{name} {rest}")
+        }
+        None => c.to_string(),
+    }
+}
+
+fn shorten(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(width - 1).collect();
+    out.push('…');
+    out
+}
+
+/// "2026-11-24 01:20" in this machine's time zone (TZ, else
+/// /etc/localtime); UTC when the time cannot be converted.
+fn local_time(unix_s: f64) -> String {
+    // POSIX leaves it to tzset, not localtime_r, to read TZ; the libc
+    // crate does not declare it.
+    extern "C" {
+        fn tzset();
+    }
+    let t = unix_s.floor() as libc::time_t;
+    // SAFETY: `tm` is a plain C struct for which all zeroes is a valid
+    // value; localtime_r writes only into it and reads only `t`; tzset
+    // takes nothing.
+    let tm = unsafe {
+        let mut tm: libc::tm = std::mem::zeroed();
+        tzset();
+        (!libc::localtime_r(&t, &mut tm).is_null()).then_some(tm)
+    };
+    match tm {
+        Some(tm) => format!(
+            "{:04}-{:02}-{:02} {:02}:{:02}",
+            i64::from(tm.tm_year) + 1900,
+            tm.tm_mon + 1,
+            tm.tm_mday,
+            tm.tm_hour,
+            tm.tm_min
+        ),
+        None => crate::fmt::utc(unix_s),
+    }
+}
+
+/// Where `throng load` stores its run, if it does: `--db` alone asks for
+/// saving as much as `--save` does.
+pub fn save_path(db: Option<&PathBuf>, save: bool) -> Option<PathBuf> {
+    match (db, save) {
+        (Some(db), _) => Some(db.clone()),
+        (None, true) => Some(PathBuf::from(DEFAULT_DB)),
+        (None, false) => None,
+    }
+}
+
+/// How a load ended, as far as storing it goes.
+pub enum Outcome<'a> {
+    Measured {
+        result: &'a LoadResult,
+        summary: &'a Summary,
+        /// The verdict the command printed.
+        verdict: &'a Verdict,
+    },
+    /// The engine could not run the load; the words the command printed.
+    Failed(&'a str),
+}
+
+/// A load spread over hosts, as the run's environment records it.
+pub struct Spread {
+    pub topology: String,
+    pub hosts: Vec<HostRecord>,
+    /// Every host is this machine, so this machine's checks are the
+    /// clients'.
+    pub all_local: bool,
+}
+
+/// The client hosts of `throng load --hosts`, with the clock offsets and
+/// paths to the target measured before the load.
+pub fn spread(run: &FleetRun, paths: &[(Place, PathFacts)], topology: &str) -> Spread {
+    let hosts = run
+        .hosts
+        .iter()
+        .map(|h| {
+            let path = paths.iter().find(|(p, _)| *p == h.place).map(|(_, f)| f);
+            HostRecord {
+                host: h.place.to_string(),
+                role: "client".into(),
+                clock_offset_ms: h.offset.offset_ns as f64 / 1e6,
+                clock_uncertainty_ms: h.offset.uncertainty_ns as f64 / 1e6,
+                rtt_ms: path.and_then(|p| p.rtt_min_us).map(|us| us / 1e3),
+                mtu: path.and_then(|p| p.path_mtu.or(p.mtu)),
+                interface: path.and_then(|p| p.interface.clone()),
+                link_mbps: path.and_then(|p| p.speed_mbps),
+                loopback: path.is_some_and(|p| p.loopback),
+                ..HostRecord::default()
+            }
+        })
+        .collect();
+    Spread {
+        topology: topology.to_string(),
+        hosts,
+        all_local: run.hosts.iter().all(|h| h.place.is_local()),
+    }
+}
+
+/// Stores the load as a run of one step when `--save` or `--db` asks for
+/// it; does nothing otherwise. Called once the summary is printed, so a
+/// database that cannot be written loses no figure.
+/// `db`: where to store the run, from [`save_path`]; `None` stores nothing.
+pub fn save(
+    db: Option<PathBuf>,
+    spec: &LoadSpec,
+    outcome: Outcome,
+    spread: Option<Spread>,
+) -> Result<()> {
+    let Some(db) = db else {
+        return Ok(());
+    };
+    let interrupted = matches!(outcome, Outcome::Measured { summary, .. } if summary.interrupted);
+    let client_cpus = if spread.is_some() {
+        Vec::new()
+    } else {
+        client_cpus(spec)
+    };
+    let local_clients = spread.as_ref().is_none_or(|s| s.all_local);
+    // An interrupted run is stored at once: the check samples the machine
+    // for a second, which a user who pressed Ctrl-C should not wait for.
+    // Clients on other hosts were not checked, and this machine's findings
+    // would pass for theirs.
+    let doctor = if interrupted || !local_clients {
+        Vec::new()
+    } else {
+        throng_trust::doctor::check(&throng_trust::doctor::Plan {
+            connections: spec.connections as u64,
+            close_mode: !spec.keep_alive,
+            client_cpus: if client_cpus.is_empty() {
+                throng_engine::affinity::own_cpus()
+            } else {
+                client_cpus.clone()
+            },
+            server_cpus: Vec::new(),
+        })
+    };
+    let mut environment: Environment = throng_trust::doctor::environment();
+    if let Some(s) = spread {
+        environment.topology = s.topology;
+        environment.hosts = s.hosts;
+    }
+    let server = authority(spec);
+    let mut step = StepRecord {
+        client_cpus,
+        ..StepRecord::new(&server, 0, &workload(spec), spec.connections as u32)
+    };
+    let started = match &outcome {
+        Outcome::Measured {
+            result,
+            summary,
+            verdict,
+        } => {
+            let rps = summary.requests_per_sec;
+            step.throughput = Estimate {
+                mean: rps,
+                median: rps,
+                ci_low: rps,
+                ci_high: rps,
+                n: 1,
+            };
+            step.rounds.push(RoundRecord {
+                index: 0,
+                summary: (*summary).clone(),
+                // The target is not a process throng started: nothing of it
+                // was sampled.
+                server: ServerUsage::default(),
+                histogram: throng_lab::record::serialize_histogram(&result.latency),
+                block: None,
+            });
+            step.verdict = (*verdict).clone();
+            let warmup = summary.warmup.as_ref().map_or(0.0, |w| w.duration_s);
+            summary.started_unix_s - warmup
+        }
+        Outcome::Failed(why) => {
+            step.status = StepStatus::Failed;
+            step.failure = Some(why.to_string());
+            throng_model::unix_now()
+        }
+    };
+    let mut store = Store::open(&db).with_context(|| format!("open {}", db.display()))?;
+    let id = store.begin_run(&RunRecord {
+        id: 0,
+        study: LOAD_STUDY.to_string(),
+        study_toml: command_line(std::env::args_os()),
+        started_unix_s: if started > 0.0 {
+            started
+        } else {
+            throng_model::unix_now()
+        },
+        finished_unix_s: None,
+        complete: false,
+        environment,
+        doctor,
+        baseline: None,
+    })?;
+    store.add_server(
+        id,
+        &ServerRecord {
+            name: server,
+            recipe: "url".into(),
+            ..ServerRecord::default()
+        },
+    )?;
+    store.add_step(id, &step)?;
+    store.finish_run(id, !interrupted)?;
+    eprintln!(
+        "saved as run {id} in {}{}",
+        db.display(),
+        if interrupted { ", incomplete" } else { "" }
+    );
+    Ok(())
+}
+
+/// The CPUs the engine's threads are pinned to, as it assigns them: thread
+/// t on the t-th CPU of the mask, round and round.
+fn client_cpus(spec: &LoadSpec) -> Vec<usize> {
+    if spec.cpus.is_empty() {
+        return Vec::new();
+    }
+    let mut v: Vec<usize> = (0..spec.threads)
+        .map(|t| spec.cpus[t % spec.cpus.len()])
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The "server" of a saved load: the host and port it was sent to, as the
+/// URL names them. Two loads of one address then compare step by step.
+fn authority(spec: &LoadSpec) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for t in &spec.targets {
+        if !names.contains(&t.host_header.as_str()) {
+            names.push(&t.host_header);
+        }
+    }
+    names.join(", ")
+}
+
+/// The step's workload: the path loaded, so loads of different paths are
+/// not compared with each other.
+fn workload(spec: &LoadSpec) -> String {
+    match spec.targets.as_slice() {
+        [one] => one.path.clone(),
+        many => format!("{} URLs", many.len()),
+    }
+}
+
+/// The command line as a shell would take it back.
+fn command_line(args: impl Iterator<Item = std::ffi::OsString>) -> String {
+    args.map(|a| shell_quote(&a.to_string_lossy()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// One word for a POSIX shell: as it is when nothing in it is special,
+/// else in single quotes; control characters (a --body with a newline) in
+/// $'…' so the command stays on one line.
+fn shell_quote(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./_-".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        return s.to_string();
+    }
+    if s.chars().any(char::is_control) {
+        let mut o = String::from("$'");
+        for c in s.chars() {
+            match c {
+                '\\' => o.push_str("\\\\"),
+                '\'' => o.push_str("\\'"),
+                '\n' => o.push_str("\\n"),
+                '\t' => o.push_str("\\t"),
+                '\r' => o.push_str("\\r"),
+                c if c.is_control() => o.push_str(&format!("\\x{:02x}", c as u32)),
+                c => o.push(c),
+            }
+        }
+        o.push('\'');
+        return o;
+    }
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_quoted_only_when_a_shell_would_split_them() {
+        assert_eq!(
+            shell_quote("http://127.0.0.1:8080/a?b"),
+            "'http://127.0.0.1:8080/a?b'"
+        );
+        assert_eq!(shell_quote("-n"), "-n");
+        assert_eq!(shell_quote("/tmp/x.db"), "/tmp/x.db");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("X-Note: it's"), r"'X-Note: it'\''s'");
+        assert_eq!(shell_quote("a\nb'c"), r"$'a\nb\'c'");
+        let line = command_line(
+            ["throng", "load", "http://h/", "-H", "A: b"]
+                .into_iter()
+                .map(Into::into),
+        );
+        assert_eq!(line, "throng load http://h/ -H 'A: b'");
+    }
+
+    #[test]
+    fn long_commands_are_cut_and_their_program_named_plainly() {
+        assert_eq!(
+            display_command("/usr/local/bin/throng load http://h/ -n 5"),
+            "throng load http://h/ -n 5"
+        );
+        assert_eq!(shorten("abcdef", 6), "abcdef");
+        assert_eq!(shorten("abcdefg", 6), "abcde…");
+    }
+
+    #[test]
+    fn threads_are_placed_round_the_mask() {
+        let target = crate::cmd_load::parse_target("http://127.0.0.1:1/x").unwrap();
+        let mut spec = LoadSpec::new(vec![target]);
+        spec.cpus = vec![2, 5];
+        spec.threads = 3;
+        assert_eq!(client_cpus(&spec), [2, 5]);
+        spec.threads = 1;
+        assert_eq!(client_cpus(&spec), [2]);
+        assert_eq!(authority(&spec), "127.0.0.1:1");
+        assert_eq!(workload(&spec), "/x");
+    }
+}

@@ -1,0 +1,360 @@
+//! A study's `[load]` and `[workload.NAME]` tables: `throng load`'s
+//! options under the same names, checked into each workload's load.
+
+use std::time::Duration;
+
+use anyhow::bail;
+use serde::{Deserialize, Serialize};
+use throng_model::WorkloadKind;
+
+use super::{parse_range, ListOrRange, StudyFile};
+use crate::spec::RequestShape;
+
+/// A `[load]` or `[workload.NAME]` table: `throng load`'s options, under
+/// the same names. Unset keys fall through to `[load]`, then to the
+/// engine's defaults.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadTable {
+    /// `false`: a new connection per request (`throng load --close`).
+    pub keep_alive: Option<bool>,
+    pub pipeline: Option<usize>,
+    /// "250ms", "3s", "1.5s", "2m".
+    pub timeout: Option<String>,
+    /// "Name: value" each.
+    pub headers: Option<Vec<String>>,
+    pub method: Option<String>,
+    pub body: Option<String>,
+    /// Requests a level completes in all, over `rounds.min` rounds.
+    pub requests: Option<u64>,
+    /// The levels of one workload; only in a `[workload.NAME]` table.
+    pub concurrency: Option<ListOrRange>,
+    pub requests_per_connection: Option<u64>,
+}
+
+/// One workload's load as the study runs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadLoad {
+    pub kind: WorkloadKind,
+    /// Its levels: its own table's, else the study's.
+    pub concurrency: Vec<u32>,
+    pub shape: RequestShape,
+    /// `None`: the workload kind's own timeout.
+    pub timeout: Option<Duration>,
+    /// With `requests`: what each round of a level completes. `None`:
+    /// timed rounds.
+    pub round_requests: Option<u64>,
+}
+
+/// "250ms", "3s", "1.5s", "2m", or a number of seconds: what `throng
+/// load --timeout` reads.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let (num, unit) = t.split_at(
+        t.find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(t.len()),
+    );
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration (try \"3s\", \"250ms\", \"2m\")"))?;
+    let secs = match unit.trim() {
+        "us" | "µs" => v / 1e6,
+        "ms" => v / 1e3,
+        "s" | "" => v,
+        "m" | "min" => v * 60.0,
+        "h" => v * 3600.0,
+        u => return Err(format!("{s:?}: unknown unit {u:?} (use ms, s, m or h)")),
+    };
+    Duration::try_from_secs_f64(secs).map_err(|_| format!("{s:?} is not a duration"))
+}
+
+/// Methods whose requests carry a body: RFC 9110 gives one no meaning in
+/// GET, HEAD, DELETE or OPTIONS, and a server may refuse it there.
+pub(super) const BODY_METHODS: &[&str] = &["POST", "PUT", "PATCH"];
+
+/// A workload's table over `[load]`: each key from the first that sets
+/// it, named as the study wrote it.
+pub(super) struct Tables<'a> {
+    workload: &'a str,
+    base: &'a LoadTable,
+    own: Option<&'a LoadTable>,
+}
+
+impl<'a> Tables<'a> {
+    /// `key`'s value and `[workload.NAME] key` or `[load] key`.
+    fn get<T>(
+        &self,
+        key: &str,
+        field: impl Fn(&'a LoadTable) -> &'a Option<T>,
+    ) -> Option<(&'a T, String)> {
+        if let Some(v) = self.own.and_then(|t| field(t).as_ref()) {
+            return Some((v, format!("[workload.{}] {key}", self.workload)));
+        }
+        field(self.base)
+            .as_ref()
+            .map(|v| (v, format!("[load] {key}")))
+    }
+}
+
+/// Key `b` in a message that already named key `a`: without its table
+/// when it is the same.
+pub(super) fn then_key(a: &str, b: &str) -> String {
+    match (a.split_once(' '), b.split_once(' ')) {
+        (Some((ta, _)), Some((tb, kb))) if ta == tb => kb.to_string(),
+        _ => b.to_string(),
+    }
+}
+
+/// Each listed workload's levels and requests, checked now: a study that
+/// cannot run as written is refused before anything starts or is stored.
+/// Also the load of a workload the study does not list: the engine's
+/// defaults over the study's levels.
+pub(super) fn resolve_loads(
+    f: &StudyFile,
+    workloads: &[WorkloadKind],
+    concurrency: &[u32],
+) -> anyhow::Result<(WorkloadLoad, Vec<WorkloadLoad>)> {
+    if f.load.concurrency.is_some() {
+        bail!(
+            "[load] concurrency: the study's levels are the top-level `concurrency`; a \
+             [workload.NAME] table gives one workload its own"
+        );
+    }
+    for name in f.workload.keys() {
+        let kind = crate::workload::parse_kind(name)
+            .map_err(|e| anyhow::anyhow!("[workload.{name}]: {e}"))?;
+        if !workloads.contains(&kind) {
+            let listed: Vec<&str> = workloads.iter().map(|k| k.name()).collect();
+            bail!(
+                "[workload.{name}]: {name} is not one of the study's workloads ({}); add it to \
+                 `workloads` or remove the table",
+                listed.join(", ")
+            );
+        }
+    }
+    let loads = workloads
+        .iter()
+        .map(|&kind| {
+            let t = Tables {
+                workload: kind.name(),
+                base: &f.load,
+                own: f.workload.get(kind.name()),
+            };
+            resolve_load(f, &t, kind, concurrency)
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let default = WorkloadLoad {
+        kind: workloads[0],
+        concurrency: concurrency.to_vec(),
+        shape: RequestShape::default(),
+        timeout: None,
+        round_requests: None,
+    };
+    Ok((default, loads))
+}
+
+/// One workload's load from its tables; every combination that would mean
+/// nothing, or that the engine would refuse, is an error naming the key.
+pub(super) fn resolve_load(
+    f: &StudyFile,
+    t: &Tables,
+    kind: WorkloadKind,
+    study_levels: &[u32],
+) -> anyhow::Result<WorkloadLoad> {
+    use anyhow::anyhow;
+    let mut shape = RequestShape::default();
+    let keep_alive = t.get("keep_alive", |x| &x.keep_alive);
+    if let Some((&k, _)) = &keep_alive {
+        shape.keep_alive = k;
+    }
+    let pipeline = t.get("pipeline", |x| &x.pipeline);
+    if let Some((&p, key)) = &pipeline {
+        let most = throng_engine::spec::MAX_PIPELINE;
+        if p == 0 || p > most {
+            bail!("{key} = {p}: give a depth from 1 to {most}");
+        }
+        if let Some((false, ka)) = keep_alive.as_ref().map(|(k, ka)| (**k, ka)) {
+            if p > 1 {
+                bail!(
+                    "{key} = {p} with {} = false: a connection closed after each request \
+                     carries one, so there is nothing to pipeline",
+                    then_key(key, ka)
+                );
+            }
+        }
+        shape.pipeline = p;
+    }
+    if let Some((&n, key)) = t.get("requests_per_connection", |x| &x.requests_per_connection) {
+        if n == 0 {
+            bail!("{key} = 0: a connection carries at least one request");
+        }
+        if let Some((false, ka)) = keep_alive.as_ref().map(|(k, ka)| (**k, ka)) {
+            bail!(
+                "{key} = {n} with {} = false: a connection closed after each request carries \
+                 one; leave one of them out",
+                then_key(&key, ka)
+            );
+        }
+        if let Some((&p, pk)) = pipeline.as_ref().filter(|(&p, _)| p as u64 > n) {
+            bail!(
+                "{pk} = {p} with {} = {n}: a connection would close with requests of its \
+                 pipeline unanswered",
+                then_key(pk, &key)
+            );
+        }
+        shape.requests_per_connection = Some(n);
+    }
+    let timeout = match t.get("timeout", |x| &x.timeout) {
+        None => None,
+        Some((text, key)) => {
+            let d = parse_duration(text).map_err(|e| anyhow!("{key}: {e}"))?;
+            if d.is_zero() {
+                bail!("{key} = {text:?}: give a time above 0");
+            }
+            Some(d)
+        }
+    };
+    let method = t.get("method", |x| &x.method);
+    if let Some((m, key)) = &method {
+        let upper = m.to_ascii_uppercase();
+        if upper.is_empty() || !upper.bytes().all(|b| b.is_ascii_alphabetic()) {
+            bail!("{key} = {m:?} is not an HTTP method");
+        }
+        shape.method = upper;
+    }
+    if let Some((body, key)) = t.get("body", |x| &x.body) {
+        if !BODY_METHODS.contains(&shape.method.as_str()) {
+            let asked = match &method {
+                Some((_, mk)) => format!(" ({} = {:?})", then_key(&key, mk), shape.method),
+                None => String::new(),
+            };
+            bail!(
+                "{key}: a {} request carries no body{asked}; set method = \"POST\" (or \"PUT\", \
+                 \"PATCH\") to send one",
+                shape.method
+            );
+        }
+        shape.body = Some(body.clone().into_bytes());
+    }
+    let headers = t.get("headers", |x| &x.headers);
+    if let Some((list, key)) = &headers {
+        for h in list.iter() {
+            let (n, v) = h
+                .split_once(':')
+                .ok_or_else(|| anyhow!("{key}: {h:?} must look like \"Name: value\""))?;
+            let (n, v) = (n.trim(), v.trim());
+            if n.eq_ignore_ascii_case("connection") {
+                bail!(
+                    "{key}: {h:?}: say it with keep_alive (and requests_per_connection), by \
+                     which the load engine opens and closes its connections"
+                );
+            }
+            shape.headers.push((n.to_string(), v.to_string()));
+        }
+    }
+    let concurrency = match t.own.and_then(|o| o.concurrency.as_ref()) {
+        None => study_levels.to_vec(),
+        Some(c) => {
+            let key = format!("[workload.{}] concurrency", t.workload);
+            let v = match c {
+                ListOrRange::Text(text) => parse_range(text).map_err(|e| anyhow!("{key}: {e}"))?,
+                ListOrRange::List(v) => v.clone(),
+            };
+            if v.is_empty() || v.contains(&0) {
+                bail!("{key}: give levels of 1 or more");
+            }
+            v
+        }
+    };
+    let round_requests = match t.get("requests", |x| &x.requests) {
+        None => None,
+        Some((&n, key)) => {
+            if f.max_users {
+                bail!(
+                    "{key}: the max-users search runs timed rounds; remove `requests` or \
+                     `max_users = true`"
+                );
+            }
+            if f.duet {
+                bail!(
+                    "{key}: a duet measures two servers over the same seconds, and a request \
+                     count ends each round at its own time; remove `requests` or `duet = true`"
+                );
+            }
+            let rounds = u64::from(f.rounds.min);
+            if n == 0 {
+                bail!("{key} = 0: give at least one request per round");
+            }
+            if n % rounds != 0 {
+                bail!(
+                    "{key} = {n} is not a multiple of rounds.min = {rounds}: each of a level's \
+                     {rounds} rounds completes the same number of requests"
+                );
+            }
+            let per = n / rounds;
+            if let Some(&c) = concurrency.iter().find(|&&c| u64::from(c) > per) {
+                bail!(
+                    "{key} = {n} makes rounds of {per} requests (over rounds.min = {rounds}), \
+                     fewer than concurrency {c}: some connections would never send one"
+                );
+            }
+            Some(per)
+        }
+    };
+    let load = WorkloadLoad {
+        kind,
+        concurrency,
+        shape,
+        timeout,
+        round_requests,
+    };
+    check_with_engine(&load, t, headers.as_ref().map(|(_, k)| k.as_str()))?;
+    Ok(load)
+}
+
+/// The engine's own checks on every level's spec, so that nothing it
+/// would refuse is left for a round to find; in the study's words.
+pub(super) fn check_with_engine(
+    w: &WorkloadLoad,
+    t: &Tables,
+    headers_key: Option<&str>,
+) -> anyhow::Result<()> {
+    use throng_engine::SpecError;
+    let at = || match t.own {
+        Some(_) => format!("[workload.{}]", t.workload),
+        None => "[load]".to_string(),
+    };
+    for &c in &w.concurrency {
+        let load = crate::spec::RoundLoad {
+            concurrency: c,
+            seconds: 1.0,
+            requests: w.round_requests,
+            warmup_s: 0.0,
+            timeout: w.timeout.unwrap_or_else(|| w.kind.request_timeout()),
+            random_order: w.kind.random_order(),
+            naps: true,
+            seed: 0,
+            client_cpus: Vec::new(),
+            shape: w.shape.clone(),
+        };
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 80));
+        let spec = crate::spec::load_spec(crate::spec::targets(addr, &["/".to_string()]), &load);
+        match spec.validate() {
+            Ok(()) => {}
+            Err(SpecError::HeaderName(h)) => {
+                bail!(
+                    "{}: {h:?} has an invalid name",
+                    headers_key.unwrap_or("headers")
+                )
+            }
+            Err(SpecError::HeaderValue(h)) => {
+                bail!(
+                    "{}: {h:?} must be on one line",
+                    headers_key.unwrap_or("headers")
+                )
+            }
+            Err(e) => bail!("{}: at concurrency {c}: {e}", at()),
+        }
+    }
+    Ok(())
+}
