@@ -7,7 +7,8 @@ use std::time::Duration;
 use serde::Serialize;
 use throng_model::max_users::{self, SweepEnd, DEFAULT_PATIENCE_S};
 use throng_model::{
-    Diagnosis, Estimate, RunData, RunRecord, ServerUsage, StepRecord, StepStatus, WorkloadKind,
+    Diagnosis, Estimate, RoundRecord, RunData, RunRecord, ServerUsage, StepRecord, StepStatus,
+    WorkloadKind,
 };
 
 /// Bodies at least this large make a workload a large-file one, reported in
@@ -66,6 +67,10 @@ pub struct StepFigures {
     pub throughput: Estimate,
     /// Median over rounds.
     pub mb_per_sec: f64,
+    /// Mean latency over every response of the step's rounds (ab's "Time
+    /// per request (mean)", measured rather than derived from the elapsed
+    /// time): [`weighted_mean_latency_us`].
+    pub latency_mean_us: Option<f64>,
     /// Median over the rounds that completed a response.
     pub p50_us: Option<u64>,
     pub p99_us: Option<u64>,
@@ -147,6 +152,7 @@ pub fn step_figures(s: &StepRecord) -> StepFigures {
         empty_rounds: empty_rounds as u32,
         throughput,
         mb_per_sec: s.median_of(|r| r.summary.mb_per_sec).unwrap_or(0.0),
+        latency_mean_us: weighted_mean_latency_us(&s.rounds),
         p50_us: s.p50_us(),
         p99_us: s.p99_us(),
         min_us: with_latency.clone().map(|r| r.summary.latency_us.min).min(),
@@ -185,6 +191,26 @@ pub fn step_figures(s: &StepRecord) -> StepFigures {
             .map(|d| d.syscalls_per_request.clone()),
         diagnosis: s.diagnosis.clone(),
     }
+}
+
+/// The mean latency of all the responses of `rounds`: each round's mean
+/// times the samples it was taken over is that round's total latency, so
+/// the step's mean is Σ meanᵢ·countᵢ / Σ countᵢ. A plain mean of the
+/// rounds' means would give a round of 100 responses the say of one of
+/// 10,000. The weight is the latency count rather than `completed`: it is
+/// what each mean was divided by (the engine records one sample per
+/// completed response, so the two agree in a stored round). A round
+/// without samples (none completed) adds nothing, and a step with none
+/// has no mean rather than 0.
+pub fn weighted_mean_latency_us(rounds: &[RoundRecord]) -> Option<f64> {
+    let (total_us, n) = rounds
+        .iter()
+        .map(|r| &r.summary.latency_us)
+        .filter(|l| l.count > 0)
+        .fold((0.0, 0u64), |(t, n), l| {
+            (t + l.mean * l.count as f64, n + l.count)
+        });
+    (n > 0).then(|| total_us / n as f64)
 }
 
 /// A step that produced numbers worth plotting.
@@ -915,6 +941,32 @@ mod tests {
         assert!(!is_load_run(&r));
         assert_eq!(known_cores(0), None);
         assert_eq!(known_cores(2).as_deref(), Some("2 cores"));
+    }
+
+    #[test]
+    fn the_mean_latency_weighs_each_round_by_the_samples_behind_its_mean() {
+        let round = |count, mean| RoundRecord {
+            summary: throng_model::Summary {
+                completed: count,
+                latency_us: throng_model::Latency {
+                    count,
+                    mean,
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        // (1 × 1,000 + 3 × 3,000) / 4, not (1,000 + 3,000) / 2.
+        let mut rounds = vec![round(1, 1_000.0), round(3, 3_000.0)];
+        assert_eq!(weighted_mean_latency_us(&rounds), Some(2_500.0));
+        // Responses without latency samples have no mean to weigh: their
+        // 0 is not a fast answer.
+        rounds.push(round(0, 0.0));
+        rounds[2].summary.completed = 5;
+        assert_eq!(weighted_mean_latency_us(&rounds), Some(2_500.0));
+        assert_eq!(weighted_mean_latency_us(&rounds[2..]), None);
+        assert_eq!(weighted_mean_latency_us(&[]), None);
     }
 
     #[test]

@@ -353,6 +353,7 @@ pub fn steps(figs: &[StepFigures]) -> Table {
         Column::right("Rounds"),
         Column::right("req/s [95% CI]"),
         Column::right("MB/s"),
+        Column::right("mean"),
         Column::right("p50"),
         Column::right("p99"),
         Column::right("Errors"),
@@ -396,6 +397,7 @@ pub fn steps(figs: &[StepFigures]) -> Table {
                 Cell::none()
             },
             Cell::lit(format!("{:.1}", f.mb_per_sec)),
+            us(f.latency_mean_us.map(|m| m.round() as u64)),
             us(f.p50_us),
             us(f.p99_us),
             Cell::lit(grouped(f.errors)),

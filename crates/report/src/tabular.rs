@@ -15,8 +15,8 @@ use crate::figures::{StepFigures, SummaryRow};
 pub const JSON_SCHEMA: u32 = 1;
 
 const CSV_HEADER: &str = "run,server,version,cores,workload,concurrency,status,rounds,\
-rps_mean,rps_median,rps_ci_low,rps_ci_high,mb_per_sec,p50_us,p99_us,min_us,max_us,\
-completed,errors,server_cpu_us_per_request,server_cpu_utilisation,pss_peak_bytes,\
+rps_mean,rps_median,rps_ci_low,rps_ci_high,mb_per_sec,latency_mean_us,p50_us,p99_us,min_us,\
+max_us,completed,errors,server_cpu_us_per_request,server_cpu_utilisation,pss_peak_bytes,\
 rss_peak_bytes,shared_cores,verdict,failure";
 
 fn num(v: f64) -> String {
@@ -55,6 +55,7 @@ pub fn csv(run: &RunData, a: &Analysis) -> String {
             num(f.throughput.ci_low),
             num(f.throughput.ci_high),
             num(f.mb_per_sec),
+            f.latency_mean_us.map(num).unwrap_or_default(),
             opt(f.p50_us),
             opt(f.p99_us),
             opt(f.min_us),

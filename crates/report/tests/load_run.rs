@@ -66,7 +66,7 @@ fn markdown_shows_what_was_not_sampled_as_not_measured() {
     );
     assert_eq!(
         line(&md, "| 127.0.0.1:8080 | – | /"),
-        "| 127.0.0.1:8080 | – | / | 5 | 1 | 2,500 | 1.5 | 1.90 ms | 4.80 ms | 0 | – | – | valid |"
+        "| 127.0.0.1:8080 | – | / | 5 | 1 | 2,500 | 1.5 | 2.09 ms | 1.90 ms | 4.80 ms | 0 | – | – | valid |"
     );
     assert_eq!(
         line(&md, "Server CPU and memory"),
@@ -111,8 +111,8 @@ fn html_has_no_zero_cores_and_no_unsampled_zeros() {
     // Cores, CPU/req, server CPU and PSS peak of the one step.
     assert!(page.contains(
         "<tr><td class=\"t\">127.0.0.1:8080</td><td>–</td><td class=\"t\">/</td><td>5</td>\
-         <td>1</td><td>2,500</td><td>1.5</td><td>1.90 ms</td><td>4.80 ms</td><td>0</td>\
-         <td>–</td><td>–</td><td>–</td>"
+         <td>1</td><td>2,500</td><td>1.5</td><td>2.09 ms</td><td>1.90 ms</td><td>4.80 ms</td>\
+         <td>0</td><td>–</td><td>–</td><td>–</td>"
     ));
     assert!(!page.contains("study.toml"));
 }
@@ -161,7 +161,7 @@ fn a_failed_load_names_its_step_without_cores() {
     let md = markdown(&run);
     assert_eq!(
         line(&md, "| 127.0.0.1:8080 | – | /"),
-        "| 127.0.0.1:8080 | – | / | 5 | 0 | – | 0.0 | – | – | 0 | – | – | failed: connection refused |"
+        "| 127.0.0.1:8080 | – | / | 5 | 0 | – | 0.0 | – | – | – | 0 | – | – | failed: connection refused |"
     );
     // Nothing was measured, so nothing was left unsampled.
     assert!(!md.contains("Server CPU and memory"), "{md}");

@@ -90,6 +90,7 @@ fn chart_snapshots() {
             "throughput-tiny-2c",
             "latency-tiny-2c",
             "scaling-tiny",
+            "transfer-large-1c",
             "latency-large-1c",
             "memory",
             "total-time-tiny",
