@@ -53,7 +53,7 @@ fn report_writes_every_format_of_the_latest_run() {
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains(&format!("<p class=\"meta\">Run {b} ·")));
     assert!(!html.to_ascii_lowercase().contains("<script"));
-    assert_eq!(html.matches("<svg ").count(), 11);
+    assert_eq!(html.matches("<svg ").count(), 12);
 
     let out = throng(tmp.path(), &["report", &b.to_string(), "--format", "csv"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
@@ -84,7 +84,7 @@ fn report_writes_pngs_and_links_them_from_markdown() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     pngs.sort();
-    assert_eq!(pngs.len(), 11);
+    assert_eq!(pngs.len(), 12);
     assert!(pngs.contains(&"throughput-tiny-1c.png".to_string()));
     let md = std::fs::read_to_string(tmp.path().join("article.md")).unwrap();
     assert!(md.contains("](charts/throughput-tiny-1c.png)"));

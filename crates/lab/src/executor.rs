@@ -236,10 +236,14 @@ impl Executor for Local<'_> {
                 configs: Vec::new(),
             },
         };
-        let recipe = server
-            .recipe
-            .for_workload(w.kind)
-            .map_err(|e| early(format!("{e:#}")))?;
+        let recipe = match w.kind.builtin() {
+            Some(kind) => server
+                .recipe
+                .for_workload(kind)
+                .map_err(|e| early(format!("{e:#}")))?,
+            // A site of the user's own is static files: the recipe as it is.
+            None => server.recipe.clone(),
+        };
         let helper = match server.recipe.workload(w.kind) {
             Ok(Some(c)) => c.helper,
             _ => None,

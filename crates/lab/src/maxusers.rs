@@ -72,7 +72,7 @@ pub fn search(exec: &mut dyn Executor, s: &Search, interrupt: &Interrupt) -> Max
             let longest = s
                 .sweep
                 .iter()
-                .filter(|st| st.concurrency == at)
+                .filter(|st| st.concurrency == at && st.rate.is_none())
                 .flat_map(|st| &st.rounds)
                 .map(|r| r.summary.duration_s)
                 .fold(0.0, f64::max);
@@ -116,7 +116,9 @@ pub fn search(exec: &mut dyn Executor, s: &Search, interrupt: &Interrupt) -> Max
         let mut seconds = round_seconds(study.round_s, pace, level);
         // What broke the level; `None` when it was good.
         let broke = loop {
-            let mut load = study.round_load(group, level, level as u64).timed(seconds);
+            let mut load = study
+                .round_load(group, crate::study::Level::closed(level), level as u64)
+                .timed(seconds);
             // Past the patience a request is a timeout: no need to wait longer.
             load.timeout = patience + Duration::from_secs(1);
             let r = match exec.round(server, &load, false) {

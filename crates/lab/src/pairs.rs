@@ -52,6 +52,9 @@ pub fn compare(
         workload: a.workload.clone(),
         cores: a.cores,
         concurrency,
+        // A level's comparison is at its rate too; the sweep's pooled one
+        // is at none.
+        rate: concurrency.and(a.rate),
         ratio: ci.median,
         ci_low: ci.low,
         ci_high: ci.high,
@@ -94,7 +97,7 @@ pub fn compare_sweep(sweeps: &[Vec<&StepRecord>], threshold: f64) -> Vec<Compari
         for sb in &sweeps[i + 1..] {
             let mut levels: Vec<Vec<f64>> = Vec::new();
             for a in sa {
-                if let Some(b) = sb.iter().find(|b| b.concurrency == a.concurrency) {
+                if let Some(b) = sb.iter().find(|b| b.same_level(a)) {
                     let r = block_ratios(a, b);
                     if !r.is_empty() {
                         levels.push(r);
@@ -161,6 +164,7 @@ fn pooled(
         workload: a.workload.clone(),
         cores: a.cores,
         concurrency: None,
+        rate: None,
         ratio,
         ci_low: lo.min(ratio),
         ci_high: hi.max(ratio),

@@ -19,7 +19,7 @@ use crate::interrupt::Interrupt;
 use crate::observer::{Event, Observer};
 use crate::study::{plan_cores, CoresPlan, Study};
 use crate::sweep::{run_group, Ctx, Sink};
-use crate::workload::{self, Workload, WorkloadKind};
+use crate::workload::{self, Workload, WorkloadId};
 
 #[derive(Debug, Clone, Default)]
 pub struct LabOptions {
@@ -201,8 +201,11 @@ pub fn run_study_with(
             // Stored, so a report shows what was asked for and why it is absent.
             for w in &study.workloads {
                 for s in &study.servers {
-                    for &c in study.levels(*w) {
-                        let st = skipped_step(&s.name, *cores, w.name(), c, reason);
+                    for l in study.load_of(*w).levels() {
+                        let st = StepRecord {
+                            rate: l.rate,
+                            ..skipped_step(&s.name, *cores, w.name(), l.concurrency, reason)
+                        };
                         store.add_step(run_id, &st)?;
                     }
                 }
@@ -217,7 +220,7 @@ pub fn run_study_with(
         interrupt,
         failed_steps: 0,
     };
-    let mut docroots: Vec<(WorkloadKind, Workload)> = Vec::new();
+    let mut docroots: Vec<(WorkloadId, Workload)> = Vec::new();
     let result = (|| -> anyhow::Result<()> {
         for p in &plans {
             let CoresPlan::Run {
@@ -237,7 +240,15 @@ pub fn run_study_with(
                     Some((_, w)) => w.clone(),
                     None => {
                         let dir = rundir.subdir(&[&format!("docroot-{}", kind.name())], None)?;
-                        let w = workload::generate(kind, &dir)?;
+                        let w = match kind {
+                            WorkloadId::Builtin(k) => workload::generate(k, &dir)?,
+                            WorkloadId::Own(name) => study
+                                .sites
+                                .iter()
+                                .find(|s| s.id == kind)
+                                .with_context(|| format!("workload {name}: no site"))?
+                                .copy_into(&dir)?,
+                        };
                         docroots.push((kind, w.clone()));
                         w
                     }
@@ -333,7 +344,7 @@ pub fn estimate_groups(study: &Study, groups: u64) -> RunEstimate {
     let per_cores = groups / study.workloads.len().max(1) as f64;
     let (mut steps, mut timed_steps) = (0.0, 0.0);
     for w in &study.loads {
-        let n = per_cores * servers * w.concurrency.len() as f64;
+        let n = per_cores * servers * w.levels().len() as f64;
         steps += n;
         if w.round_requests.is_none() {
             timed_steps += n;

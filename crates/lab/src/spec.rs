@@ -150,6 +150,10 @@ pub struct RoundLoad {
     pub random_order: bool,
     /// Closed-model naps before waiting (docs/methodology.md).
     pub naps: bool,
+    /// Open model: requests per second sent on a schedule over the
+    /// connections, latency counted from each intended send. `None`: the
+    /// closed model.
+    pub rate: Option<f64>,
     /// Seed of the random order, so a round is repeatable.
     pub seed: u64,
     /// CPUs the client threads are pinned to, one thread each.
@@ -212,6 +216,7 @@ pub fn load_spec(targets: Vec<Target>, load: &RoundLoad) -> LoadSpec {
     spec.checksum = true;
     spec.seed = load.seed;
     spec.coalesce = load.naps;
+    spec.rate = load.rate;
     spec
 }
 
@@ -296,6 +301,7 @@ mod tests {
             timeout: Duration::from_secs(5),
             random_order: true,
             naps: false,
+            rate: None,
             seed: 7,
             client_cpus: vec![1],
             shape: RequestShape::default(),
@@ -340,6 +346,29 @@ mod tests {
     }
 
     #[test]
+    fn a_rate_round_is_an_open_model_spec() {
+        let load = RoundLoad {
+            concurrency: 4,
+            seconds: 0.5,
+            requests: None,
+            warmup_s: 0.0,
+            timeout: Duration::from_secs(1),
+            random_order: false,
+            naps: true,
+            rate: Some(200.0),
+            seed: 1,
+            client_cpus: vec![1],
+            shape: RequestShape::default(),
+        };
+        let spec = load_spec(targets(addr(8080), &["/".into()]), &load);
+        assert_eq!(spec.validate(), Ok(()));
+        assert_eq!((spec.rate, spec.connections), (Some(200.0), 4));
+        // Naps belong to the closed model only.
+        assert!(!spec.naps());
+        assert_eq!(load.timed(1.0).rate, Some(200.0));
+    }
+
+    #[test]
     fn a_counted_round_of_a_shaped_request_ends_at_its_count() {
         let load = RoundLoad {
             concurrency: 4,
@@ -349,6 +378,7 @@ mod tests {
             timeout: Duration::from_millis(250),
             random_order: false,
             naps: true,
+            rate: None,
             seed: 1,
             client_cpus: vec![1],
             shape: RequestShape {

@@ -28,7 +28,7 @@ use crate::pairs::{self, Shuffle};
 use crate::precision::Next;
 use crate::record::serialize_histogram;
 use crate::spec::{known_response_bytes, longer_round, round_seconds, secs, Pace, RoundLoad};
-use crate::study::Study;
+use crate::study::{Level, Study};
 
 /// What a sweep writes to: the store in a real study, a list in tests.
 pub trait Sink {
@@ -99,7 +99,7 @@ impl Paces {
 pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyhow::Result<()> {
     let study = ctx.study;
     let wname = group.workload.kind.name();
-    let levels = study.levels(group.workload.kind);
+    let levels = study.load_of(group.workload.kind).levels();
     // Rounds that end at a request count rather than a time.
     let counted = study.load_of(group.workload.kind).round_requests.is_some();
     let mut up: Vec<usize> = Vec::new();
@@ -115,8 +115,8 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
         // number.
         let mine = group.for_server(idx);
         if let Err(reason) = s.recipe.workload(group.workload.kind) {
-            for &c in levels {
-                let mut st = mine.step(&s.name, c);
+            for &l in &levels {
+                let mut st = level_step(&mine, &s.name, l);
                 st.status = StepStatus::Unsupported;
                 st.failure = Some(reason.clone());
                 record_step(ctx, st, &mut group_steps)?;
@@ -150,8 +150,8 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                     workload: wname,
                     message: &msg,
                 });
-                for &c in levels {
-                    let mut st = mine.step(&s.name, c);
+                for &l in &levels {
+                    let mut st = level_step(&mine, &s.name, l);
                     st.status = StepStatus::Failed;
                     st.failure = Some(msg.clone());
                     st.log_tail = Some(f.failure.log_tail.clone());
@@ -167,7 +167,10 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
     if study.warmup_s > 0.0 {
         // Timed whatever the rounds are: it readies the server, it does
         // not measure it.
-        let mut load = study.round_load(group, levels[0], 1).timed(study.warmup_s);
+        // In the closed model even before offered rates: it readies the
+        // server, at the connections the first level opens.
+        let first = Level::closed(levels[0].concurrency);
+        let mut load = study.round_load(group, first, 1).timed(study.warmup_s);
         load.warmup_s = 0.0;
         for &idx in &up {
             if ctx.interrupt.is_set() {
@@ -183,11 +186,23 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
     }
     let order = study.comparison_order();
     let mut compared: Vec<Comparison> = Vec::new();
-    for (level, &c) in levels.iter().enumerate() {
+    // Per server: why it is offered no higher rate, once it did not keep
+    // up with one.
+    let mut saturated: Vec<Option<String>> = vec![None; study.servers.len()];
+    for (level, &lv) in levels.iter().enumerate() {
+        for &idx in &up {
+            if let Some(why) = &saturated[idx] {
+                let mut st = level_step(&group.for_server(idx), &study.servers[idx].name, lv);
+                st.status = StepStatus::Skipped;
+                st.failure = Some(why.clone());
+                record_step(ctx, st, &mut group_steps)?;
+            }
+        }
         let mut pending: Vec<Pending> = up
             .iter()
+            .filter(|&&idx| saturated[idx].is_none())
             .map(|&idx| {
-                let mut step = group.for_server(idx).step(&study.servers[idx].name, c);
+                let mut step = level_step(&group.for_server(idx), &study.servers[idx].name, lv);
                 if let Some(f) = &failed[idx] {
                     step.status = StepStatus::Failed;
                     step.failure = Some(f.clone());
@@ -210,14 +225,14 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
             .iter()
             .filter(|p| !p.done)
             .map(|p| {
-                let mut load = study.round_load(group, c, level_seed);
+                let mut load = study.round_load(group, lv, level_seed);
                 load.client_cpus = group.client_cpus_of(p.server).to_vec();
                 (study.servers[p.server].name.as_str(), load)
             })
             .collect();
-        // Connections kept between slices run timed windows only; a
-        // counted round opens its own.
-        if live.len() >= 2 && !counted {
+        // Connections kept between slices run timed windows of the closed
+        // model only; a counted or rate round opens its own.
+        if live.len() >= 2 && !counted && lv.rate.is_none() {
             exec.open_level(&live);
         }
         let mut shuffle = Shuffle::new(level_seed);
@@ -287,7 +302,7 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                 let measured = RoundLoad {
                     warmup_s: 0.0,
                     client_cpus: group.client_cpus_of(p.server).to_vec(),
-                    ..study.round_load(group, c, level_seed)
+                    ..study.round_load(group, lv, level_seed)
                 };
                 // A counted level's diagnosis is one more round of its
                 // count; its counts are per request either way.
@@ -331,6 +346,17 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                         &level_cs,
                     )
                 };
+            }
+            if p.step.status == StepStatus::Ok {
+                if let Some(why) = throng_trust::verdict::saturation(&p.step) {
+                    p.step
+                        .verdict
+                        .push(throng_model::ReasonCode::Saturated, why);
+                    if let Some(r) = lv.rate {
+                        saturated[p.server] =
+                            Some(format!("the server did not keep up at {r} req/s"));
+                    }
+                }
             }
             if p.step.status == StepStatus::Failed && p.step.log_tail.is_none() {
                 p.step.log_tail = Some(exec.log_tail(&study.servers[p.server].name));
@@ -452,7 +478,7 @@ enum Absorbed {
     Done,
     /// It ended before any response could complete: measure it again
     /// with this longer load.
-    Again(RoundLoad),
+    Again(Box<RoundLoad>),
 }
 
 /// One measured round of `p`'s server, measured again longer while it
@@ -476,7 +502,7 @@ fn measure_round(
         p.spent += t0.elapsed();
         match absorb(ctx, exec, group, p, failed, paces, slice, &load, result)? {
             Absorbed::Done => return Ok(()),
-            Absorbed::Again(longer) => load = longer,
+            Absorbed::Again(longer) => load = *longer,
         }
     }
 }
@@ -520,7 +546,7 @@ fn measure_together(
             if let Absorbed::Again(longer) =
                 absorb(ctx, exec, group, p, failed, paces, slice, &l, r)?
             {
-                *load = Some(longer);
+                *load = Some(*longer);
             }
         }
     }
@@ -545,9 +571,13 @@ fn prepare(
         return None;
     }
     let c = p.step.concurrency;
+    let level = Level {
+        concurrency: c,
+        rate: p.step.rate,
+    };
     let measured = RoundLoad {
         client_cpus: group.client_cpus_of(p.server).to_vec(),
-        ..study.round_load(group, c, slice.seed)
+        ..study.round_load(group, level, slice.seed)
     };
     if measured.requests.is_some() {
         return Some(measured);
@@ -646,10 +676,10 @@ fn absorb(
                 secs(next)
             )));
             p.round_s = Some(next);
-            return Ok(Absorbed::Again(RoundLoad {
+            return Ok(Absorbed::Again(Box::new(RoundLoad {
                 seconds: next,
                 ..load.clone()
-            }));
+            })));
         }
     }
     if m.summary.completed == 0 {
@@ -705,6 +735,14 @@ fn absorb(
         }
     }
     Ok(Absorbed::Done)
+}
+
+/// A step not measured yet of `server` at `level`.
+fn level_step(group: &Group, server: &str, level: Level) -> StepRecord {
+    StepRecord {
+        rate: level.rate,
+        ..group.step(server, level.concurrency)
+    }
 }
 
 fn record_step(

@@ -28,10 +28,82 @@ pub fn parse_kind(name: &str) -> anyhow::Result<WorkloadKind> {
     })
 }
 
+/// Which workload of a study: a built-in kind, or a site of the user's
+/// own under the name the study gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WorkloadId {
+    Builtin(WorkloadKind),
+    /// The name is interned ([`WorkloadId::own`]) so that the id stays
+    /// `Copy`, as a built-in kind is, wherever a group hands it on.
+    Own(&'static str),
+}
+
+impl WorkloadId {
+    /// The id of the user's site `name`, the same for every call.
+    pub fn own(name: &str) -> WorkloadId {
+        static NAMES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+        let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = names.iter().find(|n| **n == name) {
+            return WorkloadId::Own(n);
+        }
+        let n: &'static str = Box::leak(name.to_string().into_boxed_str());
+        names.push(n);
+        WorkloadId::Own(n)
+    }
+
+    /// The name steps are stored under.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkloadId::Builtin(k) => k.name(),
+            WorkloadId::Own(n) => n,
+        }
+    }
+
+    pub fn builtin(self) -> Option<WorkloadKind> {
+        match self {
+            WorkloadId::Builtin(k) => Some(k),
+            WorkloadId::Own(_) => None,
+        }
+    }
+
+    /// A site of the user's own is static files.
+    pub fn is_dynamic(self) -> bool {
+        self.builtin().is_some_and(WorkloadKind::is_dynamic)
+    }
+
+    /// A site of the user's own is requested in its URL list's order, as
+    /// siege walks a list, unless the study says otherwise.
+    pub fn random_order(self) -> bool {
+        self.builtin().is_some_and(WorkloadKind::random_order)
+    }
+
+    /// A site of the user's own may hold files of any size: the large
+    /// file's patience.
+    pub fn request_timeout(self) -> std::time::Duration {
+        self.builtin()
+            .unwrap_or(WorkloadKind::Large)
+            .request_timeout()
+    }
+}
+
+impl From<WorkloadKind> for WorkloadId {
+    fn from(k: WorkloadKind) -> Self {
+        WorkloadId::Builtin(k)
+    }
+}
+
+/// What a recipe is asked about: a site of the user's own is served as
+/// static files are.
+impl From<WorkloadId> for Option<WorkloadKind> {
+    fn from(id: WorkloadId) -> Self {
+        id.builtin()
+    }
+}
+
 /// A generated document root.
 #[derive(Debug, Clone)]
 pub struct Workload {
-    pub kind: WorkloadKind,
+    pub kind: WorkloadId,
     pub docroot: PathBuf,
     /// URL paths, each with the file holding the exact body it must return.
     pub files: Vec<(String, PathBuf)>,
@@ -246,11 +318,313 @@ pub fn generate(kind: WorkloadKind, docroot: &Path) -> anyhow::Result<Workload> 
         }
     }
     Ok(Workload {
-        kind,
+        kind: WorkloadId::Builtin(kind),
         docroot: docroot.to_path_buf(),
         files,
         checked,
     })
+}
+
+/// The most a site of the user's own may hold: it is copied into every
+/// run directory, and every file is read once more to verify each server.
+pub const OWN_SITE_MAX_BYTES: u64 = 2 << 30;
+
+/// A site of the user's own, as a study gives it, checked before anything
+/// starts: the files it holds and the URLs requested of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OwnSite {
+    pub id: WorkloadId,
+    /// The folder, resolved against the study file's.
+    pub source: PathBuf,
+    /// Every regular file under it, by `/`-separated relative path,
+    /// sorted, with its size.
+    pub files: Vec<(String, u64)>,
+    /// URL paths in the order requested, each with the relative path of
+    /// the file it must return.
+    pub urls: Vec<(String, String)>,
+}
+
+impl OwnSite {
+    /// `docroot` and `urls` as the study wrote them, relative to `base`
+    /// when relative. An error is the key at fault and one line naming
+    /// the path (and line).
+    pub fn open(
+        id: WorkloadId,
+        base: &Path,
+        docroot: &str,
+        urls: Option<&str>,
+    ) -> Result<OwnSite, (&'static str, String)> {
+        let source = base.join(docroot);
+        let files = walk_site(&source, Path::new(docroot)).map_err(|e| ("docroot", e))?;
+        let urls = match urls {
+            Some(list) => {
+                let fail = |e: String| ("urls", e);
+                let text =
+                    std::fs::read(base.join(list)).map_err(|e| fail(format!("{list}: {e}")))?;
+                let text = String::from_utf8(text).map_err(|e| {
+                    fail(format!(
+                        "{list}: not UTF-8 text (byte {})",
+                        e.utf8_error().valid_up_to()
+                    ))
+                })?;
+                let urls = parse_url_list(&text)
+                    .map_err(|(line, e)| fail(format!("{list} line {line}: {e}")))?;
+                if urls.is_empty() {
+                    return Err(fail(format!("{list} lists no paths")));
+                }
+                let mut out = Vec::with_capacity(urls.len());
+                for Listed { line, url, rel } in urls {
+                    if files
+                        .binary_search_by(|(f, _)| f.as_str().cmp(&rel))
+                        .is_err()
+                    {
+                        let inside = format!("{rel}/");
+                        let why = if files.iter().any(|(f, _)| f.starts_with(&inside)) {
+                            format!("{url} is a folder; write {url}/ for its index.html")
+                        } else {
+                            let shown = Path::new(docroot).join(&rel);
+                            format!("{url}: no file {}", shown.display())
+                        };
+                        return Err(fail(format!("{list} line {line}: {why}")));
+                    }
+                    out.push((url, rel));
+                }
+                out
+            }
+            None => {
+                if files.is_empty() {
+                    return Err(("docroot", format!("{docroot} holds no files")));
+                }
+                files
+                    .iter()
+                    .map(|(rel, _)| (format!("/{}", encode_path(rel)), rel.clone()))
+                    .collect()
+            }
+        };
+        Ok(OwnSite {
+            id,
+            source,
+            files,
+            urls,
+        })
+    }
+
+    /// Copies the site into `docroot`, readable by the unprivileged user
+    /// the servers run as whatever the originals' modes, and lists each
+    /// URL with its copy: the exact body it must return.
+    pub fn copy_into(&self, docroot: &Path) -> anyhow::Result<Workload> {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::create_dir_all(docroot)?;
+        for (rel, _) in &self.files {
+            let from = self.source.join(rel);
+            let to = docroot.join(rel);
+            // The tree may have changed since the study was read: a link
+            // would still be followed out of the site.
+            let meta = std::fs::symlink_metadata(&from)
+                .with_context(|| format!("reading {}", from.display()))?;
+            if !meta.is_file() {
+                bail!("{} is no longer a regular file", from.display());
+            }
+            let mut dir = docroot.to_path_buf();
+            for part in Path::new(rel)
+                .parent()
+                .into_iter()
+                .flat_map(Path::components)
+            {
+                dir.push(part);
+                if !dir.is_dir() {
+                    std::fs::create_dir(&dir)
+                        .with_context(|| format!("creating {}", dir.display()))?;
+                    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))?;
+                }
+            }
+            std::fs::copy(&from, &to)
+                .with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
+            std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o644))?;
+        }
+        Ok(Workload {
+            kind: self.id,
+            docroot: docroot.to_path_buf(),
+            files: self
+                .urls
+                .iter()
+                .map(|(url, rel)| (url.clone(), docroot.join(rel)))
+                .collect(),
+            checked: Vec::new(),
+        })
+    }
+}
+
+/// Every regular file under `root`, sorted by relative path, with its
+/// size. Links, devices, sockets and pipes are refused, and so are names a
+/// URL list could not spell or a terminal would not show as written, each
+/// naming the path as `shown` (the study's spelling of `root`) joined with
+/// it; and so is a site above [`OWN_SITE_MAX_BYTES`].
+pub fn walk_site(root: &Path, shown: &Path) -> Result<Vec<(String, u64)>, String> {
+    let meta = std::fs::metadata(root).map_err(|e| format!("{}: {e}", shown.display()))?;
+    if !meta.is_dir() {
+        return Err(format!("{} is not a folder", shown.display()));
+    }
+    let mut files = Vec::new();
+    let mut total = 0u64;
+    let mut pending = vec![String::new()];
+    while let Some(dir) = pending.pop() {
+        let here = root.join(&dir);
+        let entries =
+            std::fs::read_dir(&here).map_err(|e| format!("{}: {e}", shown.join(&dir).display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("{}: {e}", shown.join(&dir).display()))?;
+            let raw = entry.file_name();
+            let at = shown.join(&dir).join(&raw);
+            let Some(name) = raw.to_str() else {
+                return Err(format!("{}: the name is not UTF-8", at.display()));
+            };
+            if name.chars().any(char::is_control) {
+                return Err(format!(
+                    "{:?}: the name holds a control character",
+                    at.display().to_string()
+                ));
+            }
+            let rel = if dir.is_empty() {
+                name.to_string()
+            } else {
+                format!("{dir}/{name}")
+            };
+            let meta = entry
+                .metadata()
+                .map_err(|e| format!("{}: {e}", at.display()))?;
+            let ft = meta.file_type();
+            if ft.is_symlink() {
+                return Err(format!(
+                    "{} is a symbolic link; copy what it points to into the site",
+                    at.display()
+                ));
+            } else if ft.is_dir() {
+                pending.push(rel);
+            } else if ft.is_file() {
+                // Checked now: a file the lab cannot read would fail the
+                // run after it is stored.
+                std::fs::File::open(root.join(&rel))
+                    .map_err(|e| format!("{}: {e}", at.display()))?;
+                total += meta.len();
+                if total > OWN_SITE_MAX_BYTES {
+                    return Err(format!(
+                        "{} holds more than {} GiB (reached at {}); a site is copied into every \
+                         run",
+                        shown.display(),
+                        OWN_SITE_MAX_BYTES >> 30,
+                        at.display()
+                    ));
+                }
+                files.push((rel, meta.len()));
+            } else {
+                return Err(format!(
+                    "{} is neither a file nor a folder (a device, socket or pipe)",
+                    at.display()
+                ));
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// One path of a URL list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listed {
+    pub line: usize,
+    /// As requested: percent-encoded where needed, `.` and empty segments
+    /// dropped.
+    pub url: String,
+    /// The relative path of its file: `index.html` for a path ending in `/`.
+    pub rel: String,
+}
+
+/// A URL list: one path a line, `#` comments and blank lines ignored; an
+/// error gives the line and why.
+pub fn parse_url_list(text: &str) -> Result<Vec<Listed>, (usize, String)> {
+    let mut out = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let path = raw.trim();
+        if path.is_empty() || path.starts_with('#') {
+            continue;
+        }
+        let err = |why: &str| Err((line, format!("{path:?} {why}")));
+        if path.chars().any(char::is_control) {
+            return err("holds a control character");
+        }
+        if !path.starts_with('/') {
+            return err("does not start with /");
+        }
+        let Some(bytes) = percent_decode(path) else {
+            return err("has a % not followed by two hex digits");
+        };
+        let Ok(decoded) = String::from_utf8(bytes) else {
+            return err("is not UTF-8 once decoded");
+        };
+        if decoded.chars().any(char::is_control) {
+            return err("holds a control character once decoded");
+        }
+        let segments: Vec<&str> = decoded
+            .split('/')
+            .filter(|s| !s.is_empty() && *s != ".")
+            .collect();
+        if segments.contains(&"..") {
+            return err("has a .. segment");
+        }
+        let folder = decoded.ends_with('/') || segments.is_empty();
+        let mut url = String::new();
+        for s in &segments {
+            url.push('/');
+            url.push_str(&encode_path(s));
+        }
+        let mut rel = segments.join("/");
+        if folder {
+            url.push('/');
+            rel = if rel.is_empty() {
+                "index.html".to_string()
+            } else {
+                format!("{rel}/index.html")
+            };
+        }
+        out.push(Listed { line, url, rel });
+    }
+    Ok(out)
+}
+
+/// `rel` in a URL path: `/` and the characters RFC 3986 leaves unreserved
+/// as they are, every other byte as `%XX`, which every server decodes.
+pub fn encode_path(rel: &str) -> String {
+    let mut out = String::with_capacity(rel.len());
+    for b in rel.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn percent_decode(s: &str) -> Option<Vec<u8>> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = b.get(i + 1..i + 3)?;
+            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                return None;
+            }
+            out.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    Some(out)
 }
 
 /// URL of the CGI program; the server maps /cgi-bin/ onto the docroot's.
@@ -469,6 +843,247 @@ mod tests {
         for k in WorkloadKind::ALL {
             assert_eq!(parse_kind(k.name()).unwrap(), k);
         }
+    }
+
+    #[test]
+    fn a_url_list_reads_as_requested_paths_and_their_files() {
+        let text = "# mirrored with wget\n\n/\n  /index.html  \n/a/b.css\n/my page.html\n\
+                    /img/./x.png\n//docs//\n/caf%C3%A9.txt\n/a/b.css\n";
+        let urls = parse_url_list(text).unwrap();
+        let got: Vec<(usize, &str, &str)> = urls
+            .iter()
+            .map(|u| (u.line, u.url.as_str(), u.rel.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (3, "/", "index.html"),
+                (4, "/index.html", "index.html"),
+                (5, "/a/b.css", "a/b.css"),
+                (6, "/my%20page.html", "my page.html"),
+                (7, "/img/x.png", "img/x.png"),
+                (8, "/docs/", "docs/index.html"),
+                (9, "/caf%C3%A9.txt", "café.txt"),
+                // A path listed twice is requested twice, as siege does.
+                (10, "/a/b.css", "a/b.css"),
+            ]
+        );
+        let refused = |text: &str| parse_url_list(text).unwrap_err();
+        assert_eq!(
+            refused("/ok\n/a/../../etc/passwd\n"),
+            (2, "\"/a/../../etc/passwd\" has a .. segment".to_string())
+        );
+        assert_eq!(
+            refused("/a/%2E%2E/b\n"),
+            (1, "\"/a/%2E%2E/b\" has a .. segment".to_string())
+        );
+        assert_eq!(
+            refused("index.html\n"),
+            (1, "\"index.html\" does not start with /".to_string())
+        );
+        assert_eq!(
+            refused("http://example.com/\n"),
+            (
+                1,
+                "\"http://example.com/\" does not start with /".to_string()
+            )
+        );
+        assert_eq!(
+            refused("/a\u{7}b\n"),
+            (1, "\"/a\\u{7}b\" holds a control character".to_string())
+        );
+        assert_eq!(
+            refused("/a%0Ab\n"),
+            (
+                1,
+                "\"/a%0Ab\" holds a control character once decoded".to_string()
+            )
+        );
+        assert_eq!(
+            refused("/100%\n"),
+            (
+                1,
+                "\"/100%\" has a % not followed by two hex digits".to_string()
+            )
+        );
+        assert_eq!(
+            refused("/%+1\n"),
+            (
+                1,
+                "\"/%+1\" has a % not followed by two hex digits".to_string()
+            )
+        );
+        assert_eq!(
+            refused("/%FF\n"),
+            (1, "\"/%FF\" is not UTF-8 once decoded".to_string())
+        );
+    }
+
+    /// A small site: index.html, a/b.css, img/x.png and "my page.html".
+    fn small_site(root: &Path) {
+        std::fs::create_dir_all(root.join("a")).unwrap();
+        std::fs::create_dir_all(root.join("img")).unwrap();
+        std::fs::write(root.join("index.html"), "<p>home</p>\n").unwrap();
+        std::fs::write(root.join("a/b.css"), "p { color: red }\n").unwrap();
+        std::fs::write(root.join("img/x.png"), [0x89, b'P', b'N', b'G', 0, 1, 2]).unwrap();
+        std::fs::write(root.join("my page.html"), "spaced\n").unwrap();
+    }
+
+    #[test]
+    fn the_walk_lists_regular_files_and_refuses_what_it_cannot_copy() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("site");
+        small_site(&root);
+        let shown = Path::new("site");
+        assert_eq!(
+            walk_site(&root, shown).unwrap(),
+            [
+                ("a/b.css".to_string(), 17),
+                ("img/x.png".to_string(), 7),
+                ("index.html".to_string(), 12),
+                ("my page.html".to_string(), 7),
+            ]
+        );
+        let refused = |make: &dyn Fn(&Path)| {
+            let d = tempfile::tempdir().unwrap();
+            let root = d.path().join("site");
+            small_site(&root);
+            make(&root);
+            walk_site(&root, shown).unwrap_err()
+        };
+        assert_eq!(
+            refused(&|r| std::os::unix::fs::symlink("/etc/passwd", r.join("a/link")).unwrap()),
+            "site/a/link is a symbolic link; copy what it points to into the site"
+        );
+        assert_eq!(
+            refused(&|r| {
+                let name = std::ffi::OsStr::from_bytes(b"bad\xffname");
+                std::fs::write(r.join("img").join(name), "x").unwrap();
+            }),
+            "site/img/bad\u{FFFD}name: the name is not UTF-8"
+        );
+        assert_eq!(
+            refused(&|r| std::fs::write(r.join("a\x1b[2Jb"), "x").unwrap()),
+            "\"site/a\\u{1b}[2Jb\": the name holds a control character"
+        );
+        assert_eq!(
+            refused(&|r| {
+                std::os::unix::net::UnixListener::bind(r.join("a/sock")).unwrap();
+            }),
+            "site/a/sock is neither a file nor a folder (a device, socket or pipe)"
+        );
+        // A sparse file: the size counts, not the blocks it takes.
+        assert_eq!(
+            refused(&|r| {
+                let f = std::fs::File::create(r.join("img/huge.iso")).unwrap();
+                f.set_len(OWN_SITE_MAX_BYTES).unwrap();
+            }),
+            "site holds more than 2 GiB (reached at site/img/huge.iso); a site is copied into \
+             every run"
+        );
+        assert_eq!(
+            walk_site(&dir.path().join("gone"), Path::new("gone")).unwrap_err(),
+            "gone: No such file or directory (os error 2)"
+        );
+        assert_eq!(
+            walk_site(&root.join("index.html"), Path::new("site/index.html")).unwrap_err(),
+            "site/index.html is not a folder"
+        );
+    }
+
+    #[test]
+    fn a_site_is_copied_readable_with_each_url_and_its_exact_body() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        small_site(&dir.path().join("site"));
+        // Private to its owner: the copy is readable by the servers' user.
+        let x = dir.path().join("site/img/x.png");
+        std::fs::set_permissions(&x, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::write(
+            dir.path().join("paths.txt"),
+            "# three of four\n/img/x.png\n/\n/my%20page.html\n",
+        )
+        .unwrap();
+        let id = WorkloadId::own("mirror");
+        let site = OwnSite::open(id, dir.path(), "site", Some("paths.txt")).unwrap();
+        assert_eq!(
+            site.urls,
+            [
+                ("/img/x.png".to_string(), "img/x.png".to_string()),
+                ("/".to_string(), "index.html".to_string()),
+                ("/my%20page.html".to_string(), "my page.html".to_string()),
+            ]
+        );
+        let w = site.copy_into(&dir.path().join("docroot-mirror")).unwrap();
+        assert_eq!((w.kind, w.kind.name()), (id, "mirror"));
+        assert_eq!(w.paths(), ["/img/x.png", "/", "/my%20page.html"]);
+        assert_eq!(
+            std::fs::read(&w.files[0].1).unwrap(),
+            std::fs::read(&x).unwrap()
+        );
+        assert_eq!(std::fs::read(&w.files[1].1).unwrap(), b"<p>home</p>\n");
+        let mode = std::fs::metadata(&w.files[0].1)
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o644);
+        let img = std::fs::metadata(w.docroot.join("img"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(img & 0o777, 0o755);
+        // Every file is copied, listed or not.
+        assert!(w.docroot.join("a/b.css").is_file());
+        assert_eq!(w.total_bytes(), 7 + 12 + 7);
+        // Without a list: every file, sorted, its path encoded.
+        let all = OwnSite::open(id, dir.path(), "site", None).unwrap();
+        let urls: Vec<&str> = all.urls.iter().map(|(u, _)| u.as_str()).collect();
+        assert_eq!(
+            urls,
+            ["/a/b.css", "/img/x.png", "/index.html", "/my%20page.html"]
+        );
+        assert_eq!(WorkloadId::own("mirror"), id, "one name, one id");
+        assert!(!id.is_dynamic() && !id.random_order());
+        assert_eq!(Option::<WorkloadKind>::from(id), None);
+    }
+
+    #[test]
+    fn a_url_list_naming_what_the_site_lacks_is_refused_by_line() {
+        let dir = tempfile::tempdir().unwrap();
+        small_site(&dir.path().join("site"));
+        let id = WorkloadId::own("mirror");
+        let refused = |list: &str| {
+            std::fs::write(dir.path().join("paths.txt"), list).unwrap();
+            OwnSite::open(id, dir.path(), "site", Some("paths.txt")).unwrap_err()
+        };
+        let urls = |e: &str| ("urls", e.to_string());
+        assert_eq!(
+            refused("/index.html\n# then\n/a/missing.css\n"),
+            urls("paths.txt line 3: /a/missing.css: no file site/a/missing.css")
+        );
+        assert_eq!(
+            refused("/img/\n"),
+            urls("paths.txt line 1: /img/: no file site/img/index.html")
+        );
+        assert_eq!(
+            refused("/a\n"),
+            urls("paths.txt line 1: /a is a folder; write /a/ for its index.html")
+        );
+        assert_eq!(
+            refused("/../secret\n"),
+            urls("paths.txt line 1: \"/../secret\" has a .. segment")
+        );
+        assert_eq!(refused("# nothing\n\n"), urls("paths.txt lists no paths"));
+        assert_eq!(
+            OwnSite::open(id, dir.path(), "site", Some("gone.txt")).unwrap_err(),
+            urls("gone.txt: No such file or directory (os error 2)")
+        );
+        std::fs::create_dir(dir.path().join("empty")).unwrap();
+        assert_eq!(
+            OwnSite::open(id, dir.path(), "empty", None).unwrap_err(),
+            ("docroot", "empty holds no files".to_string())
+        );
     }
 
     #[test]

@@ -1084,3 +1084,166 @@ fn each_workload_is_swept_over_its_own_levels_with_its_own_requests() {
         ]
     );
 }
+
+/// Open-model rounds: `a` keeps up with every rate; `b` completes 1500 of
+/// the 2000 offered; `c` completes all it is offered at 2000 but sends 2%
+/// of them more than 1 ms late.
+fn offered() -> TimedScript {
+    Box::new(move |server, load| {
+        // The warmup, in the closed model.
+        let Some(rate) = load.rate else {
+            return measured(1000.0, load.concurrency, &[], 1_000);
+        };
+        let done = match (server, rate) {
+            ("b", r) if r >= 2000.0 => 1500.0,
+            _ => rate,
+        };
+        let mut m = measured(done * load.seconds, load.concurrency, &[], 1_000);
+        m.summary.model = "open".into();
+        m.summary.duration_s = load.seconds;
+        m.summary.requests_per_sec = done;
+        m.summary.sent = (rate * load.seconds) as u64;
+        let late = if server == "c" && rate >= 2000.0 {
+            m.summary.sent / 50
+        } else {
+            0
+        };
+        m.summary.rate = Some(throng_model::RateReport {
+            target: rate,
+            late_sends: late,
+            ..Default::default()
+        });
+        m
+    })
+}
+
+#[test]
+fn a_rate_sweep_offers_each_rate_and_stops_a_server_where_it_no_longer_keeps_up() {
+    let s = study(
+        &["a", "b", "c"],
+        "[4]",
+        (3, 3),
+        "[load]\nrate = \"1000..3000 step 1000\"\n",
+    );
+    let mut fake = Fake::new(Box::new(steady));
+    fake.timed = Some(offered());
+    let (out, data) = run(&s, &mut fake, &Interrupt::new());
+    assert!(out.complete);
+    let steps: Vec<(&str, u32, Option<f64>, StepStatus, usize)> = data
+        .steps
+        .iter()
+        .map(|s| {
+            (
+                s.server.as_str(),
+                s.concurrency,
+                s.rate,
+                s.status,
+                s.rounds.len(),
+            )
+        })
+        .collect();
+    let ok = StepStatus::Ok;
+    let skipped = StepStatus::Skipped;
+    assert_eq!(
+        steps,
+        [
+            ("a", 4, Some(1000.0), ok, 3),
+            ("a", 4, Some(2000.0), ok, 3),
+            ("a", 4, Some(3000.0), ok, 3),
+            ("b", 4, Some(1000.0), ok, 3),
+            ("b", 4, Some(2000.0), ok, 3),
+            ("b", 4, Some(3000.0), skipped, 0),
+            ("c", 4, Some(1000.0), ok, 3),
+            ("c", 4, Some(2000.0), ok, 3),
+            ("c", 4, Some(3000.0), skipped, 0),
+        ]
+    );
+    let step = |server: &str, rate: f64| {
+        data.steps
+            .iter()
+            .find(|s| s.server == server && s.rate == Some(rate))
+            .unwrap()
+    };
+    for server in ["b", "c"] {
+        assert_eq!(
+            step(server, 3000.0).failure.as_deref(),
+            Some("the server did not keep up at 2000 req/s")
+        );
+    }
+    let b = &step("b", 2000.0).verdict;
+    assert!(b.has(throng_model::ReasonCode::Saturated), "{b:?}");
+    assert_eq!(
+        b.reasons
+            .iter()
+            .find(|r| r.code == throng_model::ReasonCode::Saturated)
+            .unwrap()
+            .message,
+        "the server did not keep up with 2000 req/s: it completed 1500 req/s of the 2000 \
+         offered (75.0%, under 95%); latency here is queueing behind the schedule, and higher \
+         rates were not offered"
+    );
+    let c = &step("c", 2000.0).verdict;
+    assert!(
+        c.reasons
+            .iter()
+            .any(|r| r.code == throng_model::ReasonCode::Saturated
+                && r.message
+                    .contains("120 of 6000 sends (2.0%) left more than 1 ms late")),
+        "{c:?}"
+    );
+    for rate in [1000.0, 3000.0] {
+        assert!(!step("a", rate)
+            .verdict
+            .has(throng_model::ReasonCode::Saturated));
+    }
+    // Every measured round and diagnosis is offered its level's rate over
+    // the one concurrency, on connections of its own; the warmup readies
+    // each server in the closed model.
+    let rounds = loads_of(&fake, "round");
+    // a at three rates, b and c at two, three rounds each.
+    assert_eq!(rounds.len(), 3 * 3 + 2 * 2 * 3);
+    for l in rounds.iter().chain(&loads_of(&fake, "diagnose")) {
+        assert_eq!(l.concurrency, 4);
+        assert!(matches!(l.rate, Some(r) if [1000.0, 2000.0, 3000.0].contains(&r)));
+    }
+    let a_rates: Vec<f64> = fake
+        .loads
+        .iter()
+        .zip(fake.calls.iter().filter(|c| {
+            ["warmup", "round", "search", "diagnose"]
+                .iter()
+                .any(|k| c.starts_with(k))
+        }))
+        .filter(|((k, _), call)| *k == "round" && call.contains(" a "))
+        .map(|((_, l), _)| l.rate.unwrap())
+        .collect();
+    assert_eq!(
+        a_rates,
+        [1000.0, 1000.0, 1000.0, 2000.0, 2000.0, 2000.0, 3000.0, 3000.0, 3000.0]
+    );
+    assert!(loads_of(&fake, "warmup").iter().all(|l| l.rate.is_none()));
+    assert!(fake.rounds_of("open").is_empty());
+    // Paired per offered rate while two servers or more are offered it,
+    // and over the sweep.
+    let levels: Vec<(Option<u32>, Option<f64>, &str, &str)> = data
+        .comparisons
+        .iter()
+        .map(|c| (c.concurrency, c.rate, c.a.as_str(), c.b.as_str()))
+        .collect();
+    assert_eq!(
+        levels,
+        [
+            (Some(4), Some(1000.0), "a", "b"),
+            (Some(4), Some(1000.0), "a", "c"),
+            (Some(4), Some(1000.0), "b", "c"),
+            (Some(4), Some(2000.0), "a", "b"),
+            (Some(4), Some(2000.0), "a", "c"),
+            (Some(4), Some(2000.0), "b", "c"),
+            (None, None, "a", "b"),
+            (None, None, "a", "c"),
+            (None, None, "b", "c"),
+        ]
+    );
+    let b_over_a = &data.comparisons[3];
+    assert!((b_over_a.ratio - 0.75).abs() < 1e-9, "{b_over_a:?}");
+}

@@ -200,6 +200,11 @@ pub struct Comparison {
     pub cores: u32,
     /// The level, or `None` for every level of the sweep pooled.
     pub concurrency: Option<u32>,
+    /// The offered rate of the level, for a level of an open-model sweep
+    /// (whose levels share their concurrency); `None` otherwise and when
+    /// pooled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
     /// Median of the per-pair ratios B/A.
     pub ratio: f64,
     /// Distribution-free 95% interval of that median.

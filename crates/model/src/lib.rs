@@ -321,7 +321,13 @@ pub struct StepRecord {
     pub server: String,
     pub cores: u32,
     pub workload: String,
+    /// Connections; with `rate`, the connections the rate is offered over.
     pub concurrency: u32,
+    /// Open model: the requests per second offered to the server, which
+    /// makes this step a level of its own among steps of the same
+    /// concurrency. `None`: closed model, `concurrency` is the level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
     pub status: StepStatus,
     pub failure: Option<String>,
     /// Last lines of the server's log when it failed.
@@ -347,6 +353,7 @@ impl StepRecord {
             cores,
             workload: workload.to_string(),
             concurrency,
+            rate: None,
             status: StepStatus::Ok,
             failure: None,
             log_tail: None,
@@ -358,6 +365,12 @@ impl StepRecord {
             verdict: Verdict::valid(),
             diagnosis: None,
         }
+    }
+
+    /// Whether `other` measured the same level: the same connections and
+    /// the same offered rate (or both the closed model).
+    pub fn same_level(&self, other: &StepRecord) -> bool {
+        self.concurrency == other.concurrency && self.rate == other.rate
     }
 
     /// Median p99 over the rounds that completed a response.

@@ -222,6 +222,7 @@ mod tests {
             cores: 1,
             workload: "tiny".into(),
             concurrency: c,
+            rate: None,
             status,
             failure: (status == StepStatus::Failed).then(|| "the server exited".to_string()),
             log_tail: None,

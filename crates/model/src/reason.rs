@@ -61,10 +61,11 @@ pub enum ReasonCode {
     ShortRound,
     ServerStarved,
     Interrupted,
+    Saturated,
 }
 
 impl ReasonCode {
-    pub const ALL: [ReasonCode; 12] = [
+    pub const ALL: [ReasonCode; 13] = [
         ReasonCode::ClientBound,
         ReasonCode::Errors,
         ReasonCode::Drift,
@@ -77,6 +78,7 @@ impl ReasonCode {
         ReasonCode::ShortRound,
         ReasonCode::ServerStarved,
         ReasonCode::Interrupted,
+        ReasonCode::Saturated,
     ];
 
     pub fn name(self) -> &'static str {
@@ -93,6 +95,7 @@ impl ReasonCode {
             ReasonCode::ShortRound => "short_round",
             ReasonCode::ServerStarved => "server_starved",
             ReasonCode::Interrupted => "interrupted",
+            ReasonCode::Saturated => "saturated",
         }
     }
 }
@@ -125,6 +128,10 @@ mod tests {
             serde_json::to_string(&ReasonCode::Interrupted).unwrap(),
             "\"interrupted\""
         );
-        assert_eq!(ReasonCode::ALL.len(), 12);
+        assert_eq!(
+            serde_json::to_string(&ReasonCode::Saturated).unwrap(),
+            "\"saturated\""
+        );
+        assert_eq!(ReasonCode::ALL.len(), 13);
     }
 }

@@ -32,6 +32,65 @@ fn cores_text(c: u32) -> Option<String> {
     }
 }
 
+/// Latency against the rate offered, per server, as wrk2's users draw it:
+/// p50 and p99 from each request's intended send time, so a server that
+/// falls behind its schedule shows the wait, up to the first rate it did
+/// not keep up with (the sweep offers it no higher one).
+fn latency_under_load(
+    w: &str,
+    cores: u32,
+    offered: &[&StepFigures],
+    servers: &[String],
+) -> NamedChart {
+    let mut series = Vec::new();
+    for (color, s) in servers.iter().enumerate() {
+        for (q, dashed) in [("p50", false), ("p99", true)] {
+            let mut points: Vec<Point> = offered
+                .iter()
+                .filter(|f| &f.server == s)
+                .filter_map(|f| {
+                    let v = if q == "p50" { f.p50_us } else { f.p99_us }?;
+                    Some(Point {
+                        x: f.rate?,
+                        y: v as f64 / 1000.0,
+                        band: None,
+                    })
+                })
+                .collect();
+            points.sort_by(|a, b| a.x.total_cmp(&b.x));
+            if !points.is_empty() {
+                series.push(Series {
+                    name: format!("{s} {q}"),
+                    color,
+                    dashed,
+                    points,
+                });
+            }
+        }
+    }
+    let id = if cores > 0 {
+        format!("{}-{}c", slug(w), cores)
+    } else {
+        slug(w)
+    };
+    let title = labelled([Some(format!("Latency under load, {w}")), cores_text(cores)]);
+    NamedChart {
+        id: format!("latency-rate-{id}"),
+        caption: "Median over rounds of each round's p50 (solid) and p99 (dashed) latency, \
+                  counted from each request's intended send time, against the rate offered; a \
+                  server's lines end at the first rate it did not keep up with."
+            .into(),
+        svg: svg::line_chart(&LineChart {
+            title: title.clone(),
+            x_label: "offered requests per second".into(),
+            y_label: "latency (ms)".into(),
+            series,
+            whole_x: true,
+        }),
+        title,
+    }
+}
+
 /// Every chart of the report, in reading order.
 pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
     let servers = server_names(run);
@@ -41,10 +100,13 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
     for w in workload_names(run) {
         let large = is_large(figs, &w);
         for c in core_counts(run) {
-            let steps: Vec<&StepFigures> = figs
+            let (offered, steps): (Vec<&StepFigures>, Vec<&StepFigures>) = figs
                 .iter()
                 .filter(|f| f.workload == w && f.cores == c && measured(f))
-                .collect();
+                .partition(|f| f.rate.is_some());
+            if !offered.is_empty() {
+                out.push(latency_under_load(&w, c, &offered, &servers));
+            }
             if steps.is_empty() {
                 continue;
             }

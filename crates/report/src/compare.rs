@@ -71,13 +71,16 @@ impl Change {
 }
 
 /// What identifies a step across the two sides.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepKey {
     /// Set when comparing runs (the same server on both sides).
     pub server: Option<String>,
     pub cores: u32,
     pub workload: String,
     pub concurrency: u32,
+    /// The offered rate of an open-model level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
 }
 
 impl StepKey {
@@ -87,6 +90,7 @@ impl StepKey {
             figures::known_cores(self.cores),
             Some(self.workload.clone()),
             Some(format!("c={}", self.concurrency)),
+            self.rate.map(|r| format!("{r} req/s offered")),
         ])
     }
 }
@@ -248,12 +252,13 @@ pub fn compare_runs(a: &RunData, b: &RunData, opts: CompareOptions) -> Compariso
             cores: sa.cores,
             workload: sa.workload.clone(),
             concurrency: sa.concurrency,
+            rate: sa.rate,
         };
         let sb = b.steps.iter().find(|s| {
             s.server == sa.server
                 && s.cores == sa.cores
                 && s.workload == sa.workload
-                && s.concurrency == sa.concurrency
+                && s.same_level(sa)
         });
         match sb {
             Some(sb) if usable(sa) && usable(sb) => rows.extend(row(key, sa, sb, &opts)),
@@ -266,7 +271,7 @@ pub fn compare_runs(a: &RunData, b: &RunData, opts: CompareOptions) -> Compariso
             s.server == sb.server
                 && s.cores == sb.cores
                 && s.workload == sb.workload
-                && s.concurrency == sb.concurrency
+                && s.same_level(sb)
         });
         if !in_a {
             let key = StepKey {
@@ -274,6 +279,7 @@ pub fn compare_runs(a: &RunData, b: &RunData, opts: CompareOptions) -> Compariso
                 cores: sb.cores,
                 workload: sb.workload.clone(),
                 concurrency: sb.concurrency,
+                rate: sb.rate,
             };
             unmatched.push(format!("{}: only in run {}", key.label(), b.run.id));
         }
@@ -312,12 +318,10 @@ pub fn compare_servers(
             cores: sa.cores,
             workload: sa.workload.clone(),
             concurrency: sa.concurrency,
+            rate: sa.rate,
         };
         let sb = run.steps.iter().find(|s| {
-            s.server == b
-                && s.cores == sa.cores
-                && s.workload == sa.workload
-                && s.concurrency == sa.concurrency
+            s.server == b && s.cores == sa.cores && s.workload == sa.workload && s.same_level(sa)
         });
         match sb {
             Some(sb) if usable(sa) && usable(sb) => rows.extend(row(key, sa, sb, &opts)),
@@ -327,16 +331,14 @@ pub fn compare_servers(
     }
     for sb in run.steps.iter().filter(|s| s.server == b) {
         if !run.steps.iter().any(|s| {
-            s.server == a
-                && s.cores == sb.cores
-                && s.workload == sb.workload
-                && s.concurrency == sb.concurrency
+            s.server == a && s.cores == sb.cores && s.workload == sb.workload && s.same_level(sb)
         }) {
             let key = StepKey {
                 server: None,
                 cores: sb.cores,
                 workload: sb.workload.clone(),
                 concurrency: sb.concurrency,
+                rate: sb.rate,
             };
             unmatched.push(format!("{}: {a} has no such step", key.label()));
         }

@@ -57,6 +57,10 @@ pub struct StepFigures {
     pub cores: u32,
     pub workload: String,
     pub concurrency: u32,
+    /// The rate offered in an open-model step; such steps are drawn
+    /// against it, not against concurrency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
     pub status: StepStatus,
     pub failure: Option<String>,
     pub rounds: u32,
@@ -146,6 +150,7 @@ pub fn step_figures(s: &StepRecord) -> StepFigures {
         cores: s.cores,
         workload: s.workload.clone(),
         concurrency: s.concurrency,
+        rate: s.rate,
         status: s.status,
         failure: s.failure.clone(),
         rounds: s.rounds.len() as u32,

@@ -279,6 +279,7 @@ fn failures(o: &mut String, run: &RunData) {
             (s.cores > 0).then(|| format!("{} core(s)", s.cores)),
             Some(s.workload.clone()),
             Some(format!("concurrency {}", s.concurrency)),
+            s.rate.map(|r| format!("{r} req/s offered")),
         ]);
         let _ = writeln!(
             o,

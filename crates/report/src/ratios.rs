@@ -110,6 +110,8 @@ pub fn sorted(run: &RunData) -> Vec<&Comparison> {
             at(&workloads, &c.workload),
             c.cores,
             c.concurrency.map_or(0, |l| u64::from(l) + 1),
+            // A positive rate's bits order as the rate does.
+            c.rate.map_or(0, |r| r.to_bits()),
             at(&servers, &c.a),
             at(&servers, &c.b),
         )
@@ -227,6 +229,7 @@ mod tests {
             workload: "tiny".into(),
             cores: 1,
             concurrency: None,
+            rate: None,
             ratio,
             ci_low: lo,
             ci_high: hi,

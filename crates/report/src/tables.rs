@@ -345,11 +345,19 @@ pub fn best(run: &RunData, figs: &[StepFigures]) -> Option<Table> {
 
 /// Every step with its figures and verdict.
 pub fn steps(figs: &[StepFigures]) -> Table {
-    let mut t = Table::new(vec![
+    // A column of its own only when some step was offered a rate, so a
+    // closed-model run's table keeps its shape.
+    let offered = figs.iter().any(|f| f.rate.is_some());
+    let mut columns = vec![
         Column::left("Server"),
         Column::right("Cores"),
         Column::left("Workload"),
         Column::right("Conc."),
+    ];
+    if offered {
+        columns.push(Column::right(OFFERED));
+    }
+    columns.extend([
         Column::right("Rounds"),
         Column::right("req/s [95% CI]"),
         Column::right("MB/s"),
@@ -361,9 +369,8 @@ pub fn steps(figs: &[StepFigures]) -> Table {
         Column::right(SERVER_CPU),
         Column::right("PSS peak"),
         Column::left("Verdict"),
-    ])
-    .section("steps", "Every step")
-    .wide();
+    ]);
+    let mut t = Table::new(columns).section("steps", "Every step").wide();
     let us = |v: Option<u64>| v.map_or_else(Cell::none, |v| Cell::lit(duration_us(v)));
     for f in figs {
         let cores = cores_cell(f.cores);
@@ -375,7 +382,7 @@ pub fn steps(figs: &[StepFigures]) -> Table {
                 None => f.status.name().to_string(),
             })
         };
-        t.push(vec![
+        let mut row = vec![
             Cell::text(&f.server),
             if f.shared_cores {
                 cores.warn("shared")
@@ -384,6 +391,11 @@ pub fn steps(figs: &[StepFigures]) -> Table {
             },
             Cell::text(&f.workload),
             Cell::lit(f.concurrency.to_string()),
+        ];
+        if offered {
+            row.push(f.rate.map_or_else(Cell::none, |r| Cell::lit(r.to_string())));
+        }
+        row.extend([
             // Rounds that completed nothing count, and say so: they add no
             // latency figures.
             if f.empty_rounds > 0 {
@@ -408,9 +420,14 @@ pub fn steps(figs: &[StepFigures]) -> Table {
             bytes_or_none(f.pss_peak_bytes, mib),
             Cell::mark_only(verdict),
         ]);
+        t.push(row);
     }
     t
 }
+
+/// Heading of the steps table's offered-rate column, there only when a
+/// step was offered a rate.
+pub const OFFERED: &str = "Offered req/s";
 
 /// The summary table's heading when paired ratios lead the summary.
 pub const BEST_FIGURES: &str = "Best figures per server";
@@ -468,13 +485,16 @@ pub fn paired_per_level(run: &RunData) -> Vec<Table> {
         let (group, tail) = rest.split_at(n);
         rest = tail;
         let mut pairs: Vec<(&str, &str)> = Vec::new();
-        let mut concurrency: Vec<u32> = Vec::new();
+        // Levels of offered rate share their concurrency: a level is both.
+        let mut levels: Vec<(u32, Option<f64>)> = Vec::new();
         for c in group {
             if !pairs.contains(&(c.a.as_str(), c.b.as_str())) {
                 pairs.push((&c.a, &c.b));
             }
-            if let Some(l) = c.concurrency.filter(|l| !concurrency.contains(l)) {
-                concurrency.push(l);
+            if let Some(l) = c.concurrency.map(|l| (l, c.rate)) {
+                if !levels.contains(&l) {
+                    levels.push(l);
+                }
             }
         }
         let mut columns = vec![Column::right("Conc.")];
@@ -488,12 +508,15 @@ pub fn paired_per_level(run: &RunData) -> Vec<Table> {
             figures::known_cores(first.cores),
         ]);
         let mut t = Table::new(columns).subsection(&title).wide();
-        for level in concurrency {
-            let mut row = vec![Cell::lit(level.to_string())];
+        for (level, rate) in levels {
+            let mut row = vec![match rate {
+                Some(r) => Cell::lit(format!("{level} @ {r} req/s")),
+                None => Cell::lit(level.to_string()),
+            }];
             for (a, b) in &pairs {
-                let c = group
-                    .iter()
-                    .find(|c| c.concurrency == Some(level) && c.a == *a && c.b == *b);
+                let c = group.iter().find(|c| {
+                    c.concurrency == Some(level) && c.rate == rate && c.a == *a && c.b == *b
+                });
                 row.push(c.map_or_else(Cell::none, |c| {
                     Cell::lit(format!(
                         "{} [{}] {}",

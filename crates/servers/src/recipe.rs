@@ -289,12 +289,16 @@ impl Recipe {
         })
     }
 
-    /// How this server serves `kind`: `Ok(None)` for static files,
+    /// How this server serves `kind`: `Ok(None)` for static files (and
+    /// for no built-in kind: a site of the user's own),
     /// `Err(reason)` when it cannot serve it at all.
-    pub fn workload(&self, kind: WorkloadKind) -> Result<Option<&WorkloadConfig>, String> {
-        if !kind.is_dynamic() {
+    pub fn workload(
+        &self,
+        kind: impl Into<Option<WorkloadKind>>,
+    ) -> Result<Option<&WorkloadConfig>, String> {
+        let Some(kind) = kind.into().filter(|k| k.is_dynamic()) else {
             return Ok(None);
-        }
+        };
         match self.workloads.get(kind.name()) {
             Some(w) => match &w.unsupported {
                 Some(reason) => Err(reason.clone()),

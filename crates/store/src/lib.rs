@@ -245,8 +245,8 @@ impl Store {
         )?;
         for (i, c) in cs.iter().enumerate() {
             tx.execute(
-                "INSERT INTO comparisons (run_id, seq, a, b, workload, cores, concurrency, ratio, ci_low, ci_high, pairs, decision)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                "INSERT INTO comparisons (run_id, seq, a, b, workload, cores, concurrency, ratio, ci_low, ci_high, pairs, decision, rate)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                 params![
                     run_id,
                     next + i as i64,
@@ -259,7 +259,8 @@ impl Store {
                     c.ci_low,
                     c.ci_high,
                     c.pairs,
-                    c.decision.name()
+                    c.decision.name(),
+                    c.rate
                 ],
             )?;
         }
@@ -306,8 +307,8 @@ impl Store {
         let tx = self.conn.transaction()?;
         tx.execute(
             "INSERT INTO steps (run_id, server, cores, workload, concurrency, status, failure, log_tail,
-                                server_cpus, client_cpus, shared_cores, throughput, verdict)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                                server_cpus, client_cpus, shared_cores, throughput, verdict, rate)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             params![
                 run_id,
                 s.server,
@@ -322,6 +323,7 @@ impl Store {
                 s.shared_cores,
                 serde_json::to_string(&s.throughput)?,
                 serde_json::to_string(&s.verdict)?,
+                s.rate,
             ],
         )?;
         let step_id = tx.last_insert_rowid();
@@ -354,8 +356,8 @@ impl Store {
     /// once a whole sweep is known).
     pub fn update_verdict(&mut self, run_id: i64, s: &StepRecord) -> anyhow::Result<()> {
         self.conn.execute(
-            "UPDATE steps SET verdict = ?6 WHERE run_id = ?1 AND server = ?2 AND cores = ?3 AND workload = ?4 AND concurrency = ?5",
-            params![run_id, s.server, s.cores, s.workload, s.concurrency, serde_json::to_string(&s.verdict)?],
+            "UPDATE steps SET verdict = ?6 WHERE run_id = ?1 AND server = ?2 AND cores = ?3 AND workload = ?4 AND concurrency = ?5 AND rate IS ?7",
+            params![run_id, s.server, s.cores, s.workload, s.concurrency, serde_json::to_string(&s.verdict)?, s.rate],
         )?;
         Ok(())
     }
@@ -563,8 +565,8 @@ impl Store {
         let mut steps = Vec::new();
         let mut q = self.conn.prepare(
             "SELECT id, server, cores, workload, concurrency, status, failure, log_tail, server_cpus,
-                    client_cpus, shared_cores, throughput, verdict
-             FROM steps WHERE run_id = ?1 ORDER BY server, cores, workload, concurrency, id",
+                    client_cpus, shared_cores, throughput, verdict, rate
+             FROM steps WHERE run_id = ?1 ORDER BY server, cores, workload, concurrency, rate, id",
         )?;
         let mut rq = self.conn.prepare(
             "SELECT idx, summary, server_usage, histogram, block FROM rounds WHERE step_id = ?1 ORDER BY idx",
@@ -586,6 +588,7 @@ impl Store {
             bool,
             String,
             String,
+            Option<f64>,
         );
         let rows: Vec<Row> = q
             .query_map([id], |r| {
@@ -603,6 +606,7 @@ impl Store {
                     r.get(10)?,
                     r.get(11)?,
                     r.get(12)?,
+                    r.get(13)?,
                 ))
             })?
             .collect::<Result<_, _>>()?;
@@ -620,6 +624,7 @@ impl Store {
             shared,
             tp,
             verdict,
+            rate,
         ) in rows
         {
             type RoundRow = (u32, String, String, Vec<u8>, Option<u32>);
@@ -652,6 +657,7 @@ impl Store {
                 cores,
                 workload,
                 concurrency,
+                rate,
                 status: StepStatus::parse(&status).unwrap_or(StepStatus::Skipped),
                 failure,
                 log_tail,
@@ -665,7 +671,7 @@ impl Store {
             });
         }
         let mut q = self.conn.prepare(
-            "SELECT a, b, workload, cores, concurrency, ratio, ci_low, ci_high, pairs, decision
+            "SELECT a, b, workload, cores, concurrency, ratio, ci_low, ci_high, pairs, decision, rate
              FROM comparisons WHERE run_id = ?1 ORDER BY seq",
         )?;
         let comparisons = q
@@ -676,6 +682,7 @@ impl Store {
                     workload: r.get(2)?,
                     cores: r.get(3)?,
                     concurrency: r.get(4)?,
+                    rate: r.get(10)?,
                     ratio: r.get(5)?,
                     ci_low: r.get(6)?,
                     ci_high: r.get(7)?,
@@ -773,6 +780,7 @@ mod tests {
             workload: "tiny".into(),
             cores: 1,
             concurrency: None,
+            rate: None,
             ratio: 1.5,
             ci_low: 1.25,
             ci_high: 1.75,
@@ -798,6 +806,96 @@ mod tests {
         assert_eq!(server.parity.len(), 2);
         assert_eq!(server.parity[0], live);
         assert_eq!(server.parity[1].value, "1");
+    }
+
+    #[test]
+    fn rate_levels_of_one_concurrency_stay_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut st = Store::open(&dir.path().join("t.db")).unwrap();
+        let id = st.begin_run(&RunRecord::default()).unwrap();
+        let at = |rate: f64, rounds: u32| StepRecord {
+            rate: Some(rate),
+            ..step("nginx", 4, rounds)
+        };
+        // Stored out of order, with a closed-model step of the same
+        // concurrency beside them.
+        st.add_step(id, &at(400.0, 2)).unwrap();
+        st.add_step(id, &step("nginx", 4, 1)).unwrap();
+        st.add_step(id, &at(200.0, 3)).unwrap();
+        let mut v = at(400.0, 2);
+        v.verdict
+            .push(throng_model::ReasonCode::Saturated, "did not keep up");
+        st.update_verdict(id, &v).unwrap();
+        let cs = [Comparison {
+            a: "nginx".into(),
+            b: "h2o".into(),
+            workload: "tiny".into(),
+            cores: 1,
+            concurrency: Some(4),
+            rate: Some(400.0),
+            ratio: 1.0,
+            ci_low: 0.99,
+            ci_high: 1.01,
+            pairs: 6,
+            decision: Decision::Equal,
+        }];
+        st.add_comparisons(id, &cs).unwrap();
+        let data = st.load_run(id).unwrap();
+        let levels: Vec<(u32, Option<f64>, &str)> = data
+            .steps
+            .iter()
+            .map(|s| (s.concurrency, s.rate, s.verdict.label()))
+            .map(|(c, r, l)| (c, r, if l == "valid" { "valid" } else { "suspect" }))
+            .collect();
+        assert_eq!(
+            levels,
+            [
+                (4, None, "valid"),
+                (4, Some(200.0), "valid"),
+                (4, Some(400.0), "suspect")
+            ]
+        );
+        assert_eq!(data.steps[2], v);
+        assert_eq!(data.comparisons, cs);
+    }
+
+    #[test]
+    fn a_version_3_database_gains_rates_and_keeps_its_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v3.db");
+        {
+            let c = Connection::open(&path).unwrap();
+            for sql in &MIGRATIONS[..3] {
+                c.execute_batch(sql).unwrap();
+            }
+            c.pragma_update(None, "user_version", 3).unwrap();
+            c.execute(
+                "INSERT INTO runs (id, study, study_toml, started_unix_s, complete, environment)
+                 VALUES (1, 'old', '', 1.0, 1, ?1)",
+                [serde_json::to_string(&Environment::default()).unwrap()],
+            )
+            .unwrap();
+            c.execute_batch(
+                "INSERT INTO steps (id, run_id, server, cores, workload, concurrency, status,
+                                    server_cpus, client_cpus, shared_cores, throughput, verdict)
+                 VALUES (1, 1, 'nginx', 1, 'tiny', 10, 'ok', '[0]', '[1]', 0,
+                         '{\"mean\":1.0,\"median\":1.0,\"ci_low\":1.0,\"ci_high\":1.0,\"n\":1}',
+                         '{\"reasons\":[]}');
+                 INSERT INTO comparisons (run_id, seq, a, b, workload, cores, concurrency, ratio,
+                                          ci_low, ci_high, pairs, decision)
+                 VALUES (1, 0, 'nginx', 'h2o', 'tiny', 1, 10, 1.0, 0.9, 1.1, 6, 'equal');",
+            )
+            .unwrap();
+        }
+        let st = Store::open(&path).unwrap();
+        assert_eq!(st.schema_version().unwrap(), SCHEMA_VERSION);
+        assert_eq!(SCHEMA_VERSION, 4);
+        let data = st.load_run(1).unwrap();
+        assert_eq!((data.steps[0].concurrency, data.steps[0].rate), (10, None));
+        assert_eq!(
+            (data.comparisons[0].concurrency, data.comparisons[0].rate),
+            (Some(10), None)
+        );
     }
 
     #[test]

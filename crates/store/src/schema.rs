@@ -121,4 +121,10 @@ CREATE TABLE comparisons (
     PRIMARY KEY (run_id, seq)
 );
 "#,
+    // Open-model levels share their concurrency: the offered rate tells
+    // them apart. NULL, as every older row reads, is the closed model.
+    r#"
+ALTER TABLE steps ADD COLUMN rate REAL;
+ALTER TABLE comparisons ADD COLUMN rate REAL;
+"#,
 ];

@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use anyhow::bail;
 use serde::{Deserialize, Serialize};
-use throng_model::WorkloadKind;
 
 use super::{parse_range, ListOrRange, StudyFile};
 use crate::spec::RequestShape;
+use crate::workload::WorkloadId;
 
 /// A `[load]` or `[workload.NAME]` table: `throng load`'s options, under
 /// the same names. Unset keys fall through to `[load]`, then to the
@@ -27,15 +27,25 @@ pub struct LoadTable {
     pub body: Option<String>,
     /// Requests a level completes in all, over `rounds.min` rounds.
     pub requests: Option<u64>,
+    /// Offered requests per second, one level each (the open model, as
+    /// `throng load --rate`), over the workload's one concurrency.
+    pub rate: Option<ListOrRange>,
     /// The levels of one workload; only in a `[workload.NAME]` table.
     pub concurrency: Option<ListOrRange>,
     pub requests_per_connection: Option<u64>,
+    /// "random" or "sequential": how a round walks the workload's URLs.
+    pub order: Option<String>,
+    /// A folder of the user's own to serve; only in a `[workload.NAME]`
+    /// table, which it makes a workload of its own.
+    pub docroot: Option<String>,
+    /// The URL list of a `docroot`: one path a line.
+    pub urls: Option<String>,
 }
 
 /// One workload's load as the study runs it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkloadLoad {
-    pub kind: WorkloadKind,
+    pub kind: WorkloadId,
     /// Its levels: its own table's, else the study's.
     pub concurrency: Vec<u32>,
     pub shape: RequestShape,
@@ -44,6 +54,47 @@ pub struct WorkloadLoad {
     /// With `requests`: what each round of a level completes. `None`:
     /// timed rounds.
     pub round_requests: Option<u64>,
+    /// The study's `order`, else the workload's own.
+    pub random_order: bool,
+    /// With `rate`: the offered rates, in increasing order, each a level
+    /// over the one `concurrency`. Empty: the closed model.
+    pub rates: Vec<f64>,
+}
+
+/// One level of a workload's sweep: its connections and, in the open
+/// model, the rate offered over them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Level {
+    pub concurrency: u32,
+    pub rate: Option<f64>,
+}
+
+impl Level {
+    pub fn closed(concurrency: u32) -> Level {
+        Level {
+            concurrency,
+            rate: None,
+        }
+    }
+}
+
+impl WorkloadLoad {
+    /// Its levels in the order the sweep runs them: each rate over the one
+    /// concurrency, or each concurrency.
+    pub fn levels(&self) -> Vec<Level> {
+        if self.rates.is_empty() {
+            return self.concurrency.iter().map(|&c| Level::closed(c)).collect();
+        }
+        self.concurrency
+            .iter()
+            .flat_map(|&c| {
+                self.rates.iter().map(move |&r| Level {
+                    concurrency: c,
+                    rate: Some(r),
+                })
+            })
+            .collect()
+    }
 }
 
 /// "250ms", "3s", "1.5s", "2m", or a number of seconds: what `throng
@@ -105,13 +156,37 @@ pub(super) fn then_key(a: &str, b: &str) -> String {
     }
 }
 
+/// The workload `name` of the study: its own site when its table gives a
+/// `docroot`, else a built-in kind. The error follows the table's name
+/// (`[workload.NAME]`), starting with its key when it names one.
+pub(super) fn workload_id(f: &StudyFile, name: &str) -> anyhow::Result<WorkloadId> {
+    let table = f.workload.get(name);
+    if table.is_some_and(|t| t.docroot.is_some()) {
+        if throng_model::WorkloadKind::parse(name).is_some() {
+            bail!(
+                " docroot: {name} is a built-in workload, stored under that name in every run; \
+                 give your own site another name"
+            );
+        }
+        throng_servers::names::check("workload name", name)
+            .map_err(|e| anyhow::anyhow!(" docroot: {e}"))?;
+        return Ok(WorkloadId::own(name));
+    }
+    if table.is_some_and(|t| t.urls.is_some()) {
+        bail!(" urls: a URL list belongs to a site of your own; give its folder as `docroot`");
+    }
+    crate::workload::parse_kind(name)
+        .map(WorkloadId::Builtin)
+        .map_err(|e| anyhow::anyhow!(": {e}"))
+}
+
 /// Each listed workload's levels and requests, checked now: a study that
 /// cannot run as written is refused before anything starts or is stored.
 /// Also the load of a workload the study does not list: the engine's
 /// defaults over the study's levels.
 pub(super) fn resolve_loads(
     f: &StudyFile,
-    workloads: &[WorkloadKind],
+    workloads: &[WorkloadId],
     concurrency: &[u32],
 ) -> anyhow::Result<(WorkloadLoad, Vec<WorkloadLoad>)> {
     if f.load.concurrency.is_some() {
@@ -120,9 +195,16 @@ pub(super) fn resolve_loads(
              [workload.NAME] table gives one workload its own"
         );
     }
+    for (key, what) in [(&f.load.docroot, "docroot"), (&f.load.urls, "urls")] {
+        if key.is_some() {
+            bail!(
+                "[load] {what}: a site of your own is one workload; give it in a \
+                 [workload.NAME] table"
+            );
+        }
+    }
     for name in f.workload.keys() {
-        let kind = crate::workload::parse_kind(name)
-            .map_err(|e| anyhow::anyhow!("[workload.{name}]: {e}"))?;
+        let kind = workload_id(f, name).map_err(|e| anyhow::anyhow!("[workload.{name}]{e}"))?;
         if !workloads.contains(&kind) {
             let listed: Vec<&str> = workloads.iter().map(|k| k.name()).collect();
             bail!(
@@ -149,6 +231,8 @@ pub(super) fn resolve_loads(
         shape: RequestShape::default(),
         timeout: None,
         round_requests: None,
+        random_order: workloads[0].random_order(),
+        rates: Vec::new(),
     };
     Ok((default, loads))
 }
@@ -158,7 +242,7 @@ pub(super) fn resolve_loads(
 pub(super) fn resolve_load(
     f: &StudyFile,
     t: &Tables,
-    kind: WorkloadKind,
+    kind: WorkloadId,
     study_levels: &[u32],
 ) -> anyhow::Result<WorkloadLoad> {
     use anyhow::anyhow;
@@ -266,9 +350,64 @@ pub(super) fn resolve_load(
             v
         }
     };
+    let rate = t.get("rate", |x| &x.rate);
+    let rates = match &rate {
+        None => Vec::new(),
+        Some((r, key)) => {
+            let v = match r {
+                ListOrRange::Text(text) => parse_range(text).map_err(|e| anyhow!("{key}: {e}"))?,
+                ListOrRange::List(v) => v.clone(),
+            };
+            if v.is_empty() || v.contains(&0) {
+                bail!("{key}: give rates of 1 or more requests per second");
+            }
+            if v.windows(2).any(|w| w[0] >= w[1]) {
+                bail!(
+                    "{key}: give the rates in increasing order, each once: a server's sweep stops \
+                     at the first rate it does not keep up with"
+                );
+            }
+            if concurrency.len() != 1 {
+                let ckey = match t.own.and_then(|o| o.concurrency.as_ref()) {
+                    Some(_) => format!("[workload.{}] concurrency", t.workload),
+                    None => "concurrency".to_string(),
+                };
+                let list: Vec<String> = concurrency.iter().map(u32::to_string).collect();
+                bail!(
+                    "{key}: a rate is offered over the workload's connections, so its \
+                     concurrency must be exactly one value, and {ckey} gives {} ({}); set \
+                     [workload.{}] concurrency = [N]",
+                    concurrency.len(),
+                    list.join(", "),
+                    t.workload
+                );
+            }
+            if let Some((&p, pk)) = pipeline.as_ref().filter(|(&p, _)| p > 1) {
+                bail!(
+                    "{key} with {} = {p}: a rate schedule sends each request at its own time, \
+                     so there is nothing to pipeline; leave one of them out",
+                    then_key(key, pk)
+                );
+            }
+            if f.max_users {
+                bail!(
+                    "{key}: the max-users search steps concurrency up in the closed model; \
+                     remove `rate` or `max_users = true`"
+                );
+            }
+            v.into_iter().map(f64::from).collect()
+        }
+    };
     let round_requests = match t.get("requests", |x| &x.requests) {
         None => None,
         Some((&n, key)) => {
+            if let Some((_, rk)) = &rate {
+                bail!(
+                    "{key} with {}: a rate level runs timed rounds at its rate; leave one of \
+                     them out",
+                    then_key(&key, rk)
+                );
+            }
             if f.max_users {
                 bail!(
                     "{key}: the max-users search runs timed rounds; remove `requests` or \
@@ -301,12 +440,20 @@ pub(super) fn resolve_load(
             Some(per)
         }
     };
+    let random_order = match t.get("order", |x| &x.order) {
+        None => kind.random_order(),
+        Some((o, _)) if o == "random" => true,
+        Some((o, _)) if o == "sequential" => false,
+        Some((o, key)) => bail!("{key} = {o:?}: give \"random\" or \"sequential\""),
+    };
     let load = WorkloadLoad {
         kind,
+        random_order,
         concurrency,
         shape,
         timeout,
         round_requests,
+        rates,
     };
     check_with_engine(&load, t, headers.as_ref().map(|(_, k)| k.as_str()))?;
     Ok(load)
@@ -324,14 +471,16 @@ pub(super) fn check_with_engine(
         Some(_) => format!("[workload.{}]", t.workload),
         None => "[load]".to_string(),
     };
-    for &c in &w.concurrency {
+    for level in w.levels() {
+        let c = level.concurrency;
         let load = crate::spec::RoundLoad {
             concurrency: c,
+            rate: level.rate,
             seconds: 1.0,
             requests: w.round_requests,
             warmup_s: 0.0,
             timeout: w.timeout.unwrap_or_else(|| w.kind.request_timeout()),
-            random_order: w.kind.random_order(),
+            random_order: w.random_order,
             naps: true,
             seed: 0,
             client_cpus: Vec::new(),

@@ -7,20 +7,21 @@ use std::path::Path;
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
-use throng_model::WorkloadKind;
 use throng_servers::{names, Profile, Recipe, Recipes};
 
 use crate::group::Group;
 use crate::precision::Precision;
+use crate::workload::{OwnSite, WorkloadId};
 
 mod cores;
 mod hosts;
 mod load;
+mod site;
 
 pub use cores::{plan_cores, plan_cores_apart, CoresPlan};
 pub use hosts::Hosts;
 use load::*;
-pub use load::{parse_duration, LoadTable, WorkloadLoad};
+pub use load::{parse_duration, Level, LoadTable, WorkloadLoad};
 
 /// The highest concurrency the search may try: the study's cap, bounded by
 /// the connections the open-file limit allows.
@@ -37,6 +38,8 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../studies/static-sweep.toml"),
     ),
     ("acme", include_str!("../../studies/acme.toml")),
+    ("ladder", include_str!("../../studies/ladder.toml")),
+    ("shootout", include_str!("../../studies/shootout.toml")),
 ];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -223,7 +226,9 @@ pub struct Study {
     /// The TOML as given, stored with the run.
     pub toml: String,
     pub servers: Vec<StudyServer>,
-    pub workloads: Vec<WorkloadKind>,
+    pub workloads: Vec<WorkloadId>,
+    /// The workloads of `workloads` that are sites of the user's own.
+    pub sites: Vec<OwnSite>,
     /// `None`: "auto", chosen from the machine's cores.
     pub cores: Option<Vec<u32>>,
     pub concurrency: Vec<u32>,
@@ -276,16 +281,17 @@ pub fn parse_range(s: &str) -> anyhow::Result<Vec<u32>> {
 }
 
 impl Study {
-    /// A measured round of this study in `group` at `concurrency`: the
+    /// A measured round of this study in `group` at `level`: the
     /// study's round length or the workload's requests per round, the
     /// workload's timeout (the study's, else its kind's), order and
     /// request shape.
-    pub fn round_load(&self, group: &Group, concurrency: u32, seed: u64) -> crate::spec::RoundLoad {
+    pub fn round_load(&self, group: &Group, level: Level, seed: u64) -> crate::spec::RoundLoad {
         let kind = group.workload.kind;
         let study = self;
         let w = study.load_of(kind);
         crate::spec::RoundLoad {
-            concurrency,
+            concurrency: level.concurrency,
+            rate: level.rate,
             seconds: if w.round_requests.is_some() {
                 crate::spec::COUNTED_ROUND_WATCH_S
             } else {
@@ -294,7 +300,7 @@ impl Study {
             requests: w.round_requests,
             warmup_s: study.round_warmup_s,
             timeout: w.timeout.unwrap_or_else(|| kind.request_timeout()),
-            random_order: kind.random_order(),
+            random_order: w.random_order,
             naps: study.client_naps,
             seed,
             client_cpus: group.client_cpus.clone(),
@@ -317,10 +323,17 @@ impl Study {
         }
         let text =
             std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
-        Study::parse(&text, recipes).with_context(|| format!("study {}", p.display()))
+        let dir = p.parent().unwrap_or(Path::new(""));
+        Study::parse_at(&text, recipes, dir).with_context(|| format!("study {}", p.display()))
     }
 
+    /// A study's TOML, its paths relative to the current folder.
     pub fn parse(text: &str, recipes: &Recipes) -> anyhow::Result<Study> {
+        Study::parse_at(text, recipes, Path::new("."))
+    }
+
+    /// A study's TOML, its paths (`docroot`, `urls`) relative to `base`.
+    pub fn parse_at(text: &str, recipes: &Recipes, base: &Path) -> anyhow::Result<Study> {
         let f: StudyFile = toml::from_str(text).map_err(|e| one_line(text, &e))?;
         let profiles = profiles(&f)?;
         let mut servers = Vec::new();
@@ -373,7 +386,10 @@ impl Study {
         let workloads = f
             .workloads
             .iter()
-            .map(|w| crate::workload::parse_kind(w))
+            .map(|w| match f.workload.contains_key(w) {
+                true => workload_id(&f, w).map_err(|e| anyhow::anyhow!("[workload.{w}]{e}")),
+                false => crate::workload::parse_kind(w).map(WorkloadId::Builtin),
+            })
             .collect::<anyhow::Result<Vec<_>>>()?;
         if workloads.is_empty() {
             bail!("the study lists no workloads");
@@ -407,6 +423,8 @@ impl Study {
             bail!("rounds: need seconds > 0, 1 <= min <= max, precision > 0");
         }
         let (default_load, loads) = resolve_loads(&f, &workloads, &concurrency)?;
+        let hosts = Hosts::parse(&f)?;
+        let sites = site::open_sites(&f, &workloads, base, &hosts)?;
         let sweep_top = loads
             .iter()
             .flat_map(|w| &w.concurrency)
@@ -435,6 +453,7 @@ impl Study {
             toml: text.to_string(),
             servers,
             workloads,
+            sites,
             cores,
             concurrency,
             warmup_s: f.warmup_seconds.max(0.0),
@@ -454,14 +473,15 @@ impl Study {
             diagnose: f.diagnose,
             baseline,
             duet: f.duet,
-            hosts: Hosts::parse(&f)?,
+            hosts,
             loads,
             default_load,
         })
     }
 
     /// How `kind`'s requests are made and its levels.
-    pub fn load_of(&self, kind: WorkloadKind) -> &WorkloadLoad {
+    pub fn load_of(&self, kind: impl Into<WorkloadId>) -> &WorkloadLoad {
+        let kind = kind.into();
         self.loads
             .iter()
             .find(|w| w.kind == kind)
@@ -469,13 +489,13 @@ impl Study {
     }
 
     /// The concurrency levels of `kind`'s sweep.
-    pub fn levels(&self, kind: WorkloadKind) -> &[u32] {
+    pub fn levels(&self, kind: impl Into<WorkloadId>) -> &[u32] {
         &self.load_of(kind).concurrency
     }
 
     /// Steps of one server at one core count: every workload's levels.
     pub fn levels_per_cores(&self) -> u64 {
-        self.loads.iter().map(|w| w.concurrency.len() as u64).sum()
+        self.loads.iter().map(|w| w.levels().len() as u64).sum()
     }
 
     /// Some workload opens a connection per request: the machine checks
@@ -634,6 +654,7 @@ mod tests {
     use super::*;
     use crate::spec::RequestShape;
     use std::time::Duration;
+    use throng_model::WorkloadKind;
 
     #[test]
     fn ranges() {
@@ -654,7 +675,7 @@ mod tests {
         assert_eq!(names, ["nginx", "lighttpd", "apache2-event", "h2o"]);
         assert_eq!(quick.concurrency, [10, 50, 100, 200]);
         assert_eq!(quick.cores, Some(vec![1]));
-        assert_eq!(quick.workloads, [WorkloadKind::Tiny]);
+        assert_eq!(quick.workloads, [WorkloadKind::Tiny.into()]);
         assert!(quick.client_naps);
         let sweep = Study::load("static-sweep", &r).unwrap();
         assert_eq!(sweep.cores, None);
@@ -664,7 +685,7 @@ mod tests {
         let acme = Study::load("acme", &r).unwrap();
         assert_eq!(
             acme.workloads,
-            [WorkloadKind::SmallFiles, WorkloadKind::Large]
+            [WorkloadKind::SmallFiles.into(), WorkloadKind::Large.into()]
         );
         let e = Study::load("nope", &r).unwrap_err().to_string();
         assert!(e.contains("quick, static-sweep, acme"), "{e}");
@@ -954,8 +975,8 @@ seconds = 0.5
                 "['tiny']",
                 "[load]\nkeepalive = false\n",
                 "line 8: unknown field `keepalive`, expected one of `keep_alive`, `pipeline`, \
-                 `timeout`, `headers`, `method`, `body`, `requests`, `concurrency`, \
-                 `requests_per_connection`",
+                 `timeout`, `headers`, `method`, `body`, `requests`, `rate`, `concurrency`, \
+                 `requests_per_connection`, `order`, `docroot`, `urls`",
             ),
             (
                 "['tiny']",
@@ -1091,6 +1112,86 @@ seconds = 0.5
         ];
         for (workloads, rest, message) in cases {
             assert_eq!(&refused(workloads, rest), message, "{rest}");
+        }
+    }
+
+    #[test]
+    fn a_rate_makes_each_offered_rate_a_level_over_one_concurrency() {
+        let s = with_load(
+            "['tiny', 'page']",
+            "[load]\nrate = [1000, 2000, 5000]\n[workload.tiny]\nconcurrency = [4]\n\
+             [workload.page]\nconcurrency = [50]\nrate = \"1000..3000 step 1000\"\n",
+        )
+        .unwrap();
+        let tiny = s.load_of(WorkloadKind::Tiny);
+        assert_eq!(tiny.rates, [1000.0, 2000.0, 5000.0]);
+        assert_eq!(
+            tiny.levels(),
+            [1000.0, 2000.0, 5000.0].map(|r| Level {
+                concurrency: 4,
+                rate: Some(r)
+            })
+        );
+        let page = s.load_of(WorkloadKind::Page);
+        assert_eq!(
+            (page.concurrency.as_slice(), page.rates.as_slice()),
+            (&[50][..], &[1000.0, 2000.0, 3000.0][..])
+        );
+        assert_eq!(s.levels_per_cores(), 6);
+        // Without a rate, levels are the concurrency's, in the closed model.
+        let closed = with_load("['tiny']", "").unwrap();
+        assert_eq!(
+            closed.load_of(WorkloadKind::Tiny).levels(),
+            [Level::closed(10), Level::closed(50)]
+        );
+    }
+
+    #[test]
+    fn a_rate_that_cannot_run_as_written_is_refused_by_name() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "[load]\nrate = [1000, 2000]\n",
+                "[load] rate: a rate is offered over the workload's connections, so its \
+                 concurrency must be exactly one value, and concurrency gives 2 (10, 50); set \
+                 [workload.tiny] concurrency = [N]",
+            ),
+            (
+                "[workload.tiny]\nconcurrency = [4, 8]\nrate = [1000]\n",
+                "[workload.tiny] rate: a rate is offered over the workload's connections, so \
+                 its concurrency must be exactly one value, and [workload.tiny] concurrency \
+                 gives 2 (4, 8); set [workload.tiny] concurrency = [N]",
+            ),
+            (
+                "[workload.tiny]\nconcurrency = [4]\nrate = [0, 1000]\n",
+                "[workload.tiny] rate: give rates of 1 or more requests per second",
+            ),
+            (
+                "[workload.tiny]\nconcurrency = [4]\nrate = [2000, 1000]\n",
+                "[workload.tiny] rate: give the rates in increasing order, each once: a \
+                 server's sweep stops at the first rate it does not keep up with",
+            ),
+            (
+                "[workload.tiny]\nconcurrency = [4]\nrate = \"1000..500\"\n",
+                "[workload.tiny] rate: range \"1000..500\": needs FROM <= TO and a step above 0",
+            ),
+            (
+                "[load]\npipeline = 4\n[workload.tiny]\nconcurrency = [4]\nrate = [1000]\n",
+                "[workload.tiny] rate with [load] pipeline = 4: a rate schedule sends each \
+                 request at its own time, so there is nothing to pipeline; leave one of them out",
+            ),
+            (
+                "[workload.tiny]\nconcurrency = [4]\nrate = [1000]\nrequests = 300\n",
+                "[workload.tiny] requests with rate: a rate level runs timed rounds at its \
+                 rate; leave one of them out",
+            ),
+            (
+                "max_users = true\n[workload.tiny]\nconcurrency = [4]\nrate = [1000]\n",
+                "[workload.tiny] rate: the max-users search steps concurrency up in the closed \
+                 model; remove `rate` or `max_users = true`",
+            ),
+        ];
+        for (rest, message) in cases {
+            assert_eq!(&refused("['tiny']", rest), message, "{rest}");
         }
     }
 

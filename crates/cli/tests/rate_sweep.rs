@@ -1,0 +1,96 @@
+//! An open-model sweep by offered rate against a real nginx: every round
+//! completes what its level offered, and each step is stored, and
+//! reported, at its rate.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use support::{run_bounded, throng};
+
+#[test]
+fn each_offered_rate_is_a_level_whose_rounds_complete_what_was_offered() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("rate.toml");
+    // A round's short warmup opens its connections and starts its
+    // schedule before the measured half second, whose first sends would
+    // otherwise be late for the handshake.
+    std::fs::write(
+        &study,
+        "name = \"rate\"\nservers = [\"nginx\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+         concurrency = [10]\nwarmup_seconds = 0.2\nfeatures = false\ndiagnose = false\n\
+         [load]\nrate = [200, 400]\n\
+         [workload.tiny]\nconcurrency = [4]\n\
+         [rounds]\nseconds = 0.5\nmin = 2\nmax = 2\nwarmup_seconds = 0.1\n",
+    )
+    .unwrap();
+    let db = dir.path().join("t.db");
+    let db = db.to_str().unwrap();
+    let t0 = Instant::now();
+    let mut lab = throng();
+    lab.args(["lab", study.to_str().unwrap(), "--quiet", "--db", db]);
+    let out = run_bounded(lab, Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut report = throng();
+    report.args(["report", "--db", db, "--format", "json"]);
+    let out = run_bounded(report, Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let steps = j["run"]["steps"].as_array().unwrap();
+    let levels: Vec<(u64, f64)> = steps
+        .iter()
+        .map(|s| {
+            (
+                s["concurrency"].as_u64().unwrap(),
+                s["rate"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(levels, [(4, 200.0), (4, 400.0)]);
+    for step in steps {
+        let rate = step["rate"].as_f64().unwrap();
+        assert_eq!(step["status"], "ok", "{rate} req/s: {step}");
+        let rounds = step["rounds"].as_array().unwrap();
+        assert_eq!(rounds.len(), 2, "{rate} req/s");
+        for round in rounds {
+            let s = &round["summary"];
+            assert_eq!(s["model"], "open", "{rate} req/s: {s}");
+            assert_eq!(s["rate"]["target"].as_f64(), Some(rate), "{s}");
+            assert_eq!(s["errors_total"], 0, "{rate} req/s: {s}");
+            assert_eq!(s["connections"]["requested"], 4, "{s}");
+            let offered = rate * s["duration_s"].as_f64().unwrap();
+            let completed = s["completed"].as_f64().unwrap();
+            // A response counts in the phase it arrives in: sends the
+            // warmup's schedule owed and a busy machine delayed can land in
+            // the measured window, at most the warmup's 0.1 s of them.
+            assert!(
+                completed >= 0.95 * offered && completed <= 1.05 * offered + rate * 0.1,
+                "{rate} req/s: {completed} completed of {offered} offered: {s}"
+            );
+            assert!(s["latency_uncorrected_us"].is_object(), "{s}");
+        }
+        // nginx keeps up with a few hundred requests a second.
+        let codes: Vec<&str> = step["verdict"]["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["code"].as_str().unwrap())
+            .collect();
+        assert!(
+            !codes.contains(&"saturated"),
+            "{rate} req/s: {}",
+            step["verdict"]
+        );
+    }
+    let took = t0.elapsed();
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+}

@@ -1,0 +1,78 @@
+//! A step offered a rate kept up with it or did not: its completions
+//! against the rate, and its late sends beyond the client's own stalls.
+
+use throng_model::{CpuTime, RateReport, RoundRecord, StepRecord, Summary};
+use throng_trust::verdict::saturation;
+
+/// Two 0.5 s rounds offered `rate`, each completing `completed`, with
+/// `late` late sends and the client thread waiting `runqueue_s` for a CPU.
+fn offered(rate: f64, completed: u64, late: u64, runqueue_s: f64) -> StepRecord {
+    let round = |index| RoundRecord {
+        index,
+        summary: Summary {
+            model: "open".into(),
+            threads: 1,
+            duration_s: 0.5,
+            completed,
+            sent: (rate * 0.5) as u64,
+            client_cpu_s: CpuTime {
+                runqueue: runqueue_s,
+                ..CpuTime::default()
+            },
+            rate: Some(RateReport {
+                target: rate,
+                late_sends: late,
+                ..RateReport::default()
+            }),
+            ..Summary::default()
+        },
+        ..RoundRecord::default()
+    };
+    StepRecord {
+        rate: Some(rate),
+        rounds: vec![round(0), round(1)],
+        ..StepRecord::new("nginx", 1, "tiny", 4)
+    }
+}
+
+#[test]
+fn a_step_that_completes_what_it_was_offered_on_time_kept_up() {
+    assert_eq!(saturation(&offered(200.0, 100, 0, 0.0)), None);
+    // 95% of the rate and 1% of sends late are still keeping up.
+    assert_eq!(saturation(&offered(200.0, 95, 1, 0.0)), None);
+    // A closed-model step was offered no rate.
+    let closed = StepRecord {
+        rate: None,
+        ..offered(200.0, 10, 50, 0.0)
+    };
+    assert_eq!(saturation(&closed), None);
+}
+
+#[test]
+fn too_few_completions_or_too_many_late_sends_did_not_keep_up() {
+    assert_eq!(
+        saturation(&offered(400.0, 150, 0, 0.0)).unwrap(),
+        "the server did not keep up with 400 req/s: it completed 300 req/s of the 400 offered \
+         (75.0%, under 95%); latency here is queueing behind the schedule, and higher rates \
+         were not offered"
+    );
+    assert_eq!(
+        saturation(&offered(200.0, 100, 3, 0.0)).unwrap(),
+        "the server did not keep up with 200 req/s: 6 of 200 sends (3.0%) left more than 1 ms \
+         late; latency here is queueing behind the schedule, and higher rates were not offered"
+    );
+}
+
+#[test]
+fn late_sends_the_clients_own_stalls_explain_are_not_the_servers() {
+    // 13 ms a round waiting for a CPU at 200 req/s holds back 2.6 sends:
+    // the 2 late ones are the client's.
+    assert_eq!(saturation(&offered(200.0, 100, 2, 0.013)), None);
+    // Past what its stalls explain, the rest is the server's.
+    assert_eq!(
+        saturation(&offered(200.0, 100, 6, 0.005)).unwrap(),
+        "the server did not keep up with 200 req/s: 12 of 200 sends left more than 1 ms late, \
+         10 (5.0%) beyond the 2 its client's wait for a CPU explains; latency here is queueing \
+         behind the schedule, and higher rates were not offered"
+    );
+}
