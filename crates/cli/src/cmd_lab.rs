@@ -52,9 +52,10 @@ struct Progress {
 
 /// "lighttpd/nginx c=10: 1.62× (95% CI 1.57–1.67, 12 pairs) higher".
 pub fn comparison_line(c: &Comparison) -> String {
-    let level = match c.concurrency {
-        Some(n) => format!("c={n}"),
-        None => "all levels".to_string(),
+    let level = match (c.concurrency, c.rate) {
+        (Some(n), Some(r)) => format!("c={n} at {r} req/s"),
+        (Some(n), None) => format!("c={n}"),
+        (None, _) => "all levels".to_string(),
     };
     format!(
         "{}/{} {} {} {level}: {:.3}× (95% CI {:.3}–{:.3}, {} pairs) {}",
@@ -71,12 +72,18 @@ pub fn comparison_line(c: &Comparison) -> String {
 }
 
 pub fn step_line(s: &StepRecord) -> String {
+    // An offered rate is part of the level: two rates over the same
+    // connections are different steps.
+    let level = match s.rate {
+        Some(r) => format!("{} at {r} req/s", s.concurrency),
+        None => s.concurrency.to_string(),
+    };
     let head = format!(
         "{:<16} {:<7} {:<11} c={:<5}",
         s.server,
         figures::cores_label(s.cores),
         s.workload,
-        s.concurrency
+        level
     );
     match s.status {
         StepStatus::Ok => {

@@ -935,7 +935,7 @@ seconds = 0.5
         // docs/study-format.md, "Load".
         let s = with_load(
             "['page', 'php', 'large']",
-            "[load]\nkeep_alive = false\nrequests = 3000\n\
+            "[load]\nrequests = 3000\n\
              [workload.large]\nconcurrency = [10]\nrequests = 300\ntimeout = \"2m\"\n",
         )
         .unwrap();
