@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Result};
 use throng_engine::LoadSpec;
-use throng_model::{ReasonCode, Summary, Verdict};
+use throng_model::{Summary, Verdict};
 use throng_remote::protocol::{HostFacts, PathFacts};
 use throng_remote::{Fleet, FleetRun, Place, Transport, CLOCK_LIMIT};
 use throng_trust::verdict::{round_verdict_with, PortUse, RoundContext};
@@ -365,11 +365,16 @@ pub fn load_on_hosts(a: LoadArgs) -> Result<u8> {
         .load(spec, a.threads.is_none(), &|| flag.load(Ordering::SeqCst))
         .map_err(|e| anyhow!("{e}"))?;
     drop(fleet);
-    let summary = throng_lab::record::summarize(&run.merged);
+    let summary = throng_lab::record::summarize_fleet(&run);
     let (verdict, host_verdicts) = judge(&run, &summary, spec);
     let topology = topology(places.len(), None, &paths);
     if a.json {
         let mut doc = json_document(&summary, &verdict)?;
+        // `hosts[]` below holds each host's whole document; the brief
+        // shares are for stored rounds.
+        if let Some(o) = doc.as_object_mut() {
+            o.remove("per_host");
+        }
         doc["hosts"] = serde_json::Value::Array(
             run.hosts
                 .iter()
@@ -430,10 +435,10 @@ pub fn load_on_hosts(a: LoadArgs) -> Result<u8> {
     })
 }
 
-/// The merged verdict, with `client_bound` taken from each host's own
-/// share (named), never from the merged CPU figures, which average a
-/// saturated host with idle ones. Port use is a client host's own and is
-/// not read from here.
+/// The merged verdict and each host's own. The merged summary carries each
+/// host's share, so `client_bound` is judged host by host and named (the
+/// merged CPU figures average a saturated host with idle ones). Port use
+/// is a client host's own and is not read from here.
 fn judge(run: &FleetRun, merged: &Summary, spec: &LoadSpec) -> (Verdict, Vec<(Summary, Verdict)>) {
     let ctx = |threads: u64| RoundContext {
         server: None,
@@ -442,34 +447,26 @@ fn judge(run: &FleetRun, merged: &Summary, spec: &LoadSpec) -> (Verdict, Vec<(Su
         shared_cores: false,
         close_mode: !spec.keep_alive,
     };
-    let mut v = round_verdict_with(
+    let v = round_verdict_with(
         merged,
         Some(&run.merged.latency),
         &ctx(merged.threads),
         PortUse::default(),
     );
-    v.reasons.retain(|r| r.code != ReasonCode::ClientBound);
-    let mut per_host = Vec::new();
-    for h in &run.hosts {
-        let s = throng_lab::record::summarize(&h.result);
-        let hv = round_verdict_with(
-            &s,
-            Some(&h.result.latency),
-            &ctx(s.threads),
-            PortUse::default(),
-        );
-        for r in hv
-            .reasons
-            .iter()
-            .filter(|r| r.code == ReasonCode::ClientBound)
-        {
-            v.push(
-                ReasonCode::ClientBound,
-                format!("client host {}: {}", h.place, r.message),
+    let per_host = run
+        .hosts
+        .iter()
+        .map(|h| {
+            let s = throng_lab::record::summarize(&h.result);
+            let hv = round_verdict_with(
+                &s,
+                Some(&h.result.latency),
+                &ctx(s.threads),
+                PortUse::default(),
             );
-        }
-        per_host.push((s, hv));
-    }
+            (s, hv)
+        })
+        .collect();
     (v, per_host)
 }
 
@@ -477,6 +474,7 @@ fn judge(run: &FleetRun, merged: &Summary, spec: &LoadSpec) -> (Verdict, Vec<(Su
 mod tests {
     use super::*;
     use throng_engine::result::{Counts, LoadModel};
+    use throng_model::ReasonCode;
     use throng_remote::clock::Offset;
     use throng_remote::HostRun;
 
@@ -540,7 +538,7 @@ mod tests {
             start_skew_s: 0.0,
         };
         let spec = LoadSpec::new(vec![]);
-        let merged = throng_lab::record::summarize(&run.merged);
+        let merged = throng_lab::record::summarize_fleet(&run);
         let (v, per_host) = judge(&run, &merged, &spec);
         let bound: Vec<&str> = v
             .reasons

@@ -497,6 +497,11 @@ fn a_study_runs_its_server_on_the_server_host_and_its_load_from_a_client_host() 
         assert_eq!(rounds.len(), 3);
         for r in rounds {
             assert_eq!(r["summary"]["errors_total"], 0);
+            // The client host's share is stored beside the merged figures.
+            let share = &r["summary"]["per_host"];
+            assert_eq!(share.as_array().unwrap().len(), 1, "{r}");
+            assert_eq!(share[0]["host"], net.url("c1"));
+            assert_eq!(share[0]["completed"], r["summary"]["completed"]);
             assert!(r["summary"]["completed"].as_u64().unwrap() > 0);
             // Sampled where the server runs: its CPU time is its own.
             assert!(

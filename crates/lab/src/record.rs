@@ -136,7 +136,34 @@ pub fn summarize(r: &LoadResult) -> Summary {
             .collect(),
         warnings: r.warnings.iter().map(warning_text).collect(),
         interrupted: r.interrupted,
+        per_host: Vec::new(),
     }
+}
+
+/// The summary of a load spread over hosts: the merged figures, with each
+/// host's share beside them, so a verdict can judge each client host on
+/// its own.
+pub fn summarize_fleet(run: &throng_remote::FleetRun) -> Summary {
+    let mut s = summarize(&run.merged);
+    s.per_host = run
+        .hosts
+        .iter()
+        .map(|h| {
+            let one = summarize(&h.result);
+            throng_model::HostShare {
+                host: h.place.to_string(),
+                threads: one.threads,
+                duration_s: one.duration_s,
+                completed: one.completed,
+                errors_total: one.errors_total,
+                requests_per_sec: one.requests_per_sec,
+                latency_us: one.latency_us,
+                client_cpu_s: one.client_cpu_s,
+                clock_offset_ms: h.offset.offset_ns as f64 / 1e6,
+            }
+        })
+        .collect();
+    s
 }
 
 #[cfg(test)]

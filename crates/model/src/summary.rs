@@ -242,6 +242,28 @@ pub struct Summary {
     /// end: the figures cover only the part that ran.
     #[serde(default)]
     pub interrupted: bool,
+    /// When the load came from several hosts: each host's share, whose
+    /// sums are the figures above. Empty for a load from one machine.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub per_host: Vec<HostShare>,
+}
+
+/// One client host's share of a load spread over hosts: enough to see
+/// which host did what and whether one of them was the bottleneck, which
+/// the merged CPU figures (an average over hosts) cannot show.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostShare {
+    /// `ssh://user@host:port` or `local`.
+    pub host: String,
+    pub threads: u64,
+    pub duration_s: f64,
+    pub completed: u64,
+    pub errors_total: u64,
+    pub requests_per_sec: f64,
+    pub latency_us: Latency,
+    pub client_cpu_s: CpuTime,
+    /// The host's clock minus the coordinator's.
+    pub clock_offset_ms: f64,
 }
 
 impl Summary {

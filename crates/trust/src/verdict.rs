@@ -183,39 +183,30 @@ fn client_bound(v: &mut Verdict, s: &Summary, ctx: &RoundContext) {
     if s.duration_s <= 0.0 {
         return;
     }
-    let threads = if ctx.client_threads > 0 {
-        ctx.client_threads as u64
+    // A load from several hosts is judged host by host: one saturated
+    // client among idle ones disappears in the merged average.
+    let judged: Vec<(String, Vec<String>)> = if s.per_host.is_empty() {
+        let threads = if ctx.client_threads > 0 {
+            ctx.client_threads as u64
+        } else {
+            s.threads.max(1)
+        };
+        vec![(
+            String::new(),
+            client_causes(threads, s.duration_s, &s.client_cpu_s),
+        )]
     } else {
-        s.threads.max(1)
+        s.per_host
+            .iter()
+            .map(|h| {
+                (
+                    format!("client host {}: ", h.host),
+                    client_causes(h.threads.max(1), h.duration_s, &h.client_cpu_s),
+                )
+            })
+            .collect()
     };
-    // The client's own figures, per thread over the round: running, and
-    // runnable but waiting for a CPU. The rest of the time it was idle,
-    // waiting for the server.
-    let span = s.duration_s * threads as f64;
-    let busy = (s.client_cpu_s.user + s.client_cpu_s.sys) / span;
-    let waited = s.client_cpu_s.runqueue / span;
-    let mut causes = Vec::new();
-    if busy >= CLIENT_BUSY {
-        causes.push(format!(
-            "the load generator's {threads} thread(s) were {:.0}% busy",
-            busy * 100.0
-        ));
-    } else if busy + waited >= CLIENT_BUSY && waited < CLIENT_STARVED {
-        causes.push(format!(
-            "the load generator's {threads} thread(s) were {:.0}% busy and {:.0}% waiting for \
-             a CPU, never idle waiting for the server",
-            busy * 100.0,
-            waited * 100.0
-        ));
-    }
-    if waited >= CLIENT_STARVED {
-        causes.push(format!(
-            "the load generator's thread(s) waited {:.0}% of the run for a CPU (a shared core \
-             or a CPU quota)",
-            waited * 100.0
-        ));
-    }
-    if causes.is_empty() {
+    if judged.iter().all(|(_, c)| c.is_empty()) {
         // Late sends, if any, were not the client's doing: connections
         // waiting for a server that stopped answering send late too.
         return;
@@ -246,14 +237,53 @@ fn client_bound(v: &mut Verdict, s: &Summary, ctx: &RoundContext) {
             )
         })
         .unwrap_or_default();
-    v.push(
-        ReasonCode::ClientBound,
-        format!(
-            "{} {server}{late}: the result is a lower bound on the server, not its capacity; \
-             give the client more threads or cores",
-            causes.join(" and ")
-        ),
-    );
+    for (who, causes) in judged.iter().filter(|(_, c)| !c.is_empty()) {
+        v.push(
+            ReasonCode::ClientBound,
+            format!(
+                "{who}{} {server}{late}: the result is a lower bound on the server, not its \
+                 capacity; give the client more threads or cores",
+                causes.join(" and ")
+            ),
+        );
+    }
+}
+
+/// Why one client (a machine's load threads over a round) held the load
+/// back, if it did: busy, or busy and waiting for a CPU with no idle time
+/// left, or starved of CPU.
+fn client_causes(threads: u64, duration_s: f64, cpu: &throng_model::CpuTime) -> Vec<String> {
+    let mut causes = Vec::new();
+    if duration_s <= 0.0 {
+        return causes;
+    }
+    // The client's own figures, per thread over the round: running, and
+    // runnable but waiting for a CPU. The rest of the time it was idle,
+    // waiting for the server.
+    let span = duration_s * threads as f64;
+    let busy = (cpu.user + cpu.sys) / span;
+    let waited = cpu.runqueue / span;
+    if busy >= CLIENT_BUSY {
+        causes.push(format!(
+            "the load generator's {threads} thread(s) were {:.0}% busy",
+            busy * 100.0
+        ));
+    } else if busy + waited >= CLIENT_BUSY && waited < CLIENT_STARVED {
+        causes.push(format!(
+            "the load generator's {threads} thread(s) were {:.0}% busy and {:.0}% waiting for \
+             a CPU, never idle waiting for the server",
+            busy * 100.0,
+            waited * 100.0
+        ));
+    }
+    if waited >= CLIENT_STARVED {
+        causes.push(format!(
+            "the load generator's thread(s) waited {:.0}% of the run for a CPU (a shared core \
+             or a CPU quota)",
+            waited * 100.0
+        ));
+    }
+    causes
 }
 
 /// CPU seconds the server wanted and did not get over a round, at most:

@@ -173,6 +173,45 @@ fn client_busy_while_server_idle() {
 }
 
 #[test]
+fn a_load_from_several_hosts_is_judged_host_by_host() {
+    // Two client hosts of one thread each: one 95% busy, one 5%. Merged,
+    // the two threads were 50% busy, which alone would not fire.
+    let mut s = clean();
+    s.threads = 2;
+    s.client_cpu_s = CpuTime {
+        user: 10.0,
+        sys: 0.0,
+        runqueue: 0.0,
+    };
+    let share = |host: &str, busy_s: f64| throng_model::HostShare {
+        host: host.into(),
+        threads: 1,
+        duration_s: 10.0,
+        completed: 100_000,
+        requests_per_sec: 10_000.0,
+        client_cpu_s: CpuTime {
+            user: busy_s,
+            sys: 0.0,
+            runqueue: 0.0,
+        },
+        ..throng_model::HostShare::default()
+    };
+    s.per_host = vec![share("ssh://a", 0.5), share("ssh://b", 9.5)];
+    let v = round_verdict_with(&s, None, &ctx(), PORTS);
+    assert_eq!(codes(&v), vec!["client_bound"]);
+    assert_eq!(
+        msg(&v, "client_bound"),
+        "client host ssh://b: the load generator's 1 thread(s) were 95% busy while the server \
+         used 1.00 of its 2 cores: the result is a lower bound on the server, not its \
+         capacity; give the client more threads or cores"
+    );
+    // Both idle: nothing fires, whatever the merged figures say.
+    s.per_host = vec![share("ssh://a", 0.5), share("ssh://b", 0.5)];
+    s.client_cpu_s.user = 19.0;
+    assert!(round_verdict_with(&s, None, &ctx(), PORTS).is_valid());
+}
+
+#[test]
 fn client_and_server_both_saturated_is_not_client_bound() {
     let mut s = clean();
     s.client_cpu_s = CpuTime {

@@ -260,7 +260,7 @@ impl<'a> Apart<'a> {
             None => e.to_string(),
         })?;
         Ok(Measured {
-            summary: crate::record::summarize(&run.merged),
+            summary: crate::record::summarize_fleet(&run),
             latency: run.merged.latency,
             usage,
         })
