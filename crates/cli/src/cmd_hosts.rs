@@ -60,6 +60,8 @@ struct Plan {
     transport: Transport,
     programs: Vec<String>,
     connections: usize,
+    /// The study's `server_address`: where clients will connect.
+    address: Option<std::net::IpAddr>,
 }
 
 fn plan(a: &CheckArgs) -> Result<Plan> {
@@ -74,6 +76,7 @@ fn plan(a: &CheckArgs) -> Result<Plan> {
                 transport: hosts.transport.clone(),
                 programs: study.programs(),
                 connections: study.max_concurrency() as usize,
+                address: hosts.address,
             }
         }
         None => Plan {
@@ -82,6 +85,7 @@ fn plan(a: &CheckArgs) -> Result<Plan> {
             transport: Transport::ssh(None),
             programs: Vec::new(),
             connections: 0,
+            address: None,
         },
     };
     if let Some(h) = &a.hosts {
@@ -167,7 +171,7 @@ fn check(a: CheckArgs) -> Result<u8> {
     }
     let mut paths: Vec<(Place, PathFacts)> = Vec::new();
     if let (Some(server), false) = (&plan.server, plan.clients.is_empty()) {
-        match probe_addr(server) {
+        match probe_addr(server, plan.address) {
             Some(addr) => {
                 let clients: Vec<usize> = fleet
                     .links
@@ -241,11 +245,16 @@ fn role(p: &Place, plan: &Plan) -> &'static str {
 }
 
 /// Where a client's round trip to the server host is measured: the ssh
-/// port, which is listening before any server is.
-fn probe_addr(p: &Place) -> Option<std::net::SocketAddr> {
-    match p {
-        Place::Local => None,
-        Place::Ssh { host, port, .. } => (host.as_str(), port.unwrap_or(22))
+/// port, which is listening before any server is, at the address the
+/// clients will load (`server_address`) when the study names one.
+fn probe_addr(p: &Place, address: Option<std::net::IpAddr>) -> Option<std::net::SocketAddr> {
+    match (p, address) {
+        (Place::Local, Some(a)) => Some(std::net::SocketAddr::new(a, 22)),
+        (Place::Local, None) => None,
+        (Place::Ssh { port, .. }, Some(a)) => {
+            Some(std::net::SocketAddr::new(a, port.unwrap_or(22)))
+        }
+        (Place::Ssh { host, port, .. }, None) => (host.as_str(), port.unwrap_or(22))
             .to_socket_addrs()
             .ok()?
             .next(),

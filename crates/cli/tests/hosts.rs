@@ -604,3 +604,54 @@ fn a_loopback_target_or_a_bad_host_is_refused_before_anything_runs() {
         assert!(out.stdout.is_empty());
     }
 }
+
+#[test]
+fn any_command_that_gives_stdio_on_a_host_stands_in_for_ssh() {
+    let Some(net) = Net::new("tpl", &["ctl", "c1", "srv"]) else {
+        return;
+    };
+    // `ip netns exec {host}` gives a process stdio inside a namespace, as
+    // `kubectl exec -i {host} --` does inside a pod: no ssh at all.
+    let study = net.dir().join("tpl.toml");
+    std::fs::write(
+        &study,
+        format!(
+            "name = \"tpl\"\nservers = [\"nginx\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+             concurrency = [10]\nserver_host = \"ssh://{}\"\nclient_hosts = [\"ssh://{}\"]\n\
+             server_address = \"{}\"\ntransport = \"ip netns exec {{host}}\"\n",
+            net.host("srv").netns,
+            net.host("c1").netns,
+            net.host("srv").addr,
+        ),
+    )
+    .unwrap();
+    // The agents run on this machine's file system: their cache goes
+    // where the test can remove it.
+    let mut c = support::throng();
+    c.args(["hosts", "check", &study.to_string_lossy(), "--json"])
+        .env("XDG_CACHE_HOME", net.dir().join("cache"));
+    let out = run(c);
+    let j = json(&out);
+    let hosts = j["hosts"].as_array().unwrap();
+    let roles: Vec<(&str, &str)> = hosts
+        .iter()
+        .map(|h| (h["host"].as_str().unwrap(), h["role"].as_str().unwrap()))
+        .collect();
+    let (c1, srv) = (
+        format!("ssh://{}", net.host("c1").netns),
+        format!("ssh://{}", net.host("srv").netns),
+    );
+    assert_eq!(roles, [(c1.as_str(), "client"), (srv.as_str(), "server")]);
+    let path = &j["paths"][0]["path"];
+    assert_eq!(path["target"], format!("{}:22", net.host("srv").addr));
+    assert_eq!(path["samples"], 10);
+    assert_eq!(path["mtu"], 1500);
+    assert_eq!(path["loopback"], false);
+    assert_eq!(j["missing"], serde_json::json!([]));
+    // The agent was copied into the cache, once, named by its build.
+    let builds: Vec<_> = std::fs::read_dir(net.dir().join("cache/throng"))
+        .unwrap()
+        .collect();
+    assert_eq!(builds.len(), 1);
+    nothing_left(&net, &["c1", "srv"], &[]);
+}
