@@ -69,11 +69,12 @@ fn each_offered_rate_is_a_level_whose_rounds_complete_what_was_offered() {
             assert_eq!(s["connections"]["requested"], 4, "{s}");
             let offered = rate * s["duration_s"].as_f64().unwrap();
             let completed = s["completed"].as_f64().unwrap();
-            // A response counts in the phase it arrives in: sends the
-            // warmup's schedule owed and a busy machine delayed can land in
-            // the measured window, at most the warmup's 0.1 s of them.
+            // A request counts in the phase its schedule put it in, so a
+            // window never completes more than its rate offered (give or
+            // take one send per connection at its edges), even when sends
+            // the warmup owed land in it late.
             assert!(
-                completed >= 0.95 * offered && completed <= 1.05 * offered + rate * 0.1,
+                completed >= 0.95 * offered && completed <= offered + 4.0,
                 "{rate} req/s: {completed} completed of {offered} offered: {s}"
             );
             assert!(s["latency_uncorrected_us"].is_object(), "{s}");

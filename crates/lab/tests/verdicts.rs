@@ -527,3 +527,34 @@ fn full_accept_queue_leaves_connections_unestablished() {
         .starts_with("0 of 8 requested connections were established"));
     drop(listener);
 }
+
+#[test]
+fn sends_a_stall_carries_past_the_warmup_stay_the_warmups() {
+    let _serial = serial();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let server_cpu = if cpus > 1 { Some(1) } else { None };
+    // At 1000 req/s with a 0.3 s warmup, the server stops answering at its
+    // 200th request for 0.3 s: the sends the warmup's schedule owed go out
+    // only after the warmup has ended.
+    let server = TestServer::start(Behaviour::StallAt { at: 200, ms: 300 }, server_cpu);
+    let mut s = spec(&server, 10, 1);
+    s.cpus = vec![0];
+    s.rate = Some(1000.0);
+    s.warmup = Duration::from_millis(300);
+    s.stop = Stop::Duration(Duration::from_secs(1));
+    let r = run(&s, &Control::new()).unwrap();
+    let summary = throng_lab::record::summarize(&r);
+    // The measured window offered 1000 × its length; it never completes
+    // more (give or take a send per connection at its edges), however many
+    // of the warmup's sends landed in it.
+    let offered = 1000.0 * summary.duration_s;
+    assert!(
+        (summary.completed as f64) <= offered + 10.0,
+        "{} completed of {offered:.0} offered",
+        summary.completed
+    );
+    // Those sends are the warmup's: it completed about its 300, not the
+    // 200 answered before the stall.
+    let warm = summary.warmup.as_ref().unwrap();
+    assert!(warm.completed >= 290, "{warm:?}");
+}

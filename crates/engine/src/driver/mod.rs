@@ -267,9 +267,10 @@ impl<'a> Worker<'a> {
     }
 
     /// Which phase an event of a request belongs to: by issue in requests
-    /// mode (so exactly N are counted), by time otherwise.
+    /// mode (so exactly N are counted), by its intended send time in the
+    /// open model (see `issue`), by time otherwise.
     fn phase_of(&self, f: &InFlight) -> bool {
-        if self.job.quota.is_some() {
+        if self.job.quota.is_some() || self.plan.interval_ns.is_some() {
             f.measured
         } else {
             self.measuring
@@ -309,7 +310,15 @@ impl<'a> Worker<'a> {
 
     fn issue(&mut self, i: usize, intended_ns: u64) {
         let target = self.pick_target();
-        let measured = self.measuring;
+        // The open model's requests belong to the phase their schedule put
+        // them in: sends the warmup owed and a stall delayed past its end
+        // are the warmup's, or a measured window would count more requests
+        // than its rate offered and hide a server that fell behind.
+        let measured = if self.plan.interval_ns.is_some() && self.job.quota.is_none() {
+            self.measuring && intended_ns >= self.window.warmup_end_ns
+        } else {
+            self.measuring
+        };
         if measured && self.job.quota.is_some() {
             self.issued_measured += 1;
         }
@@ -327,7 +336,7 @@ impl<'a> Worker<'a> {
         });
         if self.plan.interval_ns.is_some() {
             let late = now.saturating_sub(intended_ns);
-            if self.measuring {
+            if measured {
                 self.stats.lateness.saturating_record((late / 1000).max(1));
                 if late > LATE_NS {
                     self.stats.late_sends += 1;
