@@ -7,6 +7,7 @@
 //! summary for a run), so every rule can be shown to fire on crafted input.
 
 pub mod doctor;
+mod saturation;
 pub mod snapshot;
 pub mod verdict;
 

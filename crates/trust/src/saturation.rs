@@ -1,0 +1,87 @@
+//! Whether a step offered a rate kept up with it: the rule that ends a
+//! rate sweep for a server, kept apart from the round rules it builds on.
+
+use throng_model::StepRecord;
+
+/// In the open model, more than 1% of sends later than 1 ms after their
+/// schedule means the schedule was not kept. That alone says nothing of
+/// who held it up: a connection waiting for a stalled server sends late just
+/// as a starved client does. So late sends are named only as what a busy or
+/// starved client caused, never as the cause.
+pub const LATE_SEND_SHARE: f64 = 0.01;
+/// Share of an offered rate a server must complete to have kept up with
+/// it. An open-model round ends with the requests of its last moments still
+/// in flight (about a latency's worth of sends, well under 1% at rates a
+/// server keeps up with), so a server that kept up completes nearly all it
+/// was offered; below 95% its queue was growing.
+pub const KEEP_UP_SHARE: f64 = 0.95;
+
+/// Whether a step offered a rate did not keep up with it: over its rounds
+/// it completed less than [`KEEP_UP_SHARE`] of the rate, or more than
+/// [`LATE_SEND_SHARE`] of its sends left more than 1 ms late beyond those
+/// its client's own wait for a CPU explains. `Some` says by how much, as
+/// the message of a `saturated` reason; `None` for a step that kept up,
+/// that offered no rate or that measured no round.
+///
+/// A client thread waiting `w` seconds for a CPU holds back the sends of
+/// its share of the connections for that long: about `w × rate / threads`
+/// of them. Those are the client's lateness, not the server's, as for
+/// `client_bound` (late sends alone never say who held the schedule up);
+/// on a machine shared with other work they alone pass 1% of a short
+/// round's sends.
+pub fn saturation(step: &StepRecord) -> Option<String> {
+    let rate = step.rate?;
+    let seconds: f64 = step.rounds.iter().map(|r| r.summary.duration_s).sum();
+    if step.rounds.is_empty() || seconds <= 0.0 {
+        return None;
+    }
+    let completed: u64 = step.rounds.iter().map(|r| r.summary.completed).sum();
+    let sent: u64 = step.rounds.iter().map(|r| r.summary.sent).sum();
+    let late: u64 = step
+        .rounds
+        .iter()
+        .filter_map(|r| r.summary.rate.as_ref())
+        .map(|r| r.late_sends)
+        .sum();
+    let client_held: f64 = step
+        .rounds
+        .iter()
+        .map(|r| rate * r.summary.client_cpu_s.runqueue / r.summary.threads.max(1) as f64)
+        .sum();
+    let unexplained = (late as f64 - client_held).max(0.0);
+    let achieved = completed as f64 / seconds;
+    let late_share = if sent > 0 {
+        unexplained / sent as f64
+    } else {
+        0.0
+    };
+    let mut why = Vec::new();
+    if achieved < KEEP_UP_SHARE * rate {
+        why.push(format!(
+            "it completed {achieved:.0} req/s of the {rate} offered ({:.1}%, under {:.0}%)",
+            achieved * 100.0 / rate,
+            KEEP_UP_SHARE * 100.0
+        ));
+    }
+    if late_share > LATE_SEND_SHARE {
+        why.push(if client_held >= 0.5 {
+            format!(
+                "{late} of {sent} sends left more than 1 ms late, {unexplained:.0} ({:.1}%) \
+                 beyond the {client_held:.0} its client's wait for a CPU explains",
+                late_share * 100.0
+            )
+        } else {
+            format!(
+                "{late} of {sent} sends ({:.1}%) left more than 1 ms late",
+                late_share * 100.0
+            )
+        });
+    }
+    (!why.is_empty()).then(|| {
+        format!(
+            "the server did not keep up with {rate} req/s: {}; latency here is queueing \
+             behind the schedule, and higher rates were not offered",
+            why.join(", and ")
+        )
+    })
+}
