@@ -482,6 +482,28 @@ fn a_study_runs_its_server_on_the_server_host_and_its_load_from_a_client_host() 
     assert_eq!(hosts[1]["role"], "client");
     assert_eq!(hosts[1]["mtu"], 1500);
     assert_eq!(hosts[1]["loopback"], false);
+    // ACME's feature table, probed where the server runs.
+    let features: Vec<(String, String, String)> = j["run"]["servers"][0]["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["name"].as_str().unwrap().to_string(),
+                f["status"].as_str().unwrap().to_string(),
+                f["evidence"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(features.len(), 10, "{features:?}");
+    assert!(
+        features.contains(&(
+            "dir_listing_off".into(),
+            "yes".into(),
+            "GET of a directory without index answered 403".into()
+        )),
+        "{features:?}"
+    );
     let steps = j["run"]["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 2, "{steps:?}");
     for s in steps {

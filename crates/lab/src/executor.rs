@@ -118,6 +118,16 @@ pub trait Executor {
     fn clients_apart(&self) -> bool {
         false
     }
+    /// The ACME feature table's probes of `server`, on an instance of its
+    /// own pinned to `cpus`, where the servers run.
+    fn probe_features(
+        &mut self,
+        site: Site,
+        server: &StudyServer,
+        cpus: &[usize],
+    ) -> Vec<throng_model::FeatureResult> {
+        crate::features::probe_server(site, server, cpus)
+    }
     /// The machine checks for a run planned as `plan`, and the machine's
     /// description, stored with the run.
     fn survey(&mut self, plan: &DoctorPlan) -> (Vec<Finding>, Environment);

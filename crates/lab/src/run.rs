@@ -174,12 +174,7 @@ pub fn run_study_with(
     });
     // ACME's feature table: each server probed live on an instance of its
     // own, before any load.
-    if study.features && !study.hosts.server.is_local() {
-        observer.event(Event::Note(format!(
-            "features: not probed: the servers run on {} and the probes start servers here",
-            study.hosts.server
-        )));
-    } else if study.features {
+    if study.features {
         let cpus = plans
             .iter()
             .find_map(|p| match p {
@@ -191,7 +186,7 @@ pub fn run_study_with(
             if interrupt.is_set() {
                 break;
             }
-            let found = crate::features::probe_server(site, s, &cpus);
+            let found = exec.probe_features(site, s, &cpus);
             store.add_features(run_id, &s.name, &found)?;
         }
     }

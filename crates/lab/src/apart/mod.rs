@@ -419,6 +419,34 @@ impl Executor for Apart<'_> {
         true
     }
 
+    fn probe_features(
+        &mut self,
+        _site: throng_servers::Site,
+        server: &StudyServer,
+        cpus: &[usize],
+    ) -> Vec<throng_model::FeatureResult> {
+        // Probed where the servers run: the probes start an instance of
+        // their own there and ask it over that host's loopback.
+        let why = match self.call(LabRequest::Features {
+            server: server.name.clone(),
+            cpus: cpus.to_vec(),
+        }) {
+            Ok(LabReply::Features { found }) => return found,
+            Ok(other) => format!("unexpected reply {other:?}"),
+            Err(e) => e,
+        };
+        throng_model::Feature::ALL
+            .iter()
+            .map(|&f| {
+                throng_model::FeatureResult::new(
+                    f,
+                    throng_model::FeatureStatus::Untested,
+                    format!("the server host did not probe it: {why}"),
+                )
+            })
+            .collect()
+    }
+
     fn survey(&mut self, plan: &DoctorPlan) -> (Vec<Finding>, Environment) {
         let (mut findings, mut environment) = match self.call(LabRequest::Survey {
             connections: plan.connections,

@@ -24,6 +24,7 @@ struct Opened {
     study: Study,
     exec: Local<'static>,
     rundir: &'static RunDir,
+    user: Option<&'static RunAs>,
     keep: bool,
     docroots: Vec<(WorkloadKind, Workload)>,
     windows: Vec<(String, Sampler)>,
@@ -70,6 +71,7 @@ impl ServerHost {
                     study,
                     exec,
                     rundir,
+                    user,
                     keep: keep_workdir,
                     docroots: Vec::new(),
                     windows: Vec::new(),
@@ -220,6 +222,22 @@ impl ServerHost {
             LabRequest::Stop { server } => {
                 self.opened()?.exec.stop(&server);
                 Ok(LabReply::Done)
+            }
+            LabRequest::Features { server, cpus } => {
+                let o = self.opened()?;
+                let s = o
+                    .study
+                    .servers
+                    .iter()
+                    .find(|s| s.name == server)
+                    .ok_or_else(|| format!("the study has no server {server:?}"))?;
+                let site = Site {
+                    rundir: o.rundir,
+                    user: o.user,
+                };
+                Ok(LabReply::Features {
+                    found: crate::features::probe_server(site, s, &cpus),
+                })
             }
             LabRequest::OomKills => Ok(LabReply::OomKills {
                 kills: self.opened()?.exec.oom_kills(),

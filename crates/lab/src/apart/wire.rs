@@ -58,6 +58,11 @@ pub enum LabRequest {
         server: String,
     },
     OomKills,
+    /// The feature probes of one server, on the server host.
+    Features {
+        server: String,
+        cpus: Vec<usize>,
+    },
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -100,6 +105,9 @@ pub enum LabReply {
     },
     OomKills {
         kills: Option<u64>,
+    },
+    Features {
+        found: Vec<throng_model::FeatureResult>,
     },
     Done,
 }
