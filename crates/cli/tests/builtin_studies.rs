@@ -10,7 +10,6 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use support::{run_bounded, throng};
 use throng_lab::run::estimate_groups;
 use throng_lab::{Recipes, Study};
 
@@ -154,26 +153,7 @@ fn run_study(toml: &str, limit: Duration) -> Vec<serde_json::Value> {
     let dir = tempfile::tempdir().unwrap();
     let study = dir.path().join("study.toml");
     std::fs::write(&study, toml).unwrap();
-    let db = dir.path().join("t.db");
-    let db = db.to_str().unwrap();
-    let mut lab = throng();
-    lab.args(["lab", study.to_str().unwrap(), "--quiet", "--db", db]);
-    let out = run_bounded(lab, limit);
-    assert!(
-        out.status.success(),
-        "{toml}\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut report = throng();
-    report.args(["report", "--db", db, "--format", "json"]);
-    let out = run_bounded(report, Duration::from_secs(60));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = support::lab_report(&study, &dir.path().join("t.db"), limit);
     j["run"]["steps"].as_array().unwrap().clone()
 }
 

@@ -34,25 +34,7 @@ fn rounds_of(dir: &Path, study: &str) -> Vec<serde_json::Value> {
     std::fs::write(&path, study).unwrap();
     let db = dir.join("t.db");
     let _ = std::fs::remove_file(&db);
-    let db = db.to_str().unwrap();
-    let mut lab = throng();
-    lab.args(["lab", path.to_str().unwrap(), "--quiet", "--db", db]);
-    let out = run_bounded(lab, Duration::from_secs(120));
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut report = throng();
-    report.args(["report", "--db", db, "--format", "json"]);
-    let out = run_bounded(report, Duration::from_secs(60));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = support::lab_report(&path, &db, Duration::from_secs(120));
     let steps = j["run"]["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 1, "{steps:?}");
     let step = &steps[0];

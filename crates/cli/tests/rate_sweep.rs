@@ -6,8 +6,6 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use support::{run_bounded, throng};
-
 #[test]
 fn each_offered_rate_is_a_level_whose_rounds_complete_what_was_offered() {
     let dir = tempfile::tempdir().unwrap();
@@ -25,26 +23,8 @@ fn each_offered_rate_is_a_level_whose_rounds_complete_what_was_offered() {
     )
     .unwrap();
     let db = dir.path().join("t.db");
-    let db = db.to_str().unwrap();
     let t0 = Instant::now();
-    let mut lab = throng();
-    lab.args(["lab", study.to_str().unwrap(), "--quiet", "--db", db]);
-    let out = run_bounded(lab, Duration::from_secs(60));
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut report = throng();
-    report.args(["report", "--db", db, "--format", "json"]);
-    let out = run_bounded(report, Duration::from_secs(60));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = support::lab_report(&study, &db, Duration::from_secs(60));
     let steps = j["run"]["steps"].as_array().unwrap();
     let levels: Vec<(u64, f64)> = steps
         .iter()

@@ -23,25 +23,7 @@ fn a_study_without_keep_alive_completes_its_requests_one_connection_each() {
     )
     .unwrap();
     let db = dir.path().join("t.db");
-    let db = db.to_str().unwrap();
-    let mut lab = throng();
-    lab.args(["lab", study.to_str().unwrap(), "--quiet", "--db", db]);
-    let out = run_bounded(lab, Duration::from_secs(60));
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut report = throng();
-    report.args(["report", "--db", db, "--format", "json"]);
-    let out = run_bounded(report, Duration::from_secs(60));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let j = support::lab_report(&study, &db, Duration::from_secs(60));
     let steps = j["run"]["steps"].as_array().unwrap();
     let levels: Vec<u64> = steps
         .iter()

@@ -206,3 +206,29 @@ pub fn only_errors(j: &serde_json::Value, expected: &[(&str, u64)]) {
     let total: u64 = expected.iter().map(|(_, n)| n).sum();
     assert_eq!(u(j, "/errors_total"), total);
 }
+
+/// Runs the study file `study` with `throng lab` into the database `db`
+/// within `limit`, then returns `throng report --format json` of it: the
+/// lab's own output in the failure message when it fails.
+pub fn lab_report(study: &Path, db: &Path, limit: Duration) -> serde_json::Value {
+    let mut lab = throng();
+    lab.args(["lab", study.to_str().unwrap(), "--quiet", "--db"])
+        .arg(db);
+    let out = run_bounded(lab, limit);
+    assert!(
+        out.status.success(),
+        "{}\n{}\n{}",
+        std::fs::read_to_string(study).unwrap_or_default(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut report = throng();
+    report.args(["report", "--format", "json", "--db"]).arg(db);
+    let out = run_bounded(report, Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
