@@ -6,68 +6,33 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{free_port, run_bounded, throng, throng_json, u, wait_listening};
+use support::{run_bounded, throng, throng_json, u};
 
-/// The fixture's nginx (support::Nginx), but logging `$status $connection
-/// $connection_requests`: which connection carried each request, and its
-/// rank on it.
-struct Nginx {
-    port: u16,
-    dir: tempfile::TempDir,
-    child: Child,
-}
+/// The fixture's nginx, logging `$status $connection $connection_requests`:
+/// which connection carried each request, and its rank on it.
+struct Nginx(support::Nginx);
 
 impl Nginx {
     fn start() -> Nginx {
-        let dir = tempfile::Builder::new()
-            .prefix("throng-nginx-rpc")
-            .tempdir()
-            .unwrap();
-        // Workers run as an unprivileged user when tests run as root.
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        let root = dir.path().join("html");
-        std::fs::create_dir(&root).unwrap();
-        std::fs::write(root.join("index.html"), b"hello!\n").unwrap();
-        let port = free_port();
-        let d = dir.path().display();
-        // keepalive_requests far above any limit here: every close is the
-        // client's doing.
-        let conf = format!(
-            "worker_processes 1;\ndaemon off;\nerror_log {d}/error.log;\npid {d}/nginx.pid;\n\
-             events {{ worker_connections 4096; }}\n\
-             http {{\n  log_format conns '$status $connection $connection_requests';\n\
-               access_log {d}/access.log conns;\n\
-               keepalive_requests 1000000;\n  client_body_temp_path {d};\n  proxy_temp_path {d};\n\
-               fastcgi_temp_path {d};\n  uwsgi_temp_path {d};\n  scgi_temp_path {d};\n\
-               server {{ listen 127.0.0.1:{port}; root {d}/html; }}\n}}\n"
-        );
-        let conf_path = dir.path().join("nginx.conf");
-        std::fs::write(&conf_path, conf).unwrap();
-        let mut cmd = Command::new("nginx");
-        cmd.arg("-c").arg(&conf_path).arg("-p").arg(dir.path());
-        cmd.stdout(Stdio::null()).stderr(Stdio::null());
-        cmd.process_group(0);
-        let child = cmd
-            .spawn()
-            .expect("nginx must be installed (scripts/setup)");
-        wait_listening(([127, 0, 0, 1], port).into(), Duration::from_secs(10));
-        Nginx { port, dir, child }
+        // The fixture keeps keepalive_requests far above any limit here:
+        // every close is the client's doing.
+        Nginx(support::Nginx::start_logging(
+            &[("index.html", b"hello!\n")],
+            "$status $connection $connection_requests",
+        ))
     }
 
     fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/", self.port)
+        self.0.url("/")
     }
 
     /// (status, connection, requests on it so far) per logged request, once
     /// `n` are logged (nginx writes a line just after its response), or
     /// what there is after a bound.
     fn log(&self, n: usize) -> Vec<(u16, u64, u64)> {
-        let path = self.dir.path().join("access.log");
+        let path = self.0.access_log();
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
             let lines: Vec<(u16, u64, u64)> = std::fs::read_to_string(&path)
@@ -87,14 +52,6 @@ impl Nginx {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-    }
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let pgid = nix::unistd::Pid::from_raw(-(self.child.id() as i32));
-        let _ = nix::sys::signal::kill(pgid, nix::sys::signal::Signal::SIGKILL);
-        let _ = self.child.wait();
     }
 }
 

@@ -112,6 +112,12 @@ pub struct Nginx {
 
 impl Nginx {
     pub fn start(files: &[(&str, &[u8])]) -> Nginx {
+        Nginx::start_logging(files, "$status $bytes_sent")
+    }
+
+    /// [`Nginx::start`], its access log written in `format` (nginx's
+    /// log_format variables), for tests that need other fields per request.
+    pub fn start_logging(files: &[(&str, &[u8])], format: &str) -> Nginx {
         let dir = tempfile::Builder::new()
             .prefix("throng-nginx")
             .tempdir()
@@ -130,7 +136,7 @@ impl Nginx {
         let conf = format!(
             "worker_processes 1;\ndaemon off;\nerror_log {d}/error.log;\npid {d}/nginx.pid;\n\
              events {{ worker_connections 4096; }}\n\
-             http {{\n  log_format counts '$status $bytes_sent';\n  access_log {d}/access.log counts;\n\
+             http {{\n  log_format counts '{format}';\n  access_log {d}/access.log counts;\n\
                keepalive_requests 1000000;\n  client_body_temp_path {d};\n  proxy_temp_path {d};\n\
                fastcgi_temp_path {d};\n  uwsgi_temp_path {d};\n  scgi_temp_path {d};\n\
                server {{ listen 127.0.0.1:{port}; root {d}/html; }}\n}}\n"
