@@ -521,6 +521,7 @@ mod tests {
             latency,
             latency_uncorrected: None,
             interrupted: false,
+            sessions: None,
         }
     }
 

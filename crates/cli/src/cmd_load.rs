@@ -179,6 +179,8 @@ pub fn parse_target(raw: &str) -> Result<Target> {
         host_header,
         path,
         url: url.to_string(),
+        method: None,
+        body: None,
     })
 }
 
@@ -698,6 +700,7 @@ mod tests {
         let mut s = Summary {
             duration_s: 3.04,
             interrupted: true,
+            sessions: None,
             ..Summary::default()
         };
         assert_eq!(

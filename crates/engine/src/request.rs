@@ -62,8 +62,11 @@ fn build(spec: &LoadSpec, target: &Target, close: bool) -> Vec<u8> {
             .iter()
             .any(|(n, _)| n.eq_ignore_ascii_case(name))
     };
-    let mut out = Vec::with_capacity(128 + spec.body.as_ref().map_or(0, Vec::len));
-    out.extend_from_slice(spec.method.as_bytes());
+    // A session's requests may each carry their own method and body.
+    let method = target.method.as_deref().unwrap_or(&spec.method);
+    let body = target.body.as_ref().or(spec.body.as_ref());
+    let mut out = Vec::with_capacity(128 + body.map_or(0, Vec::len));
+    out.extend_from_slice(method.as_bytes());
     out.push(b' ');
     out.extend_from_slice(target.path.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\n");
@@ -80,7 +83,7 @@ fn build(spec: &LoadSpec, target: &Target, close: bool) -> Vec<u8> {
     for (name, value) in &spec.headers {
         header(&mut out, name, value);
     }
-    if let Some(body) = &spec.body {
+    if let Some(body) = body {
         if !has("content-length") {
             header(&mut out, "Content-Length", &body.len().to_string());
         }
@@ -90,7 +93,7 @@ fn build(spec: &LoadSpec, target: &Target, close: bool) -> Vec<u8> {
         header(&mut out, "Connection", "close");
     }
     out.extend_from_slice(b"\r\n");
-    if let Some(body) = &spec.body {
+    if let Some(body) = body {
         out.extend_from_slice(body);
     }
     out
@@ -113,6 +116,8 @@ mod tests {
             host_header: "127.0.0.1:8080".into(),
             path: "/a?b=1".into(),
             url: "http://127.0.0.1:8080/a?b=1".into(),
+            method: None,
+            body: None,
         }
     }
 

@@ -67,6 +67,74 @@ pub struct Second {
     pub bytes_read: u64,
 }
 
+/// Users who think: what their sessions did, beside the per-request
+/// figures (which count every request of every session).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SessionOutcome {
+    /// Most users active at once the connections allow.
+    pub users: u64,
+    /// Open model: users arriving per second asked for.
+    pub arrival_per_sec: Option<f64>,
+    /// Sessions started in the measured phase.
+    pub started: u64,
+    /// Of those, ended with every request answered as expected.
+    pub completed: u64,
+    /// Ended early because a request failed, timed out or was answered
+    /// wrongly: counted once, however many of its requests failed.
+    pub failed: u64,
+    /// Still under way when the run ended.
+    pub unfinished: u64,
+    /// Open model: arrivals that found every user slot taken.
+    pub turned_away: u64,
+    /// Completed sessions, microseconds from first send to last answer.
+    #[serde(with = "crate::wire::histogram")]
+    pub duration: Histogram<u64>,
+    /// Think time observed, microseconds from a page's last answer to the
+    /// next page's send.
+    #[serde(with = "crate::wire::histogram")]
+    pub think: Histogram<u64>,
+    /// Users active at each whole second of the measured phase.
+    pub active: Vec<u64>,
+    /// Most users active at once (summed over threads and hosts, each at
+    /// its own peak: an upper bound).
+    pub active_max: u64,
+}
+
+impl SessionOutcome {
+    fn add(&mut self, o: &SessionOutcome) {
+        self.users += o.users;
+        self.arrival_per_sec = match (self.arrival_per_sec, o.arrival_per_sec) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        self.started += o.started;
+        self.completed += o.completed;
+        self.failed += o.failed;
+        self.unfinished += o.unfinished;
+        self.turned_away += o.turned_away;
+        // Same bounds everywhere, so adding cannot fail.
+        let _ = self.duration.add(&o.duration);
+        let _ = self.think.add(&o.think);
+        if self.active.len() < o.active.len() {
+            self.active.resize(o.active.len(), 0);
+        }
+        for (a, b) in self.active.iter_mut().zip(&o.active) {
+            *a += b;
+        }
+        self.active_max += o.active_max;
+    }
+
+    /// The parts of one load (threads, or hosts) as one.
+    pub fn sum<'a>(parts: impl IntoIterator<Item = &'a SessionOutcome>) -> Option<SessionOutcome> {
+        let mut it = parts.into_iter();
+        let mut out = it.next()?.clone();
+        for p in it {
+            out.add(p);
+        }
+        Some(out)
+    }
+}
+
 /// Something the reader must know before believing the numbers. The
 /// engine only names the condition; callers word it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -138,6 +206,9 @@ pub struct LoadResult {
     /// (its duration, or its requests): the figures cover only the part
     /// that ran.
     pub interrupted: bool,
+    /// Users who think: their sessions.
+    #[serde(default)]
+    pub sessions: Option<SessionOutcome>,
 }
 
 impl LoadResult {
@@ -234,6 +305,9 @@ impl LoadResult {
                 a.target += b.target;
                 a.late_sends += b.late_sends;
                 let _ = a.lateness.add(&b.lateness);
+            }
+            if let (Some(a), Some(b)) = (&mut out.sessions, &p.sessions) {
+                a.add(b);
             }
             if let (Some(a), Some(b)) = (&mut out.warmup, &p.warmup) {
                 a.completed += b.completed;
@@ -351,6 +425,7 @@ mod tests {
             latency: hist(latencies),
             latency_uncorrected: None,
             interrupted: false,
+            sessions: None,
         }
     }
 

@@ -6,9 +6,12 @@ use std::sync::Arc;
 use crate::clock::now_ns;
 use crate::driver::{histogram, Job, Shared, ThreadResult, Window, Worker, STATUS_SLOTS};
 use crate::request::Prepared;
-use crate::result::{Counts, LoadModel, LoadResult, RateOutcome, Second, WarmupCounts, Warning};
+use crate::result::{
+    Counts, LoadModel, LoadResult, RateOutcome, Second, SessionOutcome, WarmupCounts, Warning,
+};
 use crate::spec::SpecError;
 use crate::spec::{LoadSpec, Stop};
+use crate::users::Arrival;
 use throng_model::SPARE_FDS;
 
 /// Connections held open by live sessions, which the open-file limit must
@@ -130,6 +133,27 @@ pub(crate) fn prepare(spec: &LoadSpec) -> Result<Prepared, EngineError> {
 
 /// The spec's connections spread evenly over its threads.
 pub(crate) fn jobs(spec: &LoadSpec) -> Vec<Job> {
+    if let Some(users) = &spec.users {
+        // Whole users per thread: a user's connections are one thread's.
+        let per_user = users.conns_per_user.max(1);
+        let slots = users.slots(spec.connections).max(1);
+        let threads = spec.threads.clamp(1, slots);
+        let mut unit = LoadSpec {
+            connections: slots,
+            threads,
+            users: None,
+            ..spec.clone()
+        };
+        unit.stop = spec.stop;
+        return jobs(&unit)
+            .into_iter()
+            .map(|j| Job {
+                first_conn: j.first_conn * per_user,
+                conns: j.conns * per_user,
+                ..j
+            })
+            .collect();
+    }
     let threads = spec.threads.clamp(1, spec.connections);
     let mut jobs = Vec::with_capacity(threads);
     let mut first_conn = 0;
@@ -308,7 +332,8 @@ pub(crate) fn merge(
             });
         }
     }
-    if established < requested {
+    // A user opens its burst connections only when a page needs them.
+    if established < requested && spec.users.is_none() {
         warnings.push(Warning::FewerConnections {
             established,
             requested,
@@ -378,5 +403,31 @@ pub(crate) fn merge(
         latency,
         latency_uncorrected: rate.then_some(uncorrected),
         interrupted,
+        sessions: spec.users.as_ref().and_then(|users| {
+            let each: Vec<SessionOutcome> = parts
+                .iter()
+                .filter_map(|p| p.sessions.as_ref())
+                .map(|s| SessionOutcome {
+                    users: 0,
+                    arrival_per_sec: None,
+                    started: s.started,
+                    completed: s.completed,
+                    failed: s.failed,
+                    unfinished: s.unfinished,
+                    turned_away: s.turned_away,
+                    duration: s.duration.clone(),
+                    think: s.think.clone(),
+                    active: s.active.clone(),
+                    active_max: s.active_max,
+                })
+                .collect();
+            let mut out = SessionOutcome::sum(&each)?;
+            out.users = users.slots(spec.connections) as u64;
+            out.arrival_per_sec = match users.arrival {
+                Arrival::Open { per_sec, .. } => Some(per_sec),
+                Arrival::Population => None,
+            };
+            Some(out)
+        }),
     }
 }

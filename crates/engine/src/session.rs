@@ -68,10 +68,10 @@ impl Session {
     /// opened again, and counted, in the first window. `spec.warmup` is not
     /// used: each window has its own.
     pub fn open(spec: &LoadSpec) -> Result<Session, EngineError> {
-        if spec.rate.is_some() || !matches!(spec.stop, Stop::Duration(_)) {
+        if spec.rate.is_some() || spec.users.is_some() || !matches!(spec.stop, Stop::Duration(_)) {
             return Err(EngineError::Io(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                "a session runs the closed model, for a duration",
+                "a session runs the closed model without users, for a duration",
             )));
         }
         let requests = prepare(spec)?;

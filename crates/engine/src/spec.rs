@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::users::{Users, UsersError};
+
 /// One URL the load is spread over. Request bytes are serialised once per
 /// target (see `request.rs`) and shared read-only by all threads.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,6 +22,26 @@ pub struct Target {
     pub path: String,
     /// The URL as the user gave it, for messages and per-URL reports.
     pub url: String,
+    /// This request's own method (a session's POST, say); `None`: the spec's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// This request's own body; `None`: the spec's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<Vec<u8>>,
+}
+
+impl Target {
+    /// A target sent with the spec's method and body.
+    pub fn new(addr: SocketAddr, host_header: String, path: String, url: String) -> Target {
+        Target {
+            addr,
+            host_header,
+            path,
+            url,
+            method: None,
+            body: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,6 +124,13 @@ pub struct LoadSpec {
     pub timeline: bool,
     /// Seed for `Order::Random`, so runs are repeatable.
     pub seed: u64,
+    /// Users who think, walking sessions, instead of connections that
+    /// each send their next request as soon as they can. `connections`
+    /// then bounds the users active at once (times their connections
+    /// each), and `Stop::Requests` counts sessions, as httperf's
+    /// `--num-sess` does.
+    #[serde(default)]
+    pub users: Option<Users>,
 }
 
 impl LoadSpec {
@@ -129,6 +158,7 @@ impl LoadSpec {
             checksum: false,
             timeline: false,
             seed: 0x5eed,
+            users: None,
         }
     }
 
@@ -149,7 +179,7 @@ impl LoadSpec {
     /// Whether client threads nap: only in the closed model, since the open
     /// model's sends follow a schedule that a nap would delay.
     pub fn naps(&self) -> bool {
-        self.coalesce && self.rate.is_none()
+        self.coalesce && self.rate.is_none() && self.users.is_none()
     }
 }
 
@@ -193,6 +223,8 @@ pub enum SpecError {
     HeaderValue(String),
     #[error("{0} is not an HTTP status")]
     Status(u16),
+    #[error(transparent)]
+    Users(#[from] UsersError),
 }
 
 /// Deepest pipeline the engine accepts.
@@ -260,6 +292,39 @@ impl LoadSpec {
             }
             _ => {}
         }
+        if let Some(users) = &self.users {
+            users.validate(self.targets.len(), self.connections)?;
+            for t in &self.targets {
+                if let Some(m) = &t.method {
+                    if m.eq_ignore_ascii_case("HEAD") {
+                        return Err(UsersError::Head.into());
+                    }
+                    if m.is_empty() || !m.bytes().all(|b| b.is_ascii_alphabetic()) {
+                        return Err(SpecError::Method(m.clone()));
+                    }
+                }
+            }
+            if self.is_head() {
+                return Err(UsersError::Head.into());
+            }
+            if self.rate.is_some() {
+                return Err(UsersError::Combined("a request rate").into());
+            }
+            if self.pipeline > 1 {
+                return Err(UsersError::Combined("pipelining").into());
+            }
+            // Requests mode counts sessions, which any number of users
+            // can share.
+            if let Stop::Requests(0) = self.stop {
+                return Err(SpecError::NoRequests);
+            }
+            if let Stop::Duration(d) = self.stop {
+                if d.is_zero() {
+                    return Err(SpecError::ZeroDuration);
+                }
+            }
+            return Ok(());
+        }
         match self.stop {
             Stop::Requests(0) => Err(SpecError::NoRequests),
             Stop::Requests(n) if n < self.connections as u64 => {
@@ -284,6 +349,8 @@ mod tests {
             host_header: "127.0.0.1:8080".into(),
             path: "/".into(),
             url: "http://127.0.0.1:8080/".into(),
+            method: None,
+            body: None,
         }])
     }
 

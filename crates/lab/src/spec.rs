@@ -182,6 +182,8 @@ pub fn targets(addr: SocketAddr, paths: &[String]) -> Vec<Target> {
             host_header: addr.to_string(),
             url: format!("http://{addr}{path}"),
             path: path.clone(),
+            method: None,
+            body: None,
         })
         .collect()
 }

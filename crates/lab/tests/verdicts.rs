@@ -93,6 +93,8 @@ impl TestServer {
             host_header: self.addr.to_string(),
             path: "/".into(),
             url: format!("http://{}/", self.addr),
+            method: None,
+            body: None,
         }
     }
 }
@@ -509,6 +511,8 @@ fn full_accept_queue_leaves_connections_unestablished() {
         host_header: addr.to_string(),
         path: "/".into(),
         url: format!("http://{addr}/"),
+        method: None,
+        body: None,
     }]);
     s.connections = 8;
     s.threads = 1;

@@ -332,6 +332,8 @@ mod tests {
             host_header: "x".into(),
             path: "/".into(),
             url: "http://x/".into(),
+            method: None,
+            body: None,
         }]);
         s.connections = connections;
         s.stop = stop;

@@ -32,6 +32,8 @@ fn connections_above_the_open_file_limit() {
         host_header: "127.0.0.1:9".into(),
         path: "/".into(),
         url: "http://127.0.0.1:9/".into(),
+        method: None,
+        body: None,
     }]);
     spec.connections = 1000;
     match run(&spec, &Control::new()) {

@@ -26,6 +26,7 @@ use std::io::{self, IoSlice, Write};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use mio::net::TcpStream;
@@ -43,9 +44,12 @@ use crate::spec::{LoadSpec, Order};
 mod receive;
 mod respond;
 mod state;
+mod users;
 mod window;
 
 pub(crate) use state::*;
+pub(crate) use users::SessionStats;
+use users::UserState;
 pub(crate) use window::events;
 
 const TIMER: Token = Token(usize::MAX - 1);
@@ -114,6 +118,8 @@ pub(crate) struct Worker<'a> {
     between_windows: bool,
     /// CPU time and run-queue wait when the measured phase began.
     cpu_mark: ((f64, f64), f64),
+    /// Sessions of users who think, when the spec has them.
+    users: Option<UserState>,
 }
 
 impl<'a> Worker<'a> {
@@ -150,7 +156,18 @@ impl<'a> Worker<'a> {
             .collect();
         let conns_len = job.conns;
         let poll = Poll::new()?;
-        let timer = if plan.interval_ns.is_some() {
+        let threads = spec.threads.clamp(1, spec.connections.max(1));
+        let users = spec
+            .users
+            .as_ref()
+            .map(|u| UserState::new(u, &job, threads, job.quota));
+        // Users count sessions, not requests: the request quota is theirs.
+        let job = if users.is_some() {
+            Job { quota: None, ..job }
+        } else {
+            job
+        };
+        let timer = if plan.interval_ns.is_some() || users.is_some() {
             let t = TimerFd::new()?;
             poll.registry()
                 .register(&mut SourceFd(&t.raw()), TIMER, Interest::READABLE)?;
@@ -191,6 +208,7 @@ impl<'a> Worker<'a> {
             measuring: false,
             now: now_ns(),
             latency_avg_ns: 0,
+            users,
         })
     }
 
@@ -198,8 +216,8 @@ impl<'a> Worker<'a> {
     /// turn's time is up; what is left then waits for the next turn.
     fn turn(&mut self, events: &Events, wake: u64) {
         let mut end = (self.now + TURN_NS).min(wake);
-        if let Some(Reverse((due, _))) = self.heap.peek() {
-            end = end.min(*due);
+        if let Some(due) = self.next_clock_due() {
+            end = end.min(due);
         }
         self.turn_end_ns = end;
 
@@ -270,7 +288,8 @@ impl<'a> Worker<'a> {
     /// mode (so exactly N are counted), by its intended send time in the
     /// open model (see `issue`), by time otherwise.
     fn phase_of(&self, f: &InFlight) -> bool {
-        if self.job.quota.is_some() || self.plan.interval_ns.is_some() {
+        // A session's requests belong to the phase it started in.
+        if self.job.quota.is_some() || self.plan.interval_ns.is_some() || self.users.is_some() {
             f.measured
         } else {
             self.measuring
@@ -286,6 +305,14 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// xorshift64*: cheap, and seeded per thread for repeatable runs.
+    fn next_random(&mut self) -> u64 {
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
     fn pick_target(&mut self) -> u32 {
         let n = self.plan.requests.targets();
         if n == 1 {
@@ -297,15 +324,20 @@ impl<'a> Worker<'a> {
                 self.seq = if i + 1 == n { 0 } else { i + 1 };
                 i
             }
-            Order::Random => {
-                // xorshift64*: cheap, and seeded per thread for repeatable runs.
-                self.rng ^= self.rng >> 12;
-                self.rng ^= self.rng << 25;
-                self.rng ^= self.rng >> 27;
-                (self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n
-            }
+            Order::Random => (self.next_random() >> 33) as usize % n,
         };
         i as u32
+    }
+
+    /// The earliest clock-driven work: a scheduled send, a think's end or
+    /// an arrival.
+    fn next_clock_due(&self) -> Option<u64> {
+        let sched = self.heap.peek().map(|Reverse((due, _))| *due);
+        let users = self.users.as_ref().and_then(UserState::next_due);
+        match (sched, users) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn issue(&mut self, i: usize, intended_ns: u64) {
@@ -322,6 +354,12 @@ impl<'a> Worker<'a> {
         if measured && self.job.quota.is_some() {
             self.issued_measured += 1;
         }
+        self.push_request(i, target, intended_ns, measured);
+    }
+
+    /// Put request `target` on connection `i`'s ring, counted as sent in
+    /// its phase.
+    fn push_request(&mut self, i: usize, target: u32, intended_ns: u64, measured: bool) {
         self.counters(measured).sent += 1;
         let now = self.now;
         let limit = self.limit;
@@ -349,6 +387,10 @@ impl<'a> Worker<'a> {
     /// work and the connection may carry more; once its last request is
     /// issued, the next ones wait for the connection that replaces it.
     fn fill(&mut self, i: usize) {
+        if self.users.is_some() {
+            self.fill_user(i);
+            return;
+        }
         let depth = self.plan.spec.pipeline.max(1);
         while self.conns[i].len < depth && self.conns[i].carried < self.limit && self.can_issue() {
             let now = self.now;

@@ -60,7 +60,16 @@ impl Worker<'_> {
         // The connection's last request (every request, without keep-alive)
         // asked for `Connection: close` itself: the connection ends after
         // this response even if the server did not say so (RFC 9112 §9.6).
-        if !resp.keep_alive || f.last || cut_short {
+        let close = !resp.keep_alive || f.last || cut_short;
+        if let Some(us) = self.users.as_mut() {
+            us.release(i);
+            if close {
+                self.close_and_continue(i, None);
+            }
+            self.user_answered(i, error.is_none());
+            return;
+        }
+        if close {
             self.close_and_continue(i, None);
             return;
         }
@@ -157,6 +166,7 @@ impl Worker<'_> {
             k => k,
         };
         let was_connecting = self.conns[i].state == State::Connecting;
+        let mut failed_here = 0;
         let connect_error = kind.is_some_and(|k| {
             matches!(
                 k,
@@ -181,6 +191,7 @@ impl Worker<'_> {
                 None => false,
             };
             if failed {
+                failed_here += 1;
                 let k = kind.expect("failed implies a kind");
                 self.counters(measured).errors[k.index()] += 1;
                 if measured {
@@ -200,6 +211,16 @@ impl Worker<'_> {
             }
         }
         self.shut(i);
+        if self.users.is_some() {
+            // A request taken back unfailed goes out again on a fresh
+            // connection; a failed one fails its session.
+            if failed_here > 0 {
+                self.user_answered(i, false);
+            } else {
+                self.fill(i);
+            }
+            return;
+        }
         if self.plan.interval_ns.is_some() {
             self.schedule(i);
         } else {

@@ -128,6 +128,8 @@ pub(crate) struct ThreadResult {
     pub expect: Vec<Expect>,
     /// Sessions: what the drain after the window found.
     pub drain: Drain,
+    /// Users who think: their sessions' figures.
+    pub sessions: Option<SessionStats>,
 }
 
 #[derive(Clone, Copy, Default)]

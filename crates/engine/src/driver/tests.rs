@@ -15,6 +15,8 @@ fn spec_for(addr: std::net::SocketAddr) -> LoadSpec {
         host_header: addr.to_string(),
         path: "/".into(),
         url: format!("http://{addr}/"),
+        method: None,
+        body: None,
     }]);
     spec.connections = 1;
     spec.stop = Stop::Requests(1);

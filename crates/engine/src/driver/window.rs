@@ -26,7 +26,14 @@ struct Ending {
 }
 
 impl ThreadResult {
-    fn new(stats: Stats, e: Ending, established: u64, expect: Vec<Expect>, drain: Drain) -> Self {
+    fn new(
+        stats: Stats,
+        e: Ending,
+        established: u64,
+        expect: Vec<Expect>,
+        drain: Drain,
+        sessions: Option<SessionStats>,
+    ) -> Self {
         ThreadResult {
             stats,
             cpu_user: e.cpu_user,
@@ -39,6 +46,7 @@ impl ThreadResult {
             fatal: e.fatal,
             expect,
             drain,
+            sessions,
         }
     }
 }
@@ -71,12 +79,14 @@ impl Worker<'_> {
         for c in &mut self.conns {
             c.stream = None;
         }
+        let sessions = self.users.as_mut().map(|u| u.take_stats());
         ThreadResult::new(
             self.stats,
             ending,
             self.established,
             self.expect,
             Drain::default(),
+            sessions,
         )
     }
 
@@ -92,7 +102,14 @@ impl Worker<'_> {
         let ending = self.measure(window, events);
         let stats = std::mem::replace(&mut self.stats, spare);
         let drain = self.drain(events, ending.end_ns);
-        ThreadResult::new(stats, ending, self.established, self.expect.clone(), drain)
+        ThreadResult::new(
+            stats,
+            ending,
+            self.established,
+            self.expect.clone(),
+            drain,
+            None,
+        )
     }
 
     /// A session's connections, opened before its first window: returns
@@ -149,6 +166,9 @@ impl Worker<'_> {
                 self.connect(i);
                 self.schedule(i);
             }
+        } else if self.users.is_some() {
+            self.start_users();
+            self.send_deferred();
         } else {
             self.sweep(events);
             for i in 0..self.conns.len() {
@@ -266,6 +286,9 @@ impl Worker<'_> {
                     return (self.now, false, None);
                 }
             }
+            if self.users.as_ref().is_some_and(|u| u.quota_done()) {
+                return (self.now, false, None);
+            }
             if self.between_windows && self.settled() {
                 return (self.now, false, None);
             }
@@ -276,6 +299,11 @@ impl Worker<'_> {
             }
             if rate {
                 self.fire_due();
+            }
+            if self.users.is_some() {
+                self.fire_users();
+                self.send_deferred();
+                self.sample_users();
             }
             if self.now >= self.next_scan_ns {
                 let due = self.scan_timeouts();
@@ -291,11 +319,10 @@ impl Worker<'_> {
             if !self.measuring {
                 wake = wake.min(self.window.warmup_end_ns);
             }
-            if let Some(timer) = self.timer.as_mut() {
-                if let Some(Reverse((due, _))) = self.heap.peek() {
-                    if timer.armed_at().is_none_or(|a| *due < a) {
-                        timer.arm(*due);
-                    }
+            let due = self.next_clock_due();
+            if let (Some(timer), Some(due)) = (self.timer.as_mut(), due) {
+                if timer.armed_at().is_none_or(|a| due < a) {
+                    timer.arm(due);
                 }
             }
             // Work left from the last turn is done before any wait.

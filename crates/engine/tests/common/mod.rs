@@ -184,6 +184,8 @@ impl Server {
             host_header: self.addr.to_string(),
             path: "/".into(),
             url: format!("http://{}/", self.addr),
+            method: None,
+            body: None,
         }]);
         spec.connections = 1;
         spec.threads = 1;
