@@ -109,8 +109,10 @@ pub struct LoadArgs {
     /// --rate are split over them, they start together, and their counts
     /// and histograms are merged. -t is per host [default: each host's CPUs].
     /// The ssh command is THRONG_SSH_COMMAND's, else `ssh`.
-    #[arg(long, value_name = "HOSTS")]
+    #[arg(long, value_name = "HOSTS", conflicts_with = "sessions")]
     pub hosts: Option<String>,
+    #[command(flatten)]
+    pub users: crate::load_sessions::SessionArgs,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -221,6 +223,8 @@ fn read_url_list(file: &PathBuf, base: Option<&str>) -> Result<Vec<Target>> {
 /// ([`LoadSpec::validate`]), worded here with the options' names.
 pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
     let targets = match (&a.urls, &a.url) {
+        // The session file's requests, set below.
+        _ if a.users.sessions.is_some() => Vec::new(),
         (Some(f), base) => read_url_list(f, base.as_deref())?,
         (None, Some(u)) => vec![parse_target(u)?],
         (None, None) => bail!("give a URL to load, or --urls FILE"),
@@ -280,6 +284,7 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
     if let Some(seed) = a.seed {
         spec.seed = seed;
     }
+    crate::load_sessions::apply(&a.users, a.url.as_deref(), a.connections, &mut spec)?;
     spec.validate()
         .map_err(|e| anyhow::anyhow!(spec_error(&e)))?;
     Ok(spec)
@@ -321,6 +326,7 @@ pub fn spec_error(e: &SpecError) -> String {
         SpecError::HeaderName(h) => format!("header `{h}` has an invalid name"),
         SpecError::HeaderValue(h) => format!("header `{h}` must be on one line"),
         SpecError::Status(s) => format!("--expect-status {s} is not an HTTP status"),
+        SpecError::Users(e) => crate::load_sessions::users_error(e),
     }
 }
 
@@ -454,11 +460,9 @@ fn latency_line(l: &Latency) -> String {
     )
 }
 
-/// The human summary. Everything the JSON has that a reader needs to judge
-/// the numbers is here too; warnings come last and loud.
-pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
+/// The first line of the summary: what was loaded, and how.
+fn headline(o: &mut String, spec: &LoadSpec, s: &Summary) {
     use std::fmt::Write;
-    let mut o = String::new();
     let what = if spec.targets.len() == 1 {
         spec.targets[0].url.clone()
     } else {
@@ -485,6 +489,18 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
         s.threads,
         if s.threads == 1 { "" } else { "s" },
     );
+}
+
+/// The human summary. Everything the JSON has that a reader needs to judge
+/// the numbers is here too; warnings come last and loud.
+pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    if let Some(users) = &spec.users {
+        let _ = writeln!(o, "{}", crate::load_sessions::headline(spec, users, s));
+    } else {
+        headline(&mut o, spec, s);
+    }
     if s.interrupted {
         let _ = writeln!(o, "  interrupted  {}", interrupted_at(spec, s));
     }
@@ -518,6 +534,7 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
             "               * from each request's intended send time (no coordinated omission)"
         );
     }
+    o.push_str(&crate::load_sessions::lines(s));
     if let Some(r) = &s.rate {
         let _ = writeln!(
             o,
@@ -603,7 +620,7 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
              ready sleeps a few µs so it takes the next ones together",
             human_count(s.client_naps)
         );
-    } else if spec.rate.is_none() {
+    } else if spec.rate.is_none() && spec.users.is_none() {
         let _ = writeln!(
             o,
             "  naps         none: each thread waits on epoll as soon as no response is ready"

@@ -14,6 +14,7 @@ mod cmd_report;
 mod cmd_runs;
 mod cmd_servers;
 mod fmt;
+mod load_sessions;
 mod signals;
 
 #[derive(Parser)]

@@ -20,6 +20,7 @@ pub mod precision;
 pub mod privilege;
 pub mod record;
 pub mod run;
+pub mod sessions;
 pub mod spec;
 pub mod study;
 pub mod sweep;

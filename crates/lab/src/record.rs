@@ -137,6 +137,20 @@ pub fn summarize(r: &LoadResult) -> Summary {
         warnings: r.warnings.iter().map(warning_text).collect(),
         interrupted: r.interrupted,
         per_host: Vec::new(),
+        sessions: r.sessions.as_ref().map(|x| throng_model::Sessions {
+            users: x.users,
+            arrival_per_sec: x.arrival_per_sec,
+            started: x.started,
+            completed: x.completed,
+            failed: x.failed,
+            unfinished: x.unfinished,
+            turned_away: x.turned_away,
+            sessions_per_sec: r.per_sec(x.completed),
+            duration_us: latency(&x.duration),
+            think_us: latency(&x.think),
+            active: x.active.clone(),
+            active_max: x.active_max,
+        }),
     }
 }
 

@@ -22,7 +22,8 @@ pub use fairness::{Comparison, Decision, Diagnosis, ParityEntry, Setting, Source
 pub use feature::{Feature, FeatureResult, FeatureStatus};
 pub use reason::{Reason, ReasonCode, Verdict};
 pub use summary::{
-    Connections, CpuTime, ErrorKind, HostShare, Latency, RateReport, Summary, TimelineRow, Warmup,
+    Connections, CpuTime, ErrorKind, HostShare, Latency, RateReport, Sessions, Summary,
+    TimelineRow, Warmup,
 };
 pub use workload::WorkloadKind;
 

@@ -246,6 +246,38 @@ pub struct Summary {
     /// sums are the figures above. Empty for a load from one machine.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub per_host: Vec<HostShare>,
+    /// Users who think: their sessions, beside the per-request figures
+    /// above (which count every request of every session).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub sessions: Option<Sessions>,
+}
+
+/// What users walking sessions did (docs/json-schema.md, `sessions`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sessions {
+    /// Most users active at once the connections allow.
+    pub users: u64,
+    /// Open model: users arriving per second asked for.
+    pub arrival_per_sec: Option<f64>,
+    /// Started in the measured phase.
+    pub started: u64,
+    /// Ended with every request answered as expected.
+    pub completed: u64,
+    /// Ended early by a failed, timed-out or wrongly answered request,
+    /// counted once each.
+    pub failed: u64,
+    /// Still under way when the run ended.
+    pub unfinished: u64,
+    /// Open model: arrivals that found every user slot taken.
+    pub turned_away: u64,
+    pub sessions_per_sec: f64,
+    /// Completed sessions, first send to last answer.
+    pub duration_us: Latency,
+    /// From a page's last answer to the next page's send.
+    pub think_us: Latency,
+    /// Users active at each whole second of the measured phase.
+    pub active: Vec<u64>,
+    pub active_max: u64,
 }
 
 /// One client host's share of a load spread over hosts: enough to see

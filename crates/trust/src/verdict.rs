@@ -332,7 +332,8 @@ fn server_starved(v: &mut Verdict, ctx: &RoundContext) {
 /// still right; the rate of requests is not.
 fn short_round(v: &mut Verdict, s: &Summary) {
     let conns = s.connections.requested;
-    if conns == 0 || s.completed >= conns || s.duration_s <= 0.0 {
+    // Users think between pages: their connections sit idle by design.
+    if s.sessions.is_some() || conns == 0 || s.completed >= conns || s.duration_s <= 0.0 {
         return;
     }
     // Errors or missing connections explain missing responses better, and
@@ -512,6 +513,24 @@ fn ports(v: &mut Verdict, s: &Summary, ctx: &RoundContext, p: PortUse) {
 }
 
 fn connections(v: &mut Verdict, s: &Summary) {
+    // Users open their burst connections only when a page needs them, so
+    // what they could not have is users: arrivals that found every user
+    // slot busy, which offered less load than the rate labelled.
+    if let Some(x) = &s.sessions {
+        if x.turned_away > 0 {
+            v.push(
+                ReasonCode::Connections,
+                format!(
+                    "{} of {} arriving users were turned away, all {} user slots being busy: \
+                     the arrival rate measured is lower than the one labelled; allow more users",
+                    x.turned_away,
+                    x.started + x.turned_away,
+                    x.users
+                ),
+            );
+        }
+        return;
+    }
     let c = &s.connections;
     if c.established < c.requested {
         v.push(

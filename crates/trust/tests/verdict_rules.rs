@@ -506,6 +506,28 @@ fn fewer_connections_than_requested() {
 }
 
 #[test]
+fn users_turned_away_are_connections_and_idle_burst_connections_are_not() {
+    // Users open their burst connections only when a page needs them.
+    let mut s = clean();
+    s.connections.established = 12;
+    s.completed = 40;
+    s.sessions = Some(throng_model::Sessions {
+        users: 20,
+        arrival_per_sec: Some(50.0),
+        started: 90,
+        completed: 88,
+        unfinished: 2,
+        ..Default::default()
+    });
+    assert!(round_verdict_with(&s, None, &ctx(), PORTS).is_valid());
+    s.sessions.as_mut().unwrap().turned_away = 10;
+    let v = round_verdict_with(&s, None, &ctx(), PORTS);
+    assert_eq!(codes(&v), vec!["connections"]);
+    assert!(msg(&v, "connections")
+        .starts_with("10 of 100 arriving users were turned away, all 20 user slots being busy"));
+}
+
+#[test]
 fn reconnecting_slots_that_all_connected_are_not_connections() {
     // `--close`: every request on a new connection, every slot connected.
     let mut s = clean();

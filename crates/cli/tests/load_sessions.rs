@@ -1,0 +1,238 @@
+//! `throng load --sessions` against a real nginx, whose access log names
+//! the connection and the time of every request: sessions make exactly
+//! their requests, a page's burst spreads over the user's connections, a
+//! failed session stops there and counts once, and a siege URL file runs
+//! as one session.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use support::{run_bounded, throng, throng_json, u};
+
+/// (status, connection, uri, msec) per logged request.
+type Line = (u16, u64, String, f64);
+
+fn nginx() -> support::Nginx {
+    support::Nginx::start_logging(
+        &[
+            ("index.html", b"home\n"),
+            ("style.css", b"body{}\n"),
+            ("logo.png", b"PNG....\n"),
+            ("app.js", b"x()\n"),
+            ("about.html", b"about us\n"),
+        ],
+        "$status $connection $uri $msec",
+    )
+}
+
+/// The log once `n` lines are there (nginx writes each just after its
+/// response), or what there is after a bound.
+fn log(ng: &support::Nginx, n: usize) -> Vec<Line> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let lines: Vec<Line> = std::fs::read_to_string(ng.access_log())
+            .unwrap_or_default()
+            .lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                (
+                    f[0].parse().unwrap(),
+                    f[1].parse().unwrap(),
+                    f[2].to_string(),
+                    f[3].parse().unwrap(),
+                )
+            })
+            .collect();
+        if lines.len() >= n || Instant::now() > deadline {
+            return lines;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn write(dir: &std::path::Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+#[test]
+fn wsesslog_sessions_make_exactly_their_requests() {
+    let ng = nginx();
+    let dir = tempfile::tempdir().unwrap();
+    // Two sessions of two pages: 5 + 2 requests.
+    let file = write(
+        dir.path(),
+        "s.log",
+        "# home page with its objects, then about\n\
+         /index.html think=0.05\n\
+         \t/style.css\n\
+         \t/logo.png\n\
+         \t/app.js\n\
+         /about.html\n\
+         \n\
+         /about.html think=0.02\n\
+         /index.html\n",
+    );
+    let j = throng_json(&[
+        "load",
+        &ng.url("/"),
+        "--sessions",
+        &file,
+        "-c",
+        "2",
+        "-n",
+        "6",
+        "-t",
+        "1",
+        "--conns-per-user",
+        "3",
+    ]);
+    let s = &j["sessions"];
+    assert_eq!(u(s, "/started"), 6);
+    assert_eq!(u(s, "/completed"), 6);
+    assert_eq!(u(s, "/failed"), 0);
+    assert_eq!(u(s, "/unfinished"), 0);
+    assert_eq!(u(s, "/users"), 2);
+    // Users take the sessions in turn: 3 of each, 3 × 5 + 3 × 2.
+    assert_eq!(u(&j, "/completed"), 21);
+    assert_eq!(u(&j, "/errors_total"), 0);
+    assert_eq!(j["status"]["200"], 21);
+    // Think observed once per page that has a next page: one per session.
+    assert_eq!(u(&s["think_us"], "/count"), 6);
+    assert!(u(&s["think_us"], "/min") >= 20_000);
+    let lines = log(&ng, 21);
+    assert_eq!(lines.len(), 21);
+    assert!(lines.iter().all(|l| l.0 == 200));
+    let count = |uri: &str| lines.iter().filter(|l| l.2 == uri).count();
+    assert_eq!(count("/index.html"), 6);
+    assert_eq!(count("/style.css"), 3);
+    assert_eq!(count("/logo.png"), 3);
+    assert_eq!(count("/app.js"), 3);
+    assert_eq!(count("/about.html"), 6);
+    // Each burst of three went out on three connections.
+    let mut burst_conns: Vec<u64> = lines
+        .iter()
+        .filter(|l| ["/style.css", "/logo.png", "/app.js"].contains(&l.2.as_str()))
+        .map(|l| l.1)
+        .collect();
+    burst_conns.sort();
+    burst_conns.dedup();
+    assert!(burst_conns.len() >= 3, "{burst_conns:?}");
+}
+
+#[test]
+fn a_failed_request_ends_its_session_once() {
+    let ng = nginx();
+    let dir = tempfile::tempdir().unwrap();
+    // Two of the burst are missing (404): the session fails once, and its
+    // next page is never asked for.
+    let file = write(
+        dir.path(),
+        "s.log",
+        "/index.html\n\t/missing-1.png\n\t/missing-2.png\n\t/style.css\n/about.html\n",
+    );
+    let j = throng_json(&[
+        "load",
+        &ng.url("/"),
+        "--sessions",
+        &file,
+        "-c",
+        "1",
+        "-n",
+        "1",
+        "-t",
+        "1",
+    ]);
+    let s = &j["sessions"];
+    assert_eq!(
+        (u(s, "/started"), u(s, "/completed"), u(s, "/failed")),
+        (1, 0, 1)
+    );
+    assert_eq!(u(&j, "/completed"), 4);
+    assert_eq!(j["status"]["404"], 2);
+    assert_eq!(j["errors"]["status"], 2);
+    let lines = log(&ng, 4);
+    assert_eq!(lines.len(), 4);
+    assert!(!lines.iter().any(|l| l.2 == "/about.html"));
+}
+
+#[test]
+fn a_siege_url_file_is_one_session_of_pages() {
+    let ng = nginx();
+    let dir = tempfile::tempdir().unwrap();
+    let base = ng.url("");
+    let base = base.trim_end_matches('/');
+    let file = write(
+        dir.path(),
+        "urls.txt",
+        &format!("HOST={base}\n$(HOST)/index.html\n${{HOST}}/style.css\n/about.html\n"),
+    );
+    let j = throng_json(&[
+        "load",
+        &ng.url("/"),
+        "--sessions",
+        &file,
+        "--think",
+        "10ms",
+        "-c",
+        "2",
+        "-n",
+        "4",
+        "-t",
+        "1",
+    ]);
+    let s = &j["sessions"];
+    assert_eq!((u(s, "/started"), u(s, "/completed")), (4, 4));
+    assert_eq!(u(&j, "/completed"), 12);
+    // --think after each page but the last.
+    assert_eq!(u(&s["think_us"], "/count"), 8);
+    assert!(u(&s["think_us"], "/min") >= 10_000);
+    let lines = log(&ng, 12);
+    assert_eq!(lines.len(), 12);
+    for uri in ["/index.html", "/style.css", "/about.html"] {
+        assert_eq!(lines.iter().filter(|l| l.2 == uri).count(), 4, "{uri}");
+    }
+}
+
+#[test]
+fn bad_session_input_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("\t/x.css\n", "line 1: "),
+        ("/a think=soon\n", "line 1: "),
+        ("/a\n/b think=1 color=red\n", "line 2: "),
+        ("http://127.0.0.1:9/a POST <missing.txt\n", "line 1: "),
+    ];
+    for (text, want) in cases {
+        let file = write(dir.path(), "bad.log", text);
+        let mut cmd = throng();
+        cmd.args(["load", "http://127.0.0.1:9/", "--sessions", &file]);
+        let out = run_bounded(cmd, Duration::from_secs(20));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{text:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{text:?}: {err}");
+    }
+    let file = write(dir.path(), "ok.log", "/a\n");
+    for (args, want) in [
+        (
+            vec!["--users-per-sec", "0"],
+            "--users-per-sec must be a positive",
+        ),
+        (
+            vec!["--conns-per-user", "0"],
+            "--conns-per-user must be at least 1",
+        ),
+        (vec!["--think-random", "2s-1s"], "ends before it starts"),
+    ] {
+        let mut cmd = throng();
+        cmd.args(["load", "http://127.0.0.1:9/", "--sessions", &file]);
+        cmd.args(&args);
+        let out = run_bounded(cmd, Duration::from_secs(20));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
