@@ -311,3 +311,76 @@ fn a_scaled_down_shootout_keeps_each_workloads_own_concurrency() {
     }
     assert_eq!(steps.len(), servers.len() * workloads.len());
 }
+
+#[test]
+fn sessions_is_users_who_think_and_fits_in_ten_minutes() {
+    let study = Study::load("sessions", &Recipes::builtin()).unwrap();
+    let servers: Vec<&str> = study.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        servers,
+        ["nginx", "lighttpd", "apache2-event", "h2o", "caddy"]
+    );
+    assert_eq!(
+        loads(&study),
+        [("site".to_string(), vec![10, 50, 200], None, true)]
+    );
+    let users = study.loads[0].shape.users.as_ref().expect("sessions");
+    assert_eq!(users.conns_per_user, 6);
+    assert_eq!(users.file.sessions.len(), 4);
+    assert!(study.max_users_cap.is_some());
+    let (min_s, max_s) = two_cpu_estimate_s(&study);
+    eprintln!("sessions: estimated {min_s:.0}-{max_s:.0} s");
+    assert!(max_s < 600.0, "sessions estimated at {max_s:.0} s");
+}
+
+#[test]
+fn a_scaled_down_sessions_study_completes_exact_visits() {
+    let servers = installed(&["nginx", "lighttpd"]);
+    if !servers.iter().any(|s| s == "nginx") {
+        eprintln!("skipping the scaled-down sessions study: it needs nginx");
+        return;
+    }
+    let _one = REAL_RUN.lock().unwrap_or_else(|e| e.into_inner());
+    let list = servers
+        .iter()
+        .map(|s| format!("{s:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let text = builtin_text("sessions");
+    let text = substitute(
+        &text,
+        "servers = [\"nginx\", \"lighttpd\", \"apache2-event\", \"h2o\", \"caddy\"]\n",
+        &format!("servers = [{list}]\n"),
+    );
+    let text = substitute(
+        &text,
+        "concurrency = [10, 50, 200]\n",
+        "concurrency = [4]\n",
+    );
+    let text = substitute(&text, "max_users = true\n", "max_users = false\n");
+    // 8 visits a level over 2 rounds: each round's 4 visits are the file's
+    // four, taken in turn by one client thread, so 10 + 12 + 3 + 11 = 36
+    // requests whichever visit a round starts at.
+    let text = substitute(
+        &text,
+        "conns_per_user = 6\n",
+        "conns_per_user = 6\nrequests = 8\n",
+    );
+    let text = substitute(&text, "min = 3\n", "min = 2\n");
+    let text = substitute(&text, "max = 3\n", "max = 2\n");
+    let steps = run_study(&text, Duration::from_secs(240));
+    assert_eq!(steps.len(), servers.len());
+    for step in &steps {
+        assert_exact_rounds(step, 2, 36, true);
+        for r in step["rounds"].as_array().unwrap() {
+            let s = &r["summary"]["sessions"];
+            let at = format!("{}: {s}", step["server"]);
+            assert_eq!(s["started"], 4, "{at}");
+            assert_eq!(s["completed"], 4, "{at}");
+            assert_eq!(s["failed"], 0, "{at}");
+            assert_eq!(s["users"], 4, "{at}");
+            // Four pages of the four visits have a page after them.
+            assert_eq!(s["think_us"]["count"], 4, "{at}");
+        }
+    }
+}

@@ -110,6 +110,38 @@ pub struct RequestShape {
     pub method: String,
     pub headers: Vec<(String, String)>,
     pub body: Option<Vec<u8>>,
+    /// Users who think, walking a session file's pages, instead of
+    /// connections sending back to back: the level is then users.
+    pub users: Option<UserShape>,
+}
+
+/// A study's `sessions` and the keys that shape its users.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserShape {
+    /// Parsed once when the study is read; its requests are paths, aimed
+    /// at each server in turn.
+    pub file: std::sync::Arc<crate::sessions::SessionFile>,
+    pub think: throng_engine::users::Think,
+    pub arrival: throng_engine::users::Arrival,
+    pub conns_per_user: usize,
+}
+
+impl UserShape {
+    /// The session file's requests against the server at `addr`, and the
+    /// scripts that name them. Paths were checked when the study was read,
+    /// so nothing here can fail but a file over the compiler's caps, which
+    /// the same check refused.
+    pub fn at(&self, addr: SocketAddr) -> (Vec<Target>, Vec<throng_engine::users::Script>) {
+        crate::sessions::compile(&self.file, |r| {
+            Ok(Target::new(
+                addr,
+                addr.to_string(),
+                r.target.clone(),
+                format!("http://{addr}{}", r.target),
+            ))
+        })
+        .unwrap_or_default()
+    }
 }
 
 impl Default for RequestShape {
@@ -124,6 +156,7 @@ impl Default for RequestShape {
             method: d.method,
             headers: d.headers,
             body: d.body,
+            users: None,
         }
     }
 }
@@ -219,6 +252,21 @@ pub fn load_spec(targets: Vec<Target>, load: &RoundLoad) -> LoadSpec {
     spec.seed = load.seed;
     spec.coalesce = load.naps;
     spec.rate = load.rate;
+    if let Some(u) = &shape.users {
+        let addr = spec.targets.first().map(|t| t.addr);
+        if let Some(addr) = addr {
+            let (targets, scripts) = u.at(addr);
+            spec.targets = targets;
+            spec.users = Some(throng_engine::users::Users {
+                scripts,
+                arrival: u.arrival,
+                conns_per_user: u.conns_per_user,
+                think: u.think,
+            });
+        }
+        // The level counts users, each with its connections.
+        spec.connections = connections.saturating_mul(u.conns_per_user.max(1));
+    }
     spec
 }
 
@@ -390,6 +438,7 @@ mod tests {
                 method: "POST".into(),
                 headers: vec![("X-Run".into(), "7".into())],
                 body: Some(b"a=1".to_vec()),
+                users: None,
             },
         };
         let spec = load_spec(targets(addr(8080), &["/".into()]), &load);

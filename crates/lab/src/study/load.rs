@@ -40,6 +40,19 @@ pub struct LoadTable {
     pub docroot: Option<String>,
     /// The URL list of a `docroot`: one path a line.
     pub urls: Option<String>,
+    /// A session file (httperf's `--wsesslog` or siege's URL file), or
+    /// `builtin:NAME`: the level is then users who think.
+    pub sessions: Option<String>,
+    /// "1s": think time after pages whose session line gives none.
+    pub think: Option<String>,
+    /// "0.5s-2s": think time drawn from a range instead.
+    pub think_random: Option<String>,
+    /// Users arriving per second (an open model of users).
+    pub users_per_sec: Option<f64>,
+    /// "exponential" or "uniform" spacing of arrivals.
+    pub arrival: Option<String>,
+    /// Connections a user opens at most for a page's burst.
+    pub conns_per_user: Option<usize>,
 }
 
 /// One workload's load as the study runs it.
@@ -126,14 +139,14 @@ pub(super) const BODY_METHODS: &[&str] = &["POST", "PUT", "PATCH"];
 /// A workload's table over `[load]`: each key from the first that sets
 /// it, named as the study wrote it.
 pub(super) struct Tables<'a> {
-    workload: &'a str,
-    base: &'a LoadTable,
-    own: Option<&'a LoadTable>,
+    pub(super) workload: &'a str,
+    pub(super) base: &'a LoadTable,
+    pub(super) own: Option<&'a LoadTable>,
 }
 
 impl<'a> Tables<'a> {
     /// `key`'s value and `[workload.NAME] key` or `[load] key`.
-    fn get<T>(
+    pub(super) fn get<T>(
         &self,
         key: &str,
         field: impl Fn(&'a LoadTable) -> &'a Option<T>,
@@ -188,6 +201,7 @@ pub(super) fn resolve_loads(
     f: &StudyFile,
     workloads: &[WorkloadId],
     concurrency: &[u32],
+    dir: &std::path::Path,
 ) -> anyhow::Result<(WorkloadLoad, Vec<WorkloadLoad>)> {
     if f.load.concurrency.is_some() {
         bail!(
@@ -222,7 +236,7 @@ pub(super) fn resolve_loads(
                 base: &f.load,
                 own: f.workload.get(kind.name()),
             };
-            resolve_load(f, &t, kind, concurrency)
+            resolve_load(f, &t, kind, concurrency, dir)
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let default = WorkloadLoad {
@@ -244,9 +258,13 @@ pub(super) fn resolve_load(
     t: &Tables,
     kind: WorkloadId,
     study_levels: &[u32],
+    dir: &std::path::Path,
 ) -> anyhow::Result<WorkloadLoad> {
     use anyhow::anyhow;
-    let mut shape = RequestShape::default();
+    let mut shape = RequestShape {
+        users: super::users::user_shape(t, dir)?,
+        ..RequestShape::default()
+    };
     let keep_alive = t.get("keep_alive", |x| &x.keep_alive);
     if let Some((&k, _)) = &keep_alive {
         shape.keep_alive = k;

@@ -17,6 +17,7 @@ mod cores;
 mod hosts;
 mod load;
 mod site;
+mod users;
 
 pub use cores::{plan_cores, plan_cores_apart, CoresPlan};
 pub use hosts::Hosts;
@@ -40,6 +41,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("acme", include_str!("../../studies/acme.toml")),
     ("ladder", include_str!("../../studies/ladder.toml")),
     ("shootout", include_str!("../../studies/shootout.toml")),
+    ("sessions", include_str!("../../studies/sessions.toml")),
 ];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -422,8 +424,17 @@ impl Study {
         {
             bail!("rounds: need seconds > 0, 1 <= min <= max, precision > 0");
         }
-        let (default_load, loads) = resolve_loads(&f, &workloads, &concurrency)?;
+        let (default_load, loads) = resolve_loads(&f, &workloads, &concurrency, base)?;
         let hosts = Hosts::parse(&f)?;
+        if !hosts.is_local() {
+            if let Some(w) = loads.iter().find(|w| w.shape.users.is_some()) {
+                bail!(
+                    "sessions ({}): users who think run from this machine only for now; remove \
+                     server_host and client_hosts",
+                    w.kind.name()
+                );
+            }
+        }
         let sites = site::open_sites(&f, &workloads, base, &hosts)?;
         let sweep_top = loads
             .iter()
@@ -431,9 +442,17 @@ impl Study {
             .max()
             .copied()
             .unwrap_or(1);
-        let max_users_cap = f
-            .max_users
-            .then(|| cap_by_open_files(f.max_users_cap.unwrap_or(sweep_top.saturating_mul(4))));
+        // Users who think each hold up to `conns_per_user` connections.
+        let per_user = loads
+            .iter()
+            .filter_map(|w| w.shape.users.as_ref().map(|u| u.conns_per_user as u32))
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        let max_users_cap = f.max_users.then(|| {
+            let cap = f.max_users_cap.unwrap_or(sweep_top.saturating_mul(4));
+            cap_by_open_files(cap.saturating_mul(per_user)) / per_user
+        });
         if f.patience_seconds.is_nan() || f.patience_seconds <= 0.0 {
             bail!("patience_seconds: give a time above 0");
         }
