@@ -58,6 +58,10 @@ fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeSet<String>) {
 fn documented_fields_match_printed_fields() {
     let ng = Nginx::start(&[("index.html", b"hello!\n")]);
     let url = ng.url("/");
+    let dir = tempfile::tempdir().unwrap();
+    let visits = dir.path().join("visits.log");
+    std::fs::write(&visits, "/index.html think=0.01\n\t/index.html\n/index.html\n").unwrap();
+    let visits = visits.to_str().unwrap().to_string();
     let mut seen = BTreeSet::new();
     // A closed run and an open-model run with every optional part switched
     // on, plus one that warns (more connections than can be established is
@@ -80,6 +84,19 @@ fn documented_fields_match_printed_fields() {
         vec!["load", &url, "-n", "100", "-c", "1", "--expect-size", "3"],
         // An agent on this machine stands in for a client host.
         vec!["load", &url, "-n", "100", "-c", "2", "--hosts", "local"],
+        // Users who think, arriving.
+        vec![
+            "load",
+            &url,
+            "--sessions",
+            &visits,
+            "--users-per-sec",
+            "50",
+            "-c",
+            "10",
+            "-d",
+            "1s",
+        ],
     ] {
         flatten("", &throng_json(&args), &mut seen);
     }
@@ -100,5 +117,5 @@ fn documented_fields_match_printed_fields() {
         missing.is_empty(),
         "documented but never printed: {missing:?}"
     );
-    assert_eq!(doc.len(), 124, "update this count with the table");
+    assert_eq!(doc.len(), 160, "update this count with the table");
 }

@@ -91,6 +91,65 @@ fn latency_under_load(
     }
 }
 
+/// Completed sessions per second against the users walking them, a line
+/// per server, as the throughput chart draws requests against
+/// connections: users who think send far fewer requests than their
+/// connections could, so what they get done is sessions. `None` when no
+/// step of `steps` had users walking sessions.
+fn sessions_per_sec(
+    w: &str,
+    cores: u32,
+    steps: &[&StepFigures],
+    servers: &[String],
+) -> Option<NamedChart> {
+    let mut series = Vec::new();
+    for (color, s) in servers.iter().enumerate() {
+        let mut points: Vec<Point> = steps
+            .iter()
+            .filter(|f| &f.server == s)
+            .filter_map(|f| {
+                Some(Point {
+                    x: f64::from(f.concurrency),
+                    y: f.sessions.as_ref()?.sessions_per_sec,
+                    band: None,
+                })
+            })
+            .collect();
+        points.sort_by(|a, b| a.x.total_cmp(&b.x));
+        if !points.is_empty() {
+            series.push(Series {
+                name: s.clone(),
+                color,
+                dashed: false,
+                points,
+            });
+        }
+    }
+    if series.is_empty() {
+        return None;
+    }
+    let id = if cores > 0 {
+        format!("{}-{}c", slug(w), cores)
+    } else {
+        slug(w)
+    };
+    let title = labelled([Some(format!("Sessions, {w}")), cores_text(cores)]);
+    Some(NamedChart {
+        id: format!("sessions-{id}"),
+        caption: "Median over rounds of completed sessions per second, against the users \
+                  walking sessions at once."
+            .into(),
+        svg: svg::line_chart(&LineChart {
+            title: title.clone(),
+            x_label: "users".into(),
+            y_label: "completed sessions per second".into(),
+            series,
+            whole_x: true,
+        }),
+        title,
+    })
+}
+
 /// Every chart of the report, in reading order.
 pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
     let servers = server_names(run);
@@ -219,6 +278,7 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
                 }),
                 title,
             });
+            out.extend(sessions_per_sec(&w, c, &steps, &servers));
         }
         if !large {
             out.extend(scaling(run, figs, &w, &servers));

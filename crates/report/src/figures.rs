@@ -7,8 +7,8 @@ use std::time::Duration;
 use serde::Serialize;
 use throng_model::max_users::{self, SweepEnd, DEFAULT_PATIENCE_S};
 use throng_model::{
-    Diagnosis, Estimate, RoundRecord, RunData, RunRecord, ServerUsage, StepRecord, StepStatus,
-    WorkloadKind,
+    Diagnosis, Estimate, Latency, RoundRecord, RunData, RunRecord, ServerUsage, Sessions,
+    StepRecord, StepStatus, WorkloadKind,
 };
 
 /// Bodies at least this large make a workload a large-file one, reported in
@@ -111,6 +111,77 @@ pub struct StepFigures {
     /// The diagnostic round after the measured ones, as stored; none of the
     /// figures above comes from it.
     pub diagnosis: Option<Diagnosis>,
+    /// Users who walked sessions; left out of the JSON for a step of plain
+    /// requests, so those steps keep their shape.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<SessionFigures>,
+}
+
+/// What the users of one step who walked sessions did, reduced over the
+/// step's rounds. Its users are the step's `concurrency`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionFigures {
+    /// Median over rounds of completed sessions per second.
+    pub sessions_per_sec: f64,
+    /// Median over rounds of the users asked to arrive per second; `None`
+    /// for a fixed population, which can turn nobody away.
+    pub arrival_per_sec: Option<f64>,
+    /// Sessions started, completed, failed and unfinished, and arriving
+    /// users turned away: sums over rounds.
+    pub started: u64,
+    pub completed: u64,
+    pub failed: u64,
+    pub unfinished: u64,
+    pub turned_away: u64,
+    /// Median over the rounds that completed a session of each round's p50
+    /// (p99) session time, first send to last answer.
+    pub duration_p50_us: Option<u64>,
+    pub duration_p99_us: Option<u64>,
+    /// Mean of every think time observed over the rounds:
+    /// [`weighted_mean_us`].
+    pub think_mean_us: Option<f64>,
+    /// Most users active at once in any round.
+    pub active_max: u64,
+}
+
+/// The sessions of `rounds`, `None` when no round had users walking them.
+pub fn session_figures(rounds: &[RoundRecord]) -> Option<SessionFigures> {
+    let of: Vec<&Sessions> = rounds
+        .iter()
+        .filter_map(|r| r.summary.sessions.as_ref())
+        .collect();
+    if of.is_empty() {
+        return None;
+    }
+    let sum = |f: fn(&Sessions) -> u64| of.iter().map(|x| f(x)).sum();
+    // A round that completed no session has no session time: its zeros
+    // are not short sessions. Percentiles are taken as each round measured
+    // them and only their median is reported, since a mean of percentiles
+    // is no percentile of anything.
+    let done: Vec<&Latency> = of
+        .iter()
+        .map(|x| &x.duration_us)
+        .filter(|d| d.count > 0)
+        .collect();
+    let percentile = |f: fn(&Latency) -> u64| {
+        let v: Vec<f64> = done.iter().map(|d| f(d) as f64).collect();
+        throng_stats::median(&v).map(|m| m as u64)
+    };
+    let arrivals: Vec<f64> = of.iter().filter_map(|x| x.arrival_per_sec).collect();
+    let per_sec: Vec<f64> = of.iter().map(|x| x.sessions_per_sec).collect();
+    Some(SessionFigures {
+        sessions_per_sec: throng_stats::median(&per_sec).unwrap_or(0.0),
+        arrival_per_sec: throng_stats::median(&arrivals),
+        started: sum(|x| x.started),
+        completed: sum(|x| x.completed),
+        failed: sum(|x| x.failed),
+        unfinished: sum(|x| x.unfinished),
+        turned_away: sum(|x| x.turned_away),
+        duration_p50_us: percentile(|d| d.p50),
+        duration_p99_us: percentile(|d| d.p99),
+        think_mean_us: weighted_mean_us(of.iter().map(|x| &x.think_us)),
+        active_max: of.iter().map(|x| x.active_max).max().unwrap_or(0),
+    })
 }
 
 pub fn step_figures(s: &StepRecord) -> StepFigures {
@@ -195,6 +266,7 @@ pub fn step_figures(s: &StepRecord) -> StepFigures {
             .filter(|d| d.unavailable.is_none())
             .map(|d| d.syscalls_per_request.clone()),
         diagnosis: s.diagnosis.clone(),
+        sessions: session_figures(&s.rounds),
     }
 }
 
@@ -208,9 +280,14 @@ pub fn step_figures(s: &StepRecord) -> StepFigures {
 /// without samples (none completed) adds nothing, and a step with none
 /// has no mean rather than 0.
 pub fn weighted_mean_latency_us(rounds: &[RoundRecord]) -> Option<f64> {
-    let (total_us, n) = rounds
-        .iter()
-        .map(|r| &r.summary.latency_us)
+    weighted_mean_us(rounds.iter().map(|r| &r.summary.latency_us))
+}
+
+/// The mean of every sample behind `spectra`, each spectrum's mean
+/// weighed by its count, as [`weighted_mean_latency_us`] explains; `None`
+/// without a sample.
+pub fn weighted_mean_us<'a>(spectra: impl Iterator<Item = &'a Latency>) -> Option<f64> {
+    let (total_us, n) = spectra
         .filter(|l| l.count > 0)
         .fold((0.0, 0u64), |(t, n), l| {
             (t + l.mean * l.count as f64, n + l.count)
@@ -972,6 +1049,67 @@ mod tests {
         assert_eq!(weighted_mean_latency_us(&rounds), Some(2_500.0));
         assert_eq!(weighted_mean_latency_us(&rounds[2..]), None);
         assert_eq!(weighted_mean_latency_us(&[]), None);
+    }
+
+    #[test]
+    fn sessions_are_medians_sums_and_a_weighted_mean_over_rounds() {
+        let round = |per_sec, started, done: u64, p50, p99, think: (u64, f64)| RoundRecord {
+            summary: throng_model::Summary {
+                sessions: Some(Sessions {
+                    sessions_per_sec: per_sec,
+                    started,
+                    completed: done,
+                    failed: 1,
+                    unfinished: started - done - 1,
+                    duration_us: Latency {
+                        count: done,
+                        p50,
+                        p99,
+                        ..Default::default()
+                    },
+                    think_us: Latency {
+                        count: think.0,
+                        mean: think.1,
+                        ..Default::default()
+                    },
+                    active_max: started / 10,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let mut rounds = vec![
+            round(40.0, 100, 90, 2_000, 9_000, (100, 500.0)),
+            round(44.0, 120, 110, 3_000, 7_000, (300, 900.0)),
+            // No session completed: its zero percentiles stay out.
+            round(1.0, 30, 0, 0, 0, (0, 0.0)),
+        ];
+        let x = session_figures(&rounds).unwrap();
+        assert_eq!(x.sessions_per_sec, 40.0);
+        assert_eq!(x.arrival_per_sec, None);
+        assert_eq!(
+            (
+                x.started,
+                x.completed,
+                x.failed,
+                x.unfinished,
+                x.turned_away
+            ),
+            (250, 200, 3, 47, 0)
+        );
+        assert_eq!(
+            (x.duration_p50_us, x.duration_p99_us),
+            (Some(2_500), Some(8_000))
+        );
+        // (100 × 500 + 300 × 900) / 400.
+        assert_eq!(x.think_mean_us, Some(800.0));
+        assert_eq!(x.active_max, 12);
+        // A round of plain requests beside them counts for nothing.
+        rounds.push(RoundRecord::default());
+        assert_eq!(session_figures(&rounds), Some(x));
+        assert_eq!(session_figures(&rounds[3..]), None);
+        assert_eq!(session_figures(&[]), None);
     }
 
     #[test]

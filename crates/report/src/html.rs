@@ -158,6 +158,13 @@ pub fn render(run: &RunData, a: &Analysis) -> String {
         let _ = write!(o, " {}", esc(&note));
     }
     o.push_str("</p>\n");
+    if let Some(t) = tables::sessions(&a.steps) {
+        let _ = writeln!(o, "{}", table(&t));
+        for l in tables::sessions_lines(&a.steps) {
+            let _ = writeln!(o, "<p>{}</p>", esc(&l));
+        }
+        let _ = writeln!(o, "<p class=\"meta\">{}</p>", esc(tables::SESSIONS_NOTE));
+    }
     if let Some(t) = tables::costs(&a.steps) {
         let _ = writeln!(
             o,

@@ -87,6 +87,14 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
     if let Some(note) = tables::steps_note(&a.steps) {
         let _ = write!(o, "\n{}\n", cell(&note));
     }
+    if let Some(t) = tables::sessions(&a.steps) {
+        o.push('\n');
+        o.push_str(&table(&t));
+        for l in tables::sessions_lines(&a.steps) {
+            let _ = write!(o, "\n{}\n", cell(&l));
+        }
+        let _ = write!(o, "\n{}\n", cell(tables::SESSIONS_NOTE));
+    }
     if let Some(t) = tables::costs(&a.steps) {
         let _ = write!(
             o,

@@ -1,11 +1,11 @@
 //! One table model for every format. The report's tables (summary, paired
-//! comparisons, best per workload, parity, every step, cost per request,
-//! features, max users searched, environment, hosts, machine check) and the
-//! comparison's are built once as a [`Table`], from the analysis and the
-//! run, and `html::table` and `markdown::table` turn a `Table` into their
-//! markup, the way hyperfine's markup exporters share one table. Formats
-//! then differ only in how a kind of cell looks, never in what a table
-//! holds.
+//! comparisons, best per workload, parity, every step, sessions, cost per
+//! request, features, max users searched, environment, hosts, machine
+//! check) and the comparison's are built once as a [`Table`], from the
+//! analysis and the run, and `html::table` and `markdown::table` turn a
+//! `Table` into their markup, the way hyperfine's markup exporters share
+//! one table. Formats then differ only in how a kind of cell looks, never
+//! in what a table holds.
 //!
 //! This module knows no format: it depends on nothing else in the crate.
 
