@@ -60,7 +60,11 @@ fn documented_fields_match_printed_fields() {
     let url = ng.url("/");
     let dir = tempfile::tempdir().unwrap();
     let visits = dir.path().join("visits.log");
-    std::fs::write(&visits, "/index.html think=0.01\n\t/index.html\n/index.html\n").unwrap();
+    std::fs::write(
+        &visits,
+        "/index.html think=0.01\n\t/index.html\n/index.html\n",
+    )
+    .unwrap();
     let visits = visits.to_str().unwrap().to_string();
     let mut seen = BTreeSet::new();
     // A closed run and an open-model run with every optional part switched
