@@ -288,9 +288,15 @@ pub fn save(
         environment.hosts = s.hosts;
     }
     let server = authority(spec);
+    // A load of users who think is labelled by its users, as a study's
+    // levels are; their connections are the users' times `conns_per_user`.
+    let level = match &spec.users {
+        Some(u) => u.slots(spec.connections),
+        None => spec.connections,
+    };
     let mut step = StepRecord {
         client_cpus,
-        ..StepRecord::new(&server, 0, &workload(spec), spec.connections as u32)
+        ..StepRecord::new(&server, 0, &workload(spec), level as u32)
     };
     let started = match &outcome {
         Outcome::Measured {
@@ -388,6 +394,9 @@ fn authority(spec: &LoadSpec) -> String {
 /// The step's workload: the path loaded, so loads of different paths are
 /// not compared with each other.
 fn workload(spec: &LoadSpec) -> String {
+    if spec.users.is_some() {
+        return format!("sessions over {} URLs", spec.targets.len());
+    }
     match spec.targets.as_slice() {
         [one] => one.path.clone(),
         many => format!("{} URLs", many.len()),

@@ -236,3 +236,52 @@ fn bad_session_input_is_one_line_and_exit_2() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn a_saved_sessions_load_is_reported_by_its_users() {
+    let ng = nginx();
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "s.log",
+        "/index.html\n\t/style.css\n/about.html\n",
+    );
+    let db = dir.path().join("t.db");
+    let db = db.to_str().unwrap();
+    let mut cmd = throng();
+    cmd.args([
+        "load",
+        &ng.url("/"),
+        "--sessions",
+        &file,
+        "-c",
+        "3",
+        "-n",
+        "6",
+        "-t",
+        "1",
+        "--db",
+        db,
+    ]);
+    let out = run_bounded(cmd, Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut cmd = throng();
+    cmd.args(["report", "--db", db, "--format", "json"]);
+    let out = run_bounded(cmd, Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let step = &j["run"]["steps"][0];
+    assert_eq!(step["concurrency"], 3);
+    assert_eq!(step["workload"], "sessions over 3 URLs");
+    let s = &step["rounds"][0]["summary"];
+    assert_eq!(s["completed"], 18);
+    assert_eq!(s["sessions"]["completed"], 6);
+}
