@@ -995,7 +995,7 @@ seconds = 0.5
                 "[load]\nkeepalive = false\n",
                 "line 8: unknown field `keepalive`, expected one of `keep_alive`, `pipeline`, \
                  `timeout`, `headers`, `method`, `body`, `requests`, `rate`, `concurrency`, \
-                 `requests_per_connection`, `order`, `docroot`, `urls`",
+                 `requests_per_connection`, `order`, `docroot`, `urls`, `sessions`, `think`, `think_random`, `users_per_sec`, `arrival`, `conns_per_user`",
             ),
             (
                 "['tiny']",
