@@ -522,6 +522,7 @@ mod tests {
             latency_uncorrected: None,
             interrupted: false,
             sessions: None,
+            tls: None,
         }
     }
 

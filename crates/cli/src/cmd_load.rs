@@ -113,6 +113,8 @@ pub struct LoadArgs {
     pub hosts: Option<String>,
     #[command(flatten)]
     pub users: crate::load_sessions::SessionArgs,
+    #[command(flatten)]
+    pub tls: crate::load_tls::TlsArgs,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -153,9 +155,8 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 pub fn parse_target(raw: &str) -> Result<Target> {
     let url = url::Url::parse(raw).map_err(|e| anyhow::anyhow!("`{raw}` is not a URL: {e}"))?;
     match url.scheme() {
-        "http" => {}
-        "https" => bail!("`{raw}`: https is not supported yet; use an http:// URL"),
-        s => bail!("`{raw}`: unsupported scheme `{s}` (only http:// is)"),
+        "http" | "https" => {}
+        s => bail!("`{raw}`: unsupported scheme `{s}` (give http:// or https://)"),
     }
     let host = url
         .host_str()
@@ -285,6 +286,7 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
         spec.seed = seed;
     }
     crate::load_sessions::apply(&a.users, a.url.as_deref(), a.connections, &mut spec)?;
+    crate::load_tls::apply(&a.tls, &mut spec)?;
     spec.validate()
         .map_err(|e| anyhow::anyhow!(spec_error(&e)))?;
     Ok(spec)
@@ -327,6 +329,12 @@ pub fn spec_error(e: &SpecError) -> String {
         SpecError::HeaderValue(h) => format!("header `{h}` must be on one line"),
         SpecError::Status(s) => format!("--expect-status {s} is not an HTTP status"),
         SpecError::Users(e) => crate::load_sessions::users_error(e),
+        SpecError::MixedSchemes => "https:// and http:// URLs cannot be mixed in one load".into(),
+        SpecError::TlsWithoutHttps => {
+            "TLS options apply to https:// URLs only".into()
+        }
+        SpecError::ServerName(h) => format!("{h}: not a host name a certificate can carry"),
+        SpecError::Tls(e) => crate::load_tls::tls_error(e),
     }
 }
 
@@ -346,6 +354,14 @@ pub fn engine_error(e: &EngineError) -> String {
             "-c {connections} needs {needed} open files but the limit is {soft} (hard limit {hard}): \
              raise it with `ulimit -n {needed}` (the hard limit is set in /etc/security/limits.conf \
              or with `prlimit --nofile={needed}:{needed} --pid $$` as root), or lower -c"
+        ),
+        EngineError::Handshake { url, reason } => format!(
+            "{url}: TLS handshake failed: {reason}{}",
+            if reason.contains("certificate") || reason.contains("Certificate") {
+                " (--insecure accepts any certificate, --cacert FILE trusts yours)"
+            } else {
+                ""
+            }
         ),
         EngineError::Io(e) => format!("cannot run the load: {e}"),
     }
@@ -535,6 +551,7 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
         );
     }
     o.push_str(&crate::load_sessions::lines(s));
+    o.push_str(&crate::load_tls::line(s));
     if let Some(r) = &s.rate {
         let _ = writeln!(
             o,
@@ -718,6 +735,7 @@ mod tests {
             duration_s: 3.04,
             interrupted: true,
             sessions: None,
+            tls: None,
             ..Summary::default()
         };
         assert_eq!(

@@ -15,6 +15,7 @@ mod cmd_runs;
 mod cmd_servers;
 mod fmt;
 mod load_sessions;
+mod load_tls;
 mod signals;
 
 #[derive(Parser)]

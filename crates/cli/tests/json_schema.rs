@@ -66,6 +66,8 @@ fn documented_fields_match_printed_fields() {
     )
     .unwrap();
     let visits = visits.to_str().unwrap().to_string();
+    let tls = support::Nginx::start_tls(&[("index.html", b"hello!\n")], "$status");
+    let https = tls.url("/");
     let mut seen = BTreeSet::new();
     // A closed run and an open-model run with every optional part switched
     // on, plus one that warns (more connections than can be established is
@@ -88,6 +90,8 @@ fn documented_fields_match_printed_fields() {
         vec!["load", &url, "-n", "100", "-c", "1", "--expect-size", "3"],
         // An agent on this machine stands in for a client host.
         vec!["load", &url, "-n", "100", "-c", "2", "--hosts", "local"],
+        // Over TLS.
+        vec!["load", &https, "--insecure", "-n", "100", "-c", "2"],
         // Users who think, arriving.
         vec![
             "load",
@@ -121,5 +125,5 @@ fn documented_fields_match_printed_fields() {
         missing.is_empty(),
         "documented but never printed: {missing:?}"
     );
-    assert_eq!(doc.len(), 160, "update this count with the table");
+    assert_eq!(doc.len(), 180, "update this count with the table");
 }

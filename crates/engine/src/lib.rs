@@ -24,6 +24,7 @@ mod run;
 mod rx;
 mod session;
 pub mod spec;
+pub mod tls;
 pub mod users;
 pub mod wire;
 

@@ -135,6 +135,23 @@ impl SessionOutcome {
     }
 }
 
+/// What the TLS handshakes of an `https://` load were.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TlsOutcome {
+    /// As negotiated, e.g. `TLSv1_3`; `None` when no handshake finished.
+    pub version: Option<String>,
+    pub cipher: Option<String>,
+    /// The protocol ALPN settled on, e.g. `http/1.1`.
+    pub alpn: Option<String>,
+    /// Handshakes finished in the measured phase.
+    pub handshakes: u64,
+    /// Of those, resumed from an earlier session.
+    pub resumed: u64,
+    /// Microseconds from the TCP connect to the end of the handshake.
+    #[serde(with = "crate::wire::histogram")]
+    pub handshake_time: Histogram<u64>,
+}
+
 /// Something the reader must know before believing the numbers. The
 /// engine only names the condition; callers word it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -209,6 +226,9 @@ pub struct LoadResult {
     /// Users who think: their sessions.
     #[serde(default)]
     pub sessions: Option<SessionOutcome>,
+    /// `https://` loads: their handshakes.
+    #[serde(default)]
+    pub tls: Option<TlsOutcome>,
 }
 
 impl LoadResult {
@@ -308,6 +328,14 @@ impl LoadResult {
             }
             if let (Some(a), Some(b)) = (&mut out.sessions, &p.sessions) {
                 a.add(b);
+            }
+            if let (Some(a), Some(b)) = (&mut out.tls, &p.tls) {
+                a.handshakes += b.handshakes;
+                a.resumed += b.resumed;
+                let _ = a.handshake_time.add(&b.handshake_time);
+                a.version = a.version.take().or_else(|| b.version.clone());
+                a.cipher = a.cipher.take().or_else(|| b.cipher.clone());
+                a.alpn = a.alpn.take().or_else(|| b.alpn.clone());
             }
             if let (Some(a), Some(b)) = (&mut out.warmup, &p.warmup) {
                 a.completed += b.completed;
@@ -426,6 +454,7 @@ mod tests {
             latency_uncorrected: None,
             interrupted: false,
             sessions: None,
+            tls: None,
         }
     }
 

@@ -7,7 +7,8 @@ use crate::clock::now_ns;
 use crate::driver::{histogram, Job, Shared, ThreadResult, Window, Worker, STATUS_SLOTS};
 use crate::request::Prepared;
 use crate::result::{
-    Counts, LoadModel, LoadResult, RateOutcome, Second, SessionOutcome, WarmupCounts, Warning,
+    Counts, LoadModel, LoadResult, RateOutcome, Second, SessionOutcome, TlsOutcome, WarmupCounts,
+    Warning,
 };
 use crate::spec::SpecError;
 use crate::spec::{LoadSpec, Stop};
@@ -65,6 +66,10 @@ pub enum EngineError {
         soft: u64,
         hard: u64,
     },
+    /// The TLS handshake before the load failed: a certificate not
+    /// trusted, no version or cipher in common.
+    #[error("{url}: TLS handshake failed: {reason}")]
+    Handshake { url: String, reason: String },
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
@@ -88,6 +93,7 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<LoadResult, EngineError
             .rate
             .map(|r| ((spec.connections as f64) * 1e9 / r).max(1.0) as u64),
         stagger_ns: spec.rate.map_or(0, |r| (1e9 / r) as u64),
+        server_names: server_names(spec),
     };
     let measure = match spec.stop {
         Stop::Duration(d) => Some(d),
@@ -118,6 +124,17 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<LoadResult, EngineError
         started_unix_s,
         spec.warmup,
     ))
+}
+
+/// Each target's TLS name (validated with the spec), or none without TLS.
+pub(crate) fn server_names(spec: &LoadSpec) -> Vec<rustls::pki_types::ServerName<'static>> {
+    if spec.tls.is_none() {
+        return Vec::new();
+    }
+    spec.targets
+        .iter()
+        .filter_map(|t| crate::tls::server_name(&t.host_header).ok())
+        .collect()
 }
 
 /// Everything a load checks and builds before its threads start: the
@@ -243,13 +260,21 @@ fn check_reachable(spec: &LoadSpec) -> Result<(), EngineError> {
             continue;
         }
         seen.push(t.addr);
-        std::net::TcpStream::connect_timeout(&t.addr, spec.timeout).map_err(|e| {
+        let stream = std::net::TcpStream::connect_timeout(&t.addr, spec.timeout).map_err(|e| {
             EngineError::Unreachable {
                 url: t.url.clone(),
                 addr: t.addr,
                 source: e,
             }
         })?;
+        if let Some(tls) = &spec.tls {
+            crate::tls::handshake(tls, &t.host_header, stream, spec.timeout).map_err(|reason| {
+                EngineError::Handshake {
+                    url: t.url.clone(),
+                    reason,
+                }
+            })?;
+        }
     }
     Ok(())
 }
@@ -403,6 +428,27 @@ pub(crate) fn merge(
         latency,
         latency_uncorrected: rate.then_some(uncorrected),
         interrupted,
+        tls: spec.tls.as_ref().map(|_| {
+            let mut handshake_time = histogram();
+            let (mut handshakes, mut resumed) = (0, 0);
+            for p in parts {
+                let _ = handshake_time.add(&p.stats.handshake);
+                handshakes += p.stats.tls.handshakes;
+                resumed += p.stats.tls.resumed;
+            }
+            let first = parts
+                .iter()
+                .map(|p| &p.stats.tls)
+                .find(|t| t.version.is_some());
+            TlsOutcome {
+                version: first.and_then(|t| t.version.map(str::to_string)),
+                cipher: first.and_then(|t| t.cipher.map(str::to_string)),
+                alpn: first.and_then(|t| t.alpn.clone()),
+                handshakes,
+                resumed,
+                handshake_time,
+            }
+        }),
         sessions: spec.users.as_ref().and_then(|users| {
             let each: Vec<SessionOutcome> = parts
                 .iter()

@@ -213,6 +213,7 @@ fn serve(
         requests,
         interval_ns: None,
         stagger_ns: 0,
+        server_names: crate::run::server_names(spec),
     };
     let mut worker = match Worker::new(&plan, job) {
         Ok(w) => w,

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::tls::TlsSpec;
 use crate::users::{Users, UsersError};
 
 /// One URL the load is spread over. Request bytes are serialised once per
@@ -31,6 +32,11 @@ pub struct Target {
 }
 
 impl Target {
+    /// Reached over TLS.
+    pub fn is_tls(&self) -> bool {
+        self.url.starts_with("https://")
+    }
+
     /// A target sent with the spec's method and body.
     pub fn new(addr: SocketAddr, host_header: String, path: String, url: String) -> Target {
         Target {
@@ -131,6 +137,10 @@ pub struct LoadSpec {
     /// `--num-sess` does.
     #[serde(default)]
     pub users: Option<Users>,
+    /// How `https://` targets are reached; `None` for `http://` ones.
+    /// A spec's targets are all one or all the other.
+    #[serde(default)]
+    pub tls: Option<TlsSpec>,
 }
 
 impl LoadSpec {
@@ -159,6 +169,7 @@ impl LoadSpec {
             timeline: false,
             seed: 0x5eed,
             users: None,
+            tls: None,
         }
     }
 
@@ -225,6 +236,17 @@ pub enum SpecError {
     Status(u16),
     #[error(transparent)]
     Users(#[from] UsersError),
+    /// `https://` and `http://` targets in one spec: one connection
+    /// carries any of them.
+    #[error("https and http URLs cannot be mixed in one load")]
+    MixedSchemes,
+    /// `https://` targets without a TLS spec, or the other way round.
+    #[error("https URLs need a TLS spec, and only they take one")]
+    TlsWithoutHttps,
+    #[error("{0}: not a name a TLS certificate can carry")]
+    ServerName(String),
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
 }
 
 /// Deepest pipeline the engine accepts.
@@ -237,6 +259,19 @@ impl LoadSpec {
     pub fn validate(&self) -> Result<(), SpecError> {
         if self.targets.is_empty() {
             return Err(SpecError::NoTargets);
+        }
+        let https = self.targets.iter().filter(|t| t.is_tls()).count();
+        if https > 0 && https < self.targets.len() {
+            return Err(SpecError::MixedSchemes);
+        }
+        if (https > 0) != self.tls.is_some() {
+            return Err(SpecError::TlsWithoutHttps);
+        }
+        if let Some(tls) = &self.tls {
+            tls.client_config()?;
+            for t in &self.targets {
+                crate::tls::server_name(&t.host_header).map_err(SpecError::ServerName)?;
+            }
         }
         if self.connections == 0 {
             return Err(SpecError::NoConnections);

@@ -137,6 +137,15 @@ pub fn summarize(r: &LoadResult) -> Summary {
         warnings: r.warnings.iter().map(warning_text).collect(),
         interrupted: r.interrupted,
         per_host: Vec::new(),
+        tls: r.tls.as_ref().map(|t| throng_model::TlsReport {
+            version: t.version.clone(),
+            cipher: t.cipher.clone(),
+            alpn: t.alpn.clone(),
+            handshakes: t.handshakes,
+            handshakes_per_sec: r.per_sec(t.handshakes),
+            resumed: t.resumed,
+            handshake_us: latency(&t.handshake_time),
+        }),
         sessions: r.sessions.as_ref().map(|x| throng_model::Sessions {
             users: x.users,
             arrival_per_sec: x.arrival_per_sec,

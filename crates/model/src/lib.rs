@@ -23,7 +23,7 @@ pub use feature::{Feature, FeatureResult, FeatureStatus};
 pub use reason::{Reason, ReasonCode, Verdict};
 pub use summary::{
     Connections, CpuTime, ErrorKind, HostShare, Latency, RateReport, Sessions, Summary,
-    TimelineRow, Warmup,
+    TimelineRow, TlsReport, Warmup,
 };
 pub use workload::WorkloadKind;
 

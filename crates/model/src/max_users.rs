@@ -64,6 +64,7 @@ pub fn judge_level(s: &Summary, patience: Duration) -> Level {
                 ErrorKind::AddrUnavailable => "client ports exhausted",
                 ErrorKind::Status => "error statuses",
                 ErrorKind::SizeMismatch | ErrorKind::ChecksumMismatch => "wrong bodies",
+                ErrorKind::Tls => "failed TLS handshakes",
                 ErrorKind::Parse | ErrorKind::ConnectOther | ErrorKind::Unsolicited => {
                     "other errors"
                 }

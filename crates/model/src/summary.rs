@@ -45,10 +45,13 @@ pub enum ErrorKind {
     /// no request, so it is counted apart from them; the connection is
     /// closed, since its byte stream can no longer be matched to requests.
     Unsolicited,
+    /// The TLS handshake failed (an alert, a certificate refused, a bad
+    /// record) or did not finish within the timeout.
+    Tls,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 14] = [
+    pub const ALL: [ErrorKind; 15] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::AddrUnavailable,
@@ -63,6 +66,7 @@ impl ErrorKind {
         ErrorKind::SizeMismatch,
         ErrorKind::ChecksumMismatch,
         ErrorKind::Unsolicited,
+        ErrorKind::Tls,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -82,6 +86,7 @@ impl ErrorKind {
             ErrorKind::SizeMismatch => "size_mismatch",
             ErrorKind::ChecksumMismatch => "checksum_mismatch",
             ErrorKind::Unsolicited => "unsolicited",
+            ErrorKind::Tls => "tls",
         }
     }
 
@@ -250,6 +255,25 @@ pub struct Summary {
     /// above (which count every request of every session).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub sessions: Option<Sessions>,
+    /// `https://` loads: the handshakes (docs/json-schema.md, `tls`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub tls: Option<TlsReport>,
+}
+
+/// What TLS was negotiated, and what its handshakes cost.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TlsReport {
+    /// e.g. `TLSv1_3`; `None` when no handshake finished.
+    pub version: Option<String>,
+    pub cipher: Option<String>,
+    pub alpn: Option<String>,
+    /// Handshakes finished in the measured phase, and per second.
+    pub handshakes: u64,
+    pub handshakes_per_sec: f64,
+    /// Of those, resumed from an earlier session.
+    pub resumed: u64,
+    /// From the TCP connect's end to the handshake's.
+    pub handshake_us: Latency,
 }
 
 /// What users walking sessions did (docs/json-schema.md, `sessions`).

@@ -108,6 +108,7 @@ pub struct Nginx {
     pub port: u16,
     pub dir: tempfile::TempDir,
     child: Child,
+    tls: bool,
 }
 
 impl Nginx {
@@ -118,6 +119,21 @@ impl Nginx {
     /// [`Nginx::start`], its access log written in `format` (nginx's
     /// log_format variables), for tests that need other fields per request.
     pub fn start_logging(files: &[(&str, &[u8])], format: &str) -> Nginx {
+        Nginx::start_with(files, format, false)
+    }
+
+    /// [`Nginx::start_logging`] over TLS: a self-signed ECDSA P-256
+    /// certificate for `localhost` and 127.0.0.1 made with openssl, at
+    /// [`Nginx::cert`]; TLS 1.2 and 1.3.
+    pub fn start_tls(files: &[(&str, &[u8])], format: &str) -> Nginx {
+        Nginx::start_with(files, format, true)
+    }
+
+    pub fn cert(&self) -> PathBuf {
+        self.dir.path().join("cert.pem")
+    }
+
+    fn start_with(files: &[(&str, &[u8])], format: &str, tls: bool) -> Nginx {
         let dir = tempfile::Builder::new()
             .prefix("throng-nginx")
             .tempdir()
@@ -133,13 +149,46 @@ impl Nginx {
         }
         let port = free_port();
         let d = dir.path().display();
+        let listen = if tls {
+            let out = Command::new("openssl")
+                .args([
+                    "req",
+                    "-x509",
+                    "-newkey",
+                    "ec",
+                    "-pkeyopt",
+                    "ec_paramgen_curve:P-256",
+                ])
+                .args(["-nodes", "-days", "2", "-subj", "/CN=localhost"])
+                .args(["-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
+                // A leaf, not a CA: WebPKI refuses a CA certificate as a
+                // server's.
+                .args(["-addext", "basicConstraints=critical,CA:FALSE"])
+                .arg("-keyout")
+                .arg(dir.path().join("key.pem"))
+                .arg("-out")
+                .arg(dir.path().join("cert.pem"))
+                .output()
+                .expect("openssl must be installed");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            format!(
+                "127.0.0.1:{port} ssl; ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem; \
+                 ssl_protocols TLSv1.2 TLSv1.3"
+            )
+        } else {
+            format!("127.0.0.1:{port}")
+        };
         let conf = format!(
             "worker_processes 1;\ndaemon off;\nerror_log {d}/error.log;\npid {d}/nginx.pid;\n\
              events {{ worker_connections 4096; }}\n\
              http {{\n  log_format counts '{format}';\n  access_log {d}/access.log counts;\n\
                keepalive_requests 1000000;\n  client_body_temp_path {d};\n  proxy_temp_path {d};\n\
                fastcgi_temp_path {d};\n  uwsgi_temp_path {d};\n  scgi_temp_path {d};\n\
-               server {{ listen 127.0.0.1:{port}; root {d}/html; }}\n}}\n"
+               server {{ listen {listen}; root {d}/html; }}\n}}\n"
         );
         let conf_path = dir.path().join("nginx.conf");
         std::fs::write(&conf_path, conf).unwrap();
@@ -154,11 +203,17 @@ impl Nginx {
             SocketAddr::from(([127, 0, 0, 1], port)),
             Duration::from_secs(10),
         );
-        Nginx { port, dir, child }
+        Nginx {
+            port,
+            dir,
+            child,
+            tls,
+        }
     }
 
     pub fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}{path}", self.port)
     }
 
     pub fn access_log(&self) -> PathBuf {

@@ -44,6 +44,7 @@ use crate::spec::{LoadSpec, Order};
 mod receive;
 mod respond;
 mod state;
+mod tls;
 mod users;
 mod window;
 
@@ -120,6 +121,10 @@ pub(crate) struct Worker<'a> {
     cpu_mark: ((f64, f64), f64),
     /// Sessions of users who think, when the spec has them.
     users: Option<UserState>,
+    /// The thread's own TLS client (and session cache), for `https://`.
+    tls_config: Option<Arc<rustls::ClientConfig>>,
+    /// Plaintext out of TLS records, on its way to the parser.
+    plain: Vec<u8>,
 }
 
 impl<'a> Worker<'a> {
@@ -134,6 +139,9 @@ impl<'a> Worker<'a> {
         let conns = (0..job.conns)
             .map(|_| Conn {
                 stream: None,
+                tls: None,
+                handshake_start_ns: 0,
+                target_of_connect: 0,
                 state: State::Down,
                 exchange: Exchange::new(cfg),
                 ring: vec![InFlight::default(); depth].into_boxed_slice(),
@@ -175,6 +183,10 @@ impl<'a> Worker<'a> {
         } else {
             None
         };
+        let tls_config = match &spec.tls {
+            Some(t) => Some(t.client_config().map_err(io::Error::other)?),
+            None => None,
+        };
         let rng = spec.seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(job.index as u64 + 1)) | 1;
         Ok(Worker {
             plan,
@@ -209,6 +221,12 @@ impl<'a> Worker<'a> {
             now: now_ns(),
             latency_avg_ns: 0,
             users,
+            plain: if tls_config.is_some() {
+                vec![0; READ_BUF]
+            } else {
+                Vec::new()
+            },
+            tls_config,
         })
     }
 
@@ -410,15 +428,18 @@ impl<'a> Worker<'a> {
 
     fn connect(&mut self, i: usize) {
         let addr = self.plan.spec.targets[0].addr;
-        let addr = {
-            // Every request of one connection goes to one address; with
-            // several hosts in a URL list, the first queued request decides.
-            let c = &self.conns[i];
-            if c.len > 0 {
-                self.plan.spec.targets[c.front().target as usize].addr
-            } else {
-                addr
-            }
+        // Every request of one connection goes to one address; with
+        // several hosts in a URL list, the first queued request decides.
+        let target = if self.conns[i].len > 0 {
+            self.conns[i].front().target
+        } else {
+            0
+        };
+        self.conns[i].target_of_connect = target;
+        let addr = if self.conns[i].len > 0 {
+            self.plan.spec.targets[target as usize].addr
+        } else {
+            addr
         };
         self.conns[i].connect_start_ns = self.now;
         match TcpStream::connect(addr) {
@@ -445,8 +466,6 @@ impl<'a> Worker<'a> {
         let now = self.now;
         let measuring = self.measuring;
         let c = &mut self.conns[i];
-        c.state = State::Open;
-        c.exchange.reset();
         if c.ever_connected {
             self.stats.reconnects += 1;
         } else {
@@ -454,20 +473,37 @@ impl<'a> Worker<'a> {
             self.established += 1;
         }
         let took = now.saturating_sub(c.connect_start_ns);
+        if measuring {
+            self.stats.connect.saturating_record((took / 1000).max(1));
+        }
+        self.counters(measuring).connects += 1;
+        if self.tls_config.is_some() {
+            self.start_tls(i);
+        } else {
+            self.open(i);
+        }
+    }
+
+    /// Connection `i` can carry requests (TCP, and TLS when asked, done).
+    fn open(&mut self, i: usize) {
+        let now = self.now;
+        let c = &mut self.conns[i];
+        c.state = State::Open;
+        c.exchange.reset();
         // Queued requests waited for the handshake; their latency starts now.
         for k in 0..c.len {
             let s = c.slot(k);
             c.ring[s].issued_ns = now;
         }
-        if measuring {
-            self.stats.connect.saturating_record((took / 1000).max(1));
-        }
-        self.counters(measuring).connects += 1;
         self.flush(i);
     }
 
     fn flush(&mut self, i: usize) {
         if self.between_windows {
+            return;
+        }
+        if self.conns[i].tls.is_some() {
+            self.tls_flush(i);
             return;
         }
         loop {
@@ -598,6 +634,7 @@ impl<'a> Worker<'a> {
             let c = &self.conns[i];
             let (since, kind) = match c.state {
                 State::Connecting => (c.connect_start_ns, ErrorKind::ConnectTimeout),
+                State::Handshaking => (c.handshake_start_ns, ErrorKind::Tls),
                 State::Open if c.len > 0 => (c.front().issued_ns, ErrorKind::Timeout),
                 _ => continue,
             };

@@ -33,14 +33,21 @@ impl Worker<'_> {
                     },
                 }
             }
-            State::Open => {
+            State::Handshaking | State::Open => {
                 if closed {
                     self.conns[i].peer_closed = true;
                 }
-                if self.conns[i].written < self.conns[i].len {
+                if self.conns[i].tls.is_some() {
+                    // Records rustls could not write before, and requests.
+                    if self.conns[i].state == State::Open {
+                        self.tls_flush(i);
+                    } else {
+                        self.tls_write(i);
+                    }
+                } else if self.conns[i].written < self.conns[i].len {
                     self.flush(i);
                 }
-                if readable && self.conns[i].state == State::Open {
+                if readable && self.conns[i].state != State::Down {
                     self.read(i);
                 }
             }
@@ -80,7 +87,12 @@ impl Worker<'_> {
                     if measuring {
                         self.tick_timeline(0, 0, n as u64);
                     }
-                    if !self.feed(i, &buf[..n], epoch, arrived) {
+                    let more = if self.conns[i].tls.is_some() {
+                        self.tls_input(i, &buf[..n], epoch, arrived)
+                    } else {
+                        self.feed(i, &buf[..n], epoch, arrived)
+                    };
+                    if !more {
                         break;
                     }
                     if n < buf.len() && !closed {
@@ -148,6 +160,12 @@ impl Worker<'_> {
     }
 
     pub(super) fn on_eof(&mut self, i: usize, at: u64) {
+        if self.conns[i].state == State::Handshaking {
+            // Closed before the handshake was done: TLS failed, whatever
+            // the server meant by it.
+            self.close_and_continue(i, Some(ErrorKind::Tls));
+            return;
+        }
         match self.conns[i].exchange.eof() {
             Ok(Some(resp)) => {
                 let epoch = self.conns[i].epoch;

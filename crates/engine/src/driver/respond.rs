@@ -165,7 +165,7 @@ impl Worker<'_> {
             Some(ErrorKind::Closed | ErrorKind::Reset) if self.conns[i].stale => None,
             k => k,
         };
-        let was_connecting = self.conns[i].state == State::Connecting;
+        let was_connecting = matches!(self.conns[i].state, State::Connecting | State::Handshaking);
         let mut failed_here = 0;
         let connect_error = kind.is_some_and(|k| {
             matches!(
@@ -234,6 +234,7 @@ impl Worker<'_> {
         if let Some(mut s) = c.stream.take() {
             let _ = self.poll.registry().deregister(&mut s);
         }
+        c.tls = None;
         c.state = State::Down;
         c.head = 0;
         c.len = 0;

@@ -22,6 +22,9 @@ pub(crate) struct Shared<'a> {
     pub interval_ns: Option<u64>,
     /// Open model: nanoseconds between the first sends of two connections.
     pub stagger_ns: u64,
+    /// Per target, the name its TLS certificate must carry (and the SNI);
+    /// empty without TLS.
+    pub server_names: Vec<rustls::pki_types::ServerName<'static>>,
 }
 
 /// The times of one measured window (a whole run, or one window of a
@@ -151,11 +154,18 @@ pub(crate) struct InFlight {
 pub(crate) enum State {
     Down,
     Connecting,
+    /// TCP is up, the TLS handshake is not done.
+    Handshaking,
     Open,
 }
 
 pub(crate) struct Conn {
     pub(crate) stream: Option<TcpStream>,
+    /// The TLS layer of an `https://` connection.
+    pub(crate) tls: Option<Box<rustls::ClientConnection>>,
+    pub(crate) handshake_start_ns: u64,
+    /// The target whose address (and TLS name) the connection was opened to.
+    pub(crate) target_of_connect: u32,
     pub(crate) state: State,
     pub(crate) exchange: Exchange,
     /// Issued requests in order; `written` of them are fully on the wire.
@@ -235,6 +245,10 @@ pub(crate) struct Stats {
     pub(crate) timeline: Vec<[u64; 3]>,
     /// Connects after a slot's first one.
     pub(crate) reconnects: u64,
+    /// TLS handshakes, microseconds from the TCP connect to the end of
+    /// the handshake, measured phase.
+    pub(crate) handshake: Histogram<u64>,
+    pub(crate) tls: super::tls::TlsStats,
 }
 
 impl Stats {
@@ -250,6 +264,8 @@ impl Stats {
             naps: 0,
             timeline: Vec::new(),
             reconnects: 0,
+            handshake: histogram(),
+            tls: Default::default(),
         }
     }
 
@@ -264,6 +280,8 @@ impl Stats {
         self.naps = 0;
         self.timeline.clear();
         self.reconnects = 0;
+        self.handshake.reset();
+        self.tls = Default::default();
     }
 }
 

@@ -90,6 +90,7 @@ impl Rig {
             requests: &self.requests,
             interval_ns: None,
             stagger_ns: 0,
+            server_names: Vec::new(),
         }
     }
 

@@ -133,7 +133,7 @@ impl Worker<'_> {
         }
         let _ = self.spin(events);
         for i in 0..self.conns.len() {
-            if self.conns[i].state == State::Connecting {
+            if matches!(self.conns[i].state, State::Connecting | State::Handshaking) {
                 self.shut(i);
             }
         }
@@ -233,7 +233,7 @@ impl Worker<'_> {
         };
         for i in 0..self.conns.len() {
             let c = &mut self.conns[i];
-            if c.awaiting() || c.state == State::Connecting {
+            if c.awaiting() || matches!(c.state, State::Connecting | State::Handshaking) {
                 drain.abandoned += c.written as u64 + u64::from(c.write_off > 0);
                 self.shut(i);
             } else {
@@ -254,7 +254,7 @@ impl Worker<'_> {
     fn settled(&self) -> bool {
         self.conns
             .iter()
-            .all(|c| c.state != State::Connecting && !c.awaiting())
+            .all(|c| !matches!(c.state, State::Connecting | State::Handshaking) && !c.awaiting())
     }
 
     /// The event loop, until the window's end, its quota, the stop flag or

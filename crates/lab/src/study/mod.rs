@@ -611,18 +611,30 @@ impl Study {
         Ok(())
     }
 
-    /// Highest concurrency: servers are configured to accept that many.
+    /// Highest number of connections a level opens: servers are
+    /// configured to accept that many.
     pub fn max_concurrency(&self) -> u32 {
+        // Users who think hold up to `conns_per_user` connections each.
+        let per_level = |w: &WorkloadLoad| {
+            w.shape
+                .users
+                .as_ref()
+                .map_or(1, |u| u.conns_per_user as u32)
+        };
         let sweep = self
             .loads
             .iter()
-            .flat_map(|w| &w.concurrency)
-            .copied()
+            .flat_map(|w| {
+                w.concurrency
+                    .iter()
+                    .map(move |&c| c.saturating_mul(per_level(w)))
+            })
             .max()
             .unwrap_or(1);
+        let per_user = self.loads.iter().map(per_level).max().unwrap_or(1);
         // Servers must accept the max-users search's clients too, or the
         // search would only find their configured limit.
-        sweep.max(self.max_users_cap.unwrap_or(0))
+        sweep.max(self.max_users_cap.unwrap_or(0).saturating_mul(per_user))
     }
 }
 

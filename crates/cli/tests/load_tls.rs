@@ -1,0 +1,257 @@
+//! `throng load https://…` against a real nginx with TLS, whose access log
+//! says the protocol and whether each handshake was resumed: exact counts,
+//! full and resumed handshakes as nginx saw them, versions as asked, a
+//! certificate not trusted refused in one line, and a server that closes
+//! mid-handshake counted as `tls`.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use support::{run_bounded, throng, throng_json, u};
+
+fn nginx() -> support::Nginx {
+    support::Nginx::start_tls(
+        &[("index.html", b"hello over tls\n")],
+        "$status $ssl_protocol $ssl_session_reused $connection",
+    )
+}
+
+/// (status, protocol, reused, connection) per logged request, once `n`
+/// are logged, or what there is after a bound.
+fn log(ng: &support::Nginx, n: usize) -> Vec<(u16, String, bool, u64)> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let lines: Vec<_> = std::fs::read_to_string(ng.access_log())
+            .unwrap_or_default()
+            .lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                (
+                    f[0].parse().unwrap(),
+                    f[1].to_string(),
+                    f[2] == "r",
+                    f[3].parse().unwrap(),
+                )
+            })
+            .collect();
+        if lines.len() >= n || Instant::now() > deadline {
+            return lines;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn keep_alive_over_tls_counts_exactly_one_handshake_per_connection() {
+    let ng = nginx();
+    let j = throng_json(&[
+        "load",
+        &ng.url("/"),
+        "--insecure",
+        "-n",
+        "1000",
+        "-c",
+        "4",
+        "-t",
+        "1",
+    ]);
+    assert_eq!(u(&j, "/completed"), 1000);
+    assert_eq!(j["status"]["200"], 1000);
+    assert_eq!(u(&j, "/errors_total"), 0);
+    assert_eq!(u(&j, "/body_bytes"), 1000 * 15);
+    let t = &j["tls"];
+    assert_eq!(t["version"], "TLSv1_3");
+    assert_eq!(t["alpn"], "http/1.1");
+    assert_eq!(u(t, "/handshakes"), 4);
+    assert_eq!(u(t, "/resumed"), 0);
+    assert_eq!(u(&t["handshake_us"], "/count"), 4);
+    let lines = log(&ng, 1000);
+    assert_eq!(lines.len(), 1000);
+    assert!(lines.iter().all(|l| l.0 == 200 && l.1 == "TLSv1.3" && !l.2));
+    let mut conns: Vec<u64> = lines.iter().map(|l| l.3).collect();
+    conns.sort();
+    conns.dedup();
+    assert_eq!(conns.len(), 4);
+}
+
+#[test]
+fn close_mode_makes_full_handshakes_and_tls_resume_resumes_them() {
+    let ng = nginx();
+    let full = throng_json(&[
+        "load",
+        &ng.url("/"),
+        "--insecure",
+        "--close",
+        "-n",
+        "200",
+        "-c",
+        "2",
+        "-t",
+        "1",
+    ]);
+    assert_eq!(u(&full, "/completed"), 200);
+    assert_eq!(u(&full["tls"], "/handshakes"), 200);
+    assert_eq!(u(&full["tls"], "/resumed"), 0);
+    let lines = log(&ng, 200);
+    assert_eq!(lines.len(), 200);
+    assert!(lines.iter().all(|l| !l.2), "nginx saw a resumed session");
+
+    let resumed = throng_json(&[
+        "load",
+        &ng.url("/"),
+        "--insecure",
+        "--close",
+        "--tls-resume",
+        "-n",
+        "200",
+        "-c",
+        "2",
+        "-t",
+        "1",
+    ]);
+    assert_eq!(u(&resumed, "/completed"), 200);
+    let t = &resumed["tls"];
+    assert_eq!(u(t, "/handshakes"), 200);
+    // nginx's own count of the sessions it resumed is throng's.
+    let lines = log(&ng, 400);
+    assert_eq!(lines.len(), 400);
+    let reused = lines[200..].iter().filter(|l| l.2).count() as u64;
+    assert_eq!(u(t, "/resumed"), reused);
+    // Only the first connections, opened before any ticket came, were full.
+    assert!(reused >= 196, "{reused} of 200 resumed");
+}
+
+#[test]
+fn tls_12_only_is_what_the_server_sees() {
+    let ng = nginx();
+    let j = throng_json(&[
+        "load",
+        &ng.url("/"),
+        "--insecure",
+        "--tls-version",
+        "1.2",
+        "-n",
+        "100",
+        "-c",
+        "2",
+    ]);
+    assert_eq!(u(&j, "/completed"), 100);
+    assert_eq!(j["tls"]["version"], "TLSv1_2");
+    let lines = log(&ng, 100);
+    assert_eq!(lines.len(), 100);
+    assert!(lines.iter().all(|l| l.1 == "TLSv1.2"));
+}
+
+#[test]
+fn a_certificate_is_trusted_through_cacert_and_refused_without() {
+    let ng = nginx();
+    let url = format!("https://localhost:{}/", ng.port);
+    let cert = ng.cert();
+    let j = throng_json(&[
+        "load",
+        &url,
+        "--cacert",
+        cert.to_str().unwrap(),
+        "-n",
+        "50",
+        "-c",
+        "1",
+    ]);
+    assert_eq!(u(&j, "/completed"), 50);
+    for args in [
+        vec!["load", &url, "-n", "10"],
+        vec!["load", &ng.url("/"), "-n", "10"],
+    ] {
+        let mut cmd = throng();
+        cmd.args(&args);
+        let out = run_bounded(cmd, Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains("TLS handshake failed"), "{err}");
+        assert!(err.contains("--insecure"), "{err}");
+    }
+    // Nothing was requested.
+    assert_eq!(log(&ng, 51).len(), 50);
+    // TLS options on a cleartext URL are refused, not ignored.
+    let mut cmd = throng();
+    cmd.args(["load", "http://127.0.0.1:9/", "--insecure"]);
+    let out = run_bounded(cmd, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("apply to https:// URLs only"));
+}
+
+/// Forwards the first `good` connections to `to`; later ones are read
+/// for their ClientHello and closed.
+fn proxy(to: std::net::SocketAddr, good: usize) -> (u16, Arc<AtomicBool>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let seen = Arc::new(AtomicUsize::new(0));
+    std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !flag.load(Ordering::Relaxed) && Instant::now() < deadline {
+            let Ok((client, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(2));
+                continue;
+            };
+            client.set_nonblocking(false).unwrap();
+            let n = seen.fetch_add(1, Ordering::SeqCst);
+            if n >= good {
+                let mut c = client;
+                let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
+                let mut hello = [0u8; 512];
+                let _ = c.read(&mut hello);
+                let _ = c.shutdown(Shutdown::Both);
+                continue;
+            }
+            let server = TcpStream::connect(to).unwrap();
+            for (mut a, mut b) in [
+                (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                (server, client),
+            ] {
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 16384];
+                    while let Ok(n) = a.read(&mut buf) {
+                        if n == 0 || b.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = b.shutdown(Shutdown::Write);
+                });
+            }
+        }
+    });
+    (port, stop)
+}
+
+#[test]
+fn a_server_closing_mid_handshake_is_a_tls_error() {
+    let ng = nginx();
+    // The check before the load, then nine good connections.
+    let (port, stop) = proxy(([127, 0, 0, 1], ng.port).into(), 10);
+    let j = throng_json(&[
+        "load",
+        &format!("https://127.0.0.1:{port}/"),
+        "--insecure",
+        "--close",
+        "-n",
+        "20",
+        "-c",
+        "1",
+        "-t",
+        "1",
+    ]);
+    stop.store(true, Ordering::Relaxed);
+    assert_eq!(u(&j, "/completed"), 9);
+    assert_eq!(u(&j, "/errors/tls"), 11);
+    assert_eq!(u(&j, "/errors_total"), 11);
+    assert_eq!(u(&j["tls"], "/handshakes"), 9);
+}

@@ -1,0 +1,227 @@
+//! A connection's TLS layer on the driver's loop: the handshake after the
+//! TCP connect, ciphertext read from the socket handed to rustls and the
+//! plaintext it yields fed to the HTTP exchange, requests handed to rustls
+//! and its records written out. The TCP connect and the handshake are
+//! timed apart; a request's latency starts once its connection can carry
+//! it, as without TLS.
+
+use super::*;
+
+/// What a thread learnt of its handshakes, for one window.
+#[derive(Default)]
+pub(crate) struct TlsStats {
+    pub handshakes: u64,
+    pub resumed: u64,
+    /// Set by the first handshake of the thread; later ones are alike,
+    /// since every connection offers the same.
+    pub version: Option<&'static str>,
+    pub cipher: Option<&'static str>,
+    pub alpn: Option<String>,
+}
+
+impl Worker<'_> {
+    /// The TCP connect of `i` is done: start its handshake.
+    pub(super) fn start_tls(&mut self, i: usize) -> bool {
+        let (Some(config), Some(name)) = (
+            self.tls_config.clone(),
+            self.plan
+                .server_names
+                .get(self.conns[i].target_of_connect as usize),
+        ) else {
+            return false;
+        };
+        match rustls::ClientConnection::new(config, name.clone()) {
+            Ok(conn) => {
+                let c = &mut self.conns[i];
+                c.tls = Some(Box::new(conn));
+                c.state = State::Handshaking;
+                c.handshake_start_ns = self.now;
+                self.tls_write(i);
+                true
+            }
+            Err(_) => {
+                self.fail(i, ErrorKind::Tls);
+                false
+            }
+        }
+    }
+
+    /// Push what rustls has to send (handshake records, requests, alerts)
+    /// into the socket, until it has nothing or the socket is full.
+    /// False when the connection failed.
+    pub(super) fn tls_write(&mut self, i: usize) -> bool {
+        loop {
+            let c = &mut self.conns[i];
+            let (Some(tls), Some(stream)) = (c.tls.as_mut(), c.stream.as_mut()) else {
+                return false;
+            };
+            if !tls.wants_write() {
+                return true;
+            }
+            match tls.write_tls(stream) {
+                Ok(n) => {
+                    let measuring = self.measuring;
+                    self.counters(measuring).bytes_written += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.fail(i, classify_io(&e, ErrorKind::Write));
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// Hand requests to rustls, which seals them into records, then send
+    /// the records: a request counts as written once rustls took it whole.
+    pub(super) fn tls_flush(&mut self, i: usize) {
+        if self.between_windows {
+            return;
+        }
+        loop {
+            let c = &mut self.conns[i];
+            if c.written >= c.len || c.peer_closed {
+                break;
+            }
+            let f = c.ring[c.slot(c.written)];
+            let req = self.plan.requests.get(f.target, f.last);
+            let Some(tls) = c.tls.as_mut() else {
+                return;
+            };
+            match io::Write::write(&mut tls.writer(), &req[c.write_off..]) {
+                Ok(0) => break,
+                Ok(n) if c.write_off + n == req.len() => {
+                    c.written += 1;
+                    c.write_off = 0;
+                }
+                Ok(n) => {
+                    // rustls's send buffer is full: the rest goes once
+                    // records have left.
+                    c.write_off += n;
+                    break;
+                }
+                Err(_) => {
+                    self.fail(i, ErrorKind::Tls);
+                    return;
+                }
+            }
+        }
+        self.tls_write(i);
+    }
+
+    /// Ciphertext read from connection `i`, which reached the socket at
+    /// `arrived`: decrypted and fed to the exchange. False when the
+    /// connection was closed (an error, a response's `Connection: close`)
+    /// and reading must stop.
+    pub(super) fn tls_input(&mut self, i: usize, data: &[u8], epoch: u64, arrived: u64) -> bool {
+        let mut rest = data;
+        let mut plain = std::mem::take(&mut self.plain);
+        let ok = self.tls_input_with(i, &mut rest, epoch, arrived, &mut plain);
+        self.plain = plain;
+        ok
+    }
+
+    fn tls_input_with(
+        &mut self,
+        i: usize,
+        rest: &mut &[u8],
+        epoch: u64,
+        arrived: u64,
+        plain: &mut [u8],
+    ) -> bool {
+        loop {
+            let Some(tls) = self.conns[i].tls.as_mut() else {
+                return false;
+            };
+            if !rest.is_empty() && tls.read_tls(rest).is_err() {
+                self.fail(i, ErrorKind::Tls);
+                return false;
+            }
+            if tls.process_new_packets().is_err() {
+                // The alert rustls queued tells the server why.
+                self.tls_write(i);
+                if self.conns[i].epoch == epoch {
+                    self.fail(i, ErrorKind::Tls);
+                }
+                return false;
+            }
+            if self.conns[i].state == State::Handshaking
+                && !self.conns[i]
+                    .tls
+                    .as_ref()
+                    .is_some_and(|t| t.is_handshaking())
+            {
+                self.on_handshaken(i);
+                if self.conns[i].epoch != epoch {
+                    return false;
+                }
+            }
+            // Drain the plaintext before reading more ciphertext: rustls
+            // refuses records while its plaintext buffer is full.
+            loop {
+                let Some(tls) = self.conns[i].tls.as_mut() else {
+                    return false;
+                };
+                match io::Read::read(&mut tls.reader(), plain) {
+                    Ok(0) => {
+                        // close_notify: the socket's EOF follows and ends
+                        // the exchange there.
+                        self.conns[i].peer_closed = true;
+                        break;
+                    }
+                    Ok(n) => {
+                        if !self.feed(i, &plain[..n], epoch, arrived) {
+                            return false;
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(_) => {
+                        // The peer closed without close_notify mid-record.
+                        self.fail(i, ErrorKind::Tls);
+                        return false;
+                    }
+                }
+            }
+            if rest.is_empty() {
+                break;
+            }
+        }
+        // Key updates, session tickets' acknowledgements, requests queued
+        // while records were being read.
+        if self.conns[i].written < self.conns[i].len {
+            self.tls_flush(i);
+        } else {
+            self.tls_write(i);
+        }
+        self.conns[i].epoch == epoch
+    }
+
+    fn on_handshaken(&mut self, i: usize) {
+        let now = self.now;
+        let measuring = self.measuring;
+        let c = &mut self.conns[i];
+        let took = now.saturating_sub(c.handshake_start_ns);
+        let Some(tls) = c.tls.as_ref() else {
+            return;
+        };
+        let resumed = tls.handshake_kind() == Some(rustls::HandshakeKind::Resumed);
+        let t = &mut self.stats.tls;
+        if t.version.is_none() {
+            t.version = tls.protocol_version().and_then(|v| v.as_str());
+            t.cipher = tls
+                .negotiated_cipher_suite()
+                .and_then(|s| s.suite().as_str());
+            // Once per thread: not a per-request allocation.
+            t.alpn = tls
+                .alpn_protocol()
+                .map(|p| String::from_utf8_lossy(p).into_owned());
+        }
+        if measuring {
+            t.handshakes += 1;
+            t.resumed += u64::from(resumed);
+            self.stats.handshake.saturating_record((took / 1000).max(1));
+        }
+        self.open(i);
+    }
+}
