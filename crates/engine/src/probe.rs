@@ -62,15 +62,73 @@ pub fn fetch(
     head: bool,
     timeout: Duration,
 ) -> Result<Fetched, FetchError> {
-    let mut stream = match TcpStream::connect_timeout(&addr, timeout) {
+    fetch_over(addr, None, request, head, timeout)
+}
+
+/// How a probe reaches an `https://` server: the client config (built
+/// once by the caller) and the name the certificate must carry.
+#[derive(Debug, Clone)]
+pub struct TlsTarget {
+    pub config: std::sync::Arc<rustls::ClientConfig>,
+    pub name: rustls::pki_types::ServerName<'static>,
+}
+
+/// [`fetch`], over TLS when `tls` is given: the handshake happens inside
+/// the same deadline as the exchange.
+pub fn fetch_over(
+    addr: SocketAddr,
+    tls: Option<&TlsTarget>,
+    request: &[u8],
+    head: bool,
+    timeout: Duration,
+) -> Result<Fetched, FetchError> {
+    let stream = match TcpStream::connect_timeout(&addr, timeout) {
         Ok(s) => s,
         Err(e) if e.kind() == io::ErrorKind::TimedOut => return Err(FetchError::ConnectTimeout),
         Err(e) => return Err(FetchError::Connect(e)),
     };
-    let deadline = Instant::now() + timeout;
     // Best effort: a failure only costs latency on a one-off request.
     let _ = stream.set_nodelay(true);
+    match tls {
+        None => exchange(stream, request, head, timeout),
+        Some(t) => {
+            let conn = rustls::ClientConnection::new(t.config.clone(), t.name.clone())
+                .map_err(|e| FetchError::Io(io::Error::other(e)))?;
+            exchange(
+                rustls::StreamOwned::new(conn, stream),
+                request,
+                head,
+                timeout,
+            )
+        }
+    }
+}
 
+/// A probe's byte stream: a socket, or TLS over one; the socket's own
+/// timeouts bound every read and write.
+trait Wire: Read + Write {
+    fn socket(&self) -> &TcpStream;
+}
+
+impl Wire for TcpStream {
+    fn socket(&self) -> &TcpStream {
+        self
+    }
+}
+
+impl Wire for rustls::StreamOwned<rustls::ClientConnection, TcpStream> {
+    fn socket(&self) -> &TcpStream {
+        &self.sock
+    }
+}
+
+fn exchange<W: Wire>(
+    mut stream: W,
+    request: &[u8],
+    head: bool,
+    timeout: Duration,
+) -> Result<Fetched, FetchError> {
+    let deadline = Instant::now() + timeout;
     write_all(&mut stream, request, deadline)?;
 
     let mut parser = ResponseParser::new(ParserConfig {
@@ -101,9 +159,14 @@ pub fn fetch(
     }
 }
 
-fn write_all(stream: &mut TcpStream, mut data: &[u8], deadline: Instant) -> Result<(), FetchError> {
+fn write_all<W: Wire>(
+    stream: &mut W,
+    mut data: &[u8],
+    deadline: Instant,
+) -> Result<(), FetchError> {
     while !data.is_empty() {
         stream
+            .socket()
             .set_write_timeout(Some(remaining(deadline)?))
             .map_err(FetchError::Io)?;
         match stream.write(data) {
@@ -117,9 +180,10 @@ fn write_all(stream: &mut TcpStream, mut data: &[u8], deadline: Instant) -> Resu
     Ok(())
 }
 
-fn read(stream: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> Result<usize, FetchError> {
+fn read<W: Wire>(stream: &mut W, buf: &mut [u8], deadline: Instant) -> Result<usize, FetchError> {
     loop {
         stream
+            .socket()
             .set_read_timeout(Some(remaining(deadline)?))
             .map_err(FetchError::Io)?;
         match stream.read(buf) {

@@ -12,7 +12,8 @@ use std::sync::Arc;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::Resumption;
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+pub use rustls::pki_types::ServerName;
+use rustls::pki_types::{CertificateDer, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use serde::{Deserialize, Serialize};
 
@@ -197,6 +198,14 @@ pub fn server_name(host_header: &str) -> Result<ServerName<'static>, String> {
     ServerName::try_from(host.to_string()).map_err(|e| format!("{host:?}: {e}"))
 }
 
+/// What one handshake settled on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Negotiated {
+    pub version: String,
+    pub cipher: String,
+    pub alpn: Option<String>,
+}
+
 /// One blocking handshake before the load, so a certificate that is not
 /// trusted, or nothing in common with the server, is one clear error
 /// rather than a run of failed connections. Sends nothing else: the
@@ -206,7 +215,7 @@ pub fn handshake(
     host_header: &str,
     mut stream: std::net::TcpStream,
     timeout: std::time::Duration,
-) -> Result<(), String> {
+) -> Result<Negotiated, String> {
     let config = spec.client_config().map_err(|e| e.to_string())?;
     let name = server_name(host_header)?;
     let mut conn = rustls::ClientConnection::new(config, name).map_err(|e| e.to_string())?;
@@ -228,9 +237,23 @@ pub fn handshake(
             }
         }
     }
+    let negotiated = Negotiated {
+        version: conn
+            .protocol_version()
+            .and_then(|v| v.as_str())
+            .unwrap_or("?")
+            .to_string(),
+        cipher: conn
+            .negotiated_cipher_suite()
+            .map(|s| suite_name(s.suite()))
+            .unwrap_or_default(),
+        alpn: conn
+            .alpn_protocol()
+            .map(|p| String::from_utf8_lossy(p).into_owned()),
+    };
     conn.send_close_notify();
     let _ = conn.complete_io(&mut stream);
-    Ok(())
+    Ok(negotiated)
 }
 
 /// `--insecure`: any certificate is taken, as curl -k and h2load do, but

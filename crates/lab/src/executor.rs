@@ -141,6 +141,8 @@ pub struct Local<'a> {
     /// The address servers listen on: loopback, or the server host's
     /// benchmark-network address when the load comes from other hosts.
     pub listen: std::net::IpAddr,
+    /// The run's certificate, made when the first TLS server starts.
+    tls: Option<throng_servers::launch::TlsFiles>,
 }
 
 struct Server {
@@ -151,9 +153,25 @@ struct Server {
     timeout: Duration,
     /// Connections kept open between a level's slices, and their level.
     session: Option<(u32, throng_engine::Session)>,
+    /// Over TLS: how the load reaches it (trusting the run's certificate).
+    tls: Option<throng_engine::tls::TlsSpec>,
 }
 
 impl Server {
+    /// The engine's spec for `load` against this server, over TLS when it
+    /// serves TLS.
+    fn spec(&self, load: &RoundLoad) -> throng_engine::LoadSpec {
+        let mut t = targets(self.running.addr(), &self.paths);
+        if self.tls.is_some() {
+            for x in &mut t {
+                x.url = x.url.replacen("http://", "https://", 1);
+            }
+        }
+        let mut spec = load_spec(t, load);
+        spec.tls = self.tls.clone();
+        spec
+    }
+
     /// One round against this server: over its level's connections when
     /// they are open for this concurrency, fresh ones otherwise.
     fn round(
@@ -162,7 +180,7 @@ impl Server {
         sample: bool,
         control: &throng_engine::Control,
     ) -> Result<Measured, String> {
-        let spec = load_spec(targets(self.running.addr(), &self.paths), load);
+        let spec = self.spec(load);
         let sampler = sample.then(|| {
             Sampler::start_window(
                 self.running.pid(),
@@ -198,6 +216,7 @@ impl<'a> Local<'a> {
             interrupt,
             running: Vec::new(),
             listen: std::net::Ipv4Addr::LOCALHOST.into(),
+            tls: None,
         }
     }
 
@@ -260,6 +279,18 @@ impl Executor for Local<'_> {
         };
         let group_dir = group.dir_name();
         let first_path = w.files.first().map(|f| f.0.clone()).unwrap_or_default();
+        let tls_files = match server.protocol {
+            crate::study::Protocol::Http1 => None,
+            crate::study::Protocol::Https1 => {
+                if self.tls.is_none() {
+                    self.tls = Some(
+                        crate::certs::for_address(self.listen)
+                            .map_err(|e| early(format!("making the run's certificate: {e:#}")))?,
+                    );
+                }
+                self.tls.clone()
+            }
+        };
         let start = Start {
             name: &server.name,
             recipe: &recipe,
@@ -273,6 +304,7 @@ impl Executor for Local<'_> {
             listen: self.listen,
             ready_path: &first_path,
             patch: None,
+            tls: tls_files.as_ref(),
         };
         let running = launch::start(self.site, &start).map_err(|failure| NotReady {
             stage: Stage::Start,
@@ -286,7 +318,8 @@ impl Executor for Local<'_> {
         let checks = check_pinning(&running.processes(), &group.server_cpus)
             .map_err(|e| (Stage::Pinning, e))
             .and_then(|()| {
-                loopback::verify(running.addr(), &expected).map_err(|e| (Stage::Verification, e))
+                loopback::verify_at(&running.endpoint(), &expected)
+                    .map_err(|e| (Stage::Verification, e))
             });
         if let Err((stage, e)) = checks {
             return Err(NotReady {
@@ -305,6 +338,10 @@ impl Executor for Local<'_> {
             first_path,
             timeout: w.kind.request_timeout(),
             session: None,
+            tls: tls_files.map(|t| throng_engine::tls::TlsSpec {
+                ca_pem: Some(t.cert_pem),
+                ..throng_engine::tls::TlsSpec::default()
+            }),
         });
         Ok(started)
     }
@@ -320,7 +357,7 @@ impl Executor for Local<'_> {
         }
         for (name, load) in loads {
             if let Some(s) = self.get(name) {
-                let spec = load_spec(targets(s.running.addr(), &s.paths), load);
+                let spec = s.spec(load);
                 s.session = throng_engine::Session::open(&spec)
                     .ok()
                     .map(|x| (load.concurrency, x));
@@ -415,7 +452,9 @@ impl Executor for Local<'_> {
             .get(server)
             .ok_or_else(|| format!("{server} is not running"))?;
         let timeout = s.timeout;
-        loopback::get(s.running.addr(), &s.first_path, &[], timeout)
+        s.running
+            .endpoint()
+            .get(&s.first_path, &[], timeout)
             .map(|_| ())
             .map_err(|e| e.to_string())
     }

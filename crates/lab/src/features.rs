@@ -390,6 +390,9 @@ fn probe_started(
     server: &StudyServer,
     cpus: &[usize],
 ) -> anyhow::Result<Vec<FeatureResult>> {
+    if server.protocol == crate::study::Protocol::Https1 {
+        return probe_tls(site, server, cpus);
+    }
     let docroot = site.rundir.subdir(&["features-docroot"], None)?;
     write_docroot(&docroot)?;
     let recipe = &server.recipe;
@@ -420,6 +423,7 @@ fn probe_started(
         listen: Ipv4Addr::LOCALHOST.into(),
         ready_path: "/index.html",
         patch: Some(&patch),
+        tls: None,
     };
     let mut running = launch::start(site, &start)
         .map_err(|f| anyhow::anyhow!("{}{}", f.message, tail_note(&f.log_tail)))?;
@@ -455,12 +459,110 @@ fn probe_started(
             Feature::KeepAlive => probe_keep_alive(addr),
             Feature::DirListingOff => probe_dir_listing_off(addr),
             Feature::Sendfile => sendfile_from_config(recipe, &config),
-            Feature::Http2 | Feature::Tls => {
-                result(f, FeatureStatus::Untested, "untested until TLS load lands")
-            }
+            Feature::Http2 => result(
+                f,
+                FeatureStatus::Untested,
+                "untested until HTTP/2 load lands",
+            ),
+            Feature::Tls => match recipe.over_tls() {
+                Ok(Some(_)) => result(
+                    f,
+                    FeatureStatus::Untested,
+                    format!(
+                        "{} serves TLS in throng's recipe: add \"https1\" to the study's \
+                         `protocols` to measure and probe it",
+                        recipe.name
+                    ),
+                ),
+                _ => result(
+                    f,
+                    FeatureStatus::No,
+                    format!("throng's recipe for {} serves no TLS", recipe.name),
+                ),
+            },
         });
     }
     running.stop();
+    Ok(out)
+}
+
+/// A server over TLS: started with the run's kind of certificate, and one
+/// real handshake says what it negotiates. Every other feature is the
+/// cleartext server's, probed there.
+fn probe_tls(
+    site: Site,
+    server: &StudyServer,
+    cpus: &[usize],
+) -> anyhow::Result<Vec<FeatureResult>> {
+    let others = |why: &str| -> Vec<FeatureResult> {
+        Feature::ALL
+            .iter()
+            .filter(|&&f| f != Feature::Tls)
+            .map(|&f| result(f, FeatureStatus::Untested, why))
+            .collect()
+    };
+    let tls = match &server.unsupported {
+        Some(why) => result(Feature::Tls, FeatureStatus::No, why.clone()),
+        None => {
+            let docroot = site.rundir.subdir(&["features-docroot"], None)?;
+            write_docroot(&docroot)?;
+            let ip: std::net::IpAddr = Ipv4Addr::LOCALHOST.into();
+            let files = crate::certs::for_address(ip)?;
+            let start = Start {
+                name: &server.name,
+                recipe: &server.recipe,
+                backend: server.backend.as_ref(),
+                helper: None,
+                group_dir: "features",
+                docroot,
+                workers: 1,
+                concurrency: 16,
+                cpus: cpus.to_vec(),
+                listen: ip,
+                ready_path: "/index.html",
+                patch: None,
+                tls: Some(&files),
+            };
+            let mut running = launch::start(site, &start)
+                .map_err(|f| anyhow::anyhow!("{}{}", f.message, tail_note(&f.log_tail)))?;
+            let spec = throng_engine::tls::TlsSpec {
+                ca_pem: Some(files.cert_pem.clone()),
+                ..throng_engine::tls::TlsSpec::default()
+            };
+            let stream =
+                std::net::TcpStream::connect_timeout(&running.addr(), Duration::from_secs(5))?;
+            let shook = throng_engine::tls::handshake(
+                &spec,
+                &running.addr().to_string(),
+                stream,
+                Duration::from_secs(5),
+            );
+            running.stop();
+            match shook {
+                Ok(n) => result(
+                    Feature::Tls,
+                    FeatureStatus::Yes,
+                    format!(
+                        "handshake: {} {}, ALPN {}",
+                        n.version,
+                        n.cipher,
+                        n.alpn.as_deref().unwrap_or("none")
+                    ),
+                ),
+                Err(e) => result(
+                    Feature::Tls,
+                    FeatureStatus::No,
+                    format!("handshake failed: {e}"),
+                ),
+            }
+        }
+    };
+    let mut out = others("the same server as over cleartext: probed there");
+    let at = Feature::ALL
+        .iter()
+        .position(|&f| f == Feature::Tls)
+        .unwrap_or(out.len());
+    out.insert(at.min(out.len()), tls);
     Ok(out)
 }
 

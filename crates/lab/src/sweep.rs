@@ -114,7 +114,11 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
         // A server that cannot serve a dynamic workload shows that, not a
         // number.
         let mine = group.for_server(idx);
-        if let Err(reason) = s.recipe.workload(group.workload.kind) {
+        let unsupported = match &s.unsupported {
+            Some(why) => Err(why.clone()),
+            None => s.recipe.workload(group.workload.kind).map(|_| ()),
+        };
+        if let Err(reason) = unsupported {
             for &l in &levels {
                 let mut st = level_step(&mine, &s.name, l);
                 st.status = StepStatus::Unsupported;

@@ -24,6 +24,8 @@ fn probe(name: &str, dir: &Path) -> Vec<FeatureResult> {
         recipe,
         backend,
         profile: throng_servers::Profile::Defaults,
+        protocol: throng_lab::study::Protocol::Http1,
+        unsupported: None,
     };
     let user = RunAs::unprivileged();
     let rundir = RunDir::create(dir, "probe", 0, false).unwrap();
@@ -70,12 +72,11 @@ fn check_common(f: &BTreeMap<&str, (FeatureStatus, &str)>) {
     assert_eq!(f["gzip"].0, FeatureStatus::Yes, "{}", f["gzip"].1);
     assert_eq!(
         f["http2"],
-        (FeatureStatus::Untested, "untested until TLS load lands")
+        (FeatureStatus::Untested, "untested until HTTP/2 load lands")
     );
-    assert_eq!(
-        f["tls"],
-        (FeatureStatus::Untested, "untested until TLS load lands")
-    );
+    // Probed on the cleartext server: measuring TLS is `protocols`' work.
+    assert_eq!(f["tls"].0, FeatureStatus::Untested, "{}", f["tls"].1);
+    assert!(f["tls"].1.contains("add \"https1\""), "{}", f["tls"].1);
     let (st, ev) = f["throttling"];
     assert_eq!(st, FeatureStatus::Yes, "{ev}");
     let configured = (THROTTLE_KIB_S * 1024) as f64 / 1000.0;

@@ -58,6 +58,38 @@ pub struct Start<'a> {
     /// The path readiness is awaited on.
     pub ready_path: &'a str,
     pub patch: Option<Patch<'a>>,
+    /// Serve TLS with this certificate: written into the server's
+    /// directory as `tls-cert.pem` and `tls-key.pem` (where the recipe's
+    /// `[tls]` config reads them) before the server starts, and trusted by
+    /// every request made to it from then on.
+    pub tls: Option<&'a TlsFiles>,
+}
+
+/// A certificate (with the server's address among its names) and its key,
+/// in PEM.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    pub cert_pem: Vec<u8>,
+    pub key_pem: Vec<u8>,
+}
+
+impl TlsFiles {
+    /// How requests reach a server with this certificate at `ip`: trusting
+    /// it alone, by the address it is reached at.
+    pub fn target(&self, ip: IpAddr) -> anyhow::Result<throng_engine::probe::TlsTarget> {
+        let spec = throng_engine::tls::TlsSpec {
+            ca_pem: Some(self.cert_pem.clone()),
+            ..throng_engine::tls::TlsSpec::default()
+        };
+        Ok(throng_engine::probe::TlsTarget {
+            config: spec.client_config()?,
+            name: rustls_name(ip),
+        })
+    }
+}
+
+fn rustls_name(ip: IpAddr) -> throng_engine::tls::ServerName<'static> {
+    throng_engine::tls::ServerName::IpAddress(ip.into())
 }
 
 /// Where and as whom servers start.
@@ -89,6 +121,8 @@ pub struct Running {
     logs: Vec<PathBuf>,
     /// The server's directory (its first config was rendered there).
     pub dir: PathBuf,
+    /// Over TLS: how every request to it is made.
+    pub tls: Option<throng_engine::probe::TlsTarget>,
 }
 
 impl Running {
@@ -149,13 +183,23 @@ impl Running {
     /// response, or fails when it exits or `within` passes.
     pub fn wait_ready(&mut self, path: &str, within: Duration) -> anyhow::Result<()> {
         let addr = self.addr();
-        wait_ready(&mut self.server, addr, path, within)
+        let tls = self.tls.clone();
+        wait_ready(&mut self.server, addr, tls.as_ref(), path, within)
+    }
+
+    /// Where requests to it go, and over TLS how.
+    pub fn endpoint(&self) -> loopback::Endpoint {
+        loopback::Endpoint {
+            addr: self.addr(),
+            tls: self.tls.clone(),
+        }
     }
 }
 
 fn wait_ready(
     p: &mut ServerProcess,
     addr: SocketAddr,
+    tls: Option<&throng_engine::probe::TlsTarget>,
     path: &str,
     within: Duration,
 ) -> anyhow::Result<()> {
@@ -164,7 +208,7 @@ fn wait_ready(
         if let Some(e) = p.exited() {
             bail!("exited ({e}) before it was ready");
         }
-        match loopback::get(addr, path, &[], Duration::from_millis(500)) {
+        match loopback::get_over(addr, tls, path, &[], Duration::from_millis(500)) {
             Ok(_) => return Ok(()),
             Err(e) if Instant::now() >= deadline => bail!("not ready after {within:?}: {e}"),
             Err(_) => std::thread::sleep(Duration::from_millis(50)),
@@ -257,7 +301,7 @@ pub fn start(site: Site, s: &Start) -> Result<Running, StartFailure> {
             let ip = IpAddr::V4(Ipv4Addr::LOCALHOST);
             let addr = SocketAddr::new(ip, loopback::free_port(ip)?);
             let mut l = launch(site, s, b, &name, &dir, addr, None, &mut configs)?;
-            if let Err(e) = wait_ready(&mut l.process, addr, "/", READY_WITHIN) {
+            if let Err(e) = wait_ready(&mut l.process, addr, None, "/", READY_WITHIN) {
                 let tail = l.process.log_tail(&l.logs, 20);
                 l.process.stop(STOP_GRACE);
                 return Ok(Err((e.context(format!("backend {}", b.name)), tail)));
@@ -276,6 +320,10 @@ pub fn start(site: Site, s: &Start) -> Result<Running, StartFailure> {
     }
     let dir = match site.rundir.subdir(&[s.group_dir, s.name], site.user) {
         Ok(d) => d,
+        Err(e) => return Err(fail(e, String::new(), configs)),
+    };
+    let tls = match s.tls.map(|t| write_tls(&dir, t, s.listen)).transpose() {
+        Ok(t) => t,
         Err(e) => return Err(fail(e, String::new(), configs)),
     };
     if let (None, Some(helper)) = (&behind, s.helper) {
@@ -334,11 +382,29 @@ pub fn start(site: Site, s: &Start) -> Result<Running, StartFailure> {
         configs,
         logs,
         dir,
+        tls,
     };
     match r.wait_ready(s.ready_path, READY_WITHIN) {
         Ok(()) => Ok(r),
         Err(e) => Err(r.fail(e)),
     }
+}
+
+/// The certificate and key where a recipe's `[tls]` config reads them.
+/// Readable by all: a server that drops privileges may read its key after,
+/// and the pair is made for this run alone.
+fn write_tls(
+    dir: &std::path::Path,
+    t: &TlsFiles,
+    ip: IpAddr,
+) -> anyhow::Result<throng_engine::probe::TlsTarget> {
+    use std::os::unix::fs::PermissionsExt;
+    for (name, pem) in [("tls-cert.pem", &t.cert_pem), ("tls-key.pem", &t.key_pem)] {
+        let path = dir.join(name);
+        std::fs::write(&path, pem).with_context(|| format!("writing {}", path.display()))?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))?;
+    }
+    t.target(ip)
 }
 
 impl Running {

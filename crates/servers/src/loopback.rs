@@ -45,7 +45,36 @@ pub fn get(
     extra: &[(&str, &str)],
     timeout: Duration,
 ) -> Result<Fetched, FetchError> {
-    probe::fetch(addr, &request(addr, path, extra), false, timeout)
+    get_over(addr, None, path, extra, timeout)
+}
+
+/// [`get`], over TLS when `tls` is given.
+pub fn get_over(
+    addr: SocketAddr,
+    tls: Option<&probe::TlsTarget>,
+    path: &str,
+    extra: &[(&str, &str)],
+    timeout: Duration,
+) -> Result<Fetched, FetchError> {
+    probe::fetch_over(addr, tls, &request(addr, path, extra), false, timeout)
+}
+
+/// A server's address, and how to reach it over TLS when it serves TLS.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    pub addr: SocketAddr,
+    pub tls: Option<probe::TlsTarget>,
+}
+
+impl Endpoint {
+    pub fn get(
+        &self,
+        path: &str,
+        extra: &[(&str, &str)],
+        timeout: Duration,
+    ) -> Result<Fetched, FetchError> {
+        get_over(self.addr, self.tls.as_ref(), path, extra, timeout)
+    }
 }
 
 /// What a server must answer before any load: each static URL with the
@@ -62,9 +91,16 @@ pub struct Expected {
 
 /// Every URL's status, headers and exact body.
 pub fn verify(addr: SocketAddr, e: &Expected) -> anyhow::Result<()> {
+    verify_at(&Endpoint { addr, tls: None }, e)
+}
+
+/// [`verify`] against an endpoint, over TLS when it serves TLS.
+pub fn verify_at(at: &Endpoint, e: &Expected) -> anyhow::Result<()> {
     for (path, file) in &e.files {
         let want = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
-        let got = get(addr, path, &[], e.timeout).with_context(|| format!("GET {path}"))?;
+        let got = at
+            .get(path, &[], e.timeout)
+            .with_context(|| format!("GET {path}"))?;
         if got.status != 200 {
             bail!("GET {path}: status {} instead of 200", got.status);
         }
@@ -83,7 +119,7 @@ pub fn verify(addr: SocketAddr, e: &Expected) -> anyhow::Result<()> {
         }
     }
     for (path, content_type) in &e.stable {
-        verify_stable(addr, path, content_type, e.timeout)?;
+        verify_stable(at, path, content_type, e.timeout)?;
     }
     Ok(())
 }
@@ -100,12 +136,15 @@ fn uncompressed(path: &str, got: &Fetched) -> anyhow::Result<()> {
 /// since the load engine takes the first response's size and checksum as
 /// the reference for every later one.
 fn verify_stable(
-    addr: SocketAddr,
+    at: &Endpoint,
     path: &str,
     content_type: &str,
     timeout: Duration,
 ) -> anyhow::Result<()> {
-    let fetch = || get(addr, path, &[], timeout).with_context(|| format!("GET {path}"));
+    let fetch = || {
+        at.get(path, &[], timeout)
+            .with_context(|| format!("GET {path}"))
+    };
     let first = fetch()?;
     if first.status != 200 {
         bail!("GET {path}: status {} instead of 200", first.status);

@@ -9,7 +9,9 @@
 //! setting its recipe's `notes` say so, and the notes are stored with results.
 //! A recipe's `[profiles.tuned]` adds what the server's documentation
 //! advises for static files (see `profile`), and its `[parity.*]` tables
-//! say where each setting's value comes from (see `parity`).
+//! say where each setting's value comes from (see `parity`). Its `[tls]`
+//! table says how the same config serves HTTPS/1.1 instead, on the same
+//! address and port (see `profile`, [`Recipe::over_tls`]).
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -23,7 +25,7 @@ use throng_model::WorkloadKind;
 
 use crate::helper::Helper;
 use crate::names;
-use crate::probe::ProbeSettings;
+use crate::probe::{Insert, ProbeSettings};
 use crate::rules::{self, ParityRule, Profile, Profiles};
 use crate::template::substitute;
 
@@ -80,6 +82,32 @@ pub struct ConfigTemplate {
     pub template: String,
 }
 
+/// A recipe's `[tls]` table: how its config is changed to serve TLS
+/// (HTTPS/1.1) on the address and port it would serve cleartext on, with
+/// the certificate and key the lab writes into the server's directory
+/// before it starts, `{{rundir}}/tls-cert.pem` and `{{rundir}}/tls-key.pem`.
+/// Every built-in that has one offers TLS 1.2 and 1.3 only, honours the
+/// client's cipher order where the server lets it be said, keeps its
+/// default session resumption and speaks HTTP/1.1 only; its notes say
+/// where a server cannot.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsTable {
+    /// Which directives are set and why, with the server's documentation;
+    /// stored with the results like the recipe's notes.
+    pub notes: String,
+    /// Insertions into the config templates, each into the first template
+    /// that has its anchor, as a profile's are.
+    #[serde(default)]
+    pub insert: Vec<Insert>,
+}
+
+/// Where the lab writes a TLS server's certificate (PEM), as the
+/// templates of a `[tls]` table name it.
+pub const TLS_CERT: &str = "{{rundir}}/tls-cert.pem";
+/// Where the lab writes that certificate's private key (PEM).
+pub const TLS_KEY: &str = "{{rundir}}/tls-key.pem";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Recipe {
@@ -131,6 +159,10 @@ pub struct Recipe {
     /// rendered config sets it and the server's default otherwise.
     #[serde(default)]
     pub parity: BTreeMap<String, ParityRule>,
+    /// How the config serves TLS; `None` when throng cannot run this
+    /// server over TLS (see [`Recipe::over_tls`]).
+    #[serde(default)]
+    pub tls: Option<TlsTable>,
 }
 
 fn default_stop_signal() -> String {
@@ -209,7 +241,8 @@ impl Recipe {
     }
 
     /// Everything that would otherwise fail in the middle of a study:
-    /// names that become paths, the stop signal, the workload tables.
+    /// names that become paths, the stop signal, the workload tables, and
+    /// whether the tuned profile and the `[tls]` table apply.
     fn check(&self) -> anyhow::Result<()> {
         names::check("recipe name", &self.name)?;
         if self.start.is_empty() {
@@ -228,6 +261,7 @@ impl Recipe {
         if self.profiles.tuned.is_some() {
             self.profiled(Profile::Tuned)?;
         }
+        self.over_tls()?;
         rules::check(&self.parity).with_context(|| format!("recipe {}", self.name))?;
         for (k, w) in &self.workloads {
             let kind = WorkloadKind::parse(k).filter(|k| k.is_dynamic());
@@ -286,6 +320,7 @@ impl Recipe {
             probe: ProbeSettings::default(),
             profiles: Profiles::default(),
             parity: BTreeMap::new(),
+            tls: None,
         })
     }
 

@@ -52,6 +52,7 @@ fn every_installed_server_listens_only_on_the_address_given() {
             listen,
             ready_path: "/index.html",
             patch: None,
+            tls: None,
         };
         let mut running = start(site, &s).unwrap_or_else(|e| {
             panic!("{} on {listen}: {}\n{}", recipe.name, e.message, e.log_tail)

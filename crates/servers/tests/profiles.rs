@@ -51,6 +51,7 @@ fn serve(rd: &RunDir, docroot: &Path, name: &str, profile: Profile) -> Running {
         listen: Ipv4Addr::LOCALHOST.into(),
         ready_path: "/index.html",
         patch: None,
+        tls: None,
     };
     start(site, &s)
         .unwrap_or_else(|e| panic!("{name} {}: {}\n{}", profile.name(), e.message, e.log_tail))

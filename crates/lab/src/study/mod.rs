@@ -171,6 +171,10 @@ pub struct StudyFile {
     /// named `SERVER-PROFILE`, to measure what tuning is worth.
     #[serde(default)]
     pub profiles: Option<Vec<String>>,
+    /// How clients speak to every server: "http1" (the default), "https1";
+    /// each after the first makes a server `SERVER-PROTOCOL`.
+    #[serde(default)]
+    pub protocols: Option<Vec<String>>,
     /// Where the servers run: "local" or "ssh://[user@]host[:port]".
     #[serde(default)]
     pub server_host: Option<String>,
@@ -214,10 +218,63 @@ fn d_patience() -> f64 {
 #[derive(Debug, Clone, PartialEq)]
 pub struct StudyServer {
     pub name: String,
-    /// The recipe with its profile applied.
+    /// The recipe with its profile (and its protocol's config) applied.
     pub recipe: Recipe,
     pub backend: Option<Recipe>,
     pub profile: Profile,
+    pub protocol: Protocol,
+    /// Why the server cannot be measured with its protocol (a recipe that
+    /// serves no TLS): its steps are stored as unsupported, with this.
+    pub unsupported: Option<String>,
+}
+
+/// How clients speak to a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// Cleartext HTTP/1.1.
+    Http1,
+    /// HTTP/1.1 over TLS, with a certificate the lab makes for the run.
+    Https1,
+}
+
+impl Protocol {
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Http1 => "http1",
+            Protocol::Https1 => "https1",
+        }
+    }
+
+    fn parse(s: &str) -> anyhow::Result<Protocol> {
+        match s {
+            "http1" => Ok(Protocol::Http1),
+            "https1" => Ok(Protocol::Https1),
+            "h2" | "h2c" => bail!(
+                "protocols: {s:?} is not in this build yet: HTTP/2 load comes next; give \
+                 \"http1\" or \"https1\""
+            ),
+            _ => bail!("protocols: {s:?}: give \"http1\" or \"https1\""),
+        }
+    }
+}
+
+/// The protocols a study asks for, in order (default: cleartext HTTP/1.1).
+fn protocols(f: &StudyFile) -> anyhow::Result<Vec<Protocol>> {
+    let Some(list) = &f.protocols else {
+        return Ok(vec![Protocol::Http1]);
+    };
+    if list.is_empty() {
+        bail!("protocols: give at least one of \"http1\", \"https1\"");
+    }
+    let mut out = Vec::new();
+    for p in list {
+        let p = Protocol::parse(p)?;
+        if out.contains(&p) {
+            bail!("protocols: {:?} is listed twice", p.name());
+        }
+        out.push(p);
+    }
+    Ok(out)
 }
 
 /// A validated study.
@@ -338,12 +395,14 @@ impl Study {
     pub fn parse_at(text: &str, recipes: &Recipes, base: &Path) -> anyhow::Result<Study> {
         let f: StudyFile = toml::from_str(text).map_err(|e| one_line(text, &e))?;
         let profiles = profiles(&f)?;
+        let protocols = protocols(&f)?;
         let mut servers = Vec::new();
-        for (e, profile) in f
-            .servers
-            .iter()
-            .flat_map(|e| profiles.iter().map(move |p| (e, *p)))
-        {
+        for (e, profile, protocol) in f.servers.iter().flat_map(|e| {
+            profiles
+                .iter()
+                .flat_map(|p| protocols.iter().map(move |q| (*p, *q)))
+                .map(move |(p, q)| (e, p, q))
+        }) {
             let (name, recipe) = match e {
                 ServerEntry::Recipe(n) => (n.clone(), find(recipes, n)?),
                 ServerEntry::Table {
@@ -366,7 +425,26 @@ impl Study {
             } else {
                 format!("{name}-{}", profile.name())
             };
+            let name = if protocol == protocols[0] {
+                name
+            } else {
+                format!("{name}-{}", protocol.name())
+            };
             let recipe = recipe.profiled(profile)?;
+            let (recipe, unsupported) = match protocol {
+                Protocol::Http1 => (recipe, None),
+                Protocol::Https1 => match recipe.over_tls()? {
+                    Some(r) => (r, None),
+                    None => {
+                        let why = format!(
+                            "{} serves no TLS in throng's recipe, so it is not measured over \
+                             https1",
+                            recipe.name
+                        );
+                        (recipe, Some(why))
+                    }
+                },
+            };
             names::check("server name", &name)?;
             if servers.iter().any(|s: &StudyServer| s.name == name) {
                 bail!("server {name:?} is listed twice");
@@ -380,6 +458,8 @@ impl Study {
                 recipe,
                 backend,
                 profile,
+                protocol,
+                unsupported,
             });
         }
         if servers.is_empty() {
@@ -427,6 +507,14 @@ impl Study {
         let (default_load, loads) = resolve_loads(&f, &workloads, &concurrency, base)?;
         let hosts = Hosts::parse(&f)?;
         if !hosts.is_local() {
+            if let Some(s) = servers.iter().find(|s| s.protocol != Protocol::Http1) {
+                bail!(
+                    "protocols: {} runs {} from this machine only for now; remove \
+                     server_host and client_hosts",
+                    s.name,
+                    s.protocol.name()
+                );
+            }
             if let Some(w) = loads.iter().find(|w| w.shape.users.is_some()) {
                 bail!(
                     "sessions ({}): users who think run from this machine only for now; remove \
