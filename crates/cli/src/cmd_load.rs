@@ -1,7 +1,6 @@
 //! `throng load`: options in, a validated `LoadSpec` out, the engine run,
 //! and what it measured printed for people (or as JSON for programs).
 
-use std::net::ToSocketAddrs;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -9,6 +8,7 @@ use anyhow::{bail, Context, Result};
 use throng_engine::{Control, EngineError, ExpectStatus, LoadSpec, Order, SpecError, Stop, Target};
 use throng_model::{ErrorKind, Latency, Summary, Verdict};
 
+use crate::args::{parse_duration, parse_target};
 use crate::fmt::{human_bytes, human_count, human_us};
 
 #[derive(clap::Args, Debug)]
@@ -121,70 +121,6 @@ pub struct LoadArgs {
 pub enum OrderArg {
     Sequential,
     Random,
-}
-
-/// "10s", "250ms", "2m", "1h", "1.5s" or a plain number of seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let (num, unit) = match s.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
-        Some(i) => s.split_at(i),
-        None => (s, "s"),
-    };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration (try 10s, 500ms, 2m)"))?;
-    let secs = match unit {
-        "us" | "µs" => v / 1e6,
-        "ms" => v / 1e3,
-        "s" | "" => v,
-        "m" | "min" => v * 60.0,
-        "h" => v * 3600.0,
-        _ => {
-            return Err(format!(
-                "`{s}`: unknown unit `{unit}` (use us, ms, s, m or h)"
-            ))
-        }
-    };
-    if !secs.is_finite() || secs < 0.0 {
-        return Err(format!("`{s}` is not a duration"));
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
-
-/// An `http://` URL resolved to an address, as the engine wants it.
-pub fn parse_target(raw: &str) -> Result<Target> {
-    let url = url::Url::parse(raw).map_err(|e| anyhow::anyhow!("`{raw}` is not a URL: {e}"))?;
-    match url.scheme() {
-        "http" | "https" => {}
-        s => bail!("`{raw}`: unsupported scheme `{s}` (give http:// or https://)"),
-    }
-    let host = url
-        .host_str()
-        .with_context(|| format!("`{raw}` has no host"))?;
-    let port = url.port_or_known_default().unwrap_or(80);
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let addr = (bare, port)
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve host `{host}`"))?
-        .next()
-        .with_context(|| format!("host `{host}` has no address"))?;
-    let host_header = match url.port() {
-        Some(p) => format!("{host}:{p}"),
-        None => host.to_string(),
-    };
-    let mut path = url.path().to_string();
-    if let Some(q) = url.query() {
-        path.push('?');
-        path.push_str(q);
-    }
-    Ok(Target {
-        addr,
-        host_header,
-        path,
-        url: url.to_string(),
-        method: None,
-        body: None,
-    })
 }
 
 fn read_url_list(file: &PathBuf, base: Option<&str>) -> Result<Vec<Target>> {

@@ -472,7 +472,7 @@ mod tests {
 
     #[test]
     fn threads_are_placed_round_the_mask() {
-        let target = crate::cmd_load::parse_target("http://127.0.0.1:1/x").unwrap();
+        let target = crate::args::parse_target("http://127.0.0.1:1/x").unwrap();
         let mut spec = LoadSpec::new(vec![target]);
         spec.cpus = vec![2, 5];
         spec.threads = 3;

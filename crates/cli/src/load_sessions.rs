@@ -10,7 +10,7 @@ use throng_engine::users::{Arrival, Spacing, Think, Users, UsersError};
 use throng_engine::LoadSpec;
 use throng_model::Summary;
 
-use crate::cmd_load::{parse_duration, parse_target};
+use crate::args::{parse_duration, parse_target};
 use crate::fmt::{human_count, human_us};
 
 /// Browsers open up to six connections per host for a page's objects.

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod args;
 mod cmd_compare;
 mod cmd_doctor;
 mod cmd_hosts;

@@ -24,6 +24,7 @@ pub mod markdown;
 pub mod parity;
 pub mod png;
 pub mod ratios;
+pub mod session_table;
 pub mod svg;
 pub mod table;
 pub mod tables;

@@ -297,6 +297,16 @@ impl Table {
     }
 }
 
+/// A core count in a table: "–" when it is not known (a server throng did
+/// not start), not 0.
+pub(crate) fn cores_cell(cores: u32) -> Cell {
+    if cores > 0 {
+        Cell::lit(cores.to_string())
+    } else {
+        Cell::none()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
