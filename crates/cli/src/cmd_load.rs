@@ -711,10 +711,12 @@ mod tests {
         let t = parse_target("http://[::1]/").unwrap();
         assert_eq!(t.addr, "[::1]:80".parse().unwrap());
         assert_eq!(t.host_header, "[::1]");
-        assert!(parse_target("https://127.0.0.1/")
+        let t = parse_target("https://127.0.0.1/").unwrap();
+        assert_eq!((t.addr.port(), t.is_tls()), (443, true));
+        assert!(parse_target("ftp://127.0.0.1/")
             .unwrap_err()
             .to_string()
-            .contains("https"));
+            .contains("give http:// or https://"));
         assert!(parse_target("127.0.0.1:80").is_err());
         assert!(parse_target("not a url").is_err());
     }
