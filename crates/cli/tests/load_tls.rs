@@ -187,8 +187,9 @@ fn a_certificate_is_trusted_through_cacert_and_refused_without() {
 }
 
 /// Forwards the first `good` connections to `to`; later ones are read
-/// for their ClientHello and closed.
-fn proxy(to: std::net::SocketAddr, good: usize) -> (u16, Arc<AtomicBool>) {
+/// for their ClientHello and closed, or with `stall` held open silent
+/// until the proxy stops.
+fn proxy(to: std::net::SocketAddr, good: usize, stall: bool) -> (u16, Arc<AtomicBool>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -204,6 +205,17 @@ fn proxy(to: std::net::SocketAddr, good: usize) -> (u16, Arc<AtomicBool>) {
             };
             client.set_nonblocking(false).unwrap();
             let n = seen.fetch_add(1, Ordering::SeqCst);
+            if n >= good && stall {
+                let flag = flag.clone();
+                std::thread::spawn(move || {
+                    let _held = client;
+                    let deadline = Instant::now() + Duration::from_secs(30);
+                    while !flag.load(Ordering::Relaxed) && Instant::now() < deadline {
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                });
+                continue;
+            }
             if n >= good {
                 let mut c = client;
                 let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
@@ -236,7 +248,7 @@ fn proxy(to: std::net::SocketAddr, good: usize) -> (u16, Arc<AtomicBool>) {
 fn a_server_closing_mid_handshake_is_a_tls_error() {
     let ng = nginx();
     // The check before the load, then nine good connections.
-    let (port, stop) = proxy(([127, 0, 0, 1], ng.port).into(), 10);
+    let (port, stop) = proxy(([127, 0, 0, 1], ng.port).into(), 10, false);
     let j = throng_json(&[
         "load",
         &format!("https://127.0.0.1:{port}/"),
@@ -254,4 +266,33 @@ fn a_server_closing_mid_handshake_is_a_tls_error() {
     assert_eq!(u(&j, "/errors/tls"), 11);
     assert_eq!(u(&j, "/errors_total"), 11);
     assert_eq!(u(&j["tls"], "/handshakes"), 9);
+}
+
+#[test]
+fn a_server_silent_mid_handshake_times_out_as_tls_within_the_deadline() {
+    let ng = nginx();
+    // The check before the load gets through; then every handshake stalls.
+    let (port, stop) = proxy(([127, 0, 0, 1], ng.port).into(), 1, true);
+    let started = Instant::now();
+    let j = throng_json(&[
+        "load",
+        &format!("https://127.0.0.1:{port}/"),
+        "--insecure",
+        "--close",
+        "--timeout",
+        "300ms",
+        "-n",
+        "3",
+        "-c",
+        "1",
+        "-t",
+        "1",
+    ]);
+    let took = started.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    assert_eq!(u(&j, "/completed"), 0);
+    assert_eq!(u(&j, "/errors/tls"), 3);
+    assert_eq!(u(&j, "/errors_total"), 3);
+    // Three timeouts of 300 ms, each seen within a scan of its time.
+    assert!(took < Duration::from_secs(5), "{took:?}");
 }
