@@ -91,3 +91,26 @@ fn a_study_runs_each_server_over_cleartext_and_tls() {
     assert!(evidence.contains("https1"), "{evidence}");
     assert_eq!(tls_feature("varnish").0, "no");
 }
+
+#[test]
+fn an_rsa_certificate_is_served_when_the_study_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("study.toml");
+    std::fs::write(
+        &study,
+        "name = 'rsa'\nservers = ['nginx']\nworkloads = ['tiny']\ncores = [1]\n\
+         concurrency = [2]\nprotocols = ['https1']\ncertificate = 'rsa2048'\nfeatures = false\n\
+         warmup_seconds = 0.2\n[load]\nrequests = 100\n\
+         [rounds]\nseconds = 0.5\nwarmup_seconds = 0.0\nmin = 1\nmax = 1\n",
+    )
+    .unwrap();
+    let j = support::lab_report(&study, &dir.path().join("t.db"), Duration::from_secs(120));
+    let step = &j["run"]["steps"][0];
+    assert_eq!(step["server"], "nginx");
+    let sum = &step["rounds"][0]["summary"];
+    assert_eq!(sum["completed"], 100, "{sum}");
+    assert_eq!(sum["tls"]["handshakes"], 2, "{sum}");
+    // The certificate the server was given, beside its config.
+    let toml = j["run"]["run"]["study_toml"].as_str().unwrap_or_default();
+    assert!(toml.contains("rsa2048"), "{toml}");
+}

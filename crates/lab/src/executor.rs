@@ -284,7 +284,7 @@ impl Executor for Local<'_> {
             crate::study::Protocol::Https1 => {
                 if self.tls.is_none() {
                     self.tls = Some(
-                        crate::certs::for_address(self.listen)
+                        crate::certs::for_address(self.listen, server.certificate)
                             .map_err(|e| early(format!("making the run's certificate: {e:#}")))?,
                     );
                 }

@@ -507,7 +507,7 @@ fn probe_tls(
             let docroot = site.rundir.subdir(&["features-docroot"], None)?;
             write_docroot(&docroot)?;
             let ip: std::net::IpAddr = Ipv4Addr::LOCALHOST.into();
-            let files = crate::certs::for_address(ip)?;
+            let files = crate::certs::for_address(ip, server.certificate)?;
             let start = Start {
                 name: &server.name,
                 recipe: &server.recipe,

@@ -26,6 +26,7 @@ fn probe(name: &str, dir: &Path) -> Vec<FeatureResult> {
         profile: throng_servers::Profile::Defaults,
         protocol: throng_lab::study::Protocol::Http1,
         unsupported: None,
+        certificate: Default::default(),
     };
     let user = RunAs::unprivileged();
     let rundir = RunDir::create(dir, "probe", 0, false).unwrap();

@@ -175,6 +175,10 @@ pub struct StudyFile {
     /// each after the first makes a server `SERVER-PROTOCOL`.
     #[serde(default)]
     pub protocols: Option<Vec<String>>,
+    /// The key of the run's TLS certificate: "ecdsa-p256" (default) or
+    /// "rsa2048".
+    #[serde(default)]
+    pub certificate: Option<String>,
     /// Where the servers run: "local" or "ssh://[user@]host[:port]".
     #[serde(default)]
     pub server_host: Option<String>,
@@ -226,6 +230,8 @@ pub struct StudyServer {
     /// Why the server cannot be measured with its protocol (a recipe that
     /// serves no TLS): its steps are stored as unsupported, with this.
     pub unsupported: Option<String>,
+    /// Over TLS: the key of the certificate it serves.
+    pub certificate: crate::certs::CertKind,
 }
 
 /// How clients speak to a server.
@@ -396,6 +402,15 @@ impl Study {
         let f: StudyFile = toml::from_str(text).map_err(|e| one_line(text, &e))?;
         let profiles = profiles(&f)?;
         let protocols = protocols(&f)?;
+        let certificate = match &f.certificate {
+            None => crate::certs::CertKind::default(),
+            Some(c) => crate::certs::CertKind::parse(c).ok_or_else(|| {
+                anyhow::anyhow!("certificate = {c:?}: give \"ecdsa-p256\" or \"rsa2048\"")
+            })?,
+        };
+        if f.certificate.is_some() && !protocols.contains(&Protocol::Https1) {
+            bail!("certificate: only TLS servers serve one; add \"https1\" to `protocols`");
+        }
         let mut servers = Vec::new();
         for (e, profile, protocol) in f.servers.iter().flat_map(|e| {
             profiles
@@ -460,6 +475,7 @@ impl Study {
                 profile,
                 protocol,
                 unsupported,
+                certificate,
             });
         }
         if servers.is_empty() {
