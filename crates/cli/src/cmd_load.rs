@@ -109,7 +109,7 @@ pub struct LoadArgs {
     /// --rate are split over them, they start together, and their counts
     /// and histograms are merged. -t is per host [default: each host's CPUs].
     /// The ssh command is THRONG_SSH_COMMAND's, else `ssh`.
-    #[arg(long, value_name = "HOSTS", conflicts_with = "sessions")]
+    #[arg(long, value_name = "HOSTS")]
     pub hosts: Option<String>,
     #[command(flatten)]
     pub users: crate::load_sessions::SessionArgs,

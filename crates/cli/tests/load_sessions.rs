@@ -285,3 +285,31 @@ fn a_saved_sessions_load_is_reported_by_its_users() {
     assert_eq!(s["completed"], 18);
     assert_eq!(s["sessions"]["completed"], 6);
 }
+
+#[test]
+fn sessions_run_from_another_host_with_the_same_counts() {
+    let ng = nginx();
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "s.log",
+        "/index.html think=0.01\n\t/style.css\n/about.html\n",
+    );
+    // An agent on this machine stands in for a client host.
+    let j = throng_json(&[
+        "load",
+        &ng.url("/"),
+        "--sessions",
+        &file,
+        "-c",
+        "2",
+        "-n",
+        "4",
+        "--hosts",
+        "local",
+    ]);
+    let s = &j["sessions"];
+    assert_eq!((u(s, "/started"), u(s, "/completed")), (4, 4));
+    assert_eq!(u(&j, "/completed"), 12);
+    assert_eq!(log(&ng, 12).len(), 12);
+}

@@ -47,12 +47,27 @@ pub fn split(spec: &LoadSpec, n: usize) -> Result<Vec<LoadSpec>, RemoteError> {
         return Err(RemoteError::Split("no host to run the load".into()));
     }
     let c = spec.connections;
-    if c < n {
+    // Users who think are spread whole: each host gets users, each with
+    // its `conns_per_user` connections, and its share of the arrivals.
+    let (units, per_unit) = match &spec.users {
+        Some(u) => (u.slots(c), u.conns_per_user.max(1)),
+        None => (c, 1),
+    };
+    if units < n {
+        let what = if spec.users.is_some() {
+            "users"
+        } else {
+            "connections"
+        };
         return Err(RemoteError::Split(format!(
-            "{c} connections cannot be spread over {n} hosts: give at least one per host"
+            "{units} {what} cannot be spread over {n} hosts: give at least one per host"
         )));
     }
-    let conns: Vec<usize> = (0..n).map(|i| c / n + usize::from(i < c % n)).collect();
+    let shares: Vec<usize> = (0..n)
+        .map(|i| units / n + usize::from(i < units % n))
+        .collect();
+    let conns: Vec<usize> = shares.iter().map(|&u| u * per_unit).collect();
+    let c = units * per_unit;
     let requests = match spec.stop {
         Stop::Requests(total) => Some(largest_remainder(total, &conns)),
         Stop::Duration(_) => None,
@@ -64,6 +79,11 @@ pub fn split(spec: &LoadSpec, n: usize) -> Result<Vec<LoadSpec>, RemoteError> {
             let mut s = spec.clone();
             s.connections = ci;
             s.rate = spec.rate.map(|r| r * ci as f64 / c as f64);
+            if let Some(u) = &mut s.users {
+                if let throng_engine::users::Arrival::Open { per_sec, .. } = &mut u.arrival {
+                    *per_sec *= ci as f64 / c as f64;
+                }
+            }
             if let Some(r) = &requests {
                 s.stop = Stop::Requests(r[i]);
             }
@@ -358,6 +378,51 @@ mod tests {
         let rates: Vec<f64> = parts.iter().map(|p| p.rate.unwrap()).collect();
         assert_eq!(rates, [1200.0, 900.0, 900.0]);
         assert_eq!(parts[0].seed + 2, parts[2].seed);
+    }
+
+    #[test]
+    fn users_are_spread_whole_with_their_connections_and_arrivals() {
+        use throng_engine::users::{Arrival, Page, Script, Spacing, Think, Users};
+        // 5 users of 6 connections each, arriving at 50 a second.
+        let mut s = spec(30, Stop::Requests(7), None);
+        s.users = Some(Users {
+            scripts: vec![Script {
+                pages: vec![Page {
+                    request: 0,
+                    burst: vec![],
+                    think: None,
+                }],
+            }],
+            arrival: Arrival::Open {
+                per_sec: 50.0,
+                spacing: Spacing::Uniform,
+            },
+            conns_per_user: 6,
+            think: Think::Fixed(std::time::Duration::ZERO),
+        });
+        let parts = split(&s, 2).unwrap();
+        let conns: Vec<usize> = parts.iter().map(|p| p.connections).collect();
+        assert_eq!(conns, [18, 12]);
+        let sessions: Vec<u64> = parts
+            .iter()
+            .map(|p| match p.stop {
+                Stop::Requests(n) => n,
+                _ => 0,
+            })
+            .collect();
+        assert_eq!(sessions, [4, 3]);
+        let rates: Vec<f64> = parts
+            .iter()
+            .map(|p| match p.users.as_ref().unwrap().arrival {
+                Arrival::Open { per_sec, .. } => per_sec,
+                Arrival::Population => 0.0,
+            })
+            .collect();
+        assert_eq!(rates, [30.0, 20.0]);
+        // Fewer users than hosts.
+        s.connections = 6;
+        let e = split(&s, 2).unwrap_err().to_string();
+        assert!(e.contains("1 users cannot be spread over 2 hosts"), "{e}");
     }
 
     #[test]

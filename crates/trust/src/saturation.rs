@@ -9,6 +9,12 @@ use throng_model::StepRecord;
 /// as a starved client does. So late sends are named only as what a busy or
 /// starved client caused, never as the cause.
 pub const LATE_SEND_SHARE: f64 = 0.01;
+/// Fewest unexplained late sends that can say a schedule was not kept. A
+/// short round at a low rate sends a few hundred requests, of which 1% is
+/// two or three: one scheduler hiccup on a shared machine (a neighbour's
+/// burst the run-queue figure does not see) makes that many, while a
+/// server that cannot keep up makes every send after its first stall late.
+pub const LATE_SEND_MIN: f64 = 10.0;
 /// Share of an offered rate a server must complete to have kept up with
 /// it. An open-model round ends with the requests of its last moments still
 /// in flight (about a latency's worth of sends, well under 1% at rates a
@@ -63,7 +69,7 @@ pub fn saturation(step: &StepRecord) -> Option<String> {
             KEEP_UP_SHARE * 100.0
         ));
     }
-    if late_share > LATE_SEND_SHARE {
+    if late_share > LATE_SEND_SHARE && unexplained >= LATE_SEND_MIN {
         why.push(if client_held >= 0.5 {
             format!(
                 "{late} of {sent} sends left more than 1 ms late, {unexplained:.0} ({:.1}%) \
