@@ -6,9 +6,12 @@
 # core 1, one thread; rounds alternate the tools so drift on a shared
 # machine spreads over all of them. Two modes:
 #   keepalive  HTTPS/1.1, -c 100: one handshake per connection, then requests
-#   close      a new connection and a full handshake per request, -c 50
+#   close      a new connection and a handshake per request, -c 50
 #              (throng --close, wrk -H 'Connection: close'; h2load has no
-#              such mode and is left out)
+#              such mode and is left out). wrk resumes its TLS session on
+#              every new connection (nginx logs `$ssl_session_reused` "r"
+#              for all but the first), so it is compared with throng
+#              --tls-resume; throng's full handshakes are shown beside.
 # Client CPU is user+sys of the whole client process (GNU time) divided by
 # the responses it reports.
 #
@@ -62,13 +65,15 @@ completed() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["c
 results=$work/results.txt; : > "$results"
 for r in $(seq "$rounds"); do
   for mode in keepalive close; do
-    if [ "$mode" = keepalive ]; then c=100; tools="throng wrk h2load"; else c=50; tools="throng wrk"; fi
+    if [ "$mode" = keepalive ]; then c=100; tools="throng wrk h2load"; else c=50; tools="throng wrk throng-full"; fi
     for tool in $tools; do
       t0=$(ticks)
       case $mode/$tool in
         keepalive/throng) timed "$throng" load "$url" -k -t 1 -c $c -d "${secs}s" --json > "$work/out"
                           n=$(completed "$work/out");;
-        close/throng)     timed "$throng" load "$url" -k --close -t 1 -c $c -d "${secs}s" --json > "$work/out"
+        close/throng)     timed "$throng" load "$url" -k --close --tls-resume -t 1 -c $c -d "${secs}s" --json > "$work/out"
+                          n=$(completed "$work/out");;
+        close/throng-full) timed "$throng" load "$url" -k --close -t 1 -c $c -d "${secs}s" --json > "$work/out"
                           n=$(completed "$work/out");;
         keepalive/wrk)    timed wrk -t1 -c$c -d"${secs}s" "$url" > "$work/out"
                           n=$(awk '/requests in/ {print $1}' "$work/out");;
@@ -87,7 +92,7 @@ done
 python3 - "$results" "$secs" "$rounds" <<'PY'
 import sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1])]
-for mode, conns, tools in [("keepalive", 100, ["throng", "wrk", "h2load"]), ("close", 50, ["throng", "wrk"])]:
+for mode, conns, tools in [("keepalive", 100, ["throng", "wrk", "h2load"]), ("close", 50, ["throng", "wrk", "throng-full"])]:
     med = {}
     for t in tools:
         rs = [r for r in rows if r[0] == mode and r[1] == t]
@@ -95,7 +100,7 @@ for mode, conns, tools in [("keepalive", 100, ["throng", "wrk", "h2load"]), ("cl
         cpu = [(float(r[4]) + float(r[5])) * 1e6 / int(r[3]) for r in rs]
         srv = [int(r[7]) * 1e6 / int(r[8]) / int(r[3]) for r in rs]
         med[t] = (st.median(rps), st.median(cpu), rps, cpu, st.median(srv))
-    print(f"\n{mode}, -c {conns}:\n")
+    print(f"\n{mode}, -c {conns}{' (throng: --tls-resume, as wrk resumes; throng-full: full handshakes)' if mode == 'close' else ''}:\n")
     print("| tool | median req/s | median client CPU µs/response | req/s vs throng, paired | CPU/response vs throng, paired | nginx CPU µs/request | rounds (req/s) |")
     print("|---|---:|---:|---:|---:|---:|---|")
     th = med["throng"]
