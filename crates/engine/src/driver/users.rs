@@ -167,9 +167,11 @@ impl Worker<'_> {
         let index = self.job.index as f64;
         match self.users_plan().arrival {
             Arrival::Population => {
+                // Every slot is taken at once; one that cannot start a
+                // session goes back on the free list.
+                self.us().free.clear();
                 let n = self.us().users.len();
                 for u in 0..n {
-                    self.us().free.retain(|&f| f != u);
                     self.start_session(u);
                 }
             }
