@@ -28,25 +28,39 @@ impl Recipe {
                 profile.name()
             );
         };
+        self.with_inserts(
+            &settings.insert,
+            &format!("profile {}", profile.name()),
+            &format!("{} profile", profile.name()),
+            &settings.notes,
+        )
+    }
+
+    /// The recipe with `inserts` put in its config templates and `notes`
+    /// added to its own after `label`; `what` names the table in errors.
+    fn with_inserts(
+        &self,
+        inserts: &[Insert],
+        what: &str,
+        label: &str,
+        notes: &str,
+    ) -> anyhow::Result<Recipe> {
         let mut r = self.clone();
-        for i in &settings.insert {
+        for i in inserts {
             if !r
                 .configs
                 .iter_mut()
                 .any(|c| i.put(&mut c.template, &i.text))
             {
                 bail!(
-                    "recipe {}: profile {}: no config has {:?} to insert after",
+                    "recipe {}: {what}: no config has {:?} to insert after",
                     self.name,
-                    profile.name(),
                     i.after
                 );
             }
         }
-        if !settings.notes.is_empty() {
-            r.notes = format!("{} {} profile: {}", r.notes, profile.name(), settings.notes)
-                .trim()
-                .to_string();
+        if !notes.is_empty() {
+            r.notes = format!("{} {label}: {notes}", r.notes).trim().to_string();
         }
         Ok(r)
     }
@@ -67,20 +81,7 @@ impl Recipe {
         if tls.insert.iter().all(|i| self.has_inserted(i)) {
             return Ok(Some(self.clone()));
         }
-        let mut r = self.clone();
-        for i in &tls.insert {
-            if !r
-                .configs
-                .iter_mut()
-                .any(|c| i.put(&mut c.template, &i.text))
-            {
-                bail!(
-                    "recipe {}: [tls]: no config has {:?} to insert after",
-                    self.name,
-                    i.after
-                );
-            }
-        }
+        let r = self.with_inserts(&tls.insert, "[tls]", "over TLS", &tls.notes)?;
         for file in [TLS_CERT, TLS_KEY] {
             if !r.configs.iter().any(|c| c.template.contains(file)) {
                 bail!(
@@ -88,11 +89,6 @@ impl Recipe {
                     self.name
                 );
             }
-        }
-        if !tls.notes.is_empty() {
-            r.notes = format!("{} over TLS: {}", r.notes, tls.notes)
-                .trim()
-                .to_string();
         }
         Ok(Some(r))
     }
