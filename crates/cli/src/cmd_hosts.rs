@@ -523,6 +523,7 @@ mod tests {
             interrupted: false,
             sessions: None,
             tls: None,
+            http2: None,
         }
     }
 

@@ -115,6 +115,8 @@ pub struct LoadArgs {
     pub users: crate::load_sessions::SessionArgs,
     #[command(flatten)]
     pub tls: crate::load_tls::TlsArgs,
+    #[command(flatten)]
+    pub http: crate::load_h2::HttpArgs,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -223,6 +225,7 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
     }
     crate::load_sessions::apply(&a.users, a.url.as_deref(), a.connections, &mut spec)?;
     crate::load_tls::apply(&a.tls, &mut spec)?;
+    crate::load_h2::apply(&a.http, &mut spec)?;
     spec.validate()
         .map_err(|e| anyhow::anyhow!(spec_error(&e)))?;
     Ok(spec)
@@ -271,6 +274,11 @@ pub fn spec_error(e: &SpecError) -> String {
         }
         SpecError::ServerName(h) => format!("{h}: not a host name a certificate can carry"),
         SpecError::Tls(e) => crate::load_tls::tls_error(e),
+        e @ (SpecError::Streams(_)
+        | SpecError::StreamsWithoutH2
+        | SpecError::PipelineWithH2
+        | SpecError::Window(_)
+        | SpecError::Alpn(_)) => crate::load_h2::spec_error(e).unwrap_or_else(|| e.to_string()),
     }
 }
 
@@ -299,6 +307,9 @@ pub fn engine_error(e: &EngineError) -> String {
                 ""
             }
         ),
+        e @ EngineError::NoH2 { .. } => {
+            crate::load_h2::engine_error(e).unwrap_or_else(|| e.to_string())
+        }
         EngineError::Io(e) => format!("cannot run the load: {e}"),
     }
 }
@@ -435,6 +446,8 @@ fn headline(o: &mut String, spec: &LoadSpec, s: &Summary) {
         },
         if spec.pipeline > 1 {
             format!(", pipeline {}", spec.pipeline)
+        } else if spec.http.streams > 1 {
+            format!(", {} streams each", spec.http.streams)
         } else {
             String::new()
         },
@@ -488,6 +501,7 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
     }
     o.push_str(&crate::load_sessions::lines(s));
     o.push_str(&crate::load_tls::line(s));
+    o.push_str(&crate::load_h2::line(s));
     if let Some(r) = &s.rate {
         let _ = writeln!(
             o,

@@ -16,6 +16,7 @@ pub mod exchange;
 // Shared by the fuzz example and the property test; not an API.
 #[doc(hidden)]
 pub mod fuzz;
+pub mod h2;
 pub mod http1;
 pub mod probe;
 pub mod request;
@@ -31,4 +32,4 @@ pub mod wire;
 pub use result::{Drain, ErrorKind, LoadModel, LoadResult, Warning};
 pub use run::{max_connections, run, Control, EngineError};
 pub use session::Session;
-pub use spec::{ExpectStatus, LoadSpec, Order, SpecError, Stop, Target};
+pub use spec::{ExpectStatus, HttpSpec, HttpVersion, LoadSpec, Order, SpecError, Stop, Target};

@@ -1,6 +1,7 @@
 //! Request bytes, serialised once per target before the load starts, so the
 //! hot path only ever copies a ready slice into a socket.
 
+use crate::h2::blocks::H2Requests;
 use crate::spec::{LoadSpec, Target};
 
 /// Every target's request in the two forms a connection sends: `ongoing`
@@ -11,6 +12,9 @@ use crate::spec::{LoadSpec, Target};
 pub(crate) struct Prepared {
     ongoing: Vec<Vec<u8>>,
     last: Vec<Vec<u8>>,
+    /// The same requests as HTTP/2 header blocks, when a connection may
+    /// speak it.
+    h2: Option<H2Requests>,
 }
 
 impl Prepared {
@@ -27,7 +31,15 @@ impl Prepared {
             } else {
                 Vec::new()
             },
+            h2: spec
+                .http
+                .may_h2(spec.tls.is_some())
+                .then(|| H2Requests::new(spec)),
         }
+    }
+
+    pub(crate) fn h2(&self) -> Option<&H2Requests> {
+        self.h2.as_ref()
     }
 
     pub(crate) fn targets(&self) -> usize {

@@ -6,6 +6,7 @@
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 pub use throng_model::ErrorKind;
 
 /// Requests answered and failed, per cause and per status.
@@ -229,6 +230,47 @@ pub struct LoadResult {
     /// `https://` loads: their handshakes.
     #[serde(default)]
     pub tls: Option<TlsOutcome>,
+    /// Loads whose connections may speak HTTP/2: what they did.
+    #[serde(default)]
+    pub http2: Option<H2Outcome>,
+}
+
+/// What a load's HTTP/2 connections did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct H2Outcome {
+    /// Connections that spoke HTTP/2, opened in the measured phase.
+    pub connections: u64,
+    /// Concurrent streams per connection asked for.
+    pub streams: u64,
+    /// The lowest SETTINGS_MAX_CONCURRENT_STREAMS a server sent: when
+    /// below `streams`, the server capped them.
+    pub server_max_streams: Option<u32>,
+    /// RST_STREAM and GOAWAY frames received, by error code name.
+    pub resets: BTreeMap<String, u64>,
+    pub goaways: BTreeMap<String, u64>,
+    /// Requests above a GOAWAY's last stream, which the server never
+    /// processed, sent again on a fresh connection.
+    pub retried: u64,
+}
+
+impl H2Outcome {
+    /// Another host's figures added in.
+    pub fn add(&mut self, o: &H2Outcome) {
+        self.connections += o.connections;
+        self.retried += o.retried;
+        self.server_max_streams = match (self.server_max_streams, o.server_max_streams) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        for (mine, theirs) in [
+            (&mut self.resets, &o.resets),
+            (&mut self.goaways, &o.goaways),
+        ] {
+            for (k, v) in theirs {
+                *mine.entry(k.clone()).or_default() += v;
+            }
+        }
+    }
 }
 
 impl LoadResult {
@@ -336,6 +378,9 @@ impl LoadResult {
                 a.version = a.version.take().or_else(|| b.version.clone());
                 a.cipher = a.cipher.take().or_else(|| b.cipher.clone());
                 a.alpn = a.alpn.take().or_else(|| b.alpn.clone());
+            }
+            if let (Some(a), Some(b)) = (&mut out.http2, &p.http2) {
+                a.add(b);
             }
             if let (Some(a), Some(b)) = (&mut out.warmup, &p.warmup) {
                 a.completed += b.completed;
@@ -455,6 +500,7 @@ mod tests {
             interrupted: false,
             sessions: None,
             tls: None,
+            http2: None,
         }
     }
 

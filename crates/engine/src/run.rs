@@ -7,8 +7,8 @@ use crate::clock::now_ns;
 use crate::driver::{histogram, Job, Shared, ThreadResult, Window, Worker, STATUS_SLOTS};
 use crate::request::Prepared;
 use crate::result::{
-    Counts, LoadModel, LoadResult, RateOutcome, Second, SessionOutcome, TlsOutcome, WarmupCounts,
-    Warning,
+    Counts, H2Outcome, LoadModel, LoadResult, RateOutcome, Second, SessionOutcome, TlsOutcome,
+    WarmupCounts, Warning,
 };
 use crate::spec::SpecError;
 use crate::spec::{LoadSpec, Stop};
@@ -70,6 +70,9 @@ pub enum EngineError {
     /// trusted, no version or cipher in common.
     #[error("{url}: TLS handshake failed: {reason}")]
     Handshake { url: String, reason: String },
+    /// HTTP/2 was required, and the server's ALPN chose `chose` instead.
+    #[error("{url}: the server did not choose h2 over ALPN (chose: {chose:?})")]
+    NoH2 { url: String, chose: Option<String> },
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
@@ -268,12 +271,22 @@ fn check_reachable(spec: &LoadSpec) -> Result<(), EngineError> {
             }
         })?;
         if let Some(tls) = &spec.tls {
-            crate::tls::handshake(tls, &t.host_header, stream, spec.timeout).map_err(|reason| {
-                EngineError::Handshake {
+            let done = crate::tls::handshake(tls, &t.host_header, stream, spec.timeout).map_err(
+                |reason| EngineError::Handshake {
                     url: t.url.clone(),
                     reason,
-                }
-            })?;
+                },
+            )?;
+            // HTTP/2 asked for and refused is one clear error rather than
+            // a run of failed connections.
+            if spec.http.version == crate::spec::HttpVersion::Http2
+                && done.alpn.as_deref() != Some("h2")
+            {
+                return Err(EngineError::NoH2 {
+                    url: t.url.clone(),
+                    chose: done.alpn,
+                });
+            }
         }
     }
     Ok(())
@@ -448,6 +461,29 @@ pub(crate) fn merge(
                 resumed,
                 handshake_time,
             }
+        }),
+        http2: spec.http.may_h2(spec.tls.is_some()).then(|| {
+            let mut out = H2Outcome {
+                streams: spec.http.streams as u64,
+                ..H2Outcome::default()
+            };
+            for p in parts {
+                let h = &p.stats.h2;
+                let mut one = H2Outcome {
+                    connections: h.connections,
+                    server_max_streams: h.peer_max_streams,
+                    retried: h.retried,
+                    ..H2Outcome::default()
+                };
+                for (map, counts) in [(&mut one.resets, &h.resets), (&mut one.goaways, &h.goaways)]
+                {
+                    for (slot, &n) in counts.iter().enumerate().filter(|(_, &n)| n > 0) {
+                        map.insert(crate::h2::code_name(slot as u32).to_string(), n);
+                    }
+                }
+                out.add(&one);
+            }
+            out
         }),
         sessions: spec.users.as_ref().and_then(|users| {
             let each: Vec<SessionOutcome> = parts

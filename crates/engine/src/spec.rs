@@ -141,6 +141,63 @@ pub struct LoadSpec {
     /// A spec's targets are all one or all the other.
     #[serde(default)]
     pub tls: Option<TlsSpec>,
+    /// Which HTTP the connections speak, and HTTP/2's streams and windows.
+    #[serde(default)]
+    pub http: HttpSpec,
+}
+
+/// Which HTTP a connection speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum HttpVersion {
+    /// HTTP/1.1, over TLS or not.
+    #[default]
+    Http1,
+    /// HTTP/2: over TLS, ALPN must choose `h2`; over cleartext, with
+    /// prior knowledge (h2c, RFC 9113 §3.3).
+    Http2,
+    /// Over TLS, whatever ALPN settles on of the protocols offered (see
+    /// [`TlsSpec::alpn`]); over cleartext, HTTP/1.1.
+    Negotiate,
+}
+
+/// HTTP/2's settings for a load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpSpec {
+    pub version: HttpVersion,
+    /// Concurrent streams per HTTP/2 connection (h2load's `-m`); the
+    /// server's SETTINGS_MAX_CONCURRENT_STREAMS caps it.
+    pub streams: usize,
+    /// The receive window the client gives each stream, and the whole
+    /// connection: large, so that the server never waits on the client.
+    pub stream_window: u32,
+    pub conn_window: u32,
+}
+
+/// h2load's default windows: 2^30 - 1 for streams and the connection.
+pub const DEFAULT_WINDOW: u32 = (1 << 30) - 1;
+/// Most concurrent streams per connection the engine accepts.
+pub const MAX_STREAMS: usize = 4096;
+
+impl Default for HttpSpec {
+    fn default() -> Self {
+        HttpSpec {
+            version: HttpVersion::Http1,
+            streams: 1,
+            stream_window: DEFAULT_WINDOW,
+            conn_window: DEFAULT_WINDOW,
+        }
+    }
+}
+
+impl HttpSpec {
+    /// Whether connections to targets of this scheme may speak HTTP/2.
+    pub fn may_h2(&self, tls: bool) -> bool {
+        match self.version {
+            HttpVersion::Http1 => false,
+            HttpVersion::Http2 => true,
+            HttpVersion::Negotiate => tls,
+        }
+    }
 }
 
 impl LoadSpec {
@@ -170,6 +227,7 @@ impl LoadSpec {
             seed: 0x5eed,
             users: None,
             tls: None,
+            http: HttpSpec::default(),
         }
     }
 
@@ -247,6 +305,63 @@ pub enum SpecError {
     ServerName(String),
     #[error(transparent)]
     Tls(#[from] crate::tls::TlsError),
+    #[error("{0} concurrent streams per connection is outside 1..={max}", max = MAX_STREAMS)]
+    Streams(usize),
+    /// More than one stream per connection where no connection can
+    /// speak HTTP/2.
+    #[error("concurrent streams need HTTP/2")]
+    StreamsWithoutH2,
+    /// HTTP/2 has no pipelining: streams take its place.
+    #[error("HTTP/2 multiplexes streams and cannot be pipelined")]
+    PipelineWithH2,
+    #[error("an HTTP/2 window of {0} bytes is outside 65535..=2147483647")]
+    Window(u32),
+    /// HTTP/2 is asked over TLS, but ALPN is not offered `h2`, or
+    /// HTTP/1.1 is asked and ALPN offers only `h2`.
+    #[error("the protocols offered over ALPN ({0}) do not include the HTTP version asked for")]
+    Alpn(String),
+}
+
+impl LoadSpec {
+    fn validate_http(&self, tls: bool) -> Result<(), SpecError> {
+        let h = &self.http;
+        if h.streams == 0 || h.streams > MAX_STREAMS {
+            return Err(SpecError::Streams(h.streams));
+        }
+        if h.streams > 1 && !h.may_h2(tls) {
+            return Err(SpecError::StreamsWithoutH2);
+        }
+        if h.version == HttpVersion::Http2 && self.pipeline > 1 {
+            return Err(SpecError::PipelineWithH2);
+        }
+        for w in [h.stream_window, h.conn_window] {
+            if !(65_535..=(1 << 31) - 1).contains(&w) {
+                return Err(SpecError::Window(w));
+            }
+        }
+        if let Some(t) = &self.tls {
+            let offers = |p: &str| t.alpn.iter().any(|a| a == p);
+            let ok = match h.version {
+                HttpVersion::Http1 => offers("http/1.1") || t.alpn.is_empty(),
+                HttpVersion::Http2 => offers("h2"),
+                HttpVersion::Negotiate => true,
+            };
+            if !ok {
+                return Err(SpecError::Alpn(t.alpn.join(",")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Requests a connection carries at once: its pipeline over HTTP/1.1,
+    /// its streams over HTTP/2.
+    pub fn depth(&self, h2: bool) -> usize {
+        if h2 {
+            self.http.streams
+        } else {
+            self.pipeline.max(1)
+        }
+    }
 }
 
 /// Deepest pipeline the engine accepts.
@@ -273,6 +388,7 @@ impl LoadSpec {
                 crate::tls::server_name(&t.host_header).map_err(SpecError::ServerName)?;
             }
         }
+        self.validate_http(https > 0)?;
         if self.connections == 0 {
             return Err(SpecError::NoConnections);
         }

@@ -146,6 +146,14 @@ pub fn summarize(r: &LoadResult) -> Summary {
             resumed: t.resumed,
             handshake_us: latency(&t.handshake_time),
         }),
+        http2: r.http2.as_ref().map(|h| throng_model::Http2Report {
+            connections: h.connections,
+            streams: h.streams,
+            server_max_streams: h.server_max_streams,
+            resets: h.resets.clone(),
+            goaways: h.goaways.clone(),
+            retried: h.retried,
+        }),
         sessions: r.sessions.as_ref().map(|x| throng_model::Sessions {
             users: x.users,
             arrival_per_sec: x.arrival_per_sec,

@@ -22,8 +22,8 @@ pub use fairness::{Comparison, Decision, Diagnosis, ParityEntry, Setting, Source
 pub use feature::{Feature, FeatureResult, FeatureStatus};
 pub use reason::{Reason, ReasonCode, Verdict};
 pub use summary::{
-    Connections, CpuTime, ErrorKind, HostShare, Latency, RateReport, Sessions, Summary,
-    TimelineRow, TlsReport, Warmup,
+    Connections, CpuTime, ErrorKind, HostShare, Http2Report, Latency, RateReport, Sessions,
+    Summary, TimelineRow, TlsReport, Warmup,
 };
 pub use workload::WorkloadKind;
 

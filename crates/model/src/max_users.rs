@@ -65,6 +65,11 @@ pub fn judge_level(s: &Summary, patience: Duration) -> Level {
                 ErrorKind::Status => "error statuses",
                 ErrorKind::SizeMismatch | ErrorKind::ChecksumMismatch => "wrong bodies",
                 ErrorKind::Tls => "failed TLS handshakes",
+                ErrorKind::StreamReset => "reset streams",
+                ErrorKind::H2Protocol
+                | ErrorKind::H2FrameSize
+                | ErrorKind::H2Compression
+                | ErrorKind::H2FlowControl => "HTTP/2 protocol errors",
                 ErrorKind::Parse | ErrorKind::ConnectOther | ErrorKind::Unsolicited => {
                     "other errors"
                 }

@@ -48,10 +48,23 @@ pub enum ErrorKind {
     /// The TLS handshake failed (an alert, a certificate refused, a bad
     /// record) or did not finish within the timeout.
     Tls,
+    /// HTTP/2: the server reset the request's stream (RST_STREAM); the
+    /// codes are counted in `http2.resets`.
+    StreamReset,
+    /// HTTP/2: the server broke the protocol (a frame out of order or on
+    /// a stream it may not use, a malformed response), or GOAWAY'd with
+    /// an error before answering.
+    H2Protocol,
+    /// HTTP/2: a frame longer than the client allows.
+    H2FrameSize,
+    /// HTTP/2: a header block that does not decode (HPACK).
+    H2Compression,
+    /// HTTP/2: the server sent more than the window the client gave it.
+    H2FlowControl,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 15] = [
+    pub const ALL: [ErrorKind; 20] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::AddrUnavailable,
@@ -67,6 +80,11 @@ impl ErrorKind {
         ErrorKind::ChecksumMismatch,
         ErrorKind::Unsolicited,
         ErrorKind::Tls,
+        ErrorKind::StreamReset,
+        ErrorKind::H2Protocol,
+        ErrorKind::H2FrameSize,
+        ErrorKind::H2Compression,
+        ErrorKind::H2FlowControl,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -87,6 +105,11 @@ impl ErrorKind {
             ErrorKind::ChecksumMismatch => "checksum_mismatch",
             ErrorKind::Unsolicited => "unsolicited",
             ErrorKind::Tls => "tls",
+            ErrorKind::StreamReset => "stream_reset",
+            ErrorKind::H2Protocol => "h2_protocol",
+            ErrorKind::H2FrameSize => "h2_frame_size",
+            ErrorKind::H2Compression => "h2_compression",
+            ErrorKind::H2FlowControl => "h2_flow_control",
         }
     }
 
@@ -258,6 +281,26 @@ pub struct Summary {
     /// `https://` loads: the handshakes (docs/json-schema.md, `tls`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub tls: Option<TlsReport>,
+    /// Loads whose connections may speak HTTP/2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http2: Option<Http2Report>,
+}
+
+/// What a load's HTTP/2 connections did (docs/json-schema.md, `http2`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Http2Report {
+    /// Connections that spoke HTTP/2, opened in the measured phase.
+    pub connections: u64,
+    /// Concurrent streams per connection asked for.
+    pub streams: u64,
+    /// The lowest SETTINGS_MAX_CONCURRENT_STREAMS a server sent.
+    pub server_max_streams: Option<u32>,
+    /// RST_STREAM and GOAWAY frames received, by error code name
+    /// (`no_error`, `refused_stream`, ...).
+    pub resets: BTreeMap<String, u64>,
+    pub goaways: BTreeMap<String, u64>,
+    /// Requests above a GOAWAY's last stream, sent again.
+    pub retried: u64,
 }
 
 /// What TLS was negotiated, and what its handshakes cost.

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
+use throng_engine::probe::FetchError;
 use throng_model::ConfigFile;
 
 use crate::helper::{Helper, HelperPlan};
@@ -180,7 +181,8 @@ impl Running {
     }
 
     /// Waits until the server answers a GET of `path` with any complete
-    /// response, or fails when it exits or `within` passes.
+    /// response (over HTTP/1.1, or on a cleartext port that speaks HTTP/2
+    /// alone, over h2c), or fails when it exits or `within` passes.
     pub fn wait_ready(&mut self, path: &str, within: Duration) -> anyhow::Result<()> {
         let addr = self.addr();
         let tls = self.tls.clone();
@@ -208,8 +210,17 @@ fn wait_ready(
         if let Some(e) = p.exited() {
             bail!("exited ({e}) before it was ready");
         }
-        match loopback::get_over(addr, tls, path, &[], Duration::from_millis(500)) {
-            Ok(_) => return Ok(()),
+        let attempt = Duration::from_millis(500);
+        let answered = match loopback::get_over(addr, tls, path, &[], attempt) {
+            Ok(_) => Ok(()),
+            // Listening, but no HTTP/1.1 answer: a cleartext port may speak
+            // HTTP/2 alone (a recipe over h2c).
+            Err(e @ (FetchError::Connect(_) | FetchError::ConnectTimeout)) => Err(e),
+            Err(e) if tls.is_some() => Err(e),
+            Err(e) => loopback::h2c_get(addr, path, attempt).map_err(|_| e),
+        };
+        match answered {
+            Ok(()) => return Ok(()),
             Err(e) if Instant::now() >= deadline => bail!("not ready after {within:?}: {e}"),
             Err(_) => std::thread::sleep(Duration::from_millis(50)),
         }

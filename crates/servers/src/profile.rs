@@ -3,13 +3,14 @@
 //! log), `tuned` adds what the server's own documentation recommends for
 //! serving static files. A comparison of defaults says how servers do as
 //! installed; one of tuned profiles answers "but did you tune it?".
-//! A recipe's `[tls]` table changes its config the same way, to serve
-//! HTTPS/1.1 instead of cleartext.
+//! A recipe's `[tls]`, `[h2]` and `[h2c]` tables change its config the
+//! same way, to serve HTTPS/1.1, HTTP/2 over TLS or HTTP/2 over cleartext
+//! instead of cleartext HTTP/1.1.
 
 use anyhow::bail;
 
 use crate::probe::Insert;
-use crate::recipe::{Recipe, TLS_CERT, TLS_KEY};
+use crate::recipe::{ProtocolTable, Recipe, TLS_CERT, TLS_KEY};
 pub use crate::rules::{Profile, ProfileSettings, Profiles};
 
 impl Recipe {
@@ -70,18 +71,18 @@ impl Recipe {
     /// notes. `Ok(None)` when it has no `[tls]` table: throng cannot run
     /// the server over TLS. The templates keep their placeholders, so this
     /// composes with [`Recipe::profiled`] and [`Recipe::for_workload`];
-    /// a recipe already over TLS is returned as it is.
+    /// a recipe already over TLS, or over h2 on top of it, is returned as
+    /// it is.
     pub fn over_tls(&self) -> anyhow::Result<Option<Recipe>> {
         let Some(tls) = &self.tls else {
             return Ok(None);
         };
-        if tls.insert.is_empty() {
-            bail!("recipe {}: [tls] has no insert", self.name);
-        }
-        if tls.insert.iter().all(|i| self.has_inserted(i)) {
+        // An [h2] insert may edit a line of [tls]'s (Apache's Protocols,
+        // Caddy's protocols), which then no longer reads as inserted.
+        if self.is_over(self.h2.as_ref()) {
             return Ok(Some(self.clone()));
         }
-        let r = self.with_inserts(&tls.insert, "[tls]", "over TLS", &tls.notes)?;
+        let r = self.with_table(tls, "[tls]", "over TLS")?;
         for file in [TLS_CERT, TLS_KEY] {
             if !r.configs.iter().any(|c| c.template.contains(file)) {
                 bail!(
@@ -91,6 +92,58 @@ impl Recipe {
             }
         }
         Ok(Some(r))
+    }
+
+    /// The recipe serving HTTP/2 over TLS on the address and port it would
+    /// serve cleartext on: [`Recipe::over_tls`], then its `[h2]` inserts
+    /// and notes, so ALPN offers h2 before http/1.1 and every TLS setting
+    /// is the `[tls]` table's. `Ok(None)` when it has no `[h2]` or no
+    /// `[tls]` table: throng cannot run the server over h2. Composes as
+    /// [`Recipe::over_tls`] does, and a recipe already over h2 is returned
+    /// as it is.
+    pub fn over_h2(&self) -> anyhow::Result<Option<Recipe>> {
+        let Some(h2) = &self.h2 else {
+            return Ok(None);
+        };
+        if self.tls.is_some() && self.is_over(Some(h2)) {
+            return Ok(Some(self.clone()));
+        }
+        let Some(tls) = self.over_tls()? else {
+            return Ok(None);
+        };
+        tls.with_table(h2, "[h2]", "over HTTP/2").map(Some)
+    }
+
+    /// The recipe serving HTTP/2 over cleartext TCP to clients with prior
+    /// knowledge (RFC 9113, section 3.3) on the address and port it would
+    /// serve HTTP/1.1 on: its `[h2c]` inserts and notes. Whether HTTP/1.1
+    /// still works on that port is the server's to say, in the notes.
+    /// `Ok(None)` when it has no `[h2c]` table. Composes as
+    /// [`Recipe::over_tls`] does, and a recipe already over h2c is returned
+    /// as it is. Give it the cleartext recipe: the `[h2c]` and `[tls]`
+    /// tables are not made to be combined.
+    pub fn over_h2c(&self) -> anyhow::Result<Option<Recipe>> {
+        let Some(h2c) = &self.h2c else {
+            return Ok(None);
+        };
+        self.with_table(h2c, "[h2c]", "over h2c").map(Some)
+    }
+
+    /// The recipe with `table`'s inserts and notes, or as it is when they
+    /// are already there; `what` names the table in errors.
+    fn with_table(&self, table: &ProtocolTable, what: &str, label: &str) -> anyhow::Result<Recipe> {
+        if table.insert.is_empty() {
+            bail!("recipe {}: {what} has no insert", self.name);
+        }
+        if self.is_over(Some(table)) {
+            return Ok(self.clone());
+        }
+        self.with_inserts(&table.insert, what, label, &table.notes)
+    }
+
+    /// Whether every insert of `table` is already in the templates.
+    fn is_over(&self, table: Option<&ProtocolTable>) -> bool {
+        table.is_some_and(|t| !t.insert.is_empty() && t.insert.iter().all(|i| self.has_inserted(i)))
     }
 
     /// Whether `i`'s text is already right after its anchor in a template.
@@ -396,5 +449,248 @@ mod tests {
         );
         let e = Recipe::parse(&format!("{base}[tls]\nnotes = \"x\"\n")).unwrap_err();
         assert_eq!(format!("{e:#}"), "recipe mine: [tls] has no insert");
+    }
+
+    /// The built-ins that serve HTTP/2: every one with TLS but Apache's
+    /// prefork MPM, which mod_http2 does not run under.
+    const HTTP2: [&str; 6] = [
+        "nginx",
+        "lighttpd",
+        "apache2-worker",
+        "apache2-event",
+        "h2o",
+        "caddy",
+    ];
+
+    #[test]
+    fn every_builtin_h2_and_h2c_table_applies_once_for_every_workload_and_profile() {
+        let probe = ProbeValues {
+            htpasswd: Path::new("/run/x/htpasswd"),
+            throttle_kib_s: 64,
+        };
+        type Over = fn(&Recipe) -> anyhow::Result<Option<Recipe>>;
+        let tables: [(&str, Over, &str); 2] = [
+            ("[h2]", Recipe::over_h2, " over HTTP/2: "),
+            ("[h2c]", Recipe::over_h2c, " over h2c: "),
+        ];
+        for r in Recipes::builtin().all() {
+            let serves = HTTP2.contains(&r.name.as_str());
+            assert_eq!(r.h2.is_some(), serves, "{} [h2]", r.name);
+            assert_eq!(r.h2c.is_some(), serves, "{} [h2c]", r.name);
+            for (what, over, label) in tables {
+                let Some(once) = over(r).unwrap() else {
+                    assert!(!serves, "{} {what}", r.name);
+                    continue;
+                };
+                let table = if what == "[h2]" { &r.h2 } else { &r.h2c };
+                assert!(!table.as_ref().unwrap().notes.is_empty(), "{}", r.name);
+                assert!(once.notes.contains(label), "{} {what}", r.name);
+                assert_ne!(all_configs(&once), all_configs(r), "{} {what}", r.name);
+                // Applied once: a recipe already over the protocol stays
+                // as it is.
+                assert_eq!(over(&once).unwrap().unwrap(), once, "{} {what}", r.name);
+                if what == "[h2]" {
+                    // Nor does [tls] apply again under it.
+                    assert_eq!(once.over_tls().unwrap().unwrap(), once, "{}", r.name);
+                }
+                for profile in Profile::ALL {
+                    let a = over(&r.profiled(profile).unwrap()).unwrap().unwrap();
+                    let b = once.profiled(profile).unwrap();
+                    assert_eq!(
+                        all_configs(&a),
+                        all_configs(&b),
+                        "{} {what} {profile:?}",
+                        r.name
+                    );
+                    for kind in WorkloadKind::ALL {
+                        if r.workload(kind).is_err() {
+                            continue;
+                        }
+                        let c = a.for_workload(kind).unwrap();
+                        let d = over(&r.for_workload(kind).unwrap())
+                            .unwrap()
+                            .unwrap()
+                            .profiled(profile)
+                            .unwrap();
+                        let (rc, rd) = (first_config(&c), first_config(&d));
+                        assert_eq!(rc, rd, "{} {what} {profile:?} {kind:?}", r.name);
+                        // The probes still find their anchors.
+                        r.probe.apply(&rc, &probe).unwrap();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Each template of `r` with the text of every insert of `table` taken
+    /// out again.
+    fn without(r: &Recipe, table: &ProtocolTable) -> Vec<String> {
+        r.configs
+            .iter()
+            .map(|c| {
+                let mut t = c.template.clone();
+                for i in &table.insert {
+                    let done = format!("{}{}", i.after, i.text);
+                    t = t.replacen(&done, &i.after, 1);
+                }
+                t
+            })
+            .collect()
+    }
+
+    #[test]
+    fn h2_changes_nothing_of_the_tls_config_but_its_inserts() {
+        for r in Recipes::builtin().all() {
+            let Some(h2) = r.over_h2().unwrap() else {
+                continue;
+            };
+            let tls = r.over_tls().unwrap().unwrap();
+            let tls_templates: Vec<String> =
+                tls.configs.iter().map(|c| c.template.clone()).collect();
+            assert_eq!(
+                without(&h2, r.h2.as_ref().unwrap()),
+                tls_templates,
+                "{}",
+                r.name
+            );
+            assert_eq!(h2.notes.find(&tls.notes), Some(0), "{}", r.name);
+            let h2c = r.over_h2c().unwrap().unwrap();
+            let plain: Vec<String> = r.configs.iter().map(|c| c.template.clone()).collect();
+            assert_eq!(without(&h2c, r.h2c.as_ref().unwrap()), plain, "{}", r.name);
+        }
+    }
+
+    #[test]
+    fn h2_and_h2c_configs_say_what_their_notes_say() {
+        let recipes = Recipes::builtin();
+        let conf = |name: &str, h2c: bool| {
+            let r = recipes.get(name).unwrap();
+            let over = if h2c { r.over_h2c() } else { r.over_h2() };
+            all_configs(&over.unwrap().unwrap())
+        };
+        let wants: &[(&str, bool, &[&str])] = &[
+            ("nginx", false, &["        listen 127.0.0.1:8081 ssl http2;\n"]),
+            ("nginx", true, &["        listen 127.0.0.1:8081 http2;\n"]),
+            (
+                "lighttpd",
+                false,
+                &["server.feature-flags = ( \"server.h2proto\" => \"disable\" )\nserver.feature-flags := ( \"server.h2proto\" => \"enable\" )\n"],
+            ),
+            (
+                "lighttpd",
+                true,
+                &["server.feature-flags = ( \"server.h2proto\" => \"enable\" )\n"],
+            ),
+            ("h2o", false, &["http1-request-timeout: 60\nhttp2-idle-timeout: 60\n"]),
+            (
+                "h2o",
+                true,
+                &["http1-request-timeout: 60\nhttp1-upgrade-to-http2: ON\nhttp2-idle-timeout: 60\n"],
+            ),
+            ("caddy", false, &["\tservers {\n\t\tprotocols h1 h2\n"]),
+            ("caddy", true, &["\tservers {\n\t\tprotocols h1 h2c\n"]),
+        ];
+        for mpm in ["worker", "event"] {
+            let name = format!("apache2-{mpm}");
+            for (h2c, protocols) in [
+                (false, "Protocols h2 http/1.1\n"),
+                (true, "Protocols h2c http/1.1\n"),
+            ] {
+                let text = conf(&name, h2c);
+                assert!(
+                    text.contains(
+                        "LoadModule http2_module /usr/lib/apache2/modules/mod_http2.so\n"
+                    ),
+                    "{name}"
+                );
+                assert!(
+                    text.contains(protocols),
+                    "{name} lacks {protocols:?}:\n{text}"
+                );
+            }
+        }
+        for (name, h2c, lines) in wants {
+            let text = conf(name, *h2c);
+            for want in *lines {
+                assert!(text.contains(want), "{name} lacks {want:?}:\n{text}");
+            }
+        }
+        // Neither HTTP/3 nor h2c over TLS.
+        assert!(!conf("caddy", false).contains("h3") && !conf("caddy", false).contains("h2c"));
+        // Every table's notes record the server's cap on concurrent streams.
+        let caps = [
+            ("nginx", "128 concurrent streams"),
+            ("lighttpd", "8 concurrent streams"),
+            ("apache2-worker", "100 concurrent streams"),
+            ("apache2-event", "100 concurrent streams"),
+            ("h2o", "100 concurrent requests"),
+            ("caddy", "250 concurrent streams"),
+        ];
+        for (name, cap) in caps {
+            let r = recipes.get(name).unwrap();
+            for table in [&r.h2, &r.h2c] {
+                assert!(table.as_ref().unwrap().notes.contains(cap), "{name} {cap}");
+            }
+        }
+        let nginx = recipes.get("nginx").unwrap().h2c.as_ref().unwrap();
+        assert!(nginx.notes.contains("serves no HTTP/1.1 on an h2c port"));
+    }
+
+    #[test]
+    fn an_h2_or_h2c_table_that_cannot_apply_names_the_recipe_and_the_table() {
+        let base = "name = \"mine\"\nbinary = \"/x\"\nstart = [\"/x\"]\n[[configs]]\nfile = \"a.conf\"\ntemplate = \"listen 80\\n\"\n";
+        let tls = "[tls]\nnotes = \"t\"\n[[tls.insert]]\nafter = \"listen 80\"\ntext = \" ssl\\ncert {{rundir}}/tls-cert.pem\\nkey {{rundir}}/tls-key.pem\"\n";
+        let h2 = "[h2]\nnotes = \"h\"\n[[h2.insert]]\nafter = \"listen 80 ssl\"\ntext = \" h2\"\n";
+        let h2c = "[h2c]\nnotes = \"c\"\n[[h2c.insert]]\nafter = \"listen 80\"\ntext = \" h2c\"\n";
+        let mine = Recipe::parse(&format!("{base}{tls}{h2}{h2c}")).unwrap();
+        let over = mine.over_h2().unwrap().unwrap();
+        assert_eq!(
+            over.configs[0].template,
+            "listen 80 ssl h2\ncert {{rundir}}/tls-cert.pem\nkey {{rundir}}/tls-key.pem\n"
+        );
+        assert_eq!(over.notes, "over TLS: t over HTTP/2: h");
+        let over = mine.over_h2c().unwrap().unwrap();
+        assert_eq!(over.configs[0].template, "listen 80 h2c\n");
+        assert_eq!(over.notes, "over h2c: c");
+        // No table, no protocol.
+        let plain = Recipe::parse(base).unwrap();
+        assert_eq!(
+            (plain.over_h2().unwrap(), plain.over_h2c().unwrap()),
+            (None, None)
+        );
+        let mut no_tls = mine.clone();
+        no_tls.tls = None;
+        assert_eq!(no_tls.over_h2().unwrap(), None);
+        // A recipe whose [h2] or [h2c] cannot apply fails when it loads.
+        let e = Recipe::parse(&format!(
+            "{base}{tls}{}{h2c}",
+            h2.replace("80 ssl", "81 ssl")
+        ))
+        .unwrap_err();
+        assert_eq!(
+            format!("{e:#}"),
+            "recipe mine: [h2]: no config has \"listen 81 ssl\" to insert after"
+        );
+        let e = Recipe::parse(&format!(
+            "{base}{tls}{h2}{}",
+            h2c.replace("\"listen 80", "\"listen 81")
+        ))
+        .unwrap_err();
+        assert_eq!(
+            format!("{e:#}"),
+            "recipe mine: [h2c]: no config has \"listen 81\" to insert after"
+        );
+        let e = Recipe::parse(&format!("{base}{h2}")).unwrap_err();
+        assert_eq!(
+            format!("{e:#}"),
+            "recipe mine: [h2] is applied on top of [tls], and there is no [tls]"
+        );
+        for table in ["h2", "h2c"] {
+            let e = Recipe::parse(&format!("{base}{tls}[{table}]\nnotes = \"x\"\n")).unwrap_err();
+            assert_eq!(
+                format!("{e:#}"),
+                format!("recipe mine: [{table}] has no insert")
+            );
+        }
     }
 }

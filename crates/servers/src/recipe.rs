@@ -11,7 +11,10 @@
 //! advises for static files (see `profile`), and its `[parity.*]` tables
 //! say where each setting's value comes from (see `parity`). Its `[tls]`
 //! table says how the same config serves HTTPS/1.1 instead, on the same
-//! address and port (see `profile`, [`Recipe::over_tls`]).
+//! address and port, its `[h2]` table how that TLS config offers HTTP/2
+//! as well, and its `[h2c]` table how the cleartext config serves HTTP/2
+//! with prior knowledge (see `profile`, [`Recipe::over_tls`],
+//! [`Recipe::over_h2`], [`Recipe::over_h2c`]).
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -82,17 +85,23 @@ pub struct ConfigTemplate {
     pub template: String,
 }
 
-/// A recipe's `[tls]` table: how its config is changed to serve TLS
-/// (HTTPS/1.1) on the address and port it would serve cleartext on, with
-/// the certificate and key the lab writes into the server's directory
-/// before it starts, `{{rundir}}/tls-cert.pem` and `{{rundir}}/tls-key.pem`.
-/// Every built-in that has one offers TLS 1.2 and 1.3 only, honours the
-/// client's cipher order where the server lets it be said, keeps its
-/// default session resumption and speaks HTTP/1.1 only; its notes say
-/// where a server cannot.
+/// A recipe's `[tls]`, `[h2]` or `[h2c]` table: how its config is changed
+/// to speak another protocol on the address and port it would serve
+/// cleartext HTTP/1.1 on.
+///
+/// `[tls]` serves HTTPS/1.1, with the certificate and key the lab writes
+/// into the server's directory before it starts, `{{rundir}}/tls-cert.pem`
+/// and `{{rundir}}/tls-key.pem`. Every built-in that has one offers TLS 1.2
+/// and 1.3 only, honours the client's cipher order where the server lets it
+/// be said, keeps its default session resumption and speaks HTTP/1.1 only;
+/// its notes say where a server cannot. `[h2]` is applied on top of `[tls]`
+/// and offers h2 over ALPN before http/1.1, its TLS settings unchanged;
+/// `[h2c]` serves HTTP/2 over cleartext TCP to clients with prior knowledge
+/// (RFC 9113, section 3.3). The notes of both say what the server caps per
+/// HTTP/2 connection (concurrent streams, requests, idle time).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TlsTable {
+pub struct ProtocolTable {
     /// Which directives are set and why, with the server's documentation;
     /// stored with the results like the recipe's notes.
     pub notes: String,
@@ -162,7 +171,14 @@ pub struct Recipe {
     /// How the config serves TLS; `None` when throng cannot run this
     /// server over TLS (see [`Recipe::over_tls`]).
     #[serde(default)]
-    pub tls: Option<TlsTable>,
+    pub tls: Option<ProtocolTable>,
+    /// How the TLS config also serves HTTP/2 (see [`Recipe::over_h2`]).
+    #[serde(default)]
+    pub h2: Option<ProtocolTable>,
+    /// How the cleartext config serves HTTP/2 with prior knowledge (see
+    /// [`Recipe::over_h2c`]).
+    #[serde(default)]
+    pub h2c: Option<ProtocolTable>,
 }
 
 fn default_stop_signal() -> String {
@@ -242,7 +258,8 @@ impl Recipe {
 
     /// Everything that would otherwise fail in the middle of a study:
     /// names that become paths, the stop signal, the workload tables, and
-    /// whether the tuned profile and the `[tls]` table apply.
+    /// whether the tuned profile and the `[tls]`, `[h2]` and `[h2c]` tables
+    /// apply.
     fn check(&self) -> anyhow::Result<()> {
         names::check("recipe name", &self.name)?;
         if self.start.is_empty() {
@@ -262,6 +279,14 @@ impl Recipe {
             self.profiled(Profile::Tuned)?;
         }
         self.over_tls()?;
+        if self.h2.is_some() && self.tls.is_none() {
+            bail!(
+                "recipe {}: [h2] is applied on top of [tls], and there is no [tls]",
+                self.name
+            );
+        }
+        self.over_h2()?;
+        self.over_h2c()?;
         rules::check(&self.parity).with_context(|| format!("recipe {}", self.name))?;
         for (k, w) in &self.workloads {
             let kind = WorkloadKind::parse(k).filter(|k| k.is_dynamic());
@@ -321,6 +346,8 @@ impl Recipe {
             profiles: Profiles::default(),
             parity: BTreeMap::new(),
             tls: None,
+            h2: None,
+            h2c: None,
         })
     }
 

@@ -5,13 +5,14 @@
 //! cleartext, and offers no h2 (but for h2o, which cannot be kept from it
 //! and whose notes say so). Caches have no `[tls]` table.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
+mod common;
 
-use throng_servers::launch::TlsFiles;
-use throng_servers::process::{is_alive, process_tree};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::process::Command;
+use std::time::Duration;
+
+use common::{certificate, gone, missing};
+use throng_servers::process::process_tree;
 use throng_servers::{loopback, start, Recipe, Recipes, RunAs, RunDir, Site, Start};
 
 const BODY: &str = "hello over tls\n";
@@ -62,74 +63,6 @@ fn cipher(addr: SocketAddr, args: &[&str]) -> String {
         .to_string()
 }
 
-/// A self-signed leaf for 127.0.0.1, as the brief's `openssl req` makes it.
-fn certificate(dir: &Path) -> TlsFiles {
-    let (key, cert) = (dir.join("key.pem"), dir.join("cert.pem"));
-    let out = Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=localhost",
-            "-addext",
-            "subjectAltName=DNS:localhost,IP:127.0.0.1",
-            "-addext",
-            "basicConstraints=critical,CA:FALSE",
-            "-keyout",
-        ])
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .output()
-        .expect("openssl runs");
-    assert!(
-        out.status.success(),
-        "openssl req: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    TlsFiles {
-        cert_pem: std::fs::read(cert).unwrap(),
-        key_pem: std::fs::read(key).unwrap(),
-    }
-}
-
-/// Why a recipe cannot be tried on this machine, if it cannot.
-fn missing(recipe: &Recipe) -> Option<String> {
-    if !recipe.is_installed() {
-        return Some(format!("{} is not installed", recipe.binary));
-    }
-    // Debian ships lighttpd's TLS module in a package of its own.
-    let module = Path::new("/usr/lib/lighttpd/mod_openssl.so");
-    if recipe.name == "lighttpd" && !module.exists() {
-        return Some(format!(
-            "{} is missing (Debian package lighttpd-mod-openssl)",
-            module.display()
-        ));
-    }
-    None
-}
-
-/// Waits, within `within`, until none of `pids` is alive.
-fn gone(pids: &[i32], within: Duration) -> bool {
-    let deadline = Instant::now() + within;
-    loop {
-        if pids.iter().all(|&p| !is_alive(p)) {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn caches_have_no_tls_and_every_other_builtin_checks_over_tls() {
     for r in Recipes::builtin().all() {
@@ -164,7 +97,7 @@ fn every_installed_server_with_tls_serves_https1_only() {
         let Some(tls) = recipe.over_tls().unwrap() else {
             continue;
         };
-        if let Some(why) = missing(recipe) {
+        if let Some(why) = missing(recipe, true) {
             eprintln!("skipped {}: {why}", recipe.name);
             continue;
         }

@@ -41,6 +41,7 @@ use crate::result::{Drain, ErrorKind};
 use crate::rx;
 use crate::spec::{LoadSpec, Order};
 
+mod h2;
 mod receive;
 mod respond;
 mod state;
@@ -135,11 +136,13 @@ impl<'a> Worker<'a> {
             head: spec.is_head(),
             ..ParserConfig::default()
         };
-        let depth = spec.pipeline.max(1);
+        let depth = spec.pipeline.max(spec.http.streams).max(1);
         let conns = (0..job.conns)
             .map(|_| Conn {
                 stream: None,
                 tls: None,
+                h2: None,
+                h2_on: false,
                 handshake_start_ns: 0,
                 target_of_connect: 0,
                 state: State::Down,
@@ -389,6 +392,7 @@ impl<'a> Worker<'a> {
             intended_ns,
             measured,
             last: c.carried >= limit,
+            stream: 0,
         });
         if self.plan.interval_ns.is_some() {
             let late = now.saturating_sub(intended_ns);
@@ -409,7 +413,7 @@ impl<'a> Worker<'a> {
             self.fill_user(i);
             return;
         }
-        let depth = self.plan.spec.pipeline.max(1);
+        let depth = self.depth_of(i);
         while self.conns[i].len < depth && self.conns[i].carried < self.limit && self.can_issue() {
             let now = self.now;
             self.issue(i, now);
@@ -495,11 +499,24 @@ impl<'a> Worker<'a> {
             let s = c.slot(k);
             c.ring[s].issued_ns = now;
         }
-        self.flush(i);
+        if !self.choose_http(i) {
+            return;
+        }
+        // The closed model tops the connection up to its depth, now that
+        // its protocol, and so its depth, is known.
+        if self.plan.interval_ns.is_none() && !self.between_windows {
+            self.fill(i);
+        } else {
+            self.flush(i);
+        }
     }
 
     fn flush(&mut self, i: usize) {
         if self.between_windows {
+            return;
+        }
+        if self.conns[i].h2_on {
+            self.h2_flush(i);
             return;
         }
         if self.conns[i].tls.is_some() {
@@ -592,8 +609,9 @@ impl<'a> Worker<'a> {
 
     /// Open model: queue an idle connection for its next intended send.
     fn schedule(&mut self, i: usize) {
+        let depth = self.depth_of(i);
         let c = &mut self.conns[i];
-        if c.in_heap || c.len > 0 {
+        if c.in_heap || c.len >= depth {
             return;
         }
         c.in_heap = true;

@@ -44,6 +44,9 @@ impl Worker<'_> {
                     } else {
                         self.tls_write(i);
                     }
+                } else if self.conns[i].h2_on {
+                    // Frames that did not fit the socket, and requests.
+                    self.h2_flush(i);
                 } else if self.conns[i].written < self.conns[i].len {
                     self.flush(i);
                 }
@@ -132,6 +135,9 @@ impl Worker<'_> {
     /// false when the connection was closed (by the server's `Connection:
     /// close`, or an error) and reading must stop.
     pub(super) fn feed(&mut self, i: usize, mut data: &[u8], epoch: u64, arrived: u64) -> bool {
+        if self.conns[i].h2_on {
+            return self.h2_input(i, data, epoch, arrived);
+        }
         while !data.is_empty() {
             let c = &mut self.conns[i];
             if c.exchange.is_idle() {
@@ -164,6 +170,13 @@ impl Worker<'_> {
             // Closed before the handshake was done: TLS failed, whatever
             // the server meant by it.
             self.close_and_continue(i, Some(ErrorKind::Tls));
+            return;
+        }
+        if self.conns[i].h2_on {
+            // Streams under way end with the connection; an idle one
+            // closed by the server is no error.
+            let kind = (self.conns[i].written > 0).then_some(ErrorKind::Closed);
+            self.close_and_continue(i, kind);
             return;
         }
         match self.conns[i].exchange.eof() {

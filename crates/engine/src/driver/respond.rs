@@ -57,6 +57,19 @@ impl Worker<'_> {
             }
         }
 
+        if self.conns[i].h2_on {
+            if let Some(us) = self.users.as_mut() {
+                us.release(i);
+                let c = &self.conns[i];
+                if c.written == 0 && c.h2.as_ref().is_some_and(|h| h.finished()) {
+                    self.close_and_continue(i, None);
+                }
+                self.user_answered(i, error.is_none());
+                return;
+            }
+            self.after_stream(i);
+            return;
+        }
         // The connection's last request (every request, without keep-alive)
         // asked for `Connection: close` itself: the connection ends after
         // this response even if the server did not say so (RFC 9112 §9.6).
@@ -235,6 +248,7 @@ impl Worker<'_> {
             let _ = self.poll.registry().deregister(&mut s);
         }
         c.tls = None;
+        c.h2_on = false;
         c.state = State::Down;
         c.head = 0;
         c.len = 0;

@@ -148,6 +148,8 @@ pub(crate) struct InFlight {
     /// The connection's last request: sent with `Connection: close`, and
     /// the connection is closed once it is answered.
     pub(crate) last: bool,
+    /// HTTP/2: the stream that carries it, once its HEADERS are queued.
+    pub(crate) stream: u32,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -163,6 +165,10 @@ pub(crate) struct Conn {
     pub(crate) stream: Option<TcpStream>,
     /// The TLS layer of an `https://` connection.
     pub(crate) tls: Option<Box<rustls::ClientConnection>>,
+    /// The HTTP/2 layer, kept from one connection to the next of this
+    /// slot; `h2_on` when the current connection speaks it.
+    pub(crate) h2: Option<Box<crate::h2::H2>>,
+    pub(crate) h2_on: bool,
     pub(crate) handshake_start_ns: u64,
     /// The target whose address (and TLS name) the connection was opened to.
     pub(crate) target_of_connect: u32,
@@ -249,6 +255,7 @@ pub(crate) struct Stats {
     /// the handshake, measured phase.
     pub(crate) handshake: Histogram<u64>,
     pub(crate) tls: super::tls::TlsStats,
+    pub(crate) h2: super::h2::H2Stats,
 }
 
 impl Stats {
@@ -266,6 +273,7 @@ impl Stats {
             reconnects: 0,
             handshake: histogram(),
             tls: Default::default(),
+            h2: Default::default(),
         }
     }
 
@@ -282,6 +290,7 @@ impl Stats {
         self.reconnects = 0;
         self.handshake.reset();
         self.tls = Default::default();
+        self.h2 = Default::default();
     }
 }
 

@@ -79,6 +79,16 @@ impl Worker<'_> {
         if self.between_windows {
             return;
         }
+        // Until the handshake is done, the protocol (ALPN's choice) is not
+        // known, and nothing may be written but the handshake.
+        if self.conns[i].state != State::Open {
+            self.tls_write(i);
+            return;
+        }
+        if self.conns[i].h2_on {
+            self.h2_flush(i);
+            return;
+        }
         loop {
             let c = &mut self.conns[i];
             if c.written >= c.len || c.peer_closed {

@@ -1,0 +1,325 @@
+//! A connection's HTTP/2 layer on the driver's loop: which connections
+//! speak it (ALPN's choice over TLS, prior knowledge over cleartext),
+//! requests turned into streams as the server's limit allows, frames out
+//! through the socket or TLS, and the server's frames turned into
+//! responses, resets and GOAWAYs.
+//!
+//! The ring keeps its meaning: requests in issue order, the first
+//! `written` of them on the wire (their HEADERS queued). Streams end in
+//! any order, so an ended stream's entry is moved to the head before it is
+//! popped; the others keep their order, and the head stays the oldest, the
+//! one the timeout scan looks at.
+
+use super::*;
+use crate::h2::{code_slot, Event, CODES, H2};
+use crate::spec::HttpVersion;
+
+/// A thread's HTTP/2 figures for one window.
+#[derive(Default)]
+pub(crate) struct H2Stats {
+    /// Connections that spoke HTTP/2, opened in the measured phase.
+    pub connections: u64,
+    /// RST_STREAM and GOAWAY received, by error code (the last slot for
+    /// codes the RFC does not define).
+    pub resets: [u64; CODES.len() + 1],
+    pub goaways: [u64; CODES.len() + 1],
+    /// Requests the server never processed (above a GOAWAY's last
+    /// stream), sent again on a fresh connection.
+    pub retried: u64,
+    /// The lowest SETTINGS_MAX_CONCURRENT_STREAMS a server sent.
+    pub peer_max_streams: Option<u32>,
+}
+
+impl Worker<'_> {
+    /// Connection `i` is open (TCP, and TLS if asked): whether it speaks
+    /// HTTP/2, from ALPN's choice or prior knowledge. False when HTTP/2
+    /// was required and the server did not agree (the connection failed).
+    pub(super) fn choose_http(&mut self, i: usize) -> bool {
+        let http = self.plan.spec.http;
+        let h2 = match &self.conns[i].tls {
+            Some(tls) => tls.alpn_protocol() == Some(b"h2"),
+            None => http.version == HttpVersion::Http2,
+        };
+        if !h2 && http.version == HttpVersion::Http2 {
+            self.fail(i, ErrorKind::Tls);
+            return false;
+        }
+        let c = &mut self.conns[i];
+        c.h2_on = h2;
+        if h2 {
+            let table = self.plan.requests.h2().map_or(0, |r| r.table_bytes);
+            let cfg = crate::h2::Config {
+                stream_window: http.stream_window,
+                conn_window: http.conn_window,
+                checksum: self.plan.spec.checksum,
+            };
+            c.h2.get_or_insert_with(|| Box::new(H2::new(cfg, table)))
+                .start();
+            if self.measuring {
+                self.stats.h2.connections += 1;
+            }
+        }
+        true
+    }
+
+    /// Requests connection `i` carries at once: HTTP/2 streams up to the
+    /// server's limit, or the HTTP/1.1 pipeline. Before the connection is
+    /// open and its protocol known, one, so that a connection that ends up
+    /// speaking HTTP/1.1 is never handed a pipeline nobody asked for.
+    pub(super) fn depth_of(&self, i: usize) -> usize {
+        let c = &self.conns[i];
+        let spec = self.plan.spec;
+        if c.state != State::Open {
+            return match spec.http.version {
+                HttpVersion::Negotiate if spec.tls.is_some() => 1,
+                HttpVersion::Http2 => spec.depth(true),
+                _ => spec.depth(false),
+            };
+        }
+        match (&c.h2, c.h2_on) {
+            (Some(h), true) => {
+                let cap = usize::try_from(h.peer_max_streams()).unwrap_or(usize::MAX);
+                spec.depth(true).min(cap).max(1)
+            }
+            _ => spec.depth(false),
+        }
+    }
+
+    /// Open streams for the requests not yet written, as the server's
+    /// limit allows; queue their bodies; write.
+    pub(super) fn h2_flush(&mut self, i: usize) {
+        let Some(reqs) = self.plan.requests.h2() else {
+            return;
+        };
+        let c = &mut self.conns[i];
+        let Conn {
+            h2,
+            ring,
+            head,
+            len,
+            written,
+            ..
+        } = c;
+        let Some(h) = h2.as_mut() else {
+            return;
+        };
+        while *written < *len && h.can_open() {
+            let s = (*head + *written) % ring.len();
+            let target = ring[s].target;
+            ring[s].stream = h.open(target, &reqs.targets[target as usize]);
+            *written += 1;
+        }
+        h.pump(|t| &reqs.targets[t as usize].body);
+        self.h2_write(i);
+    }
+
+    /// Write what the HTTP/2 layer has queued: into the socket, or into
+    /// rustls (whose records `tls_write` sends).
+    pub(super) fn h2_write(&mut self, i: usize) {
+        loop {
+            let c = &mut self.conns[i];
+            let Some(h) = c.h2.as_mut() else {
+                return;
+            };
+            let out = h.pending();
+            if out.is_empty() {
+                break;
+            }
+            let res = match (c.tls.as_mut(), c.stream.as_mut()) {
+                (Some(tls), _) => io::Write::write(&mut tls.writer(), out),
+                (None, Some(stream)) => stream.write(out),
+                (None, None) => return,
+            };
+            match res {
+                Ok(0) => break,
+                Ok(n) => {
+                    h.written(n);
+                    if c.tls.is_none() {
+                        let measuring = self.measuring;
+                        self.counters(measuring).bytes_written += n as u64;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.fail(i, classify_io(&e, ErrorKind::Write));
+                    return;
+                }
+            }
+        }
+        if self.conns[i].tls.is_some() {
+            self.tls_write(i);
+        }
+    }
+
+    /// Frames read from connection `i`, which reached the socket at
+    /// `arrived`. False when the connection was closed and reading must
+    /// stop.
+    pub(super) fn h2_input(&mut self, i: usize, mut data: &[u8], epoch: u64, arrived: u64) -> bool {
+        while !data.is_empty() {
+            let Some(h) = self.conns[i].h2.as_mut() else {
+                return false;
+            };
+            match h.feed(data) {
+                Ok((used, ev)) => {
+                    data = &data[used..];
+                    if let Some(ev) = ev {
+                        self.h2_event(i, ev, arrived);
+                        if self.conns[i].epoch != epoch {
+                            return false;
+                        }
+                    }
+                }
+                Err(fault) => {
+                    h.fail(fault);
+                    self.h2_write(i);
+                    if self.conns[i].epoch == epoch {
+                        self.fail(i, fault.kind());
+                    }
+                    return false;
+                }
+            }
+        }
+        // Acknowledgements, window updates, and the requests that the
+        // streams just freed make room for.
+        if self.conns[i].epoch == epoch {
+            if let Some(h) = self.conns[i].h2.as_mut() {
+                h.replenish();
+            }
+            self.h2_flush(i);
+        }
+        self.conns[i].epoch == epoch
+    }
+
+    fn h2_event(&mut self, i: usize, ev: Event, arrived: u64) {
+        match ev {
+            Event::Response { stream, resp } => {
+                if self.move_to_head(i, stream) {
+                    self.conns[i].first_rx_ns = 0;
+                    self.complete(i, resp, arrived);
+                }
+            }
+            Event::Reset { stream, code } => {
+                if self.measuring {
+                    self.stats.h2.resets[code_slot(code)] += 1;
+                }
+                if self.move_to_head(i, stream) {
+                    self.fail_head(i, ErrorKind::StreamReset);
+                }
+            }
+            Event::Malformed { stream } => {
+                if self.move_to_head(i, stream) {
+                    self.fail_head(i, ErrorKind::H2Protocol);
+                }
+            }
+            Event::GoAway { last_stream, code } => {
+                if self.measuring {
+                    self.stats.h2.goaways[code_slot(code)] += 1;
+                }
+                self.goaway(i, last_stream);
+            }
+            Event::Settings => {
+                let max = self.conns[i].h2.as_ref().map(|h| h.peer_max_streams());
+                if let Some(m) = max.filter(|&m| m != u32::MAX) {
+                    let seen = &mut self.stats.h2.peer_max_streams;
+                    *seen = Some(seen.map_or(m, |s| s.min(m)));
+                }
+                if self.plan.interval_ns.is_none() && self.users.is_none() {
+                    self.fill(i);
+                }
+            }
+        }
+    }
+
+    /// Move the ring entry of `stream` to the head, keeping the order of
+    /// the others; false when no written request has that stream.
+    fn move_to_head(&mut self, i: usize, stream: u32) -> bool {
+        let c = &mut self.conns[i];
+        let Some(k) = (0..c.written).find(|&k| c.ring[c.slot(k)].stream == stream) else {
+            return false;
+        };
+        let f = c.ring[c.slot(k)];
+        for j in (1..=k).rev() {
+            let (to, from) = (c.slot(j), c.slot(j - 1));
+            c.ring[to] = c.ring[from];
+        }
+        let h = c.head;
+        c.ring[h] = f;
+        true
+    }
+
+    /// The request at the head failed alone with `kind`; its connection
+    /// carries on.
+    fn fail_head(&mut self, i: usize, kind: ErrorKind) {
+        let c = &mut self.conns[i];
+        let f = c.pop();
+        c.written -= 1;
+        let measured = self.phase_of(&f);
+        self.counters(measured).errors[kind.index()] += 1;
+        if measured {
+            self.tick_timeline(0, 1, 0);
+            if self.job.quota.is_some() {
+                self.done_measured += 1;
+            }
+        }
+        if let Some(us) = self.users.as_mut() {
+            us.release(i);
+            self.user_answered(i, false);
+            return;
+        }
+        self.after_stream(i);
+    }
+
+    /// After a stream of connection `i` ended: the connection closes once
+    /// it carried its last request or can open no stream, and nothing is
+    /// left on it; otherwise its next requests go out.
+    pub(super) fn after_stream(&mut self, i: usize) {
+        let c = &self.conns[i];
+        let done = c.carried >= self.limit || c.h2.as_ref().is_some_and(|h| h.finished());
+        if done && c.written == 0 {
+            self.close_and_continue(i, None);
+            return;
+        }
+        if self.plan.interval_ns.is_some() {
+            self.schedule(i);
+        } else if !self.conns[i].deferred {
+            self.conns[i].deferred = true;
+            self.deferred.push(i);
+        }
+    }
+
+    /// The server will process no stream above `last`: those requests
+    /// become unwritten again, behind the ones it will answer, and go out
+    /// on a fresh connection once this one, which opens no stream any
+    /// more, has nothing left on the wire and closes.
+    fn goaway(&mut self, i: usize, last: u32) {
+        let measuring = self.measuring;
+        let c = &mut self.conns[i];
+        let mut k = c.written;
+        while k > 0 {
+            k -= 1;
+            let f = c.ring[c.slot(k)];
+            if f.stream <= last {
+                continue;
+            }
+            if let Some(h) = c.h2.as_mut() {
+                h.forget(f.stream);
+            }
+            // Moved to the end of the written part, which then shrinks.
+            let end = c.written - 1;
+            for j in k..end {
+                let (to, from) = (c.slot(j), c.slot(j + 1));
+                c.ring[to] = c.ring[from];
+            }
+            let s = c.slot(end);
+            c.ring[s] = f;
+            c.written -= 1;
+            if measuring {
+                self.stats.h2.retried += 1;
+            }
+        }
+        if self.conns[i].written == 0 {
+            self.close_and_continue(i, None);
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! What the tests that start servers over TLS and HTTP/2 share: the
+//! certificate, whether a recipe can be tried here, and the wait for its
+//! processes to end.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use throng_servers::launch::TlsFiles;
+use throng_servers::process::is_alive;
+use throng_servers::Recipe;
+
+/// A self-signed ECDSA P-256 leaf for localhost and 127.0.0.1, made by the
+/// `openssl` command as the lab's own certificate is made.
+pub fn certificate(dir: &Path) -> TlsFiles {
+    let (key, cert) = (dir.join("key.pem"), dir.join("cert.pem"));
+    let out = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=DNS:localhost,IP:127.0.0.1",
+            "-addext",
+            "basicConstraints=critical,CA:FALSE",
+            "-keyout",
+        ])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl runs");
+    assert!(
+        out.status.success(),
+        "openssl req: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    TlsFiles {
+        cert_pem: std::fs::read(cert).unwrap(),
+        key_pem: std::fs::read(key).unwrap(),
+    }
+}
+
+/// Why a recipe cannot be tried on this machine, over TLS when `tls`, if
+/// it cannot.
+pub fn missing(recipe: &Recipe, tls: bool) -> Option<String> {
+    if !recipe.is_installed() {
+        return Some(format!("{} is not installed", recipe.binary));
+    }
+    // Debian ships lighttpd's TLS module in a package of its own.
+    let module = Path::new("/usr/lib/lighttpd/mod_openssl.so");
+    if tls && recipe.name == "lighttpd" && !module.exists() {
+        return Some(format!(
+            "{} is missing (Debian package lighttpd-mod-openssl)",
+            module.display()
+        ));
+    }
+    None
+}
+
+/// Waits, within `within`, until none of `pids` is alive.
+pub fn gone(pids: &[i32], within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    loop {
+        if pids.iter().all(|&p| !is_alive(p)) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
