@@ -51,6 +51,10 @@ pub enum FetchError {
     Parse(http1::ParseError),
     #[error("connection closed before a complete response")]
     Closed,
+    /// HTTP/2: the server broke the protocol, reset the stream or went
+    /// away before answering; or TLS did not settle on h2.
+    #[error("HTTP/2: {0}")]
+    H2(String),
 }
 
 /// Connect (with `timeout`), write `request` (complete serialised request
@@ -101,6 +105,131 @@ pub fn fetch_over(
                 timeout,
             )
         }
+    }
+}
+
+/// One GET of `path` over HTTP/2, with the engine's own HTTP/2 layer:
+/// over TLS when `tls` is given (its config must offer `h2` over ALPN),
+/// else over cleartext with prior knowledge. `authority` is the
+/// `:authority`; `headers` go with the request. `timeout` bounds the
+/// connect, and separately the whole exchange after it.
+pub fn fetch_h2(
+    addr: SocketAddr,
+    tls: Option<&TlsTarget>,
+    authority: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    timeout: Duration,
+) -> Result<Fetched, FetchError> {
+    let stream = match TcpStream::connect_timeout(&addr, timeout) {
+        Ok(s) => s,
+        Err(e) if e.kind() == io::ErrorKind::TimedOut => return Err(FetchError::ConnectTimeout),
+        Err(e) => return Err(FetchError::Connect(e)),
+    };
+    let _ = stream.set_nodelay(true);
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let mut target = crate::spec::Target::new(
+        addr,
+        authority.to_string(),
+        path.to_string(),
+        format!("{scheme}://{authority}{path}"),
+    );
+    target.method = Some("GET".into());
+    let mut spec = crate::spec::LoadSpec::new(vec![target]);
+    spec.headers = headers
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect();
+    let blocks = crate::h2::blocks::H2Requests::new(&spec);
+    let mut h2 = crate::h2::H2::new(
+        crate::h2::Config {
+            stream_window: crate::spec::DEFAULT_WINDOW,
+            conn_window: crate::spec::DEFAULT_WINDOW,
+            checksum: true,
+        },
+        blocks.table_bytes,
+    );
+    h2.start();
+    h2.capture();
+    h2.open(0, &blocks.targets[0]);
+    match tls {
+        None => exchange_h2(stream, &mut h2, timeout),
+        Some(t) => {
+            let conn = rustls::ClientConnection::new(t.config.clone(), t.name.clone())
+                .map_err(|e| FetchError::Io(io::Error::other(e)))?;
+            let mut s = rustls::StreamOwned::new(conn, stream);
+            let deadline = Instant::now() + timeout;
+            while s.conn.is_handshaking() {
+                s.sock
+                    .set_read_timeout(Some(remaining(deadline)?))
+                    .map_err(FetchError::Io)?;
+                s.conn.complete_io(&mut s.sock).map_err(FetchError::Io)?;
+            }
+            if s.conn.alpn_protocol() != Some(b"h2") {
+                return Err(FetchError::H2(
+                    "the server did not choose h2 over ALPN".into(),
+                ));
+            }
+            exchange_h2(s, &mut h2, remaining(deadline)?)
+        }
+    }
+}
+
+fn exchange_h2<W: Wire>(
+    mut stream: W,
+    h2: &mut crate::h2::H2,
+    timeout: Duration,
+) -> Result<Fetched, FetchError> {
+    use crate::h2::Event;
+    let deadline = Instant::now() + timeout;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let out = h2.pending().to_vec();
+        write_all(&mut stream, &out, deadline)?;
+        h2.written(out.len());
+        let n = read(&mut stream, &mut buf, deadline)?;
+        if n == 0 {
+            return Err(FetchError::Closed);
+        }
+        let mut data = &buf[..n];
+        while !data.is_empty() {
+            let (used, ev) = h2
+                .feed(data)
+                .map_err(|f| FetchError::H2(format!("{:?}", f.kind())))?;
+            data = &data[used..];
+            match ev {
+                Some(Event::Response { resp, .. }) => {
+                    let c = h2.captured().unwrap_or_default();
+                    return Ok(Fetched {
+                        status: resp.status,
+                        headers: c
+                            .headers
+                            .into_iter()
+                            .filter(|(n, _)| !n.starts_with(':'))
+                            .collect(),
+                        body: c.body,
+                        response: resp,
+                    });
+                }
+                Some(Event::Reset { code, .. }) => {
+                    return Err(FetchError::H2(format!(
+                        "stream reset: {}",
+                        crate::h2::code_name(code)
+                    )))
+                }
+                Some(Event::Malformed { .. }) => {
+                    return Err(FetchError::H2("malformed response".into()))
+                }
+                Some(Event::GoAway { code, .. }) => {
+                    return Err(FetchError::H2(format!(
+                        "GOAWAY: {}",
+                        crate::h2::code_name(code)
+                    )))
+                }
+                Some(Event::Settings) | None => {}
+            }
+        }
+        h2.replenish();
     }
 }
 

@@ -155,6 +155,7 @@ struct Server {
     session: Option<(u32, throng_engine::Session)>,
     /// Over TLS: how the load reaches it (trusting the run's certificate).
     tls: Option<throng_engine::tls::TlsSpec>,
+    protocol: crate::study::Protocol,
 }
 
 impl Server {
@@ -169,6 +170,14 @@ impl Server {
         }
         let mut spec = load_spec(t, load);
         spec.tls = self.tls.clone();
+        spec.http.version = self.protocol.http_version();
+        // Streams multiply what one connection carries over HTTP/2 only;
+        // over HTTP/1.1 the level's connections are all there is.
+        spec.http.streams = if self.protocol.h2() {
+            load.shape.streams
+        } else {
+            1
+        };
         spec
     }
 
@@ -279,9 +288,9 @@ impl Executor for Local<'_> {
         };
         let group_dir = group.dir_name();
         let first_path = w.files.first().map(|f| f.0.clone()).unwrap_or_default();
-        let tls_files = match server.protocol {
-            crate::study::Protocol::Http1 => None,
-            crate::study::Protocol::Https1 => {
+        let tls_files = match server.protocol.tls() {
+            false => None,
+            true => {
                 if self.tls.is_none() {
                     self.tls = Some(
                         crate::certs::for_address(self.listen, server.certificate)
@@ -340,8 +349,17 @@ impl Executor for Local<'_> {
             session: None,
             tls: tls_files.map(|t| throng_engine::tls::TlsSpec {
                 ca_pem: Some(t.cert_pem),
+                // One protocol per server, as the study names it: ALPN
+                // offers that one alone.
+                alpn: vec![if server.protocol.h2() {
+                    "h2"
+                } else {
+                    "http/1.1"
+                }
+                .to_string()],
                 ..throng_engine::tls::TlsSpec::default()
             }),
+            protocol: server.protocol,
         });
         Ok(started)
     }

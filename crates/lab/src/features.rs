@@ -390,8 +390,8 @@ fn probe_started(
     server: &StudyServer,
     cpus: &[usize],
 ) -> anyhow::Result<Vec<FeatureResult>> {
-    if server.protocol == crate::study::Protocol::Https1 {
-        return probe_tls(site, server, cpus);
+    if server.protocol != crate::study::Protocol::Http1 {
+        return probe_protocol(site, server, cpus);
     }
     let docroot = site.rundir.subdir(&["features-docroot"], None)?;
     write_docroot(&docroot)?;
@@ -459,11 +459,22 @@ fn probe_started(
             Feature::KeepAlive => probe_keep_alive(addr),
             Feature::DirListingOff => probe_dir_listing_off(addr),
             Feature::Sendfile => sendfile_from_config(recipe, &config),
-            Feature::Http2 => result(
-                f,
-                FeatureStatus::Untested,
-                "untested until HTTP/2 load lands",
-            ),
+            Feature::Http2 => match (recipe.over_h2(), recipe.over_h2c()) {
+                (Ok(None), Ok(None)) => result(
+                    f,
+                    FeatureStatus::No,
+                    format!("throng's recipe for {} serves no HTTP/2", recipe.name),
+                ),
+                _ => result(
+                    f,
+                    FeatureStatus::Untested,
+                    format!(
+                        "{} serves HTTP/2 in throng's recipe: add \"h2\" or \"h2c\" to the \
+                         study's `protocols` to measure and probe it",
+                        recipe.name
+                    ),
+                ),
+            },
             Feature::Tls => match recipe.over_tls() {
                 Ok(Some(_)) => result(
                     f,
@@ -486,83 +497,137 @@ fn probe_started(
     Ok(out)
 }
 
-/// A server over TLS: started with the run's kind of certificate, and one
-/// real handshake says what it negotiates. Every other feature is the
+/// A server over TLS or HTTP/2: started as the study runs it (over TLS
+/// with the run's kind of certificate), and one real exchange says what
+/// it speaks: the handshake's version, cipher and ALPN for TLS, a GET
+/// answered over HTTP/2 for h2 and h2c. Every other feature is the
 /// cleartext server's, probed there.
-fn probe_tls(
+fn probe_protocol(
     site: Site,
     server: &StudyServer,
     cpus: &[usize],
 ) -> anyhow::Result<Vec<FeatureResult>> {
-    let others = |why: &str| -> Vec<FeatureResult> {
-        Feature::ALL
+    let proto = server.protocol;
+    let mine =
+        |f: Feature| (f == Feature::Tls && proto.tls()) || (f == Feature::Http2 && proto.h2());
+    let mut live: Vec<FeatureResult> = match &server.unsupported {
+        Some(why) => Feature::ALL
             .iter()
-            .filter(|&&f| f != Feature::Tls)
-            .map(|&f| result(f, FeatureStatus::Untested, why))
-            .collect()
+            .filter(|&&f| mine(f))
+            .map(|&f| result(f, FeatureStatus::No, why.clone()))
+            .collect(),
+        None => probe_live(site, server, cpus)?,
     };
-    let tls = match &server.unsupported {
-        Some(why) => result(Feature::Tls, FeatureStatus::No, why.clone()),
-        None => {
-            let docroot = site.rundir.subdir(&["features-docroot"], None)?;
-            write_docroot(&docroot)?;
-            let ip: std::net::IpAddr = Ipv4Addr::LOCALHOST.into();
-            let files = crate::certs::for_address(ip, server.certificate)?;
-            let start = Start {
-                name: &server.name,
-                recipe: &server.recipe,
-                backend: server.backend.as_ref(),
-                helper: None,
-                group_dir: "features",
-                docroot,
-                workers: 1,
-                concurrency: 16,
-                cpus: cpus.to_vec(),
-                listen: ip,
-                ready_path: "/index.html",
-                patch: None,
-                tls: Some(&files),
-            };
-            let mut running = launch::start(site, &start)
-                .map_err(|f| anyhow::anyhow!("{}{}", f.message, tail_note(&f.log_tail)))?;
-            let spec = throng_engine::tls::TlsSpec {
-                ca_pem: Some(files.cert_pem.clone()),
-                ..throng_engine::tls::TlsSpec::default()
-            };
-            let stream =
-                std::net::TcpStream::connect_timeout(&running.addr(), Duration::from_secs(5))?;
-            let shook = throng_engine::tls::handshake(
-                &spec,
-                &running.addr().to_string(),
-                stream,
-                Duration::from_secs(5),
-            );
-            running.stop();
-            match shook {
-                Ok(n) => result(
-                    Feature::Tls,
-                    FeatureStatus::Yes,
-                    format!(
-                        "handshake: {} {}, ALPN {}",
-                        n.version,
-                        n.cipher,
-                        n.alpn.as_deref().unwrap_or("none")
-                    ),
-                ),
-                Err(e) => result(
-                    Feature::Tls,
-                    FeatureStatus::No,
-                    format!("handshake failed: {e}"),
-                ),
-            }
+    let mut out = Vec::new();
+    for f in Feature::ALL {
+        match live.iter().position(|r| r.name == f) {
+            Some(k) => out.push(live.remove(k)),
+            None => out.push(result(
+                f,
+                FeatureStatus::Untested,
+                "the same server as over cleartext HTTP/1.1: probed there",
+            )),
         }
+    }
+    Ok(out)
+}
+
+fn probe_live(
+    site: Site,
+    server: &StudyServer,
+    cpus: &[usize],
+) -> anyhow::Result<Vec<FeatureResult>> {
+    let proto = server.protocol;
+    let docroot = site.rundir.subdir(&["features-docroot"], None)?;
+    write_docroot(&docroot)?;
+    let ip: std::net::IpAddr = Ipv4Addr::LOCALHOST.into();
+    let files = match proto.tls() {
+        true => Some(crate::certs::for_address(ip, server.certificate)?),
+        false => None,
     };
-    let mut out = others("the same server as over cleartext: probed there");
-    let at = Feature::ALL
-        .iter()
-        .position(|&f| f == Feature::Tls)
-        .unwrap_or(out.len());
-    out.insert(at.min(out.len()), tls);
+    let start = Start {
+        name: &server.name,
+        recipe: &server.recipe,
+        backend: server.backend.as_ref(),
+        helper: None,
+        group_dir: "features",
+        docroot,
+        workers: 1,
+        concurrency: 16,
+        cpus: cpus.to_vec(),
+        listen: ip,
+        ready_path: "/index.html",
+        patch: None,
+        tls: files.as_ref(),
+    };
+    let mut running = launch::start(site, &start)
+        .map_err(|f| anyhow::anyhow!("{}{}", f.message, tail_note(&f.log_tail)))?;
+    let addr = running.addr();
+    let mut out = Vec::new();
+    let wait = Duration::from_secs(5);
+    let tls_spec = files.as_ref().map(|f| throng_engine::tls::TlsSpec {
+        ca_pem: Some(f.cert_pem.clone()),
+        alpn: vec![if proto.h2() { "h2" } else { "http/1.1" }.to_string()],
+        ..throng_engine::tls::TlsSpec::default()
+    });
+    if let Some(spec) = &tls_spec {
+        let shook = std::net::TcpStream::connect_timeout(&addr, wait)
+            .map_err(|e| e.to_string())
+            .and_then(|s| throng_engine::tls::handshake(spec, &addr.to_string(), s, wait));
+        out.push(match shook {
+            Ok(n) => result(
+                Feature::Tls,
+                FeatureStatus::Yes,
+                format!(
+                    "handshake: {} {}, ALPN {}",
+                    n.version,
+                    n.cipher,
+                    n.alpn.as_deref().unwrap_or("none")
+                ),
+            ),
+            Err(e) => result(
+                Feature::Tls,
+                FeatureStatus::No,
+                format!("handshake failed: {e}"),
+            ),
+        });
+    }
+    if proto.h2() {
+        let target = match &tls_spec {
+            Some(spec) => Some(throng_engine::probe::TlsTarget {
+                config: spec.client_config()?,
+                name: throng_engine::tls::server_name(&addr.to_string())
+                    .map_err(|e| anyhow::anyhow!(e))?,
+            }),
+            None => None,
+        };
+        let how = if proto.tls() {
+            "over TLS, ALPN h2"
+        } else {
+            "over cleartext with prior knowledge (h2c)"
+        };
+        let got = throng_engine::probe::fetch_h2(
+            addr,
+            target.as_ref(),
+            &addr.to_string(),
+            "/index.html",
+            &[],
+            wait,
+        );
+        out.push(match got {
+            Ok(r) => result(
+                Feature::Http2,
+                FeatureStatus::Yes,
+                format!("GET /index.html answered {} over HTTP/2 {how}", r.status),
+            ),
+            Err(e) => result(
+                Feature::Http2,
+                FeatureStatus::No,
+                format!("GET /index.html over HTTP/2 {how} failed: {e}"),
+            ),
+        });
+    }
+    running.stop();
     Ok(out)
 }
 

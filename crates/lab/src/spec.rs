@@ -105,6 +105,9 @@ pub struct RequestShape {
     /// `false`: `Connection: close` and a new connection per request.
     pub keep_alive: bool,
     pub pipeline: usize,
+    /// Concurrent streams per connection, for servers measured over
+    /// HTTP/2 (`h2`, `h2c`); HTTP/1.1 servers carry one request at a time.
+    pub streams: usize,
     /// Most requests one keep-alive connection carries; `None`: no limit.
     pub requests_per_connection: Option<u64>,
     pub method: String,
@@ -152,6 +155,7 @@ impl Default for RequestShape {
         RequestShape {
             keep_alive: d.keep_alive,
             pipeline: d.pipeline,
+            streams: d.http.streams,
             requests_per_connection: d.requests_per_connection,
             method: d.method,
             headers: d.headers,
@@ -434,6 +438,7 @@ mod tests {
             shape: RequestShape {
                 keep_alive: true,
                 pipeline: 4,
+                streams: 1,
                 requests_per_connection: Some(100),
                 method: "POST".into(),
                 headers: vec![("X-Run".into(), "7".into())],

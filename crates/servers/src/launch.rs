@@ -124,6 +124,9 @@ pub struct Running {
     pub dir: PathBuf,
     /// Over TLS: how every request to it is made.
     pub tls: Option<throng_engine::probe::TlsTarget>,
+    /// Its cleartext port speaks HTTP/2 alone (nginx's `listen ...
+    /// http2`): its checks go over h2c.
+    pub h2c_only: bool,
 }
 
 impl Running {
@@ -186,7 +189,8 @@ impl Running {
     pub fn wait_ready(&mut self, path: &str, within: Duration) -> anyhow::Result<()> {
         let addr = self.addr();
         let tls = self.tls.clone();
-        wait_ready(&mut self.server, addr, tls.as_ref(), path, within)
+        self.h2c_only = wait_ready(&mut self.server, addr, tls.as_ref(), path, within)?;
+        Ok(())
     }
 
     /// Where requests to it go, and over TLS how.
@@ -194,6 +198,7 @@ impl Running {
         loopback::Endpoint {
             addr: self.addr(),
             tls: self.tls.clone(),
+            h2c_only: self.h2c_only,
         }
     }
 }
@@ -204,7 +209,7 @@ fn wait_ready(
     tls: Option<&throng_engine::probe::TlsTarget>,
     path: &str,
     within: Duration,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<bool> {
     let deadline = Instant::now() + within;
     loop {
         if let Some(e) = p.exited() {
@@ -212,15 +217,17 @@ fn wait_ready(
         }
         let attempt = Duration::from_millis(500);
         let answered = match loopback::get_over(addr, tls, path, &[], attempt) {
-            Ok(_) => Ok(()),
+            Ok(_) => Ok(false),
             // Listening, but no HTTP/1.1 answer: a cleartext port may speak
             // HTTP/2 alone (a recipe over h2c).
             Err(e @ (FetchError::Connect(_) | FetchError::ConnectTimeout)) => Err(e),
             Err(e) if tls.is_some() => Err(e),
-            Err(e) => loopback::h2c_get(addr, path, attempt).map_err(|_| e),
+            Err(e) => loopback::h2c_get(addr, path, attempt)
+                .map(|_| true)
+                .map_err(|_| e),
         };
         match answered {
-            Ok(()) => return Ok(()),
+            Ok(h2c_only) => return Ok(h2c_only),
             Err(e) if Instant::now() >= deadline => bail!("not ready after {within:?}: {e}"),
             Err(_) => std::thread::sleep(Duration::from_millis(50)),
         }
@@ -394,6 +401,7 @@ pub fn start(site: Site, s: &Start) -> Result<Running, StartFailure> {
         logs,
         dir,
         tls,
+        h2c_only: false,
     };
     match r.wait_ready(s.ready_path, READY_WITHIN) {
         Ok(()) => Ok(r),

@@ -180,6 +180,14 @@ enum Rx {
     Gather { left: u32 },
 }
 
+/// What a probe keeps of its response: the final header block's fields
+/// and the body.
+#[derive(Debug, Default)]
+pub struct Capture {
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
 /// A connection's HTTP/2 state.
 pub struct H2 {
     cfg: Config,
@@ -214,6 +222,9 @@ pub struct H2 {
     conn_send: i64,
     conn_unacked: u32,
     goaway: Option<u32>,
+    /// A probe's one exchange keeps the response's fields and body; a
+    /// load keeps neither.
+    capture: Option<Box<Capture>>,
     out: Vec<u8>,
     /// Bytes of `out` already written.
     out_off: usize,
@@ -251,6 +262,7 @@ impl H2 {
             conn_send: i64::from(INITIAL_WINDOW),
             conn_unacked: 0,
             goaway: None,
+            capture: None,
             out: Vec::new(),
             out_off: 0,
         }
@@ -287,6 +299,16 @@ impl H2 {
         if cfg.conn_window > INITIAL_WINDOW {
             window_update(&mut self.out, 0, cfg.conn_window - INITIAL_WINDOW);
         }
+    }
+
+    /// Keep the fields and body of what comes (for one exchange).
+    pub fn capture(&mut self) {
+        self.capture = Some(Box::default());
+    }
+
+    /// What [`H2::capture`] kept.
+    pub fn captured(&mut self) -> Option<Capture> {
+        self.capture.take().map(|c| *c)
     }
 
     /// Streams the server allows at once (its SETTINGS; unlimited until
@@ -583,6 +605,9 @@ impl H2 {
     fn on_body(&mut self, data: &[u8]) {
         let id = self.f_stream;
         let sum = self.cfg.checksum;
+        if let Some(c) = self.capture.as_mut() {
+            c.body.extend_from_slice(data);
+        }
         if let Some(s) = self.streams.iter_mut().find(|s| s.id == id) {
             s.body_bytes += data.len() as u64;
             if sum {
@@ -835,20 +860,32 @@ impl H2 {
         let mut length: Option<u64> = None;
         let mut bad = false;
         let block = std::mem::take(&mut self.block);
-        let r = self.decoder.decode(&block, |n, v| match n {
-            b":status" => {
-                status = std::str::from_utf8(v)
-                    .ok()
-                    .filter(|s| s.len() == 3)
-                    .and_then(|s| s.parse().ok())
-                    .filter(|s| (100..1000).contains(s));
-                bad |= status.is_none();
+        let mut fields = self.capture.as_mut().map(|c| &mut c.headers);
+        if let Some(f) = fields.as_mut() {
+            f.clear();
+        }
+        let r = self.decoder.decode(&block, |n, v| {
+            if let Some(f) = fields.as_mut() {
+                f.push((
+                    String::from_utf8_lossy(n).into_owned(),
+                    String::from_utf8_lossy(v).into_owned(),
+                ));
             }
-            b"content-length" => {
-                length = std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
-                bad |= length.is_none();
+            match n {
+                b":status" => {
+                    status = std::str::from_utf8(v)
+                        .ok()
+                        .filter(|s| s.len() == 3)
+                        .and_then(|s| s.parse().ok())
+                        .filter(|s| (100..1000).contains(s));
+                    bad |= status.is_none();
+                }
+                b"content-length" => {
+                    length = std::str::from_utf8(v).ok().and_then(|s| s.parse().ok());
+                    bad |= length.is_none();
+                }
+                _ => {}
             }
-            _ => {}
         });
         self.block = block;
         if r.is_err() {

@@ -19,6 +19,9 @@ pub struct LoadTable {
     /// `false`: a new connection per request (`throng load --close`).
     pub keep_alive: Option<bool>,
     pub pipeline: Option<usize>,
+    /// Concurrent streams per connection over HTTP/2 (`throng load
+    /// --streams`): servers measured over `h2` and `h2c` only.
+    pub streams: Option<usize>,
     /// "250ms", "3s", "1.5s", "2m".
     pub timeout: Option<String>,
     /// "Name: value" each.
@@ -285,6 +288,25 @@ pub(super) fn resolve_load(
             }
         }
         shape.pipeline = p;
+    }
+    if let Some((&n, key)) = t.get("streams", |x| &x.streams) {
+        let most = throng_engine::spec::MAX_STREAMS;
+        if n == 0 || n > most {
+            bail!("{key} = {n}: give 1 to {most} streams per connection");
+        }
+        if let Some((&p, pk)) = pipeline.as_ref().filter(|(&p, _)| p > 1) {
+            bail!(
+                "{key} = {n} with {pk} = {p}: HTTP/2 multiplexes streams and is never \
+                 pipelined; leave one of them out"
+            );
+        }
+        if shape.users.is_some() && n > 1 {
+            bail!(
+                "{key} = {n} with sessions: a user's connections carry one request at a time, \
+                 as a browser's burst does; leave `streams` out"
+            );
+        }
+        shape.streams = n;
     }
     if let Some((&n, key)) = t.get("requests_per_connection", |x| &x.requests_per_connection) {
         if n == 0 {

@@ -171,7 +171,8 @@ pub struct StudyFile {
     /// named `SERVER-PROFILE`, to measure what tuning is worth.
     #[serde(default)]
     pub profiles: Option<Vec<String>>,
-    /// How clients speak to every server: "http1" (the default), "https1";
+    /// How clients speak to every server: "http1" (the default), "https1",
+    /// "h2" (HTTP/2 over TLS), "h2c" (HTTP/2 over cleartext);
     /// each after the first makes a server `SERVER-PROTOCOL`.
     #[serde(default)]
     pub protocols: Option<Vec<String>>,
@@ -241,6 +242,11 @@ pub enum Protocol {
     Http1,
     /// HTTP/1.1 over TLS, with a certificate the lab makes for the run.
     Https1,
+    /// HTTP/2 over TLS (ALPN `h2`), with the same certificate and TLS
+    /// settings as `https1`.
+    H2,
+    /// HTTP/2 over cleartext, with prior knowledge.
+    H2c,
 }
 
 impl Protocol {
@@ -248,6 +254,27 @@ impl Protocol {
         match self {
             Protocol::Http1 => "http1",
             Protocol::Https1 => "https1",
+            Protocol::H2 => "h2",
+            Protocol::H2c => "h2c",
+        }
+    }
+
+    /// Served over TLS, with the run's certificate.
+    pub fn tls(self) -> bool {
+        matches!(self, Protocol::Https1 | Protocol::H2)
+    }
+
+    /// Spoken as HTTP/2.
+    pub fn h2(self) -> bool {
+        matches!(self, Protocol::H2 | Protocol::H2c)
+    }
+
+    /// The engine's HTTP version for this protocol.
+    pub fn http_version(self) -> throng_engine::HttpVersion {
+        if self.h2() {
+            throng_engine::HttpVersion::Http2
+        } else {
+            throng_engine::HttpVersion::Http1
         }
     }
 
@@ -255,11 +282,9 @@ impl Protocol {
         match s {
             "http1" => Ok(Protocol::Http1),
             "https1" => Ok(Protocol::Https1),
-            "h2" | "h2c" => bail!(
-                "protocols: {s:?} is not in this build yet: HTTP/2 load comes next; give \
-                 \"http1\" or \"https1\""
-            ),
-            _ => bail!("protocols: {s:?}: give \"http1\" or \"https1\""),
+            "h2" => Ok(Protocol::H2),
+            "h2c" => Ok(Protocol::H2c),
+            _ => bail!("protocols: {s:?}: give \"http1\", \"https1\", \"h2\" or \"h2c\""),
         }
     }
 }
@@ -270,7 +295,7 @@ fn protocols(f: &StudyFile) -> anyhow::Result<Vec<Protocol>> {
         return Ok(vec![Protocol::Http1]);
     };
     if list.is_empty() {
-        bail!("protocols: give at least one of \"http1\", \"https1\"");
+        bail!("protocols: give at least one of \"http1\", \"https1\", \"h2\", \"h2c\"");
     }
     let mut out = Vec::new();
     for p in list {
@@ -408,8 +433,11 @@ impl Study {
                 anyhow::anyhow!("certificate = {c:?}: give \"ecdsa-p256\" or \"rsa2048\"")
             })?,
         };
-        if f.certificate.is_some() && !protocols.contains(&Protocol::Https1) {
-            bail!("certificate: only TLS servers serve one; add \"https1\" to `protocols`");
+        if f.certificate.is_some() && !protocols.iter().any(|p| p.tls()) {
+            bail!(
+                "certificate: only TLS servers serve one; add \"https1\" or \"h2\" to \
+                 `protocols`"
+            );
         }
         let mut servers = Vec::new();
         for (e, profile, protocol) in f.servers.iter().flat_map(|e| {
@@ -446,19 +474,22 @@ impl Study {
                 format!("{name}-{}", protocol.name())
             };
             let recipe = recipe.profiled(profile)?;
-            let (recipe, unsupported) = match protocol {
-                Protocol::Http1 => (recipe, None),
-                Protocol::Https1 => match recipe.over_tls()? {
-                    Some(r) => (r, None),
-                    None => {
-                        let why = format!(
-                            "{} serves no TLS in throng's recipe, so it is not measured over \
-                             https1",
-                            recipe.name
-                        );
-                        (recipe, Some(why))
-                    }
-                },
+            let (over, what) = match protocol {
+                Protocol::Http1 => (Some(recipe.clone()), ""),
+                Protocol::Https1 => (recipe.over_tls()?, "no TLS"),
+                Protocol::H2 => (recipe.over_h2()?, "no HTTP/2 over TLS"),
+                Protocol::H2c => (recipe.over_h2c()?, "no HTTP/2 over cleartext (h2c)"),
+            };
+            let (recipe, unsupported) = match over {
+                Some(r) => (r, None),
+                None => {
+                    let why = format!(
+                        "{} serves {what} in throng's recipe, so it is not measured over {}",
+                        recipe.name,
+                        protocol.name()
+                    );
+                    (recipe, Some(why))
+                }
             };
             names::check("server name", &name)?;
             if servers.iter().any(|s: &StudyServer| s.name == name) {
@@ -997,6 +1028,65 @@ seconds = 0.5
     }
 
     #[test]
+    fn http2_protocols_and_streams() {
+        let s = Study::parse(
+            "name='x'\nservers=['nginx', 'apache2-prefork', 'varnish']\nworkloads=['tiny']\n\
+             cores=[1]\nconcurrency=[10]\nfeatures=false\nprotocols=['h2', 'h2c', 'https1']\n\
+             [load]\nstreams = 10\n",
+            &Recipes::builtin(),
+        )
+        .unwrap();
+        let got: Vec<(String, &str, bool)> = s
+            .servers
+            .iter()
+            .map(|x| (x.name.clone(), x.protocol.name(), x.unsupported.is_none()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("nginx".to_string(), "h2", true),
+                ("nginx-h2c".into(), "h2c", true),
+                ("nginx-https1".into(), "https1", true),
+                ("apache2-prefork".into(), "h2", false),
+                ("apache2-prefork-h2c".into(), "h2c", false),
+                ("apache2-prefork-https1".into(), "https1", true),
+                ("varnish".into(), "h2", false),
+                ("varnish-h2c".into(), "h2c", false),
+                ("varnish-https1".into(), "https1", false),
+            ]
+        );
+        // nginx over h2 has the TLS settings of https1, plus http2.
+        let cfg = |name: &str| {
+            let r = &s.servers.iter().find(|x| x.name == name).unwrap().recipe;
+            r.configs[0].template.clone()
+        };
+        assert!(cfg("nginx").contains(" ssl http2"));
+        assert!(cfg("nginx-h2c").contains(" http2;") && !cfg("nginx-h2c").contains(" ssl"));
+        assert_eq!(
+            s.servers[3].unsupported.as_deref(),
+            Some(
+                "apache2-prefork serves no HTTP/2 over TLS in throng's recipe, so it is not \
+                 measured over h2"
+            )
+        );
+        assert_eq!(s.load_of(WorkloadKind::Tiny).shape.streams, 10);
+        for (rest, want) in [
+            ("[load]\nstreams = 0\n", "[load] streams = 0: give 1 to 4096 streams per connection"),
+            (
+                "[load]\nstreams = 4\npipeline = 2\n",
+                "[load] streams = 4 with [load] pipeline = 2: HTTP/2 multiplexes streams and is \
+                 never pipelined; leave one of them out",
+            ),
+        ] {
+            assert_eq!(refused("['tiny']", rest), want, "{rest}");
+        }
+        assert_eq!(
+            refused("['tiny']", "protocols = ['h3']\n"),
+            "protocols: \"h3\": give \"http1\", \"https1\", \"h2\" or \"h2c\""
+        );
+    }
+
+    #[test]
     fn every_load_key_is_read() {
         let s = with_load(
             "['php']",
@@ -1109,7 +1199,7 @@ seconds = 0.5
             (
                 "['tiny']",
                 "[load]\nkeepalive = false\n",
-                "line 8: unknown field `keepalive`, expected one of `keep_alive`, `pipeline`, \
+                "line 8: unknown field `keepalive`, expected one of `keep_alive`, `pipeline`, `streams`, \
                  `timeout`, `headers`, `method`, `body`, `requests`, `rate`, `concurrency`, \
                  `requests_per_connection`, `order`, `docroot`, `urls`, `sessions`, `think`, `think_random`, `users_per_sec`, `arrival`, `conns_per_user`",
             ),
