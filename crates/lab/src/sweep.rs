@@ -131,9 +131,21 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
             Ok(started) => {
                 ctx.sink.configs(&s.name, &started.configs)?;
                 let lab = throng_servers::LabSettings {
-                    workers: group.cores,
-                    cpus: mine.server_cpus.clone(),
-                    max_connections: group.max_concurrency,
+                    protocol: s.protocol.description().to_string(),
+                    cipher: if s.protocol.tls() {
+                        format!(
+                            "the client's order (rustls's TLS 1.3 and 1.2 suites), a {} \
+                             certificate",
+                            s.certificate.name()
+                        )
+                    } else {
+                        "none (cleartext)".to_string()
+                    },
+                    ..throng_servers::LabSettings::cleartext(
+                        group.cores,
+                        mine.server_cpus.clone(),
+                        group.max_concurrency,
+                    )
                 };
                 let parity = throng_servers::parity(&s.recipe, &started.configs, &lab);
                 ctx.sink.parity(&s.name, &parity)?;

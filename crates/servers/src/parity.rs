@@ -19,6 +19,23 @@ pub struct LabSettings {
     /// The CPUs the server is pinned to; empty when it is not pinned.
     pub cpus: Vec<usize>,
     pub max_connections: u32,
+    /// How clients speak to it, e.g. "HTTP/2 over TLS (h2)".
+    pub protocol: String,
+    /// What TLS it was given to serve, or "none (cleartext)".
+    pub cipher: String,
+}
+
+impl LabSettings {
+    /// Settings of a server spoken to over cleartext HTTP/1.1.
+    pub fn cleartext(workers: u32, cpus: Vec<usize>, max_connections: u32) -> LabSettings {
+        LabSettings {
+            workers,
+            cpus,
+            max_connections,
+            protocol: "HTTP/1.1 cleartext".to_string(),
+            cipher: "none (cleartext)".to_string(),
+        }
+    }
 }
 
 /// The config settings `recipe` declares no rule for.
@@ -46,8 +63,8 @@ pub fn parity(recipe: &Recipe, configs: &[ConfigFile], lab: &LabSettings) -> Vec
                 Setting::Workers => from_lab(lab.workers.to_string()),
                 Setting::Pinning => from_lab(pinning(&lab.cpus)),
                 Setting::MaxConnections => from_lab(lab.max_connections.to_string()),
-                Setting::Protocol => from_lab("HTTP/1.1 cleartext".to_string()),
-                Setting::Cipher => from_lab("none (cleartext)".to_string()),
+                Setting::Protocol => from_lab(lab.protocol.clone()),
+                Setting::Cipher => from_lab(lab.cipher.clone()),
                 _ => from_config(recipe, setting, configs),
             }
         })
@@ -186,11 +203,7 @@ mod tests {
     }
 
     fn lab() -> LabSettings {
-        LabSettings {
-            workers: 2,
-            cpus: vec![0, 1],
-            max_connections: 6000,
-        }
+        LabSettings::cleartext(2, vec![0, 1], 6000)
     }
 
     /// (value, source, detail) of `setting` for recipe `name` in `profile`.

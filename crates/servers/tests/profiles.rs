@@ -96,11 +96,7 @@ fn nginx_tuned_sends_from_its_open_file_cache_with_sendfile() {
     }
     let base = tempfile::tempdir().unwrap();
     let (rd, docroot) = rundir(base.path());
-    let lab = LabSettings {
-        workers: 1,
-        cpus: vec![],
-        max_connections: 1024,
-    };
+    let lab = LabSettings::cleartext(1, vec![], 1024);
     const REQUESTS: u64 = 50;
     for profile in Profile::ALL {
         let mut running = serve(&rd, &docroot, "nginx", profile);

@@ -259,6 +259,16 @@ impl Protocol {
         }
     }
 
+    /// As the parity table says it.
+    pub fn description(self) -> &'static str {
+        match self {
+            Protocol::Http1 => "HTTP/1.1 cleartext",
+            Protocol::Https1 => "HTTP/1.1 over TLS",
+            Protocol::H2 => "HTTP/2 over TLS (ALPN h2)",
+            Protocol::H2c => "HTTP/2 cleartext (h2c, prior knowledge)",
+        }
+    }
+
     /// Served over TLS, with the run's certificate.
     pub fn tls(self) -> bool {
         matches!(self, Protocol::Https1 | Protocol::H2)
@@ -1071,7 +1081,10 @@ seconds = 0.5
         );
         assert_eq!(s.load_of(WorkloadKind::Tiny).shape.streams, 10);
         for (rest, want) in [
-            ("[load]\nstreams = 0\n", "[load] streams = 0: give 1 to 4096 streams per connection"),
+            (
+                "[load]\nstreams = 0\n",
+                "[load] streams = 0: give 1 to 4096 streams per connection",
+            ),
             (
                 "[load]\nstreams = 4\npipeline = 2\n",
                 "[load] streams = 4 with [load] pipeline = 2: HTTP/2 multiplexes streams and is \
