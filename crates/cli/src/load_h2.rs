@@ -59,6 +59,11 @@ pub fn apply(a: &HttpArgs, spec: &mut LoadSpec) -> Result<()> {
         HttpVersion::Http1
     } else if a.http2 || a.h2c {
         HttpVersion::Http2
+    } else if !a.alpn.is_empty() && !a.alpn.iter().any(|p| p == "h2") {
+        // An offer without h2 can only settle on HTTP/1.1, as --http1.1
+        // does: negotiating would take --streams and the windows and then
+        // ignore them, and print HTTP/2 figures that can only be zero.
+        HttpVersion::Http1
     } else if https {
         HttpVersion::Negotiate
     } else {
@@ -72,6 +77,15 @@ pub fn apply(a: &HttpArgs, spec: &mut LoadSpec) -> Result<()> {
             HttpVersion::Negotiate => PROTOCOLS.iter().map(|p| p.to_string()).collect(),
         };
     }
+    // The engine takes windows whatever the version, and a load that
+    // cannot speak HTTP/2 would ignore them without a word: refused, as
+    // --streams is.
+    if (a.window.is_some() || a.connection_window.is_some()) && !spec.http.may_h2(https) {
+        bail!(
+            "--window and --connection-window are HTTP/2's: give an https:// URL (without \
+             --http1.1 or an --alpn without h2), or --h2c"
+        );
+    }
     spec.http.streams = a.streams.unwrap_or(1);
     spec.http.stream_window = a.window.unwrap_or(DEFAULT_WINDOW);
     spec.http.conn_window = a.connection_window.unwrap_or(DEFAULT_WINDOW);
@@ -84,10 +98,12 @@ pub fn spec_error(e: &SpecError) -> Option<String> {
     Some(match e {
         SpecError::Streams(n) => format!("--streams {n}: give 1 to {MAX_STREAMS}"),
         SpecError::StreamsWithoutH2 => {
-            "--streams needs HTTP/2: an https:// URL (without --http1.1), or --h2c".into()
+            "--streams needs HTTP/2: an https:// URL (without --http1.1 or an --alpn without h2), or --h2c".into()
         }
         SpecError::PipelineWithH2 => {
-            "--pipeline cannot be used with HTTP/2, whose streams take its place (--streams)".into()
+            "--pipeline cannot be used with HTTP/2, whose streams take its place (--streams); \
+             over https://, where ALPN may choose h2, --http1.1 keeps to pipelined HTTP/1.1"
+                .into()
         }
         SpecError::Window(w) => {
             format!("--window/--connection-window {w}: give 65535 to 2147483647 bytes")

@@ -31,8 +31,9 @@ fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeSet<String>) {
     match v {
         serde_json::Value::Object(m) => {
             for (k, child) in m {
-                // Status codes are map keys, documented once as <code>.
-                let key = if prefix == "status" {
+                // Status codes and HTTP/2 error codes are map keys,
+                // documented once as <code>.
+                let key = if ["status", "http2.resets", "http2.goaways"].contains(&prefix) {
                     "<code>"
                 } else {
                     k.as_str()
@@ -68,6 +69,19 @@ fn documented_fields_match_printed_fields() {
     let visits = visits.to_str().unwrap().to_string();
     let tls = support::Nginx::start_tls(&[("index.html", b"hello!\n")], "$status");
     let https = tls.url("/");
+    // HTTP/2 over TLS; and in cleartext, an nginx that resets the streams
+    // of /reset (its 444) and ends a connection after 50 requests with a
+    // GOAWAY, so the maps of codes have members.
+    let h2 = Nginx::start_h2(&[("index.html", b"hello!\n")], "$status");
+    let h2_url = h2.url("/");
+    let h2c = Nginx::start_conf(
+        &[("index.html", b"hello!\n")],
+        "$status",
+        support::Listen::H2c,
+        "keepalive_requests 50; location = /reset { return 444; }",
+        "",
+    );
+    let (h2c_url, h2c_reset) = (h2c.url("/"), h2c.url("/reset"));
     let mut seen = BTreeSet::new();
     // A closed run and an open-model run with every optional part switched
     // on, plus one that warns (more connections than can be established is
@@ -92,6 +106,41 @@ fn documented_fields_match_printed_fields() {
         vec!["load", &url, "-n", "100", "-c", "2", "--hosts", "local"],
         // Over TLS.
         vec!["load", &https, "--insecure", "-n", "100", "-c", "2"],
+        // Over HTTP/2, ALPN choosing it, more streams than one.
+        vec![
+            "load",
+            &h2_url,
+            "--insecure",
+            "-n",
+            "100",
+            "-c",
+            "2",
+            "--streams",
+            "4",
+        ],
+        // h2c with GOAWAYs, and with resets.
+        vec![
+            "load",
+            &h2c_url,
+            "--h2c",
+            "-n",
+            "200",
+            "-c",
+            "1",
+            "--streams",
+            "4",
+        ],
+        vec![
+            "load",
+            &h2c_reset,
+            "--h2c",
+            "-n",
+            "20",
+            "-c",
+            "1",
+            "--streams",
+            "4",
+        ],
         // Users who think, arriving.
         vec![
             "load",
@@ -125,5 +174,5 @@ fn documented_fields_match_printed_fields() {
         missing.is_empty(),
         "documented but never printed: {missing:?}"
     );
-    assert_eq!(doc.len(), 180, "update this count with the table");
+    assert_eq!(doc.len(), 194, "update this count with the table");
 }

@@ -271,10 +271,22 @@ fn check_reachable(spec: &LoadSpec) -> Result<(), EngineError> {
             }
         })?;
         if let Some(tls) = &spec.tls {
+            let h2_only = spec.http.version == crate::spec::HttpVersion::Http2;
             let done = crate::tls::handshake(tls, &t.host_header, stream, spec.timeout).map_err(
-                |reason| EngineError::Handshake {
-                    url: t.url.clone(),
-                    reason,
+                |reason| {
+                    // A server that offers no protocol of ours refuses
+                    // with this alert (nginx without http2, to h2 alone).
+                    if h2_only && reason.contains("NoApplicationProtocol") {
+                        EngineError::NoH2 {
+                            url: t.url.clone(),
+                            chose: None,
+                        }
+                    } else {
+                        EngineError::Handshake {
+                            url: t.url.clone(),
+                            reason,
+                        }
+                    }
                 },
             )?;
             // HTTP/2 asked for and refused is one clear error rather than

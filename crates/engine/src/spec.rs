@@ -331,7 +331,9 @@ impl LoadSpec {
         if h.streams > 1 && !h.may_h2(tls) {
             return Err(SpecError::StreamsWithoutH2);
         }
-        if h.version == HttpVersion::Http2 && self.pipeline > 1 {
+        // Where ALPN may choose HTTP/2, a pipeline would be dropped
+        // without a word whenever it does.
+        if h.may_h2(tls) && self.pipeline > 1 {
             return Err(SpecError::PipelineWithH2);
         }
         for w in [h.stream_window, h.conn_window] {

@@ -111,6 +111,21 @@ pub struct Nginx {
     tls: bool,
 }
 
+/// What an [`Nginx`]'s one port speaks.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Listen {
+    /// HTTP/1.x in cleartext.
+    Http,
+    /// HTTP/1.x over TLS: ALPN chooses http/1.1, and a handshake that
+    /// offers h2 alone ends in an alert.
+    Tls,
+    /// TLS, ALPN offering h2 and http/1.1 (`listen ... ssl http2`).
+    H2,
+    /// HTTP/2 in cleartext with prior knowledge only (`listen ... http2`):
+    /// an HTTP/1.1 request on it is not answered as one.
+    H2c,
+}
+
 impl Nginx {
     pub fn start(files: &[(&str, &[u8])]) -> Nginx {
         Nginx::start_logging(files, "$status $bytes_sent")
@@ -119,21 +134,54 @@ impl Nginx {
     /// [`Nginx::start`], its access log written in `format` (nginx's
     /// log_format variables), for tests that need other fields per request.
     pub fn start_logging(files: &[(&str, &[u8])], format: &str) -> Nginx {
-        Nginx::start_with(files, format, false)
+        Nginx::start_with(files, format, Listen::Http, "", "")
     }
 
     /// [`Nginx::start_logging`] over TLS: a self-signed ECDSA P-256
     /// certificate for `localhost` and 127.0.0.1 made with openssl, at
     /// [`Nginx::cert`]; TLS 1.2 and 1.3.
     pub fn start_tls(files: &[(&str, &[u8])], format: &str) -> Nginx {
-        Nginx::start_with(files, format, true)
+        Nginx::start_with(files, format, Listen::Tls, "", "")
+    }
+
+    /// [`Nginx::start_tls`] speaking HTTP/2 as well: ALPN chooses h2 when
+    /// the client offers it (nginx prefers it), http/1.1 otherwise.
+    pub fn start_h2(files: &[(&str, &[u8])], format: &str) -> Nginx {
+        Nginx::start_with(files, format, Listen::H2, "", "")
+    }
+
+    /// [`Nginx::start_logging`] speaking HTTP/2 in cleartext, with prior
+    /// knowledge (h2c) and nothing else.
+    pub fn start_h2c(files: &[(&str, &[u8])], format: &str) -> Nginx {
+        Nginx::start_with(files, format, Listen::H2c, "", "")
+    }
+
+    /// An nginx on `listen` whose server block also holds `server`
+    /// (directives, locations) and whose http block also holds `http`
+    /// (more server blocks, say on unix sockets); in both, `{dir}` stands
+    /// for the directory of its files, log and sockets.
+    pub fn start_conf(
+        files: &[(&str, &[u8])],
+        format: &str,
+        listen: Listen,
+        server: &str,
+        http: &str,
+    ) -> Nginx {
+        Nginx::start_with(files, format, listen, server, http)
     }
 
     pub fn cert(&self) -> PathBuf {
         self.dir.path().join("cert.pem")
     }
 
-    fn start_with(files: &[(&str, &[u8])], format: &str, tls: bool) -> Nginx {
+    fn start_with(
+        files: &[(&str, &[u8])],
+        format: &str,
+        listen: Listen,
+        server: &str,
+        http: &str,
+    ) -> Nginx {
+        let tls = matches!(listen, Listen::Tls | Listen::H2);
         let dir = tempfile::Builder::new()
             .prefix("throng-nginx")
             .tempdir()
@@ -175,20 +223,25 @@ impl Nginx {
                 "{}",
                 String::from_utf8_lossy(&out.stderr)
             );
+            let h2 = if listen == Listen::H2 { " http2" } else { "" };
             format!(
-                "127.0.0.1:{port} ssl; ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem; \
+                "127.0.0.1:{port} ssl{h2}; ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem; \
                  ssl_protocols TLSv1.2 TLSv1.3"
             )
+        } else if listen == Listen::H2c {
+            format!("127.0.0.1:{port} http2")
         } else {
             format!("127.0.0.1:{port}")
         };
+        let server = server.replace("{dir}", &d.to_string());
+        let http = http.replace("{dir}", &d.to_string());
         let conf = format!(
             "worker_processes 1;\ndaemon off;\nerror_log {d}/error.log;\npid {d}/nginx.pid;\n\
              events {{ worker_connections 4096; }}\n\
              http {{\n  log_format counts '{format}';\n  access_log {d}/access.log counts;\n\
                keepalive_requests 1000000;\n  client_body_temp_path {d};\n  proxy_temp_path {d};\n\
                fastcgi_temp_path {d};\n  uwsgi_temp_path {d};\n  scgi_temp_path {d};\n\
-               server {{ listen {listen}; root {d}/html; }}\n}}\n"
+               server {{ listen {listen}; root {d}/html; {server} }}\n  {http}\n}}\n"
         );
         let conf_path = dir.path().join("nginx.conf");
         std::fs::write(&conf_path, conf).unwrap();
@@ -223,6 +276,26 @@ impl Nginx {
     /// (status, bytes_sent) per logged request.
     pub fn log_entries(&self) -> Vec<(u16, u64)> {
         read_log(&self.access_log())
+    }
+
+    /// The access log's lines once at least `n` are there (nginx writes a
+    /// request's line as it finalizes it, which may be just after the
+    /// client has the response), or what there is after 5 s; then a last
+    /// look a little later, so lines beyond `n` are seen too.
+    pub fn log_lines(&self, n: usize) -> Vec<String> {
+        let read = || -> Vec<String> {
+            std::fs::read_to_string(self.access_log())
+                .unwrap_or_default()
+                .lines()
+                .map(str::to_string)
+                .collect()
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while read().len() < n && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        read()
     }
 }
 

@@ -65,20 +65,23 @@ impl Worker<'_> {
     /// Requests connection `i` carries at once: HTTP/2 streams up to the
     /// server's limit, or the HTTP/1.1 pipeline. Before the connection is
     /// open and its protocol known, one, so that a connection that ends up
-    /// speaking HTTP/1.1 is never handed a pipeline nobody asked for.
+    /// speaking HTTP/1.1 is never handed a pipeline nobody asked for; and
+    /// one over HTTP/2 until the server's SETTINGS come (`stream_limit`),
+    /// so that the others are issued, and their latency starts, when they
+    /// can go out rather than a round trip before.
     pub(super) fn depth_of(&self, i: usize) -> usize {
         let c = &self.conns[i];
         let spec = self.plan.spec;
         if c.state != State::Open {
             return match spec.http.version {
                 HttpVersion::Negotiate if spec.tls.is_some() => 1,
-                HttpVersion::Http2 => spec.depth(true),
+                HttpVersion::Http2 => 1,
                 _ => spec.depth(false),
             };
         }
         match (&c.h2, c.h2_on) {
             (Some(h), true) => {
-                let cap = usize::try_from(h.peer_max_streams()).unwrap_or(usize::MAX);
+                let cap = usize::try_from(h.stream_limit()).unwrap_or(usize::MAX);
                 spec.depth(true).min(cap).max(1)
             }
             _ => spec.depth(false),

@@ -317,15 +317,29 @@ impl H2 {
         self.peer_max_streams
     }
 
+    /// Streams that may be open at once now: the server's limit, and one
+    /// until its SETTINGS say what that is. Its limit may be below ours,
+    /// and a stream opened above it is refused (REFUSED_STREAM): an error
+    /// of the client's making that the load would count against the
+    /// server. One stream is within any server's limit; the others wait
+    /// a round trip, once per connection.
+    pub fn stream_limit(&self) -> u32 {
+        if self.got_settings {
+            self.peer_max_streams
+        } else {
+            1
+        }
+    }
+
     pub fn active(&self) -> usize {
         self.streams.len()
     }
 
-    /// Whether a new stream may be opened: below the server's limit, no
+    /// Whether a new stream may be opened: below the stream limit, no
     /// GOAWAY received, and stream ids left.
     pub fn can_open(&self) -> bool {
         self.goaway.is_none()
-            && (self.streams.len() as u64) < u64::from(self.peer_max_streams)
+            && (self.streams.len() as u64) < u64::from(self.stream_limit())
             && self.next_id <= MAX_WINDOW
     }
 
@@ -528,12 +542,16 @@ impl H2 {
         self.f_type = h[3];
         self.f_flags = h[4];
         self.f_stream = u32::from_be_bytes([h[5], h[6], h[7], h[8]]) & MAX_WINDOW;
-        if len > MAX_FRAME {
-            return Err(Fault::FrameSize);
-        }
-        // A server's preface is its SETTINGS (RFC 9113 §3.4).
+        // A server's preface is its SETTINGS (RFC 9113 §3.4). Checked
+        // before the length: a server that does not speak HTTP/2 (an
+        // HTTP/1.1 port's `HTTP/1.1 400`, read as a frame header, is 4.7 MB
+        // long) broke the preface, which is a protocol error, not a frame
+        // too large.
         if !self.got_settings && (self.f_type != SETTINGS || self.f_flags & ACK != 0) {
             return Err(Fault::Protocol);
+        }
+        if len > MAX_FRAME {
+            return Err(Fault::FrameSize);
         }
         // Nothing may come between a header block's frames (§6.10).
         if self.continuing.is_some() && self.f_type != CONTINUATION {
