@@ -520,6 +520,7 @@ mod tests {
             warnings: vec![],
             latency,
             latency_uncorrected: None,
+            first_byte: None,
             interrupted: false,
             sessions: None,
             tls: None,

@@ -492,6 +492,15 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
         "latency"
     };
     let _ = writeln!(o, "  {label:<12} {}", latency_line(&s.latency_us));
+    if let Some(f) = s.first_byte_us.as_ref().filter(|f| f.count > 0) {
+        let _ = writeln!(
+            o,
+            "  first byte   p50 {}  p99 {}  max {}  (from each request's send to its response's first byte)",
+            human_us(f.p50 as f64),
+            human_us(f.p99 as f64),
+            human_us(f.max as f64),
+        );
+    }
     if let Some(u) = &s.latency_uncorrected_us {
         let _ = writeln!(o, "  uncorrected  {}", latency_line(u));
         let _ = writeln!(

@@ -220,6 +220,11 @@ pub struct LoadResult {
     /// Open model only: from the actual send time.
     #[serde(with = "crate::wire::histogram_opt")]
     pub latency_uncorrected: Option<Histogram<u64>>,
+    /// Microseconds from a request's send to the arrival of its response's
+    /// first byte (over HTTP/2, of the read that brought its final
+    /// headers): the server's time to answer, without the body's transfer.
+    #[serde(default, with = "crate::wire::histogram_opt")]
+    pub first_byte: Option<Histogram<u64>>,
     /// The run's [`crate::Control`] was stopped before the run's own end
     /// (its duration, or its requests): the figures cover only the part
     /// that ran.
@@ -360,6 +365,9 @@ impl LoadResult {
             // caller has already refused.
             let _ = out.latency.add(&p.latency);
             let _ = out.connect_time.add(&p.connect_time);
+            if let (Some(a), Some(b)) = (&mut out.first_byte, &p.first_byte) {
+                let _ = a.add(b);
+            }
             if let (Some(a), Some(b)) = (&mut out.latency_uncorrected, &p.latency_uncorrected) {
                 let _ = a.add(b);
             }
@@ -497,6 +505,7 @@ mod tests {
             warnings: vec![],
             latency: hist(latencies),
             latency_uncorrected: None,
+            first_byte: None,
             interrupted: false,
             sessions: None,
             tls: None,

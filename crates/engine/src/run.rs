@@ -452,6 +452,13 @@ pub(crate) fn merge(
         warnings,
         latency,
         latency_uncorrected: rate.then_some(uncorrected),
+        first_byte: {
+            let mut h = histogram();
+            for p in parts {
+                let _ = h.add(&p.stats.first_byte);
+            }
+            Some(h)
+        },
         interrupted,
         tls: spec.tls.as_ref().map(|_| {
             let mut handshake_time = histogram();

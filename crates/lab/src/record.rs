@@ -90,6 +90,7 @@ pub fn summarize(r: &LoadResult) -> Summary {
         mb_per_sec: r.per_sec(c.bytes_read) / 1e6,
         latency_us: latency(&r.latency),
         latency_uncorrected_us: r.latency_uncorrected.as_ref().map(latency),
+        first_byte_us: r.first_byte.as_ref().map(latency),
         status: c
             .status
             .iter()

@@ -245,6 +245,9 @@ pub struct Summary {
     /// Open model only: from the actual send time, for comparison.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub latency_uncorrected_us: Option<Latency>,
+    /// From each request's actual send to its response's first byte.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub first_byte_us: Option<Latency>,
     /// Status code (as a string key) to count.
     pub status: BTreeMap<String, u64>,
     /// Every cause, zero or not, so the document's shape never changes.

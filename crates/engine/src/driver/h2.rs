@@ -163,6 +163,7 @@ impl Worker<'_> {
             let Some(h) = self.conns[i].h2.as_mut() else {
                 return false;
             };
+            h.stamp(arrived);
             match h.feed(data) {
                 Ok((used, ev)) => {
                     data = &data[used..];
@@ -198,7 +199,8 @@ impl Worker<'_> {
         match ev {
             Event::Response { stream, resp } => {
                 if self.move_to_head(i, stream) {
-                    self.conns[i].first_rx_ns = 0;
+                    let first = self.conns[i].h2.as_ref().map_or(0, |h| h.first_byte_ns());
+                    self.conns[i].first_rx_ns = first;
                     self.complete(i, resp, arrived);
                 }
             }

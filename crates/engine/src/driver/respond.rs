@@ -31,6 +31,12 @@ impl Worker<'_> {
         let now = arrived.max(first_rx_ns).max(f.issued_ns);
         let took = now - f.issued_ns;
         self.latency_avg_ns = self.latency_avg_ns - self.latency_avg_ns / 16 + took / 16;
+        if measured && first_rx_ns > 0 {
+            let first = first_rx_ns.clamp(f.issued_ns, now) - f.issued_ns;
+            self.stats
+                .first_byte
+                .saturating_record((first / 1000).max(1));
+        }
         if measured {
             let rate = self.plan.interval_ns.is_some();
             let actual = now.saturating_sub(f.issued_ns) / 1000;

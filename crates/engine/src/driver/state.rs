@@ -243,6 +243,8 @@ pub(crate) struct Stats {
     pub(crate) warmup: Counters,
     pub(crate) latency: Histogram<u64>,
     pub(crate) uncorrected: Histogram<u64>,
+    /// From a request's send to its response's first byte.
+    pub(crate) first_byte: Histogram<u64>,
     pub(crate) connect: Histogram<u64>,
     pub(crate) lateness: Histogram<u64>,
     pub(crate) late_sends: u64,
@@ -265,6 +267,7 @@ impl Stats {
             warmup: Counters::new(),
             latency: histogram(),
             uncorrected: histogram(),
+            first_byte: histogram(),
             connect: histogram(),
             lateness: histogram(),
             late_sends: 0,
@@ -282,6 +285,7 @@ impl Stats {
         self.warmup.reset();
         self.latency.reset();
         self.uncorrected.reset();
+        self.first_byte.reset();
         self.connect.reset();
         self.lateness.reset();
         self.late_sends = 0;

@@ -158,6 +158,9 @@ struct Stream {
     hash: u64,
     content_length: Option<u64>,
     head: bool,
+    /// When the read that brought the final headers arrived (see
+    /// [`H2::stamp`]).
+    first_ns: u64,
     /// Received DATA not yet given back with a WINDOW_UPDATE.
     unacked: u32,
     /// How much request body the server's window lets us send.
@@ -222,6 +225,10 @@ pub struct H2 {
     conn_send: i64,
     conn_unacked: u32,
     goaway: Option<u32>,
+    /// When the bytes being fed arrived, and the first byte's time of the
+    /// last stream that ended.
+    now_ns: u64,
+    ended_first_ns: u64,
     /// A probe's one exchange keeps the response's fields and body; a
     /// load keeps neither.
     capture: Option<Box<Capture>>,
@@ -262,6 +269,8 @@ impl H2 {
             conn_send: i64::from(INITIAL_WINDOW),
             conn_unacked: 0,
             goaway: None,
+            now_ns: 0,
+            ended_first_ns: 0,
             capture: None,
             out: Vec::new(),
             out_off: 0,
@@ -299,6 +308,17 @@ impl H2 {
         if cfg.conn_window > INITIAL_WINDOW {
             window_update(&mut self.out, 0, cfg.conn_window - INITIAL_WINDOW);
         }
+    }
+
+    /// The bytes fed next arrived at `now_ns` (the driver's clock).
+    pub fn stamp(&mut self, now_ns: u64) {
+        self.now_ns = now_ns;
+    }
+
+    /// When the final headers of the stream whose response just came
+    /// (the last [`Event::Response`]) arrived; 0 if never stamped.
+    pub fn first_byte_ns(&self) -> u64 {
+        self.ended_first_ns
     }
 
     /// Keep the fields and body of what comes (for one exchange).
@@ -654,6 +674,7 @@ impl H2 {
     /// Stream `k` ended: its response, or a malformed one reset.
     fn end_stream(&mut self, k: usize) -> Event {
         let s = self.streams.swap_remove(k);
+        self.ended_first_ns = s.first_ns;
         let no_body = s.head || s.status == 204 || s.status == 304;
         let length_ok = match s.content_length {
             Some(n) if !no_body => n == s.body_bytes,
@@ -929,6 +950,7 @@ impl H2 {
                 if st >= 200 {
                     s.status = st;
                     s.headers_done = true;
+                    s.first_ns = self.now_ns;
                     s.content_length = length;
                 }
                 if end_stream {
