@@ -204,6 +204,8 @@ pub struct Negotiated {
     pub version: String,
     pub cipher: String,
     pub alpn: Option<String>,
+    /// The handshake resumed an earlier session of the same config.
+    pub resumed: bool,
 }
 
 /// One blocking handshake before the load, so a certificate that is not
@@ -213,10 +215,24 @@ pub struct Negotiated {
 pub fn handshake(
     spec: &TlsSpec,
     host_header: &str,
-    mut stream: std::net::TcpStream,
+    stream: std::net::TcpStream,
     timeout: std::time::Duration,
 ) -> Result<Negotiated, String> {
     let config = spec.client_config().map_err(|e| e.to_string())?;
+    handshake_with(config, host_header, stream, timeout, None)
+}
+
+/// [`handshake`] with a config of the caller's, whose session cache a
+/// later handshake with the same config may resume from: with
+/// `tickets`, the server's session tickets (which TLS 1.3 sends after the
+/// handshake) are waited for that long.
+pub fn handshake_with(
+    config: Arc<ClientConfig>,
+    host_header: &str,
+    mut stream: std::net::TcpStream,
+    timeout: std::time::Duration,
+    tickets: Option<std::time::Duration>,
+) -> Result<Negotiated, String> {
     let name = server_name(host_header)?;
     let mut conn = rustls::ClientConnection::new(config, name).map_err(|e| e.to_string())?;
     stream
@@ -250,7 +266,13 @@ pub fn handshake(
         alpn: conn
             .alpn_protocol()
             .map(|p| String::from_utf8_lossy(p).into_owned()),
+        resumed: conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
     };
+    if let Some(wait) = tickets {
+        if stream.set_read_timeout(Some(wait)).is_ok() {
+            let _ = conn.complete_io(&mut stream);
+        }
+    }
     conn.send_close_notify();
     let _ = conn.complete_io(&mut stream);
     Ok(negotiated)

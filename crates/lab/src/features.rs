@@ -568,21 +568,43 @@ fn probe_live(
     let tls_spec = files.as_ref().map(|f| throng_engine::tls::TlsSpec {
         ca_pem: Some(f.cert_pem.clone()),
         alpn: vec![if proto.h2() { "h2" } else { "http/1.1" }.to_string()],
+        resume: true,
         ..throng_engine::tls::TlsSpec::default()
     });
     if let Some(spec) = &tls_spec {
-        let shook = std::net::TcpStream::connect_timeout(&addr, wait)
-            .map_err(|e| e.to_string())
-            .and_then(|s| throng_engine::tls::handshake(spec, &addr.to_string(), s, wait));
+        // Two handshakes with one session cache: the second says whether
+        // the server resumes sessions as its recipe leaves it to.
+        let config = spec.client_config()?;
+        let shake = || {
+            std::net::TcpStream::connect_timeout(&addr, wait)
+                .map_err(|e| e.to_string())
+                .and_then(|s| {
+                    throng_engine::tls::handshake_with(
+                        config.clone(),
+                        &addr.to_string(),
+                        s,
+                        wait,
+                        Some(Duration::from_millis(200)),
+                    )
+                })
+        };
+        let shook = shake();
+        let again = shook.as_ref().ok().map(|_| shake());
         out.push(match shook {
             Ok(n) => result(
                 Feature::Tls,
                 FeatureStatus::Yes,
                 format!(
-                    "handshake: {} {}, ALPN {}",
+                    "handshake: {} {}, ALPN {}; {}; OCSP stapling untested (the run's \
+                     certificate is self-signed, with no responder to staple)",
                     n.version,
                     n.cipher,
-                    n.alpn.as_deref().unwrap_or("none")
+                    n.alpn.as_deref().unwrap_or("none"),
+                    match again {
+                        Some(Ok(m)) if m.resumed => "a second handshake resumed the session",
+                        Some(Ok(_)) => "a second handshake was not resumed",
+                        _ => "a second handshake failed",
+                    }
                 ),
             ),
             Err(e) => result(
