@@ -20,7 +20,8 @@ fn a_study_runs_each_server_over_h2_and_h2c() {
          [rounds]\nseconds = 0.5\nwarmup_seconds = 0.0\nmin = 2\nmax = 2\n",
     )
     .unwrap();
-    let j = support::lab_report(&study, &dir.path().join("t.db"), Duration::from_secs(240));
+    let db = dir.path().join("t.db");
+    let j = support::lab_report(&study, &db, Duration::from_secs(240));
     let steps = j["run"]["steps"].as_array().unwrap();
     let step = |name: &str| {
         steps
@@ -104,4 +105,26 @@ fn a_study_runs_each_server_over_h2_and_h2c() {
         "{evidence}"
     );
     assert_eq!(feature("apache2-prefork", "http2").0, "no");
+    // The report compares each server's two protocols apart from the
+    // pairs of different servers, naming the protocols by the parity rows.
+    let mut report = support::throng();
+    report
+        .args(["report", "--format", "markdown", "--db"])
+        .arg(&db);
+    let out = support::run_bounded(report, Duration::from_secs(60));
+    let md = String::from_utf8_lossy(&out.stdout);
+    let section = md
+        .split("Protocols compared on each server")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no protocols table in:\n{md}"));
+    for server in ["nginx", "lighttpd"] {
+        assert!(
+            section
+                .lines()
+                .any(|l| l.starts_with(&format!("| {server} "))
+                    && l.contains("HTTP/2 over TLS (ALPN h2)")
+                    && l.contains("HTTP/2 cleartext (h2c, prior knowledge)")),
+            "{server}: {section}"
+        );
+    }
 }

@@ -246,6 +246,9 @@ fn paired_summary(o: &mut String, run: &RunData, a: &Analysis) {
             esc(ratios::TABLE_NOTE)
         );
     }
+    if let Some(t) = crate::protocols::table(run) {
+        let _ = writeln!(o, "{}", table(&t));
+    }
 }
 
 /// Plain-text lines as a list; nothing when there are none.

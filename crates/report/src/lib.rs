@@ -23,6 +23,7 @@ pub mod html;
 pub mod markdown;
 pub mod parity;
 pub mod png;
+pub mod protocols;
 pub mod ratios;
 pub mod session_table;
 pub mod svg;

@@ -188,6 +188,9 @@ fn paired_summary(o: &mut String, run: &RunData, a: &Analysis) {
     if let Some(t) = tables::paired(run) {
         let _ = write!(o, "{}\n{}\n\n", table(&t), cell(ratios::TABLE_NOTE));
     }
+    if let Some(t) = crate::protocols::table(run) {
+        let _ = write!(o, "{}\n\n", table(&t));
+    }
 }
 
 /// Plain-text lines as a list followed by a blank line; nothing when

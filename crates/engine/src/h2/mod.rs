@@ -512,6 +512,16 @@ impl H2 {
                             pad: p,
                             padded: false,
                         };
+                        // A frame that is its pad length alone ends with
+                        // it: waiting for another byte would hold its
+                        // END_STREAM until the server sent more, forever
+                        // if this was its last frame.
+                        if left == 1 {
+                            self.rx = Rx::Head;
+                            if let Some(ev) = self.data_end()? {
+                                return Ok((used, Some(ev)));
+                            }
+                        }
                         continue;
                     }
                     let n = (left as usize).min(rest.len());
