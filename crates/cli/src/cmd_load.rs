@@ -117,6 +117,8 @@ pub struct LoadArgs {
     pub tls: crate::load_tls::TlsArgs,
     #[command(flatten)]
     pub http: crate::load_h2::HttpArgs,
+    #[command(flatten)]
+    pub conn: crate::load_conn::ConnArgs,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -226,6 +228,7 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
     crate::load_sessions::apply(&a.users, a.url.as_deref(), a.connections, &mut spec)?;
     crate::load_tls::apply(&a.tls, &mut spec)?;
     crate::load_h2::apply(&a.http, &mut spec)?;
+    crate::load_conn::apply(&a.conn, &mut spec)?;
     spec.validate()
         .map_err(|e| anyhow::anyhow!(spec_error(&e)))?;
     Ok(spec)
@@ -274,6 +277,9 @@ pub fn spec_error(e: &SpecError) -> String {
         }
         SpecError::ServerName(h) => format!("{h}: not a host name a certificate can carry"),
         SpecError::Tls(e) => crate::load_tls::tls_error(e),
+        e @ SpecError::SourceFamily { .. } => {
+            crate::load_conn::spec_error(e).unwrap_or_else(|| e.to_string())
+        }
         e @ (SpecError::Streams(_)
         | SpecError::StreamsWithoutH2
         | SpecError::PipelineWithH2
@@ -437,13 +443,14 @@ fn headline(o: &mut String, spec: &LoadSpec, s: &Summary) {
     };
     let _ = writeln!(
         o,
-        "throng load {what}: {model}, {} connections{}{}, {} thread{}",
+        "throng load {what}: {model}, {} connections{}{}{}, {} thread{}",
         spec.connections,
         if spec.keep_alive {
             ""
         } else {
             " (new connection per request)"
         },
+        crate::load_conn::headline(spec),
         if spec.pipeline > 1 {
             format!(", pipeline {}", spec.pipeline)
         } else if spec.http.streams > 1 {

@@ -15,6 +15,7 @@ mod cmd_report;
 mod cmd_runs;
 mod cmd_servers;
 mod fmt;
+mod load_conn;
 mod load_h2;
 mod load_sessions;
 mod load_tls;

@@ -1,14 +1,16 @@
-//! Fuzz the HTTP/1 parser and the connection rules on stable Rust:
+//! Fuzz the HTTP/1 parser and the connection rules, or with `--h2` the
+//! HTTP/2 connection, on stable Rust:
 //!
-//!     cargo run --release -p throng-engine --example fuzz -- N SEED [THREADS]
+//!     cargo run --release -p throng-engine --example fuzz -- [--h2] N SEED [THREADS]
 //!
-//! plays N generated and mutated inputs (see `throng_engine::fuzz`), each
-//! whole, byte by byte, at every two-way split and at random splits, and
-//! stops at the first input whose outcome depends on the split, that the
-//! parser got wrong, or that panics, printing it so that it can become a
-//! test. Input k is drawn from its own generator seeded with (SEED, k), so
-//! a run finds the same inputs however many threads share it. Prints
-//! inputs per second and how the inputs ended.
+//! plays N generated and mutated inputs (see `throng_engine::fuzz`, and
+//! `throng_engine::fuzz_h2` for HTTP/2), each whole, byte by byte, at
+//! every two-way split and at random splits, and stops at the first input
+//! whose outcome depends on the split, that the parser got wrong, or that
+//! panics, printing it so that it can become a test. Input k is drawn from
+//! its own generator seeded with (SEED, k), so a run finds the same inputs
+//! however many threads share it. Prints inputs per second and how the
+//! inputs ended.
 
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -16,11 +18,52 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use throng_engine::fuzz::{check, generate, Rng};
+use throng_engine::fuzz::{self, Rng};
+use throng_engine::fuzz_h2;
 
 /// Largest generated body. Every two-way split costs the square of an
 /// input's length, and bodies add states only at their edges.
 const MAX_BODY: usize = 256;
+
+/// What one input came to: how it ended, its length, whether it was left
+/// unmutated; or why it failed.
+struct Played {
+    end: String,
+    bytes: usize,
+    exact: bool,
+}
+
+/// One input drawn from `rng`: generated, checked and summed up, or
+/// described in full when it fails (a panic included).
+fn one(h2: bool, rng: &mut Rng) -> Result<Played, String> {
+    if h2 {
+        let case = fuzz_h2::generate(rng, MAX_BODY);
+        let got = catch_unwind(AssertUnwindSafe(|| fuzz_h2::check(&case, rng)));
+        let exact = case.expected.is_some();
+        match got {
+            Ok(Ok(outcome)) => Ok(Played {
+                end: format!("{:?}", outcome.end),
+                bytes: case.input.len(),
+                exact,
+            }),
+            Ok(Err(why)) => Err(format!("{case:?}\n{why}")),
+            Err(_) => Err(format!("panicked: {case:?}")),
+        }
+    } else {
+        let case = fuzz::generate(rng, MAX_BODY);
+        let got = catch_unwind(AssertUnwindSafe(|| fuzz::check(&case, rng)));
+        let exact = case.expected.is_some();
+        match got {
+            Ok(Ok(outcome)) => Ok(Played {
+                end: format!("{:?}", outcome.end),
+                bytes: case.input.len(),
+                exact,
+            }),
+            Ok(Err(why)) => Err(format!("{case:?}\n{why}")),
+            Err(_) => Err(format!("panicked: {case:?}")),
+        }
+    }
+}
 
 struct Tally {
     ends: BTreeMap<String, u64>,
@@ -29,7 +72,9 @@ struct Tally {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let h2 = args.iter().any(|a| a == "--h2");
+    args.retain(|a| a != "--h2");
     let arg = |i: usize, default: u64| -> Option<u64> {
         match args.get(i) {
             None => Some(default),
@@ -38,7 +83,7 @@ fn main() -> ExitCode {
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
     let (Some(n), Some(seed), Some(threads)) = (arg(0, 100_000), arg(1, 1), arg(2, cores)) else {
-        eprintln!("usage: fuzz [N [SEED [THREADS]]]   (default 100000 inputs, seed 1, one thread per CPU)");
+        eprintln!("usage: fuzz [--h2] [N [SEED [THREADS]]]   (default 100000 inputs, seed 1, one thread per CPU)");
         return ExitCode::from(2);
     };
     let threads = threads.clamp(1, 256);
@@ -59,19 +104,14 @@ fn main() -> ExitCode {
                             break;
                         }
                         let mut rng = Rng::new(seed ^ Rng::new(k).next_u64());
-                        let case = generate(&mut rng, MAX_BODY);
-                        tally.bytes += case.input.len() as u64;
-                        tally.exact += u64::from(case.expected.is_some());
-                        match catch_unwind(AssertUnwindSafe(|| check(&case, &mut rng))) {
-                            Ok(Ok(outcome)) => {
-                                *tally.ends.entry(format!("{:?}", outcome.end)).or_default() += 1
+                        match one(h2, &mut rng) {
+                            Ok(p) => {
+                                tally.bytes += p.bytes as u64;
+                                tally.exact += u64::from(p.exact);
+                                *tally.ends.entry(p.end).or_default() += 1;
                             }
-                            Ok(Err(why)) => {
-                                eprintln!("input {k} of seed {seed}: {case:?}\n{why}");
-                                failed.store(true, Ordering::Relaxed);
-                            }
-                            Err(_) => {
-                                eprintln!("input {k} of seed {seed} panicked: {case:?}");
+                            Err(why) => {
+                                eprintln!("input {k} of seed {seed}: {why}");
                                 failed.store(true, Ordering::Relaxed);
                             }
                         }

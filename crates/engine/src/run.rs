@@ -270,6 +270,11 @@ fn check_reachable(spec: &LoadSpec) -> Result<(), EngineError> {
                 source: e,
             }
         })?;
+        if spec.linger_zero {
+            // This connection too leaves no TIME_WAIT behind.
+            use std::os::fd::AsRawFd;
+            let _ = crate::driver::socket::linger_zero(stream.as_raw_fd());
+        }
         if let Some(tls) = &spec.tls {
             let h2_only = spec.http.version == crate::spec::HttpVersion::Http2;
             let done = crate::tls::handshake(tls, &t.host_header, stream, spec.timeout).map_err(

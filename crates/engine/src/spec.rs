@@ -144,6 +144,15 @@ pub struct LoadSpec {
     /// Which HTTP the connections speak, and HTTP/2's streams and windows.
     #[serde(default)]
     pub http: HttpSpec,
+    /// Local addresses connections come from, in turn; empty: the
+    /// kernel's choice. Past one address's ephemeral ports, a load of new
+    /// connections needs several.
+    #[serde(default)]
+    pub sources: Vec<std::net::IpAddr>,
+    /// Close connections with a reset (`SO_LINGER` 0), which leaves no
+    /// TIME_WAIT on either end; a server then sees its clients abort.
+    #[serde(default)]
+    pub linger_zero: bool,
 }
 
 /// Which HTTP a connection speaks.
@@ -228,6 +237,8 @@ impl LoadSpec {
             users: None,
             tls: None,
             http: HttpSpec::default(),
+            sources: Vec::new(),
+            linger_zero: false,
         }
     }
 
@@ -320,6 +331,12 @@ pub enum SpecError {
     /// HTTP/1.1 is asked and ALPN offers only `h2`.
     #[error("the protocols offered over ALPN ({0}) do not include the HTTP version asked for")]
     Alpn(String),
+    /// A source address of another family than a target's.
+    #[error("source address {from} cannot reach {target}")]
+    SourceFamily {
+        from: std::net::IpAddr,
+        target: std::net::SocketAddr,
+    },
 }
 
 impl LoadSpec {
@@ -391,6 +408,18 @@ impl LoadSpec {
             }
         }
         self.validate_http(https > 0)?;
+        for t in &self.targets {
+            if let Some(&s) = self
+                .sources
+                .iter()
+                .find(|s| s.is_ipv4() != t.addr.is_ipv4())
+            {
+                return Err(SpecError::SourceFamily {
+                    from: s,
+                    target: t.addr,
+                });
+            }
+        }
         if self.connections == 0 {
             return Err(SpecError::NoConnections);
         }

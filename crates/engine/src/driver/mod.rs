@@ -44,6 +44,7 @@ use crate::spec::{LoadSpec, Order};
 mod h2;
 mod receive;
 mod respond;
+pub(crate) mod socket;
 mod state;
 mod tls;
 mod users;
@@ -102,6 +103,10 @@ pub(crate) struct Worker<'a> {
     expect: Vec<Expect>,
     rng: u64,
     seq: usize,
+    /// Turns through `spec.sources`, one connect after another.
+    source_seq: usize,
+    /// Every connection carries one request, written at once, in cleartext.
+    one_write: bool,
     /// Most requests a connection carries (`u64::MAX`: no limit), so the
     /// hot path compares two integers and never looks at an `Option`.
     limit: u64,
@@ -173,6 +178,7 @@ impl<'a> Worker<'a> {
             .as_ref()
             .map(|u| UserState::new(u, &job, threads, job.quota));
         // Users count sessions, not requests: the request quota is theirs.
+        let first_conn = job.first_conn;
         let job = if users.is_some() {
             Job { quota: None, ..job }
         } else {
@@ -218,6 +224,10 @@ impl<'a> Worker<'a> {
             rng,
             seq: 0,
             limit: spec.connection_limit().unwrap_or(u64::MAX),
+            source_seq: first_conn,
+            one_write: spec.connection_limit() == Some(1)
+                && spec.tls.is_none()
+                && spec.users.is_none(),
             issued_measured: 0,
             done_measured: 0,
             measuring: false,
@@ -446,9 +456,19 @@ impl<'a> Worker<'a> {
             addr
         };
         self.conns[i].connect_start_ns = self.now;
-        match TcpStream::connect(addr) {
+        let sources = &self.plan.spec.sources;
+        let from = (!sources.is_empty()).then(|| {
+            let k = self.source_seq;
+            self.source_seq = k.wrapping_add(1);
+            sources[k % sources.len()]
+        });
+        match socket::connect(addr, from, self.plan.spec.linger_zero) {
             Ok(mut s) => {
-                let _ = s.set_nodelay(true);
+                // A connection that carries one request in one write has
+                // nothing for Nagle to hold back: the setsockopt is saved.
+                if !self.one_write {
+                    let _ = s.set_nodelay(true);
+                }
                 rx::enable_stamps(s.as_raw_fd());
                 if let Err(e) = self.poll.registry().register(
                     &mut s,

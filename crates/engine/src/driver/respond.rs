@@ -250,9 +250,10 @@ impl Worker<'_> {
     /// Close connection `i` and forget what was on it.
     pub(super) fn shut(&mut self, i: usize) {
         let c = &mut self.conns[i];
-        if let Some(mut s) = c.stream.take() {
-            let _ = self.poll.registry().deregister(&mut s);
-        }
+        // Closing the socket takes it out of epoll's set (it is never
+        // duplicated), so no epoll_ctl is spent on it: one syscall less
+        // per connection, which a load of new connections pays each time.
+        drop(c.stream.take());
         c.tls = None;
         c.h2_on = false;
         c.state = State::Down;

@@ -1,0 +1,111 @@
+//! How connections are opened and closed: `--source` spreads them over
+//! local addresses in turn, and `--linger0` closes them with a reset,
+//! leaving no TIME_WAIT on either end; against real nginx, counted in its
+//! access log and in the kernel's socket table.
+
+mod support;
+
+use support::{Listen, Nginx};
+
+const INDEX: &[u8] = b"hello, sources\n";
+
+fn nginx() -> Nginx {
+    Nginx::start_conf(
+        &[("index.html", INDEX)],
+        "$remote_addr",
+        Listen::Http,
+        "",
+        "",
+    )
+}
+
+/// Connections between 127.0.0.`host` and `port` with an end in
+/// TIME_WAIT, from /proc/net/tcp: a source address of the test's own
+/// keeps other tests' and earlier runs' sockets out of the count.
+fn time_wait(host: u8, port: u16) -> usize {
+    // The table writes an address as its 32 bits in host order, in hex.
+    let ip = format!("{host:02X}00007F:");
+    let server = format!("0100007F:{port:04X}");
+    std::fs::read_to_string("/proc/net/tcp")
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() > 3
+                && f[3] == "06"
+                && ((f[1].starts_with(&ip) && f[2] == server)
+                    || (f[1] == server && f[2].starts_with(&ip)))
+        })
+        .count()
+}
+
+#[test]
+fn connections_come_from_each_source_address_in_turn() {
+    let ng = nginx();
+    let j = support::throng_json(&[
+        "load",
+        "--close",
+        "--source",
+        "127.0.0.2-127.0.0.3,127.0.0.4",
+        "-n",
+        "300",
+        "-c",
+        "3",
+        "-t",
+        "1",
+        &ng.url("/index.html"),
+    ]);
+    assert_eq!(support::u(&j, "/completed"), 300);
+    assert_eq!(support::u(&j, "/errors_total"), 0);
+    let lines = ng.log_lines(300);
+    assert_eq!(lines.len(), 300);
+    for ip in ["127.0.0.2", "127.0.0.3", "127.0.0.4"] {
+        assert_eq!(lines.iter().filter(|l| *l == ip).count(), 100, "{ip}");
+    }
+}
+
+#[test]
+fn a_reset_close_leaves_no_time_wait_and_a_fin_leaves_one_or_two_each() {
+    let ng = nginx();
+    let url = ng.url("/index.html");
+    let run = |source: &str, more: &[&str]| {
+        let mut args = vec![
+            "load", "--close", "--source", source, "-n", "200", "-c", "4",
+        ];
+        args.extend_from_slice(more);
+        args.push(&url);
+        let j = support::throng_json(&args);
+        assert_eq!(support::u(&j, "/completed"), 200);
+        assert_eq!(support::u(&j, "/errors_total"), 0);
+    };
+    // nginx closes after each `Connection: close` answer and throng as
+    // soon as it has the answer, so each of the 200 connections has one
+    // end waiting, or both when the two closes crossed.
+    run("127.0.0.21", &[]);
+    let waiting = time_wait(21, ng.port);
+    assert!((200..=400).contains(&waiting), "{waiting}");
+    run("127.0.0.22", &["--linger0"]);
+    assert_eq!(time_wait(22, ng.port), 0);
+    assert_eq!(ng.log_lines(400).len(), 400);
+}
+
+#[test]
+fn a_source_of_the_other_family_is_one_line_and_exit_2() {
+    let ng = nginx();
+    let out = support::run_bounded(
+        {
+            let mut c = support::throng();
+            c.args(["load", "--source", "::1", "-n", "10", &ng.url("/")]);
+            c
+        },
+        std::time::Duration::from_secs(30),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--source ::1 cannot reach 127.0.0.1:"),
+        "{err}"
+    );
+}

@@ -1,0 +1,147 @@
+//! Opening a connection's socket with the fewest syscalls the load needs,
+//! and the two choices a benchmark of new connections may make: which
+//! local address each connection comes from, and whether it closes with
+//! a reset.
+//!
+//! One address pair has about 28,000 ephemeral ports (the kernel's
+//! default range), and with TIME_WAIT holding each for a minute a load of
+//! new connections runs out of them: spread over several source
+//! addresses it does not. `IP_BIND_ADDRESS_NO_PORT` lets `bind()` take the
+//! address alone and leaves the port to `connect()`, which can then reuse
+//! a port toward another destination, as it does without a bind.
+
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::os::fd::{FromRawFd, OwnedFd};
+
+use mio::net::TcpStream;
+
+/// A non-blocking connect to `to`, from `from` (any port) when given,
+/// with `SO_LINGER` 0 when `reset`: closing it then sends a reset and
+/// leaves no TIME_WAIT on either end.
+pub(crate) fn connect(to: SocketAddr, from: Option<IpAddr>, reset: bool) -> io::Result<TcpStream> {
+    if from.is_none() && !reset {
+        return TcpStream::connect(to);
+    }
+    let family = if to.is_ipv4() {
+        libc::AF_INET
+    } else {
+        libc::AF_INET6
+    };
+    // SAFETY: socket() takes plain integers and returns a new descriptor
+    // or -1.
+    let fd = unsafe {
+        libc::socket(
+            family,
+            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a descriptor just returned by socket() and owned by
+    // nothing else; OwnedFd closes it on every early return.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    if reset {
+        linger_zero(fd)?;
+    }
+    if let Some(ip) = from {
+        setsockopt(fd, libc::IPPROTO_IP, libc::IP_BIND_ADDRESS_NO_PORT, &1i32)?;
+        let (storage, len) = sockaddr(SocketAddr::new(ip, 0));
+        // SAFETY: storage holds a sockaddr of `len` bytes for the socket's
+        // family.
+        if unsafe { libc::bind(fd, (&raw const storage).cast(), len) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    let (storage, len) = sockaddr(to);
+    // SAFETY: as for bind.
+    if unsafe { libc::connect(fd, (&raw const storage).cast(), len) } < 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(e);
+        }
+    }
+    Ok(TcpStream::from_std(std::net::TcpStream::from(owned)))
+}
+
+/// `SO_LINGER` 0 on `fd`: its close sends a reset.
+pub(crate) fn linger_zero(fd: i32) -> io::Result<()> {
+    let l = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    setsockopt(fd, libc::SOL_SOCKET, libc::SO_LINGER, &l)
+}
+
+fn setsockopt<T>(fd: i32, level: i32, name: i32, value: &T) -> io::Result<()> {
+    // SAFETY: value points to a T of the size given, which is what the
+    // option reads.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            (value as *const T).cast(),
+            std::mem::size_of::<T>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn sockaddr(a: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: an all-zero sockaddr_storage is a valid value.
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let len = match a {
+        SocketAddr::V4(v4) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: v4.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_ne_bytes(v4.ip().octets()),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_storage is larger than and aligned for
+            // sockaddr_in.
+            unsafe { std::ptr::write((&raw mut storage).cast(), sin) };
+            std::mem::size_of::<libc::sockaddr_in>()
+        }
+        SocketAddr::V6(v6) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: v6.port().to_be(),
+                sin6_flowinfo: v6.flowinfo(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: v6.ip().octets(),
+                },
+                sin6_scope_id: v6.scope_id(),
+            };
+            // SAFETY: as above, for sockaddr_in6.
+            unsafe { std::ptr::write((&raw mut storage).cast(), sin6) };
+            std::mem::size_of::<libc::sockaddr_in6>()
+        }
+    };
+    (storage, len as libc::socklen_t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_source_address_is_the_connections_and_a_reset_leaves_no_time_wait() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let to = l.local_addr().unwrap();
+        let c = connect(to, Some("127.0.0.3".parse().unwrap()), true).unwrap();
+        let (_peer, from) = l.accept().unwrap();
+        assert_eq!(from.ip(), "127.0.0.3".parse::<IpAddr>().unwrap());
+        // A source of the other family cannot be bound.
+        assert!(connect(to, Some("::1".parse().unwrap()), false).is_err());
+        drop(c);
+    }
+}
