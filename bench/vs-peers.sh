@@ -2,16 +2,23 @@
 # throng load vs wrk, h2load and ab on the same nginx, same core, same run.
 #
 # nginx: 1 worker pinned to core 0, access log off, a 7-byte index.html.
-# Each client: pinned to core 1, one thread, -c 100, 5 s; rounds alternate
-# the tools so drift on a shared machine spreads over all of them.
-# throng-nc is throng with --no-coalesce: blocking on epoll at once, as wrk
-# does, to show what the naps (docs/methodology.md) are worth.
+# Each client: pinned to core 1, one thread, 5 s; rounds alternate the
+# tools so drift on a shared machine spreads over all of them. Modes:
+#   keepalive  -c 100 (throng-nc is throng with --no-coalesce: blocking on
+#              epoll at once, as wrk does, to show what the naps of
+#              docs/methodology.md are worth)
+#   pipeline   -c 100, 16 requests a connection in flight (throng
+#              --pipeline 16; wrk with a Lua script that sends 16
+#              requests in one write; h2load --h1 -m 16)
+#   close      -c 50, a new connection per request (throng --close, and
+#              with --linger0; wrk -H 'Connection: close'; ab without -k)
 # Client CPU is measured the same way for every tool: user+sys of the whole
 # client process (GNU time), divided by the responses it reports.
 #
-# Usage: bench/vs-peers.sh [rounds] [seconds] [connections]
+# Usage: bench/vs-peers.sh [rounds] [seconds] [modes...]
 set -euo pipefail
-rounds=${1:-3}; secs=${2:-5}; conns=${3:-100}
+rounds=${1:-3}; secs=${2:-5}; shift 2 2>/dev/null || shift $#
+modes=${*:-keepalive pipeline close}
 here=$(cd "$(dirname "$0")/.." && pwd)
 throng=${THRONG:-$here/target/release/throng}
 [ -x "$throng" ] || (cd "$here" && cargo build --release -p throng >/dev/null)
@@ -50,47 +57,77 @@ ticks() { awk '{print $14 + $15}' "/proc/$worker/stat"; }
 hz=$(getconf CLK_TCK)
 timed() { /usr/bin/time -f 'CPU %U %S' -o "$work/time" taskset -c 1 "$@"; }
 results=$work/results.txt; : > "$results"
+# wrk's pipelining: its documented way, a request() that returns 16
+# requests in one string, written in one go.
+cat > "$work/pipeline.lua" <<'LUA'
+init = function(args)
+  local r = {}
+  for i = 1, 16 do r[i] = wrk.format(nil, "/index.html") end
+  req = table.concat(r)
+end
+request = function() return req end
+LUA
+completed() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$1"; }
 for r in $(seq "$rounds"); do
-  for tool in throng throng-nc wrk h2load ab; do
-    t0=$(ticks)
-    case $tool in
-      throng) timed "$throng" load "$url" -t 1 -c "$conns" -d "${secs}s" --json > "$work/out"
-              n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$work/out");;
-      throng-nc) timed "$throng" load "$url" -t 1 -c "$conns" -d "${secs}s" --json --no-coalesce > "$work/out"
-              n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$work/out");;
-      wrk)    timed wrk -t1 -c"$conns" -d"${secs}s" "$url" > "$work/out"
-              n=$(awk '/requests in/ {print $1}' "$work/out");;
-      h2load) timed h2load --h1 -t1 -c"$conns" -D "$secs" "$url" > "$work/out"
-              n=$(awk '/^requests:/ {print $8}' "$work/out");;
-      ab)     timed ab -q -k -c "$conns" -t "$secs" -n 100000000 "$url" > "$work/out" 2>&1 || true
-              n=$(awk '/^Complete requests:/ {print $3}' "$work/out");;
+  for mode in $modes; do
+    case $mode in
+      keepalive) c=100; tools="throng throng-nc wrk h2load ab";;
+      pipeline)  c=100; tools="throng wrk h2load";;
+      close)     c=50; tools="throng throng-linger0 wrk ab";;
+      *) echo "unknown mode $mode" >&2; exit 1;;
     esac
-    t1=$(ticks)
-    read -r _ u s < "$work/time"
-    echo "$tool $r $n $u $s $secs $((t1 - t0)) $hz" >> "$results"
+    for tool in $tools; do
+      t0=$(ticks)
+      case $mode/$tool in
+        keepalive/throng)    timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
+        keepalive/throng-nc) timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --no-coalesce > "$work/out"; n=$(completed "$work/out");;
+        keepalive/wrk)       timed wrk -t1 -c$c -d"${secs}s" "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
+        keepalive/h2load)    timed h2load --h1 -t1 -c$c -D "$secs" "$url" > "$work/out"; n=$(awk '/^requests:/ {print $8}' "$work/out");;
+        keepalive/ab)        timed ab -q -k -c $c -t "$secs" -n 100000000 "$url" > "$work/out" 2>&1 || true
+                             n=$(awk '/^Complete requests:/ {print $3}' "$work/out");;
+        pipeline/throng)     timed "$throng" load "$url" -t 1 -c $c --pipeline 16 -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
+        # wrk counts every response of a batch (its parser completes each).
+        pipeline/wrk)        timed wrk -t1 -c$c -d"${secs}s" -s "$work/pipeline.lua" "$url" > "$work/out"
+                             n=$(awk '/requests in/ {print $1}' "$work/out");;
+        pipeline/h2load)     timed h2load --h1 -t1 -c$c -m16 -D "$secs" "$url" > "$work/out"; n=$(awk '/^requests:/ {print $8}' "$work/out");;
+        close/throng)        timed "$throng" load "$url" -t 1 -c $c --close -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
+        close/throng-linger0) timed "$throng" load "$url" -t 1 -c $c --close --linger0 -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
+        close/wrk)           timed wrk -t1 -c$c -d"${secs}s" -H 'Connection: close' "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
+        close/ab)            timed ab -q -c $c -t "$secs" -n 100000000 "$url" > "$work/out" 2>&1 || true
+                             n=$(awk '/^Complete requests:/ {print $3}' "$work/out");;
+      esac
+      t1=$(ticks)
+      read -r _ u s < "$work/time"
+      echo "$mode $tool $r $n $u $s $secs $((t1 - t0)) $hz" >> "$results"
+    done
   done
 done
 
-python3 - "$results" "$conns" "$secs" "$rounds" <<'PY'
+python3 - "$results" "$secs" "$rounds" <<'PY'
 import sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1])]
-tools = ["throng", "throng-nc", "wrk", "h2load", "ab"]
-med = {}
-for t in tools:
-    rs = [r for r in rows if r[0] == t]
-    rps = [int(r[2]) / float(r[5]) for r in rs]
-    cpu = [(float(r[3]) + float(r[4])) * 1e6 / int(r[2]) for r in rs]
-    srv = [int(r[6]) * 1e6 / int(r[7]) / int(r[2]) for r in rs]
-    med[t] = (st.median(rps), st.median(cpu), rps, cpu, st.median(srv))
-w = med["wrk"]
-# Rounds run the tools back to back, so a tool's ratio to wrk within each
-# round cancels the machine's slow drift; their median is the steadier figure.
-def paired(t, k):
-    return st.median(a / b for a, b in zip(med[t][k], w[k]))
-print(f"| tool | median req/s | median client CPU µs/response | req/s vs wrk | CPU/response vs wrk | req/s vs wrk, paired | nginx CPU µs/request | rounds (req/s) |")
-print("|---|---:|---:|---:|---:|---:|---:|---|")
-for t in tools:
-    rps, cpu, all_rps, _, srv = med[t]
-    print(f"| {t} | {rps:,.0f} | {cpu:.2f} | {rps / w[0]:.2f} | {cpu / w[1]:.2f} | {paired(t, 2):.2f} | {srv:.1f} | {', '.join(f'{x:,.0f}' for x in all_rps)} |")
-print(f"\n{sys.argv[4]} rounds, -c {sys.argv[2]}, {sys.argv[3]} s each, one client thread on core 1, nginx (1 worker) on core 0.")
+for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50)]:
+    tools = list(dict.fromkeys(r[1] for r in rows if r[0] == mode))
+    if not tools:
+        continue
+    med = {}
+    for t in tools:
+        rs = [r for r in rows if r[0] == mode and r[1] == t]
+        rps = [int(r[3]) / float(r[6]) for r in rs]
+        cpu = [(float(r[4]) + float(r[5])) * 1e6 / int(r[3]) for r in rs]
+        srv = [int(r[7]) * 1e6 / int(r[8]) / int(r[3]) for r in rs]
+        med[t] = (st.median(rps), st.median(cpu), rps, cpu, st.median(srv))
+    w = med["wrk"]
+    # Rounds run the tools back to back, so a tool's ratio to wrk within
+    # each round cancels the machine's slow drift: the steadier figure.
+    def paired(t, k):
+        return st.median(a / b for a, b in zip(med[t][k], w[k]))
+    extra = {"pipeline": ", 16 in flight a connection", "close": ", a connection per request"}.get(mode, "")
+    print(f"\n{mode}, -c {conns}{extra}:\n")
+    print("| tool | median req/s | median client CPU µs/response | req/s vs wrk, paired | CPU/response vs wrk, paired | nginx CPU µs/request | rounds (req/s) |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    for t in tools:
+        rps, cpu, all_rps, _, srv = med[t]
+        print(f"| {t} | {rps:,.0f} | {cpu:.2f} | {paired(t, 2):.2f} | {paired(t, 3):.2f} | {srv:.1f} | {', '.join(f'{x:,.0f}' for x in all_rps)} |")
+print(f"\n{sys.argv[3]} rounds of {sys.argv[2]} s, one client thread on core 1, nginx (1 worker) on core 0.")
 PY
