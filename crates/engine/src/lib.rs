@@ -16,6 +16,8 @@ pub mod exchange;
 // Shared by the fuzz example and the property test; not an API.
 #[doc(hidden)]
 pub mod fuzz;
+#[doc(hidden)]
+pub mod fuzz_h2;
 pub mod h2;
 pub mod http1;
 pub mod probe;

@@ -300,6 +300,19 @@ impl Worker<'_> {
     fn goaway(&mut self, i: usize, last: u32) {
         let measuring = self.measuring;
         let c = &mut self.conns[i];
+        // Turned away before the server answered anything on it: nothing
+        // ended on this connection and none of its streams is at or below
+        // `last`. Sent again, the requests could meet the same on every
+        // fresh connection for as long as the server keeps doing so, a
+        // run of N requests then never ending and one of a duration
+        // counting nothing; they fail instead, the server having refused
+        // them. A connection that answered something first may retry.
+        let answered_none = c.carried == c.len as u64;
+        let kept = (0..c.written).any(|k| c.ring[c.slot(k)].stream <= last);
+        if answered_none && c.written > 0 && !kept {
+            self.fail(i, ErrorKind::H2Protocol);
+            return;
+        }
         let mut k = c.written;
         while k > 0 {
             k -= 1;
