@@ -52,8 +52,9 @@ pub enum ErrorKind {
     /// codes are counted in `http2.resets`.
     StreamReset,
     /// HTTP/2: the server broke the protocol (a frame out of order or on
-    /// a stream it may not use, a malformed response), or GOAWAY'd with
-    /// an error before answering.
+    /// a stream it may not use, a malformed response), or turned a
+    /// connection away with a GOAWAY before answering any of its
+    /// requests (retrying those would loop as long as it does so).
     H2Protocol,
     /// HTTP/2: a frame longer than the client allows.
     H2FrameSize,
