@@ -495,6 +495,11 @@ impl LoadSpec {
             if self.pipeline > 1 {
                 return Err(UsersError::Combined("pipelining").into());
             }
+            // A user's connections carry one request at a time, as a
+            // browser's burst spread over its connections does.
+            if self.http.streams > 1 {
+                return Err(UsersError::Combined("several HTTP/2 streams a connection").into());
+            }
             // Requests mode counts sessions, which any number of users
             // can share.
             if let Stop::Requests(0) = self.stop {
