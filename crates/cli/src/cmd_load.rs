@@ -44,6 +44,12 @@ pub struct LoadArgs {
     /// of napping a few µs first to take responses in batches.
     #[arg(long)]
     pub no_coalesce: bool,
+    /// How the load threads do their socket I/O: io_uring (one submission
+    /// per loop turn, multishot receives) or epoll. Where the kernel refuses
+    /// io_uring (disabled, or blocked in a container), the load runs on
+    /// epoll and says so. io_uring drives cleartext HTTP/1.1 only, so far.
+    #[arg(long, value_enum, default_value_t = IoArg::Epoll)]
+    pub io: IoArg,
     /// Open model: this many requests per second in all, on a fixed schedule;
     /// latency is measured from each request's intended send time.
     #[arg(long)]
@@ -119,6 +125,12 @@ pub struct LoadArgs {
     pub http: crate::load_h2::HttpArgs,
 }
 
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoArg {
+    Uring,
+    Epoll,
+}
+
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 pub enum OrderArg {
     Sequential,
@@ -187,6 +199,10 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
         spec.pipeline = p;
     }
     spec.coalesce = !a.no_coalesce;
+    spec.io = match a.io {
+        IoArg::Uring => throng_engine::IoBackend::Uring,
+        IoArg::Epoll => throng_engine::IoBackend::Epoll,
+    };
     spec.order = match a.order {
         OrderArg::Sequential => Order::Sequential,
         OrderArg::Random => Order::Random,
@@ -274,6 +290,9 @@ pub fn spec_error(e: &SpecError) -> String {
         }
         SpecError::ServerName(h) => format!("{h}: not a host name a certificate can carry"),
         SpecError::Tls(e) => crate::load_tls::tls_error(e),
+        SpecError::UringUnsupported(gap) => {
+            format!("--io uring does not drive {gap} yet: use --io epoll")
+        }
         e @ (SpecError::Streams(_)
         | SpecError::StreamsWithoutH2
         | SpecError::PipelineWithH2

@@ -79,6 +79,35 @@ pub(crate) fn recv_stamped(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Opti
     Ok((n as usize, stamp))
 }
 
+/// The stamp among control messages laid out as `recvmsg` leaves them
+/// (what a multishot receive of io_uring puts before the data).
+pub(crate) fn stamp_in(control: &[u8]) -> Option<u64> {
+    let hdr = size_of::<libc::cmsghdr>();
+    let align = size_of::<usize>();
+    let mut at = 0;
+    let mut stamp = None;
+    while at + hdr <= control.len() {
+        // SAFETY: `hdr` bytes from `at` are within `control`; read unaligned.
+        let c: libc::cmsghdr =
+            unsafe { std::ptr::read_unaligned(control.as_ptr().add(at) as *const _) };
+        let len = c.cmsg_len as usize;
+        if len < hdr || at + len > control.len() {
+            break;
+        }
+        if c.cmsg_level == libc::SOL_SOCKET
+            && c.cmsg_type == libc::SCM_TIMESTAMPNS
+            && len >= hdr + size_of::<libc::timespec>()
+        {
+            // SAFETY: the timespec lies within this message, checked above.
+            let ts: libc::timespec =
+                unsafe { std::ptr::read_unaligned(control.as_ptr().add(at + hdr) as *const _) };
+            stamp = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+        }
+        at += len.div_ceil(align) * align;
+    }
+    stamp
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

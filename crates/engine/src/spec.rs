@@ -144,6 +144,24 @@ pub struct LoadSpec {
     /// Which HTTP the connections speak, and HTTP/2's streams and windows.
     #[serde(default)]
     pub http: HttpSpec,
+    /// How the threads do their socket I/O.
+    #[serde(default)]
+    pub io: IoBackend,
+}
+
+/// How a load's threads do their socket I/O. Either way the requests,
+/// responses, timeouts and counts go through the same state machine; only
+/// the syscalls differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum IoBackend {
+    /// Edge-triggered epoll and a read() and write() per exchange.
+    #[default]
+    Epoll,
+    /// An io_uring per thread: multishot receives into a ring of provided
+    /// buffers, sends, connects and closes queued and submitted together
+    /// once per loop turn. Where the kernel refuses a ring, the threads
+    /// fall back to epoll and the result says so.
+    Uring,
 }
 
 /// Which HTTP a connection speaks.
@@ -228,6 +246,7 @@ impl LoadSpec {
             users: None,
             tls: None,
             http: HttpSpec::default(),
+            io: IoBackend::Epoll,
         }
     }
 
@@ -320,6 +339,27 @@ pub enum SpecError {
     /// HTTP/1.1 is asked and ALPN offers only `h2`.
     #[error("the protocols offered over ALPN ({0}) do not include the HTTP version asked for")]
     Alpn(String),
+    /// io_uring was asked for a load it does not drive yet.
+    #[error("the io_uring backend does not drive {0} yet")]
+    UringUnsupported(UringGap),
+}
+
+/// What the io_uring backend does not drive yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UringGap {
+    Tls,
+    Http2,
+    Users,
+}
+
+impl std::fmt::Display for UringGap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            UringGap::Tls => "TLS",
+            UringGap::Http2 => "HTTP/2",
+            UringGap::Users => "users who think",
+        })
+    }
 }
 
 impl LoadSpec {
@@ -391,6 +431,20 @@ impl LoadSpec {
             }
         }
         self.validate_http(https > 0)?;
+        if self.io == IoBackend::Uring {
+            let gap = if self.tls.is_some() {
+                Some(UringGap::Tls)
+            } else if self.http.version == HttpVersion::Http2 {
+                Some(UringGap::Http2)
+            } else if self.users.is_some() {
+                Some(UringGap::Users)
+            } else {
+                None
+            };
+            if let Some(gap) = gap {
+                return Err(SpecError::UringUnsupported(gap));
+            }
+        }
         if self.connections == 0 {
             return Err(SpecError::NoConnections);
         }

@@ -249,10 +249,14 @@ impl Worker<'_> {
 
     /// Close connection `i` and forget what was on it.
     pub(super) fn shut(&mut self, i: usize) {
-        let c = &mut self.conns[i];
-        if let Some(mut s) = c.stream.take() {
-            let _ = self.poll.registry().deregister(&mut s);
+        if let Some(mut s) = self.conns[i].stream.take() {
+            if self.uring.is_some() {
+                self.uring_shut(i, s);
+            } else {
+                let _ = self.poll.registry().deregister(&mut s);
+            }
         }
+        let c = &mut self.conns[i];
         c.tls = None;
         c.h2_on = false;
         c.state = State::Down;
