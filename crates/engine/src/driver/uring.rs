@@ -20,8 +20,9 @@
 //! Sends: at most one per connection in flight, of every request queued
 //! and not yet written (up to `WRITEV_MAX`), from the prepared request
 //! bytes, which outlive the run; `MSG_WAITALL` has the kernel send all of
-//! it before completing. A request counts as written when its send
-//! completes.
+//! it before completing, or fail. A request counts as written once its
+//! send is queued, as it would once a write() took it: nothing can take it
+//! back after that, and the server may answer as soon as the turn ends.
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::collections::VecDeque;
@@ -68,6 +69,8 @@ struct SendSlot {
     iov: [libc::iovec; WRITEV_MAX],
     msg: libc::msghdr,
     busy: bool,
+    /// Bytes of the send in flight.
+    len: usize,
 }
 
 pub(crate) struct Uring {
@@ -169,6 +172,7 @@ impl Uring {
                     // SAFETY: an all-zero msghdr is valid.
                     msg: unsafe { std::mem::zeroed() },
                     busy: false,
+                    len: 0,
                 })
                 .collect(),
             // SAFETY: an all-zero sockaddr_storage is valid.
@@ -426,10 +430,12 @@ impl Worker<'_> {
         }
         let n = pending.min(WRITEV_MAX);
         let ring = &self.conns[i].ring;
+        let mut total = 0;
         for k in 0..n {
             let f = &ring[(head + written + k) % ring.len()];
             let req = self.plan.requests.get(f.target, f.last);
             let req = if k == 0 { &req[write_off..] } else { req };
+            total += req.len();
             slot.iov[k] = libc::iovec {
                 iov_base: req.as_ptr() as *mut libc::c_void,
                 iov_len: req.len(),
@@ -452,9 +458,14 @@ impl Worker<'_> {
                 .build()
         };
         slot.busy = true;
+        slot.len = total;
         if let Err(e) = u.push(sqe.user_data(user_data(OP_SEND, i, epoch))) {
             self.fail(i, classify_io(&e, ErrorKind::Write));
+            return;
         }
+        // Handed to the kernel, which sends it all or fails the
+        // connection: on the wire from now on, as a write() would have it.
+        self.wrote(i, total);
     }
 
     /// Connection `i` is closed: cancel what is pending on its socket and
@@ -546,18 +557,21 @@ impl Worker<'_> {
                 }
             }
             OP_SEND if live => {
-                if let Some(u) = self.uring.as_mut() {
+                let len = self.uring.as_mut().map_or(0, |u| {
                     u.sends[i].busy = false;
-                }
-                if res < 0 {
-                    self.fail(
-                        i,
-                        classify_io(&io::Error::from_raw_os_error(-res), ErrorKind::Write),
-                    );
-                } else {
+                    u.sends[i].len
+                });
+                if res > 0 {
                     let measuring = self.measuring;
                     self.counters(measuring).bytes_written += res as u64;
-                    self.wrote(i, res as usize);
+                }
+                if res < 0 {
+                    let e = io::Error::from_raw_os_error(-res);
+                    self.fail(i, classify_io(&e, ErrorKind::Write));
+                } else if (res as usize) < len {
+                    // MSG_WAITALL sends it all unless the connection failed.
+                    self.fail(i, ErrorKind::Write);
+                } else {
                     self.uring_flush(i);
                 }
             }
