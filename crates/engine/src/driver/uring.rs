@@ -249,28 +249,45 @@ impl Uring {
     }
 
     /// Submit what the turn queued and wait, until a completion or
-    /// `wait_ns`; with `nap_ns`, first sleep that long unless something
-    /// has already completed.
-    fn enter(&mut self, wait_ns: u64, nap_ns: u64) -> io::Result<()> {
+    /// `wait_ns`. With `nap_ns`, and nothing completed yet, the wait
+    /// starts with a nap: until `want` completions or the nap's end,
+    /// whichever comes first, nothing wakes the thread (the kernel's
+    /// minimum wait where it has one, a sleep otherwise). True when it
+    /// napped.
+    fn enter(&mut self, wait_ns: u64, nap_ns: u64, want: usize) -> io::Result<bool> {
+        let mut napped = false;
+        let ts = |ns: u64| {
+            Timespec::new()
+                .sec(ns / 1_000_000_000)
+                .nsec((ns % 1_000_000_000) as u32)
+        };
         let res = if !self.cqes.is_empty() || wait_ns == 0 {
             self.ring.submit_and_wait(0).map(drop)
+        } else if nap_ns > 0 && self.ready_now() {
+            // A busy client finds completions waiting and never naps.
+            self.ring.submit_and_wait(0).map(drop)
+        } else if nap_ns > 0 && self.ring.params().is_feature_min_timeout() {
+            napped = true;
+            let t = ts(wait_ns.max(nap_ns));
+            let args = SubmitArgs::new()
+                .timespec(&t)
+                .min_wait_usec(nap_ns.div_ceil(1000) as u32);
+            self.ring
+                .submitter()
+                .submit_with_args(want.max(1), &args)
+                .map(drop)
         } else {
             if nap_ns > 0 {
                 let r = self.ring.submit_and_wait(0);
                 self.closing.clear();
                 r?;
-                let mut cq = self.ring.completion();
-                cq.sync();
-                if cq.is_empty() {
-                    drop(cq);
+                if !self.ready_now() {
+                    napped = true;
                     std::thread::sleep(Duration::from_nanos(nap_ns));
                 }
             }
-            let wait_ns = wait_ns.saturating_sub(nap_ns).max(1);
-            let ts = Timespec::new()
-                .sec(wait_ns / 1_000_000_000)
-                .nsec((wait_ns % 1_000_000_000) as u32);
-            let args = SubmitArgs::new().timespec(&ts);
+            let t = ts(wait_ns.saturating_sub(nap_ns).max(1));
+            let args = SubmitArgs::new().timespec(&t);
             self.ring.submitter().submit_with_args(1, &args).map(drop)
         };
         self.closing.clear();
@@ -281,10 +298,24 @@ impl Uring {
                     Some(libc::ETIME | libc::EINTR | libc::EBUSY | libc::EAGAIN)
                 ) =>
             {
-                Ok(())
+                Ok(napped)
             }
-            r => r,
+            r => r.map(|_| napped),
         }
+    }
+
+    /// Completions are waiting, or work that will post them (without a
+    /// syscall: the ring's flags and tail).
+    fn ready_now(&mut self) -> bool {
+        let mut sq = self.ring.submission();
+        sq.sync();
+        if sq.taskrun() || sq.cq_overflow() {
+            return true;
+        }
+        drop(sq);
+        let mut cq = self.ring.completion();
+        cq.sync();
+        !cq.is_empty()
     }
 }
 
@@ -511,10 +542,12 @@ impl Worker<'_> {
         let Some(u) = self.uring.as_mut() else {
             return Ok(());
         };
-        if nap > 0 && self.measuring {
+        let want = self.conns.len();
+        let napped = u.enter(wake.saturating_sub(now), nap, want)?;
+        if napped && self.measuring {
             self.stats.naps += 1;
         }
-        u.enter(wake.saturating_sub(now), nap)
+        Ok(())
     }
 
     /// Handle what has completed, until the turn's time is up.
@@ -638,7 +671,7 @@ impl Worker<'_> {
     /// Sessions: take what completed while the connections sat idle.
     pub(super) fn uring_sweep(&mut self) {
         if let Some(u) = self.uring.as_mut() {
-            let _ = u.enter(0, 0);
+            let _ = u.enter(0, 0, 0);
         }
         self.now = now_ns();
         let wake = self.next_scan_ns;
