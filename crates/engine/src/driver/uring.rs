@@ -225,18 +225,23 @@ impl Uring {
     }
 
     fn push(&mut self, sqe: squeue::Entry) -> io::Result<()> {
+        self.push_all(&[sqe])
+    }
+
+    /// Queue `sqes` together (a link must not be split by a submit).
+    fn push_all(&mut self, sqes: &[squeue::Entry]) -> io::Result<()> {
         // SAFETY: every entry queued points at memory that outlives its
         // operation: the request bytes, the connection's send slot, the
         // ring's own tables.
         unsafe {
-            if self.ring.submission().push(&sqe).is_ok() {
+            if self.ring.submission().push_multiple(sqes).is_ok() {
                 return Ok(());
             }
             // Full: send what is queued to make room.
             self.ring.submit()?;
             self.ring
                 .submission()
-                .push(&sqe)
+                .push_multiple(sqes)
                 .map_err(|_| io::Error::from(io::ErrorKind::WouldBlock))
         }
     }
@@ -432,7 +437,7 @@ impl Worker<'_> {
         let connect = opcode::Connect::new(Fixed(i as u32), sa as *const _ as *const _, *len)
             .build()
             .user_data(user_data(OP_CONNECT, i, epoch));
-        let queued = u.push(update).and_then(|_| u.push(connect));
+        let queued = u.push_all(&[update, connect]);
         // SAFETY: `fd` was just opened and is owned by nothing else.
         let stream = TcpStream::from_std(unsafe { std::net::TcpStream::from_raw_fd(fd) });
         let c = &mut self.conns[i];
@@ -516,7 +521,7 @@ impl Worker<'_> {
             .user_data(0);
         // A failure to queue leaves the socket in the table until the slot
         // is reused or the ring closed: nothing more can be done.
-        let _ = u.push(cancel).and_then(|_| u.push(close));
+        let _ = u.push_all(&[cancel, close]);
         u.closing.push(stream);
     }
 
