@@ -161,6 +161,44 @@ mod tests {
     }
 
     #[test]
+    fn a_stamp_is_found_among_control_messages_as_recvmsg_lays_them_out() {
+        // What a multishot receive puts before its data: the control
+        // messages as recvmsg would fill msg_control, here a stranger
+        // first, then the stamp.
+        let hdr = size_of::<libc::cmsghdr>();
+        let ts = size_of::<libc::timespec>();
+        let mut words = [0u64; 16];
+        // SAFETY: the words are plain bytes, u64-aligned as cmsghdr needs.
+        let buf = unsafe {
+            std::slice::from_raw_parts_mut(words.as_mut_ptr() as *mut u8, size_of::<[u64; 16]>())
+        };
+        let put = |buf: &mut [u8], at: usize, level: i32, kind: i32, data: &[u8]| {
+            let c = libc::cmsghdr {
+                cmsg_len: (hdr + data.len()) as _,
+                cmsg_level: level,
+                cmsg_type: kind,
+            };
+            // SAFETY: `at + hdr + data.len()` is within `buf`.
+            unsafe { std::ptr::write_unaligned(buf.as_mut_ptr().add(at) as *mut _, c) };
+            buf[at + hdr..at + hdr + data.len()].copy_from_slice(data);
+            at + (hdr + data.len()).div_ceil(8) * 8
+        };
+        let at = put(buf, 0, libc::IPPROTO_IP, libc::IP_TOS, &[0; 4]);
+        let stamp = libc::timespec {
+            tv_sec: 1_700_000_000,
+            tv_nsec: 123_456_789,
+        };
+        // SAFETY: a timespec is plain bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(&stamp as *const _ as *const u8, ts) };
+        let end = put(buf, at, libc::SOL_SOCKET, libc::SCM_TIMESTAMPNS, bytes);
+        assert_eq!(stamp_in(&buf[..end]), Some(1_700_000_000_123_456_789));
+        assert_eq!(stamp_in(&buf[..at]), None);
+        assert_eq!(stamp_in(&[]), None);
+        // Cut short: no stamp rather than a read past the end.
+        assert_eq!(stamp_in(&buf[..end - 4]), None);
+    }
+
+    #[test]
     fn nothing_to_read_is_would_block() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
