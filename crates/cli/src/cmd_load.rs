@@ -44,6 +44,12 @@ pub struct LoadArgs {
     /// of napping a few µs first to take responses in batches.
     #[arg(long)]
     pub no_coalesce: bool,
+    /// How the load threads do their socket I/O: io_uring (one submission
+    /// per loop turn, multishot receives) or epoll. Where the kernel refuses
+    /// io_uring (disabled, or blocked in a container), the load runs on
+    /// epoll and says so. io_uring drives cleartext HTTP/1.1 only, so far.
+    #[arg(long, value_enum, default_value_t = IoArg::Epoll)]
+    pub io: IoArg,
     /// Open model: this many requests per second in all, on a fixed schedule;
     /// latency is measured from each request's intended send time.
     #[arg(long)]
@@ -121,6 +127,12 @@ pub struct LoadArgs {
     pub conn: crate::load_conn::ConnArgs,
 }
 
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoArg {
+    Uring,
+    Epoll,
+}
+
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 pub enum OrderArg {
     Sequential,
@@ -189,6 +201,10 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
         spec.pipeline = p;
     }
     spec.coalesce = !a.no_coalesce;
+    spec.io = match a.io {
+        IoArg::Uring => throng_engine::IoBackend::Uring,
+        IoArg::Epoll => throng_engine::IoBackend::Epoll,
+    };
     spec.order = match a.order {
         OrderArg::Sequential => Order::Sequential,
         OrderArg::Random => Order::Random,
@@ -279,6 +295,9 @@ pub fn spec_error(e: &SpecError) -> String {
         SpecError::Tls(e) => crate::load_tls::tls_error(e),
         e @ SpecError::SourceFamily { .. } => {
             crate::load_conn::spec_error(e).unwrap_or_else(|| e.to_string())
+        }
+        SpecError::UringUnsupported(gap) => {
+            format!("--io uring does not drive {gap} yet: use --io epoll")
         }
         e @ (SpecError::Streams(_)
         | SpecError::StreamsWithoutH2

@@ -34,4 +34,7 @@ pub mod wire;
 pub use result::{Drain, ErrorKind, LoadModel, LoadResult, Warning};
 pub use run::{max_connections, run, Control, EngineError};
 pub use session::Session;
-pub use spec::{ExpectStatus, HttpSpec, HttpVersion, LoadSpec, Order, SpecError, Stop, Target};
+pub use spec::{
+    ExpectStatus, HttpSpec, HttpVersion, IoBackend, LoadSpec, Order, SpecError, Stop, Target,
+    UringGap,
+};

@@ -164,6 +164,10 @@ pub enum Warning {
     FewerConnections { established: u64, requested: u64 },
     /// Open model: sends that went out more than 1 ms late.
     LateSends { late: u64, sent: u64 },
+    /// io_uring was asked for, the kernel would not set up a ring (not
+    /// built in, disabled, refused to this process), and the threads used
+    /// epoll instead; `reason` is the kernel's.
+    UringUnavailable { reason: String },
 }
 
 /// Whether sends follow responses or a schedule.

@@ -97,6 +97,7 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<LoadResult, EngineError
             .map(|r| ((spec.connections as f64) * 1e9 / r).max(1.0) as u64),
         stagger_ns: spec.rate.map_or(0, |r| (1e9 / r) as u64),
         server_names: server_names(spec),
+        io: spec.io,
     };
     let measure = match spec.stop {
         Stop::Duration(d) => Some(d),
@@ -393,6 +394,10 @@ pub(crate) fn merge(
             established,
             requested,
         });
+    }
+    // Said once, whichever threads it concerns.
+    if let Some(reason) = parts.iter().find_map(|p| p.io_fallback.clone()) {
+        warnings.push(Warning::UringUnavailable { reason });
     }
     if rate && late_sends > 0 {
         warnings.push(Warning::LateSends {

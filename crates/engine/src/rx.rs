@@ -79,6 +79,35 @@ pub(crate) fn recv_stamped(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, Opti
     Ok((n as usize, stamp))
 }
 
+/// The stamp among control messages laid out as `recvmsg` leaves them
+/// (what a multishot receive of io_uring puts before the data).
+pub(crate) fn stamp_in(control: &[u8]) -> Option<u64> {
+    let hdr = size_of::<libc::cmsghdr>();
+    let align = size_of::<usize>();
+    let mut at = 0;
+    let mut stamp = None;
+    while at + hdr <= control.len() {
+        // SAFETY: `hdr` bytes from `at` are within `control`; read unaligned.
+        let c: libc::cmsghdr =
+            unsafe { std::ptr::read_unaligned(control.as_ptr().add(at) as *const _) };
+        let len = c.cmsg_len as usize;
+        if len < hdr || at + len > control.len() {
+            break;
+        }
+        if c.cmsg_level == libc::SOL_SOCKET
+            && c.cmsg_type == libc::SCM_TIMESTAMPNS
+            && len >= hdr + size_of::<libc::timespec>()
+        {
+            // SAFETY: the timespec lies within this message, checked above.
+            let ts: libc::timespec =
+                unsafe { std::ptr::read_unaligned(control.as_ptr().add(at + hdr) as *const _) };
+            stamp = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+        }
+        at += len.div_ceil(align) * align;
+    }
+    stamp
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,6 +158,44 @@ mod tests {
             stamp >= before && stamp <= after,
             "{before} <= {stamp} <= {after}"
         );
+    }
+
+    #[test]
+    fn a_stamp_is_found_among_control_messages_as_recvmsg_lays_them_out() {
+        // What a multishot receive puts before its data: the control
+        // messages as recvmsg would fill msg_control, here a stranger
+        // first, then the stamp.
+        let hdr = size_of::<libc::cmsghdr>();
+        let ts = size_of::<libc::timespec>();
+        let mut words = [0u64; 16];
+        // SAFETY: the words are plain bytes, u64-aligned as cmsghdr needs.
+        let buf = unsafe {
+            std::slice::from_raw_parts_mut(words.as_mut_ptr() as *mut u8, size_of::<[u64; 16]>())
+        };
+        let put = |buf: &mut [u8], at: usize, level: i32, kind: i32, data: &[u8]| {
+            let c = libc::cmsghdr {
+                cmsg_len: (hdr + data.len()) as _,
+                cmsg_level: level,
+                cmsg_type: kind,
+            };
+            // SAFETY: `at + hdr + data.len()` is within `buf`.
+            unsafe { std::ptr::write_unaligned(buf.as_mut_ptr().add(at) as *mut _, c) };
+            buf[at + hdr..at + hdr + data.len()].copy_from_slice(data);
+            at + (hdr + data.len()).div_ceil(8) * 8
+        };
+        let at = put(buf, 0, libc::IPPROTO_IP, libc::IP_TOS, &[0; 4]);
+        let stamp = libc::timespec {
+            tv_sec: 1_700_000_000,
+            tv_nsec: 123_456_789,
+        };
+        // SAFETY: a timespec is plain bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(&stamp as *const _ as *const u8, ts) };
+        let end = put(buf, at, libc::SOL_SOCKET, libc::SCM_TIMESTAMPNS, bytes);
+        assert_eq!(stamp_in(&buf[..end]), Some(1_700_000_000_123_456_789));
+        assert_eq!(stamp_in(&buf[..at]), None);
+        assert_eq!(stamp_in(&[]), None);
+        // Cut short: no stamp rather than a read past the end.
+        assert_eq!(stamp_in(&buf[..end - 4]), None);
     }
 
     #[test]

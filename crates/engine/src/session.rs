@@ -214,6 +214,7 @@ fn serve(
         interval_ns: None,
         stagger_ns: 0,
         server_names: crate::run::server_names(spec),
+        io: spec.io,
     };
     let mut worker = match Worker::new(&plan, job) {
         Ok(w) => w,

@@ -153,6 +153,24 @@ pub struct LoadSpec {
     /// TIME_WAIT on either end; a server then sees its clients abort.
     #[serde(default)]
     pub linger_zero: bool,
+    /// How the threads do their socket I/O.
+    #[serde(default)]
+    pub io: IoBackend,
+}
+
+/// How a load's threads do their socket I/O. Either way the requests,
+/// responses, timeouts and counts go through the same state machine; only
+/// the syscalls differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum IoBackend {
+    /// Edge-triggered epoll and a read() and write() per exchange.
+    #[default]
+    Epoll,
+    /// An io_uring per thread: multishot receives into a ring of provided
+    /// buffers, sends, connects and closes queued and submitted together
+    /// once per loop turn. Where the kernel refuses a ring, the threads
+    /// fall back to epoll and the result says so.
+    Uring,
 }
 
 /// Which HTTP a connection speaks.
@@ -239,6 +257,7 @@ impl LoadSpec {
             http: HttpSpec::default(),
             sources: Vec::new(),
             linger_zero: false,
+            io: IoBackend::Epoll,
         }
     }
 
@@ -337,6 +356,30 @@ pub enum SpecError {
         from: std::net::IpAddr,
         target: std::net::SocketAddr,
     },
+    /// io_uring was asked for a load it does not drive yet.
+    #[error("the io_uring backend does not drive {0} yet")]
+    UringUnsupported(UringGap),
+}
+
+/// What the io_uring backend does not drive yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UringGap {
+    Tls,
+    Http2,
+    Users,
+    /// Source addresses and closes with a reset.
+    Sockets,
+}
+
+impl std::fmt::Display for UringGap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            UringGap::Tls => "TLS",
+            UringGap::Http2 => "HTTP/2",
+            UringGap::Users => "users who think",
+            UringGap::Sockets => "source addresses or reset closes",
+        })
+    }
 }
 
 impl LoadSpec {
@@ -418,6 +461,22 @@ impl LoadSpec {
                     from: s,
                     target: t.addr,
                 });
+            }
+        }
+        if self.io == IoBackend::Uring {
+            let gap = if self.tls.is_some() {
+                Some(UringGap::Tls)
+            } else if self.http.version == HttpVersion::Http2 {
+                Some(UringGap::Http2)
+            } else if self.users.is_some() {
+                Some(UringGap::Users)
+            } else if !self.sources.is_empty() || self.linger_zero {
+                Some(UringGap::Sockets)
+            } else {
+                None
+            };
+            if let Some(gap) = gap {
+                return Err(SpecError::UringUnsupported(gap));
             }
         }
         if self.connections == 0 {

@@ -64,6 +64,9 @@ pub fn warning_text(w: &Warning) -> String {
                 *late as f64 * 100.0 / sent as f64
             )
         }
+        Warning::UringUnavailable { reason } => format!(
+            "io_uring was asked for but could not be set up ({reason}): the load ran on epoll"
+        ),
     }
 }
 

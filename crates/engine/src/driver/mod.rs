@@ -39,7 +39,7 @@ use crate::http1::{ParserConfig, Response};
 use crate::request::Prepared;
 use crate::result::{Drain, ErrorKind};
 use crate::rx;
-use crate::spec::{LoadSpec, Order};
+use crate::spec::{IoBackend, LoadSpec, Order};
 
 mod h2;
 mod receive;
@@ -47,6 +47,7 @@ mod respond;
 pub(crate) mod socket;
 mod state;
 mod tls;
+mod uring;
 mod users;
 mod window;
 
@@ -131,6 +132,10 @@ pub(crate) struct Worker<'a> {
     tls_config: Option<Arc<rustls::ClientConfig>>,
     /// Plaintext out of TLS records, on its way to the parser.
     plain: Vec<u8>,
+    /// The thread's ring, when its I/O goes through io_uring.
+    uring: Option<Box<uring::Uring>>,
+    /// Why io_uring was asked for and epoll used instead.
+    io_fallback: Option<String>,
 }
 
 impl<'a> Worker<'a> {
@@ -184,7 +189,15 @@ impl<'a> Worker<'a> {
         } else {
             job
         };
-        let timer = if plan.interval_ns.is_some() || users.is_some() {
+        let (uring, io_fallback) = match plan.io {
+            IoBackend::Epoll => (None, None),
+            IoBackend::Uring => match uring::Uring::new(job.conns) {
+                Ok(u) => (Some(Box::new(u)), None),
+                Err(e) => (None, Some(e.to_string())),
+            },
+        };
+        // The ring's wait has its own timeout, to the nanosecond.
+        let timer = if uring.is_none() && (plan.interval_ns.is_some() || users.is_some()) {
             let t = TimerFd::new()?;
             poll.registry()
                 .register(&mut SourceFd(&t.raw()), TIMER, Interest::READABLE)?;
@@ -240,6 +253,8 @@ impl<'a> Worker<'a> {
                 Vec::new()
             },
             tls_config,
+            uring,
+            io_fallback,
         })
     }
 
@@ -456,6 +471,10 @@ impl<'a> Worker<'a> {
             addr
         };
         self.conns[i].connect_start_ns = self.now;
+        if self.uring.is_some() {
+            self.uring_connect(i, addr);
+            return;
+        }
         let sources = &self.plan.spec.sources;
         let from = (!sources.is_empty()).then(|| {
             let k = self.source_seq;
@@ -535,6 +554,10 @@ impl<'a> Worker<'a> {
         if self.between_windows {
             return;
         }
+        if self.uring.is_some() {
+            self.uring_flush(i);
+            return;
+        }
         if self.conns[i].h2_on {
             self.h2_flush(i);
             return;
@@ -570,23 +593,10 @@ impl<'a> Worker<'a> {
                 stream.write_vectored(&slices[..n])
             };
             match res {
-                Ok(mut n) => {
+                Ok(n) => {
                     let measuring = self.measuring;
                     self.counters(measuring).bytes_written += n as u64;
-                    let c = &mut self.conns[i];
-                    while n > 0 && c.written < c.len {
-                        let f = &c.ring[c.slot(c.written)];
-                        let len = self.plan.requests.get(f.target, f.last).len();
-                        let left = len - c.write_off;
-                        if n >= left {
-                            n -= left;
-                            c.written += 1;
-                            c.write_off = 0;
-                        } else {
-                            c.write_off += n;
-                            n = 0;
-                        }
-                    }
+                    self.wrote(i, n);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -594,6 +604,24 @@ impl<'a> Worker<'a> {
                     self.fail(i, classify_io(&e, ErrorKind::Write));
                     return;
                 }
+            }
+        }
+    }
+
+    /// `n` more bytes of connection `i`'s requests are on the wire.
+    fn wrote(&mut self, i: usize, mut n: usize) {
+        let c = &mut self.conns[i];
+        while n > 0 && c.written < c.len {
+            let f = &c.ring[c.slot(c.written)];
+            let len = self.plan.requests.get(f.target, f.last).len();
+            let left = len - c.write_off;
+            if n >= left {
+                n -= left;
+                c.written += 1;
+                c.write_off = 0;
+            } else {
+                c.write_off += n;
+                n = 0;
             }
         }
     }

@@ -25,6 +25,8 @@ pub(crate) struct Shared<'a> {
     /// Per target, the name its TLS certificate must carry (and the SNI);
     /// empty without TLS.
     pub server_names: Vec<rustls::pki_types::ServerName<'static>>,
+    /// How the threads do their socket I/O.
+    pub io: IoBackend,
 }
 
 /// The times of one measured window (a whole run, or one window of a
@@ -133,6 +135,8 @@ pub(crate) struct ThreadResult {
     pub drain: Drain,
     /// Users who think: their sessions' figures.
     pub sessions: Option<SessionStats>,
+    /// io_uring was asked for, and this thread could not set up a ring.
+    pub io_fallback: Option<String>,
 }
 
 #[derive(Clone, Copy, Default)]

@@ -91,6 +91,7 @@ impl Rig {
             interval_ns: None,
             stagger_ns: 0,
             server_names: Vec::new(),
+            io: crate::spec::IoBackend::Epoll,
         }
     }
 

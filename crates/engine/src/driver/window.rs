@@ -33,6 +33,7 @@ impl ThreadResult {
         expect: Vec<Expect>,
         drain: Drain,
         sessions: Option<SessionStats>,
+        io_fallback: Option<String>,
     ) -> Self {
         ThreadResult {
             stats,
@@ -47,6 +48,7 @@ impl ThreadResult {
             expect,
             drain,
             sessions,
+            io_fallback,
         }
     }
 }
@@ -87,6 +89,7 @@ impl Worker<'_> {
             self.expect,
             Drain::default(),
             sessions,
+            self.io_fallback.clone(),
         )
     }
 
@@ -109,6 +112,7 @@ impl Worker<'_> {
             self.expect.clone(),
             drain,
             None,
+            self.io_fallback.clone(),
         )
     }
 
@@ -203,7 +207,9 @@ impl Worker<'_> {
                 open = true;
             }
         }
-        if open && self.poll.poll(events, Some(Duration::ZERO)).is_ok() {
+        if open && self.uring.is_some() {
+            self.uring_sweep();
+        } else if open && self.poll.poll(events, Some(Duration::ZERO)).is_ok() {
             self.now = now_ns();
             let wake = self.next_scan_ns;
             self.turn(events, wake);
@@ -221,8 +227,9 @@ impl Worker<'_> {
         self.window.end_ns = Some(ended_ns + self.timeout_ns().min(DRAIN_MAX_NS));
         // The window's last poll took events it never handled, and an edge
         // is reported once: look at every connection with something due.
+        // (A ring keeps what completed until it is handled.)
         for i in 0..self.conns.len() {
-            if self.conns[i].awaiting() {
+            if self.uring.is_none() && self.conns[i].awaiting() {
                 self.mark_ready(i);
             }
         }
@@ -324,6 +331,21 @@ impl Worker<'_> {
                 if timer.armed_at().is_none_or(|a| due < a) {
                     timer.arm(due);
                 }
+            }
+            if self.uring.is_some() {
+                let wake_at = due.map_or(wake, |d| d.min(wake));
+                if let Err(e) = self.uring_wait(wake_at) {
+                    return (now_ns(), false, Some(e));
+                }
+                self.now = now_ns();
+                if let Some(end) = self.window.end_ns {
+                    if self.now >= end {
+                        return (end, false, None);
+                    }
+                }
+                self.uring_turn(wake);
+                self.send_deferred();
+                continue;
             }
             // Work left from the last turn is done before any wait.
             let busy = !self.ready.is_empty();

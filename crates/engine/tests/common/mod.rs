@@ -12,7 +12,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use throng_engine::{LoadSpec, Target};
+use throng_engine::{IoBackend, LoadSpec, Target};
 
 pub const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 
@@ -189,7 +189,17 @@ impl Server {
         }]);
         spec.connections = 1;
         spec.threads = 1;
+        spec.io = io_from_env();
         spec
+    }
+}
+
+/// The I/O backend the tests run on: epoll, or io_uring with
+/// `THRONG_TEST_IO=uring`, so one suite checks both.
+pub fn io_from_env() -> IoBackend {
+    match std::env::var("THRONG_TEST_IO").as_deref() {
+        Ok("uring") => IoBackend::Uring,
+        _ => IoBackend::Epoll,
     }
 }
 

@@ -1,0 +1,685 @@
+//! The io_uring backend of the driver: the same `Worker`, requests,
+//! responses, timeouts and counts as with epoll, only the syscalls differ.
+//!
+//! Each thread has one ring. A connection's socket sits in the ring's
+//! table of registered files, at the connection's own index, so no
+//! operation looks its descriptor up; its connect, sends and close are
+//! queued on the ring as the loop goes, and submitted together by the one
+//! `io_uring_enter` that also waits for the next completions, once per
+//! loop turn. A connection receives through a multishot `recvmsg` armed
+//! once per connection: the kernel fills buffers the thread provided (one
+//! buffer ring per thread) as data arrives, each with the `SO_TIMESTAMPNS`
+//! stamp of its last segment, so a response still ends when its last byte
+//! reached the socket (see rx.rs), not when the loop got round to it.
+//!
+//! A completion names its connection, what it was, and the connection's
+//! `epoch` when it was queued: one for a connection closed since is
+//! ignored (its buffer given back), as a close cancels what is still
+//! pending on the socket before taking it out of the table.
+//!
+//! Sends: at most one per connection in flight, of every request queued
+//! and not yet written (up to `WRITEV_MAX`), from the prepared request
+//! bytes, which outlive the run; `MSG_WAITALL` has the kernel send all of
+//! it before completing, or fail. A request counts as written once its
+//! send is queued, as it would once a write() took it: nothing can take it
+//! back after that, and the server may answer as soon as the turn ends.
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::collections::VecDeque;
+use std::mem::ManuallyDrop;
+use std::net::SocketAddr;
+use std::os::fd::{FromRawFd, RawFd};
+
+use io_uring::types::{CancelBuilder, Fixed, SubmitArgs, Timespec};
+use io_uring::{cqueue, opcode, squeue, types, IoUring};
+
+use super::*;
+
+/// One buffer of the provided ring: room for a read's header, its stamp
+/// and its data.
+const BUF_SIZE: usize = 16 * 1024;
+const MIN_BUFS: usize = 64;
+const MAX_BUFS: usize = 2048;
+const BGID: u16 = 0;
+/// Room for the `SCM_TIMESTAMPNS` control message of a receive.
+const CONTROL_LEN: usize = 64;
+
+const OP_CONNECT: u64 = 1;
+const OP_RECV: u64 = 2;
+const OP_SEND: u64 = 3;
+
+fn user_data(op: u64, i: usize, epoch: u64) -> u64 {
+    (epoch << 32) | ((i as u64) << 3) | op
+}
+
+fn decode(ud: u64) -> (u64, usize, u32) {
+    (
+        ud & 7,
+        ((ud & 0xffff_ffff) >> 3) as usize,
+        (ud >> 32) as u32,
+    )
+}
+
+/// Set in a test to have every ring refused, as a kernel that has
+/// io_uring disabled would.
+pub(crate) const REFUSE_ENV: &str = "THRONG_URING_REFUSE";
+
+/// A connection's send in flight: the vector the kernel reads it from.
+struct SendSlot {
+    iov: [libc::iovec; WRITEV_MAX],
+    msg: libc::msghdr,
+    busy: bool,
+    /// Bytes of the send in flight.
+    len: usize,
+}
+
+pub(crate) struct Uring {
+    ring: ManuallyDrop<IoUring>,
+    /// The provided buffers, and the ring that hands them to the kernel.
+    bufs: *mut u8,
+    bufs_layout: Layout,
+    entries: *mut types::BufRingEntry,
+    entries_layout: Layout,
+    nbufs: u16,
+    tail: u16,
+    /// What a multishot recvmsg is told of the room for a name and control.
+    recv_msg: Box<libc::msghdr>,
+    sends: Box<[SendSlot]>,
+    /// Where each connection connects, kept until its connect completes.
+    addrs: Box<[(libc::sockaddr_storage, libc::socklen_t)]>,
+    /// The descriptor each connection's slot in the table is set to.
+    fds: Box<[RawFd]>,
+    /// Sockets closed this turn: their descriptors stay open until what
+    /// was queued for them is submitted, so no number is reused before.
+    closing: Vec<TcpStream>,
+    /// Completions taken from the ring, not yet handled.
+    cqes: VecDeque<cqueue::Entry>,
+    /// The last turn had completions: the load is flowing.
+    pub(super) flowing: bool,
+}
+
+impl Uring {
+    pub(crate) fn new(conns: usize) -> io::Result<Self> {
+        if std::env::var_os(REFUSE_ENV).is_some() {
+            return Err(io::Error::from_raw_os_error(libc::EPERM));
+        }
+        let sq = (conns * 4).next_power_of_two().clamp(64, 4096) as u32;
+        let cq = (sq * 4).min(65536);
+        // Task work (receives completed by the network stack) runs in the
+        // one enter per turn, not whenever the thread is interrupted.
+        let ring = IoUring::builder()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .setup_taskrun_flag()
+            .setup_submit_all()
+            .setup_cqsize(cq)
+            .build(sq)
+            .or_else(|_| {
+                IoUring::builder()
+                    .setup_coop_taskrun()
+                    .setup_submit_all()
+                    .setup_cqsize(cq)
+                    .build(sq)
+            })?;
+        let mut probe = io_uring::Probe::new();
+        ring.submitter().register_probe(&mut probe)?;
+        for op in [
+            opcode::Connect::CODE,
+            opcode::Send::CODE,
+            opcode::SendMsg::CODE,
+            opcode::RecvMsgMulti::CODE,
+            opcode::AsyncCancel2::CODE,
+            opcode::Close::CODE,
+            opcode::FilesUpdate::CODE,
+        ] {
+            if !probe.is_supported(op) {
+                return Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP));
+            }
+        }
+        ring.submitter().register_files_sparse(conns as u32)?;
+
+        let nbufs = (conns * 2).next_power_of_two().clamp(MIN_BUFS, MAX_BUFS);
+        let page = 4096;
+        let bufs_layout = Layout::from_size_align(nbufs * BUF_SIZE, page).expect("layout");
+        let entries_layout =
+            Layout::from_size_align(nbufs * std::mem::size_of::<types::BufRingEntry>(), page)
+                .expect("layout");
+        // SAFETY: both layouts have a non-zero size.
+        let (bufs, entries) = unsafe {
+            (
+                alloc_zeroed(bufs_layout),
+                alloc_zeroed(entries_layout) as *mut types::BufRingEntry,
+            )
+        };
+        if bufs.is_null() || entries.is_null() {
+            return Err(io::Error::from(io::ErrorKind::OutOfMemory));
+        }
+        let mut u = Uring {
+            ring: ManuallyDrop::new(ring),
+            bufs,
+            bufs_layout,
+            entries,
+            entries_layout,
+            nbufs: nbufs as u16,
+            tail: 0,
+            recv_msg: Box::new(msghdr_for(CONTROL_LEN)),
+            sends: (0..conns)
+                .map(|_| SendSlot {
+                    iov: [libc::iovec {
+                        iov_base: std::ptr::null_mut(),
+                        iov_len: 0,
+                    }; WRITEV_MAX],
+                    // SAFETY: an all-zero msghdr is valid.
+                    msg: unsafe { std::mem::zeroed() },
+                    busy: false,
+                    len: 0,
+                })
+                .collect(),
+            // SAFETY: an all-zero sockaddr_storage is valid.
+            addrs: (0..conns)
+                .map(|_| (unsafe { std::mem::zeroed() }, 0))
+                .collect(),
+            fds: vec![-1; conns].into_boxed_slice(),
+            closing: Vec::new(),
+            cqes: VecDeque::with_capacity(cq as usize),
+            flowing: false,
+        };
+        // SAFETY: `entries` is page-aligned, holds `nbufs` entries, and
+        // lives until the ring is dropped (see Drop).
+        unsafe {
+            u.ring
+                .submitter()
+                .register_buf_ring_with_flags(u.entries as u64, u.nbufs, BGID, 0)?;
+        }
+        for bid in 0..u.nbufs {
+            u.give_back(bid);
+        }
+        // One lookup less per enter, where the kernel has it.
+        let _ = u.ring.submitter().register_ring_fd();
+        Ok(u)
+    }
+
+    /// Hand buffer `bid` (back) to the kernel.
+    fn give_back(&mut self, bid: u16) {
+        let mask = self.nbufs - 1;
+        // SAFETY: the index is within the ring's `nbufs` entries, and the
+        // buffer within the allocation.
+        unsafe {
+            let e = &mut *self.entries.add((self.tail & mask) as usize);
+            e.set_addr(self.bufs.add(bid as usize * BUF_SIZE) as u64);
+            e.set_len(BUF_SIZE as u32);
+            e.set_bid(bid);
+            self.tail = self.tail.wrapping_add(1);
+            let tail =
+                types::BufRingEntry::tail(self.entries) as *const std::sync::atomic::AtomicU16;
+            (*tail).store(self.tail, std::sync::atomic::Ordering::Release);
+        }
+    }
+
+    /// Buffer `bid`'s first `len` bytes.
+    ///
+    /// # Safety
+    /// The buffer must be one the kernel completed and not yet given back.
+    unsafe fn buffer<'b>(&self, bid: u16, len: usize) -> &'b [u8] {
+        std::slice::from_raw_parts(self.bufs.add(bid as usize * BUF_SIZE), len.min(BUF_SIZE))
+    }
+
+    fn push(&mut self, sqe: squeue::Entry) -> io::Result<()> {
+        self.push_all(&[sqe])
+    }
+
+    /// Queue `sqes` together (a link must not be split by a submit).
+    fn push_all(&mut self, sqes: &[squeue::Entry]) -> io::Result<()> {
+        // SAFETY: every entry queued points at memory that outlives its
+        // operation: the request bytes, the connection's send slot, the
+        // ring's own tables.
+        unsafe {
+            if self.ring.submission().push_multiple(sqes).is_ok() {
+                return Ok(());
+            }
+            // Full: send what is queued to make room.
+            self.ring.submit()?;
+            self.ring
+                .submission()
+                .push_multiple(sqes)
+                .map_err(|_| io::Error::from(io::ErrorKind::WouldBlock))
+        }
+    }
+
+    /// Take what has completed into `cqes`.
+    fn reap(&mut self) {
+        let mut cq = self.ring.completion();
+        cq.sync();
+        self.cqes.extend(&mut cq);
+    }
+
+    /// Submit what the turn queued and wait, until a completion or
+    /// `wait_ns`. With `nap_ns`, and nothing completed yet, the wait
+    /// starts with a nap: until `want` completions or the nap's end,
+    /// whichever comes first, nothing wakes the thread (the kernel's
+    /// minimum wait where it has one, a sleep otherwise). True when it
+    /// napped.
+    fn enter(&mut self, wait_ns: u64, nap_ns: u64, want: usize) -> io::Result<bool> {
+        let mut napped = false;
+        let ts = |ns: u64| {
+            Timespec::new()
+                .sec(ns / 1_000_000_000)
+                .nsec((ns % 1_000_000_000) as u32)
+        };
+        let res = if !self.cqes.is_empty() || wait_ns == 0 {
+            self.ring.submit_and_wait(0).map(drop)
+        } else if nap_ns > 0 && self.ready_now() {
+            // A busy client finds completions waiting and never naps.
+            self.ring.submit_and_wait(0).map(drop)
+        } else if nap_ns > 0 && self.ring.params().is_feature_min_timeout() {
+            napped = true;
+            let t = ts(wait_ns.max(nap_ns));
+            let args = SubmitArgs::new()
+                .timespec(&t)
+                .min_wait_usec(nap_ns.div_ceil(1000) as u32);
+            self.ring
+                .submitter()
+                .submit_with_args(want.max(1), &args)
+                .map(drop)
+        } else {
+            if nap_ns > 0 {
+                let r = self.ring.submit_and_wait(0);
+                self.closing.clear();
+                r?;
+                if !self.ready_now() {
+                    napped = true;
+                    std::thread::sleep(Duration::from_nanos(nap_ns));
+                }
+            }
+            let t = ts(wait_ns.saturating_sub(nap_ns).max(1));
+            let args = SubmitArgs::new().timespec(&t);
+            self.ring.submitter().submit_with_args(1, &args).map(drop)
+        };
+        self.closing.clear();
+        match res {
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME | libc::EINTR | libc::EBUSY | libc::EAGAIN)
+                ) =>
+            {
+                Ok(napped)
+            }
+            r => r.map(|_| napped),
+        }
+    }
+
+    /// Completions are waiting, or work that will post them (without a
+    /// syscall: the ring's flags and tail).
+    fn ready_now(&mut self) -> bool {
+        let mut sq = self.ring.submission();
+        sq.sync();
+        if sq.taskrun() || sq.cq_overflow() {
+            return true;
+        }
+        drop(sq);
+        let mut cq = self.ring.completion();
+        cq.sync();
+        !cq.is_empty()
+    }
+}
+
+impl Drop for Uring {
+    fn drop(&mut self) {
+        // Nothing may write into the buffers once they are freed: cancel
+        // what is pending, close the ring, then free them.
+        let _ = self
+            .ring
+            .submitter()
+            .register_sync_cancel(None, CancelBuilder::any());
+        // SAFETY: the ring is not used after this.
+        unsafe { ManuallyDrop::drop(&mut self.ring) };
+        // SAFETY: allocated in `new` with these layouts.
+        unsafe {
+            dealloc(self.bufs, self.bufs_layout);
+            dealloc(self.entries as *mut u8, self.entries_layout);
+        }
+    }
+}
+
+fn msghdr_for(control: usize) -> libc::msghdr {
+    // SAFETY: an all-zero msghdr is valid.
+    let mut m: libc::msghdr = unsafe { std::mem::zeroed() };
+    m.msg_controllen = control as _;
+    m
+}
+
+fn sockaddr(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: an all-zero sockaddr_storage is valid.
+    let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let len = match addr {
+        SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_ne_bytes(a.ip().octets()),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_storage is larger than sockaddr_in and suitably aligned.
+            unsafe { std::ptr::write(&mut ss as *mut _ as *mut libc::sockaddr_in, sin) };
+            std::mem::size_of::<libc::sockaddr_in>()
+        }
+        SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: sockaddr_storage is larger than sockaddr_in6 and suitably aligned.
+            unsafe { std::ptr::write(&mut ss as *mut _ as *mut libc::sockaddr_in6, sin6) };
+            std::mem::size_of::<libc::sockaddr_in6>()
+        }
+    };
+    (ss, len as libc::socklen_t)
+}
+
+/// A socket for `addr`, blocking (the ring waits for it, not the thread),
+/// with Nagle off and receive stamps on.
+fn socket_for(addr: SocketAddr) -> io::Result<RawFd> {
+    let family = if addr.is_ipv4() {
+        libc::AF_INET
+    } else {
+        libc::AF_INET6
+    };
+    // SAFETY: plain syscalls on a descriptor this function owns.
+    unsafe {
+        let fd = libc::socket(family, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let on: libc::c_int = 1;
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_NODELAY,
+            &on as *const _ as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+        rx::enable_stamps(fd);
+        Ok(fd)
+    }
+}
+
+impl Worker<'_> {
+    /// Queue connection `i`'s connect to `addr`.
+    pub(super) fn uring_connect(&mut self, i: usize, addr: SocketAddr) {
+        let fd = match socket_for(addr) {
+            Ok(fd) => fd,
+            Err(e) => {
+                self.fail(i, classify_connect(&e));
+                return;
+            }
+        };
+        let epoch = self.conns[i].epoch;
+        let Some(u) = self.uring.as_mut() else {
+            return;
+        };
+        u.fds[i] = fd;
+        u.addrs[i] = sockaddr(addr);
+        u.sends[i].busy = false;
+        let update = opcode::FilesUpdate::new(&u.fds[i], 1)
+            .offset(i as i32)
+            .build()
+            .flags(squeue::Flags::IO_LINK | squeue::Flags::SKIP_SUCCESS)
+            .user_data(0);
+        let (sa, len) = &u.addrs[i];
+        let connect = opcode::Connect::new(Fixed(i as u32), sa as *const _ as *const _, *len)
+            .build()
+            .user_data(user_data(OP_CONNECT, i, epoch));
+        let queued = u.push_all(&[update, connect]);
+        // SAFETY: `fd` was just opened and is owned by nothing else.
+        let stream = TcpStream::from_std(unsafe { std::net::TcpStream::from_raw_fd(fd) });
+        let c = &mut self.conns[i];
+        c.stream = Some(stream);
+        c.state = State::Connecting;
+        if let Err(e) = queued {
+            self.fail(i, classify_connect(&e));
+        }
+    }
+
+    /// Queue a send of what connection `i` has not written, unless one is
+    /// in flight (its completion sends the rest).
+    pub(super) fn uring_flush(&mut self, i: usize) {
+        let c = &self.conns[i];
+        if c.written >= c.len || c.peer_closed || c.stream.is_none() || c.state != State::Open {
+            return;
+        }
+        let (head, written, write_off, pending, epoch) =
+            (c.head, c.written, c.write_off, c.len - c.written, c.epoch);
+        let Some(u) = self.uring.as_mut() else {
+            return;
+        };
+        let slot = &mut u.sends[i];
+        if slot.busy {
+            return;
+        }
+        let n = pending.min(WRITEV_MAX);
+        let ring = &self.conns[i].ring;
+        let mut total = 0;
+        for k in 0..n {
+            let f = &ring[(head + written + k) % ring.len()];
+            let req = self.plan.requests.get(f.target, f.last);
+            let req = if k == 0 { &req[write_off..] } else { req };
+            total += req.len();
+            slot.iov[k] = libc::iovec {
+                iov_base: req.as_ptr() as *mut libc::c_void,
+                iov_len: req.len(),
+            };
+        }
+        let flags = libc::MSG_WAITALL | libc::MSG_NOSIGNAL;
+        let sqe = if n == 1 {
+            opcode::Send::new(
+                Fixed(i as u32),
+                slot.iov[0].iov_base as *const u8,
+                slot.iov[0].iov_len as u32,
+            )
+            .flags(flags)
+            .build()
+        } else {
+            slot.msg.msg_iov = slot.iov.as_mut_ptr();
+            slot.msg.msg_iovlen = n as _;
+            opcode::SendMsg::new(Fixed(i as u32), &slot.msg)
+                .flags(flags as u32)
+                .build()
+        };
+        slot.busy = true;
+        slot.len = total;
+        if let Err(e) = u.push(sqe.user_data(user_data(OP_SEND, i, epoch))) {
+            self.fail(i, classify_io(&e, ErrorKind::Write));
+            return;
+        }
+        // Handed to the kernel, which sends it all or fails the
+        // connection: on the wire from now on, as a write() would have it.
+        self.wrote(i, total);
+    }
+
+    /// Connection `i` is closed: cancel what is pending on its socket and
+    /// take it out of the table.
+    pub(super) fn uring_shut(&mut self, i: usize, stream: TcpStream) {
+        let Some(u) = self.uring.as_mut() else {
+            return;
+        };
+        u.sends[i].busy = false;
+        let cancel = opcode::AsyncCancel2::new(CancelBuilder::fd(Fixed(i as u32)).all())
+            .build()
+            .flags(squeue::Flags::SKIP_SUCCESS)
+            .user_data(0);
+        let close = opcode::Close::new(Fixed(i as u32))
+            .build()
+            .flags(squeue::Flags::SKIP_SUCCESS)
+            .user_data(0);
+        // A failure to queue leaves the socket in the table until the slot
+        // is reused or the ring closed: nothing more can be done.
+        let _ = u.push_all(&[cancel, close]);
+        u.closing.push(stream);
+    }
+
+    fn arm_recv(&mut self, i: usize) {
+        let epoch = self.conns[i].epoch;
+        let Some(u) = self.uring.as_mut() else {
+            return;
+        };
+        let sqe = opcode::RecvMsgMulti::new(Fixed(i as u32), &*u.recv_msg, BGID)
+            .build()
+            .user_data(user_data(OP_RECV, i, epoch));
+        if let Err(e) = u.push(sqe) {
+            self.fail(i, classify_io(&e, ErrorKind::Read));
+        }
+    }
+
+    /// Submit the turn's work and wait for completions until `wake` (a
+    /// nap first when the load is flowing).
+    pub(super) fn uring_wait(&mut self, wake: u64) -> io::Result<()> {
+        let now = now_ns();
+        let flowing = self.uring.as_ref().is_some_and(|u| u.flowing);
+        let nap = if flowing { self.nap_ns(wake) } else { 0 };
+        let Some(u) = self.uring.as_mut() else {
+            return Ok(());
+        };
+        let want = self.conns.len();
+        let napped = u.enter(wake.saturating_sub(now), nap, want)?;
+        if napped && self.measuring {
+            self.stats.naps += 1;
+        }
+        Ok(())
+    }
+
+    /// Handle what has completed, until the turn's time is up.
+    pub(super) fn uring_turn(&mut self, wake: u64) {
+        let mut end = (self.now + TURN_NS).min(wake);
+        if let Some(due) = self.next_clock_due() {
+            end = end.min(due);
+        }
+        self.turn_end_ns = end;
+        let Some(u) = self.uring.as_mut() else {
+            return;
+        };
+        u.reap();
+        u.flowing = !u.cqes.is_empty();
+        loop {
+            if self.turn_over() {
+                break;
+            }
+            let Some(cqe) = self.uring.as_mut().and_then(|u| u.cqes.pop_front()) else {
+                break;
+            };
+            self.uring_complete(cqe);
+        }
+    }
+
+    fn uring_complete(&mut self, cqe: cqueue::Entry) {
+        let (op, i, epoch) = decode(cqe.user_data());
+        let res = cqe.result();
+        let live = op != 0
+            && i < self.conns.len()
+            && self.conns[i].epoch as u32 == epoch
+            && self.conns[i].state != State::Down;
+        match op {
+            OP_CONNECT if live && self.conns[i].state == State::Connecting => {
+                if res < 0 {
+                    self.fail(i, classify_connect(&io::Error::from_raw_os_error(-res)));
+                } else {
+                    self.arm_recv(i);
+                    self.on_connected(i);
+                }
+            }
+            OP_SEND if live => {
+                let len = self.uring.as_mut().map_or(0, |u| {
+                    u.sends[i].busy = false;
+                    u.sends[i].len
+                });
+                if res > 0 {
+                    let measuring = self.measuring;
+                    self.counters(measuring).bytes_written += res as u64;
+                }
+                if res < 0 {
+                    let e = io::Error::from_raw_os_error(-res);
+                    self.fail(i, classify_io(&e, ErrorKind::Write));
+                } else if (res as usize) < len {
+                    // MSG_WAITALL sends it all unless the connection failed.
+                    self.fail(i, ErrorKind::Write);
+                } else {
+                    self.uring_flush(i);
+                }
+            }
+            OP_RECV => {
+                let bid = cqueue::buffer_select(cqe.flags());
+                if live {
+                    self.uring_received(i, res, bid, cqueue::more(cqe.flags()));
+                }
+                if let (Some(bid), Some(u)) = (bid, self.uring.as_mut()) {
+                    u.give_back(bid);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn uring_received(&mut self, i: usize, res: i32, bid: Option<u16>, more: bool) {
+        if res < 0 {
+            if res == -libc::ENOBUFS {
+                // Every buffer was taken: receive again once some are back.
+                self.arm_recv(i);
+            } else {
+                let e = io::Error::from_raw_os_error(-res);
+                self.fail(i, classify_io(&e, ErrorKind::Read));
+            }
+            return;
+        }
+        let Some(bid) = bid else {
+            return;
+        };
+        let Some(u) = self.uring.as_ref() else {
+            return;
+        };
+        // SAFETY: the kernel completed this buffer; it is given back only
+        // after this function returns, and nothing else writes to it.
+        let buf = unsafe { u.buffer(bid, res as usize) };
+        let Ok(out) = types::RecvMsgOut::parse(buf, &u.recv_msg) else {
+            self.fail(i, ErrorKind::Read);
+            return;
+        };
+        let data = out.payload_data();
+        if data.is_empty() {
+            // A FIN carries no stamp: see `read`.
+            self.now = now_ns();
+            let at = self.now;
+            self.on_eof(i, at);
+            return;
+        }
+        let stamp = rx::stamp_in(out.control_data());
+        let epoch = self.conns[i].epoch;
+        self.conns[i].stale = false;
+        let arrived = self.arrival(stamp);
+        let measuring = self.measuring;
+        self.counters(measuring).bytes_read += data.len() as u64;
+        if measuring {
+            self.tick_timeline(0, 0, data.len() as u64);
+        }
+        let open = self.feed(i, data, epoch, arrived);
+        if open && !more && self.conns[i].epoch == epoch {
+            self.arm_recv(i);
+        }
+    }
+
+    /// Sessions: take what completed while the connections sat idle.
+    pub(super) fn uring_sweep(&mut self) {
+        if let Some(u) = self.uring.as_mut() {
+            let _ = u.enter(0, 0, 0);
+        }
+        self.now = now_ns();
+        let wake = self.next_scan_ns;
+        self.uring_turn(wake);
+    }
+}
