@@ -148,27 +148,61 @@ pub fn play(case: &Case, cuts: &[usize]) -> Outcome {
 /// few random splits; every outcome must be the same (and the expected
 /// one, when known). Returns it, or what differed.
 pub fn check(case: &Case, rng: &mut Rng) -> Result<Outcome, String> {
-    let whole = play(case, &[]);
-    if let Some(expected) = &case.expected {
+    split_invariant(
+        case.input.len(),
+        case.expected.as_ref(),
+        rng,
+        Splits {
+            every_two_way_up_to: usize::MAX,
+            gap: 16,
+        },
+        |cuts| play(case, cuts),
+    )
+}
+
+/// How an input of some length is cut for [`split_invariant`].
+pub(crate) struct Splits {
+    /// Longer inputs are cut in two at 256 random places, not at every one.
+    pub every_two_way_up_to: usize,
+    /// Random cuts fall 1 to `gap` bytes apart.
+    pub gap: usize,
+}
+
+/// The promise every fuzz harness checks: `play`ed whole, a byte at a
+/// time, at two-way splits and at random splits, an input of `len` bytes
+/// comes out the same, and as `expected` when that is known.
+pub(crate) fn split_invariant<O: PartialEq + fmt::Debug>(
+    len: usize,
+    expected: Option<&O>,
+    rng: &mut Rng,
+    splits: Splits,
+    play: impl Fn(&[usize]) -> O,
+) -> Result<O, String> {
+    let whole = play(&[]);
+    if let Some(expected) = expected {
         if &whole != expected {
             return Err(format!(
-                "generated input parsed wrong:\n  got      {whole:?}\n  expected {expected:?}"
+                "generated input came out wrong:\n  got      {whole:?}\n  expected {expected:?}"
             ));
         }
     }
-    let len = case.input.len();
-    let differ = |how: String, got: Outcome| {
+    let differ = |how: String, got: O| {
         Err(format!(
             "{how} differs:\n  whole {whole:?}\n  split {got:?}"
         ))
     };
     let bytewise: Vec<usize> = (1..len).collect();
-    let got = play(case, &bytewise);
+    let got = play(&bytewise);
     if got != whole {
         return differ("byte by byte".into(), got);
     }
-    for cut in 1..len {
-        let got = play(case, &[cut]);
+    let two_way: Vec<usize> = if len <= splits.every_two_way_up_to {
+        (1..len).collect()
+    } else {
+        (0..256).map(|_| 1 + rng.below(len - 1)).collect()
+    };
+    for cut in two_way {
+        let got = play(&[cut]);
         if got != whole {
             return differ(format!("split at {cut}"), got);
         }
@@ -176,12 +210,12 @@ pub fn check(case: &Case, rng: &mut Rng) -> Result<Outcome, String> {
     let mut cuts = Vec::new();
     for _ in 0..2 {
         cuts.clear();
-        let mut at = 1 + rng.below(16);
+        let mut at = 1 + rng.below(splits.gap);
         while at < len {
             cuts.push(at);
-            at += 1 + rng.below(16);
+            at += 1 + rng.below(splits.gap);
         }
-        let got = play(case, &cuts);
+        let got = play(&cuts);
         if got != whole {
             return differ(format!("split at {cuts:?}"), got);
         }

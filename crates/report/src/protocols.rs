@@ -7,9 +7,8 @@
 
 use throng_model::{RunData, ServerRecord, Setting};
 
-use crate::figures::grouped;
 use crate::ratios;
-use crate::table::{cores_cell, Cell, Column, Table};
+use crate::table::{Cell, Column, Table};
 
 /// How the lab spoke to `s`, as its parity row says; "HTTP/1.1
 /// cleartext" for runs stored before the row said anything else.
@@ -49,17 +48,13 @@ pub fn table(run: &RunData) -> Option<Table> {
             continue;
         }
         any = true;
-        t.push(vec![
+        let mut row = vec![
             Cell::text(&a.recipe),
             Cell::text(protocol(a)).aside(format!("({})", a.name)),
             Cell::text(protocol(b)).aside(format!("({})", b.name)),
-            Cell::text(&c.workload),
-            cores_cell(c.cores),
-            Cell::lit(ratios::ratio_text(c)),
-            Cell::lit(ratios::interval_text(c)),
-            Cell::lit(grouped(c.pairs.into())),
-            Cell::lit(ratios::decision_words(c.decision)),
-        ]);
+        ];
+        row.extend(crate::tables::comparison_cells(c));
+        t.push(row);
     }
     any.then_some(t)
 }

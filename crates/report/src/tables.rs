@@ -446,18 +446,24 @@ pub fn paired(run: &RunData) -> Option<Table> {
     .subsection("Paired comparisons")
     .wide();
     for c in pooled {
-        t.push(vec![
-            Cell::text(&c.a),
-            Cell::text(&c.b),
-            Cell::text(&c.workload),
-            cores_cell(c.cores),
-            Cell::lit(ratios::ratio_text(c)),
-            Cell::lit(ratios::interval_text(c)),
-            Cell::lit(grouped(c.pairs.into())),
-            Cell::lit(ratios::decision_words(c.decision)),
-        ]);
+        let mut row = vec![Cell::text(&c.a), Cell::text(&c.b)];
+        row.extend(comparison_cells(c));
+        t.push(row);
     }
     Some(t)
+}
+
+/// A pooled comparison's cells after its two sides: workload, cores,
+/// ratio, interval, pairs and decision.
+pub(crate) fn comparison_cells(c: &Comparison) -> [Cell; 6] {
+    [
+        Cell::text(&c.workload),
+        cores_cell(c.cores),
+        Cell::lit(ratios::ratio_text(c)),
+        Cell::lit(ratios::interval_text(c)),
+        Cell::lit(grouped(c.pairs.into())),
+        Cell::lit(ratios::decision_words(c.decision)),
+    ]
 }
 
 /// The stored per-level comparisons, one table per workload and core

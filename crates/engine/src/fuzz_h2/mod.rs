@@ -170,54 +170,21 @@ pub fn play(case: &Case, cuts: &[usize]) -> Outcome {
 /// 64 KiB) are played at a sample of two-way splits, not at every one.
 const EVERY_SPLIT_UP_TO: usize = 8 * 1024;
 
-/// Play `case` whole, a byte at a time, at every two-way split and at a
-/// few random splits; every outcome must be the same (and the expected
-/// one, when known). Returns it, or what differed.
+/// Play `case` whole, a byte at a time, at every two-way split (a sample
+/// of them for long inputs) and at a few random splits; every outcome
+/// must be the same (and the expected one, when known). Returns it, or
+/// what differed.
 pub fn check(case: &Case, rng: &mut Rng) -> Result<Outcome, String> {
-    let whole = play(case, &[]);
-    if let Some(expected) = &case.expected {
-        if &whole != expected {
-            return Err(format!(
-                "generated input played wrong:\n  got      {whole:?}\n  expected {expected:?}"
-            ));
-        }
-    }
-    let len = case.input.len();
-    let differ = |how: String, got: Outcome| {
-        Err(format!(
-            "{how} differs:\n  whole {whole:?}\n  split {got:?}"
-        ))
-    };
-    let bytewise: Vec<usize> = (1..len).collect();
-    let got = play(case, &bytewise);
-    if got != whole {
-        return differ("byte by byte".into(), got);
-    }
-    let two_way: Vec<usize> = if len <= EVERY_SPLIT_UP_TO {
-        (1..len).collect()
-    } else {
-        (0..256).map(|_| 1 + rng.below(len - 1)).collect()
-    };
-    for cut in two_way {
-        let got = play(case, &[cut]);
-        if got != whole {
-            return differ(format!("split at {cut}"), got);
-        }
-    }
-    let mut cuts = Vec::new();
-    for _ in 0..2 {
-        cuts.clear();
-        let mut at = 1 + rng.below(24);
-        while at < len {
-            cuts.push(at);
-            at += 1 + rng.below(24);
-        }
-        let got = play(case, &cuts);
-        if got != whole {
-            return differ(format!("split at {cuts:?}"), got);
-        }
-    }
-    Ok(whole)
+    crate::fuzz::split_invariant(
+        case.input.len(),
+        case.expected.as_ref(),
+        rng,
+        crate::fuzz::Splits {
+            every_two_way_up_to: EVERY_SPLIT_UP_TO,
+            gap: 24,
+        },
+        |cuts| play(case, cuts),
+    )
 }
 
 fn pick<T: Copy>(rng: &mut Rng, items: &[T]) -> T {
