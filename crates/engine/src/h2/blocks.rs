@@ -209,11 +209,10 @@ fn int(out: &mut Vec<u8>, v: usize, prefix: u8, bits: u8) {
     super::hpack::encode_int(out, v, prefix, bits);
 }
 
-/// A dynamic table size update (RFC 7541 §6.3), sent at the start of a
-/// block once the peer allows a smaller table than the one in use.
-pub(crate) fn size_update(out: &mut Vec<u8>, size: usize) {
-    int(out, size, 5, 0x20);
-}
+/// A dynamic table size update to 0 (RFC 7541 §6.3: `001` and a 5-bit
+/// integer), sent at the start of a block once the peer allows a smaller
+/// table than the shared fields need: no later block indexes anything.
+pub(crate) const SIZE_UPDATE_TO_ZERO: u8 = 0x20;
 
 #[cfg(test)]
 mod tests {
@@ -313,8 +312,8 @@ mod tests {
     #[test]
     fn a_size_update_shrinks_the_table() {
         let mut out = Vec::new();
-        size_update(&mut out, 0);
-        assert_eq!(out, [0x20]);
+        int(&mut out, 0, 5, 0x20);
+        assert_eq!(out, [SIZE_UPDATE_TO_ZERO]);
         let mut d = loona_hpack::Decoder::new();
         out.push(0x82);
         assert_eq!(d.decode(&out).unwrap().len(), 1);

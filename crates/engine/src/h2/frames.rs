@@ -162,7 +162,7 @@ impl H2 {
                 SETTINGS_HEADER_TABLE_SIZE if (v as usize) < self.table_bytes && !self.plain => {
                     self.plain = true;
                     if self.primed {
-                        self.size_update = Some(0);
+                        self.size_update = true;
                     }
                 }
                 SETTINGS_ENABLE_PUSH if v > 1 => return Err(Fault::Protocol),

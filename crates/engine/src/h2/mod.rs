@@ -221,7 +221,8 @@ pub struct H2 {
     primed: bool,
     plain: bool,
     table_bytes: usize,
-    size_update: Option<usize>,
+    /// The next block starts with a size update to 0.
+    size_update: bool,
     /// Send and receive windows of the whole connection.
     conn_send: i64,
     conn_unacked: u32,
@@ -266,7 +267,7 @@ impl H2 {
             primed: false,
             plain: table_bytes > DEFAULT_TABLE,
             table_bytes,
-            size_update: None,
+            size_update: false,
             conn_send: i64::from(INITIAL_WINDOW),
             conn_unacked: 0,
             goaway: None,
@@ -386,15 +387,12 @@ impl H2 {
         };
         let mut flags = if r.body.is_empty() { END_STREAM } else { 0 };
         // A size update goes before the block's first field.
-        let mut prefix = [0u8; 8];
-        let mut plen = 0;
-        if let Some(size) = self.size_update.take() {
-            let mut v = Vec::new();
-            blocks::size_update(&mut v, size);
-            plen = v.len().min(prefix.len());
-            prefix[..plen].copy_from_slice(&v[..plen]);
-        }
-        let total = plen + block.len();
+        let prefix: &[u8] = if std::mem::take(&mut self.size_update) {
+            &[blocks::SIZE_UPDATE_TO_ZERO]
+        } else {
+            &[]
+        };
+        let (plen, total) = (prefix.len(), prefix.len() + block.len());
         let max = self.peer_max_frame as usize;
         let mut sent = 0;
         let mut first = true;
@@ -403,9 +401,14 @@ impl H2 {
             let end = if sent + n == total { END_HEADERS } else { 0 };
             let typ = if first { HEADERS } else { CONTINUATION };
             frame_head(&mut self.out, n as u32, typ, flags | end, id);
-            for k in sent..sent + n {
-                let b = if k < plen { prefix[k] } else { block[k - plen] };
-                self.out.push(b);
+            // Bytes sent..sent + n of the prefix followed by the block.
+            let (lo, hi) = (sent, sent + n);
+            if lo < plen {
+                self.out.extend_from_slice(&prefix[lo..hi.min(plen)]);
+            }
+            if hi > plen {
+                self.out
+                    .extend_from_slice(&block[lo.max(plen) - plen..hi - plen]);
             }
             sent += n;
             first = false;
