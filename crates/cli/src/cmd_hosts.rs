@@ -497,6 +497,7 @@ mod tests {
             pipeline: 1,
             keep_alive: true,
             coalesce: true,
+            io: throng_engine::IoBackend::Epoll,
             started_unix_s: 0.0,
             duration_s: 10.0,
             counts: Counts {

@@ -45,10 +45,11 @@ pub struct LoadArgs {
     #[arg(long)]
     pub no_coalesce: bool,
     /// How the load threads do their socket I/O: io_uring (one submission
-    /// per loop turn, multishot receives) or epoll. Where the kernel refuses
-    /// io_uring (disabled, or blocked in a container), the load runs on
-    /// epoll and says so. io_uring drives cleartext HTTP/1.1 only, so far.
-    #[arg(long, value_enum, default_value_t = IoArg::Epoll)]
+    /// per loop turn, multishot receives) or epoll. auto: io_uring where
+    /// it drives the load (cleartext HTTP/1.1), epoll over TLS, HTTP/2 and
+    /// for users. Where the kernel refuses io_uring (disabled, or blocked
+    /// in a container), the load runs on epoll and says so.
+    #[arg(long, value_enum, default_value_t = IoArg::Auto)]
     pub io: IoArg,
     /// Open model: this many requests per second in all, on a fixed schedule;
     /// latency is measured from each request's intended send time.
@@ -129,6 +130,7 @@ pub struct LoadArgs {
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IoArg {
+    Auto,
     Uring,
     Epoll,
 }
@@ -202,6 +204,7 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
     }
     spec.coalesce = !a.no_coalesce;
     spec.io = match a.io {
+        IoArg::Auto => throng_engine::IoBackend::Auto,
         IoArg::Uring => throng_engine::IoBackend::Uring,
         IoArg::Epoll => throng_engine::IoBackend::Epoll,
     };
@@ -604,7 +607,8 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
     let cpu = s.client_cpu_s.user + s.client_cpu_s.sys;
     let _ = writeln!(
         o,
-        "  client CPU   user {:.2} s, sys {:.2} s, waited {:.2} s for a CPU: {}, {} per response",
+        "  client CPU   user {:.2} s, sys {:.2} s, waited {:.2} s for a CPU: {}, {} per response, \
+         on {}",
         s.client_cpu_s.user,
         s.client_cpu_s.sys,
         s.client_cpu_s.runqueue,
@@ -614,18 +618,19 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
         } else {
             "-".into()
         },
+        if s.io == "uring" { "io_uring" } else { "epoll" },
     );
     if s.coalesce {
         let _ = writeln!(
             o,
-            "  naps         {} before waiting for responses: a thread with no response \
-             ready sleeps a few µs so it takes the next ones together",
+            "  naps         {} before waiting for responses: a thread looks for them at most \
+             once per 1/128 of the recent latency, so it takes them together",
             human_count(s.client_naps)
         );
     } else if spec.rate.is_none() && spec.users.is_none() {
         let _ = writeln!(
             o,
-            "  naps         none: each thread waits on epoll as soon as no response is ready"
+            "  naps         none: each thread waits for responses as soon as none is ready"
         );
     }
     if timeline && !s.timeline.is_empty() {

@@ -58,7 +58,7 @@ fn connections_come_from_each_source_address_in_turn() {
     ]);
     assert_eq!(support::u(&j, "/completed"), 300);
     assert_eq!(support::u(&j, "/errors_total"), 0);
-    let lines = ng.log_lines(300);
+    let lines = ng.quit_and_read_log();
     assert_eq!(lines.len(), 300);
     for ip in ["127.0.0.2", "127.0.0.3", "127.0.0.4"] {
         assert_eq!(lines.iter().filter(|l| *l == ip).count(), 100, "{ip}");
@@ -87,7 +87,7 @@ fn a_reset_close_leaves_no_time_wait_and_a_fin_leaves_one_or_two_each() {
     assert!((200..=400).contains(&waiting), "{waiting}");
     run("127.0.0.22", &["--linger0"]);
     assert_eq!(time_wait(22, ng.port), 0);
-    assert_eq!(ng.log_lines(400).len(), 400);
+    assert_eq!(ng.quit_and_read_log().len(), 400);
 }
 
 #[test]

@@ -589,6 +589,6 @@ fn human_summary_says_what_naps_and_cpu_are() {
     let out = text(&["--no-coalesce"]);
     assert_eq!(
         line(&out, "naps").trim_end(),
-        "  naps         none: each thread waits on epoll as soon as no response is ready"
+        "  naps         none: each thread waits for responses as soon as none is ready"
     );
 }

@@ -6,6 +6,8 @@
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
+
+use crate::spec::IoBackend;
 use std::collections::BTreeMap;
 pub use throng_model::ErrorKind;
 
@@ -191,6 +193,10 @@ pub struct LoadResult {
     pub keep_alive: bool,
     /// Client threads napped before waiting (closed model only).
     pub coalesce: bool,
+    /// The I/O backend the threads ran on: `Uring` or `Epoll` (also when
+    /// the kernel refused a ring; a warning then says so).
+    #[serde(default)]
+    pub io: IoBackend,
     /// Unix time the measured phase started.
     pub started_unix_s: f64,
     /// Length of the measured phase.
@@ -363,6 +369,11 @@ impl LoadResult {
             out.cpu_sys_s += p.cpu_sys_s;
             out.runqueue_s += p.runqueue_s;
             out.naps += p.naps;
+            // A host that fell back to epoll makes the whole run's figure
+            // partly epoll's: said as epoll, the host's warning says why.
+            if p.io != out.io {
+                out.io = IoBackend::Epoll;
+            }
             out.interrupted |= p.interrupted;
             // Histograms of the engine share bounds, so adding cannot fail;
             // one from elsewhere that does not fit is a protocol error the
@@ -469,6 +480,7 @@ mod tests {
             pipeline: 1,
             keep_alive: true,
             coalesce: true,
+            io: IoBackend::Epoll,
             started_unix_s: start,
             duration_s: 2.0,
             counts: Counts {

@@ -11,7 +11,7 @@ use crate::result::{
     WarmupCounts, Warning,
 };
 use crate::spec::SpecError;
-use crate::spec::{LoadSpec, Stop};
+use crate::spec::{IoBackend, LoadSpec, Stop};
 use crate::users::Arrival;
 use throng_model::SPARE_FDS;
 
@@ -97,7 +97,7 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<LoadResult, EngineError
             .map(|r| ((spec.connections as f64) * 1e9 / r).max(1.0) as u64),
         stagger_ns: spec.rate.map_or(0, |r| (1e9 / r) as u64),
         server_names: server_names(spec),
-        io: spec.io,
+        io: spec.io_backend(),
     };
     let measure = match spec.stop {
         Stop::Duration(d) => Some(d),
@@ -396,8 +396,10 @@ pub(crate) fn merge(
         });
     }
     // Said once, whichever threads it concerns.
+    let mut io = spec.io_backend();
     if let Some(reason) = parts.iter().find_map(|p| p.io_fallback.clone()) {
         warnings.push(Warning::UringUnavailable { reason });
+        io = IoBackend::Epoll;
     }
     if rate && late_sends > 0 {
         warnings.push(Warning::LateSends {
@@ -436,6 +438,7 @@ pub(crate) fn merge(
         pipeline: spec.pipeline as u64,
         keep_alive: spec.keep_alive,
         coalesce: spec.naps(),
+        io,
         started_unix_s,
         duration_s,
         counts,

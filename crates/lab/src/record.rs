@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
-use throng_engine::{LoadModel, LoadResult, Warning};
+use throng_engine::{IoBackend, LoadModel, LoadResult, Warning};
 use throng_model::summary::SCHEMA_VERSION;
 use throng_model::{
     Connections, CpuTime, ErrorKind, Latency, RateReport, Summary, TimelineRow, Warmup,
@@ -64,9 +64,9 @@ pub fn warning_text(w: &Warning) -> String {
                 *late as f64 * 100.0 / sent as f64
             )
         }
-        Warning::UringUnavailable { reason } => format!(
-            "io_uring was asked for but could not be set up ({reason}): the load ran on epoll"
-        ),
+        Warning::UringUnavailable { reason } => {
+            format!("io_uring could not be set up ({reason}): the load ran on epoll")
+        }
     }
 }
 
@@ -82,6 +82,11 @@ pub fn summarize(r: &LoadResult) -> Summary {
         pipeline: r.pipeline,
         keep_alive: r.keep_alive,
         coalesce: r.coalesce,
+        io: match r.io {
+            IoBackend::Uring => "uring",
+            _ => "epoll",
+        }
+        .to_string(),
         started_unix_s: r.started_unix_s,
         duration_s: r.duration_s,
         completed: c.completed,

@@ -224,6 +224,9 @@ pub struct Summary {
     /// receive time either way.
     #[serde(default)]
     pub coalesce: bool,
+    /// The I/O backend the load threads ran on: "uring" or "epoll".
+    #[serde(default)]
+    pub io: String,
     /// Unix time the measured phase started.
     pub started_unix_s: f64,
     /// Length of the measured phase.

@@ -107,8 +107,14 @@ pub fn wait_listening(addr: SocketAddr, limit: Duration) {
 pub struct Nginx {
     pub port: u16,
     pub dir: tempfile::TempDir,
+    /// The master process, leader of a process group of its own (its
+    /// workers are in it too).
     child: Child,
     tls: bool,
+    /// The master has exited, its group has been cleared, and it has been
+    /// reaped: its pid (and so the group's id) may belong to another
+    /// process by now.
+    reaped: bool,
 }
 
 /// What an [`Nginx`]'s one port speaks.
@@ -261,6 +267,7 @@ impl Nginx {
             dir,
             child,
             tls,
+            reaped: false,
         }
     }
 
@@ -278,24 +285,57 @@ impl Nginx {
         read_log(&self.access_log())
     }
 
-    /// The access log's lines once at least `n` are there (nginx writes a
-    /// request's line as it finalizes it, which may be just after the
-    /// client has the response), or what there is after 5 s; then a last
-    /// look a little later, so lines beyond `n` are seen too.
-    pub fn log_lines(&self, n: usize) -> Vec<String> {
-        let read = || -> Vec<String> {
-            std::fs::read_to_string(self.access_log())
-                .unwrap_or_default()
-                .lines()
-                .map(str::to_string)
-                .collect()
-        };
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while read().len() < n && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
+    /// Stops nginx gracefully and returns every line of its access log.
+    ///
+    /// SIGQUIT asks the master to shut down gracefully: the worker stops
+    /// accepting, finishes (and logs) every request it has begun, and
+    /// exits; the master exits only after its workers have. Once the
+    /// master is gone the log is complete and nothing more can be added
+    /// to it, so one read sees every request nginx ever answered, no
+    /// more and no fewer. Takes `self`: nginx is not there afterwards.
+    pub fn quit_and_read_log(mut self) -> Vec<String> {
+        use nix::sys::signal::{kill, Signal};
+        use nix::sys::wait::{waitid, Id, WaitPidFlag, WaitStatus};
+        let master = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        // Not yet reaped, so the pid is still this master's (at worst a
+        // zombie, which ignores the signal).
+        kill(master, Signal::SIGQUIT).expect("SIGQUIT to nginx's master");
+        let limit = Duration::from_secs(10);
+        let deadline = Instant::now() + limit;
+        // Wait for the exit without reaping it (WNOWAIT): the zombie keeps
+        // the pid, and so the group, this nginx's until it is reaped.
+        let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+        loop {
+            match waitid(Id::Pid(master), flags) {
+                Ok(WaitStatus::StillAlive) | Err(nix::errno::Errno::EINTR) => {}
+                Ok(_) => break,
+                Err(e) => panic!("waiting for nginx: {e}"),
+            }
+            // Panicking here leaves it unreaped: Drop kills the group.
+            assert!(
+                Instant::now() < deadline,
+                "nginx did not quit within {limit:?} of SIGQUIT"
+            );
+            std::thread::sleep(Duration::from_millis(10));
         }
-        std::thread::sleep(Duration::from_millis(100));
-        read()
+        // After a graceful quit no worker is left; after any other death
+        // one may be, and the group is still this nginx's to clear.
+        let _ = kill(
+            nix::unistd::Pid::from_raw(-master.as_raw()),
+            Signal::SIGKILL,
+        );
+        let status = self.child.wait().expect("reap nginx");
+        self.reaped = true;
+        assert!(
+            status.success(),
+            "nginx quit with {status}: {}",
+            std::fs::read_to_string(self.dir.path().join("error.log")).unwrap_or_default()
+        );
+        std::fs::read_to_string(self.access_log())
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
     }
 }
 
@@ -315,6 +355,15 @@ pub fn read_log(p: &Path) -> Vec<(u16, u64)> {
 
 impl Drop for Nginx {
     fn drop(&mut self) {
+        // Once reaped (by `quit_and_read_log`, which cleared the group
+        // first), the pid is free for another process (another test's
+        // nginx, say): nothing is left to kill, and a signal could reach a
+        // stranger.
+        if self.reaped {
+            return;
+        }
+        // Unreaped, the master (running or a zombie) still holds the
+        // pid, so the group is its own.
         let pgid = nix::unistd::Pid::from_raw(-(self.child.id() as i32));
         let _ = nix::sys::signal::kill(pgid, nix::sys::signal::Signal::SIGKILL);
         let _ = self.child.wait();

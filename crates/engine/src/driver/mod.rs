@@ -78,7 +78,7 @@ pub(crate) const STATUS_SLOTS: usize = 1000;
 const WRITEV_MAX: usize = 16;
 /// Naps (see `Worker::nap_ns`) are at most this long, and at most this
 /// fraction of the recent latency; shorter than the floor, a nap is skipped.
-const NAP_MAX_NS: u64 = 50_000;
+const NAP_MAX_NS: u64 = 500_000;
 const NAP_MIN_NS: u64 = 5_000;
 const NAP_LATENCY_DIVISOR: u64 = 128;
 
@@ -117,6 +117,8 @@ pub(crate) struct Worker<'a> {
     now: u64,
     /// Smoothed response latency in ns, for the nap length.
     latency_avg_ns: u64,
+    /// When the loop last took what had arrived, for pacing its looks.
+    last_look_ns: u64,
     window: Window,
     /// Slots connected at least once: counted over the thread's life, as a
     /// session's connections outlive its windows.
@@ -190,11 +192,11 @@ impl<'a> Worker<'a> {
             job
         };
         let (uring, io_fallback) = match plan.io {
-            IoBackend::Epoll => (None, None),
             IoBackend::Uring => match uring::Uring::new(job.conns) {
                 Ok(u) => (Some(Box::new(u)), None),
                 Err(e) => (None, Some(e.to_string())),
             },
+            IoBackend::Epoll | IoBackend::Auto => (None, None),
         };
         // The ring's wait has its own timeout, to the nanosecond.
         let timer = if uring.is_none() && (plan.interval_ns.is_some() || users.is_some()) {
@@ -246,6 +248,7 @@ impl<'a> Worker<'a> {
             measuring: false,
             now: now_ns(),
             latency_avg_ns: 0,
+            last_look_ns: 0,
             users,
             plain: if tls_config.is_some() {
                 vec![0; READ_BUF]
@@ -439,6 +442,16 @@ impl<'a> Worker<'a> {
             return;
         }
         let depth = self.depth_of(i);
+        // A pipelined HTTP/1.1 connection is refilled once half its depth
+        // has been answered, in one write, rather than a request per
+        // response: the server then reads a batch and answers it in a
+        // burst the client takes in one read, where topping up each answer
+        // settles into a write, a read and a server wake-up per response.
+        let c = &self.conns[i];
+        if depth > 1 && !c.h2_on && c.state == State::Open && c.len > depth / 2 {
+            self.send(i);
+            return;
+        }
         while self.conns[i].len < depth && self.conns[i].carried < self.limit && self.can_issue() {
             let now = self.now;
             self.issue(i, now);
@@ -475,12 +488,7 @@ impl<'a> Worker<'a> {
             self.uring_connect(i, addr);
             return;
         }
-        let sources = &self.plan.spec.sources;
-        let from = (!sources.is_empty()).then(|| {
-            let k = self.source_seq;
-            self.source_seq = k.wrapping_add(1);
-            sources[k % sources.len()]
-        });
+        let from = self.next_source();
         match socket::connect(addr, from, self.plan.spec.linger_zero) {
             Ok(mut s) => {
                 // A connection that carries one request in one write has
@@ -503,6 +511,17 @@ impl<'a> Worker<'a> {
             }
             Err(e) => self.fail(i, classify_connect(&e)),
         }
+    }
+
+    /// The source address of the next connect, in turn, when the spec
+    /// has any.
+    fn next_source(&mut self) -> Option<std::net::IpAddr> {
+        let sources = &self.plan.spec.sources;
+        (!sources.is_empty()).then(|| {
+            let k = self.source_seq;
+            self.source_seq = k.wrapping_add(1);
+            sources[k % sources.len()]
+        })
     }
 
     fn on_connected(&mut self, i: usize) {

@@ -12,7 +12,7 @@
 
 use std::io;
 use std::net::{IpAddr, SocketAddr};
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 use mio::net::TcpStream;
 
@@ -23,6 +23,28 @@ pub(crate) fn connect(to: SocketAddr, from: Option<IpAddr>, reset: bool) -> io::
     if from.is_none() && !reset {
         return TcpStream::connect(to);
     }
+    let owned = open(to, from, reset, libc::SOCK_NONBLOCK)?;
+    let (storage, len) = sockaddr(to);
+    // SAFETY: storage holds a sockaddr of `len` bytes for the socket's
+    // family.
+    if unsafe { libc::connect(owned.as_raw_fd(), (&raw const storage).cast(), len) } < 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(e);
+        }
+    }
+    Ok(TcpStream::from_std(std::net::TcpStream::from(owned)))
+}
+
+/// A TCP socket for a connection to `to`, bound to `from` (any port) when
+/// given, with `SO_LINGER` 0 when `reset`; `flags` are added to its type
+/// (`SOCK_NONBLOCK` for epoll; io_uring's connect wants none).
+pub(crate) fn open(
+    to: SocketAddr,
+    from: Option<IpAddr>,
+    reset: bool,
+    flags: i32,
+) -> io::Result<OwnedFd> {
     let family = if to.is_ipv4() {
         libc::AF_INET
     } else {
@@ -30,13 +52,7 @@ pub(crate) fn connect(to: SocketAddr, from: Option<IpAddr>, reset: bool) -> io::
     };
     // SAFETY: socket() takes plain integers and returns a new descriptor
     // or -1.
-    let fd = unsafe {
-        libc::socket(
-            family,
-            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-            0,
-        )
-    };
+    let fd = unsafe { libc::socket(family, libc::SOCK_STREAM | libc::SOCK_CLOEXEC | flags, 0) };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -55,15 +71,12 @@ pub(crate) fn connect(to: SocketAddr, from: Option<IpAddr>, reset: bool) -> io::
             return Err(io::Error::last_os_error());
         }
     }
-    let (storage, len) = sockaddr(to);
-    // SAFETY: as for bind.
-    if unsafe { libc::connect(fd, (&raw const storage).cast(), len) } < 0 {
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINPROGRESS) {
-            return Err(e);
-        }
-    }
-    Ok(TcpStream::from_std(std::net::TcpStream::from(owned)))
+    Ok(owned)
+}
+
+/// `TCP_NODELAY` on `fd`.
+pub(crate) fn nodelay(fd: i32) -> io::Result<()> {
+    setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, &1i32)
 }
 
 /// `SO_LINGER` 0 on `fd`: its close sends a reset.

@@ -25,7 +25,7 @@ pub(crate) struct Shared<'a> {
     /// Per target, the name its TLS certificate must carry (and the SNI);
     /// empty without TLS.
     pub server_names: Vec<rustls::pki_types::ServerName<'static>>,
-    /// How the threads do their socket I/O.
+    /// How the threads do their socket I/O (`Auto` resolved).
     pub io: IoBackend,
 }
 

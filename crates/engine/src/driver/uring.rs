@@ -28,7 +28,7 @@ use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::collections::VecDeque;
 use std::mem::ManuallyDrop;
 use std::net::SocketAddr;
-use std::os::fd::{FromRawFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, RawFd};
 
 use io_uring::types::{CancelBuilder, Fixed, SubmitArgs, Timespec};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
@@ -39,7 +39,7 @@ use super::*;
 /// and its data.
 const BUF_SIZE: usize = 16 * 1024;
 const MIN_BUFS: usize = 64;
-const MAX_BUFS: usize = 2048;
+const MAX_BUFS: usize = 1024;
 const BGID: u16 = 0;
 /// Room for the `SCM_TIMESTAMPNS` control message of a receive.
 const CONTROL_LEN: usize = 64;
@@ -77,7 +77,7 @@ pub(crate) struct Uring {
     ring: ManuallyDrop<IoUring>,
     /// The provided buffers, and the ring that hands them to the kernel.
     bufs: *mut u8,
-    bufs_layout: Layout,
+    bufs_len: usize,
     entries: *mut types::BufRingEntry,
     entries_layout: Layout,
     nbufs: u16,
@@ -138,26 +138,47 @@ impl Uring {
         }
         ring.submitter().register_files_sparse(conns as u32)?;
 
-        let nbufs = (conns * 2).next_power_of_two().clamp(MIN_BUFS, MAX_BUFS);
+        // Buffers are held only from a receive's completion until the
+        // turn handles it, so the pool follows the receives one turn can
+        // see rather than the connections; a turn that finds it empty
+        // receives again on the next (ENOBUFS, below).
+        let nbufs = conns.next_power_of_two().clamp(MIN_BUFS, MAX_BUFS);
         let page = 4096;
-        let bufs_layout = Layout::from_size_align(nbufs * BUF_SIZE, page).expect("layout");
+        let bufs_len = nbufs * BUF_SIZE;
+        // Mapped rather than allocated zeroed: an allocator clears (and so
+        // makes resident) every page, where a mapping's pages cost memory
+        // only once a receive writes into them, mostly the first of each
+        // buffer for small responses.
+        // SAFETY: an anonymous private mapping takes no descriptor and
+        // aliases nothing; the result is checked.
+        let bufs = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bufs_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if bufs == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let bufs = bufs as *mut u8;
         let entries_layout =
             Layout::from_size_align(nbufs * std::mem::size_of::<types::BufRingEntry>(), page)
                 .expect("layout");
-        // SAFETY: both layouts have a non-zero size.
-        let (bufs, entries) = unsafe {
-            (
-                alloc_zeroed(bufs_layout),
-                alloc_zeroed(entries_layout) as *mut types::BufRingEntry,
-            )
-        };
-        if bufs.is_null() || entries.is_null() {
+        // SAFETY: the layout has a non-zero size.
+        let entries = unsafe { alloc_zeroed(entries_layout) as *mut types::BufRingEntry };
+        if entries.is_null() {
+            // SAFETY: mapped just above with this length.
+            unsafe { libc::munmap(bufs.cast(), bufs_len) };
             return Err(io::Error::from(io::ErrorKind::OutOfMemory));
         }
         let mut u = Uring {
             ring: ManuallyDrop::new(ring),
             bufs,
-            bufs_layout,
+            bufs_len,
             entries,
             entries_layout,
             nbufs: nbufs as u16,
@@ -259,7 +280,9 @@ impl Uring {
     /// whichever comes first, nothing wakes the thread (the kernel's
     /// minimum wait where it has one, a sleep otherwise). True when it
     /// napped.
-    fn enter(&mut self, wait_ns: u64, nap_ns: u64, want: usize) -> io::Result<bool> {
+    /// `paced`: the nap is what is left of one since the last look, taken
+    /// even with completions waiting (see the epoll loop's pacing).
+    fn enter(&mut self, wait_ns: u64, nap_ns: u64, want: usize, paced: bool) -> io::Result<bool> {
         let mut napped = false;
         let ts = |ns: u64| {
             Timespec::new()
@@ -268,7 +291,7 @@ impl Uring {
         };
         let res = if !self.cqes.is_empty() || wait_ns == 0 {
             self.ring.submit_and_wait(0).map(drop)
-        } else if nap_ns > 0 && self.ready_now() {
+        } else if nap_ns > 0 && !paced && self.ready_now() {
             // A busy client finds completions waiting and never naps.
             self.ring.submit_and_wait(0).map(drop)
         } else if nap_ns > 0 && self.ring.params().is_feature_min_timeout() {
@@ -286,7 +309,7 @@ impl Uring {
                 let r = self.ring.submit_and_wait(0);
                 self.closing.clear();
                 r?;
-                if !self.ready_now() {
+                if paced || !self.ready_now() {
                     napped = true;
                     std::thread::sleep(Duration::from_nanos(nap_ns));
                 }
@@ -334,9 +357,9 @@ impl Drop for Uring {
             .register_sync_cancel(None, CancelBuilder::any());
         // SAFETY: the ring is not used after this.
         unsafe { ManuallyDrop::drop(&mut self.ring) };
-        // SAFETY: allocated in `new` with these layouts.
+        // SAFETY: mapped and allocated in `new` with this length and layout.
         unsafe {
-            dealloc(self.bufs, self.bufs_layout);
+            libc::munmap(self.bufs.cast(), self.bufs_len);
             dealloc(self.entries as *mut u8, self.entries_layout);
         }
     }
@@ -386,35 +409,20 @@ fn sockaddr(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
 
 /// A socket for `addr`, blocking (the ring waits for it, not the thread),
 /// with Nagle off and receive stamps on.
-fn socket_for(addr: SocketAddr) -> io::Result<RawFd> {
-    let family = if addr.is_ipv4() {
-        libc::AF_INET
-    } else {
-        libc::AF_INET6
-    };
-    // SAFETY: plain syscalls on a descriptor this function owns.
-    unsafe {
-        let fd = libc::socket(family, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let on: libc::c_int = 1;
-        libc::setsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_NODELAY,
-            &on as *const _ as *const libc::c_void,
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
-        rx::enable_stamps(fd);
-        Ok(fd)
-    }
-}
-
 impl Worker<'_> {
     /// Queue connection `i`'s connect to `addr`.
     pub(super) fn uring_connect(&mut self, i: usize, addr: SocketAddr) {
-        let fd = match socket_for(addr) {
+        let from = self.next_source();
+        let opened = socket::open(addr, from, self.plan.spec.linger_zero, 0).and_then(|s| {
+            // As on epoll: one request in one write has nothing for Nagle
+            // to hold back.
+            if !self.one_write {
+                socket::nodelay(s.as_raw_fd())?;
+            }
+            rx::enable_stamps(s.as_raw_fd());
+            Ok(s.into_raw_fd())
+        });
+        let fd = match opened {
             Ok(fd) => fd,
             Err(e) => {
                 self.fail(i, classify_connect(&e));
@@ -544,11 +552,17 @@ impl Worker<'_> {
         let now = now_ns();
         let flowing = self.uring.as_ref().is_some_and(|u| u.flowing);
         let nap = if flowing { self.nap_ns(wake) } else { 0 };
+        let rest = nap.saturating_sub(now.saturating_sub(self.last_look_ns));
+        let (nap, paced) = if rest >= NAP_MIN_NS {
+            (rest, true)
+        } else {
+            (nap, false)
+        };
         let Some(u) = self.uring.as_mut() else {
             return Ok(());
         };
         let want = self.conns.len();
-        let napped = u.enter(wake.saturating_sub(now), nap, want)?;
+        let napped = u.enter(wake.saturating_sub(now), nap, want, paced)?;
         if napped && self.measuring {
             self.stats.naps += 1;
         }
@@ -676,7 +690,7 @@ impl Worker<'_> {
     /// Sessions: take what completed while the connections sat idle.
     pub(super) fn uring_sweep(&mut self) {
         if let Some(u) = self.uring.as_mut() {
-            let _ = u.enter(0, 0, 0);
+            let _ = u.enter(0, 0, 0, false);
         }
         self.now = now_ns();
         let wake = self.next_scan_ns;

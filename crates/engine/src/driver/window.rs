@@ -338,6 +338,7 @@ impl Worker<'_> {
                     return (now_ns(), false, Some(e));
                 }
                 self.now = now_ns();
+                self.last_look_ns = self.now;
                 if let Some(end) = self.window.end_ns {
                     if self.now >= end {
                         return (end, false, None);
@@ -359,16 +360,29 @@ impl Worker<'_> {
             let mut polled = Ok(());
             let mut ready = false;
             if nap > 0 {
-                // A busy client finds responses waiting and never naps.
-                polled = self.poll.poll(events, Some(Duration::ZERO));
-                ready = polled.is_err() || !events.is_empty();
-                if !ready {
+                // Looks are paced a nap apart: a client whose turn is
+                // quicker than the server's answers would otherwise take
+                // them one at a time, a read and a write each, however
+                // many are in flight.
+                let rest = nap.saturating_sub(self.now.saturating_sub(self.last_look_ns));
+                if rest >= NAP_MIN_NS {
                     if self.measuring {
                         self.stats.naps += 1;
                     }
-                    std::thread::sleep(Duration::from_nanos(nap));
+                    std::thread::sleep(Duration::from_nanos(rest));
                     polled = self.poll.poll(events, Some(Duration::ZERO));
                     ready = polled.is_err() || !events.is_empty();
+                } else {
+                    polled = self.poll.poll(events, Some(Duration::ZERO));
+                    ready = polled.is_err() || !events.is_empty();
+                    if !ready {
+                        if self.measuring {
+                            self.stats.naps += 1;
+                        }
+                        std::thread::sleep(Duration::from_nanos(nap));
+                        polled = self.poll.poll(events, Some(Duration::ZERO));
+                        ready = polled.is_err() || !events.is_empty();
+                    }
                 }
             }
             if !ready {
@@ -389,6 +403,7 @@ impl Worker<'_> {
                 }
             }
             self.now = now_ns();
+            self.last_look_ns = self.now;
             // What arrived after the end belongs to no phase: it stays in
             // flight at the end rather than stretching the measured window.
             if let Some(end) = self.window.end_ns {
