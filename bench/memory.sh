@@ -31,12 +31,21 @@ taskset -c 0 nginx -c "$work/nginx.conf" -p "$work"
 url=http://127.0.0.1:$port/index.html
 for _ in $(seq 50); do curl -sf "$url" >/dev/null 2>&1 && break; sleep 0.1; done
 
-echo "| connections | run | throng max RSS (MiB) | wrk max RSS (MiB) |"
-echo "|---:|---:|---:|---:|"
-for c in 100 1000 10000; do
-  for d in "$secs" "$((secs * 3))"; do
-    /usr/bin/time -f '%M' -o "$work/t1" taskset -c 1 "$throng" load "$url" -t 1 -c "$c" -d "${d}s" --json >/dev/null
+# throng on each backend, and wrk; the last column is throng's (io_uring)
+# memory per connection over the 100-connection run of the same length.
+echo "| connections | run | throng io_uring max RSS (MiB) | throng epoll max RSS (MiB) | wrk max RSS (MiB) | throng io_uring KB per connection over c=100 | throng epoll KB per connection over c=100 |"
+echo "|---:|---:|---:|---:|---:|---:|---:|"
+rss() { tail -1 "$1"; }
+for d in "$secs" "$((secs * 3))"; do
+  for c in 100 1000 10000 15000; do
+    /usr/bin/time -f '%M' -o "$work/t1" taskset -c 1 "$throng" load "$url" -t 1 -c "$c" -d "${d}s" --json --io uring >/dev/null
+    /usr/bin/time -f '%M' -o "$work/t3" taskset -c 1 "$throng" load "$url" -t 1 -c "$c" -d "${d}s" --json --io epoll >/dev/null
     /usr/bin/time -f '%M' -o "$work/t2" taskset -c 1 wrk -t1 -c"$c" -d"${d}s" "$url" >/dev/null
-    printf '| %s | %s s | %.1f | %.1f |\n' "$c" "$d" "$(echo "$(tail -1 "$work/t1") / 1024" | bc -l)" "$(echo "$(tail -1 "$work/t2") / 1024" | bc -l)"
+    if [ "$c" = 100 ]; then base1=$(rss "$work/t1"); base3=$(rss "$work/t3"); fi
+    per() { [ "$c" = 100 ] && echo "-" || python3 -c "print(f'{($1 - $2) * 1024 / 1000 / ($c - 100):.2f}')"; }
+    printf '| %s | %s s | %.1f | %.1f | %.1f | %s | %s |\n' "$c" "$d" \
+      "$(echo "$(rss "$work/t1") / 1024" | bc -l)" "$(echo "$(rss "$work/t3") / 1024" | bc -l)" \
+      "$(echo "$(rss "$work/t2") / 1024" | bc -l)" \
+      "$(per "$(rss "$work/t1")" "$base1")" "$(per "$(rss "$work/t3")" "$base3")"
   done
 done

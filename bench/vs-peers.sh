@@ -3,7 +3,9 @@
 #
 # nginx: 1 worker pinned to core 0, access log off, a 7-byte index.html.
 # Each client: pinned to core 1, one thread, 5 s; rounds alternate the
-# tools so drift on a shared machine spreads over all of them. Modes:
+# tools so drift on a shared machine spreads over all of them. throng runs
+# on its default backend (io_uring for all of these) and, as throng-epoll,
+# on epoll. Modes:
 #   keepalive  -c 100 (throng-nc is throng with --no-coalesce: blocking on
 #              epoll at once, as wrk does, to show what the naps of
 #              docs/methodology.md are worth)
@@ -71,15 +73,16 @@ completed() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["c
 for r in $(seq "$rounds"); do
   for mode in $modes; do
     case $mode in
-      keepalive) c=100; tools="throng throng-nc wrk h2load ab";;
-      pipeline)  c=100; tools="throng wrk h2load";;
-      close)     c=50; tools="throng throng-linger0 wrk ab";;
+      keepalive) c=100; tools="throng throng-epoll throng-nc wrk h2load ab";;
+      pipeline)  c=100; tools="throng throng-epoll wrk h2load";;
+      close)     c=50; tools="throng throng-epoll throng-linger0 wrk ab";;
       *) echo "unknown mode $mode" >&2; exit 1;;
     esac
     for tool in $tools; do
       t0=$(ticks)
       case $mode/$tool in
         keepalive/throng)    timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
+        keepalive/throng-epoll) timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --io epoll > "$work/out"; n=$(completed "$work/out");;
         keepalive/throng-nc) timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --no-coalesce > "$work/out"; n=$(completed "$work/out");;
         keepalive/wrk)       timed wrk -t1 -c$c -d"${secs}s" "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
         keepalive/h2load)    timed h2load --h1 -t1 -c$c -D "$secs" "$url" > "$work/out"; n=$(awk '/^requests:/ {print $8}' "$work/out");;
@@ -87,10 +90,12 @@ for r in $(seq "$rounds"); do
                              n=$(awk '/^Complete requests:/ {print $3}' "$work/out");;
         pipeline/throng)     timed "$throng" load "$url" -t 1 -c $c --pipeline 16 -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
         # wrk counts every response of a batch (its parser completes each).
+        pipeline/throng-epoll) timed "$throng" load "$url" -t 1 -c $c --pipeline 16 -d "${secs}s" --json --io epoll > "$work/out"; n=$(completed "$work/out");;
         pipeline/wrk)        timed wrk -t1 -c$c -d"${secs}s" -s "$work/pipeline.lua" "$url" > "$work/out"
                              n=$(awk '/requests in/ {print $1}' "$work/out");;
         pipeline/h2load)     timed h2load --h1 -t1 -c$c -m16 -D "$secs" "$url" > "$work/out"; n=$(awk '/^requests:/ {print $8}' "$work/out");;
         close/throng)        timed "$throng" load "$url" -t 1 -c $c --close -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
+        close/throng-epoll)  timed "$throng" load "$url" -t 1 -c $c --close -d "${secs}s" --json --io epoll > "$work/out"; n=$(completed "$work/out");;
         close/throng-linger0) timed "$throng" load "$url" -t 1 -c $c --close --linger0 -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
         close/wrk)           timed wrk -t1 -c$c -d"${secs}s" -H 'Connection: close' "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
         close/ab)            timed ab -q -c $c -t "$secs" -n 100000000 "$url" > "$work/out" 2>&1 || true

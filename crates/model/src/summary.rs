@@ -224,8 +224,9 @@ pub struct Summary {
     /// receive time either way.
     #[serde(default)]
     pub coalesce: bool,
-    /// The I/O backend the load threads ran on: "uring" or "epoll".
-    #[serde(default)]
+    /// The I/O backend the load threads ran on: "uring" or "epoll"; empty
+    /// (and not written) for runs stored before it was recorded.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub io: String,
     /// Unix time the measured phase started.
     pub started_unix_s: f64,

@@ -282,7 +282,13 @@ impl Uring {
     /// napped.
     /// `paced`: the nap is what is left of one since the last look, taken
     /// even with completions waiting (see the epoll loop's pacing).
-    fn enter(&mut self, wait_ns: u64, nap_ns: u64, want: usize, paced: bool) -> io::Result<bool> {
+    pub(super) fn enter(
+        &mut self,
+        wait_ns: u64,
+        nap_ns: u64,
+        want: usize,
+        paced: bool,
+    ) -> io::Result<bool> {
         let mut napped = false;
         let ts = |ns: u64| {
             Timespec::new()
