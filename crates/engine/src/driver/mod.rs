@@ -192,7 +192,11 @@ impl<'a> Worker<'a> {
             job
         };
         let (uring, io_fallback) = match plan.io {
-            IoBackend::Uring => match uring::Uring::new(job.conns) {
+            IoBackend::Uring => match uring::Uring::new(
+                job.conns,
+                spec.pipeline,
+                &spec.targets.iter().map(|t| t.addr).collect::<Vec<_>>(),
+            ) {
                 Ok(u) => (Some(Box::new(u)), None),
                 Err(e) => (None, Some(e.to_string())),
             },

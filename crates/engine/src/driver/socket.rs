@@ -106,7 +106,7 @@ fn setsockopt<T>(fd: i32, level: i32, name: i32, value: &T) -> io::Result<()> {
     Ok(())
 }
 
-fn sockaddr(a: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+pub(crate) fn sockaddr(a: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
     // SAFETY: an all-zero sockaddr_storage is a valid value.
     let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     let len = match a {

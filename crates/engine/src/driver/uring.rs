@@ -39,7 +39,7 @@ use super::*;
 /// and its data.
 const BUF_SIZE: usize = 16 * 1024;
 const MIN_BUFS: usize = 64;
-const MAX_BUFS: usize = 1024;
+const MAX_BUFS: usize = 512;
 const BGID: u16 = 0;
 /// Room for the `SCM_TIMESTAMPNS` control message of a receive.
 const CONTROL_LEN: usize = 64;
@@ -64,10 +64,9 @@ fn decode(ud: u64) -> (u64, usize, u32) {
 /// io_uring disabled would.
 pub(crate) const REFUSE_ENV: &str = "THRONG_URING_REFUSE";
 
-/// A connection's send in flight: the vector the kernel reads it from.
+/// A connection's send in flight.
+#[derive(Clone, Copy, Default)]
 struct SendSlot {
-    iov: [libc::iovec; WRITEV_MAX],
-    msg: libc::msghdr,
     busy: bool,
     /// Bytes of the send in flight.
     len: usize,
@@ -85,7 +84,15 @@ pub(crate) struct Uring {
     /// What a multishot recvmsg is told of the room for a name and control.
     recv_msg: Box<libc::msghdr>,
     sends: Box<[SendSlot]>,
-    /// Where each connection connects, kept until its connect completes.
+    /// Pipelined sends: `per` vectors a connection for the kernel to read
+    /// its requests from, and the message that points at them. A
+    /// connection with one request at a time sends from the request's
+    /// bytes and needs neither, which keeps a ring's memory per
+    /// connection near epoll's.
+    iovs: Box<[libc::iovec]>,
+    msgs: Box<[libc::msghdr]>,
+    per: usize,
+    /// Where each target's connections connect, for the run's whole life.
     addrs: Box<[(libc::sockaddr_storage, libc::socklen_t)]>,
     /// The descriptor each connection's slot in the table is set to.
     fds: Box<[RawFd]>,
@@ -99,7 +106,9 @@ pub(crate) struct Uring {
 }
 
 impl Uring {
-    pub(crate) fn new(conns: usize) -> io::Result<Self> {
+    /// A ring for `conns` connections of up to `depth` requests in
+    /// flight each, to the `targets`' addresses.
+    pub(crate) fn new(conns: usize, depth: usize, targets: &[SocketAddr]) -> io::Result<Self> {
         if std::env::var_os(REFUSE_ENV).is_some() {
             return Err(io::Error::from_raw_os_error(libc::EPERM));
         }
@@ -142,6 +151,7 @@ impl Uring {
         // turn handles it, so the pool follows the receives one turn can
         // see rather than the connections; a turn that finds it empty
         // receives again on the next (ENOBUFS, below).
+        let per = depth.clamp(1, WRITEV_MAX);
         let nbufs = conns.next_power_of_two().clamp(MIN_BUFS, MAX_BUFS);
         let page = 4096;
         let bufs_len = nbufs * BUF_SIZE;
@@ -184,22 +194,21 @@ impl Uring {
             nbufs: nbufs as u16,
             tail: 0,
             recv_msg: Box::new(msghdr_for(CONTROL_LEN)),
-            sends: (0..conns)
-                .map(|_| SendSlot {
-                    iov: [libc::iovec {
-                        iov_base: std::ptr::null_mut(),
-                        iov_len: 0,
-                    }; WRITEV_MAX],
-                    // SAFETY: an all-zero msghdr is valid.
-                    msg: unsafe { std::mem::zeroed() },
-                    busy: false,
-                    len: 0,
-                })
+            sends: vec![SendSlot::default(); conns].into_boxed_slice(),
+            iovs: vec![
+                libc::iovec {
+                    iov_base: std::ptr::null_mut(),
+                    iov_len: 0,
+                };
+                if per > 1 { conns * per } else { 0 }
+            ]
+            .into_boxed_slice(),
+            // SAFETY: an all-zero msghdr is valid.
+            msgs: (0..if per > 1 { conns } else { 0 })
+                .map(|_| unsafe { std::mem::zeroed() })
                 .collect(),
-            // SAFETY: an all-zero sockaddr_storage is valid.
-            addrs: (0..conns)
-                .map(|_| (unsafe { std::mem::zeroed() }, 0))
-                .collect(),
+            per,
+            addrs: targets.iter().map(|a| socket::sockaddr(*a)).collect(),
             fds: vec![-1; conns].into_boxed_slice(),
             closing: Vec::new(),
             cqes: VecDeque::with_capacity(cq as usize),
@@ -378,43 +387,6 @@ fn msghdr_for(control: usize) -> libc::msghdr {
     m
 }
 
-fn sockaddr(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
-    // SAFETY: an all-zero sockaddr_storage is valid.
-    let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    let len = match addr {
-        SocketAddr::V4(a) => {
-            let sin = libc::sockaddr_in {
-                sin_family: libc::AF_INET as libc::sa_family_t,
-                sin_port: a.port().to_be(),
-                sin_addr: libc::in_addr {
-                    s_addr: u32::from_ne_bytes(a.ip().octets()),
-                },
-                sin_zero: [0; 8],
-            };
-            // SAFETY: sockaddr_storage is larger than sockaddr_in and suitably aligned.
-            unsafe { std::ptr::write(&mut ss as *mut _ as *mut libc::sockaddr_in, sin) };
-            std::mem::size_of::<libc::sockaddr_in>()
-        }
-        SocketAddr::V6(a) => {
-            let sin6 = libc::sockaddr_in6 {
-                sin6_family: libc::AF_INET6 as libc::sa_family_t,
-                sin6_port: a.port().to_be(),
-                sin6_flowinfo: a.flowinfo(),
-                sin6_addr: libc::in6_addr {
-                    s6_addr: a.ip().octets(),
-                },
-                sin6_scope_id: a.scope_id(),
-            };
-            // SAFETY: sockaddr_storage is larger than sockaddr_in6 and suitably aligned.
-            unsafe { std::ptr::write(&mut ss as *mut _ as *mut libc::sockaddr_in6, sin6) };
-            std::mem::size_of::<libc::sockaddr_in6>()
-        }
-    };
-    (ss, len as libc::socklen_t)
-}
-
-/// A socket for `addr`, blocking (the ring waits for it, not the thread),
-/// with Nagle off and receive stamps on.
 impl Worker<'_> {
     /// Queue connection `i`'s connect to `addr`.
     pub(super) fn uring_connect(&mut self, i: usize, addr: SocketAddr) {
@@ -436,18 +408,18 @@ impl Worker<'_> {
             }
         };
         let epoch = self.conns[i].epoch;
+        let target = self.conns[i].target_of_connect as usize;
         let Some(u) = self.uring.as_mut() else {
             return;
         };
         u.fds[i] = fd;
-        u.addrs[i] = sockaddr(addr);
         u.sends[i].busy = false;
         let update = opcode::FilesUpdate::new(&u.fds[i], 1)
             .offset(i as i32)
             .build()
             .flags(squeue::Flags::IO_LINK | squeue::Flags::SKIP_SUCCESS)
             .user_data(0);
-        let (sa, len) = &u.addrs[i];
+        let (sa, len) = &u.addrs[target];
         let connect = opcode::Connect::new(Fixed(i as u32), sa as *const _ as *const _, *len)
             .build()
             .user_data(user_data(OP_CONNECT, i, epoch));
@@ -478,35 +450,45 @@ impl Worker<'_> {
         if slot.busy {
             return;
         }
-        let n = pending.min(WRITEV_MAX);
+        let n = pending.min(u.per);
         let ring = &self.conns[i].ring;
-        let mut total = 0;
-        for k in 0..n {
+        let req_at = |k: usize| {
             let f = &ring[(head + written + k) % ring.len()];
             let req = self.plan.requests.get(f.target, f.last);
-            let req = if k == 0 { &req[write_off..] } else { req };
-            total += req.len();
-            slot.iov[k] = libc::iovec {
-                iov_base: req.as_ptr() as *mut libc::c_void,
-                iov_len: req.len(),
-            };
-        }
-        let flags = libc::MSG_WAITALL | libc::MSG_NOSIGNAL;
-        let sqe = if n == 1 {
-            opcode::Send::new(
-                Fixed(i as u32),
-                slot.iov[0].iov_base as *const u8,
-                slot.iov[0].iov_len as u32,
-            )
-            .flags(flags)
-            .build()
-        } else {
-            slot.msg.msg_iov = slot.iov.as_mut_ptr();
-            slot.msg.msg_iovlen = n as _;
-            opcode::SendMsg::new(Fixed(i as u32), &slot.msg)
-                .flags(flags as u32)
-                .build()
+            if k == 0 {
+                &req[write_off..]
+            } else {
+                req
+            }
         };
+        let flags = libc::MSG_WAITALL | libc::MSG_NOSIGNAL;
+        let (sqe, total) = if n == 1 {
+            // The prepared request lives as long as the run.
+            let req = req_at(0);
+            let sqe = opcode::Send::new(Fixed(i as u32), req.as_ptr(), req.len() as u32)
+                .flags(flags)
+                .build();
+            (sqe, req.len())
+        } else {
+            let iov = &mut u.iovs[i * u.per..(i + 1) * u.per];
+            let mut total = 0;
+            for (k, v) in iov.iter_mut().enumerate().take(n) {
+                let req = req_at(k);
+                total += req.len();
+                *v = libc::iovec {
+                    iov_base: req.as_ptr() as *mut libc::c_void,
+                    iov_len: req.len(),
+                };
+            }
+            let msg = &mut u.msgs[i];
+            msg.msg_iov = iov.as_mut_ptr();
+            msg.msg_iovlen = n as _;
+            let sqe = opcode::SendMsg::new(Fixed(i as u32), msg)
+                .flags(flags as u32)
+                .build();
+            (sqe, total)
+        };
+        let slot = &mut u.sends[i];
         slot.busy = true;
         slot.len = total;
         if let Err(e) = u.push(sqe.user_data(user_data(OP_SEND, i, epoch))) {
