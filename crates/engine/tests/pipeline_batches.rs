@@ -11,9 +11,11 @@ use std::net::{SocketAddr, TcpListener};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use throng_engine::{Control, IoBackend, LoadSpec, Stop, Target, Warning};
+mod common;
 
-const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+use throng_engine::{Control, IoBackend, LoadSpec, Stop, Warning};
+
+use common::OK;
 
 /// Serves one connection; returns the number of whole requests each read
 /// completed.
@@ -58,17 +60,8 @@ fn serve_one(listener: TcpListener) -> JoinHandle<Vec<usize>> {
 }
 
 fn spec(addr: SocketAddr, io: IoBackend, depth: usize, requests: u64) -> LoadSpec {
-    let mut spec = LoadSpec::new(vec![Target {
-        addr,
-        host_header: addr.to_string(),
-        path: "/".into(),
-        url: format!("http://{addr}/"),
-        method: None,
-        body: None,
-    }]);
+    let mut spec = common::spec_to(addr);
     spec.io = io;
-    spec.connections = 1;
-    spec.threads = 1;
     spec.pipeline = depth;
     spec.stop = Stop::Requests(requests);
     spec.timeout = Duration::from_secs(5);

@@ -102,20 +102,6 @@ impl Worker<'_> {
         }
     }
 
-    /// Closed model, load flowing: how long to nap before looking for more
-    /// responses, instead of blocking in epoll_wait at once.
-    ///
-    /// A thread blocked in epoll_wait is woken by the CPU that delivers the
-    /// data, which is the server's: every response that finds the client
-    /// asleep costs the server a wake-up, on a VM an inter-processor interrupt
-    /// and an exit. A quick client sleeps between almost every two responses,
-    /// so it slows the server it measures. A thread that naps on its own timer
-    /// is not waiting on epoll: the server's sends wake nobody, and the client
-    /// then takes the responses that arrived in one go, as a NIC's interrupt
-    /// coalescing does. Latency is untouched, since responses carry the
-    /// kernel's receive stamp; what a nap delays is the next request of the
-    /// connections answered meanwhile. So it is kept to 1/128 of the recent
-    /// latency, which leaves the server's queue over 99% full.
     pub(super) fn check(&mut self, target: usize, resp: &Response) -> Option<ErrorKind> {
         let spec = self.plan.spec;
         if !spec.expect_status.accepts(resp.status) {

@@ -291,13 +291,7 @@ impl Uring {
     /// napped.
     /// `paced`: the nap is what is left of one since the last look, taken
     /// even with completions waiting (see the epoll loop's pacing).
-    pub(super) fn enter(
-        &mut self,
-        wait_ns: u64,
-        nap_ns: u64,
-        want: usize,
-        paced: bool,
-    ) -> io::Result<bool> {
+    fn enter(&mut self, wait_ns: u64, nap_ns: u64, want: usize, paced: bool) -> io::Result<bool> {
         let mut napped = false;
         let ts = |ns: u64| {
             Timespec::new()
@@ -345,6 +339,11 @@ impl Uring {
             }
             r => r.map(|_| napped),
         }
+    }
+
+    /// Hand the kernel what the turn queued, without waiting.
+    pub(super) fn submit(&mut self) {
+        let _ = self.enter(0, 0, 0, false);
     }
 
     /// Completions are waiting, or work that will post them (without a
@@ -540,12 +539,8 @@ impl Worker<'_> {
         let now = now_ns();
         let flowing = self.uring.as_ref().is_some_and(|u| u.flowing);
         let nap = if flowing { self.nap_ns(wake) } else { 0 };
-        let rest = nap.saturating_sub(now.saturating_sub(self.last_look_ns));
-        let (nap, paced) = if rest >= NAP_MIN_NS {
-            (rest, true)
-        } else {
-            (nap, false)
-        };
+        let rest = self.paced_rest(nap, now);
+        let (nap, paced) = if rest > 0 { (rest, true) } else { (nap, false) };
         let Some(u) = self.uring.as_mut() else {
             return Ok(());
         };
@@ -678,7 +673,7 @@ impl Worker<'_> {
     /// Sessions: take what completed while the connections sat idle.
     pub(super) fn uring_sweep(&mut self) {
         if let Some(u) = self.uring.as_mut() {
-            let _ = u.enter(0, 0, 0, false);
+            u.submit();
         }
         self.now = now_ns();
         let wake = self.next_scan_ns;

@@ -184,7 +184,7 @@ impl Worker<'_> {
         // enter, which an ending loop never makes: made here, a request
         // counted as sent has reached the kernel, as on epoll.
         if let Some(u) = self.uring.as_mut() {
-            let _ = u.enter(0, 0, 0, false);
+            u.submit();
         }
         let (cpu_start, wait_start) = self.cpu_mark;
         let cpu_end = thread_cpu();
@@ -366,29 +366,22 @@ impl Worker<'_> {
             let mut polled = Ok(());
             let mut ready = false;
             if nap > 0 {
-                // Looks are paced a nap apart: a client whose turn is
-                // quicker than the server's answers would otherwise take
-                // them one at a time, a read and a write each, however
-                // many are in flight.
-                let rest = nap.saturating_sub(self.now.saturating_sub(self.last_look_ns));
-                if rest >= NAP_MIN_NS {
+                // What is left of a nap since the last look is slept
+                // first, whatever is waiting (see `paced_rest`); with no
+                // such rest, a look that finds nothing ready naps whole.
+                let mut sleep = self.paced_rest(nap, self.now);
+                if sleep == 0 {
+                    polled = self.poll.poll(events, Some(Duration::ZERO));
+                    ready = polled.is_err() || !events.is_empty();
+                    sleep = if ready { 0 } else { nap };
+                }
+                if sleep > 0 {
                     if self.measuring {
                         self.stats.naps += 1;
                     }
-                    std::thread::sleep(Duration::from_nanos(rest));
+                    std::thread::sleep(Duration::from_nanos(sleep));
                     polled = self.poll.poll(events, Some(Duration::ZERO));
                     ready = polled.is_err() || !events.is_empty();
-                } else {
-                    polled = self.poll.poll(events, Some(Duration::ZERO));
-                    ready = polled.is_err() || !events.is_empty();
-                    if !ready {
-                        if self.measuring {
-                            self.stats.naps += 1;
-                        }
-                        std::thread::sleep(Duration::from_nanos(nap));
-                        polled = self.poll.poll(events, Some(Duration::ZERO));
-                        ready = polled.is_err() || !events.is_empty();
-                    }
                 }
             }
             if !ready {

@@ -179,19 +179,25 @@ impl Server {
 
     /// A closed-model spec of one connection on one thread.
     pub fn spec(&self) -> LoadSpec {
-        let mut spec = LoadSpec::new(vec![Target {
-            addr: self.addr,
-            host_header: self.addr.to_string(),
-            path: "/".into(),
-            url: format!("http://{}/", self.addr),
-            method: None,
-            body: None,
-        }]);
-        spec.connections = 1;
-        spec.threads = 1;
-        spec.io = io_from_env();
-        spec
+        spec_to(self.addr)
     }
+}
+
+/// A closed-model spec of `GET /` from `addr`, on one connection and one
+/// thread, on the backend `THRONG_TEST_IO` names.
+pub fn spec_to(addr: SocketAddr) -> LoadSpec {
+    let mut spec = LoadSpec::new(vec![Target {
+        addr,
+        host_header: addr.to_string(),
+        path: "/".into(),
+        url: format!("http://{addr}/"),
+        method: None,
+        body: None,
+    }]);
+    spec.connections = 1;
+    spec.threads = 1;
+    spec.io = io_from_env();
+    spec
 }
 
 /// The I/O backend the tests run on: epoll, or io_uring with
