@@ -123,14 +123,7 @@ mod tests {
     use super::*;
 
     fn target() -> Target {
-        Target {
-            addr: "127.0.0.1:8080".parse().unwrap(),
-            host_header: "127.0.0.1:8080".into(),
-            path: "/a?b=1".into(),
-            url: "http://127.0.0.1:8080/a?b=1".into(),
-            method: None,
-            body: None,
-        }
+        Target::http("127.0.0.1:8080".parse().unwrap(), "/a?b=1")
     }
 
     #[test]

@@ -37,6 +37,17 @@ impl Target {
         self.url.starts_with("https://")
     }
 
+    /// `http://ADDR{path}`, named by its address (the `Host` header too):
+    /// a server reached by address, as the lab's and the tests' are.
+    pub fn http(addr: SocketAddr, path: &str) -> Target {
+        Target::new(
+            addr,
+            addr.to_string(),
+            path.to_string(),
+            format!("http://{addr}{path}"),
+        )
+    }
+
     /// A target sent with the spec's method and body.
     pub fn new(addr: SocketAddr, host_header: String, path: String, url: String) -> Target {
         Target {
@@ -606,14 +617,7 @@ mod tests {
     use super::*;
 
     fn spec() -> LoadSpec {
-        LoadSpec::new(vec![Target {
-            addr: "127.0.0.1:8080".parse().unwrap(),
-            host_header: "127.0.0.1:8080".into(),
-            path: "/".into(),
-            url: "http://127.0.0.1:8080/".into(),
-            method: None,
-            body: None,
-        }])
+        LoadSpec::new(vec![Target::http("127.0.0.1:8080".parse().unwrap(), "/")])
     }
 
     #[test]

@@ -212,17 +212,7 @@ impl RoundLoad {
 
 /// The URLs of a server listening on `addr`.
 pub fn targets(addr: SocketAddr, paths: &[String]) -> Vec<Target> {
-    paths
-        .iter()
-        .map(|path| Target {
-            addr,
-            host_header: addr.to_string(),
-            url: format!("http://{addr}{path}"),
-            path: path.clone(),
-            method: None,
-            body: None,
-        })
-        .collect()
+    paths.iter().map(|path| Target::http(addr, path)).collect()
 }
 
 /// The engine's spec for `load` against `targets`. Every lab round checks

@@ -88,14 +88,7 @@ impl TestServer {
     }
 
     fn target(&self) -> Target {
-        Target {
-            addr: self.addr,
-            host_header: self.addr.to_string(),
-            path: "/".into(),
-            url: format!("http://{}/", self.addr),
-            method: None,
-            body: None,
-        }
+        Target::http(self.addr, "/")
     }
 }
 
@@ -506,14 +499,7 @@ fn full_accept_queue_leaves_connections_unestablished() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     nix::sys::socket::listen(&listener, nix::sys::socket::Backlog::new(0).unwrap()).unwrap();
     let addr = listener.local_addr().unwrap();
-    let mut s = LoadSpec::new(vec![Target {
-        addr,
-        host_header: addr.to_string(),
-        path: "/".into(),
-        url: format!("http://{addr}/"),
-        method: None,
-        body: None,
-    }]);
+    let mut s = LoadSpec::new(vec![Target::http(addr, "/")]);
     s.connections = 8;
     s.threads = 1;
     s.timeout = Duration::from_millis(500);

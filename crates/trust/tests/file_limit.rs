@@ -27,14 +27,7 @@ fn connections_above_the_open_file_limit() {
 
     // Nothing listens there: the limit is checked before any connect.
     let addr = "127.0.0.1:9".parse().unwrap();
-    let mut spec = LoadSpec::new(vec![Target {
-        addr,
-        host_header: "127.0.0.1:9".into(),
-        path: "/".into(),
-        url: "http://127.0.0.1:9/".into(),
-        method: None,
-        body: None,
-    }]);
+    let mut spec = LoadSpec::new(vec![Target::http(addr, "/")]);
     spec.connections = 1000;
     match run(&spec, &Control::new()) {
         Err(EngineError::FileLimit {

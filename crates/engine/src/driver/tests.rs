@@ -10,14 +10,7 @@ use std::net::{TcpListener, TcpStream as StdStream};
 use std::time::{Duration, Instant};
 
 fn spec_for(addr: std::net::SocketAddr) -> LoadSpec {
-    let mut spec = LoadSpec::new(vec![Target {
-        addr,
-        host_header: addr.to_string(),
-        path: "/".into(),
-        url: format!("http://{addr}/"),
-        method: None,
-        body: None,
-    }]);
+    let mut spec = LoadSpec::new(vec![Target::http(addr, "/")]);
     spec.connections = 1;
     spec.stop = Stop::Requests(1);
     spec

@@ -186,14 +186,7 @@ impl Server {
 /// A closed-model spec of `GET /` from `addr`, on one connection and one
 /// thread, on the backend `THRONG_TEST_IO` names.
 pub fn spec_to(addr: SocketAddr) -> LoadSpec {
-    let mut spec = LoadSpec::new(vec![Target {
-        addr,
-        host_header: addr.to_string(),
-        path: "/".into(),
-        url: format!("http://{addr}/"),
-        method: None,
-        body: None,
-    }]);
+    let mut spec = LoadSpec::new(vec![Target::http(addr, "/")]);
     spec.connections = 1;
     spec.threads = 1;
     spec.io = io_from_env();
