@@ -69,8 +69,13 @@ fn run_bounded_mut(cmd: &mut Command, limit: Duration) -> Output {
 
 /// Run throng with `args`; return its JSON output (asserting exit 0).
 pub fn throng_json(args: &[&str]) -> serde_json::Value {
+    throng_json_env(args, &[])
+}
+
+/// `throng_json` with `env` set for the run.
+pub fn throng_json_env(args: &[&str], env: &[(&str, &str)]) -> serde_json::Value {
     let mut cmd = throng();
-    cmd.args(args).arg("--json");
+    cmd.args(args).arg("--json").envs(env.iter().copied());
     let out = run_bounded(cmd, Duration::from_secs(60));
     assert!(
         out.status.success(),

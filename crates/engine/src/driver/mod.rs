@@ -196,6 +196,7 @@ impl<'a> Worker<'a> {
                 job.conns,
                 spec.pipeline,
                 &spec.targets.iter().map(|t| t.addr).collect::<Vec<_>>(),
+                &spec.sources,
             ) {
                 Ok(u) => (Some(Box::new(u)), None),
                 Err(e) => (None, Some(e.to_string())),
@@ -492,7 +493,7 @@ impl<'a> Worker<'a> {
             self.uring_connect(i, addr);
             return;
         }
-        let from = self.next_source();
+        let from = self.next_source_index().map(|k| self.plan.spec.sources[k]);
         match socket::connect(addr, from, self.plan.spec.linger_zero) {
             Ok(mut s) => {
                 // A connection that carries one request in one write has
@@ -517,14 +518,14 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// The source address of the next connect, in turn, when the spec
-    /// has any.
-    fn next_source(&mut self) -> Option<std::net::IpAddr> {
-        let sources = &self.plan.spec.sources;
-        (!sources.is_empty()).then(|| {
+    /// Which of the spec's source addresses the next connect comes from,
+    /// in turn, when it has any.
+    fn next_source_index(&mut self) -> Option<usize> {
+        let n = self.plan.spec.sources.len();
+        (n > 0).then(|| {
             let k = self.source_seq;
             self.source_seq = k.wrapping_add(1);
-            sources[k % sources.len()]
+            k % n
         })
     }
 

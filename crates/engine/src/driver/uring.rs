@@ -12,6 +12,15 @@
 //! stamp of its last segment, so a response still ends when its last byte
 //! reached the socket (see rx.rs), not when the loop got round to it.
 //!
+//! Where the kernel can (6.7 and later: sockets' `setsockopt` as a ring
+//! command), a connection's socket is made in its table slot by the ring
+//! itself, its options set and its connect issued in one linked chain,
+//! and closed there: no descriptor ever exists in the process, so
+//! `socket()`, the table update and `close()` cost no syscalls of their
+//! own. A load of new connections pays those once per request. Elsewhere
+//! the socket is opened as on epoll and put into the table, and its
+//! descriptor closed once the table holds it.
+//!
 //! A completion names its connection, what it was, and the connection's
 //! `epoch` when it was queued: one for a connection closed since is
 //! ignored (its buffer given back), as a close cancels what is still
@@ -28,9 +37,9 @@ use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::collections::VecDeque;
 use std::mem::ManuallyDrop;
 use std::net::SocketAddr;
-use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
-use io_uring::types::{CancelBuilder, Fixed, SubmitArgs, Timespec};
+use io_uring::types::{CancelBuilder, DestinationSlot, Fixed, SubmitArgs, Timespec};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
 use super::*;
@@ -59,6 +68,18 @@ fn decode(ud: u64) -> (u64, usize, u32) {
         (ud >> 32) as u32,
     )
 }
+
+/// What the options a connection's chain sets point at: they must
+/// outlive the submission, and are the same for every connection.
+static ON: libc::c_int = 1;
+static LINGER_ZERO: libc::linger = libc::linger {
+    l_onoff: 1,
+    l_linger: 0,
+};
+
+/// Set in a test to have the ring make no sockets of its own, as a kernel
+/// before 6.7 would not.
+pub(crate) const NO_DIRECT_ENV: &str = "THRONG_URING_NO_DIRECT";
 
 /// Set in a test to have every ring refused, as a kernel that has
 /// io_uring disabled would.
@@ -92,13 +113,19 @@ pub(crate) struct Uring {
     iovs: Box<[libc::iovec]>,
     msgs: Box<[libc::msghdr]>,
     per: usize,
-    /// Where each target's connections connect, for the run's whole life.
+    /// Where each target's connections connect, and the source
+    /// addresses they bind to, for the run's whole life.
     addrs: Box<[(libc::sockaddr_storage, libc::socklen_t)]>,
-    /// The descriptor each connection's slot in the table is set to.
+    sources: Box<[(libc::sockaddr_storage, libc::socklen_t)]>,
+    /// The ring makes each connection's socket in the table itself.
+    direct: bool,
+    /// A connection's slot holds its socket.
+    held: Box<[bool]>,
+    /// Without `direct`: the descriptor each slot is set to, and those
+    /// opened this turn, closed once what puts them into the table is
+    /// submitted (the table keeps the socket).
     fds: Box<[RawFd]>,
-    /// Sockets closed this turn: their descriptors stay open until what
-    /// was queued for them is submitted, so no number is reused before.
-    closing: Vec<TcpStream>,
+    opened: Vec<OwnedFd>,
     /// Completions taken from the ring, not yet handled.
     cqes: VecDeque<cqueue::Entry>,
     /// The last turn had completions: the load is flowing.
@@ -107,8 +134,14 @@ pub(crate) struct Uring {
 
 impl Uring {
     /// A ring for `conns` connections of up to `depth` requests in
-    /// flight each, to the `targets`' addresses.
-    pub(crate) fn new(conns: usize, depth: usize, targets: &[SocketAddr]) -> io::Result<Self> {
+    /// flight each, to the `targets`' addresses, from `sources` in turn
+    /// when there are any.
+    pub(crate) fn new(
+        conns: usize,
+        depth: usize,
+        targets: &[SocketAddr],
+        sources: &[std::net::IpAddr],
+    ) -> io::Result<Self> {
         if std::env::var_os(REFUSE_ENV).is_some() {
             return Err(io::Error::from_raw_os_error(libc::EPERM));
         }
@@ -146,6 +179,11 @@ impl Uring {
             }
         }
         ring.submitter().register_files_sparse(conns as u32)?;
+        let mut ring = ring;
+        let direct = std::env::var_os(NO_DIRECT_ENV).is_none()
+            && (sources.is_empty() || probe.is_supported(opcode::Bind::CODE))
+            && probe.is_supported(opcode::Socket::CODE)
+            && makes_sockets(&mut ring);
 
         // Buffers are held only from a receive's completion until the
         // turn handles it, so the pool follows the receives one turn can
@@ -209,8 +247,14 @@ impl Uring {
                 .collect(),
             per,
             addrs: targets.iter().map(|a| socket::sockaddr(*a)).collect(),
-            fds: vec![-1; conns].into_boxed_slice(),
-            closing: Vec::new(),
+            sources: sources
+                .iter()
+                .map(|ip| socket::sockaddr(SocketAddr::new(*ip, 0)))
+                .collect(),
+            direct,
+            held: vec![false; conns].into_boxed_slice(),
+            fds: vec![-1; if direct { 0 } else { conns }].into_boxed_slice(),
+            opened: Vec::new(),
             cqes: VecDeque::with_capacity(cq as usize),
             flowing: false,
         };
@@ -316,7 +360,7 @@ impl Uring {
         } else {
             if nap_ns > 0 {
                 let r = self.ring.submit_and_wait(0);
-                self.closing.clear();
+                self.opened.clear();
                 r?;
                 if paced || !self.ready_now() {
                     napped = true;
@@ -327,7 +371,7 @@ impl Uring {
             let args = SubmitArgs::new().timespec(&t);
             self.ring.submitter().submit_with_args(1, &args).map(drop)
         };
-        self.closing.clear();
+        self.opened.clear();
         match res {
             Err(e)
                 if matches!(
@@ -379,6 +423,43 @@ impl Drop for Uring {
     }
 }
 
+/// Whether this kernel makes a socket in a table slot and sets its
+/// options from the ring: tried once on slot 0 (free until the run's
+/// first connect), as a probe of opcodes cannot tell a socket's ring
+/// commands (6.7) from older ones.
+fn makes_sockets(ring: &mut IoUring) -> bool {
+    let link = squeue::Flags::IO_LINK;
+    let sqes = [
+        opcode::Socket::new(libc::AF_INET, libc::SOCK_STREAM, 0)
+            .file_index(DestinationSlot::try_from_slot_target(0).ok())
+            .build()
+            .flags(link)
+            .user_data(1),
+        opcode::SetSockOpt::new(
+            Fixed(0),
+            libc::SOL_SOCKET as u32,
+            libc::SO_TIMESTAMPNS as u32,
+            (&raw const ON).cast(),
+            std::mem::size_of::<libc::c_int>() as u32,
+        )
+        .build()
+        .flags(link)
+        .user_data(2),
+        opcode::Close::new(Fixed(0)).build().user_data(3),
+    ];
+    // SAFETY: the option's value is a static.
+    if unsafe { ring.submission().push_multiple(&sqes) }.is_err() {
+        return false;
+    }
+    if ring.submit_and_wait(sqes.len()).is_err() {
+        return false;
+    }
+    let mut cq = ring.completion();
+    cq.sync();
+    let results: Vec<i32> = cq.map(|c| c.result()).collect();
+    results.len() == sqes.len() && results.iter().all(|r| *r >= 0)
+}
+
 fn msghdr_for(control: usize) -> libc::msghdr {
     // SAFETY: an all-zero msghdr is valid.
     let mut m: libc::msghdr = unsafe { std::mem::zeroed() };
@@ -389,7 +470,102 @@ fn msghdr_for(control: usize) -> libc::msghdr {
 impl Worker<'_> {
     /// Queue connection `i`'s connect to `addr`.
     pub(super) fn uring_connect(&mut self, i: usize, addr: SocketAddr) {
-        let from = self.next_source();
+        let from = self.next_source_index();
+        let direct = self.uring.as_ref().is_some_and(|u| u.direct);
+        if !direct {
+            self.uring_connect_opened(i, addr, from);
+            return;
+        }
+        let ud = user_data(OP_CONNECT, i, self.conns[i].epoch);
+        let target = self.conns[i].target_of_connect as usize;
+        let (reset, nodelay) = (self.plan.spec.linger_zero, !self.one_write);
+        let Some(u) = self.uring.as_mut() else {
+            return;
+        };
+        // Every step must succeed for the connect to go out, and one that
+        // fails says why under the connect's own name (a step cancelled
+        // behind it then names an older epoch, ignored); stamps and
+        // NODELAY, as on epoll, only cost accuracy or a delay when
+        // refused, so the chain goes on past them.
+        let must = squeue::Flags::IO_LINK | squeue::Flags::SKIP_SUCCESS;
+        let may = squeue::Flags::IO_HARDLINK | squeue::Flags::SKIP_SUCCESS;
+        let opt = |level: i32, name: i32, value: *const libc::c_void, len: usize| {
+            opcode::SetSockOpt::new(
+                Fixed(i as u32),
+                level as u32,
+                name as u32,
+                value,
+                len as u32,
+            )
+            .build()
+        };
+        let int = std::mem::size_of::<libc::c_int>();
+        let on = (&raw const ON).cast();
+        let (sa, len) = &u.addrs[target];
+        let mut chain: [squeue::Entry; 7] = std::array::from_fn(|_| opcode::Nop::new().build());
+        let mut n = 0;
+        let mut add = |e: squeue::Entry| {
+            chain[n] = e;
+            n += 1;
+        };
+        add(
+            opcode::Socket::new(libc::c_int::from(sa.ss_family), libc::SOCK_STREAM, 0)
+                .file_index(DestinationSlot::try_from_slot_target(i as u32).ok())
+                .build()
+                .flags(must)
+                .user_data(ud),
+        );
+        add(opt(libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, on, int)
+            .flags(may)
+            .user_data(0));
+        if nodelay {
+            add(opt(libc::IPPROTO_TCP, libc::TCP_NODELAY, on, int)
+                .flags(may)
+                .user_data(0));
+        }
+        if reset {
+            let l = (&raw const LINGER_ZERO).cast();
+            let size = std::mem::size_of::<libc::linger>();
+            add(opt(libc::SOL_SOCKET, libc::SO_LINGER, l, size)
+                .flags(must)
+                .user_data(ud));
+        }
+        if let Some(k) = from {
+            let (src, src_len) = &u.sources[k];
+            add(
+                opt(libc::IPPROTO_IP, libc::IP_BIND_ADDRESS_NO_PORT, on, int)
+                    .flags(must)
+                    .user_data(ud),
+            );
+            add(opcode::Bind::new(
+                Fixed(i as u32),
+                (src as *const libc::sockaddr_storage).cast(),
+                *src_len,
+            )
+            .build()
+            .flags(must)
+            .user_data(ud));
+        }
+        add(opcode::Connect::new(
+            Fixed(i as u32),
+            (sa as *const libc::sockaddr_storage).cast(),
+            *len,
+        )
+        .build()
+        .user_data(ud));
+        u.held[i] = true;
+        u.sends[i].busy = false;
+        let queued = u.push_all(&chain[..n]);
+        self.conns[i].state = State::Connecting;
+        if let Err(e) = queued {
+            self.fail(i, classify_connect(&e));
+        }
+    }
+
+    /// Queue connection `i`'s connect to `addr` on a socket opened as on
+    /// epoll and put into the table.
+    fn uring_connect_opened(&mut self, i: usize, addr: SocketAddr, from: Option<usize>) {
+        let from = from.map(|k| self.plan.spec.sources[k]);
         let opened = socket::open(addr, from, self.plan.spec.linger_zero, 0).and_then(|s| {
             // As on epoll: one request in one write has nothing for Nagle
             // to hold back.
@@ -397,7 +573,7 @@ impl Worker<'_> {
                 socket::nodelay(s.as_raw_fd())?;
             }
             rx::enable_stamps(s.as_raw_fd());
-            Ok(s.into_raw_fd())
+            Ok(s)
         });
         let fd = match opened {
             Ok(fd) => fd,
@@ -411,7 +587,8 @@ impl Worker<'_> {
         let Some(u) = self.uring.as_mut() else {
             return;
         };
-        u.fds[i] = fd;
+        u.fds[i] = fd.as_raw_fd();
+        u.held[i] = true;
         u.sends[i].busy = false;
         let update = opcode::FilesUpdate::new(&u.fds[i], 1)
             .offset(i as i32)
@@ -423,11 +600,10 @@ impl Worker<'_> {
             .build()
             .user_data(user_data(OP_CONNECT, i, epoch));
         let queued = u.push_all(&[update, connect]);
-        // SAFETY: `fd` was just opened and is owned by nothing else.
-        let stream = TcpStream::from_std(unsafe { std::net::TcpStream::from_raw_fd(fd) });
-        let c = &mut self.conns[i];
-        c.stream = Some(stream);
-        c.state = State::Connecting;
+        // Open until the update is submitted, so no number is reused
+        // before; the table's reference keeps the socket after.
+        u.opened.push(fd);
+        self.conns[i].state = State::Connecting;
         if let Err(e) = queued {
             self.fail(i, classify_connect(&e));
         }
@@ -437,7 +613,7 @@ impl Worker<'_> {
     /// in flight (its completion sends the rest).
     pub(super) fn uring_flush(&mut self, i: usize) {
         let c = &self.conns[i];
-        if c.written >= c.len || c.peer_closed || c.stream.is_none() || c.state != State::Open {
+        if c.written >= c.len || c.peer_closed || c.state != State::Open {
             return;
         }
         let (head, written, write_off, pending, epoch) =
@@ -445,6 +621,9 @@ impl Worker<'_> {
         let Some(u) = self.uring.as_mut() else {
             return;
         };
+        if !u.held[i] {
+            return;
+        }
         let slot = &mut u.sends[i];
         if slot.busy {
             return;
@@ -500,11 +679,14 @@ impl Worker<'_> {
     }
 
     /// Connection `i` is closed: cancel what is pending on its socket and
-    /// take it out of the table.
-    pub(super) fn uring_shut(&mut self, i: usize, stream: TcpStream) {
+    /// close it in the table (the last reference: the socket's close).
+    pub(super) fn uring_shut(&mut self, i: usize) {
         let Some(u) = self.uring.as_mut() else {
             return;
         };
+        if !std::mem::take(&mut u.held[i]) {
+            return;
+        }
         u.sends[i].busy = false;
         let cancel = opcode::AsyncCancel2::new(CancelBuilder::fd(Fixed(i as u32)).all())
             .build()
@@ -517,7 +699,6 @@ impl Worker<'_> {
         // A failure to queue leaves the socket in the table until the slot
         // is reused or the ring closed: nothing more can be done.
         let _ = u.push_all(&[cancel, close]);
-        u.closing.push(stream);
     }
 
     fn arm_recv(&mut self, i: usize) {
@@ -678,5 +859,36 @@ impl Worker<'_> {
         self.now = now_ns();
         let wake = self.next_scan_ns;
         self.uring_turn(wake);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ring_makes_its_sockets_itself_where_the_kernel_can() {
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+        let mut v = release.trim().split(['.', '-']).map(|x| x.parse::<u32>());
+        let version = (v.next(), v.next());
+        let to: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let u = match Uring::new(4, 1, &[to], &[]) {
+            Ok(u) => u,
+            Err(e) => {
+                println!("skipped: this kernel gives no ring ({e})");
+                return;
+            }
+        };
+        match version {
+            (Some(Ok(major)), Some(Ok(minor))) if (major, minor) >= (6, 7) => {
+                assert!(u.direct, "kernel {}", release.trim());
+            }
+            _ => println!("kernel {}: direct sockets {}", release.trim(), u.direct),
+        }
+        // The probe's completions are taken: none is left for the run.
+        let mut u = u;
+        let _ = u.ring.submit_and_wait(0);
+        u.reap();
+        assert_eq!(u.cqes.len(), 0);
     }
 }
