@@ -14,6 +14,12 @@
 #              requests in one write; h2load --h1 -m 16)
 #   close      -c 50, a new connection per request (throng --close, and
 #              with --linger0; wrk -H 'Connection: close'; ab without -k)
+#   hold       keep-alive -c 100 again, throng with naps of 1/D of the
+#              latency for D = 128 (the default), 64, 32, 16 and without
+#              naps, beside wrk and the engine's `floor` example (a client
+#              that waits for 25 answers per look): client CPU against the
+#              connections each throng run held on the client
+#              (client_held_connections)
 # Client CPU is measured the same way for every tool: user+sys of the whole
 # client process (GNU time), divided by the responses it reports.
 #
@@ -24,6 +30,10 @@ modes=${*:-keepalive pipeline close}
 here=$(cd "$(dirname "$0")/.." && pwd)
 throng=${THRONG:-$here/target/release/throng}
 [ -x "$throng" ] || (cd "$here" && cargo build --release -p throng >/dev/null)
+floor=$here/target/release/examples/floor
+case " ${*:-} " in *" hold "*)
+  [ -x "$floor" ] || (cd "$here" && cargo build --release -p throng-engine --example floor >/dev/null);;
+esac
 for t in nginx wrk h2load ab /usr/bin/time taskset python3; do
   command -v "$t" >/dev/null || { echo "missing $t: run scripts/setup" >&2; exit 1; }
 done
@@ -70,16 +80,19 @@ end
 request = function() return req end
 LUA
 completed() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$1"; }
+# The connections a throng run held on the client, on average.
+held() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["client_held_connections"])' "$1"; }
 for r in $(seq "$rounds"); do
   for mode in $modes; do
     case $mode in
       keepalive) c=100; tools="throng throng-epoll throng-nc wrk h2load ab";;
       pipeline)  c=100; tools="throng throng-epoll wrk h2load";;
       close)     c=50; tools="throng throng-epoll throng-linger0 wrk ab";;
+      hold)      c=100; tools="wrk throng-nc throng-d128 throng-d64 throng-d32 throng-d16 floor25";;
       *) echo "unknown mode $mode" >&2; exit 1;;
     esac
     for tool in $tools; do
-      t0=$(ticks)
+      t0=$(ticks); h=-
       case $mode/$tool in
         keepalive/throng)    timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
         keepalive/throng-epoll) timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --io epoll > "$work/out"; n=$(completed "$work/out");;
@@ -100,10 +113,16 @@ for r in $(seq "$rounds"); do
         close/wrk)           timed wrk -t1 -c$c -d"${secs}s" -H 'Connection: close' "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
         close/ab)            timed ab -q -c $c -t "$secs" -n 100000000 "$url" > "$work/out" 2>&1 || true
                              n=$(awk '/^Complete requests:/ {print $3}' "$work/out");;
+        hold/wrk)            timed wrk -t1 -c$c -d"${secs}s" "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
+        hold/throng-nc)      timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --no-coalesce > "$work/out"
+                             n=$(completed "$work/out"); h=$(held "$work/out");;
+        hold/throng-d*)      timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --nap-divisor "${tool#throng-d}" > "$work/out"
+                             n=$(completed "$work/out"); h=$(held "$work/out");;
+        hold/floor25)        timed "$floor" "127.0.0.1:$port" /index.html $c "$secs" 25 > "$work/out"; n=$(awk '{print $2}' "$work/out");;
       esac
       t1=$(ticks)
       read -r _ u s < "$work/time"
-      echo "$mode $tool $r $n $u $s $secs $((t1 - t0)) $hz" >> "$results"
+      echo "$mode $tool $r $n $u $s $secs $((t1 - t0)) $hz $h" >> "$results"
     done
   done
 done
@@ -111,7 +130,7 @@ done
 python3 - "$results" "$secs" "$rounds" <<'PY'
 import sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1])]
-for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50)]:
+for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold", 100)]:
     tools = list(dict.fromkeys(r[1] for r in rows if r[0] == mode))
     if not tools:
         continue
@@ -121,18 +140,21 @@ for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50)]:
         rps = [int(r[3]) / float(r[6]) for r in rs]
         cpu = [(float(r[4]) + float(r[5])) * 1e6 / int(r[3]) for r in rs]
         srv = [int(r[7]) * 1e6 / int(r[8]) / int(r[3]) for r in rs]
-        med[t] = (st.median(rps), st.median(cpu), rps, cpu, st.median(srv))
+        held = [float(r[9]) for r in rs if r[9] != "-"]
+        med[t] = (st.median(rps), st.median(cpu), rps, cpu, st.median(srv),
+                  f"{st.median(held):.1f}" if held else "-")
     w = med["wrk"]
     # Rounds run the tools back to back, so a tool's ratio to wrk within
     # each round cancels the machine's slow drift: the steadier figure.
     def paired(t, k):
         return st.median(a / b for a, b in zip(med[t][k], w[k]))
-    extra = {"pipeline": ", 16 in flight a connection", "close": ", a connection per request"}.get(mode, "")
+    extra = {"pipeline": ", 16 in flight a connection", "close": ", a connection per request",
+             "hold": ", keep-alive, naps of 1/D of the latency"}.get(mode, "")
     print(f"\n{mode}, -c {conns}{extra}:\n")
-    print("| tool | median req/s | median client CPU µs/response | req/s vs wrk, paired | CPU/response vs wrk, paired | nginx CPU µs/request | rounds (req/s) |")
-    print("|---|---:|---:|---:|---:|---:|---|")
+    print("| tool | median req/s | median client CPU µs/response | req/s vs wrk, paired | CPU/response vs wrk, paired | nginx CPU µs/request | connections held on the client | rounds (req/s) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
     for t in tools:
-        rps, cpu, all_rps, _, srv = med[t]
-        print(f"| {t} | {rps:,.0f} | {cpu:.2f} | {paired(t, 2):.2f} | {paired(t, 3):.2f} | {srv:.1f} | {', '.join(f'{x:,.0f}' for x in all_rps)} |")
+        rps, cpu, all_rps, _, srv, held = med[t]
+        print(f"| {t} | {rps:,.0f} | {cpu:.2f} | {paired(t, 2):.2f} | {paired(t, 3):.2f} | {srv:.1f} | {held} | {', '.join(f'{x:,.0f}' for x in all_rps)} |")
 print(f"\n{sys.argv[3]} rounds of {sys.argv[2]} s, one client thread on core 1, nginx (1 worker) on core 0.")
 PY

@@ -515,6 +515,8 @@ mod tests {
             cpu_sys_s: 0.0,
             runqueue_s: 0.0,
             naps: 0,
+            hold_ns: 0,
+            holds: 0,
             rate: None,
             warmup: None,
             timeline: vec![],

@@ -44,6 +44,13 @@ pub struct LoadArgs {
     /// of napping a few µs first to take responses in batches.
     #[arg(long)]
     pub no_coalesce: bool,
+    /// Closed model: a nap is at most 1/D of the recent latency. A smaller
+    /// D spends less client CPU per response and keeps more connections
+    /// waiting on the client, which the summary's client hold says
+    /// [default: 128].
+    #[arg(long, value_name = "D", conflicts_with = "no_coalesce",
+          value_parser = clap::value_parser!(u64).range(2..=65_536))]
+    pub nap_divisor: Option<u64>,
     /// How the load threads do their socket I/O: io_uring (one submission
     /// per loop turn, multishot receives) or epoll. auto: io_uring where
     /// it drives the load (cleartext HTTP/1.1), epoll over TLS, HTTP/2 and
@@ -203,6 +210,9 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
         spec.pipeline = p;
     }
     spec.coalesce = !a.no_coalesce;
+    if let Some(d) = a.nap_divisor {
+        spec.nap_divisor = d;
+    }
     spec.io = match a.io {
         IoArg::Auto => throng_engine::IoBackend::Auto,
         IoArg::Uring => throng_engine::IoBackend::Uring,
@@ -624,13 +634,24 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
         let _ = writeln!(
             o,
             "  naps         {} before waiting for responses: a thread looks for them at most \
-             once per 1/128 of the recent latency, so it takes them together",
-            human_count(s.client_naps)
+             once per 1/{} of the recent latency, so it takes them together",
+            human_count(s.client_naps),
+            spec.nap_divisor
         );
     } else if spec.rate.is_none() && spec.users.is_none() {
         let _ = writeln!(
             o,
             "  naps         none: each thread waits for responses as soon as none is ready"
+        );
+    }
+    if spec.rate.is_none() && s.client_hold_us > 0.0 {
+        let _ = writeln!(
+            o,
+            "  client hold  {} from a response to its connection's next request on average: \
+             {:.1} of {} connections waited on the client, not the server",
+            human_us(s.client_hold_us),
+            s.client_held_connections,
+            s.connections.requested
         );
     }
     if timeline && !s.timeline.is_empty() {

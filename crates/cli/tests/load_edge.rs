@@ -411,6 +411,14 @@ fn bad_input_is_one_clear_line() {
     ]);
     fails_with_one_line(cmd, &["--urls", missing.to_str().unwrap(), "No such file"]);
 
+    // A nap longer than half the latency is refused as the flag is read.
+    let mut cmd = throng();
+    cmd.args(["load", "http://127.0.0.1/", "--nap-divisor", "1"]);
+    let out = run_bounded(cmd, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("'1' for '--nap-divisor <D>'"), "{err}");
+
     let s = Server::answering(|_| ok(b"x"));
     let mut cmd = Command::new("prlimit");
     cmd.arg("--nofile=64:64")
@@ -506,6 +514,13 @@ fn naps_change_no_count_and_no_latency() {
     assert_eq!(s.requests(), 800);
     let naps = u(&j, "/client_naps");
     assert!(naps >= 1, "the client never napped: {j:#}");
+    // What the naps cost: each answered connection waited on the client
+    // for a sliver of its 2 ms cycle, and so, on average, a sliver of the
+    // 8 connections did (the engine's client_hold test balances the books).
+    let hold = j["client_hold_us"].as_f64().unwrap();
+    let held = j["client_held_connections"].as_f64().unwrap();
+    assert!(hold > 0.0 && hold < 1_000.0, "hold {hold} µs");
+    assert!(held > 0.0 && held < 4.0, "held {held} of 8");
     // Latency is the kernel's receive stamp minus the write: never below
     // the server's own 2 ms, and a stamp misplaced on the wrong clock
     // (seconds or decades off) could not pass the upper bound.
@@ -549,6 +564,9 @@ fn no_naps_without_coalescing_or_in_the_open_model() {
     ]);
     assert_eq!(j["coalesce"], false);
     assert_eq!(u(&j, "/client_naps"), 0);
+    // The open model's sends follow their schedule, not the answers.
+    assert_eq!(j["client_hold_us"], 0.0);
+    assert_eq!(j["client_held_connections"], 0.0);
     only_errors(&j, &[]);
 }
 
@@ -580,7 +598,23 @@ fn human_summary_says_what_naps_and_cpu_are() {
     let out = text(&[]);
     let naps = line(&out, "naps");
     assert!(naps.contains(" before waiting for responses: "), "{naps}");
+    assert!(
+        naps.contains(" once per 1/128 of the recent latency"),
+        "{naps}"
+    );
     assert!(!naps.contains("--no-coalesce"), "{naps}");
+    let hold = line(&out, "client hold");
+    assert!(
+        hold.contains(" from a response to its connection's next request on average: ")
+            && hold.ends_with(" of 2 connections waited on the client, not the server"),
+        "{hold}"
+    );
+    let out = text(&["--nap-divisor", "16"]);
+    let naps = line(&out, "naps");
+    assert!(
+        naps.contains(" once per 1/16 of the recent latency"),
+        "{naps}"
+    );
     let cpu = line(&out, "client CPU");
     assert!(cpu.contains("% of one core, "), "{cpu}");
     assert!(line(&out, "completed").contains("200 responses"));

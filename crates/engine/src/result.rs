@@ -219,6 +219,13 @@ pub struct LoadResult {
     /// Seconds the load threads were runnable but waiting for a CPU.
     pub runqueue_s: f64,
     pub naps: u64,
+    /// Closed model: nanoseconds that places answered in the measured
+    /// phase stood empty on the client before new requests took them, in
+    /// total, and how many places did (`Summary::client_hold_us`).
+    #[serde(default)]
+    pub hold_ns: u64,
+    #[serde(default)]
+    pub holds: u64,
     pub rate: Option<RateOutcome>,
     pub warmup: Option<WarmupCounts>,
     /// Filled when the spec asks for a timeline.
@@ -369,6 +376,8 @@ impl LoadResult {
             out.cpu_sys_s += p.cpu_sys_s;
             out.runqueue_s += p.runqueue_s;
             out.naps += p.naps;
+            out.hold_ns += p.hold_ns;
+            out.holds += p.holds;
             // A host that fell back to epoll makes the whole run's figure
             // partly epoll's: said as epoll, the host's warning says why.
             if p.io != out.io {
@@ -502,6 +511,8 @@ mod tests {
             cpu_sys_s: 0.25,
             runqueue_s: 0.0,
             naps: 3,
+            hold_ns: 25_000,
+            holds: 10,
             rate: None,
             warmup: None,
             timeline: vec![
@@ -546,6 +557,7 @@ mod tests {
         assert_eq!(r.threads, 4);
         assert_eq!(r.connections_requested, 8);
         assert_eq!(r.reconnects, 2);
+        assert_eq!((r.hold_ns, r.holds), (50_000, 20));
         assert_eq!(r.started_unix_s, 1000.0);
         assert!((r.duration_s - 2.0004).abs() < 1e-9);
         let union: Vec<u64> = a.iter().chain(&b).copied().collect();
@@ -576,6 +588,7 @@ mod tests {
         assert_eq!(back.latency, r.latency);
         assert_eq!(back.connect_time, r.connect_time);
         assert_eq!(back.counts, r.counts);
+        assert_eq!((back.hold_ns, back.holds), (25_000, 10));
         assert_eq!(back.timeline, r.timeline);
         assert_eq!(back.latency.max(), r.latency.max());
         assert_eq!(back.latency.len(), 3);

@@ -327,7 +327,7 @@ pub(crate) fn merge(
     let mut lateness = histogram();
     let (mut late_sends, mut established, mut reconnects, mut in_flight) = (0, 0, 0, 0);
     let (mut user, mut sys, mut runqueue) = (0.0, 0.0, 0.0);
-    let mut naps = 0;
+    let (mut naps, mut hold_ns, mut holds) = (0, 0, 0);
     let mut interrupted = false;
     let mut end_ns = warmup_end_ns;
     let mut timeline: Vec<[u64; 3]> = Vec::new();
@@ -350,6 +350,8 @@ pub(crate) fn merge(
         sys += p.cpu_sys;
         runqueue += p.runqueue_wait;
         naps += st.naps;
+        hold_ns += st.hold_ns;
+        holds += st.holds;
         interrupted |= p.interrupted;
         end_ns = end_ns.max(p.end_ns);
         if timeline.len() < st.timeline.len() {
@@ -451,6 +453,8 @@ pub(crate) fn merge(
         cpu_sys_s: sys,
         runqueue_s: runqueue,
         naps,
+        hold_ns,
+        holds,
         rate: spec.rate.map(|target| RateOutcome {
             target,
             late_sends,

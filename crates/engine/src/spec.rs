@@ -96,6 +96,15 @@ impl ExpectStatus {
 
 /// Serialisable so a coordinating throng can hand the same spec to the
 /// agents on its client hosts, which run it unchanged.
+/// The nap's default fraction of the latency: about 2 of 100 connections
+/// held on the client against a saturated server, 1 without naps
+/// (docs/performance.md).
+pub const DEFAULT_NAP_DIVISOR: u64 = 128;
+
+fn default_nap_divisor() -> u64 {
+    DEFAULT_NAP_DIVISOR
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoadSpec {
     pub targets: Vec<Target>,
@@ -124,6 +133,11 @@ pub struct LoadSpec {
     /// thread is woken once per batch rather than by every response (see
     /// `Worker::nap_ns`). `false`: block on epoll at once, as wrk does.
     pub coalesce: bool,
+    /// A nap is at most this fraction, 1/`nap_divisor`, of the recent
+    /// latency. Smaller spends less of the client's CPU per response and
+    /// holds more connections on the client (its hold, in the result).
+    #[serde(default = "default_nap_divisor")]
+    pub nap_divisor: u64,
     pub method: String,
     /// Extra headers, already split into name and value.
     pub headers: Vec<(String, String)>,
@@ -259,6 +273,7 @@ impl LoadSpec {
             requests_per_connection: None,
             pipeline: 1,
             coalesce: true,
+            nap_divisor: DEFAULT_NAP_DIVISOR,
             method: "GET".to_string(),
             headers: Vec::new(),
             body: None,

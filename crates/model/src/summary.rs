@@ -266,6 +266,15 @@ pub struct Summary {
     /// responses (closed model with `coalesce`; see docs/methodology.md).
     #[serde(default)]
     pub client_naps: u64,
+    /// Closed model: mean microseconds from a response to the next
+    /// request that took its place on the connection (the client's own
+    /// time: parsing, naps, batching), and the connections that were so
+    /// held on the client on average over the measured phase, which the
+    /// server therefore did not have (Little's law). 0 in the open model.
+    #[serde(default)]
+    pub client_hold_us: f64,
+    #[serde(default)]
+    pub client_held_connections: f64,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub rate: Option<RateReport>,
     #[serde(skip_serializing_if = "Option::is_none", default)]

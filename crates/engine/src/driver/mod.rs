@@ -77,10 +77,10 @@ const TURN_NS: u64 = 2_000_000;
 pub(crate) const STATUS_SLOTS: usize = 1000;
 const WRITEV_MAX: usize = 16;
 /// Naps (see `Worker::nap_ns`) are at most this long, and at most this
-/// fraction of the recent latency; shorter than the floor, a nap is skipped.
+/// fraction of the recent latency (`LoadSpec::nap_divisor`); shorter than
+/// the floor, a nap is skipped.
 const NAP_MAX_NS: u64 = 500_000;
 const NAP_MIN_NS: u64 = 5_000;
-const NAP_LATENCY_DIVISOR: u64 = 128;
 
 pub(crate) struct Worker<'a> {
     plan: &'a Shared<'a>,
@@ -175,6 +175,8 @@ impl<'a> Worker<'a> {
                 ready: false,
                 first_rx_ns: 0,
                 stale: false,
+                freed: 0,
+                freed_at_sum: 0,
             })
             .collect();
         let conns_len = job.conns;
@@ -457,11 +459,39 @@ impl<'a> Worker<'a> {
             self.send(i);
             return;
         }
+        let before = self.conns[i].len;
         while self.conns[i].len < depth && self.conns[i].carried < self.limit && self.can_issue() {
             let now = self.now;
             self.issue(i, now);
         }
+        self.hold_ends(i, self.conns[i].len - before);
         self.send(i);
+    }
+
+    /// Closed model: `issued` requests took places on connection `i` that
+    /// answers had freed; the time each place stood empty is the client's
+    /// hold, oldest answers first (on average, when fewer were issued than
+    /// were freed).
+    fn hold_ends(&mut self, i: usize, issued: usize) {
+        let now = self.now;
+        let c = &mut self.conns[i];
+        let k = (issued as u64).min(c.freed);
+        if k == 0 {
+            return;
+        }
+        let took = if k == c.freed {
+            c.freed_at_sum
+        } else {
+            c.freed_at_sum / c.freed * k
+        };
+        c.freed -= k;
+        c.freed_at_sum = if c.freed == 0 {
+            0
+        } else {
+            c.freed_at_sum - took
+        };
+        self.stats.hold_ns += (now * k).saturating_sub(took);
+        self.stats.holds += k;
     }
 
     /// Push queued requests out, connecting first if needed.
@@ -662,13 +692,16 @@ impl<'a> Worker<'a> {
     /// then takes the responses that arrived in one go, as a NIC's interrupt
     /// coalescing does. Latency is untouched, since responses carry the
     /// kernel's receive stamp; what a nap delays is the next request of the
-    /// connections answered meanwhile. So it is kept to 1/128 of the recent
-    /// latency, which leaves the server's queue over 99% full.
+    /// connections answered meanwhile, which the server then does not have:
+    /// the client's hold (`Stats::hold_ns`) says how many on average. So a
+    /// nap is kept to 1/128 of the recent latency by default. Longer naps
+    /// cut the client's CPU further, but each halving of the divisor about
+    /// doubles the connections held (docs/performance.md).
     fn nap_ns(&self, wake: u64) -> u64 {
         if !self.plan.spec.naps() {
             return 0;
         }
-        let nap = (self.latency_avg_ns / NAP_LATENCY_DIVISOR)
+        let nap = (self.latency_avg_ns / self.plan.spec.nap_divisor.max(1))
             .min(NAP_MAX_NS)
             .min(wake.saturating_sub(self.now));
         if nap < NAP_MIN_NS {

@@ -48,6 +48,11 @@ impl Worker<'_> {
                 self.stats.latency.saturating_record(actual.max(1));
             }
         }
+        if measured && self.plan.interval_ns.is_none() && self.users.is_none() {
+            let c = &mut self.conns[i];
+            c.freed += 1;
+            c.freed_at_sum += now;
+        }
         let error = self.check(f.target as usize, &resp);
         let c = self.counters(measured);
         c.completed += 1;

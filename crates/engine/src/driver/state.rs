@@ -210,6 +210,11 @@ pub(crate) struct Conn {
     /// read on it since: the server may have closed it at any moment of
     /// that wait, even as the window's first request went out.
     pub(crate) stale: bool,
+    /// Closed model: places answered in the measured phase and not yet
+    /// taken by a new request, and the sum of their answers' arrival
+    /// times, for the client's hold.
+    pub(crate) freed: u64,
+    pub(crate) freed_at_sum: u64,
 }
 
 impl Conn {
@@ -253,6 +258,11 @@ pub(crate) struct Stats {
     pub(crate) lateness: Histogram<u64>,
     pub(crate) late_sends: u64,
     pub(crate) naps: u64,
+    /// Closed model: how long places answered in the measured phase stood
+    /// empty on the client before a new request took them, in total, and
+    /// how many did.
+    pub(crate) hold_ns: u64,
+    pub(crate) holds: u64,
     /// Per second of the measured phase: completed, errors, bytes read.
     pub(crate) timeline: Vec<[u64; 3]>,
     /// Connects after a slot's first one.
@@ -276,6 +286,8 @@ impl Stats {
             lateness: histogram(),
             late_sends: 0,
             naps: 0,
+            hold_ns: 0,
+            holds: 0,
             timeline: Vec::new(),
             reconnects: 0,
             handshake: histogram(),
@@ -294,6 +306,8 @@ impl Stats {
         self.lateness.reset();
         self.late_sends = 0;
         self.naps = 0;
+        self.hold_ns = 0;
+        self.holds = 0;
         self.timeline.clear();
         self.reconnects = 0;
         self.handshake.reset();

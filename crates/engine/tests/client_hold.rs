@@ -1,0 +1,96 @@
+//! The client's hold: how long a place on a connection, freed by an
+//! answer, stood empty on the client before the next request took it.
+//! It is what a closed-model client takes away from the concurrency it
+//! was asked for (its parsing, its naps, its batching), so a run says it.
+//! Checked by count (every request but each place's first takes a freed
+//! place) and against Little's law, whose books must balance: over a run,
+//! each connection is either waiting on the server or held by the client.
+
+use std::time::Duration;
+
+mod common;
+
+use common::{Peer, Server, OK};
+use throng_engine::{Control, LoadResult, LoadSpec, Stop};
+
+/// Answers each request 2 ms after reading it: a server with a known
+/// service time, so a connection's cycle is mostly the server's.
+fn answer_late(p: &mut Peer) {
+    loop {
+        std::thread::sleep(Duration::from_millis(2));
+        if std::io::Write::write_all(&mut p.stream, OK).is_err() || !p.request() {
+            return;
+        }
+    }
+}
+
+fn run(spec: &LoadSpec) -> LoadResult {
+    let r = throng_engine::run(spec, &Control::new()).unwrap();
+    assert_eq!(r.counts.errors_total(), 0, "{:?}", r.counts.errors);
+    r
+}
+
+fn spec(server: &Server, conns: usize, requests: u64) -> LoadSpec {
+    let mut spec = server.spec();
+    spec.connections = conns;
+    spec.stop = Stop::Requests(requests);
+    spec.timeout = Duration::from_secs(5);
+    spec
+}
+
+#[test]
+fn every_request_after_a_places_first_takes_a_freed_place() {
+    let server = Server::start(common::answer);
+    // Keep-alive: 4 places, 400 requests, the first 4 on empty places.
+    let r = run(&spec(&server, 4, 400));
+    assert_eq!(r.counts.completed, 400);
+    assert_eq!(r.holds, 396);
+    // A new connection per request: the place is the connection slot,
+    // freed by the answer and taken by the next connection's request.
+    let mut close = spec(&server, 4, 400);
+    close.keep_alive = false;
+    let r = run(&close);
+    assert_eq!(r.counts.completed, 400);
+    assert_eq!(r.counts.connects, 400);
+    assert_eq!(r.holds, 396);
+    // Pipelines of 4 on 2 connections: 8 places filled at the start.
+    let mut piped = spec(&server, 2, 400);
+    piped.pipeline = 4;
+    let r = run(&piped);
+    assert_eq!(r.counts.completed, 400);
+    assert_eq!(r.holds, 392);
+}
+
+/// Little's law over a run: connection-time = time waiting for answers
+/// (latency) + time held by the client. The run's edges (a connect before
+/// the first request, places left empty once the quota is issued) come
+/// to about one cycle per connection.
+fn books_balance(server: &Server, conns: usize, requests: u64) -> (f64, f64) {
+    let r = run(&spec(server, conns, requests));
+    assert_eq!(r.counts.completed, requests);
+    let waited = r.latency.mean() * 1e3 * r.counts.completed as f64;
+    let had = conns as f64 * r.duration_s * 1e9;
+    let books = waited + r.hold_ns as f64;
+    assert!(
+        (books - had).abs() < had * 0.05,
+        "latency {waited:.0} ns + hold {} ns against {had:.0} ns of connections",
+        r.hold_ns
+    );
+    (r.hold_ns as f64, had)
+}
+
+#[test]
+fn a_runs_connections_are_either_at_the_server_or_held_by_the_client() {
+    // A server that answers at once: the client's own time is a good part
+    // of each cycle, so leaving the hold out would unbalance the books.
+    let quick = Server::start(common::answer);
+    let (hold, had) = books_balance(&quick, 1, 3_000);
+    assert!(hold > had * 0.1, "hold {hold:.0} ns of {had:.0}");
+    // A server that takes 2 ms: the hold is a sliver of each cycle.
+    let late = Server::start(answer_late);
+    let (hold, had) = books_balance(&late, 4, 400);
+    assert!(
+        hold > 0.0 && hold < had * 0.05,
+        "hold {hold:.0} ns of {had:.0}"
+    );
+}
