@@ -644,13 +644,28 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
             "  naps         none: each thread waits for responses as soon as none is ready"
         );
     }
-    if spec.rate.is_none() && s.client_hold_us > 0.0 {
+    let depth = spec.pipeline.max(spec.http.streams).max(1);
+    let hold = s.client_hold_us.zip(s.client_held_connections);
+    if let (Some((hold_us, held)), 1) = (hold, depth) {
         let _ = writeln!(
             o,
             "  client hold  {} from a response to its connection's next request on average: \
              {:.1} of {} connections waited on the client, not the server",
-            human_us(s.client_hold_us),
-            s.client_held_connections,
+            human_us(hold_us),
+            held,
+            s.connections.requested
+        );
+    } else if let Some((hold_us, held)) = hold {
+        // With several requests in flight a connection, what an answer
+        // frees is one of its places, refilled with others.
+        let _ = writeln!(
+            o,
+            "  client hold  {} from a response to the request that took its place on average: \
+             {:.1} places (of up to {} on each of {} connections) waited on the client, \
+             not the server",
+            human_us(hold_us),
+            held,
+            depth,
             s.connections.requested
         );
     }

@@ -123,16 +123,9 @@ pub fn summarize(r: &LoadResult) -> Summary {
             runqueue: r.runqueue_s,
         },
         client_naps: r.naps,
-        client_hold_us: if r.holds > 0 {
-            r.hold_ns as f64 / r.holds as f64 / 1e3
-        } else {
-            0.0
-        },
-        client_held_connections: if r.duration_s > 0.0 {
-            r.hold_ns as f64 / (r.duration_s * 1e9)
-        } else {
-            0.0
-        },
+        client_hold_us: (r.holds > 0).then(|| r.hold_ns as f64 / r.holds as f64 / 1e3),
+        client_held_connections: (r.holds > 0 && r.duration_s > 0.0)
+            .then(|| r.hold_ns as f64 / (r.duration_s * 1e9)),
         rate: r.rate.as_ref().map(|rate| RateReport {
             target: rate.target,
             late_sends: rate.late_sends,

@@ -270,11 +270,12 @@ pub struct Summary {
     /// request that took its place on the connection (the client's own
     /// time: parsing, naps, batching), and the connections that were so
     /// held on the client on average over the measured phase, which the
-    /// server therefore did not have (Little's law). 0 in the open model.
-    #[serde(default)]
-    pub client_hold_us: f64,
-    #[serde(default)]
-    pub client_held_connections: f64,
+    /// server therefore did not have (Little's law). None in the open
+    /// model, for users, and in runs stored before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_hold_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_held_connections: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub rate: Option<RateReport>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
