@@ -63,12 +63,16 @@ fn every_request_after_a_places_first_takes_a_freed_place() {
 
 /// Little's law over a run: connection-time = time waiting for answers
 /// (latency) + time held by the client. The run's edges (a connect before
-/// the first request, places left empty once the quota is issued) come
-/// to about one cycle per connection.
+/// the first request, places left empty once the quota is issued, the
+/// threads' start and end) come to about one cycle per connection and a
+/// few milliseconds, which a loaded machine can stretch: the runs are
+/// long enough for that to stay within 5%.
 fn books_balance(server: &Server, conns: usize, requests: u64) -> (f64, f64) {
     let r = run(&spec(server, conns, requests));
     assert_eq!(r.counts.completed, requests);
-    let waited = r.latency.mean() * 1e3 * r.counts.completed as f64;
+    // The histogram holds whole microseconds, truncated: half a one back
+    // per answer.
+    let waited = (r.latency.mean() + 0.5) * 1e3 * r.counts.completed as f64;
     let had = conns as f64 * r.duration_s * 1e9;
     let books = waited + r.hold_ns as f64;
     assert!(
@@ -84,7 +88,7 @@ fn a_runs_connections_are_either_at_the_server_or_held_by_the_client() {
     // A server that answers at once: the client's own time is a good part
     // of each cycle, so leaving the hold out would unbalance the books.
     let quick = Server::start(common::answer);
-    let (hold, had) = books_balance(&quick, 1, 3_000);
+    let (hold, had) = books_balance(&quick, 1, 10_000);
     assert!(hold > had * 0.1, "hold {hold:.0} ns of {had:.0}");
     // A server that takes 2 ms: the hold is a sliver of each cycle.
     let late = Server::start(answer_late);

@@ -468,32 +468,6 @@ impl<'a> Worker<'a> {
         self.send(i);
     }
 
-    /// Closed model: `issued` requests took places on connection `i` that
-    /// answers had freed; the time each place stood empty is the client's
-    /// hold, oldest answers first (on average, when fewer were issued than
-    /// were freed).
-    fn hold_ends(&mut self, i: usize, issued: usize) {
-        let now = self.now;
-        let c = &mut self.conns[i];
-        let k = (issued as u64).min(c.freed);
-        if k == 0 {
-            return;
-        }
-        let took = if k == c.freed {
-            c.freed_at_sum
-        } else {
-            c.freed_at_sum / c.freed * k
-        };
-        c.freed -= k;
-        c.freed_at_sum = if c.freed == 0 {
-            0
-        } else {
-            c.freed_at_sum - took
-        };
-        self.stats.hold_ns += (now * k).saturating_sub(took);
-        self.stats.holds += k;
-    }
-
     /// Push queued requests out, connecting first if needed.
     fn send(&mut self, i: usize) {
         match self.conns[i].state {

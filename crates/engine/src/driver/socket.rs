@@ -1,4 +1,5 @@
-//! Opening a connection's socket with the fewest syscalls the load needs,
+//! Opening a connection's socket with the fewest syscalls the load needs
+//! (none of its own where the ring makes it: `RingSetup`),
 //! and the two choices a benchmark of new connections may make: which
 //! local address each connection comes from, and whether it closes with
 //! a reset.
@@ -14,6 +15,8 @@ use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
+use io_uring::types::{DestinationSlot, Fixed};
+use io_uring::{opcode, squeue, IoUring};
 use mio::net::TcpStream;
 
 /// A non-blocking connect to `to`, from `from` (any port) when given,
@@ -72,6 +75,129 @@ pub(crate) fn open(
         }
     }
     Ok(owned)
+}
+
+/// What the options a connection's chain sets point at: they must
+/// outlive the submission, and are the same for every connection.
+static ON: libc::c_int = 1;
+static LINGER_ZERO: libc::linger = libc::linger {
+    l_onoff: 1,
+    l_linger: 0,
+};
+
+/// Whether this kernel makes a socket in a table slot and sets its
+/// options from the ring: tried once on slot 0 (free until the run's
+/// first connect), as a probe of opcodes cannot tell a socket's ring
+/// commands (6.7) from older ones.
+pub(crate) fn makes_sockets(ring: &mut IoUring) -> bool {
+    let link = squeue::Flags::IO_LINK;
+    let sqes = [
+        opcode::Socket::new(libc::AF_INET, libc::SOCK_STREAM, 0)
+            .file_index(DestinationSlot::try_from_slot_target(0).ok())
+            .build()
+            .flags(link)
+            .user_data(1),
+        opcode::SetSockOpt::new(
+            Fixed(0),
+            libc::SOL_SOCKET as u32,
+            libc::SO_TIMESTAMPNS as u32,
+            (&raw const ON).cast(),
+            std::mem::size_of::<libc::c_int>() as u32,
+        )
+        .build()
+        .flags(link)
+        .user_data(2),
+        opcode::Close::new(Fixed(0)).build().user_data(3),
+    ];
+    // SAFETY: the option's value is a static.
+    if unsafe { ring.submission().push_multiple(&sqes) }.is_err() {
+        return false;
+    }
+    if ring.submit_and_wait(sqes.len()).is_err() {
+        return false;
+    }
+    let mut cq = ring.completion();
+    cq.sync();
+    let results: Vec<i32> = cq.map(|c| c.result()).collect();
+    results.len() == sqes.len() && results.iter().all(|r| *r >= 0)
+}
+
+/// A connection's socket as the ring makes it in table slot `slot`: its
+/// options, its source and its connect, in one linked chain.
+pub(crate) struct RingSetup<'a> {
+    pub(crate) slot: u32,
+    pub(crate) to: &'a (libc::sockaddr_storage, libc::socklen_t),
+    pub(crate) from: Option<&'a (libc::sockaddr_storage, libc::socklen_t)>,
+    pub(crate) reset: bool,
+    pub(crate) nodelay: bool,
+}
+
+impl RingSetup<'_> {
+    /// The chain's first `n` entries: socket, options, bind, connect.
+    /// Every step must succeed for the connect to go out, and one that
+    /// fails says why under the connect's own `user_data` (a step
+    /// cancelled behind it then names an older epoch, ignored); stamps
+    /// and NODELAY, as on epoll, only cost accuracy or a delay when
+    /// refused, so the chain goes on past them. The addresses must
+    /// outlive the submission.
+    pub(crate) fn chain(&self, user_data: u64) -> ([squeue::Entry; 7], usize) {
+        let must = squeue::Flags::IO_LINK | squeue::Flags::SKIP_SUCCESS;
+        let may = squeue::Flags::IO_HARDLINK | squeue::Flags::SKIP_SUCCESS;
+        let fd = Fixed(self.slot);
+        let opt = |level: i32, name: i32, value: *const libc::c_void, len: usize| {
+            opcode::SetSockOpt::new(fd, level as u32, name as u32, value, len as u32).build()
+        };
+        let int = std::mem::size_of::<libc::c_int>();
+        let on = (&raw const ON).cast();
+        let mut chain: [squeue::Entry; 7] = std::array::from_fn(|_| opcode::Nop::new().build());
+        let mut n = 0;
+        let mut add = |e: squeue::Entry| {
+            chain[n] = e;
+            n += 1;
+        };
+        let (to, to_len) = self.to;
+        add(
+            opcode::Socket::new(libc::c_int::from(to.ss_family), libc::SOCK_STREAM, 0)
+                .file_index(DestinationSlot::try_from_slot_target(self.slot).ok())
+                .build()
+                .flags(must)
+                .user_data(user_data),
+        );
+        add(opt(libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, on, int)
+            .flags(may)
+            .user_data(0));
+        if self.nodelay {
+            add(opt(libc::IPPROTO_TCP, libc::TCP_NODELAY, on, int)
+                .flags(may)
+                .user_data(0));
+        }
+        if self.reset {
+            let l = (&raw const LINGER_ZERO).cast();
+            let size = std::mem::size_of::<libc::linger>();
+            add(opt(libc::SOL_SOCKET, libc::SO_LINGER, l, size)
+                .flags(must)
+                .user_data(user_data));
+        }
+        if let Some((src, src_len)) = self.from {
+            add(
+                opt(libc::IPPROTO_IP, libc::IP_BIND_ADDRESS_NO_PORT, on, int)
+                    .flags(must)
+                    .user_data(user_data),
+            );
+            add(
+                opcode::Bind::new(fd, (src as *const libc::sockaddr_storage).cast(), *src_len)
+                    .build()
+                    .flags(must)
+                    .user_data(user_data),
+            );
+        }
+        add(
+            opcode::Connect::new(fd, (to as *const libc::sockaddr_storage).cast(), *to_len)
+                .build()
+                .user_data(user_data),
+        );
+        (chain, n)
+    }
 }
 
 /// `TCP_NODELAY` on `fd`.

@@ -39,7 +39,7 @@ use std::mem::ManuallyDrop;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
-use io_uring::types::{CancelBuilder, DestinationSlot, Fixed, SubmitArgs, Timespec};
+use io_uring::types::{CancelBuilder, Fixed, SubmitArgs, Timespec};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
 use super::*;
@@ -68,14 +68,6 @@ fn decode(ud: u64) -> (u64, usize, u32) {
         (ud >> 32) as u32,
     )
 }
-
-/// What the options a connection's chain sets point at: they must
-/// outlive the submission, and are the same for every connection.
-static ON: libc::c_int = 1;
-static LINGER_ZERO: libc::linger = libc::linger {
-    l_onoff: 1,
-    l_linger: 0,
-};
 
 /// Set in a test to have the ring make no sockets of its own, as a kernel
 /// before 6.7 would not.
@@ -183,7 +175,7 @@ impl Uring {
         let direct = std::env::var_os(NO_DIRECT_ENV).is_none()
             && (sources.is_empty() || probe.is_supported(opcode::Bind::CODE))
             && probe.is_supported(opcode::Socket::CODE)
-            && makes_sockets(&mut ring);
+            && socket::makes_sockets(&mut ring);
 
         // Buffers are held only from a receive's completion until the
         // turn handles it, so the pool follows the receives one turn can
@@ -423,43 +415,6 @@ impl Drop for Uring {
     }
 }
 
-/// Whether this kernel makes a socket in a table slot and sets its
-/// options from the ring: tried once on slot 0 (free until the run's
-/// first connect), as a probe of opcodes cannot tell a socket's ring
-/// commands (6.7) from older ones.
-fn makes_sockets(ring: &mut IoUring) -> bool {
-    let link = squeue::Flags::IO_LINK;
-    let sqes = [
-        opcode::Socket::new(libc::AF_INET, libc::SOCK_STREAM, 0)
-            .file_index(DestinationSlot::try_from_slot_target(0).ok())
-            .build()
-            .flags(link)
-            .user_data(1),
-        opcode::SetSockOpt::new(
-            Fixed(0),
-            libc::SOL_SOCKET as u32,
-            libc::SO_TIMESTAMPNS as u32,
-            (&raw const ON).cast(),
-            std::mem::size_of::<libc::c_int>() as u32,
-        )
-        .build()
-        .flags(link)
-        .user_data(2),
-        opcode::Close::new(Fixed(0)).build().user_data(3),
-    ];
-    // SAFETY: the option's value is a static.
-    if unsafe { ring.submission().push_multiple(&sqes) }.is_err() {
-        return false;
-    }
-    if ring.submit_and_wait(sqes.len()).is_err() {
-        return false;
-    }
-    let mut cq = ring.completion();
-    cq.sync();
-    let results: Vec<i32> = cq.map(|c| c.result()).collect();
-    results.len() == sqes.len() && results.iter().all(|r| *r >= 0)
-}
-
 fn msghdr_for(control: usize) -> libc::msghdr {
     // SAFETY: an all-zero msghdr is valid.
     let mut m: libc::msghdr = unsafe { std::mem::zeroed() };
@@ -476,83 +431,20 @@ impl Worker<'_> {
             self.uring_connect_opened(i, addr, from);
             return;
         }
-        let ud = user_data(OP_CONNECT, i, self.conns[i].epoch);
+        let epoch = self.conns[i].epoch;
         let target = self.conns[i].target_of_connect as usize;
         let (reset, nodelay) = (self.plan.spec.linger_zero, !self.one_write);
         let Some(u) = self.uring.as_mut() else {
             return;
         };
-        // Every step must succeed for the connect to go out, and one that
-        // fails says why under the connect's own name (a step cancelled
-        // behind it then names an older epoch, ignored); stamps and
-        // NODELAY, as on epoll, only cost accuracy or a delay when
-        // refused, so the chain goes on past them.
-        let must = squeue::Flags::IO_LINK | squeue::Flags::SKIP_SUCCESS;
-        let may = squeue::Flags::IO_HARDLINK | squeue::Flags::SKIP_SUCCESS;
-        let opt = |level: i32, name: i32, value: *const libc::c_void, len: usize| {
-            opcode::SetSockOpt::new(
-                Fixed(i as u32),
-                level as u32,
-                name as u32,
-                value,
-                len as u32,
-            )
-            .build()
+        let setup = socket::RingSetup {
+            slot: i as u32,
+            to: &u.addrs[target],
+            from: from.map(|k| &u.sources[k]),
+            reset,
+            nodelay,
         };
-        let int = std::mem::size_of::<libc::c_int>();
-        let on = (&raw const ON).cast();
-        let (sa, len) = &u.addrs[target];
-        let mut chain: [squeue::Entry; 7] = std::array::from_fn(|_| opcode::Nop::new().build());
-        let mut n = 0;
-        let mut add = |e: squeue::Entry| {
-            chain[n] = e;
-            n += 1;
-        };
-        add(
-            opcode::Socket::new(libc::c_int::from(sa.ss_family), libc::SOCK_STREAM, 0)
-                .file_index(DestinationSlot::try_from_slot_target(i as u32).ok())
-                .build()
-                .flags(must)
-                .user_data(ud),
-        );
-        add(opt(libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, on, int)
-            .flags(may)
-            .user_data(0));
-        if nodelay {
-            add(opt(libc::IPPROTO_TCP, libc::TCP_NODELAY, on, int)
-                .flags(may)
-                .user_data(0));
-        }
-        if reset {
-            let l = (&raw const LINGER_ZERO).cast();
-            let size = std::mem::size_of::<libc::linger>();
-            add(opt(libc::SOL_SOCKET, libc::SO_LINGER, l, size)
-                .flags(must)
-                .user_data(ud));
-        }
-        if let Some(k) = from {
-            let (src, src_len) = &u.sources[k];
-            add(
-                opt(libc::IPPROTO_IP, libc::IP_BIND_ADDRESS_NO_PORT, on, int)
-                    .flags(must)
-                    .user_data(ud),
-            );
-            add(opcode::Bind::new(
-                Fixed(i as u32),
-                (src as *const libc::sockaddr_storage).cast(),
-                *src_len,
-            )
-            .build()
-            .flags(must)
-            .user_data(ud));
-        }
-        add(opcode::Connect::new(
-            Fixed(i as u32),
-            (sa as *const libc::sockaddr_storage).cast(),
-            *len,
-        )
-        .build()
-        .user_data(ud));
+        let (chain, n) = setup.chain(user_data(OP_CONNECT, i, epoch));
         u.held[i] = true;
         u.sends[i].busy = false;
         let queued = u.push_all(&chain[..n]);
