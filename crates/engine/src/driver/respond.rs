@@ -109,8 +109,8 @@ impl Worker<'_> {
 
     /// Closed model: `issued` requests took places on connection `i` that
     /// answers had freed; the time each place stood empty is the client's
-    /// hold, oldest answers first (on average, when fewer were issued than
-    /// were freed).
+    /// hold (from the freed places' mean arrival, when fewer were issued
+    /// than were freed: a pipeline's refill waits for half its depth).
     pub(super) fn hold_ends(&mut self, i: usize, issued: usize) {
         let now = self.now;
         let c = &mut self.conns[i];
