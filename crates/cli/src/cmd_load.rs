@@ -646,27 +646,26 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
     }
     let depth = spec.pipeline.max(spec.http.streams).max(1);
     let hold = s.client_hold_us.zip(s.client_held_connections);
-    if let (Some((hold_us, held)), 1) = (hold, depth) {
-        let _ = writeln!(
-            o,
-            "  client hold  {} from a response to its connection's next request on average: \
-             {:.1} of {} connections waited on the client, not the server",
-            human_us(hold_us),
-            held,
-            s.connections.requested
-        );
-    } else if let Some((hold_us, held)) = hold {
+    if let Some((hold_us, held)) = hold {
+        let conns = s.connections.requested;
         // With several requests in flight a connection, what an answer
         // frees is one of its places, refilled with others.
+        let (next, who) = if depth == 1 {
+            (
+                "its connection's next request",
+                format!("{held:.1} of {conns} connections"),
+            )
+        } else {
+            (
+                "the request that took its place",
+                format!("{held:.1} places (of up to {depth} on each of {conns} connections)"),
+            )
+        };
         let _ = writeln!(
             o,
-            "  client hold  {} from a response to the request that took its place on average: \
-             {:.1} places (of up to {} on each of {} connections) waited on the client, \
-             not the server",
-            human_us(hold_us),
-            held,
-            depth,
-            s.connections.requested
+            "  client hold  {} from a response to {next} on average: {who} waited on the \
+             client, not the server",
+            human_us(hold_us)
         );
     }
     if timeline && !s.timeline.is_empty() {
