@@ -348,6 +348,9 @@ pub fn engine_error(e: &EngineError) -> String {
         e @ EngineError::NoH2 { .. } => {
             crate::load_h2::engine_error(e).unwrap_or_else(|| e.to_string())
         }
+        e @ EngineError::Source { .. } => {
+            crate::load_conn::engine_error(e).unwrap_or_else(|| e.to_string())
+        }
         EngineError::Io(e) => format!("cannot run the load: {e}"),
     }
 }

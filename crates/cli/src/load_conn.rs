@@ -4,7 +4,7 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use anyhow::{bail, Result};
-use throng_engine::{LoadSpec, SpecError};
+use throng_engine::{EngineError, LoadSpec, SpecError};
 
 /// More source addresses than any load opens connections.
 const MOST_SOURCES: u32 = 65_536;
@@ -73,6 +73,20 @@ pub fn spec_error(e: &SpecError) -> Option<String> {
         SpecError::SourceFamily { from, target } => Some(format!(
             "--source {from} cannot reach {target}: give addresses of the URL's family"
         )),
+        _ => None,
+    }
+}
+
+/// Why the run could not start over these options, in their words.
+pub fn engine_error(e: &EngineError) -> Option<String> {
+    match e {
+        EngineError::Source { addr, source } => {
+            Some(if source.raw_os_error() == Some(libc::EADDRNOTAVAIL) {
+                format!("--source {addr}: no interface of this machine has this address")
+            } else {
+                format!("--source {addr}: cannot bind it: {source}")
+            })
+        }
         _ => None,
     }
 }

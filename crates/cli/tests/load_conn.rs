@@ -145,3 +145,44 @@ fn a_source_of_the_other_family_is_one_line_and_exit_2() {
         "{err}"
     );
 }
+
+#[test]
+fn a_source_no_interface_has_is_one_line_and_exit_2_not_ports_running_out() {
+    // 192.0.2.0/24 is for documentation (RFC 5737): no interface has it.
+    // Binding it fails with EADDRNOTAVAIL, as ports running out does, so
+    // unchecked it would have made a run of failed connects that the
+    // verdict blamed on the ephemeral range. Checked before the load, on
+    // both backends, no request reaches nginx.
+    for io in ["auto", "epoll"] {
+        let ng = nginx();
+        let out = support::run_bounded(
+            {
+                let mut c = support::throng();
+                c.args([
+                    "load",
+                    "--io",
+                    io,
+                    "--source",
+                    "127.0.0.20-127.0.0.22,192.0.2.7",
+                    "-n",
+                    "10",
+                    "-c",
+                    "2",
+                    &ng.url("/"),
+                ]);
+                c
+            },
+            std::time::Duration::from_secs(30),
+        );
+        assert_eq!(out.status.code(), Some(2), "{io}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{io}: {err}");
+        assert_eq!(
+            err.trim_end(),
+            "throng: --source 192.0.2.7: no interface of this machine has this address",
+            "{io}"
+        );
+        assert!(out.stdout.is_empty(), "{io}");
+        assert_eq!(ng.quit_and_read_log().len(), 0, "{io}");
+    }
+}

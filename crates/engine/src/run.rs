@@ -73,6 +73,14 @@ pub enum EngineError {
     /// HTTP/2 was required, and the server's ALPN chose `chose` instead.
     #[error("{url}: the server did not choose h2 over ALPN (chose: {chose:?})")]
     NoH2 { url: String, chose: Option<String> },
+    /// A source address this machine cannot bind: no interface has it.
+    /// Checked before the load, so that a run of failed connects is not
+    /// taken for ephemeral ports running out (both are EADDRNOTAVAIL).
+    #[error("cannot bind source address {addr}: {source}")]
+    Source {
+        addr: std::net::IpAddr,
+        source: std::io::Error,
+    },
     #[error("{0}")]
     Io(#[from] std::io::Error),
 }
@@ -148,6 +156,7 @@ pub(crate) fn prepare(spec: &LoadSpec) -> Result<Prepared, EngineError> {
     spec.validate()?;
     ensure_file_limit(spec.connections)?;
     let requests = Prepared::new(spec);
+    check_sources(spec)?;
     check_reachable(spec)?;
     Ok(requests)
 }
@@ -252,6 +261,23 @@ fn ensure_file_limit(connections: usize) -> Result<(), EngineError> {
         soft,
         hard,
     })
+}
+
+/// Bind a socket to each source address once before the load: an address
+/// no interface of this machine has fails every connect with
+/// EADDRNOTAVAIL, the same error as ports running out, so found here it
+/// is named for what it is. A range is checked whole; even 65,536
+/// addresses take a fraction of a second.
+fn check_sources(spec: &LoadSpec) -> Result<(), EngineError> {
+    let mut seen = std::collections::HashSet::new();
+    for &addr in &spec.sources {
+        if !seen.insert(addr) {
+            continue;
+        }
+        crate::driver::socket::open(std::net::SocketAddr::new(addr, 0), Some(addr), false, 0)
+            .map_err(|source| EngineError::Source { addr, source })?;
+    }
+    Ok(())
 }
 
 /// Connect once to each address before the load, so an unreachable host
