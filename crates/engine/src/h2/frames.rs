@@ -165,7 +165,9 @@ impl H2 {
                         self.size_update = true;
                     }
                 }
-                SETTINGS_ENABLE_PUSH if v > 1 => return Err(Fault::Protocol),
+                // Only a client may ask for push (RFC 9113 §6.5.2): a
+                // server's 1 is a connection error, like any value past 1.
+                SETTINGS_ENABLE_PUSH if v != 0 => return Err(Fault::Protocol),
                 SETTINGS_MAX_CONCURRENT_STREAMS => self.peer_max_streams = v,
                 SETTINGS_INITIAL_WINDOW_SIZE => {
                     if v > MAX_WINDOW {

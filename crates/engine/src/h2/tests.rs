@@ -263,6 +263,10 @@ fn broken_frames_are_faults_of_their_class() {
             server_settings(&[(SETTINGS_INITIAL_WINDOW_SIZE, 1 << 31)]),
             Fault::FlowControl,
         ),
+        (
+            server_settings(&[(SETTINGS_ENABLE_PUSH, 1)]),
+            Fault::Protocol,
+        ),
         // DATA before the response's headers.
         (frame(DATA, 0, 1, b"x"), Fault::Protocol),
     ];
