@@ -49,7 +49,7 @@ pub struct LoadArgs {
     /// waiting on the client, which the summary's client hold says
     /// [default: 128].
     #[arg(long, value_name = "D", conflicts_with = "no_coalesce",
-          value_parser = clap::value_parser!(u64).range(2..=65_536))]
+          value_parser = clap::value_parser!(u64).range(throng_engine::NAP_DIVISORS))]
     pub nap_divisor: Option<u64>,
     /// How the load threads do their socket I/O: io_uring (one submission
     /// per loop turn, multishot receives) or epoll. auto: io_uring where

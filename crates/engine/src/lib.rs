@@ -36,5 +36,5 @@ pub use run::{max_connections, run, Control, EngineError};
 pub use session::Session;
 pub use spec::{
     ExpectStatus, HttpSpec, HttpVersion, IoBackend, LoadSpec, Order, SpecError, Stop, Target,
-    UringGap,
+    UringGap, DEFAULT_NAP_DIVISOR, NAP_DIVISORS,
 };

@@ -101,6 +101,11 @@ impl ExpectStatus {
 /// (docs/performance.md).
 pub const DEFAULT_NAP_DIVISOR: u64 = 128;
 
+/// The nap divisors a load may ask for: 2 naps up to half the latency,
+/// which holds about half the connections; past 65,536 a nap is under a
+/// microsecond against any server a network lies between, no nap at all.
+pub const NAP_DIVISORS: std::ops::RangeInclusive<u64> = 2..=65_536;
+
 fn default_nap_divisor() -> u64 {
     DEFAULT_NAP_DIVISOR
 }

@@ -187,6 +187,8 @@ pub struct RoundLoad {
     pub random_order: bool,
     /// Closed-model naps before waiting (docs/methodology.md).
     pub naps: bool,
+    /// A nap is at most 1/this of the recent latency.
+    pub nap_divisor: u64,
     /// Open model: requests per second sent on a schedule over the
     /// connections, latency counted from each intended send. `None`: the
     /// closed model.
@@ -245,6 +247,7 @@ pub fn load_spec(targets: Vec<Target>, load: &RoundLoad) -> LoadSpec {
     spec.checksum = true;
     spec.seed = load.seed;
     spec.coalesce = load.naps;
+    spec.nap_divisor = load.nap_divisor;
     spec.rate = load.rate;
     if let Some(u) = &shape.users {
         let addr = spec.targets.first().map(|t| t.addr);
@@ -345,6 +348,7 @@ mod tests {
             timeout: Duration::from_secs(5),
             random_order: true,
             naps: false,
+            nap_divisor: throng_engine::DEFAULT_NAP_DIVISOR,
             rate: None,
             seed: 7,
             client_cpus: vec![1],
@@ -399,6 +403,7 @@ mod tests {
             timeout: Duration::from_secs(1),
             random_order: false,
             naps: true,
+            nap_divisor: throng_engine::DEFAULT_NAP_DIVISOR,
             rate: Some(200.0),
             seed: 1,
             client_cpus: vec![1],
@@ -422,6 +427,7 @@ mod tests {
             timeout: Duration::from_millis(250),
             random_order: false,
             naps: true,
+            nap_divisor: throng_engine::DEFAULT_NAP_DIVISOR,
             rate: None,
             seed: 1,
             client_cpus: vec![1],

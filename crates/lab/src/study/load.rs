@@ -522,6 +522,7 @@ pub(super) fn check_with_engine(
             timeout: w.timeout.unwrap_or_else(|| w.kind.request_timeout()),
             random_order: w.random_order,
             naps: true,
+            nap_divisor: throng_engine::DEFAULT_NAP_DIVISOR,
             seed: 0,
             client_cpus: Vec::new(),
             shape: w.shape.clone(),

@@ -156,6 +156,11 @@ pub struct StudyFile {
     /// `throng load --no-coalesce` is the same switch).
     #[serde(default = "d_client_naps")]
     pub client_naps: bool,
+    /// A nap is at most 1/D of the recent latency (`throng load
+    /// --nap-divisor D`): a smaller D spends less client CPU per response
+    /// and holds more connections on the client (docs/performance.md).
+    #[serde(default)]
+    pub client_nap_divisor: Option<u64>,
     /// After each step's measured rounds, one diagnostic round that counts
     /// the server's syscalls and context switches per request.
     #[serde(default = "d_diagnose")]
@@ -264,6 +269,8 @@ pub struct Study {
     /// Whether client threads nap before blocking for responses
     /// (docs/methodology.md, "The load generator").
     pub client_naps: bool,
+    /// A nap's fraction of the recent latency is 1/this.
+    pub client_nap_divisor: u64,
     /// Whether each step ends with a diagnostic round.
     pub diagnose: bool,
     /// Index in `servers` of the server the others are compared against.
@@ -322,6 +329,7 @@ impl Study {
             timeout: w.timeout.unwrap_or_else(|| kind.request_timeout()),
             random_order: w.random_order,
             naps: study.client_naps,
+            nap_divisor: study.client_nap_divisor,
             seed,
             client_cpus: group.client_cpus.clone(),
             shape: w.shape.clone(),
@@ -521,6 +529,18 @@ impl Study {
         if f.patience_seconds.is_nan() || f.patience_seconds <= 0.0 {
             bail!("patience_seconds: give a time above 0");
         }
+        let client_nap_divisor = match f.client_nap_divisor {
+            None => throng_engine::DEFAULT_NAP_DIVISOR,
+            Some(_) if !f.client_naps => {
+                bail!("client_nap_divisor sets how long a nap is: it cannot go with client_naps = false")
+            }
+            Some(d) if !throng_engine::NAP_DIVISORS.contains(&d) => bail!(
+                "client_nap_divisor = {d}: give {} to {}",
+                throng_engine::NAP_DIVISORS.start(),
+                throng_engine::NAP_DIVISORS.end()
+            ),
+            Some(d) => d,
+        };
         let baseline = match &f.baseline {
             None => 0,
             Some(b) => servers.iter().position(|s| &s.name == b).with_context(|| {
@@ -554,6 +574,7 @@ impl Study {
             max_users_cap,
             patience_s: f.patience_seconds,
             client_naps: f.client_naps,
+            client_nap_divisor,
             diagnose: f.diagnose,
             baseline,
             duet: f.duet,
@@ -785,6 +806,55 @@ mod tests {
         );
         let e = Study::load("nope", &r).unwrap_err().to_string();
         assert!(e.contains("quick, static-sweep, acme"), "{e}");
+    }
+
+    #[test]
+    fn the_nap_divisor_reaches_every_rounds_load_spec() {
+        let r = Recipes::builtin();
+        let head = "name='x'\nservers=['nginx']\nworkloads=['tiny']\ncores=[1]\nconcurrency=[1]\n";
+        let parse = |extra: &str| Study::parse(&format!("{head}{extra}"), &r);
+        let spec_of = |s: &Study| {
+            let group = crate::group::Group {
+                cores: 1,
+                server_cpus: vec![0],
+                client_cpus: vec![1],
+                shared: false,
+                workload: crate::workload::Workload {
+                    kind: s.workloads[0].clone(),
+                    docroot: std::path::PathBuf::new(),
+                    files: Vec::new(),
+                    checked: Vec::new(),
+                },
+                max_concurrency: 1,
+                lanes: Vec::new(),
+            };
+            let load = s.round_load(&group, Level::closed(1), 7);
+            crate::spec::load_spec(Vec::new(), &load)
+        };
+        let default = parse("").unwrap();
+        assert_eq!(default.client_nap_divisor, 128);
+        assert_eq!(spec_of(&default).nap_divisor, 128);
+        let sixteen = parse("client_nap_divisor = 16\n").unwrap();
+        assert_eq!(sixteen.client_nap_divisor, 16);
+        let spec = spec_of(&sixteen);
+        assert_eq!((spec.coalesce, spec.nap_divisor), (true, 16));
+        for (extra, said) in [
+            (
+                "client_nap_divisor = 1\n",
+                "client_nap_divisor = 1: give 2 to 65536",
+            ),
+            (
+                "client_nap_divisor = 65537\n",
+                "client_nap_divisor = 65537: give 2 to 65536",
+            ),
+            (
+                "client_naps = false\nclient_nap_divisor = 16\n",
+                "client_nap_divisor sets how long a nap is: it cannot go with client_naps = false",
+            ),
+        ] {
+            assert_eq!(parse(extra).unwrap_err().to_string(), said, "{extra}");
+        }
+        assert!(parse("client_nap_divisor = -3\n").is_err());
     }
 
     #[test]

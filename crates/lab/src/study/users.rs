@@ -243,6 +243,7 @@ mod tests {
             timeout: Duration::from_secs(2),
             random_order: false,
             naps: true,
+            nap_divisor: throng_engine::DEFAULT_NAP_DIVISOR,
             rate: None,
             seed: 1,
             client_cpus: vec![1],
