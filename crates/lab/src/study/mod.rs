@@ -820,7 +820,7 @@ mod tests {
                 client_cpus: vec![1],
                 shared: false,
                 workload: crate::workload::Workload {
-                    kind: s.workloads[0].clone(),
+                    kind: s.workloads[0],
                     docroot: std::path::PathBuf::new(),
                     files: Vec::new(),
                     checked: Vec::new(),
