@@ -63,6 +63,37 @@ fn a_flood_cannot_hold_a_request_past_its_timeout() {
     assert!(!r.interrupted);
 }
 
+/// Takes a request's head and reads no further: an upload larger than
+/// both ends' socket buffers stalls part-way through its body.
+fn stall(p: &mut Peer) {
+    while !p.stop.load(Ordering::Relaxed) {
+        std::thread::park_timeout(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn an_upload_the_server_stops_reading_times_out_and_counts_as_a_timeout() {
+    // Part of each request reached the server, so each timeout is an
+    // error: taken back unissued, as a request never written is, these
+    // would go out again and again with none ever counted.
+    let server = Server::start(stall);
+    let mut spec = server.spec();
+    spec.connections = 2;
+    spec.stop = Stop::Requests(4);
+    spec.timeout = Duration::from_millis(300);
+    spec.method = "POST".into();
+    spec.body = Some(vec![b'x'; 32 << 20]);
+    let started = Instant::now();
+    let r = run(&spec, &Control::new()).unwrap();
+    let took = started.elapsed();
+    assert!(took <= Duration::from_millis(600) + SLACK, "took {took:?}");
+    assert_eq!(r.counts.error(ErrorKind::Timeout), 4);
+    assert_eq!(r.counts.errors_total(), 4);
+    assert_eq!((r.counts.sent, r.counts.completed), (4, 0));
+    assert_eq!(r.in_flight_at_end, 0);
+    assert_eq!(server.tally.requests.load(Ordering::Relaxed), 4);
+}
+
 #[test]
 fn a_stopped_run_ends_at_once_and_says_it_was_interrupted() {
     let server = Server::start(answer);

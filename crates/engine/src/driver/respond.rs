@@ -213,9 +213,14 @@ impl Worker<'_> {
             )
         });
         while self.conns[i].len > 0 {
-            let written = self.conns[i].written > 0;
+            // A request the server stopped reading part-way (an upload to
+            // a server that never reads) reached the wire as much as a
+            // whole one: failing it must count, or such a server would
+            // time out every request and show none as an error.
+            let c = &mut self.conns[i];
+            let written = c.written > 0 || std::mem::take(&mut c.write_off) > 0;
             let f = self.conns[i].pop();
-            if written {
+            if self.conns[i].written > 0 {
                 self.conns[i].written -= 1;
             }
             let measured = self.phase_of(&f);
