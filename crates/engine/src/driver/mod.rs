@@ -629,7 +629,16 @@ impl<'a> Worker<'a> {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    self.fail(i, classify_io(&e, ErrorKind::Write));
+                    // A server may answer before it has read the whole
+                    // request (a 413 to a large upload) and close: its
+                    // answer waits in the socket ahead of the reset this
+                    // write met, and is taken before the write's error
+                    // can fail what it answered.
+                    let epoch = self.conns[i].epoch;
+                    self.read(i);
+                    if self.conns[i].epoch == epoch && self.conns[i].stream.is_some() {
+                        self.fail(i, classify_io(&e, ErrorKind::Write));
+                    }
                     return;
                 }
             }

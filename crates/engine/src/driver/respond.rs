@@ -15,12 +15,17 @@ impl Worker<'_> {
             self.unsolicited(i);
             return;
         }
-        let c = &mut self.conns[i];
         // Answered before it was all written: the rest of it cannot follow
-        // on this connection.
-        let cut_short = c.written == 0;
+        // on this connection. On the ring, a request is counted written
+        // when its send is submitted; the oldest request being the last
+        // one of a send still in flight is the same case (a 413 to an
+        // upload the server stopped reading), since a request the kernel
+        // had taken whole would have seen its send complete first.
+        let cut_short =
+            self.conns[i].written == 0 || (self.conns[i].written == 1 && self.uring_sending(i));
+        let c = &mut self.conns[i];
         let f = c.pop();
-        if !cut_short {
+        if c.written > 0 {
             c.written -= 1;
         }
         let first_rx_ns = c.first_rx_ns;

@@ -566,6 +566,13 @@ impl Worker<'_> {
         self.wrote(i, total);
     }
 
+    /// Whether connection `i` has a send in flight on the ring: the ring
+    /// counts a request written once its send is submitted, so only this
+    /// tells that the kernel has not yet taken all of it.
+    pub(super) fn uring_sending(&self, i: usize) -> bool {
+        self.uring.as_ref().is_some_and(|u| u.sends[i].busy)
+    }
+
     /// Connection `i` is closed: cancel what is pending on its socket and
     /// close it in the table (the last reference: the socket's close).
     pub(super) fn uring_shut(&mut self, i: usize) {
