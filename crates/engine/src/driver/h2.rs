@@ -125,7 +125,7 @@ impl Worker<'_> {
                 return;
             };
             let out = h.pending();
-            if out.is_empty() {
+            if out.is_empty() || c.unwritable.is_some() {
                 break;
             }
             let res = match (c.tls.as_mut(), c.stream.as_mut()) {
@@ -145,7 +145,7 @@ impl Worker<'_> {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    self.fail(i, classify_io(&e, ErrorKind::Write));
+                    self.write_failed(i, &e);
                     return;
                 }
             }

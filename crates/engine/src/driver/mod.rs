@@ -172,6 +172,7 @@ impl<'a> Worker<'a> {
                 in_heap: false,
                 deferred: false,
                 peer_closed: false,
+                unwritable: None,
                 ready: false,
                 first_rx_ns: 0,
                 stale: false,
@@ -596,7 +597,7 @@ impl<'a> Worker<'a> {
         }
         loop {
             let c = &mut self.conns[i];
-            if c.written >= c.len || c.peer_closed {
+            if c.written >= c.len || c.peer_closed || c.unwritable.is_some() {
                 return;
             }
             let (head, written, write_off, pending) =
@@ -629,20 +630,24 @@ impl<'a> Worker<'a> {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    // A server may answer before it has read the whole
-                    // request (a 413 to a large upload) and close: its
-                    // answer waits in the socket ahead of the reset this
-                    // write met, and is taken before the write's error
-                    // can fail what it answered.
-                    let epoch = self.conns[i].epoch;
-                    self.read(i);
-                    if self.conns[i].epoch == epoch && self.conns[i].stream.is_some() {
-                        self.fail(i, classify_io(&e, ErrorKind::Write));
-                    }
+                    self.write_failed(i, &e);
                     return;
                 }
             }
         }
+    }
+
+    /// A write on connection `i` failed with `e`. A server may answer
+    /// before it has read the whole request (a 413 to a large upload) and
+    /// close: its answer waits in the socket ahead of the reset the write
+    /// met. So the connection is read out first, at its next visit (a
+    /// write may fail inside a read, when TLS or HTTP/2 answers what it
+    /// read, and a read must not start inside another), and fails with
+    /// the write's error only if it is still there once drained; nothing
+    /// more is written on it meanwhile.
+    pub(super) fn write_failed(&mut self, i: usize, e: &io::Error) {
+        self.conns[i].unwritable = Some(classify_io(e, ErrorKind::Write));
+        self.mark_ready(i);
     }
 
     /// `n` more bytes of connection `i`'s requests are on the wire.

@@ -98,11 +98,18 @@ impl Worker<'_> {
                     if !more {
                         break;
                     }
-                    if n < buf.len() && !closed {
+                    // After a failed write, the socket is read to its
+                    // end, whose error or EOF ends the connection.
+                    if n < buf.len() && !closed && self.conns[i].unwritable.is_none() {
                         break;
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if let Some(kind) = self.conns[i].unwritable {
+                        self.fail(i, kind);
+                    }
+                    break;
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     self.fail(i, classify_io(&e, ErrorKind::Read));

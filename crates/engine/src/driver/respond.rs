@@ -293,6 +293,7 @@ impl Worker<'_> {
         c.write_off = 0;
         c.epoch += 1;
         c.peer_closed = false;
+        c.unwritable = None;
         c.carried = 0;
         c.ready = false;
         c.stale = false;

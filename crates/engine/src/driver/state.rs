@@ -199,6 +199,10 @@ pub(crate) struct Conn {
     /// The server's FIN has arrived: requests issued from now on wait for
     /// the next connection instead of being written to one that is gone.
     pub(crate) peer_closed: bool,
+    /// A write failed with this: what the server sent before it went is
+    /// read out, nothing more is written, and the connection fails with it
+    /// once the socket is drained (`Worker::write_failed`).
+    pub(crate) unwritable: Option<ErrorKind>,
     /// Closed model: queued to send its next request after this batch.
     pub(crate) deferred: bool,
     /// Queued to be visited next turn (`Worker::ready`).

@@ -55,7 +55,7 @@ impl Worker<'_> {
             let (Some(tls), Some(stream)) = (c.tls.as_mut(), c.stream.as_mut()) else {
                 return false;
             };
-            if !tls.wants_write() {
+            if !tls.wants_write() || c.unwritable.is_some() {
                 return true;
             }
             match tls.write_tls(stream) {
@@ -66,7 +66,7 @@ impl Worker<'_> {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    self.fail(i, classify_io(&e, ErrorKind::Write));
+                    self.write_failed(i, &e);
                     return false;
                 }
             }
