@@ -224,9 +224,9 @@ impl Worker<'_> {
             // time out every request and show none as an error.
             let c = &mut self.conns[i];
             let written = c.written > 0 || std::mem::take(&mut c.write_off) > 0;
-            let f = self.conns[i].pop();
-            if self.conns[i].written > 0 {
-                self.conns[i].written -= 1;
+            let f = c.pop();
+            if c.written > 0 {
+                c.written -= 1;
             }
             let measured = self.phase_of(&f);
             // A connect failure fails every queued request; any other failure

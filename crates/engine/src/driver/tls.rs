@@ -48,26 +48,25 @@ impl Worker<'_> {
 
     /// Push what rustls has to send (handshake records, requests, alerts)
     /// into the socket, until it has nothing or the socket is full.
-    /// False when the connection failed.
-    pub(super) fn tls_write(&mut self, i: usize) -> bool {
+    pub(super) fn tls_write(&mut self, i: usize) {
         loop {
             let c = &mut self.conns[i];
             let (Some(tls), Some(stream)) = (c.tls.as_mut(), c.stream.as_mut()) else {
-                return false;
+                return;
             };
             if !tls.wants_write() || c.unwritable.is_some() {
-                return true;
+                return;
             }
             match tls.write_tls(stream) {
                 Ok(n) => {
                     let measuring = self.measuring;
                     self.counters(measuring).bytes_written += n as u64;
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     self.write_failed(i, &e);
-                    return false;
+                    return;
                 }
             }
         }
