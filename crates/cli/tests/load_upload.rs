@@ -24,6 +24,10 @@ fn nginx(listen: Listen, limit: &str) -> Nginx {
     )
 }
 
+/// A backend to run on: the `--io` value, and the environment that has
+/// the ring open each socket itself (as before Linux 6.7) or none.
+type Backend<'a> = (&'a str, &'a [(&'a str, &'a str)]);
+
 /// `-n 20 -c 2` uploads to `/up` on the backend `io` (with `env`).
 fn upload(ng: &Nginx, body: &std::path::Path, io: &str, env: &[(&str, &str)]) -> serde_json::Value {
     let url = ng.url("/up");
@@ -56,13 +60,13 @@ fn refused_uploads_are_each_answered_once_on_every_backend_and_over_tls() {
     let dir = tempfile::tempdir().unwrap();
     let body = dir.path().join("upload");
     std::fs::write(&body, vec![b'u'; UPLOAD]).unwrap();
-    let runs: [(Listen, &str, &[(&str, &str)]); 4] = [
-        (Listen::Http, "auto", &[]),
-        (Listen::Http, "uring", &[("THRONG_URING_NO_DIRECT", "1")]),
-        (Listen::Http, "epoll", &[]),
-        (Listen::Tls, "auto", &[]),
+    let runs: [(Listen, Backend); 4] = [
+        (Listen::Http, ("auto", &[])),
+        (Listen::Http, ("uring", &[("THRONG_URING_NO_DIRECT", "1")])),
+        (Listen::Http, ("epoll", &[])),
+        (Listen::Tls, ("auto", &[])),
     ];
-    for (listen, io, env) in runs {
+    for (listen, (io, env)) in runs {
         let tls = matches!(listen, Listen::Tls);
         let ng = nginx(listen, "1k");
         let j = upload(&ng, &body, io, env);
