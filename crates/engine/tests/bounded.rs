@@ -63,20 +63,12 @@ fn a_flood_cannot_hold_a_request_past_its_timeout() {
     assert!(!r.interrupted);
 }
 
-/// Takes a request's head and reads no further: an upload larger than
-/// both ends' socket buffers stalls part-way through its body.
-fn stall(p: &mut Peer) {
-    while !p.stop.load(Ordering::Relaxed) {
-        std::thread::park_timeout(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn an_upload_the_server_stops_reading_times_out_and_counts_as_a_timeout() {
     // Part of each request reached the server, so each timeout is an
     // error: taken back unissued, as a request never written is, these
     // would go out again and again with none ever counted.
-    let server = Server::start(stall);
+    let server = Server::start(Peer::hold);
     let mut spec = server.spec();
     spec.connections = 2;
     spec.stop = Stop::Requests(4);

@@ -9,7 +9,6 @@
 mod common;
 
 use std::io::Write;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use common::{Peer, Server, Tally};
@@ -26,9 +25,7 @@ fn refuse_and_close(p: &mut Peer) {
 /// Answers the head and reads no further, leaving the connection open.
 fn refuse_and_stall(p: &mut Peer) {
     let _ = p.stream.write_all(TOO_LARGE);
-    while !p.stop.load(Ordering::Relaxed) {
-        std::thread::park_timeout(Duration::from_millis(20));
-    }
+    p.hold();
 }
 
 /// 12 uploads of 32 MiB over 2 connections; the timeout is far longer

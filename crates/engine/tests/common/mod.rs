@@ -77,6 +77,15 @@ pub struct Peer {
 }
 
 impl Peer {
+    /// Keeps the connection open and reads no more from it until the
+    /// server stops: an upload larger than both ends' socket buffers
+    /// stalls part-way through its body.
+    pub fn hold(&mut self) {
+        while !self.stop.load(Ordering::Relaxed) {
+            std::thread::park_timeout(Duration::from_millis(20));
+        }
+    }
+
     /// Reads the next request whole. False when the client closed, the
     /// server stops, or a `close_idle` found the connection waiting.
     pub fn request(&mut self) -> bool {
