@@ -6,8 +6,8 @@
 //! tallies what the client sent, which the tests hold against the load's
 //! figures.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{Read, Write};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::io::{ErrorKind as IoErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -41,6 +41,7 @@ const NO_ERROR: u32 = 0x0;
 const PROTOCOL_ERROR: u32 = 0x1;
 const FRAME_SIZE_ERROR: u32 = 0x6;
 const REFUSED_STREAM: u32 = 0x7;
+const CANCEL: u32 = 0x8;
 const COMPRESSION_ERROR: u32 = 0x9;
 
 /// Bound on a run that the server answers: generous for a debug build on a
@@ -883,5 +884,80 @@ fn a_body_that_is_not_its_content_length_fails_that_stream_alone() {
     // The connections carried on: the client reset the stream, and only it.
     assert_eq!(h2.connections, 2);
     assert_eq!(seen.resets, [PROTOCOL_ERROR; 10]);
+    assert!(seen.goaways.is_empty(), "{seen:?}");
+}
+
+/// A server that keeps the first request waiting (a slow URL among fast
+/// ones) until the client gives up on it, and then answers it anyway, as
+/// one whose answer crossed the client's reset on the wire; every other
+/// request it answers 20 ms after it came, so that when the first times
+/// out, three others are in flight beside it on its connection. The late
+/// stream alone times out and is reset with CANCEL; the three are answered
+/// on the same connection, and the answer after the reset is read and
+/// dropped.
+#[test]
+fn a_stream_late_on_a_live_connection_times_out_alone() {
+    const N: u64 = 60;
+    let server = Server::start(|c| {
+        c.settings(&[]);
+        c.flush();
+        // A short read timeout makes the read loop a timer as well.
+        c.stream
+            .set_read_timeout(Some(Duration::from_millis(2)))
+            .unwrap();
+        let mut due: VecDeque<(Instant, u32)> = VecDeque::new();
+        let mut held = None;
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            match c.stream.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => c.input.extend_from_slice(&chunk[..n]),
+                Err(e) if matches!(e.kind(), IoErrorKind::WouldBlock | IoErrorKind::TimedOut) => {}
+                Err(_) => break,
+            }
+            for f in c.parse() {
+                if f.typ == HEADERS && c.open.contains(&f.id) {
+                    if c.ordinal[&f.id] == 1 {
+                        held = Some(f.id);
+                    } else {
+                        due.push_back((Instant::now() + Duration::from_millis(20), f.id));
+                    }
+                }
+                if f.typ == RST_STREAM && held == Some(f.id) {
+                    held = None;
+                    c.head(f.id, 0, &[(":status", "200"), ("content-length", "4")]);
+                    frame(&mut c.out, DATA, END_STREAM, f.id, b"late");
+                }
+            }
+            while let Some(&(t, id)) = due.front() {
+                if t > Instant::now() {
+                    break;
+                }
+                due.pop_front();
+                c.respond(id, b"on time");
+            }
+            c.flush();
+        }
+    });
+    let mut spec = server.spec(N, 1, 4);
+    spec.timeout = Duration::from_millis(300);
+    let r = load(&spec, RUN_BOUND);
+    let seen = server.finish();
+    assert_eq!(errors(&r), [("timeout", 1)]);
+    assert_eq!(r.counts.completed, N - 1);
+    assert_eq!(r.counts.status, vec![(200, N - 1)]);
+    assert_eq!(r.counts.body_bytes, (N - 1) * 7);
+    assert_eq!(r.counts.sent, N);
+    assert_balanced(&r);
+    let h2 = r.http2.unwrap();
+    // The connection carried on: the client reset the late stream, and
+    // only it.
+    assert_eq!(h2.connections, 1);
+    assert!(h2.resets.is_empty() && h2.goaways.is_empty(), "{h2:?}");
+    assert_eq!(
+        (seen.connections, seen.headers, seen.answered),
+        (1, N, N - 1)
+    );
+    assert_eq!(seen.resets, [CANCEL]);
     assert!(seen.goaways.is_empty(), "{seen:?}");
 }

@@ -260,19 +260,41 @@ impl Worker<'_> {
         let f = c.pop();
         c.written -= 1;
         let measured = self.phase_of(&f);
-        self.counters(measured).errors[kind.index()] += 1;
-        if measured {
-            self.tick_timeline(0, 1, 0);
-            if self.job.quota.is_some() {
-                self.done_measured += 1;
-            }
-        }
+        self.count_failed(measured, kind);
         if let Some(us) = self.users.as_mut() {
             us.release(i);
             self.user_answered(i, false);
             return;
         }
         self.after_stream(i);
+    }
+
+    /// The oldest stream of connection `i` is past the timeout. If the
+    /// server has sent anything on the connection since that request went
+    /// out, the connection is alive and only this stream is late (a slow
+    /// URL among fast ones): it is reset with CANCEL and fails alone as a
+    /// timeout, and the streams beside it, which would have been answered,
+    /// are not failed with it. False when the connection has been silent
+    /// since: then it fails whole, as a silent HTTP/1.1 connection does.
+    pub(super) fn h2_time_out_stream(&mut self, i: usize) -> bool {
+        let c = &mut self.conns[i];
+        if !c.h2_on || c.written == 0 {
+            return false;
+        }
+        let f = c.front();
+        let epoch = c.epoch;
+        let Some(h) = c.h2.as_mut() else {
+            return false;
+        };
+        if h.last_arrival_ns() <= f.issued_ns {
+            return false;
+        }
+        h.cancel(f.stream);
+        self.fail_head(i, ErrorKind::Timeout);
+        if self.conns[i].epoch == epoch && self.conns[i].state == State::Open {
+            self.h2_write(i);
+        }
+        true
     }
 
     /// After a stream of connection `i` ended: the connection closes once

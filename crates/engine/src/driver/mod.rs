@@ -759,32 +759,6 @@ impl<'a> Worker<'a> {
             self.send(i);
         }
     }
-
-    fn timeout_ns(&self) -> u64 {
-        self.plan.spec.timeout.as_nanos() as u64
-    }
-
-    /// Fail what has waited longer than the timeout; return when the first
-    /// of the others falls due.
-    fn scan_timeouts(&mut self) -> u64 {
-        let timeout = self.timeout_ns();
-        let mut due = u64::MAX;
-        for i in 0..self.conns.len() {
-            let c = &self.conns[i];
-            let (since, kind) = match c.state {
-                State::Connecting => (c.connect_start_ns, ErrorKind::ConnectTimeout),
-                State::Handshaking => (c.handshake_start_ns, ErrorKind::Tls),
-                State::Open if c.len > 0 => (c.front().issued_ns, ErrorKind::Timeout),
-                _ => continue,
-            };
-            if self.now.saturating_sub(since) > timeout {
-                self.fail(i, kind);
-            } else {
-                due = due.min(since + timeout + 1);
-            }
-        }
-        due
-    }
 }
 
 #[cfg(test)]

@@ -194,6 +194,17 @@ impl Worker<'_> {
         self.close_and_continue(i, Some(kind));
     }
 
+    /// A request that reached the wire ended without a response.
+    pub(super) fn count_failed(&mut self, measured: bool, kind: ErrorKind) {
+        self.counters(measured).errors[kind.index()] += 1;
+        if measured {
+            self.tick_timeline(0, 1, 0);
+            if self.job.quota.is_some() {
+                self.done_measured += 1;
+            }
+        }
+    }
+
     /// Close connection `i`. Requests on the wire count as errors of `kind`
     /// (when given); requests never written, or written after the server
     /// announced `Connection: close`, are taken back unissued.
@@ -238,14 +249,7 @@ impl Worker<'_> {
             };
             if failed {
                 failed_here += 1;
-                let k = kind.expect("failed implies a kind");
-                self.counters(measured).errors[k.index()] += 1;
-                if measured {
-                    self.tick_timeline(0, 1, 0);
-                    if self.job.quota.is_some() {
-                        self.done_measured += 1;
-                    }
-                }
+                self.count_failed(measured, kind.expect("failed implies a kind"));
             } else if !self.between_windows {
                 // Taken back from the phase that issued it. A session's drain
                 // takes nothing back: the window that issued it has been

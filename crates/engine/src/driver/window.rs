@@ -415,3 +415,39 @@ impl Worker<'_> {
         }
     }
 }
+
+impl Worker<'_> {
+    pub(super) fn timeout_ns(&self) -> u64 {
+        self.plan.spec.timeout.as_nanos() as u64
+    }
+
+    /// Fail what has waited longer than the timeout; return when the first
+    /// of the others falls due.
+    pub(super) fn scan_timeouts(&mut self) -> u64 {
+        let timeout = self.timeout_ns();
+        let mut due = u64::MAX;
+        for i in 0..self.conns.len() {
+            // Bounded: each pass that goes round again has ended one of the
+            // connection's requests.
+            loop {
+                let c = &self.conns[i];
+                let (since, kind) = match c.state {
+                    State::Connecting => (c.connect_start_ns, ErrorKind::ConnectTimeout),
+                    State::Handshaking => (c.handshake_start_ns, ErrorKind::Tls),
+                    State::Open if c.len > 0 => (c.front().issued_ns, ErrorKind::Timeout),
+                    _ => break,
+                };
+                if self.now.saturating_sub(since) <= timeout {
+                    due = due.min(since + timeout + 1);
+                    break;
+                }
+                if kind == ErrorKind::Timeout && self.h2_time_out_stream(i) {
+                    continue;
+                }
+                self.fail(i, kind);
+                break;
+            }
+        }
+        due
+    }
+}

@@ -48,6 +48,9 @@ pub(crate) const END_HEADERS: u8 = 0x4;
 pub(crate) const PADDED: u8 = 0x8;
 pub(crate) const PRIORITY_FLAG: u8 = 0x20;
 
+/// The error code of a stream we give up on (RFC 9113 §7).
+const CANCEL: u32 = 0x8;
+
 const SETTINGS_HEADER_TABLE_SIZE: u16 = 0x1;
 const SETTINGS_ENABLE_PUSH: u16 = 0x2;
 const SETTINGS_MAX_CONCURRENT_STREAMS: u16 = 0x3;
@@ -471,6 +474,18 @@ impl H2 {
         if let Some(k) = self.streams.iter().position(|s| s.id == id) {
             self.streams.swap_remove(k);
         }
+    }
+
+    /// Give up on stream `id`: the server is told with RST_STREAM(CANCEL),
+    /// and what it still sends on the stream is read and dropped.
+    pub fn cancel(&mut self, id: u32) {
+        self.forget(id);
+        self.rst(id, CANCEL);
+    }
+
+    /// When the server last sent anything (see [`H2::stamp`]); 0 before.
+    pub fn last_arrival_ns(&self) -> u64 {
+        self.now_ns
     }
 
     /// End the connection for `fault`: a GOAWAY naming it is queued.
