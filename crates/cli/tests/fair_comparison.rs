@@ -162,9 +162,17 @@ fn defaults_and_tuned_nginx_against_lighttpd() {
     );
     // The biggest difference in syscalls, named beside the ratio: lighttpd
     // reads twice per request (the request, then EAGAIN), nginx not at all.
+    // Twice at most: when lighttpd loses its core between its answer and
+    // the read after it, the client's next request is there by then, and
+    // that read takes it instead of meeting EAGAIN.
+    let reads = md
+        .split("lighttpd makes ")
+        .nth(1)
+        .and_then(|rest| rest.split(" more read per request").next())
+        .and_then(|n| n.parse::<f64>().ok());
     assert!(
-        md.contains("lighttpd makes 2.00 more read per request"),
-        "{md}"
+        reads.is_some_and(|n| (1.0..=2.0).contains(&n)),
+        "{reads:?}: {md}"
     );
     assert!(
         md.contains("close 1.00, newfstatat 1.00, openat 1.00"),

@@ -57,6 +57,29 @@ use users::UserState;
 pub(crate) use window::events;
 
 const TIMER: Token = Token(usize::MAX - 1);
+
+/// Half a token: the low half names the connection, the high half which
+/// of its sockets (its epoch, wrapped).
+const TOKEN_HALF: u32 = usize::BITS / 2;
+
+/// The epoll token of connection `i`'s socket of `epoch`. A batch of
+/// events can hold one of a socket closed earlier in the same turn (a
+/// connection taken from the ready queue, answered, closed and opened
+/// again); named by the connection alone, that event would reach the
+/// socket that replaced it, and a hang-up it reports would mark the fresh
+/// connection as closed by its peer before it wrote anything.
+fn socket_token(i: usize, epoch: u64) -> Token {
+    let gen = (epoch as usize) & ((1 << TOKEN_HALF) - 1);
+    Token(gen << TOKEN_HALF | i)
+}
+
+/// The connection a token names, if the socket it names is still its
+/// socket.
+fn token_conn(token: Token, conns: &[Conn]) -> Option<usize> {
+    let i = token.0 & ((1 << TOKEN_HALF) - 1);
+    let c = conns.get(i)?;
+    (socket_token(i, c.epoch) == token).then_some(i)
+}
 /// One read buffer per thread, shared by its connections: a response is
 /// parsed as it arrives, so no connection needs a buffer of its own beyond
 /// the parser's header buffer.
@@ -306,11 +329,13 @@ impl<'a> Worker<'a> {
                 }
                 continue;
             }
-            let i = token.0;
+            let Some(i) = token_conn(token, &self.conns) else {
+                continue;
+            };
             let closed = ev.is_read_closed() || ev.is_error();
             if !self.turn_over() {
                 self.on_event(i, ev.is_readable() || closed, closed);
-            } else if i < self.conns.len() && self.conns[i].state != State::Down {
+            } else if self.conns[i].state != State::Down {
                 // Edge-triggered: this event will not come again.
                 if closed {
                     self.conns[i].peer_closed = true;
@@ -509,7 +534,7 @@ impl<'a> Worker<'a> {
                 rx::enable_stamps(s.as_raw_fd());
                 if let Err(e) = self.poll.registry().register(
                     &mut s,
-                    Token(i),
+                    socket_token(i, self.conns[i].epoch),
                     Interest::READABLE | Interest::WRITABLE,
                 ) {
                     self.fail(i, classify_connect(&e));

@@ -181,7 +181,8 @@ fn a_late_read_is_stamped_with_its_last_byte() {
     server.write_all(&body[2000..]).unwrap();
     for ev in events.iter() {
         let closed = ev.is_read_closed() || ev.is_error();
-        w.on_event(ev.token().0, ev.is_readable() || closed, closed);
+        let i = token_conn(ev.token(), &w.conns).unwrap();
+        w.on_event(i, ev.is_readable() || closed, closed);
     }
 
     assert_eq!(w.stats.measured.completed, 1);
@@ -303,4 +304,40 @@ fn a_connection_closes_after_its_last_request() {
     assert_eq!(w.stats.measured.connects, 2);
     assert_eq!(w.stats.measured.errors, [0; ErrorKind::COUNT]);
     assert_eq!(w.conns[0].carried, 1);
+}
+
+/// A connection taken from the ready queue is answered, closed and opened
+/// again, while the batch of events the turn is about to handle still
+/// holds the old socket's hang-up. That event is the old socket's: the
+/// new connection is not marked closed by its peer, and its request goes
+/// out (marked closed, it would write nothing and wait for its timeout).
+#[test]
+fn an_event_of_a_socket_closed_in_the_same_turn_does_not_reach_its_replacement() {
+    let rig = Rig::with(|s| s.stop = Stop::Requests(2));
+    let plan = rig.plan();
+    let mut events = Events::with_capacity(8);
+    let (mut w, mut server) = rig.connected(&plan, &mut events);
+    w.job.quota = Some(2);
+    server
+        .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    drop(server);
+    let old = w.conns[0].epoch;
+    w.poll
+        .poll(&mut events, Some(Duration::from_secs(5)))
+        .unwrap();
+    assert!(events.iter().any(|e| e.is_read_closed()));
+    // The ready queue's visit comes first in a turn: here it reads the
+    // answer, and the connection closes and opens again for request 2.
+    w.now = now_ns();
+    w.turn_end_ns = u64::MAX;
+    w.on_event(0, true, false);
+    assert_eq!(w.stats.measured.completed, 1);
+    assert_eq!(w.conns[0].epoch, old + 1);
+    assert_eq!(w.conns[0].len, 1);
+    w.turn(&events, u64::MAX);
+    assert!(!w.conns[0].peer_closed);
+    let (mut second, _) = rig.listener.accept().unwrap();
+    drive(&mut w, &mut events, |w| w.conns[0].written == 1);
+    assert!(read_request(&mut second).starts_with("GET / HTTP/1.1\r\n"));
 }
