@@ -537,6 +537,88 @@ fn a_study_runs_its_server_on_the_server_host_and_its_load_from_a_client_host() 
     nothing_left(&net, &["c1", "srv", "ctl"], &[]);
 }
 
+/// A study over TLS and HTTP/2 apart: the server host makes the run's
+/// certificate for the server address and starts the servers with it; the
+/// client host, which never saw that certificate made, trusts it and
+/// speaks each server's protocol, exactly as a study on one machine does.
+#[test]
+fn a_study_apart_speaks_tls_and_http2_to_the_server_host() {
+    let Some(net) = Net::new("tls", &["ctl", "c1", "srv"]) else {
+        return;
+    };
+    let study = net.dir().join("tls.toml");
+    std::fs::write(
+        &study,
+        format!(
+            "name = \"tls\"\nservers = [\"nginx\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+             concurrency = [2]\nprotocols = [\"https1\", \"h2\", \"h2c\"]\n\
+             warmup_seconds = 0.2\ndiagnose = false\nfeatures = false\n\
+             server_host = \"{}\"\nclient_hosts = [\"{}\"]\n\
+             [load]\nrequests = 400\nstreams = 4\n\
+             [rounds]\nseconds = 0.5\nwarmup_seconds = 0.0\nmin = 2\nmax = 2\n",
+            net.url("srv"),
+            net.url("c1"),
+        ),
+    )
+    .unwrap();
+    let db = net.dir().join("tls.db");
+    let out = run(throng_in(
+        &net,
+        &[
+            "lab",
+            &study.to_string_lossy(),
+            "--quiet",
+            "--db",
+            &db.to_string_lossy(),
+        ],
+    ));
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut report = support::throng();
+    report.args(["report", "--db", &db.to_string_lossy(), "--format", "json"]);
+    let j = json(&run(report));
+    let steps = j["run"]["steps"].as_array().unwrap();
+    let names: Vec<&str> = steps
+        .iter()
+        .map(|s| s["server"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["nginx", "nginx-h2", "nginx-h2c"]);
+    for s in steps {
+        let name = s["server"].as_str().unwrap();
+        assert_eq!(s["status"], "ok", "{s}");
+        let rounds = s["rounds"].as_array().unwrap();
+        assert_eq!(rounds.len(), 2, "{name}");
+        for r in rounds {
+            let sum = &r["summary"];
+            assert_eq!(sum["completed"], 200, "{name}: {sum}");
+            assert_eq!(sum["errors_total"], 0, "{name}: {sum}");
+            assert_eq!(sum["per_host"][0]["host"], net.url("c1"), "{name}");
+            assert_eq!(sum["per_host"][0]["completed"], 200, "{name}");
+            match name {
+                "nginx" => {
+                    assert_eq!(sum["tls"]["alpn"], "http/1.1", "{sum}");
+                    assert_eq!(sum["tls"]["handshakes"], 2, "{sum}");
+                    assert!(sum.get("http2").is_none(), "{sum}");
+                }
+                "nginx-h2" => {
+                    assert_eq!(sum["tls"]["alpn"], "h2", "{sum}");
+                    assert_eq!(sum["http2"]["connections"], 2, "{sum}");
+                    assert_eq!(sum["http2"]["streams"], 4, "{sum}");
+                }
+                _ => {
+                    assert!(sum.get("tls").is_none(), "{sum}");
+                    assert_eq!(sum["http2"]["connections"], 2, "{sum}");
+                }
+            }
+        }
+    }
+    nothing_left(&net, &["c1", "srv", "ctl"], &[]);
+}
+
 #[test]
 fn a_server_host_lost_mid_study_fails_its_steps_by_name_and_leaves_no_server_running() {
     let Some(net) = Net::new("slost", &["ctl", "c1", "srv"]) else {

@@ -18,7 +18,7 @@ pub use throng_trust::doctor::Plan as DoctorPlan;
 
 use crate::group::Group;
 use crate::interrupt::Interrupt;
-use crate::spec::{load_spec, targets, RoundLoad};
+use crate::spec::RoundLoad;
 use crate::study::StudyServer;
 
 /// What one round measured.
@@ -162,23 +162,13 @@ impl Server {
     /// The engine's spec for `load` against this server, over TLS when it
     /// serves TLS.
     fn spec(&self, load: &RoundLoad) -> throng_engine::LoadSpec {
-        let mut t = targets(self.running.addr(), &self.paths);
-        if self.tls.is_some() {
-            for x in &mut t {
-                x.url = x.url.replacen("http://", "https://", 1);
-            }
-        }
-        let mut spec = load_spec(t, load);
-        spec.tls = self.tls.clone();
-        spec.http.version = self.protocol.http_version();
-        // Streams multiply what one connection carries over HTTP/2 only;
-        // over HTTP/1.1 the level's connections are all there is.
-        spec.http.streams = if self.protocol.h2() {
-            load.shape.streams
-        } else {
-            1
-        };
-        spec
+        crate::spec::server_load_spec(
+            self.running.addr(),
+            &self.paths,
+            load,
+            self.tls.as_ref(),
+            self.protocol,
+        )
     }
 
     /// One round against this server: over its level's connections when
@@ -232,6 +222,12 @@ impl<'a> Local<'a> {
     /// The port a started server listens on.
     pub fn port(&self, name: &str) -> Option<u16> {
         self.find(name).map(|s| s.running.port)
+    }
+
+    /// How a started TLS server is reached: the run's certificate to
+    /// trust, and the one protocol ALPN offers.
+    pub fn tls_spec(&self, name: &str) -> Option<throng_engine::tls::TlsSpec> {
+        self.find(name).and_then(|s| s.tls.clone())
     }
 
     /// A started server's leader and its backend's, for sampling.

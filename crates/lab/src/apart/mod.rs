@@ -24,7 +24,7 @@ use throng_servers::launch::StartFailure;
 use crate::executor::{DoctorPlan, Executor, Measured, NotReady, Stage, Started};
 use crate::group::Group;
 use crate::interrupt::Interrupt;
-use crate::spec::{load_spec, targets, RoundLoad};
+use crate::spec::{server_load_spec, RoundLoad};
 use crate::study::{Study, StudyServer};
 
 mod server_host;
@@ -75,6 +75,8 @@ struct Remote {
     name: String,
     port: u16,
     paths: Vec<String>,
+    tls: Option<throng_engine::tls::TlsSpec>,
+    protocol: crate::study::Protocol,
 }
 
 /// The coordinator's executor for a study spread over hosts.
@@ -225,9 +227,12 @@ impl<'a> Apart<'a> {
         sample: bool,
     ) -> Result<Measured, String> {
         let r = self.get(server)?;
-        let spec = load_spec(
-            targets(SocketAddr::new(self.listen, r.port), &r.paths),
+        let spec = server_load_spec(
+            SocketAddr::new(self.listen, r.port),
+            &r.paths,
             load,
+            r.tls.as_ref(),
+            r.protocol,
         );
         let lead = self.clients.lead();
         let start = throng_remote::agent::unix_ns() + lead.as_nanos() as u64;
@@ -320,11 +325,20 @@ impl Executor for Apart<'_> {
                 port,
                 configs,
                 paths,
+                tls,
             } => {
+                if server.protocol.tls() && tls.is_none() {
+                    return Err(fail(format!(
+                        "the server host started {} without its certificate",
+                        server.name
+                    )));
+                }
                 self.running.push(Remote {
                     name: server.name.clone(),
                     port,
                     paths,
+                    tls,
+                    protocol: server.protocol,
                 });
                 Ok(Started { pid, configs })
             }

@@ -138,6 +138,7 @@ impl ServerHost {
                         port: o.exec.port(&server).unwrap_or(0),
                         configs: started.configs,
                         paths: w.paths(),
+                        tls: o.exec.tls_spec(&server),
                     },
                     Err(n) => LabReply::NotReady {
                         stage: stage_name(n.stage).to_string(),

@@ -80,6 +80,9 @@ pub enum LabReply {
         port: u16,
         configs: Vec<ConfigFile>,
         paths: Vec<String>,
+        /// Over TLS: the certificate the server host made for the server
+        /// address, which the client hosts are to trust, and the ALPN offer.
+        tls: Option<throng_engine::tls::TlsSpec>,
     },
     NotReady {
         stage: String,

@@ -492,14 +492,6 @@ impl Study {
         let (default_load, loads) = resolve_loads(&f, &workloads, &concurrency, base)?;
         let hosts = Hosts::parse(&f)?;
         if !hosts.is_local() {
-            if let Some(s) = servers.iter().find(|s| s.protocol != Protocol::Http1) {
-                bail!(
-                    "protocols: {} runs {} from this machine only for now; remove \
-                     server_host and client_hosts",
-                    s.name,
-                    s.protocol.name()
-                );
-            }
             if let Some(w) = loads.iter().find(|w| w.shape.users.is_some()) {
                 bail!(
                     "sessions ({}): users who think run from this machine only for now; remove \
