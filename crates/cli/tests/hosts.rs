@@ -619,6 +619,82 @@ fn a_study_apart_speaks_tls_and_http2_to_the_server_host() {
     nothing_left(&net, &["c1", "srv", "ctl"], &[]);
 }
 
+/// Users who think, apart: the server host generates the 400-file site,
+/// the client host's users walk the session file's visits through it, and
+/// the visits and their requests are counted exactly as on one machine.
+#[test]
+fn a_study_apart_runs_users_who_think() {
+    let Some(net) = Net::new("usr", &["ctl", "c1", "srv"]) else {
+        return;
+    };
+    let study = net.dir().join("users.toml");
+    std::fs::write(
+        &study,
+        format!(
+            "name = \"users\"\nservers = [\"nginx\"]\nworkloads = [\"site\"]\ncores = [1]\n\
+             concurrency = [4]\nwarmup_seconds = 0.2\ndiagnose = false\nfeatures = false\n\
+             server_host = \"{}\"\nclient_hosts = [\"{}\"]\n\
+             [load]\nsessions = \"builtin:site-visits\"\nconns_per_user = 6\nrequests = 8\n\
+             [rounds]\nseconds = 0.5\nwarmup_seconds = 0.0\nmin = 2\nmax = 2\n",
+            net.url("srv"),
+            net.url("c1"),
+        ),
+    )
+    .unwrap();
+    let db = net.dir().join("users.db");
+    let out = run(throng_in(
+        &net,
+        &[
+            "lab",
+            &study.to_string_lossy(),
+            "--quiet",
+            "--db",
+            &db.to_string_lossy(),
+        ],
+    ));
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut report = support::throng();
+    report.args(["report", "--db", &db.to_string_lossy(), "--format", "json"]);
+    let j = json(&run(report));
+    let steps = j["run"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0]["status"], "ok", "{}", steps[0]);
+    let rounds = steps[0]["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 2);
+    for r in rounds {
+        let sum = &r["summary"];
+        assert_eq!(sum["errors_total"], 0, "{sum}");
+        // The file's four visits make 10, 12, 3 and 11 requests. The
+        // client host's agent runs a thread per CPU of its own; thread k
+        // starts at visit k and takes its share of the round's four in
+        // turn (one thread: 36 requests; two: 10 + 12 and 12 + 3, 37).
+        let threads = sum["threads"].as_u64().unwrap();
+        if 4 % threads == 0 {
+            let visits = [10u64, 12, 3, 11];
+            let share = 4 / threads;
+            let want: u64 = (0..threads)
+                .flat_map(|k| (k..k + share).map(|v| visits[v as usize % 4]))
+                .sum();
+            assert_eq!(sum["completed"], want, "{threads} threads: {sum}");
+            assert_eq!(sum["sent"], want, "{sum}");
+        }
+        assert_eq!(sum["status"]["200"], sum["completed"], "{sum}");
+        let s = &sum["sessions"];
+        assert_eq!(s["started"], 4, "{s}");
+        assert_eq!(s["completed"], 4, "{s}");
+        assert_eq!(s["failed"], 0, "{s}");
+        assert_eq!(s["users"], 4, "{s}");
+        assert_eq!(sum["per_host"][0]["host"], net.url("c1"));
+        assert_eq!(sum["per_host"][0]["completed"], sum["completed"]);
+    }
+    nothing_left(&net, &["c1", "srv", "ctl"], &[]);
+}
+
 #[test]
 fn a_server_host_lost_mid_study_fails_its_steps_by_name_and_leaves_no_server_running() {
     let Some(net) = Net::new("slost", &["ctl", "c1", "srv"]) else {

@@ -491,15 +491,6 @@ impl Study {
         }
         let (default_load, loads) = resolve_loads(&f, &workloads, &concurrency, base)?;
         let hosts = Hosts::parse(&f)?;
-        if !hosts.is_local() {
-            if let Some(w) = loads.iter().find(|w| w.shape.users.is_some()) {
-                bail!(
-                    "sessions ({}): users who think run from this machine only for now; remove \
-                     server_host and client_hosts",
-                    w.kind.name()
-                );
-            }
-        }
         let sites = site::open_sites(&f, &workloads, base, &hosts)?;
         let sweep_top = loads
             .iter()
