@@ -145,6 +145,31 @@ pub struct Local<'a> {
     tls: Option<throng_servers::launch::TlsFiles>,
 }
 
+/// The engine's spec for `load` against a server on `addr` serving
+/// `paths`, spoken to over `protocol`: over TLS (trusting what `tls`
+/// trusts) when it serves TLS, with streams over HTTP/2 only, since over
+/// HTTP/1.1 the level's connections are all there is. The same whether the
+/// load runs here or from client hosts.
+pub fn server_load_spec(
+    addr: std::net::SocketAddr,
+    paths: &[String],
+    load: &RoundLoad,
+    tls: Option<&throng_engine::tls::TlsSpec>,
+    protocol: crate::study::Protocol,
+) -> throng_engine::LoadSpec {
+    let mut t = crate::spec::targets(addr, paths);
+    if tls.is_some() {
+        for x in &mut t {
+            x.url = x.url.replacen("http://", "https://", 1);
+        }
+    }
+    let mut spec = crate::spec::load_spec(t, load);
+    spec.tls = tls.cloned();
+    spec.http.version = protocol.http_version();
+    spec.http.streams = if protocol.h2() { load.shape.streams } else { 1 };
+    spec
+}
+
 struct Server {
     running: Running,
     paths: Vec<String>,
@@ -162,7 +187,7 @@ impl Server {
     /// The engine's spec for `load` against this server, over TLS when it
     /// serves TLS.
     fn spec(&self, load: &RoundLoad) -> throng_engine::LoadSpec {
-        crate::spec::server_load_spec(
+        server_load_spec(
             self.running.addr(),
             &self.paths,
             load,

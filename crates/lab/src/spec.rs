@@ -217,31 +217,6 @@ pub fn targets(addr: SocketAddr, paths: &[String]) -> Vec<Target> {
     paths.iter().map(|path| Target::http(addr, path)).collect()
 }
 
-/// The engine's spec for `load` against a server on `addr` serving
-/// `paths`, spoken to over `protocol`: over TLS (trusting what `tls`
-/// trusts) when it serves TLS, with streams over HTTP/2 only, since over
-/// HTTP/1.1 the level's connections are all there is. The same whether the
-/// load runs here or from client hosts.
-pub fn server_load_spec(
-    addr: SocketAddr,
-    paths: &[String],
-    load: &RoundLoad,
-    tls: Option<&throng_engine::tls::TlsSpec>,
-    protocol: crate::study::Protocol,
-) -> LoadSpec {
-    let mut t = targets(addr, paths);
-    if tls.is_some() {
-        for x in &mut t {
-            x.url = x.url.replacen("http://", "https://", 1);
-        }
-    }
-    let mut spec = load_spec(t, load);
-    spec.tls = tls.cloned();
-    spec.http.version = protocol.http_version();
-    spec.http.streams = if protocol.h2() { load.shape.streams } else { 1 };
-    spec
-}
-
 /// The engine's spec for `load` against `targets`. Every lab round checks
 /// every body against the first response (sizes and checksums), since a
 /// server that answers wrongly must not look fast.

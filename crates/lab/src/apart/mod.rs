@@ -21,10 +21,10 @@ use throng_remote::protocol::{Reply, Request};
 use throng_remote::{Fleet, Place, RemoteError, CLOCK_LIMIT};
 use throng_servers::launch::StartFailure;
 
-use crate::executor::{DoctorPlan, Executor, Measured, NotReady, Stage, Started};
+use crate::executor::{server_load_spec, DoctorPlan, Executor, Measured, NotReady, Stage, Started};
 use crate::group::Group;
 use crate::interrupt::Interrupt;
-use crate::spec::{server_load_spec, RoundLoad};
+use crate::spec::RoundLoad;
 use crate::study::{Study, StudyServer};
 
 mod server_host;
