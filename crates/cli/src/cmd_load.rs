@@ -13,7 +13,7 @@ use crate::fmt::{human_bytes, human_count, human_us};
 
 #[derive(clap::Args, Debug)]
 pub struct LoadArgs {
-    /// URL to load (http://host[:port]/path). Optional when --urls lists full URLs.
+    /// URL to load (http:// or https://host[:port]/path). Optional when --urls lists full URLs.
     pub url: Option<String>,
     /// Connections kept open (closed model: requests in flight at once)
     /// [default: 10].
