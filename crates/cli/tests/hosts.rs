@@ -695,6 +695,72 @@ fn a_study_apart_runs_users_who_think() {
     nothing_left(&net, &["c1", "srv", "ctl"], &[]);
 }
 
+/// A recipe of the user's own folder (`--recipes`) reaches the server
+/// host apart: its servers start from it, not from that host's built-ins.
+#[test]
+fn a_study_apart_starts_its_servers_from_the_users_recipes() {
+    let Some(net) = Net::new("rcp", &["ctl", "c1", "srv"]) else {
+        return;
+    };
+    let recipes = net.dir().join("recipes");
+    std::fs::create_dir(&recipes).unwrap();
+    let mine = include_str!("../../servers/recipes/nginx.toml")
+        .replacen("name = \"nginx\"", "name = \"nginx-mine\"", 1)
+        .replacen(
+            "default_type application/octet-stream;",
+            "default_type text/mine;",
+            1,
+        );
+    assert!(mine.contains("nginx-mine") && mine.contains("text/mine;"));
+    std::fs::write(recipes.join("nginx-mine.toml"), mine).unwrap();
+    let study = net.dir().join("mine.toml");
+    std::fs::write(
+        &study,
+        format!(
+            "name = \"mine\"\nservers = [\"nginx-mine\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+             concurrency = [2]\nwarmup_seconds = 0.2\ndiagnose = false\nfeatures = false\n\
+             server_host = \"{}\"\nclient_hosts = [\"{}\"]\n\
+             [load]\nrequests = 100\n\
+             [rounds]\nseconds = 0.5\nwarmup_seconds = 0.0\nmin = 1\nmax = 1\n",
+            net.url("srv"),
+            net.url("c1"),
+        ),
+    )
+    .unwrap();
+    let db = net.dir().join("mine.db");
+    let out = run(throng_in(
+        &net,
+        &[
+            "lab",
+            &study.to_string_lossy(),
+            "--recipes",
+            &recipes.to_string_lossy(),
+            "--quiet",
+            "--db",
+            &db.to_string_lossy(),
+        ],
+    ));
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut report = support::throng();
+    report.args(["report", "--db", &db.to_string_lossy(), "--format", "json"]);
+    let j = json(&run(report));
+    let server = &j["run"]["servers"][0];
+    assert_eq!(server["recipe"], "nginx-mine");
+    // The config the server host rendered and started nginx with.
+    let conf = server["configs"][0]["content"].as_str().unwrap();
+    assert!(conf.contains("default_type text/mine;"), "{conf}");
+    let step = &j["run"]["steps"][0];
+    assert_eq!(step["status"], "ok", "{step}");
+    assert_eq!(step["rounds"][0]["summary"]["completed"], 100);
+    assert_eq!(step["rounds"][0]["summary"]["errors_total"], 0);
+    nothing_left(&net, &["c1", "srv", "ctl"], &[]);
+}
+
 #[test]
 fn a_server_host_lost_mid_study_fails_its_steps_by_name_and_leaves_no_server_running() {
     let Some(net) = Net::new("slost", &["ctl", "c1", "srv"]) else {

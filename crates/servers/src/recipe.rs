@@ -546,12 +546,32 @@ impl Recipes {
         for f in files {
             let text = std::fs::read_to_string(&f)?;
             let r = Recipe::parse(&text).with_context(|| format!("recipe {}", f.display()))?;
-            match recipes.list.iter_mut().find(|x| x.name == r.name) {
-                Some(slot) => *slot = r,
-                None => recipes.list.push(r),
-            }
+            recipes.put(r);
         }
         Ok(recipes)
+    }
+
+    /// Built-ins, with `texts` (recipes as TOML, checked as a folder's
+    /// are) replacing those of the same name or added.
+    pub fn with_texts(texts: &[String]) -> anyhow::Result<Recipes> {
+        let mut recipes = Recipes::builtin();
+        for text in texts {
+            recipes.put(Recipe::parse(text)?);
+        }
+        Ok(recipes)
+    }
+
+    /// `r` in place of the recipe of its name, or added.
+    fn put(&mut self, r: Recipe) {
+        match self.list.iter_mut().find(|x| x.name == r.name) {
+            Some(slot) => *slot = r,
+            None => self.list.push(r),
+        }
+    }
+
+    /// Recipe `r` as TOML that [`Recipe::parse`] reads back as `r`.
+    pub fn text_of(r: &Recipe) -> anyhow::Result<String> {
+        Ok(toml::to_string(r)?)
     }
 
     pub fn get(&self, name: &str) -> Option<&Recipe> {
@@ -586,6 +606,24 @@ mod tests {
 
     fn ctx(as_root: bool) -> RenderContext {
         test_context(as_root)
+    }
+
+    /// What a server host apart is sent: every recipe, as TOML, reads
+    /// back as itself.
+    #[test]
+    fn a_recipe_as_text_reads_back_as_itself() {
+        for r in Recipes::builtin().all() {
+            let text = Recipes::text_of(r).unwrap();
+            assert_eq!(&Recipe::parse(&text).unwrap(), r, "{}", r.name);
+        }
+        let recipes = Recipes::with_texts(&[Recipes::text_of(&Recipe {
+            name: "nginx-mine".into(),
+            ..Recipes::builtin().get("nginx").unwrap().clone()
+        })
+        .unwrap()])
+        .unwrap();
+        assert_eq!(recipes.all().len(), Recipes::builtin().all().len() + 1);
+        assert!(recipes.get("nginx-mine").is_some());
     }
 
     #[test]

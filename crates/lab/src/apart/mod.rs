@@ -148,9 +148,15 @@ impl<'a> Apart<'a> {
             ServerEnd::Remote(f)
         };
         let mut server = server;
+        let recipes = study
+            .recipes
+            .iter()
+            .map(throng_servers::Recipes::text_of)
+            .collect::<anyhow::Result<Vec<_>>>()?;
         let cpus = match server
             .call(LabRequest::Open {
                 study_toml: study.toml.clone(),
+                recipes,
                 listen,
                 keep_workdir: keep,
             })

@@ -46,11 +46,12 @@ impl ServerHost {
         match req {
             LabRequest::Open {
                 study_toml,
+                recipes,
                 listen,
                 keep_workdir,
             } => {
                 self.shutdown();
-                let recipes = Recipes::builtin();
+                let recipes = Recipes::with_texts(&recipes).map_err(|e| format!("{e:#}"))?;
                 let study = Study::parse(&study_toml, &recipes).map_err(|e| format!("{e:#}"))?;
                 study.check_installed().map_err(|e| format!("{e:#}"))?;
                 let stamp = (throng_model::unix_now() * 1000.0) as i64;

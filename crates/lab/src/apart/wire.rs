@@ -13,9 +13,11 @@ use crate::executor::Stage;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "lab", rename_all = "snake_case")]
 pub enum LabRequest {
-    /// The study, as its TOML, and the address servers listen on.
+    /// The study, as its TOML, the recipes it draws on (as TOML, a
+    /// `--recipes` folder's among them), and the address servers listen on.
     Open {
         study_toml: String,
+        recipes: Vec<String>,
         listen: IpAddr,
         keep_workdir: bool,
     },

@@ -251,6 +251,10 @@ pub struct Study {
     /// The TOML as given, stored with the run.
     pub toml: String,
     pub servers: Vec<StudyServer>,
+    /// The recipes the servers were drawn from, as found (before profile
+    /// and protocol): a server host apart starts its servers from these,
+    /// a `--recipes` folder's among them, rather than its built-ins.
+    pub recipes: Vec<Recipe>,
     pub workloads: Vec<WorkloadId>,
     /// The workloads of `workloads` that are sites of the user's own.
     pub sites: Vec<OwnSite>,
@@ -378,6 +382,7 @@ impl Study {
             );
         }
         let mut servers = Vec::new();
+        let mut drawn = Vec::new();
         for (e, profile, protocol) in f.servers.iter().flat_map(|e| {
             profiles
                 .iter()
@@ -385,12 +390,12 @@ impl Study {
                 .map(move |(p, q)| (e, p, q))
         }) {
             let (name, recipe) = match e {
-                ServerEntry::Recipe(n) => (n.clone(), find(recipes, n)?),
+                ServerEntry::Recipe(n) => (n.clone(), find(recipes, n, &mut drawn)?),
                 ServerEntry::Table {
                     name,
                     recipe: Some(r),
                     command: None,
-                } => (name.clone(), find(recipes, r)?),
+                } => (name.clone(), find(recipes, r, &mut drawn)?),
                 ServerEntry::Table {
                     name,
                     recipe: None,
@@ -434,7 +439,7 @@ impl Study {
                 bail!("server {name:?} is listed twice");
             }
             let backend = match &recipe.backend {
-                Some(b) => Some(find(recipes, b)?),
+                Some(b) => Some(find(recipes, b, &mut drawn)?),
                 None => None,
             };
             servers.push(StudyServer {
@@ -539,6 +544,7 @@ impl Study {
             description: f.description.clone(),
             toml: text.to_string(),
             servers,
+            recipes: drawn,
             workloads,
             sites,
             cores,
@@ -742,11 +748,16 @@ fn profiles(f: &StudyFile) -> anyhow::Result<Vec<Profile>> {
     Ok(out)
 }
 
-fn find(recipes: &Recipes, name: &str) -> anyhow::Result<Recipe> {
-    recipes.get(name).cloned().with_context(|| {
+/// Recipe `name`, noted in `drawn` once.
+fn find(recipes: &Recipes, name: &str, drawn: &mut Vec<Recipe>) -> anyhow::Result<Recipe> {
+    let r = recipes.get(name).cloned().with_context(|| {
         let known: Vec<&str> = recipes.all().iter().map(|r| r.name.as_str()).collect();
         format!("no recipe {name:?} (known: {})", known.join(", "))
-    })
+    })?;
+    if !drawn.iter().any(|d: &Recipe| d.name == r.name) {
+        drawn.push(r.clone());
+    }
+    Ok(r)
 }
 
 #[cfg(test)]
