@@ -395,6 +395,7 @@ pub fn load_on_hosts(a: LoadArgs) -> Result<u8> {
                         "clock_offset_ms": h.offset.offset_ns as f64 / 1e6,
                         "clock_uncertainty_ms": h.offset.uncertainty_ns as f64 / 1e6,
                         "path": p,
+                        "ports": {"range": h.ports.range, "time_wait": h.ports.time_wait},
                         "summary": json_document(s, v)?,
                     }))
                 })
@@ -447,7 +448,8 @@ pub fn load_on_hosts(a: LoadArgs) -> Result<u8> {
 /// The merged verdict and each host's own. The merged summary carries each
 /// host's share, so `client_bound` is judged host by host and named (the
 /// merged CPU figures average a saturated host with idle ones). Port use
-/// is a client host's own and is not read from here.
+/// is a client host's own, read there as its load ended: each host's
+/// verdict judges its own, the merged one the host closest to running out.
 fn judge(run: &FleetRun, merged: &Summary, spec: &LoadSpec) -> (Verdict, Vec<(Summary, Verdict)>) {
     let ctx = |threads: u64| RoundContext {
         server: None,
@@ -460,7 +462,7 @@ fn judge(run: &FleetRun, merged: &Summary, spec: &LoadSpec) -> (Verdict, Vec<(Su
         merged,
         Some(&run.merged.latency),
         &ctx(merged.threads),
-        PortUse::default(),
+        PortUse::worst(run.hosts.iter().map(|h| h.ports.clone())),
     );
     let per_host = run
         .hosts
@@ -471,7 +473,7 @@ fn judge(run: &FleetRun, merged: &Summary, spec: &LoadSpec) -> (Verdict, Vec<(Su
                 &s,
                 Some(&h.result.latency),
                 &ctx(s.threads),
-                PortUse::default(),
+                h.ports.clone(),
             );
             (s, hv)
         })
@@ -531,21 +533,68 @@ mod tests {
         }
     }
 
+    fn host(place: &str, result: throng_engine::LoadResult, ports: PortUse) -> HostRun {
+        HostRun {
+            place: Place::parse(place).unwrap(),
+            offset: Offset::ZERO,
+            result,
+            ports: PortUse {
+                host: Some(place.to_string()),
+                ..ports
+            },
+        }
+    }
+
+    /// Ports are a client host's own: in close mode, the host whose
+    /// ephemeral ports are three quarters in TIME_WAIT is named, in the
+    /// merged verdict and in its own, and the other host's verdict is
+    /// clean.
+    #[test]
+    fn the_client_host_running_out_of_ports_is_named() {
+        let held = |n| PortUse {
+            range: Some(1000),
+            time_wait: Some(n),
+            host: None,
+        };
+        let hosts = vec![
+            host("ssh://a", result(0.2), held(10)),
+            host("ssh://b", result(0.2), held(750)),
+        ];
+        let results: Vec<_> = hosts.iter().map(|h| h.result.clone()).collect();
+        let run = FleetRun {
+            merged: throng_engine::LoadResult::combine(&results).unwrap(),
+            hosts,
+            start_skew_s: 0.0,
+        };
+        let mut spec = LoadSpec::new(vec![]);
+        spec.keep_alive = false;
+        let merged = throng_lab::record::summarize_fleet(&run);
+        let (v, per_host) = judge(&run, &merged, &spec);
+        let ports: Vec<&str> = v
+            .reasons
+            .iter()
+            .filter(|r| r.code == ReasonCode::Ports)
+            .map(|r| r.message.as_str())
+            .collect();
+        assert_eq!(ports.len(), 1, "{v:?}");
+        assert!(
+            ports[0].starts_with(
+                "client host ssh://b: 750 of the 1000 ephemeral ports (75%) were held in TIME_WAIT"
+            ),
+            "{}",
+            ports[0]
+        );
+        assert!(!per_host[0].1.has(ReasonCode::Ports));
+        assert!(per_host[1].1.has(ReasonCode::Ports));
+    }
+
     #[test]
     fn one_saturated_client_host_is_named_though_the_average_is_not_busy() {
         // One host's thread busy the whole run, the other idle: merged, the
         // two threads were 50% busy, which alone would not fire.
         let hosts = vec![
-            HostRun {
-                place: Place::parse("ssh://a").unwrap(),
-                offset: Offset::ZERO,
-                result: result(0.2),
-            },
-            HostRun {
-                place: Place::parse("ssh://b").unwrap(),
-                offset: Offset::ZERO,
-                result: result(10.0),
-            },
+            host("ssh://a", result(0.2), PortUse::default()),
+            host("ssh://b", result(10.0), PortUse::default()),
         ];
         let results: Vec<_> = hosts.iter().map(|h| h.result.clone()).collect();
         let run = FleetRun {

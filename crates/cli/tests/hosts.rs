@@ -172,6 +172,14 @@ fn two_client_hosts_complete_exactly_n_requests_and_the_servers_log_agrees() {
         return;
     };
     let ng = nginx_in(&net, "srv", b"hello from srv\n");
+    // c2's ephemeral ports are its own (the range is per network
+    // namespace, as it is per machine): its share reads them there.
+    let narrowed = net
+        .exec("c2", "sysctl")
+        .args(["-qw", "net.ipv4.ip_local_port_range=40000 40999"])
+        .status()
+        .unwrap();
+    assert!(narrowed.success());
     let hosts = format!("{},{}", net.url("c1"), net.url("c2"));
     let j = json(&run(throng_in(
         &net,
@@ -194,6 +202,13 @@ fn two_client_hosts_complete_exactly_n_requests_and_the_servers_log_agrees() {
     // 2001 requests over 4 + 4 connections: 1001 and 1000.
     assert_eq!(hosts_j[0]["summary"]["completed"], 1001);
     assert_eq!(hosts_j[1]["summary"]["completed"], 1000);
+    // Each host's ports, read where it ran: c1 has a new namespace's
+    // default range (32768-60999), c2 the one it was given.
+    assert_eq!(hosts_j[0]["ports"]["range"], 28232);
+    assert_eq!(hosts_j[1]["ports"]["range"], 1000);
+    for h in hosts_j {
+        assert!(h["ports"]["time_wait"].as_u64().is_some(), "{h}");
+    }
     for h in hosts_j {
         assert_eq!(h["path"]["loopback"], false);
         assert_eq!(h["path"]["mtu"], 1500);

@@ -29,6 +29,9 @@ pub struct Measured {
     pub latency: Histogram<u64>,
     /// What the server's process tree used (zero when not sampled).
     pub usage: ServerUsage,
+    /// The client hosts' ephemeral ports, the worst of them, when the load
+    /// came from other hosts; `None`: this machine's, read by the verdict.
+    pub ports: Option<throng_trust::PortUse>,
 }
 
 /// How far a server got before it could not be measured.
@@ -229,6 +232,7 @@ impl Server {
             summary: crate::record::summarize(&r),
             latency: r.latency,
             usage,
+            ports: None,
         })
     }
 }

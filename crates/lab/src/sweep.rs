@@ -719,7 +719,14 @@ fn absorb(
         shared_cores: group.shared,
         close_mode: !load.shape.keep_alive,
     };
-    let verdict = throng_trust::verdict::round_verdict(&m.summary, Some(&m.latency), &rc);
+    // Apart, the client hosts read their own ports; this machine's are no
+    // concern of a load that came from elsewhere.
+    let verdict = match &m.ports {
+        Some(p) => {
+            throng_trust::verdict::round_verdict_with(&m.summary, Some(&m.latency), &rc, p.clone())
+        }
+        None => throng_trust::verdict::round_verdict(&m.summary, Some(&m.latency), &rc),
+    };
     let index = p.step.rounds.len() as u32;
     ctx.observer.event(Event::Round {
         server: name,

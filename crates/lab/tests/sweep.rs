@@ -267,6 +267,7 @@ fn measured(rps: f64, concurrency: u32, errors: &[(ErrorKind, u64)], p99_us: u64
         },
         latency,
         usage: Default::default(),
+        ports: None,
     }
 }
 

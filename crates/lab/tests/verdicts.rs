@@ -395,6 +395,7 @@ fn connection_per_request_on_loopback_keeps_its_ports() {
     let full = PortUse {
         range: Some(range),
         time_wait: Some(range * 3 / 4),
+        host: None,
     };
     let v = judged(round_verdict_with(&summary, Some(&r.latency), &c, full));
     assert_eq!(codes(&v), vec!["ports"], "{v:#?}");

@@ -271,7 +271,10 @@ fn run_load(mut spec: LoadSpec, auto_threads: bool, start_unix_ns: u64, c: &Cont
         std::thread::sleep(left.min(Duration::from_millis(20)));
     }
     match throng_engine::run(&spec, c) {
-        Ok(r) => Reply::Load(Box::new(r)),
+        Ok(r) => Reply::Load {
+            result: Box::new(r),
+            ports: throng_trust::PortUse::read(),
+        },
         Err(e) => Reply::Failed {
             message: e.to_string(),
         },

@@ -28,6 +28,8 @@ pub struct HostRun {
     pub place: Place,
     pub offset: Offset,
     pub result: LoadResult,
+    /// The host's ephemeral ports as its load ended, named by the host.
+    pub ports: throng_trust::PortUse,
 }
 
 #[derive(Debug, Clone)]
@@ -275,15 +277,20 @@ impl Fleet {
         for (k, reply) in replies.into_iter().enumerate() {
             let l = &self.links[k];
             match reply.expect("every host replied") {
-                Reply::Load(mut r) => {
+                Reply::Load {
+                    result: mut r,
+                    mut ports,
+                } => {
                     r.started_unix_s = l.offset.to_local_s(r.started_unix_s);
                     for s in &mut r.timeline {
                         s.t_unix = l.offset.to_local_s(s.t_unix);
                     }
+                    ports.host = Some(l.place.to_string());
                     hosts.push(HostRun {
                         place: l.place.clone(),
                         offset: l.offset,
                         result: *r,
+                        ports,
                     });
                 }
                 other => {

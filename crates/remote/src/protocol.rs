@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use throng_engine::{LoadResult, LoadSpec};
 use throng_model::Environment;
 
-pub const PROTOCOL: u32 = 1;
+pub const PROTOCOL: u32 = 2;
 
 /// The first line an agent writes.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -68,7 +68,13 @@ pub enum Reply {
         t1: u64,
         t2: u64,
     },
-    Load(Box<LoadResult>),
+    /// A load's result, and the host's ephemeral ports as it ended
+    /// (ports are the client's own, so each host reads its own).
+    Load {
+        result: Box<LoadResult>,
+        #[serde(default)]
+        ports: throng_trust::PortUse,
+    },
     Stopping,
     Path(PathFacts),
     Have {

@@ -83,15 +83,20 @@ pub const LATENCY_TRACKS: f64 = 0.5;
 /// A server using less than this share of its cores is "well below" them.
 pub const SERVER_CPU_LOW: f64 = 0.70;
 
-/// The machine's ephemeral ports as a round ends: what the `ports` rule
-/// judges besides the summary.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// A client machine's ephemeral ports as a round ends: what the `ports`
+/// rule judges besides the summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PortUse {
     /// Ports in `net.ipv4.ip_local_port_range`; `None`: unknown.
     pub range: Option<u64>,
     /// Ports of that range held by sockets in TIME_WAIT (see
     /// [`crate::snapshot::time_wait_ports`]); `None`: not read.
     pub time_wait: Option<u64>,
+    /// The client host they were read on, when the load came from other
+    /// hosts (each reads its own, since ports are a client's); `None`:
+    /// this machine.
+    #[serde(default)]
+    pub host: Option<String>,
 }
 
 impl PortUse {
@@ -102,7 +107,20 @@ impl PortUse {
         PortUse {
             range: range.map(|(lo, hi)| u64::from(hi - lo) + 1),
             time_wait: range.and_then(|(lo, hi)| crate::snapshot::read_time_wait_ports(lo, hi)),
+            host: None,
         }
+    }
+
+    /// Of several client hosts' port use, the one closest to running out
+    /// (the largest share held): the host a `ports` verdict names.
+    pub fn worst(all: impl IntoIterator<Item = PortUse>) -> PortUse {
+        let share = |p: &PortUse| match (p.range.filter(|r| *r > 0), p.time_wait) {
+            (Some(r), Some(t)) => t as f64 / r as f64,
+            _ => -1.0,
+        };
+        all.into_iter()
+            .max_by(|a, b| share(a).total_cmp(&share(b)))
+            .unwrap_or_default()
     }
 }
 
@@ -499,10 +517,15 @@ fn ports(v: &mut Verdict, s: &Summary, ctx: &RoundContext, p: PortUse) {
     if share <= PORTS_SHARE {
         return;
     }
+    let whose = p
+        .host
+        .as_ref()
+        .map(|h| format!("client host {h}: "))
+        .unwrap_or_default();
     v.push(
         ReasonCode::Ports,
         format!(
-            "{held} of the {range} ephemeral ports ({:.0}%) were held in TIME_WAIT as the \
+            "{whose}{held} of the {range} ephemeral ports ({:.0}%) were held in TIME_WAIT as the \
              round ended, at {:.0} new connections/s: connect() searches past them for a free \
              port, and a longer or faster run runs out; widen ip_local_port_range, enable \
              tcp_tw_reuse, or use keep-alive",

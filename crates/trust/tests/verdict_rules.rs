@@ -59,6 +59,7 @@ fn ctx() -> RoundContext {
 const PORTS: PortUse = PortUse {
     range: Some(28232),
     time_wait: Some(0),
+    host: None,
 };
 
 fn codes(v: &Verdict) -> Vec<&str> {
@@ -483,10 +484,12 @@ fn fast_close_mode_with_ports_to_spare_is_not_ports() {
         PortUse {
             range: None,
             time_wait: Some(20_000),
+            host: None,
         },
         PortUse {
             range: Some(28_232),
             time_wait: None,
+            host: None,
         },
     ] {
         assert!(round_verdict_with(&s, None, &c, unknown).is_valid());

@@ -272,6 +272,9 @@ impl<'a> Apart<'a> {
         })?;
         Ok(Measured {
             summary: crate::record::summarize_fleet(&run),
+            ports: Some(throng_trust::PortUse::worst(
+                run.hosts.iter().map(|h| h.ports.clone()),
+            )),
             latency: run.merged.latency,
             usage,
         })
