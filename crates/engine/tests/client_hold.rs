@@ -90,11 +90,13 @@ fn a_runs_connections_are_either_at_the_server_or_held_by_the_client() {
     let quick = Server::start(common::answer);
     let (hold, had) = books_balance(&quick, 1, 10_000);
     assert!(hold > had * 0.1, "hold {hold:.0} ns of {had:.0}");
-    // A server that takes 2 ms: the hold is a sliver of each cycle.
+    // A server that takes 2 ms: the hold is a sliver of each cycle (a
+    // tenth at most: on a loaded 2-CPU machine a wake-up after an answer
+    // can take a few hundred microseconds).
     let late = Server::start(answer_late);
     let (hold, had) = books_balance(&late, 4, 400);
     assert!(
-        hold > 0.0 && hold < had * 0.05,
+        hold > 0.0 && hold < had * 0.1,
         "hold {hold:.0} ns of {had:.0}"
     );
 }
