@@ -414,9 +414,7 @@ impl Worker<'_> {
             self.send_deferred();
         }
     }
-}
 
-impl Worker<'_> {
     pub(super) fn timeout_ns(&self) -> u64 {
         self.plan.spec.timeout.as_nanos() as u64
     }
