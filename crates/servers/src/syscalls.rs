@@ -389,6 +389,35 @@ fn none_running(pids: &[i32]) -> String {
 /// Descriptors perf keeps for itself beyond its counters.
 const PERF_OWN_FDS: u64 = 64;
 
+/// Where the kernel's tracepoints are. tracefs is mounted on demand: perf
+/// mounts it itself the first time it needs it, so a machine on which
+/// nothing has traced yet has an empty /sys/kernel/tracing. As perf does,
+/// it is mounted there then (root only; otherwise the directory stays
+/// empty and perf is not used).
+fn tracepoints() -> Option<&'static Path> {
+    const ROOTS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+    let found = || {
+        ROOTS
+            .into_iter()
+            .map(Path::new)
+            .find(|d| d.join("events/raw_syscalls/sys_enter").is_dir())
+    };
+    found().or_else(|| {
+        // SAFETY: mount(2) with valid NUL-terminated strings and no data;
+        // it changes nothing but the mount table, and fails harmlessly.
+        unsafe {
+            libc::mount(
+                c"nodev".as_ptr(),
+                c"/sys/kernel/tracing".as_ptr(),
+                c"tracefs".as_ptr(),
+                0,
+                std::ptr::null(),
+            )
+        };
+        found()
+    })
+}
+
 /// The events perf counts: the total, and as many of the listed syscalls
 /// this kernel has tracepoints for as `fds` descriptors allow over
 /// `threads` threads.
@@ -399,10 +428,7 @@ fn perf_events(threads: usize, fds: u64) -> Result<Vec<String>, String> {
             "{threads} threads are too many for {fds} descriptors (one per thread and event)"
         ));
     }
-    let root = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
-        .into_iter()
-        .map(Path::new)
-        .find(|d| d.join("events/raw_syscalls/sys_enter").is_dir())
+    let root = tracepoints()
         .ok_or("no syscall tracepoints under /sys/kernel/tracing (tracefs not mounted or not readable)")?;
     let mut events: Vec<String> = SYSCALLS
         .iter()
