@@ -428,8 +428,9 @@ fn perf_events(threads: usize, fds: u64) -> Result<Vec<String>, String> {
             "{threads} threads are too many for {fds} descriptors (one per thread and event)"
         ));
     }
-    let root = tracepoints()
-        .ok_or("no syscall tracepoints under /sys/kernel/tracing (tracefs not mounted or not readable)")?;
+    let root = tracepoints().ok_or(
+        "no syscall tracepoints under /sys/kernel/tracing (tracefs not mounted or not readable)",
+    )?;
     let mut events: Vec<String> = SYSCALLS
         .iter()
         .filter(|(tp, _)| {
