@@ -1,0 +1,206 @@
+//! A connection's way out: connecting it (from the next source address),
+//! opening it once TCP (and TLS) is up, and writing its requests, whole or
+//! in part, with what a write that fails leaves to be read first.
+
+use super::*;
+
+impl Worker<'_> {
+    /// Push queued requests out, connecting first if needed.
+    pub(super) fn send(&mut self, i: usize) {
+        match self.conns[i].state {
+            State::Down if self.conns[i].len > 0 => self.connect(i),
+            State::Open => self.flush(i),
+            _ => {}
+        }
+    }
+
+    pub(super) fn connect(&mut self, i: usize) {
+        let addr = self.plan.spec.targets[0].addr;
+        // Every request of one connection goes to one address; with
+        // several hosts in a URL list, the first queued request decides.
+        let target = if self.conns[i].len > 0 {
+            self.conns[i].front().target
+        } else {
+            0
+        };
+        self.conns[i].target_of_connect = target;
+        let addr = if self.conns[i].len > 0 {
+            self.plan.spec.targets[target as usize].addr
+        } else {
+            addr
+        };
+        self.conns[i].connect_start_ns = self.now;
+        if self.uring.is_some() {
+            self.uring_connect(i, addr);
+            return;
+        }
+        let from = self.next_source_index().map(|k| self.plan.spec.sources[k]);
+        match socket::connect(addr, from, self.plan.spec.linger_zero) {
+            Ok(mut s) => {
+                // A connection that carries one request in one write has
+                // nothing for Nagle to hold back: the setsockopt is saved.
+                if !self.one_write {
+                    let _ = s.set_nodelay(true);
+                }
+                rx::enable_stamps(s.as_raw_fd());
+                if let Err(e) = self.poll.registry().register(
+                    &mut s,
+                    socket_token(i, self.conns[i].epoch),
+                    Interest::READABLE | Interest::WRITABLE,
+                ) {
+                    self.fail(i, classify_connect(&e));
+                    return;
+                }
+                let c = &mut self.conns[i];
+                c.stream = Some(s);
+                c.state = State::Connecting;
+            }
+            Err(e) => self.fail(i, classify_connect(&e)),
+        }
+    }
+
+    /// Which of the spec's source addresses the next connect comes from,
+    /// in turn, when it has any.
+    pub(super) fn next_source_index(&mut self) -> Option<usize> {
+        let n = self.plan.spec.sources.len();
+        (n > 0).then(|| {
+            let k = self.source_seq;
+            self.source_seq = k.wrapping_add(1);
+            k % n
+        })
+    }
+
+    pub(super) fn on_connected(&mut self, i: usize) {
+        let now = self.now;
+        let measuring = self.measuring;
+        let c = &mut self.conns[i];
+        if c.ever_connected {
+            self.stats.reconnects += 1;
+        } else {
+            c.ever_connected = true;
+            self.established += 1;
+        }
+        let took = now.saturating_sub(c.connect_start_ns);
+        if measuring {
+            self.stats.connect.saturating_record((took / 1000).max(1));
+        }
+        self.counters(measuring).connects += 1;
+        if self.tls_config.is_some() {
+            self.start_tls(i);
+        } else {
+            self.open(i);
+        }
+    }
+
+    /// Connection `i` can carry requests (TCP, and TLS when asked, done).
+    pub(super) fn open(&mut self, i: usize) {
+        let now = self.now;
+        let c = &mut self.conns[i];
+        c.state = State::Open;
+        c.exchange.reset();
+        // Queued requests waited for the handshake; their latency starts now.
+        for k in 0..c.len {
+            let s = c.slot(k);
+            c.ring[s].issued_ns = now;
+        }
+        if !self.choose_http(i) {
+            return;
+        }
+        // The closed model tops the connection up to its depth, now that
+        // its protocol, and so its depth, is known.
+        if self.plan.interval_ns.is_none() && !self.between_windows {
+            self.fill(i);
+        } else {
+            self.flush(i);
+        }
+    }
+
+    pub(super) fn flush(&mut self, i: usize) {
+        if self.between_windows {
+            return;
+        }
+        if self.uring.is_some() {
+            self.uring_flush(i);
+            return;
+        }
+        if self.conns[i].h2_on {
+            self.h2_flush(i);
+            return;
+        }
+        if self.conns[i].tls.is_some() {
+            self.tls_flush(i);
+            return;
+        }
+        loop {
+            let c = &mut self.conns[i];
+            if c.written >= c.len || c.peer_closed || c.unwritable.is_some() {
+                return;
+            }
+            let (head, written, write_off, pending) =
+                (c.head, c.written, c.write_off, c.len - c.written);
+            let Conn { stream, ring, .. } = c;
+            let Some(stream) = stream.as_mut() else {
+                return;
+            };
+            let req_at = |k: usize| {
+                let f = &ring[(head + written + k) % ring.len()];
+                self.plan.requests.get(f.target, f.last)
+            };
+            let res = if pending == 1 {
+                stream.write(&req_at(0)[write_off..])
+            } else {
+                let mut slices = [IoSlice::new(&[]); WRITEV_MAX];
+                let n = pending.min(WRITEV_MAX);
+                for (k, slot) in slices.iter_mut().enumerate().take(n) {
+                    let req = req_at(k);
+                    *slot = IoSlice::new(if k == 0 { &req[write_off..] } else { req });
+                }
+                stream.write_vectored(&slices[..n])
+            };
+            match res {
+                Ok(n) => {
+                    let measuring = self.measuring;
+                    self.counters(measuring).bytes_written += n as u64;
+                    self.wrote(i, n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.write_failed(i, &e);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A write on connection `i` failed with `e`. A server may answer
+    /// before it has read the whole request (a 413 to a large upload) and
+    /// close: its answer waits in the socket ahead of the reset the write
+    /// met. So the connection is read out first, at its next visit (a
+    /// write may fail inside a read, when TLS or HTTP/2 answers what it
+    /// read, and a read must not start inside another), and fails with
+    /// the write's error only if it is still there once drained; nothing
+    /// more is written on it meanwhile.
+    pub(super) fn write_failed(&mut self, i: usize, e: &io::Error) {
+        self.conns[i].unwritable = Some(classify_io(e, ErrorKind::Write));
+        self.mark_ready(i);
+    }
+
+    /// `n` more bytes of connection `i`'s requests are on the wire.
+    pub(super) fn wrote(&mut self, i: usize, mut n: usize) {
+        let c = &mut self.conns[i];
+        while n > 0 && c.written < c.len {
+            let f = &c.ring[c.slot(c.written)];
+            let len = self.plan.requests.get(f.target, f.last).len();
+            let left = len - c.write_off;
+            if n >= left {
+                n -= left;
+                c.written += 1;
+                c.write_off = 0;
+            } else {
+                c.write_off += n;
+                n = 0;
+            }
+        }
+    }
+}
