@@ -545,6 +545,27 @@ mod tests {
         }
     }
 
+    /// The verdicts of a run of `hosts` under `spec`, merged and each
+    /// host's.
+    fn judged(hosts: Vec<HostRun>, spec: &LoadSpec) -> (Verdict, Vec<(Summary, Verdict)>) {
+        let results: Vec<_> = hosts.iter().map(|h| h.result.clone()).collect();
+        let run = FleetRun {
+            merged: throng_engine::LoadResult::combine(&results).unwrap(),
+            hosts,
+            start_skew_s: 0.0,
+        };
+        let merged = throng_lab::record::summarize_fleet(&run);
+        judge(&run, &merged, spec)
+    }
+
+    fn messages(v: &Verdict, code: ReasonCode) -> Vec<String> {
+        v.reasons
+            .iter()
+            .filter(|r| r.code == code)
+            .map(|r| r.message.clone())
+            .collect()
+    }
+
     /// Ports are a client host's own: in close mode, the host whose
     /// ephemeral ports are three quarters in TIME_WAIT is named, in the
     /// merged verdict and in its own, and the other host's verdict is
@@ -556,26 +577,16 @@ mod tests {
             time_wait: Some(n),
             host: None,
         };
-        let hosts = vec![
-            host("ssh://a", result(0.2), held(10)),
-            host("ssh://b", result(0.2), held(750)),
-        ];
-        let results: Vec<_> = hosts.iter().map(|h| h.result.clone()).collect();
-        let run = FleetRun {
-            merged: throng_engine::LoadResult::combine(&results).unwrap(),
-            hosts,
-            start_skew_s: 0.0,
-        };
         let mut spec = LoadSpec::new(vec![]);
         spec.keep_alive = false;
-        let merged = throng_lab::record::summarize_fleet(&run);
-        let (v, per_host) = judge(&run, &merged, &spec);
-        let ports: Vec<&str> = v
-            .reasons
-            .iter()
-            .filter(|r| r.code == ReasonCode::Ports)
-            .map(|r| r.message.as_str())
-            .collect();
+        let (v, per_host) = judged(
+            vec![
+                host("ssh://a", result(0.2), held(10)),
+                host("ssh://b", result(0.2), held(750)),
+            ],
+            &spec,
+        );
+        let ports = messages(&v, ReasonCode::Ports);
         assert_eq!(ports.len(), 1, "{v:?}");
         assert!(
             ports[0].starts_with(
@@ -592,25 +603,14 @@ mod tests {
     fn one_saturated_client_host_is_named_though_the_average_is_not_busy() {
         // One host's thread busy the whole run, the other idle: merged, the
         // two threads were 50% busy, which alone would not fire.
-        let hosts = vec![
-            host("ssh://a", result(0.2), PortUse::default()),
-            host("ssh://b", result(10.0), PortUse::default()),
-        ];
-        let results: Vec<_> = hosts.iter().map(|h| h.result.clone()).collect();
-        let run = FleetRun {
-            merged: throng_engine::LoadResult::combine(&results).unwrap(),
-            hosts,
-            start_skew_s: 0.0,
-        };
-        let spec = LoadSpec::new(vec![]);
-        let merged = throng_lab::record::summarize_fleet(&run);
-        let (v, per_host) = judge(&run, &merged, &spec);
-        let bound: Vec<&str> = v
-            .reasons
-            .iter()
-            .filter(|r| r.code == ReasonCode::ClientBound)
-            .map(|r| r.message.as_str())
-            .collect();
+        let (v, per_host) = judged(
+            vec![
+                host("ssh://a", result(0.2), PortUse::default()),
+                host("ssh://b", result(10.0), PortUse::default()),
+            ],
+            &LoadSpec::new(vec![]),
+        );
+        let bound = messages(&v, ReasonCode::ClientBound);
         assert_eq!(bound.len(), 1, "{bound:?}");
         assert!(
             bound[0].starts_with(

@@ -144,6 +144,37 @@ fn json(out: &Output) -> serde_json::Value {
     })
 }
 
+/// Runs a study named `name` from ctl, its servers on srv and its load
+/// from c1: `top` holds its top-level keys, `tables` its tables, and
+/// `extra` goes to `throng lab`. The run must succeed; returns what
+/// `throng report --format json` says of it.
+fn lab_apart(net: &Net, name: &str, top: &str, tables: &str, extra: &[&str]) -> serde_json::Value {
+    let study = net.dir().join(format!("{name}.toml"));
+    std::fs::write(
+        &study,
+        format!(
+            "name = \"{name}\"\n{top}server_host = \"{}\"\nclient_hosts = [\"{}\"]\n{tables}",
+            net.url("srv"),
+            net.url("c1"),
+        ),
+    )
+    .unwrap();
+    let db = net.dir().join(format!("{name}.db"));
+    let (study, db) = (study.to_string_lossy(), db.to_string_lossy());
+    let mut args = vec!["lab", &*study, "--quiet", "--db", &*db];
+    args.extend_from_slice(extra);
+    let out = run(throng_in(net, &args));
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut report = support::throng();
+    report.args(["report", "--db", &db, "--format", "json"]);
+    json(&run(report))
+}
+
 /// No throng, nginx-spawned or ssh process is left in these hosts,
 /// polled within a bound (agents exit when their stdin closes).
 fn nothing_left(net: &Net, hosts: &[&str], except: &[&str]) {
@@ -448,39 +479,14 @@ fn a_study_runs_its_server_on_the_server_host_and_its_load_from_a_client_host() 
     let Some(net) = Net::new("lab", &["ctl", "c1", "srv"]) else {
         return;
     };
-    let study = net.dir().join("apart.toml");
-    std::fs::write(
-        &study,
-        format!(
-            "name = \"apart\"\nservers = [\"nginx\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
-             concurrency = [4, 8]\nwarmup_seconds = 0.2\n\
-             server_host = \"{}\"\nclient_hosts = [\"{}\"]\n\
-             [rounds]\nseconds = 0.3\nwarmup_seconds = 0.05\nmin = 3\nmax = 3\nprecision = 0.5\n",
-            net.url("srv"),
-            net.url("c1"),
-        ),
-    )
-    .unwrap();
-    let db = net.dir().join("apart.db");
-    let out = run(throng_in(
+    let j = lab_apart(
         &net,
-        &[
-            "lab",
-            &study.to_string_lossy(),
-            "--quiet",
-            "--db",
-            &db.to_string_lossy(),
-        ],
-    ));
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+        "apart",
+        "servers = [\"nginx\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+             concurrency = [4, 8]\nwarmup_seconds = 0.2\n",
+        "[rounds]\nseconds = 0.3\nwarmup_seconds = 0.05\nmin = 3\nmax = 3\nprecision = 0.5\n",
+        &[],
     );
-    let mut report = support::throng();
-    report.args(["report", "--db", &db.to_string_lossy(), "--format", "json"]);
-    let j = json(&run(report));
     let env = &j["run"]["run"]["environment"];
     assert!(
         env["topology"]
@@ -561,41 +567,16 @@ fn a_study_apart_speaks_tls_and_http2_to_the_server_host() {
     let Some(net) = Net::new("tls", &["ctl", "c1", "srv"]) else {
         return;
     };
-    let study = net.dir().join("tls.toml");
-    std::fs::write(
-        &study,
-        format!(
-            "name = \"tls\"\nservers = [\"nginx\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
-             concurrency = [2]\nprotocols = [\"https1\", \"h2\", \"h2c\"]\n\
-             warmup_seconds = 0.2\ndiagnose = false\nfeatures = false\n\
-             server_host = \"{}\"\nclient_hosts = [\"{}\"]\n\
-             [load]\nrequests = 400\nstreams = 4\n\
-             [rounds]\nseconds = 0.5\nwarmup_seconds = 0.0\nmin = 2\nmax = 2\n",
-            net.url("srv"),
-            net.url("c1"),
-        ),
-    )
-    .unwrap();
-    let db = net.dir().join("tls.db");
-    let out = run(throng_in(
+    let j = lab_apart(
         &net,
-        &[
-            "lab",
-            &study.to_string_lossy(),
-            "--quiet",
-            "--db",
-            &db.to_string_lossy(),
-        ],
-    ));
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+        "tls",
+        "servers = [\"nginx\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+             concurrency = [2]\nprotocols = [\"https1\", \"h2\", \"h2c\"]\n\
+             warmup_seconds = 0.2\ndiagnose = false\nfeatures = false\n",
+        "[load]\nrequests = 400\nstreams = 4\n\
+             [rounds]\nseconds = 0.5\nwarmup_seconds = 0.0\nmin = 2\nmax = 2\n",
+        &[],
     );
-    let mut report = support::throng();
-    report.args(["report", "--db", &db.to_string_lossy(), "--format", "json"]);
-    let j = json(&run(report));
     let steps = j["run"]["steps"].as_array().unwrap();
     let names: Vec<&str> = steps
         .iter()
@@ -642,40 +623,15 @@ fn a_study_apart_runs_users_who_think() {
     let Some(net) = Net::new("usr", &["ctl", "c1", "srv"]) else {
         return;
     };
-    let study = net.dir().join("users.toml");
-    std::fs::write(
-        &study,
-        format!(
-            "name = \"users\"\nservers = [\"nginx\"]\nworkloads = [\"site\"]\ncores = [1]\n\
-             concurrency = [4]\nwarmup_seconds = 0.2\ndiagnose = false\nfeatures = false\n\
-             server_host = \"{}\"\nclient_hosts = [\"{}\"]\n\
-             [load]\nsessions = \"builtin:site-visits\"\nconns_per_user = 6\nrequests = 8\n\
-             [rounds]\nseconds = 0.5\nwarmup_seconds = 0.0\nmin = 2\nmax = 2\n",
-            net.url("srv"),
-            net.url("c1"),
-        ),
-    )
-    .unwrap();
-    let db = net.dir().join("users.db");
-    let out = run(throng_in(
+    let j = lab_apart(
         &net,
-        &[
-            "lab",
-            &study.to_string_lossy(),
-            "--quiet",
-            "--db",
-            &db.to_string_lossy(),
-        ],
-    ));
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+        "users",
+        "servers = [\"nginx\"]\nworkloads = [\"site\"]\ncores = [1]\n\
+             concurrency = [4]\nwarmup_seconds = 0.2\ndiagnose = false\nfeatures = false\n",
+        "[load]\nsessions = \"builtin:site-visits\"\nconns_per_user = 6\nrequests = 8\n\
+             [rounds]\nseconds = 0.5\nwarmup_seconds = 0.0\nmin = 2\nmax = 2\n",
+        &[],
     );
-    let mut report = support::throng();
-    report.args(["report", "--db", &db.to_string_lossy(), "--format", "json"]);
-    let j = json(&run(report));
     let steps = j["run"]["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 1);
     assert_eq!(steps[0]["status"], "ok", "{}", steps[0]);
@@ -728,42 +684,15 @@ fn a_study_apart_starts_its_servers_from_the_users_recipes() {
         );
     assert!(mine.contains("nginx-mine") && mine.contains("text/mine;"));
     std::fs::write(recipes.join("nginx-mine.toml"), mine).unwrap();
-    let study = net.dir().join("mine.toml");
-    std::fs::write(
-        &study,
-        format!(
-            "name = \"mine\"\nservers = [\"nginx-mine\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
-             concurrency = [2]\nwarmup_seconds = 0.2\ndiagnose = false\nfeatures = false\n\
-             server_host = \"{}\"\nclient_hosts = [\"{}\"]\n\
-             [load]\nrequests = 100\n\
-             [rounds]\nseconds = 0.5\nwarmup_seconds = 0.0\nmin = 1\nmax = 1\n",
-            net.url("srv"),
-            net.url("c1"),
-        ),
-    )
-    .unwrap();
-    let db = net.dir().join("mine.db");
-    let out = run(throng_in(
+    let j = lab_apart(
         &net,
-        &[
-            "lab",
-            &study.to_string_lossy(),
-            "--recipes",
-            &recipes.to_string_lossy(),
-            "--quiet",
-            "--db",
-            &db.to_string_lossy(),
-        ],
-    ));
-    assert!(
-        out.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+        "mine",
+        "servers = [\"nginx-mine\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+             concurrency = [2]\nwarmup_seconds = 0.2\ndiagnose = false\nfeatures = false\n",
+        "[load]\nrequests = 100\n\
+             [rounds]\nseconds = 0.5\nwarmup_seconds = 0.0\nmin = 1\nmax = 1\n",
+        &["--recipes", &recipes.to_string_lossy()],
     );
-    let mut report = support::throng();
-    report.args(["report", "--db", &db.to_string_lossy(), "--format", "json"]);
-    let j = json(&run(report));
     let server = &j["run"]["servers"][0];
     assert_eq!(server["recipe"], "nginx-mine");
     // The config the server host rendered and started nginx with.
