@@ -15,7 +15,7 @@
 #   close      -c 50, a new connection per request (throng --close, and
 #              with --linger0; wrk -H 'Connection: close'; ab without -k)
 #   hold       keep-alive -c 100 again, throng with naps of 1/D of the
-#              latency for D = 128 (the default), 64, 32, 16 and without
+#              latency for D = 128 (the default), 32, 16, 8, 4 and without
 #              naps, beside wrk and the engine's `floor` example (a client
 #              that waits for 25 answers per look): client CPU against the
 #              connections each throng run held on the client
@@ -88,7 +88,7 @@ for r in $(seq "$rounds"); do
       keepalive) c=100; tools="throng throng-epoll throng-nc wrk h2load ab";;
       pipeline)  c=100; tools="throng throng-epoll wrk h2load";;
       close)     c=50; tools="throng throng-epoll throng-linger0 wrk ab";;
-      hold)      c=100; tools="wrk throng-nc throng-d128 throng-d64 throng-d32 throng-d16 floor25";;
+      hold)      c=100; tools="wrk throng-nc throng-d128 throng-d32 throng-d16 throng-d8 throng-d4 floor25";;
       *) echo "unknown mode $mode" >&2; exit 1;;
     esac
     for tool in $tools; do

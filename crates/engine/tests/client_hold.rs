@@ -100,3 +100,40 @@ fn a_runs_connections_are_either_at_the_server_or_held_by_the_client() {
         "hold {hold:.0} ns of {had:.0}"
     );
 }
+
+/// Every connection answers its first 50 requests at once; then all but
+/// the first stop answering, while the first goes on.
+fn one_goes_on(p: &mut Peer) {
+    let answers = if p.index == 0 { u64::MAX } else { 50 };
+    for _ in 0..answers {
+        if std::io::Write::write_all(&mut p.stream, OK).is_err() || !p.request() {
+            return;
+        }
+    }
+    p.hold();
+}
+
+#[test]
+fn a_nap_does_not_wait_for_answers_that_will_not_come() {
+    // Naps of half the latency: on the ring, a wait for 8 of the 16
+    // connections' answers. Once 15 of them stall, a nap that went on
+    // asking for 8 would end only at its bound (10 ms) each time, and the
+    // one connection left would be answered about 100 times a second.
+    // Asking for no more than the short nap got, it runs at the speed of
+    // its server but for the rare look that tries a larger count again.
+    let server = Server::start(one_goes_on);
+    let mut spec = server.spec();
+    spec.connections = 16;
+    spec.nap_divisor = 2;
+    spec.stop = Stop::Duration(Duration::from_secs(1));
+    spec.timeout = Duration::from_secs(5);
+    let r = run(&spec);
+    assert!(r.naps >= 1, "no nap while all 16 answered");
+    assert!(
+        r.counts.completed > 15 * 50 + 2_000,
+        "{} completed: the first connection was held by naps ({} naps, {} ns held)",
+        r.counts.completed,
+        r.naps,
+        r.hold_ns
+    );
+}

@@ -42,6 +42,7 @@ use crate::rx;
 use crate::spec::{IoBackend, LoadSpec, Order};
 
 mod h2;
+mod nap;
 mod receive;
 mod respond;
 mod send;

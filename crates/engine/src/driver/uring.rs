@@ -120,6 +120,13 @@ pub(crate) struct Uring {
     cqes: VecDeque<cqueue::Entry>,
     /// The last turn had completions: the load is flowing.
     pub(super) flowing: bool,
+    /// How many answers a nap waits for, and whether the last enter was
+    /// a nap that reached its bound first.
+    pub(super) naps: nap::NapCount,
+    short: bool,
+    /// Sends queued since the last enter: their completions come with
+    /// it, and a nap's count is of completions beyond them.
+    sends_queued: usize,
 }
 
 impl Uring {
@@ -246,6 +253,9 @@ impl Uring {
             opened: Vec::new(),
             cqes: VecDeque::with_capacity(cq as usize),
             flowing: false,
+            naps: nap::NapCount::new(),
+            short: false,
+            sends_queued: 0,
         };
         // SAFETY: `entries` is page-aligned, holds `nbufs` entries, and
         // lives until the ring is dropped (see Drop).
@@ -313,54 +323,53 @@ impl Uring {
     fn reap(&mut self) {
         let mut cq = self.ring.completion();
         cq.sync();
+        let before = self.cqes.len();
         self.cqes.extend(&mut cq);
+        let answers = self
+            .cqes
+            .range(before..)
+            .filter(|c| decode(c.user_data()).0 == OP_RECV)
+            .count();
+        self.naps.looked(answers, std::mem::take(&mut self.short));
     }
 
-    /// Submit what the turn queued and wait, until a completion or
-    /// `wait_ns`. With `nap_ns`, and nothing completed yet, the wait
-    /// starts with a nap: until `want` completions or the nap's end,
-    /// whichever comes first, nothing wakes the thread (the kernel's
-    /// minimum wait where it has one, a sleep otherwise). True when it
-    /// napped.
-    /// `paced`: the nap is what is left of one since the last look, taken
-    /// even with completions waiting (see the epoll loop's pacing).
-    fn enter(&mut self, wait_ns: u64, nap_ns: u64, want: usize, paced: bool) -> io::Result<bool> {
-        let mut napped = false;
+    /// Submit what the turn queued and wait until a completion comes or
+    /// `wait_ns` has passed. Napping (`answers` > 1), the wait is for
+    /// `answers` completions beyond those of the turn's own sends, for at
+    /// most `NAP_BOUND_NS` (see nap.rs). True when it napped.
+    pub(super) fn enter(&mut self, wait_ns: u64, answers: usize) -> io::Result<bool> {
+        let sends = std::mem::take(&mut self.sends_queued);
         let ts = |ns: u64| {
             Timespec::new()
                 .sec(ns / 1_000_000_000)
                 .nsec((ns % 1_000_000_000) as u32)
         };
+        let napping = answers > 1 && self.cqes.is_empty() && wait_ns > 0;
+        let bounded = napping && wait_ns > nap::NAP_BOUND_NS;
+        let want = if napping { sends + answers } else { 1 };
         let res = if !self.cqes.is_empty() || wait_ns == 0 {
             self.ring.submit_and_wait(0).map(drop)
-        } else if nap_ns > 0 && !paced && self.ready_now() {
-            // A busy client finds completions waiting and never naps.
-            self.ring.submit_and_wait(0).map(drop)
-        } else if nap_ns > 0 && self.ring.params().is_feature_min_timeout() {
-            napped = true;
-            let t = ts(wait_ns.max(nap_ns));
-            let args = SubmitArgs::new()
-                .timespec(&t)
-                .min_wait_usec(nap_ns.div_ceil(1000) as u32);
+        } else {
+            let bound = if napping {
+                wait_ns.min(nap::NAP_BOUND_NS)
+            } else {
+                wait_ns
+            };
+            let t = ts(bound.max(1));
+            let args = SubmitArgs::new().timespec(&t);
             self.ring
                 .submitter()
-                .submit_with_args(want.max(1), &args)
+                .submit_with_args(want, &args)
                 .map(drop)
-        } else {
-            if nap_ns > 0 {
-                let r = self.ring.submit_and_wait(0);
-                self.opened.clear();
-                r?;
-                if paced || !self.ready_now() {
-                    napped = true;
-                    std::thread::sleep(Duration::from_nanos(nap_ns));
-                }
-            }
-            let t = ts(wait_ns.saturating_sub(nap_ns).max(1));
-            let args = SubmitArgs::new().timespec(&t);
-            self.ring.submitter().submit_with_args(1, &args).map(drop)
         };
         self.opened.clear();
+        // The enter returns what it submitted, not that its wait timed
+        // out: the count tells.
+        if bounded {
+            let mut cq = self.ring.completion();
+            cq.sync();
+            self.short = cq.len() < want;
+        }
         match res {
             Err(e)
                 if matches!(
@@ -368,29 +377,15 @@ impl Uring {
                     Some(libc::ETIME | libc::EINTR | libc::EBUSY | libc::EAGAIN)
                 ) =>
             {
-                Ok(napped)
+                Ok(napping)
             }
-            r => r.map(|_| napped),
+            r => r.map(|_| napping),
         }
     }
 
     /// Hand the kernel what the turn queued, without waiting.
     pub(super) fn submit(&mut self) {
-        let _ = self.enter(0, 0, 0, false);
-    }
-
-    /// Completions are waiting, or work that will post them (without a
-    /// syscall: the ring's flags and tail).
-    fn ready_now(&mut self) -> bool {
-        let mut sq = self.ring.submission();
-        sq.sync();
-        if sq.taskrun() || sq.cq_overflow() {
-            return true;
-        }
-        drop(sq);
-        let mut cq = self.ring.completion();
-        cq.sync();
-        !cq.is_empty()
+        let _ = self.enter(0, 0);
     }
 }
 
@@ -561,6 +556,7 @@ impl Worker<'_> {
             self.fail(i, classify_io(&e, ErrorKind::Write));
             return;
         }
+        u.sends_queued += 1;
         // Handed to the kernel, which sends it all or fails the
         // connection: on the wire from now on, as a write() would have it.
         self.wrote(i, total);
@@ -609,25 +605,6 @@ impl Worker<'_> {
         if let Err(e) = u.push(sqe) {
             self.fail(i, classify_io(&e, ErrorKind::Read));
         }
-    }
-
-    /// Submit the turn's work and wait for completions until `wake` (a
-    /// nap first when the load is flowing).
-    pub(super) fn uring_wait(&mut self, wake: u64) -> io::Result<()> {
-        let now = now_ns();
-        let flowing = self.uring.as_ref().is_some_and(|u| u.flowing);
-        let nap = if flowing { self.nap_ns(wake) } else { 0 };
-        let rest = self.paced_rest(nap, now);
-        let (nap, paced) = if rest > 0 { (rest, true) } else { (nap, false) };
-        let Some(u) = self.uring.as_mut() else {
-            return Ok(());
-        };
-        let want = self.conns.len();
-        let napped = u.enter(wake.saturating_sub(now), nap, want, paced)?;
-        if napped && self.measuring {
-            self.stats.naps += 1;
-        }
-        Ok(())
     }
 
     /// Handle what has completed, until the turn's time is up.

@@ -1,0 +1,166 @@
+//! The ring's naps: a wait for a count of answers rather than for a time.
+//!
+//! A nap lets answers gather so that one look takes several, and the
+//! server, answered in a batch, finds a batch of requests when it next
+//! looks (docs/methodology.md, naps). On epoll a nap is a sleep on a
+//! timer. On the ring it is a wait for as many answers as a nap's time
+//! brings: on a virtual machine, every timer due sooner than the
+//! scheduler's next tick is an exit to the hypervisor to arm and another
+//! to cancel, which on this project's machine cost more client CPU than
+//! the wake-ups the nap saved (docs/performance.md). A count needs no
+//! timer: the ring defers the work of each arrival to the waiting thread,
+//! and wakes it only once the count has come.
+//!
+//! A count can wait for answers that will not come (a server that stalls
+//! some connections, a load that slows down), so a nap is also bounded in
+//! time, by `NAP_BOUND_NS`, past the tick where a timer costs no extra
+//! exit; and a nap that reaches its bound teaches the next ones to ask
+//! for no more than it got.
+
+use super::*;
+
+/// The longest a nap waits for its count: past the scheduler's tick (4 ms
+/// at 250 Hz), short enough that a load which slowed down mid-nap loses
+/// little, and rarely, since the count then shrinks (`NapCount`).
+pub(super) const NAP_BOUND_NS: u64 = 10_000_000;
+/// Looks, after a nap came up short, before the count may grow again;
+/// doubled each time it comes up short, so a load that cannot fill a
+/// larger count pays for trying ever more rarely.
+const PATIENCE_MIN: u32 = 64;
+const PATIENCE_MAX: u32 = 1 << 20;
+
+/// What the ring's naps have learnt of the load: how many answers one may
+/// wait for.
+pub(super) struct NapCount {
+    /// At most this many: what came in the last nap that reached its
+    /// bound, doubled after `patience` looks without another.
+    cap: usize,
+    calm: u32,
+    patience: u32,
+}
+
+impl NapCount {
+    pub(super) fn new() -> Self {
+        NapCount {
+            cap: usize::MAX,
+            calm: 0,
+            // Doubled by the first nap that comes up short.
+            patience: PATIENCE_MIN / 2,
+        }
+    }
+
+    /// The count for a nap meant to bring `per_nap` answers: 0 (no nap)
+    /// when that is one or none, since a wait for one is no nap.
+    pub(super) fn count(&self, per_nap: usize) -> usize {
+        let n = per_nap.min(self.cap);
+        if n > 1 {
+            n
+        } else {
+            0
+        }
+    }
+
+    /// A look took `answers`; `short`: it ended a nap that reached its
+    /// bound before its count had come. Every look counts toward the
+    /// patience, naps or not: a capped count of one takes no naps.
+    pub(super) fn looked(&mut self, answers: usize, short: bool) {
+        if short {
+            self.cap = answers.max(1);
+            self.calm = 0;
+            self.patience = (self.patience * 2).min(PATIENCE_MAX);
+        } else if self.cap != usize::MAX {
+            self.calm += 1;
+            if self.calm >= self.patience {
+                self.cap = self.cap.saturating_mul(2);
+                self.calm = 0;
+            }
+        }
+    }
+}
+
+impl Worker<'_> {
+    /// Submit the turn's work and wait for completions until `wake`; when
+    /// the load is flowing, a nap first. In the closed model a thread's
+    /// answers come at its requests in flight over the latency (Little's
+    /// law), so a nap of 1/D of the latency (at most `NAP_MAX_NS`) brings
+    /// that share of them. Once nothing more may be sent (the end of a
+    /// counted run) there is nothing to batch, and no nap.
+    pub(super) fn uring_wait(&mut self, wake: u64) -> io::Result<()> {
+        let now = now_ns();
+        let flowing = self.uring.as_ref().is_some_and(|u| u.flowing);
+        let nap = if flowing && self.can_issue() {
+            self.nap_ns(wake)
+        } else {
+            0
+        };
+        let per_nap = if nap > 0 {
+            let in_flight = (self.conns.len() * self.plan.spec.pipeline.max(1)) as u64;
+            let latency = self.latency_avg_ns.max(1);
+            ((in_flight * nap + latency / 2) / latency) as usize
+        } else {
+            0
+        };
+        let Some(u) = self.uring.as_mut() else {
+            return Ok(());
+        };
+        let answers = u.naps.count(per_nap);
+        let napped = u.enter(wake.saturating_sub(now), answers)?;
+        if napped && self.measuring {
+            self.stats.naps += 1;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_nap_asks_for_what_its_time_brings_and_no_nap_for_one() {
+        let n = NapCount::new();
+        assert_eq!(n.count(0), 0);
+        assert_eq!(n.count(1), 0);
+        assert_eq!(n.count(2), 2);
+        assert_eq!(n.count(25), 25);
+    }
+
+    #[test]
+    fn a_short_nap_caps_the_count_until_the_load_has_shown_patience() {
+        let mut n = NapCount::new();
+        n.looked(25, false);
+        assert_eq!(n.count(25), 25, "a nap that got its count changes nothing");
+        // One connection of many still answers: the nap got 1 of 25.
+        n.looked(1, true);
+        assert_eq!(n.count(25), 0, "no nap while one answer is all that comes");
+        for _ in 0..PATIENCE_MIN - 1 {
+            n.looked(1, false);
+        }
+        assert_eq!(n.count(25), 0);
+        n.looked(1, false);
+        assert_eq!(n.count(25), 2, "after 64 looks, the count may double");
+        // Short again: twice the patience before the next try.
+        n.looked(1, true);
+        for _ in 0..2 * PATIENCE_MIN - 1 {
+            n.looked(1, false);
+        }
+        assert_eq!(n.count(25), 0);
+        n.looked(1, false);
+        assert_eq!(n.count(25), 2);
+        // The load is back: the count grows to what a nap brings.
+        for _ in 0..8 * 2 * PATIENCE_MIN {
+            n.looked(2, false);
+        }
+        assert_eq!(n.count(25), 25);
+    }
+
+    #[test]
+    fn patience_is_bounded() {
+        let mut n = NapCount::new();
+        for _ in 0..64 {
+            n.looked(0, true);
+        }
+        assert_eq!(n.patience, PATIENCE_MAX);
+        assert_eq!(n.count(25), 0);
+    }
+}
