@@ -82,26 +82,34 @@ impl Worker<'_> {
     /// Submit the turn's work and wait for completions until `wake`; when
     /// the load is flowing, a nap first. In the closed model a thread's
     /// answers come at its requests in flight over the latency (Little's
-    /// law), so a nap of 1/D of the latency (at most `NAP_MAX_NS`) brings
-    /// that share of them. Once nothing more may be sent (the end of a
-    /// counted run) there is nothing to batch, and no nap.
+    /// law), so a nap of 1/D of the latency is a wait for 1/D of the
+    /// requests in flight. Unlike a sleep, it needs no cap in time (the
+    /// epoll loop's 500 µs) to keep looking: it ends when they have come.
+    /// Once nothing more may be sent (the end of a counted run) there is
+    /// nothing to batch, and no nap.
     pub(super) fn uring_wait(&mut self, wake: u64) -> io::Result<()> {
         let now = now_ns();
         let flowing = self.uring.as_ref().is_some_and(|u| u.flowing);
-        let nap = if flowing && self.can_issue() {
-            self.nap_ns(wake)
-        } else {
-            0
-        };
-        let per_nap = if nap > 0 {
-            let in_flight = (self.conns.len() * self.plan.spec.pipeline.max(1)) as u64;
-            let latency = self.latency_avg_ns.max(1);
-            ((in_flight * nap + latency / 2) / latency) as usize
-        } else {
-            0
-        };
+        let naps = flowing && self.plan.spec.naps() && self.can_issue();
         let Some(u) = self.uring.as_mut() else {
             return Ok(());
+        };
+        let seen = self.stats.measured.completed + self.stats.warmup.completed;
+        let per_nap = if naps && seen > 0 {
+            let depth = self.plan.spec.pipeline.max(1);
+            let in_flight = (self.conns.len() * depth) as u128;
+            // A pipeline refills once half its depth is answered, so each
+            // freed place waits for that already; a nap as many times
+            // longer holds places about as long as a keep-alive nap does
+            // (docs/performance.md, naps that count answers).
+            let refill = (depth / 2).max(1) as u128;
+            let (seen, d) = (seen as u128, self.plan.spec.nap_divisor.max(1) as u128);
+            // The ring counts receives, and a receive can carry several
+            // answers (a pipeline's, read together) or part of one (a
+            // large body): the count is in receives, at the rate seen.
+            ((in_flight * refill * u.recvs as u128 + seen * d / 2) / (seen * d)) as usize
+        } else {
+            0
         };
         let answers = u.naps.count(per_nap);
         let napped = u.enter(wake.saturating_sub(now), answers)?;

@@ -124,6 +124,8 @@ pub(crate) struct Uring {
     /// a nap that reached its bound first.
     pub(super) naps: nap::NapCount,
     short: bool,
+    /// Receives completed since the ring was made.
+    pub(super) recvs: u64,
     /// Sends queued since the last enter: their completions come with
     /// it, and a nap's count is of completions beyond them.
     sends_queued: usize,
@@ -255,6 +257,7 @@ impl Uring {
             flowing: false,
             naps: nap::NapCount::new(),
             short: false,
+            recvs: 0,
             sends_queued: 0,
         };
         // SAFETY: `entries` is page-aligned, holds `nbufs` entries, and
@@ -330,6 +333,7 @@ impl Uring {
             .range(before..)
             .filter(|c| decode(c.user_data()).0 == OP_RECV)
             .count();
+        self.recvs += answers as u64;
         self.naps.looked(answers, std::mem::take(&mut self.short));
     }
 
