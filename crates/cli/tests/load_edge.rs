@@ -613,6 +613,20 @@ fn human_summary_says_what_naps_and_cpu_are() {
     assert!(naps.contains(" before waiting for responses: "), "{naps}");
     assert!(naps.contains(" 1/128 of the recent latency"), "{naps}");
     assert!(!naps.contains("--no-coalesce"), "{naps}");
+    // On the ring a nap is a count of answers, on epoll a time.
+    let ring = line(&out, "client CPU").contains("io_uring");
+    let how = if ring {
+        " waits for as many as 1/128 of the recent latency brings (when that is more than one), "
+    } else {
+        " looks for them at most once per 1/128 of the recent latency, "
+    };
+    assert!(naps.contains(how), "{naps}");
+    let out = text(&["--io", "epoll"]);
+    let naps = line(&out, "naps");
+    assert!(
+        naps.contains(" looks for them at most once per 1/128 of the recent latency, "),
+        "{naps}"
+    );
     let hold = line(&out, "client hold");
     assert!(
         hold.contains(" from a response to its connection's next request on average: ")
