@@ -68,7 +68,15 @@ fn every_request_after_a_places_first_takes_a_freed_place() {
 /// few milliseconds, which a loaded machine can stretch: the runs are
 /// long enough for that to stay within 5%.
 fn books_balance(server: &Server, conns: usize, requests: u64) -> (f64, f64) {
-    let r = run(&spec(server, conns, requests));
+    books_balance_piped(server, conns, 1, requests)
+}
+
+/// The same books with `depth` places on each connection.
+fn books_balance_piped(server: &Server, conns: usize, depth: usize, requests: u64) -> (f64, f64) {
+    let mut spec = spec(server, conns, requests);
+    spec.pipeline = depth;
+    let conns = conns * depth;
+    let r = run(&spec);
     assert_eq!(r.counts.completed, requests);
     // The histogram holds whole microseconds, truncated: half a one back
     // per answer.
@@ -136,4 +144,13 @@ fn a_nap_does_not_wait_for_answers_that_will_not_come() {
         r.naps,
         r.hold_ns
     );
+}
+
+#[test]
+fn a_pipelines_places_are_either_at_the_server_or_held_by_the_client() {
+    // Pipelines of 8 refill at half their depth: a freed place waits on
+    // the client for the refill, which the books must count as held.
+    let late = Server::start(answer_late);
+    let (hold, had) = books_balance_piped(&late, 2, 8, 800);
+    assert!(hold > 0.0 && hold < had, "hold {hold:.0} ns of {had:.0}");
 }
