@@ -636,16 +636,16 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
     if s.coalesce {
         // On the ring a nap is a count of answers, not a time (the
         // engine's driver/nap.rs).
+        let d = spec.nap_divisor;
         let how = if s.io == "uring" {
-            "waits for as many as 1/{} of the recent latency brings (when that is more than one)"
+            format!("waits for as many as 1/{d} of the recent latency brings (when that is more than one)")
         } else {
-            "looks for them at most once per 1/{} of the recent latency"
+            format!("looks for them at most once per 1/{d} of the recent latency")
         };
         let _ = writeln!(
             o,
-            "  naps         {} before waiting for responses: a thread {}, so it takes them together",
+            "  naps         {} before waiting for responses: a thread {how}, so it takes them together",
             human_count(s.client_naps),
-            how.replace("{}", &spec.nap_divisor.to_string())
         );
     } else if spec.rate.is_none() && spec.users.is_none() {
         let _ = writeln!(

@@ -142,7 +142,8 @@ pub(crate) struct Worker<'a> {
     now: u64,
     /// Smoothed response latency in ns, for the nap length.
     latency_avg_ns: u64,
-    /// When the loop last took what had arrived, for pacing its looks.
+    /// When the epoll loop last took what had arrived, for pacing its
+    /// looks (the ring paces none: its naps are counts).
     last_look_ns: u64,
     window: Window,
     /// Slots connected at least once: counted over the thread's life, as a

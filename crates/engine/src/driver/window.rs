@@ -343,8 +343,9 @@ impl Worker<'_> {
                 if let Err(e) = self.uring_wait(wake_at) {
                     return (now_ns(), false, Some(e));
                 }
+                // The ring paces no looks (its naps are counts), so
+                // `last_look_ns` is the epoll loop's alone.
                 self.now = now_ns();
-                self.last_look_ns = self.now;
                 if let Some(end) = self.window.end_ns {
                     if self.now >= end {
                         return (end, false, None);
