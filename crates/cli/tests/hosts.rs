@@ -149,13 +149,29 @@ fn json(out: &Output) -> serde_json::Value {
 /// `extra` goes to `throng lab`. The run must succeed; returns what
 /// `throng report --format json` says of it.
 fn lab_apart(net: &Net, name: &str, top: &str, tables: &str, extra: &[&str]) -> serde_json::Value {
+    lab_from(net, name, &["c1"], top, tables, extra)
+}
+
+/// [`lab_apart`] with the load from each of `clients`.
+fn lab_from(
+    net: &Net,
+    name: &str,
+    clients: &[&str],
+    top: &str,
+    tables: &str,
+    extra: &[&str],
+) -> serde_json::Value {
+    let clients: Vec<String> = clients
+        .iter()
+        .map(|c| format!("\"{}\"", net.url(c)))
+        .collect();
     let study = net.dir().join(format!("{name}.toml"));
     std::fs::write(
         &study,
         format!(
-            "name = \"{name}\"\n{top}server_host = \"{}\"\nclient_hosts = [\"{}\"]\n{tables}",
+            "name = \"{name}\"\n{top}server_host = \"{}\"\nclient_hosts = [{}]\n{tables}",
             net.url("srv"),
-            net.url("c1"),
+            clients.join(", "),
         ),
     )
     .unwrap();
@@ -173,6 +189,24 @@ fn lab_apart(net: &Net, name: &str, top: &str, tables: &str, extra: &[&str]) -> 
     let mut report = support::throng();
     report.args(["report", "--db", &db, "--format", "json"]);
     json(&run(report))
+}
+
+/// A recipes folder holding `name`, the built-in nginx recipe with each
+/// `(from, to)` edit made wherever `from` is.
+fn nginx_recipe(net: &Net, name: &str, edits: &[(&str, &str)]) -> std::path::PathBuf {
+    let recipes = net.dir().join("recipes");
+    std::fs::create_dir(&recipes).unwrap();
+    let mut text = include_str!("../../servers/recipes/nginx.toml").replacen(
+        "name = \"nginx\"",
+        &format!("name = \"{name}\""),
+        1,
+    );
+    for (from, to) in edits {
+        assert!(text.contains(from), "{from}");
+        text = text.replace(from, to);
+    }
+    std::fs::write(recipes.join(format!("{name}.toml")), text).unwrap();
+    recipes
 }
 
 /// No throng, nginx-spawned or ssh process is left in these hosts,
@@ -558,6 +592,102 @@ fn a_study_runs_its_server_on_the_server_host_and_its_load_from_a_client_host() 
     nothing_left(&net, &["c1", "srv", "ctl"], &[]);
 }
 
+/// Two servers compared apart, slice by slice: the client hosts open each
+/// server's connections once for the level and keep them, idle, between
+/// its slices, so that a short slice measures serving, not connecting, as
+/// a study on one machine does. One nginx logs the serial number of the
+/// connection each request came on: three slices of six connections came
+/// on six, not eighteen.
+#[test]
+fn a_study_apart_keeps_each_servers_connections_between_its_slices() {
+    let Some(net) = Net::new("keep", &["ctl", "c1", "c2", "srv"]) else {
+        return;
+    };
+    let recipes = nginx_recipe(
+        &net,
+        "nginx-conns",
+        &[
+            (
+                "access_log off;",
+                "log_format conns '$connection $connection_requests';\n    \
+                 access_log {{rundir}}/conns.log conns;",
+            ),
+            // No connection is closed by the server mid-study (the
+            // profiles insert after the same line, so they follow).
+            ("keepalive_requests 1024;", "keepalive_requests 100000000;"),
+        ],
+    );
+    let recipes = recipes.to_string_lossy();
+    let j = lab_from(
+        &net,
+        "keep",
+        &["c1", "c2"],
+        "servers = [\"nginx\", \"nginx-conns\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+         concurrency = [6]\nwarmup_seconds = 0\ndiagnose = false\nfeatures = false\n",
+        "[rounds]\nseconds = 0.3\nwarmup_seconds = 0.05\nmin = 3\nmax = 3\nprecision = 0.5\n",
+        &["--keep-workdir", "--recipes", &recipes],
+    );
+    let steps = j["run"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2, "{steps:?}");
+    let mut completed = 0;
+    for s in steps {
+        assert_eq!(s["status"], "ok", "{s}");
+        let rounds = s["rounds"].as_array().unwrap();
+        assert_eq!(rounds.len(), 3, "{s}");
+        for r in rounds {
+            let sum = &r["summary"];
+            assert_eq!(sum["errors_total"], 0, "{sum}");
+            assert_eq!(sum["connections"]["requested"], 6, "{sum}");
+            // Three connections on each client host.
+            let shares = sum["per_host"].as_array().unwrap();
+            assert_eq!(shares.len(), 2, "{sum}");
+            assert!(shares.iter().all(|h| h["completed"].as_u64().unwrap() > 0));
+            if s["server"] == "nginx-conns" {
+                assert_eq!(sum["connections"]["reconnects"], 0, "{sum}");
+                completed += sum["completed"].as_u64().unwrap()
+                    + sum["warmup"]["completed"].as_u64().unwrap();
+            }
+        }
+    }
+    // The server's own count, from the run directory its host kept.
+    let server = j["run"]["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["recipe"] == "nginx-conns")
+        .unwrap();
+    let conf = server["configs"][0]["content"].as_str().unwrap();
+    let rundir = conf
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("pid ")?.strip_suffix("/nginx.pid;"))
+        .unwrap()
+        .to_string();
+    let log = std::fs::read_to_string(format!("{rundir}/conns.log")).unwrap();
+    let _ = std::fs::remove_dir_all(std::path::Path::new(&rundir).parent().unwrap());
+    let mut most: std::collections::BTreeMap<u64, u64> = Default::default();
+    for line in log.lines() {
+        let mut f = line.split(' ').map(|x| x.parse::<u64>().unwrap());
+        let (conn, nth) = (f.next().unwrap(), f.next().unwrap());
+        let m = most.entry(conn).or_default();
+        *m = (*m).max(nth);
+    }
+    // The start's checks come on connections of a request or two; the
+    // slices' requests on the level's six, thousands each.
+    let level: Vec<u64> = most.values().copied().filter(|&n| n > 50).collect();
+    assert_eq!(level.len(), 6, "{most:?}");
+    let checks: u64 = most.values().filter(|&&n| n <= 50).sum();
+    assert_eq!(
+        level.iter().sum::<u64>() + checks,
+        log.lines().count() as u64
+    );
+    // Every counted request is in the log, beside the drains' and checks'.
+    assert!(
+        level.iter().sum::<u64>() >= completed,
+        "{completed} {most:?}"
+    );
+    nothing_left(&net, &["c1", "c2", "srv", "ctl"], &[]);
+}
+
 /// A study over TLS and HTTP/2 apart: the server host makes the run's
 /// certificate for the server address and starts the servers with it; the
 /// client host, which never saw that certificate made, trusts it and
@@ -673,17 +803,14 @@ fn a_study_apart_starts_its_servers_from_the_users_recipes() {
     let Some(net) = Net::new("rcp", &["ctl", "c1", "srv"]) else {
         return;
     };
-    let recipes = net.dir().join("recipes");
-    std::fs::create_dir(&recipes).unwrap();
-    let mine = include_str!("../../servers/recipes/nginx.toml")
-        .replacen("name = \"nginx\"", "name = \"nginx-mine\"", 1)
-        .replacen(
+    let recipes = nginx_recipe(
+        &net,
+        "nginx-mine",
+        &[(
             "default_type application/octet-stream;",
             "default_type text/mine;",
-            1,
-        );
-    assert!(mine.contains("nginx-mine") && mine.contains("text/mine;"));
-    std::fs::write(recipes.join("nginx-mine.toml"), mine).unwrap();
+        )],
+    );
     let j = lab_apart(
         &net,
         "mine",

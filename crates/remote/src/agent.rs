@@ -6,12 +6,14 @@
 //! stops its load and exits, and the kernel sends it SIGTERM when its
 //! parent (sshd's session process) dies, which it answers the same way.
 
+use std::collections::HashMap;
 use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use throng_engine::{Control, LoadSpec};
+use throng_engine::{Control, LoadSpec, Session};
 
 use crate::binary::Binary;
 use crate::facts;
@@ -122,7 +124,15 @@ pub fn serve_with(ext: &mut dyn Extension, on_signal: fn()) -> u8 {
             .unwrap_or_else(|_| "unknown".into())
     });
     let stdin = std::io::stdin();
-    let mut running: Option<(Control, JoinHandle<()>)> = None;
+    // Loads and the connections kept between windows live on a thread of
+    // their own, so that this one keeps reading (a `Stop` among them).
+    let (jobs, queue) = std::sync::mpsc::channel::<Job>();
+    let busy = Arc::new(AtomicBool::new(false));
+    let loader = {
+        let (out, busy) = (out.clone(), busy.clone());
+        std::thread::spawn(move || loader(&queue, &out, &busy))
+    };
+    let mut current: Option<Control> = None;
     for line in stdin.lock().lines() {
         let received = unix_ns();
         let Ok(line) = line else { break };
@@ -148,13 +158,6 @@ pub fn serve_with(ext: &mut dyn Extension, on_signal: fn()) -> u8 {
                 continue;
             }
         };
-        if let Some((_, h)) = &running {
-            if h.is_finished() {
-                if let Some((_, h)) = running.take() {
-                    let _ = h.join();
-                }
-            }
-        }
         let id = env.id;
         match env.body {
             Request::Hello => send(&out, id, Reply::Hello(Box::new(facts::host_facts(&build)))),
@@ -191,17 +194,30 @@ pub fn serve_with(ext: &mut dyn Extension, on_signal: fn()) -> u8 {
                 Err(message) => send(&out, id, Reply::Failed { message }),
             },
             Request::Stop => {
-                if let Some((c, _)) = &running {
+                if let Some(c) = &current {
                     c.stop();
                 }
                 send(&out, id, Reply::Stopping);
             }
-            Request::Load {
+            Request::Open {
+                key,
                 spec,
                 auto_threads,
-                start_unix_ns,
             } => {
-                if running.is_some() {
+                let _ = jobs.send(Job::Open {
+                    id,
+                    key,
+                    spec,
+                    auto_threads,
+                });
+            }
+            Request::Shut { key } => {
+                let _ = jobs.send(Job::Shut { id, key });
+            }
+            Request::Load { .. } | Request::Window { .. } => {
+                // One load at a time: two at once would share this host's
+                // CPUs and measure each other.
+                if busy.swap(true, Ordering::AcqRel) {
                     send(
                         &out,
                         id,
@@ -212,65 +228,182 @@ pub fn serve_with(ext: &mut dyn Extension, on_signal: fn()) -> u8 {
                     continue;
                 }
                 let c = Control::new();
-                let (c2, out2) = (c.clone(), out.clone());
-                let h = std::thread::spawn(move || {
-                    let reply = run_load(*spec, auto_threads, start_unix_ns, &c2);
-                    send(&out2, id, reply);
-                });
-                running = Some((c, h));
+                current = Some(c.clone());
+                let job = match env.body {
+                    Request::Load {
+                        spec,
+                        auto_threads,
+                        start_unix_ns,
+                    } => Job::Load {
+                        id,
+                        spec,
+                        auto_threads,
+                        start_unix_ns,
+                        control: c,
+                    },
+                    Request::Window {
+                        key,
+                        warmup_s,
+                        seconds,
+                        start_unix_ns,
+                    } => Job::Window {
+                        id,
+                        key,
+                        warmup_s,
+                        seconds,
+                        start_unix_ns,
+                        control: c,
+                    },
+                    _ => unreachable!("matched above"),
+                };
+                let _ = jobs.send(job);
             }
         }
     }
-    // The coordinator is gone: stop whatever runs and leave nothing behind.
-    if let Some((c, h)) = running.take() {
+    // The coordinator is gone: stop whatever runs, close what is held and
+    // leave nothing behind.
+    if let Some(c) = current.take() {
         c.stop();
-        let _ = h.join();
     }
+    drop(jobs);
+    let _ = loader.join();
     control.stop();
     ext.shutdown();
     0
 }
 
-fn run_load(mut spec: LoadSpec, auto_threads: bool, start_unix_ns: u64, c: &Control) -> Reply {
+/// What the loader thread is asked to do, in the order asked.
+enum Job {
+    Load {
+        id: u64,
+        spec: Box<LoadSpec>,
+        auto_threads: bool,
+        start_unix_ns: u64,
+        control: Control,
+    },
+    Open {
+        id: u64,
+        key: String,
+        spec: Box<LoadSpec>,
+        auto_threads: bool,
+    },
+    Window {
+        id: u64,
+        key: String,
+        warmup_s: f64,
+        seconds: f64,
+        start_unix_ns: u64,
+        control: Control,
+    },
+    Shut {
+        id: u64,
+        key: String,
+    },
+}
+
+/// Runs jobs until the queue closes, then closes every kept connection.
+fn loader(queue: &Receiver<Job>, out: &Out, busy: &AtomicBool) {
+    let mut kept: HashMap<String, Session> = HashMap::new();
+    for job in queue {
+        match job {
+            Job::Load {
+                id,
+                spec,
+                auto_threads,
+                start_unix_ns,
+                control,
+            } => {
+                let reply = run_load(*spec, auto_threads, start_unix_ns, &control);
+                busy.store(false, Ordering::Release);
+                send(out, id, reply);
+            }
+            Job::Open {
+                id,
+                key,
+                spec,
+                auto_threads,
+            } => {
+                // A key opened again replaces what it held, closed first so
+                // both are never held at once.
+                kept.remove(&key);
+                let reply = match here(*spec, auto_threads)
+                    .and_then(|s| Session::open(&s).map_err(|e| e.to_string()))
+                {
+                    Ok(session) => {
+                        kept.insert(key, session);
+                        Reply::Opened
+                    }
+                    Err(message) => Reply::Failed { message },
+                };
+                send(out, id, reply);
+            }
+            Job::Window {
+                id,
+                key,
+                warmup_s,
+                seconds,
+                start_unix_ns,
+                control,
+            } => {
+                let reply = match kept.get_mut(&key) {
+                    Some(session) => window(session, warmup_s, seconds, start_unix_ns, &control),
+                    None => Reply::Failed {
+                        message: format!("no connections are held for {key}"),
+                    },
+                };
+                busy.store(false, Ordering::Release);
+                send(out, id, reply);
+            }
+            Job::Shut { id, key } => {
+                kept.remove(&key);
+                send(out, id, Reply::Shut);
+            }
+        }
+    }
+}
+
+/// `spec` made to run on this host: its threads on the host's own CPUs.
+fn here(mut spec: LoadSpec, auto_threads: bool) -> Result<LoadSpec, String> {
     let cpus = throng_engine::affinity::own_cpus();
     if auto_threads {
         spec.threads = cpus.len().max(1);
     }
     spec.cpus = cpus;
-    if let Err(e) = spec.validate() {
-        return Reply::Failed {
-            message: format!("the load cannot run here: {e}"),
-        };
-    }
+    spec.validate()
+        .map_err(|e| format!("the load cannot run here: {e}"))?;
+    Ok(spec)
+}
+
+/// Waits for `start_unix_ns`, the synchronised start itself: every client
+/// host sleeps to the same instant of the coordinator's clock, translated
+/// by its measured offset. Slept in short steps so a stop is seen. A start
+/// too far ahead or behind this host's clock is refused.
+fn wait_for(start_unix_ns: u64, c: &Control) -> Result<(), String> {
     let now = unix_ns();
     if start_unix_ns > now + MAX_LEAD.as_nanos() as u64 {
-        return Reply::Failed {
-            message: format!(
-                "the start is {:.1} s ahead of this host's clock",
-                (start_unix_ns - now) as f64 / 1e9
-            ),
-        };
+        return Err(format!(
+            "the start is {:.1} s ahead of this host's clock",
+            (start_unix_ns - now) as f64 / 1e9
+        ));
     }
     if now > start_unix_ns + MAX_LATE.as_nanos() as u64 {
-        return Reply::Failed {
-            message: format!(
-                "the start was {:.1} s ago by this host's clock",
-                (now - start_unix_ns) as f64 / 1e9
-            ),
-        };
+        return Err(format!(
+            "the start was {:.1} s ago by this host's clock",
+            (now - start_unix_ns) as f64 / 1e9
+        ));
     }
-    // The wait is the synchronised start itself: every client host sleeps
-    // to the same instant of the coordinator's clock, translated by its
-    // measured offset. Slept in short steps so a stop is seen.
     loop {
         let now = unix_ns();
         if now >= start_unix_ns || c.is_stopped() {
-            break;
+            return Ok(());
         }
         let left = Duration::from_nanos(start_unix_ns - now);
         std::thread::sleep(left.min(Duration::from_millis(20)));
     }
-    match throng_engine::run(&spec, c) {
+}
+
+fn loaded(r: Result<throng_engine::LoadResult, throng_engine::EngineError>) -> Reply {
+    match r {
         Ok(r) => Reply::Load {
             result: Box::new(r),
             ports: throng_trust::PortUse::read(),
@@ -279,4 +412,30 @@ fn run_load(mut spec: LoadSpec, auto_threads: bool, start_unix_ns: u64, c: &Cont
             message: e.to_string(),
         },
     }
+}
+
+fn window(session: &mut Session, warmup_s: f64, seconds: f64, start: u64, c: &Control) -> Reply {
+    let (Ok(warmup), Ok(measure)) = (
+        Duration::try_from_secs_f64(warmup_s),
+        Duration::try_from_secs_f64(seconds),
+    ) else {
+        return Reply::Failed {
+            message: format!("a window of {seconds} s after {warmup_s} s of warmup cannot run"),
+        };
+    };
+    if let Err(message) = wait_for(start, c) {
+        return Reply::Failed { message };
+    }
+    loaded(session.window(warmup, measure, c))
+}
+
+fn run_load(spec: LoadSpec, auto_threads: bool, start_unix_ns: u64, c: &Control) -> Reply {
+    let spec = match here(spec, auto_threads) {
+        Ok(s) => s,
+        Err(message) => return Reply::Failed { message },
+    };
+    if let Err(message) = wait_for(start_unix_ns, c) {
+        return Reply::Failed { message };
+    }
+    loaded(throng_engine::run(&spec, c))
 }

@@ -218,25 +218,124 @@ impl Fleet {
         interrupted: &dyn Fn() -> bool,
     ) -> Result<FleetRun, RemoteError> {
         let parts = split(spec, self.links.len())?;
-        let lead = Duration::from_nanos(start_local.saturating_sub(crate::agent::unix_ns()));
-        let bound = lead
-            + spec.warmup
-            + spec.timeout
-            + match spec.stop {
-                Stop::Duration(d) => d + Duration::from_secs(60),
-                // A request count has no length of its own; lost hosts are
-                // still noticed by ssh's keepalive within seconds.
-                Stop::Requests(_) => Duration::from_secs(6 * 3600),
-            };
-        let deadline = Instant::now() + bound;
-        let mut ids = Vec::with_capacity(parts.len());
-        for (l, part) in self.links.iter_mut().zip(parts) {
-            let start = l.offset.to_host_ns(start_local);
-            match l.send(Request::Load {
+        let bound = match spec.stop {
+            Stop::Duration(d) => d + Duration::from_secs(60),
+            // A request count has no length of its own; lost hosts are
+            // still noticed by ssh's keepalive within seconds.
+            Stop::Requests(_) => Duration::from_secs(6 * 3600),
+        };
+        let deadline = Self::deadline(start_local, spec.warmup + spec.timeout + bound);
+        let mut bodies = Vec::with_capacity(parts.len());
+        for (l, part) in self.links.iter().zip(parts) {
+            bodies.push(Request::Load {
                 spec: Box::new(part),
                 auto_threads,
-                start_unix_ns: start,
-            }) {
+                start_unix_ns: l.offset.to_host_ns(start_local),
+            });
+        }
+        let replies = self.ask(bodies, deadline, interrupted)?;
+        self.runs(replies)
+    }
+
+    /// Opens `spec`'s connections, split over every host as [`Fleet::load`]
+    /// splits a load, and keeps them under `key` for [`Fleet::window_at`].
+    /// When a host cannot, what the others opened is closed again.
+    pub fn open(
+        &mut self,
+        key: &str,
+        spec: &LoadSpec,
+        auto_threads: bool,
+    ) -> Result<(), RemoteError> {
+        let parts = split(spec, self.links.len())?;
+        // Each connection either opens or fails within the connect timeout.
+        let deadline = Instant::now() + spec.timeout + Duration::from_secs(60);
+        let bodies = parts
+            .into_iter()
+            .map(|part| Request::Open {
+                key: key.to_string(),
+                spec: Box::new(part),
+                auto_threads,
+            })
+            .collect();
+        let replies = self.ask(bodies, deadline, &|| false)?;
+        for (k, reply) in replies.iter().enumerate() {
+            if !matches!(reply, Reply::Opened) {
+                let e = self.links[k].unexpected(reply);
+                let _ = self.shut(key);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// One window over the connections every host keeps under `key`:
+    /// `warmup` uncounted, then `seconds` counted, from `start_local`
+    /// (Unix ns, this machine's clock); merged as [`Fleet::load_at`]'s.
+    pub fn window_at(
+        &mut self,
+        key: &str,
+        warmup: Duration,
+        seconds: Duration,
+        timeout: Duration,
+        start_local: u64,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<FleetRun, RemoteError> {
+        let deadline = Self::deadline(
+            start_local,
+            warmup + timeout + seconds + Duration::from_secs(60),
+        );
+        let bodies = self
+            .links
+            .iter()
+            .map(|l| Request::Window {
+                key: key.to_string(),
+                warmup_s: warmup.as_secs_f64(),
+                seconds: seconds.as_secs_f64(),
+                start_unix_ns: l.offset.to_host_ns(start_local),
+            })
+            .collect();
+        let replies = self.ask(bodies, deadline, interrupted)?;
+        self.runs(replies)
+    }
+
+    /// Closes the connections every host keeps under `key`.
+    pub fn shut(&mut self, key: &str) -> Result<(), RemoteError> {
+        let bodies = self
+            .links
+            .iter()
+            .map(|_| Request::Shut {
+                key: key.to_string(),
+            })
+            .collect();
+        // Each host's threads get a second to close their connections.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        for (k, reply) in self.ask(bodies, deadline, &|| false)?.iter().enumerate() {
+            if !matches!(reply, Reply::Shut) {
+                return Err(self.links[k].unexpected(reply));
+            }
+        }
+        Ok(())
+    }
+
+    /// When a request starting at `start_local` and lasting at most `bound`
+    /// is given up, on this machine's monotonic clock.
+    fn deadline(start_local: u64, bound: Duration) -> Instant {
+        let lead = Duration::from_nanos(start_local.saturating_sub(crate::agent::unix_ns()));
+        Instant::now() + lead + bound
+    }
+
+    /// Sends `bodies[k]` to host `k` and waits for every reply, in host
+    /// order. `interrupted` is polled while the hosts work; when it turns
+    /// true every host is told to stop and the replies are still awaited.
+    fn ask(
+        &mut self,
+        bodies: Vec<Request>,
+        deadline: Instant,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<Vec<Reply>, RemoteError> {
+        let mut ids = Vec::with_capacity(bodies.len());
+        for (l, body) in self.links.iter_mut().zip(bodies) {
+            match l.send(body) {
                 Ok(id) => ids.push(id),
                 Err(e) => {
                     self.stop_all();
@@ -273,10 +372,15 @@ impl Fleet {
                 }
             }
         }
-        let mut hosts = Vec::with_capacity(ids.len());
+        Ok(replies.into_iter().flatten().collect())
+    }
+
+    /// Every host's load reply, on this machine's clock, and their merge.
+    fn runs(&mut self, replies: Vec<Reply>) -> Result<FleetRun, RemoteError> {
+        let mut hosts = Vec::with_capacity(replies.len());
         for (k, reply) in replies.into_iter().enumerate() {
             let l = &self.links[k];
-            match reply.expect("every host replied") {
+            match reply {
                 Reply::Load {
                     result: mut r,
                     mut ports,

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use throng_engine::{LoadResult, LoadSpec};
 use throng_model::Environment;
 
-pub const PROTOCOL: u32 = 2;
+pub const PROTOCOL: u32 = 3;
 
 /// The first line an agent writes.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -46,6 +46,26 @@ pub enum Request {
         auto_threads: bool,
         start_unix_ns: u64,
     },
+    /// Open a closed-model load's connections (`spec`, for a duration)
+    /// and keep them, idle, for the windows that follow; `key` names them.
+    /// A study keeps a level's connections so that its short slices
+    /// measure serving, not connecting.
+    Open {
+        key: String,
+        spec: Box<LoadSpec>,
+        auto_threads: bool,
+    },
+    /// One window over the connections `key` holds: `warmup_s` of
+    /// uncounted load, then `seconds` counted, from `start_unix_ns` on the
+    /// agent's own clock. Replies as a load does.
+    Window {
+        key: String,
+        warmup_s: f64,
+        seconds: f64,
+        start_unix_ns: u64,
+    },
+    /// Close the connections `key` holds.
+    Shut { key: String },
     /// Stop the running load early; it still replies with what it measured.
     Stop,
     /// Round trip, MTU and link of the path from this host to `addr`.
@@ -75,6 +95,11 @@ pub enum Reply {
         #[serde(default)]
         ports: throng_trust::PortUse,
     },
+    /// The connections of an `Open` are open, or failed and will be
+    /// opened again, and counted, in the first window.
+    Opened,
+    /// The connections of a `Shut` are closed (or none were held).
+    Shut,
     Stopping,
     Path(PathFacts),
     Have {

@@ -86,6 +86,9 @@ pub struct Apart<'a> {
     listen: IpAddr,
     interrupt: &'a Interrupt,
     running: Vec<Remote>,
+    /// Servers whose level's connections the client hosts keep between
+    /// slices, and that level's concurrency.
+    kept: Vec<(String, u32)>,
     cpus: Vec<usize>,
     hosts: Vec<HostRecord>,
     topology: String,
@@ -207,6 +210,7 @@ impl<'a> Apart<'a> {
             listen,
             interrupt,
             running: Vec::new(),
+            kept: Vec::new(),
             cpus,
             hosts,
             topology,
@@ -226,20 +230,42 @@ impl<'a> Apart<'a> {
 
     /// One round from the client hosts, the server sampled (when asked)
     /// over the same window on its own host.
+    fn spec(&self, server: &str, load: &RoundLoad) -> Result<throng_engine::LoadSpec, String> {
+        let r = self.get(server)?;
+        Ok(server_load_spec(
+            SocketAddr::new(self.listen, r.port),
+            &r.paths,
+            load,
+            r.tls.as_ref(),
+            r.protocol,
+        ))
+    }
+
+    /// Whether every client host has room under its open-file limit for
+    /// all of `loads`' connections at once and one more load beside them,
+    /// as this machine's executor asks of its own.
+    fn room_for(&self, loads: &[(&str, RoundLoad)]) -> bool {
+        let n = self.clients.links.len().max(1) as u64;
+        let share = |l: &RoundLoad| u64::from(l.concurrency).div_ceil(n);
+        let all: u64 = loads.iter().map(|(_, l)| share(l)).sum();
+        let most = loads.iter().map(|(_, l)| share(l)).max().unwrap_or(0);
+        self.clients.links.iter().all(|l| {
+            let (soft, hard) = l.facts.environment.nofile;
+            all + most + throng_model::SPARE_FDS <= soft.max(hard)
+        })
+    }
+
     fn round_apart(
         &mut self,
         server: &str,
         load: &RoundLoad,
         sample: bool,
     ) -> Result<Measured, String> {
-        let r = self.get(server)?;
-        let spec = server_load_spec(
-            SocketAddr::new(self.listen, r.port),
-            &r.paths,
-            load,
-            r.tls.as_ref(),
-            r.protocol,
-        );
+        let spec = self.spec(server, load)?;
+        let kept = self
+            .kept
+            .iter()
+            .any(|(s, c)| s == server && *c == load.concurrency);
         let lead = self.clients.lead();
         let start = throng_remote::agent::unix_ns() + lead.as_nanos() as u64;
         if sample {
@@ -253,9 +279,19 @@ impl<'a> Apart<'a> {
             })?;
         }
         let interrupt = self.interrupt;
-        let run = self
-            .clients
-            .load_at(&spec, true, start, &|| interrupt.is_set());
+        let run = if kept {
+            self.clients.window_at(
+                server,
+                spec.warmup,
+                Duration::from_secs_f64(load.seconds),
+                spec.timeout,
+                start,
+                &|| interrupt.is_set(),
+            )
+        } else {
+            self.clients
+                .load_at(&spec, true, start, &|| interrupt.is_set())
+        };
         let usage = if sample {
             match self.call(LabRequest::WindowEnd {
                 server: server.to_string(),
@@ -372,6 +408,28 @@ impl Executor for Apart<'_> {
         self.round_apart(server, load, sample)
     }
 
+    fn open_level(&mut self, loads: &[(&str, RoundLoad)]) {
+        if !self.room_for(loads) {
+            return;
+        }
+        for (name, load) in loads {
+            // A server whose connections cannot be opened is measured
+            // with fresh ones each slice, as on one machine.
+            let Ok(spec) = self.spec(name, load) else {
+                continue;
+            };
+            if self.clients.open(name, &spec, true).is_ok() {
+                self.kept.push((name.to_string(), load.concurrency));
+            }
+        }
+    }
+
+    fn close_level(&mut self) {
+        for (name, _) in std::mem::take(&mut self.kept) {
+            let _ = self.clients.shut(&name);
+        }
+    }
+
     fn diagnose(&mut self, server: &str, load: &RoundLoad) -> Result<Diagnosis, String> {
         self.call(LabRequest::DiagnoseBegin {
             server: server.to_string(),
@@ -421,6 +479,10 @@ impl Executor for Apart<'_> {
     }
 
     fn stop(&mut self, server: &str) {
+        if let Some(k) = self.kept.iter().position(|(s, _)| s == server) {
+            self.kept.remove(k);
+            let _ = self.clients.shut(server);
+        }
         self.running.retain(|r| r.name != server);
         let _ = self.call(LabRequest::Stop {
             server: server.to_string(),
