@@ -60,12 +60,16 @@ impl NapCount {
         }
     }
 
-    /// A look took `answers`; `short`: it ended a nap that reached its
-    /// bound before its count had come. Every look counts toward the
+    /// A look took `answers` receives; `short`: it ended a nap that
+    /// reached its bound before the count it asked for had come. The next
+    /// count is then at most what came, and at most half what was asked:
+    /// a receive is a completion to count here, but the kernel counted a
+    /// connection's receives since the last look as one arrival, so what
+    /// came can exceed what the kernel saw. Every look counts toward the
     /// patience, naps or not: a capped count of one takes no naps.
-    pub(super) fn looked(&mut self, answers: usize, short: bool) {
-        if short {
-            self.cap = answers.max(1);
+    pub(super) fn looked(&mut self, answers: usize, short: Option<usize>) {
+        if let Some(asked) = short {
+            self.cap = answers.min(asked / 2).max(1);
             self.calm = 0;
             self.patience = (self.patience * 2).min(PATIENCE_MAX);
         } else if self.cap != usize::MAX {
@@ -107,7 +111,14 @@ impl Worker<'_> {
             // The ring counts receives, and a receive can carry several
             // answers (a pipeline's, read together) or part of one (a
             // large body): the count is in receives, at the rate seen.
-            ((in_flight * refill * u.recvs as u128 + seen * d / 2) / (seen * d)) as usize
+            let receives = (in_flight * refill * u.recvs as u128 + seen * d / 2) / (seen * d);
+            // But the kernel wakes the thread by arrivals it has to hand
+            // over, and a connection's receives since the last look are
+            // one such arrival, however many there were: a count above
+            // the connections could never come, and each nap would last
+            // to its bound (a large body read on one connection, 16 KiB
+            // at a time, asked for two receives a nap).
+            receives.min(self.conns.len() as u128) as usize
         } else {
             0
         };
@@ -136,37 +147,49 @@ mod tests {
     #[test]
     fn a_short_nap_caps_the_count_until_the_load_has_shown_patience() {
         let mut n = NapCount::new();
-        n.looked(25, false);
+        n.looked(25, None);
         assert_eq!(n.count(25), 25, "a nap that got its count changes nothing");
         // One connection of many still answers: the nap got 1 of 25.
-        n.looked(1, true);
+        n.looked(1, Some(25));
         assert_eq!(n.count(25), 0, "no nap while one answer is all that comes");
         for _ in 0..PATIENCE_MIN - 1 {
-            n.looked(1, false);
+            n.looked(1, None);
         }
         assert_eq!(n.count(25), 0);
-        n.looked(1, false);
+        n.looked(1, None);
         assert_eq!(n.count(25), 2, "after 64 looks, the count may double");
         // Short again: twice the patience before the next try.
-        n.looked(1, true);
+        n.looked(1, Some(2));
         for _ in 0..2 * PATIENCE_MIN - 1 {
-            n.looked(1, false);
+            n.looked(1, None);
         }
         assert_eq!(n.count(25), 0);
-        n.looked(1, false);
+        n.looked(1, None);
         assert_eq!(n.count(25), 2);
         // The load is back: the count grows to what a nap brings.
         for _ in 0..8 * 2 * PATIENCE_MIN {
-            n.looked(2, false);
+            n.looked(2, None);
         }
         assert_eq!(n.count(25), 25);
+    }
+
+    #[test]
+    fn a_short_nap_of_many_receives_still_halves_the_count() {
+        // One connection streamed a large body: 40 receives came, but to
+        // the kernel they were one arrival, and the nap for 3 timed out.
+        let mut n = NapCount::new();
+        n.looked(40, Some(3));
+        assert_eq!(n.count(3), 0, "a count of one is no nap");
+        let mut n = NapCount::new();
+        n.looked(40, Some(8));
+        assert_eq!(n.count(8), 4);
     }
 
     #[test]
     fn patience_is_bounded() {
         let mut n = NapCount::new();
         for _ in 0..64 {
-            n.looked(0, true);
+            n.looked(0, Some(2));
         }
         assert_eq!(n.patience, PATIENCE_MAX);
         assert_eq!(n.count(25), 0);
