@@ -32,7 +32,7 @@ pub mod users;
 pub mod wire;
 
 pub use result::{Drain, ErrorKind, LoadModel, LoadResult, Warning};
-pub use run::{max_connections, run, Control, EngineError};
+pub use run::{max_connections, proportional, run, Control, EngineError};
 pub use session::Session;
 pub use spec::{
     ExpectStatus, HttpSpec, HttpVersion, IoBackend, LoadSpec, Order, SpecError, Stop, Target,

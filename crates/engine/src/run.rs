@@ -187,14 +187,18 @@ pub(crate) fn jobs(spec: &LoadSpec) -> Vec<Job> {
     let threads = spec.threads.clamp(1, spec.connections);
     let mut jobs = Vec::with_capacity(threads);
     let mut first_conn = 0;
-    for t in 0..threads {
-        let conns = spec.connections / threads + usize::from(t < spec.connections % threads);
-        let quota = match spec.stop {
-            Stop::Requests(n) => {
-                Some(n / threads as u64 + u64::from((t as u64) < n % threads as u64))
-            }
-            Stop::Duration(_) => None,
-        };
+    let conns: Vec<usize> = (0..threads)
+        .map(|t| spec.connections / threads + usize::from(t < spec.connections % threads))
+        .collect();
+    // The count in proportion to each thread's connections, so every
+    // connection carries about the same share: split evenly by thread, a
+    // thread of two connections would run twice as long as one of one.
+    let quotas = match spec.stop {
+        Stop::Requests(n) => Some(proportional(n, &conns)),
+        Stop::Duration(_) => None,
+    };
+    for (t, &conns) in conns.iter().enumerate() {
+        let quota = quotas.as_ref().map(|q| q[t]);
         let cpu = (!spec.cpus.is_empty()).then(|| spec.cpus[t % spec.cpus.len()]);
         jobs.push(Job {
             index: t,
@@ -206,6 +210,30 @@ pub(crate) fn jobs(spec: &LoadSpec) -> Vec<Job> {
         first_conn += conns;
     }
     jobs
+}
+
+/// `total` split in proportion to `weights`, summing exactly to `total`
+/// (when any weight is above 0):
+/// each part rounded down, and what is left given one each to the parts
+/// that lost most to the rounding (the earlier first, among equals).
+pub fn proportional(total: u64, weights: &[usize]) -> Vec<u64> {
+    let sum: u128 = weights.iter().map(|&w| w as u128).sum();
+    if sum == 0 {
+        return vec![0; weights.len()];
+    }
+    let exact = |w: usize| u128::from(total) * w as u128;
+    let mut out: Vec<u64> = weights.iter().map(|&w| (exact(w) / sum) as u64).collect();
+    let mut rems: Vec<(u128, usize)> = weights
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| (exact(w) % sum, i))
+        .collect();
+    rems.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let short = total - out.iter().sum::<u64>();
+    for &(_, i) in rems.iter().take(short as usize) {
+        out[i] += 1;
+    }
+    out
 }
 
 /// A window starting now: its times, and the Unix time its measured
@@ -573,5 +601,39 @@ pub(crate) fn merge(
             };
             Some(out)
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Target;
+
+    #[test]
+    fn a_count_is_split_by_connections_not_by_threads() {
+        // Three connections on two threads: the thread with two carries
+        // two thirds, so each connection does 50 and both end together.
+        let mut spec = LoadSpec::new(vec![Target::http("127.0.0.1:80".parse().unwrap(), "/")]);
+        spec.connections = 3;
+        spec.threads = 2;
+        spec.stop = Stop::Requests(150);
+        let j = jobs(&spec);
+        let got: Vec<(usize, Option<u64>)> = j.iter().map(|j| (j.conns, j.quota)).collect();
+        assert_eq!(got, [(2, Some(100)), (1, Some(50))]);
+        spec.stop = Stop::Requests(7);
+        let q: Vec<Option<u64>> = jobs(&spec).iter().map(|j| j.quota).collect();
+        assert_eq!(q, [Some(5), Some(2)]);
+    }
+
+    #[test]
+    fn a_proportional_split_sums_exactly() {
+        assert_eq!(proportional(1001, &[4, 3, 3]), [401, 300, 300]);
+        assert_eq!(proportional(10, &[1, 1, 1]), [4, 3, 3]);
+        assert_eq!(proportional(0, &[2, 1]), [0, 0]);
+        assert_eq!(proportional(5, &[0, 0]), [0, 0]);
+        assert_eq!(
+            proportional(u64::MAX, &[1, 1]).iter().sum::<u64>(),
+            u64::MAX
+        );
     }
 }

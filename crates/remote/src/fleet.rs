@@ -71,7 +71,7 @@ pub fn split(spec: &LoadSpec, n: usize) -> Result<Vec<LoadSpec>, RemoteError> {
     let conns: Vec<usize> = shares.iter().map(|&u| u * per_unit).collect();
     let c = units * per_unit;
     let requests = match spec.stop {
-        Stop::Requests(total) => Some(largest_remainder(total, &conns)),
+        Stop::Requests(total) => Some(throng_engine::proportional(total, &conns)),
         Stop::Duration(_) => None,
     };
     Ok(conns
@@ -94,23 +94,6 @@ pub fn split(spec: &LoadSpec, n: usize) -> Result<Vec<LoadSpec>, RemoteError> {
             s
         })
         .collect())
-}
-
-/// `total` split in proportion to `weights`, summing exactly to `total`.
-fn largest_remainder(total: u64, weights: &[usize]) -> Vec<u64> {
-    let sum: u64 = weights.iter().map(|&w| w as u64).sum();
-    let mut out: Vec<u64> = weights.iter().map(|&w| total * w as u64 / sum).collect();
-    let mut rems: Vec<(u64, usize)> = weights
-        .iter()
-        .enumerate()
-        .map(|(i, &w)| ((total * w as u64) % sum, i))
-        .collect();
-    rems.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let short = total - out.iter().sum::<u64>();
-    for &(_, i) in rems.iter().take(short as usize) {
-        out[i] += 1;
-    }
-    out
 }
 
 impl Fleet {
