@@ -556,11 +556,16 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
     if let Some(r) = &s.rate {
         let _ = writeln!(
             o,
-            "  schedule     {} sends late by > 1 ms; lateness p50 {} p99 {} max {}",
+            "  schedule     {} sends late by > 1 ms; lateness p50 {} p99 {} max {}{}",
             human_count(r.late_sends),
             human_us(r.lateness_us.p50 as f64),
             human_us(r.lateness_us.p99 as f64),
             human_us(r.lateness_us.max as f64),
+            if r.unsent > 0 {
+                format!("; {} due but never sent", human_count(r.unsent))
+            } else {
+                String::new()
+            },
         );
     }
     let statuses: Vec<String> = s

@@ -307,6 +307,63 @@ fn stalled_server_under_a_fixed_rate() {
 }
 
 #[test]
+fn requests_due_but_never_sent_are_counted_not_dropped() {
+    // Two connections at 400 req/s: one due every 5 ms on each. A server
+    // that takes 20 ms answers a quarter of them; the rest of the
+    // schedule is left unsent when the second ends, and said so: every
+    // request due in it was either sent or counted as unsent, none lost.
+    let slow = Server::start(|mut c| {
+        while c.next_request().is_some() {
+            std::thread::sleep(Duration::from_millis(20));
+            if !c.send(&ok(b"slow\n")) {
+                return;
+            }
+        }
+    });
+    let j = throng_json(&[
+        "load",
+        &slow.url("/"),
+        "--rate",
+        "400",
+        "-c",
+        "2",
+        "-d",
+        "1s",
+    ]);
+    only_errors(&j, &[]);
+    let (sent, unsent) = (u(&j, "/sent"), u(&j, "/rate/unsent"));
+    assert_eq!(sent + unsent, 400, "{j}");
+    assert!(sent <= 110 && unsent >= 290, "{sent} sent, {unsent} unsent");
+    let warnings = j["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{unsent} requests fell due"))),
+        "{warnings:?}"
+    );
+    // A server that keeps up leaves nothing unsent.
+    let quick = Server::start(|mut c| {
+        while c.next_request().is_some() {
+            if !c.send(&ok(b"quick\n")) {
+                return;
+            }
+        }
+    });
+    let j = throng_json(&[
+        "load",
+        &quick.url("/"),
+        "--rate",
+        "200",
+        "-c",
+        "4",
+        "-d",
+        "1s",
+    ]);
+    assert_eq!((u(&j, "/sent"), u(&j, "/rate/unsent")), (200, 0), "{j}");
+}
+
+#[test]
 fn response_dripped_a_few_bytes_at_a_time() {
     // The same 54-byte body, framed both ways, so a read may end inside a
     // status line, a header, a chunk-size line, chunk data or a trailer.

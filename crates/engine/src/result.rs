@@ -47,6 +47,12 @@ pub struct RateOutcome {
     pub target: f64,
     /// Sends issued more than 1 ms after their intended time.
     pub late_sends: u64,
+    /// Requests whose intended time fell in the measured phase but that
+    /// were never sent: their connection was still busy with earlier ones
+    /// when the phase ended. Their latency (at least the time from their
+    /// intended send to the end) is in no histogram.
+    #[serde(default)]
+    pub unsent: u64,
     /// How late every send was, in microseconds.
     #[serde(with = "crate::wire::histogram")]
     pub lateness: Histogram<u64>,
@@ -166,6 +172,9 @@ pub enum Warning {
     FewerConnections { established: u64, requested: u64 },
     /// Open model: sends that went out more than 1 ms late.
     LateSends { late: u64, sent: u64 },
+    /// Open model: requests that fell due in the measured phase and were
+    /// never sent.
+    Unsent { unsent: u64, sent: u64 },
     /// io_uring was asked for, the kernel would not set up a ring (not
     /// built in, disabled, refused to this process), and the threads used
     /// epoll instead; `reason` is the kernel's.
@@ -347,7 +356,9 @@ impl LoadResult {
             .filter(|w| {
                 !matches!(
                     w,
-                    Warning::FewerConnections { .. } | Warning::LateSends { .. }
+                    Warning::FewerConnections { .. }
+                        | Warning::LateSends { .. }
+                        | Warning::Unsent { .. }
                 )
             })
             .cloned()
@@ -398,6 +409,7 @@ impl LoadResult {
             if let (Some(a), Some(b)) = (&mut out.rate, &p.rate) {
                 a.target += b.target;
                 a.late_sends += b.late_sends;
+                a.unsent += b.unsent;
                 let _ = a.lateness.add(&b.lateness);
             }
             if let (Some(a), Some(b)) = (&mut out.sessions, &p.sessions) {
@@ -422,7 +434,9 @@ impl LoadResult {
             for w in &p.warnings {
                 if !matches!(
                     w,
-                    Warning::FewerConnections { .. } | Warning::LateSends { .. }
+                    Warning::FewerConnections { .. }
+                        | Warning::LateSends { .. }
+                        | Warning::Unsent { .. }
                 ) && !warnings.contains(w)
                 {
                     warnings.push(w.clone());
@@ -457,6 +471,12 @@ impl LoadResult {
             if r.late_sends > 0 {
                 warnings.push(Warning::LateSends {
                     late: r.late_sends,
+                    sent: out.counts.sent,
+                });
+            }
+            if r.unsent > 0 {
+                warnings.push(Warning::Unsent {
+                    unsent: r.unsent,
                     sent: out.counts.sent,
                 });
             }

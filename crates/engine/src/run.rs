@@ -380,6 +380,7 @@ pub(crate) fn merge(
     let mut connect = histogram();
     let mut lateness = histogram();
     let (mut late_sends, mut established, mut reconnects, mut in_flight) = (0, 0, 0, 0);
+    let mut unsent = 0;
     let (mut user, mut sys, mut runqueue) = (0.0, 0.0, 0.0);
     let (mut naps, mut hold_ns, mut holds) = (0, 0, 0);
     let mut interrupted = false;
@@ -397,6 +398,7 @@ pub(crate) fn merge(
         let _ = connect.add(&st.connect);
         let _ = lateness.add(&st.lateness);
         late_sends += st.late_sends;
+        unsent += st.unsent;
         established += p.established;
         reconnects += st.reconnects;
         in_flight += p.in_flight_at_end;
@@ -463,6 +465,12 @@ pub(crate) fn merge(
             sent: measured.sent,
         });
     }
+    if rate && unsent > 0 {
+        warnings.push(Warning::Unsent {
+            unsent,
+            sent: measured.sent,
+        });
+    }
     let timeline = timeline
         .iter()
         .enumerate()
@@ -512,6 +520,7 @@ pub(crate) fn merge(
         rate: spec.rate.map(|target| RateOutcome {
             target,
             late_sends,
+            unsent,
             lateness,
         }),
         warmup: (!warmup_len.is_zero()).then(|| WarmupCounts {

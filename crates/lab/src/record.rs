@@ -64,6 +64,12 @@ pub fn warning_text(w: &Warning) -> String {
                 *late as f64 * 100.0 / sent as f64
             )
         }
+        Warning::Unsent { unsent, sent } => format!(
+            "{unsent} requests fell due in the measured time but were never sent, beside the \
+             {sent} sent: every connection was still busy with an earlier request, so their \
+             latency (at least from their intended time to the end) is in no figure; use more \
+             connections or a lower rate"
+        ),
         Warning::UringUnavailable { reason } => {
             format!("io_uring could not be set up ({reason}): the load ran on epoll")
         }
@@ -129,6 +135,7 @@ pub fn summarize(r: &LoadResult) -> Summary {
         rate: r.rate.as_ref().map(|rate| RateReport {
             target: rate.target,
             late_sends: rate.late_sends,
+            unsent: rate.unsent,
             lateness_us: latency(&rate.lateness),
         }),
         warmup: r.warmup.map(|w| Warmup {

@@ -186,6 +186,10 @@ pub struct RateReport {
     pub target: f64,
     /// Sends issued more than 1 ms after their intended time.
     pub late_sends: u64,
+    /// Requests due in the measured phase that were never sent (every
+    /// connection still busy); their latency is in no figure.
+    #[serde(default)]
+    pub unsent: u64,
     /// How late sends were, in microseconds (all sends, including on-time ones).
     pub lateness_us: Latency,
 }

@@ -261,6 +261,8 @@ pub(crate) struct Stats {
     pub(crate) connect: Histogram<u64>,
     pub(crate) lateness: Histogram<u64>,
     pub(crate) late_sends: u64,
+    /// Open model: requests due in the measured phase, never sent.
+    pub(crate) unsent: u64,
     pub(crate) naps: u64,
     /// Closed model: how long places answered in the measured phase stood
     /// empty on the client before a new request took them, in total, and
@@ -289,6 +291,7 @@ impl Stats {
             connect: histogram(),
             lateness: histogram(),
             late_sends: 0,
+            unsent: 0,
             naps: 0,
             hold_ns: 0,
             holds: 0,
@@ -309,6 +312,7 @@ impl Stats {
         self.connect.reset();
         self.lateness.reset();
         self.late_sends = 0;
+        self.unsent = 0;
         self.naps = 0;
         self.hold_ns = 0;
         self.holds = 0;

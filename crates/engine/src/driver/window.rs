@@ -186,6 +186,7 @@ impl Worker<'_> {
         if let Some(u) = self.uring.as_mut() {
             u.submit();
         }
+        self.stats.unsent = self.unsent(end_ns);
         let (cpu_start, wait_start) = self.cpu_mark;
         let cpu_end = thread_cpu();
         let wait_end = thread_runqueue_wait();
@@ -198,6 +199,37 @@ impl Worker<'_> {
             interrupted,
             fatal,
         }
+    }
+
+    /// Open model, for a duration: the requests whose intended times fell
+    /// in the measured phase but were never sent, each connection having
+    /// been busy with earlier ones (a server slower than the schedule, too
+    /// few connections for the rate). A count's runs end only once every
+    /// request was sent; one stopped early counts to where it stopped.
+    fn unsent(&self, ended: u64) -> u64 {
+        let (Some(interval), Some(end)) = (self.plan.interval_ns, self.window.end_ns) else {
+            return 0;
+        };
+        let end = end.min(ended);
+        let from = self.window.warmup_end_ns;
+        let interval = interval.max(1);
+        self.conns
+            .iter()
+            .map(|c| {
+                // Due at next, next + interval, …: those before the end,
+                // less those before the measured phase began.
+                let next = c.next_intended_ns;
+                let before_end = match end.checked_sub(next) {
+                    Some(d) if d > 0 => (d - 1) / interval + 1,
+                    _ => 0,
+                };
+                let before_from = match from.checked_sub(next) {
+                    Some(d) if d > 0 => (d - 1) / interval + 1,
+                    _ => 0,
+                };
+                before_end.saturating_sub(before_from)
+            })
+            .sum()
     }
 
     /// Sessions: before a window writes anything, take what happened to
