@@ -160,6 +160,12 @@ mod tests {
                 "transport = \"x {host}\"\nssh_command = \"ssh\"\n",
                 "give either transport or ssh_command, not both",
             ),
+            (
+                "duet = true\nclient_hosts = [\"ssh://a\"]\n",
+                "duet = true measures two servers at once from two lanes of one machine's CPUs, \
+                 which a study apart (server_host, client_hosts) does not have: remove `duet` to \
+                 compare them in interleaved slices",
+            ),
         ] {
             let e = study(extra).unwrap_err();
             assert_eq!(format!("{e:#}"), want, "{extra}");

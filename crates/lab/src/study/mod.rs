@@ -496,6 +496,16 @@ impl Study {
         }
         let (default_load, loads) = resolve_loads(&f, &workloads, &concurrency, base)?;
         let hosts = Hosts::parse(&f)?;
+        // A duet's two loads come from two lanes of one machine's CPUs;
+        // apart, its rounds would run one after the other while stored as
+        // a duet's.
+        if f.duet && !hosts.is_local() {
+            bail!(
+                "duet = true measures two servers at once from two lanes of one machine's CPUs, \
+                 which a study apart (server_host, client_hosts) does not have: remove `duet` to \
+                 compare them in interleaved slices"
+            );
+        }
         let sites = site::open_sites(&f, &workloads, base, &hosts)?;
         let sweep_top = loads
             .iter()
