@@ -36,8 +36,13 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 /// An `http://` URL resolved to an address, as the engine wants it.
+/// Credentials in it are left out of the target, whose URL is shown and
+/// stored: [`url_credentials`] reads them.
 pub fn parse_target(raw: &str) -> Result<Target> {
-    let url = url::Url::parse(raw).map_err(|e| anyhow::anyhow!("`{raw}` is not a URL: {e}"))?;
+    let mut url = url::Url::parse(raw).map_err(|e| anyhow::anyhow!("`{raw}` is not a URL: {e}"))?;
+    // A password never reaches an output or a database; the user name
+    // stays, to say whose they were.
+    let _ = url.set_password(None);
     match url.scheme() {
         "http" | "https" => {}
         s => bail!("`{raw}`: unsupported scheme `{s}` (give http:// or https://)"),
@@ -69,4 +74,24 @@ pub fn parse_target(raw: &str) -> Result<Target> {
         method: None,
         body: None,
     })
+}
+
+/// The `Authorization` value for credentials written in a URL
+/// (`http://user:pass@host/`), as curl and browsers send them: Basic, the
+/// percent-decoded `user:pass` in base64 (RFC 7617). `None` without a
+/// user name.
+pub fn url_credentials(raw: &str) -> Result<Option<String>> {
+    use base64::Engine as _;
+    let url = url::Url::parse(raw).map_err(|e| anyhow::anyhow!("`{raw}` is not a URL: {e}"))?;
+    if url.username().is_empty() {
+        return Ok(None);
+    }
+    let decode = |s: &str| percent_encoding::percent_decode_str(s).collect::<Vec<u8>>();
+    let mut pair = decode(url.username());
+    pair.push(b':');
+    pair.extend(decode(url.password().unwrap_or("")));
+    Ok(Some(format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(pair)
+    )))
 }

@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use throng_engine::{Control, EngineError, ExpectStatus, LoadSpec, Order, SpecError, Stop, Target};
 use throng_model::{ErrorKind, Latency, Summary, Verdict};
 
-use crate::args::{parse_duration, parse_target};
+use crate::args::{parse_duration, parse_target, url_credentials};
 use crate::fmt::{human_bytes, human_count, human_us};
 
 #[derive(clap::Args, Debug)]
@@ -148,7 +148,9 @@ pub enum OrderArg {
     Random,
 }
 
-fn read_url_list(file: &PathBuf, base: Option<&str>) -> Result<Vec<Target>> {
+/// The URLs of a `--urls` file, each with the `Authorization` value of
+/// the credentials written in it.
+fn read_url_list(file: &PathBuf, base: Option<&str>) -> Result<Vec<(Target, Option<String>)>> {
     let text = std::fs::read_to_string(file)
         .with_context(|| format!("cannot read --urls file {}", file.display()))?;
     let base = base.map(url::Url::parse).transpose()?;
@@ -172,7 +174,11 @@ fn read_url_list(file: &PathBuf, base: Option<&str>) -> Result<Vec<Target>> {
                 .with_context(|| format!("{}:{}: bad path `{line}`", file.display(), n + 1))?
                 .to_string()
         };
-        out.push(parse_target(&full).with_context(|| format!("{}:{}", file.display(), n + 1))?);
+        let at = || format!("{}:{}", file.display(), n + 1);
+        out.push((
+            parse_target(&full).with_context(at)?,
+            url_credentials(&full).with_context(at)?,
+        ));
     }
     if out.is_empty() {
         bail!("{} lists no URL", file.display());
@@ -184,13 +190,25 @@ fn read_url_list(file: &PathBuf, base: Option<&str>) -> Result<Vec<Target>> {
 /// spec's default, and every check on the values is the spec's own
 /// ([`LoadSpec::validate`]), worded here with the options' names.
 pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
-    let targets = match (&a.urls, &a.url) {
+    let (targets, credentials): (Vec<Target>, Vec<Option<String>>) = match (&a.urls, &a.url) {
         // The session file's requests, set below.
-        _ if a.users.sessions.is_some() => Vec::new(),
-        (Some(f), base) => read_url_list(f, base.as_deref())?,
-        (None, Some(u)) => vec![parse_target(u)?],
+        _ if a.users.sessions.is_some() => (Vec::new(), Vec::new()),
+        (Some(f), base) => read_url_list(f, base.as_deref())?.into_iter().unzip(),
+        (None, Some(u)) => (vec![parse_target(u)?], vec![url_credentials(u)?]),
         (None, None) => bail!("give a URL to load, or --urls FILE"),
     };
+    // Every request carries the same header fields, so one set of
+    // credentials serves them all.
+    let mut authorization: Option<String> = None;
+    for c in credentials.into_iter().flatten() {
+        match &authorization {
+            Some(a) if *a != c => bail!(
+                "the URLs carry different credentials, and every request carries the same \
+                 header fields: give one Authorization with -H"
+            ),
+            _ => authorization = Some(c),
+        }
+    }
     let mut spec = LoadSpec::new(targets);
     let cpus = throng_engine::affinity::own_cpus();
     spec.threads = a.threads.unwrap_or(cpus.len().max(1));
@@ -231,6 +249,16 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
             .with_context(|| format!("header `{h}` must look like `Name: value`"))?;
         spec.headers
             .push((n.trim().to_string(), v.trim().to_string()));
+    }
+    // An Authorization given with -H is the user's word over the URL's.
+    if let Some(value) = authorization {
+        if !spec
+            .headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+        {
+            spec.headers.push(("Authorization".to_string(), value));
+        }
     }
     spec.body = match (&a.body, &a.body_file) {
         (Some(b), _) => Some(b.clone().into_bytes()),
@@ -803,6 +831,22 @@ mod tests {
         assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
         assert!(parse_duration("ten").is_err());
         assert!(parse_duration("5parsecs").is_err());
+    }
+
+    #[test]
+    fn credentials_in_a_url_are_sent_as_basic_and_never_shown() {
+        let raw = "http://user:pa%20ss@127.0.0.1:8080/a";
+        let t = parse_target(raw).unwrap();
+        assert_eq!(t.url, "http://user@127.0.0.1:8080/a");
+        assert_eq!(
+            url_credentials(raw).unwrap().as_deref(),
+            Some("Basic dXNlcjpwYSBzcw==")
+        );
+        assert_eq!(
+            url_credentials("http://al@127.0.0.1/").unwrap().as_deref(),
+            Some("Basic YWw6")
+        );
+        assert_eq!(url_credentials("http://127.0.0.1/").unwrap(), None);
     }
 
     #[test]

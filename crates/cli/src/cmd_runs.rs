@@ -405,9 +405,41 @@ fn workload(spec: &LoadSpec) -> String {
 
 /// The command line as a shell would take it back.
 fn command_line(args: impl Iterator<Item = std::ffi::OsString>) -> String {
-    args.map(|a| shell_quote(&a.to_string_lossy()))
+    args.map(|a| shell_quote(&redacted(&a.to_string_lossy())))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// A word of a command line to be stored, its secrets replaced by `***`:
+/// a URL's password, and the value of an `Authorization` or
+/// `Proxy-Authorization` header. A results database is shared and its
+/// articles published; a run stored with them is run again by giving
+/// them anew.
+fn redacted(word: &str) -> String {
+    if word.starts_with("http://") || word.starts_with("https://") {
+        if let Ok(mut u) = url::Url::parse(word) {
+            if u.password().is_some() && u.set_password(Some("***")).is_ok() {
+                return u.to_string();
+            }
+        }
+        return word.to_string();
+    }
+    let (flag, header) = match word.strip_prefix("--header=") {
+        Some(h) => ("--header=", h),
+        None => match word.strip_prefix("-H") {
+            Some(h) => ("-H", h),
+            None => ("", word),
+        },
+    };
+    match header.split_once(':') {
+        Some((name, _))
+            if name.trim().eq_ignore_ascii_case("authorization")
+                || name.trim().eq_ignore_ascii_case("proxy-authorization") =>
+        {
+            format!("{flag}{name}: ***")
+        }
+        _ => word.to_string(),
+    }
 }
 
 /// One word for a POSIX shell: as it is when nothing in it is special,
@@ -458,6 +490,27 @@ mod tests {
                 .map(Into::into),
         );
         assert_eq!(line, "throng load http://h/ -H 'A: b'");
+        let line = command_line(
+            [
+                "throng",
+                "load",
+                "http://u:secret@h/",
+                "-H",
+                "authorization: Bearer x",
+                "-HProxy-Authorization:Basic y",
+                "--header=Authorization: z",
+                "-H",
+                "X-Authorization-Note: kept",
+            ]
+            .into_iter()
+            .map(Into::into),
+        );
+        assert_eq!(
+            line,
+            "throng load 'http://u:***@h/' -H 'authorization: ***' \
+             '-HProxy-Authorization: ***' '--header=Authorization: ***' \
+             -H 'X-Authorization-Note: kept'"
+        );
     }
 
     #[test]

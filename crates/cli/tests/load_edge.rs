@@ -364,6 +364,50 @@ fn requests_due_but_never_sent_are_counted_not_dropped() {
 }
 
 #[test]
+fn credentials_in_the_url_go_to_the_server_and_nowhere_else() {
+    // `user:pa ss`, percent-encoded in the URL: every request carries it
+    // as Basic (RFC 7617), and the password is in no output.
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let s = Server::start(move |mut c| {
+        while let Some(r) = c.next_request() {
+            log.lock().unwrap().push(r.authorization);
+            if !c.send(&ok(b"in\n")) {
+                return;
+            }
+        }
+    });
+    let url = s.url("/").replacen("http://", "http://user:pa%20ss@", 1);
+    let out = support::throng()
+        .args(["load", &url, "-n", "6", "-c", "2", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !text.contains("pa%20ss") && !text.contains("pa ss"),
+        "{text}"
+    );
+    let j: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(j["completed"], 6);
+    let basic = Some("Basic dXNlcjpwYSBzcw==".to_string());
+    assert_eq!(*seen.lock().unwrap(), vec![basic; 6]);
+    // Told otherwise with -H, the user's header is sent instead.
+    let j = throng_json(&[
+        "load",
+        &url,
+        "-n",
+        "1",
+        "-c",
+        "1",
+        "-H",
+        "Authorization: Bearer t",
+    ]);
+    assert_eq!(j["completed"], 1);
+    assert_eq!(seen.lock().unwrap()[6].as_deref(), Some("Bearer t"));
+}
+
+#[test]
 fn response_dripped_a_few_bytes_at_a_time() {
     // The same 54-byte body, framed both ways, so a read may end inside a
     // status line, a header, a chunk-size line, chunk data or a trailer.

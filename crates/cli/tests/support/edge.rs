@@ -41,6 +41,8 @@ pub struct Request {
     pub seq: u64,
     /// 0-based, on this connection.
     pub nth: u64,
+    /// The `Authorization` field's value, when there was one.
+    pub authorization: Option<String>,
 }
 
 /// The server side of one accepted connection.
@@ -116,6 +118,11 @@ impl Conn {
         }
         let method = req.method.unwrap_or_default().to_string();
         let path = req.path.unwrap_or_default().to_string();
+        let authorization = req
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case("authorization"))
+            .map(|h| String::from_utf8_lossy(h.value).into_owned());
         self.buf.drain(..head_len + body_len);
         let seq = self.shared.requests.fetch_add(1, Ordering::SeqCst);
         if self.nth == 0 {
@@ -133,6 +140,7 @@ impl Conn {
             path,
             seq,
             nth,
+            authorization,
         })
     }
 
