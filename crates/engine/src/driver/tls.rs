@@ -174,10 +174,13 @@ impl Worker<'_> {
                 };
                 match io::Read::read(&mut tls.reader(), plain) {
                     Ok(0) => {
-                        // close_notify: the socket's EOF follows and ends
-                        // the exchange there.
-                        self.conns[i].peer_closed = true;
-                        break;
+                        // close_notify: the server sends nothing more, so
+                        // the exchange ends here as at a FIN, which may
+                        // not follow (a server can keep TCP open, waiting
+                        // for the client's own close_notify): waiting for
+                        // it left a request unanswered until its timeout.
+                        self.on_eof(i, arrived);
+                        return false;
                     }
                     Ok(n) => {
                         if !self.feed(i, &plain[..n], epoch, arrived) {

@@ -1,0 +1,167 @@
+//! A TLS server's close_notify says it will send nothing more: the
+//! connection ends there, as at its FIN, whether or not the FIN follows.
+//! A server may keep TCP open after it, waiting for the client's own
+//! close_notify; a client that waits for the FIN instead leaves its next
+//! request unanswered until the request's timeout, charged to nothing.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use throng_engine::tls::TlsSpec;
+use throng_engine::{run, Control, LoadResult, LoadSpec, Stop, Target};
+
+const ANSWER: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+/// What the server does once it has answered a connection's first request.
+#[derive(Clone, Copy)]
+enum After {
+    /// close_notify at once, TCP left open.
+    Notify,
+    /// close_notify once the next request has come, unanswered.
+    NotifyPending,
+}
+
+/// A rustls server on loopback that answers one request per connection,
+/// then closes TLS but not TCP, holding every connection until dropped.
+struct Server {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn config() -> Arc<rustls::ServerConfig> {
+    let key = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let cert = key.cert.der().clone();
+    let pkey = rustls::pki_types::PrivateKeyDer::Pkcs8(key.key_pair.serialize_der().into());
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    Arc::new(
+        rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![cert], pkey)
+            .unwrap(),
+    )
+}
+
+/// Reads one request head; false when the client closed or went quiet.
+fn request(tls: &mut rustls::StreamOwned<rustls::ServerConnection, TcpStream>) -> bool {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        match tls.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            _ => return false,
+        }
+    }
+    true
+}
+
+fn serve(cfg: Arc<rustls::ServerConfig>, tcp: TcpStream, after: After, stop: Arc<AtomicBool>) {
+    tcp.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let conn = rustls::ServerConnection::new(cfg).unwrap();
+    let mut tls = rustls::StreamOwned::new(conn, tcp);
+    // The check before the load makes a handshake and no request.
+    if !request(&mut tls) || tls.write_all(ANSWER).is_err() {
+        return;
+    }
+    if let After::NotifyPending = after {
+        if !request(&mut tls) {
+            return;
+        }
+    }
+    tls.conn.send_close_notify();
+    let _ = tls.flush();
+    // TCP stays open: no FIN until the test ends.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+impl Server {
+    fn start(after: After) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let cfg = config();
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while !flag.load(Ordering::Relaxed) && Instant::now() < deadline {
+                match listener.accept() {
+                    Ok((tcp, _)) => {
+                        tcp.set_nonblocking(false).unwrap();
+                        let (cfg, flag) = (cfg.clone(), flag.clone());
+                        std::thread::spawn(move || serve(cfg, tcp, after, flag));
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(2)),
+                }
+            }
+        });
+        Server { addr, stop }
+    }
+
+    fn spec(&self, stop: Stop) -> LoadSpec {
+        let port = self.addr.port();
+        let mut spec = LoadSpec::new(vec![Target::new(
+            self.addr,
+            format!("localhost:{port}"),
+            "/".to_string(),
+            format!("https://localhost:{port}/"),
+        )]);
+        spec.tls = Some(TlsSpec {
+            insecure: true,
+            ..TlsSpec::default()
+        });
+        spec.connections = 1;
+        spec.threads = 1;
+        spec.timeout = Duration::from_secs(3);
+        spec.stop = stop;
+        spec
+    }
+}
+
+fn load(spec: &LoadSpec) -> LoadResult {
+    run(spec, &Control::new()).unwrap()
+}
+
+#[test]
+fn a_close_notify_with_no_request_waiting_ends_the_connection_at_once() {
+    // One answer per connection, then close_notify: an idle connection
+    // closed by its server, no error, and the next one opened at once.
+    // Waiting for a FIN that never came, each connection sat out the 3 s
+    // timeout: one answer in the second.
+    let server = Server::start(After::Notify);
+    let r = load(&server.spec(Stop::Duration(Duration::from_secs(1))));
+    assert_eq!(r.counts.errors_total(), 0, "{:?}", r.counts.errors);
+    assert!(
+        r.counts.completed >= 20,
+        "{} answers in a second",
+        r.counts.completed
+    );
+}
+
+#[test]
+fn a_close_notify_with_a_request_waiting_fails_it_as_closed_at_once() {
+    // The second request of each connection meets the close_notify: it is
+    // `closed`, as at a FIN, not a `timeout` 3 s later.
+    let server = Server::start(After::NotifyPending);
+    let started = Instant::now();
+    let r = load(&server.spec(Stop::Requests(6)));
+    let took = started.elapsed();
+    assert_eq!(r.counts.completed, 3, "{:?}", r.counts.errors);
+    assert_eq!(r.counts.error(throng_engine::ErrorKind::Closed), 3);
+    assert_eq!(r.counts.errors_total(), 3);
+    assert!(took < Duration::from_secs(3), "{took:?}");
+}
