@@ -296,3 +296,31 @@ fn a_server_silent_mid_handshake_times_out_as_tls_within_the_deadline() {
     // Three timeouts of 300 ms, each seen within a scan of its time.
     assert!(took < Duration::from_secs(5), "{took:?}");
 }
+
+#[test]
+fn a_server_silent_to_the_check_is_one_line_saying_it_did_not_answer() {
+    let ng = nginx();
+    // Every connection, the check's among them, stalls on its ClientHello.
+    let (port, stop) = proxy(([127, 0, 0, 1], ng.port).into(), 0, true);
+    let mut cmd = throng();
+    cmd.args([
+        "load",
+        &format!("https://127.0.0.1:{port}/"),
+        "--insecure",
+        "--timeout",
+        "300ms",
+        "-n",
+        "1",
+        "-c",
+        "1",
+    ]);
+    let out = run_bounded(cmd, Duration::from_secs(30));
+    stop.store(true, Ordering::Relaxed);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("TLS handshake failed: the server did not answer within 300ms"),
+        "{err}"
+    );
+}

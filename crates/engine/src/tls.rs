@@ -248,6 +248,15 @@ pub fn handshake_with(
                 // server closed or went silent.
                 return Err(match e.get_ref() {
                     Some(inner) => inner.to_string(),
+                    // The socket's timeout: a read that timed out is
+                    // EAGAIN, whose own words say nothing of the wait.
+                    None if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                    {
+                        format!("the server did not answer within {timeout:?}")
+                    }
                     None => e.to_string(),
                 });
             }
