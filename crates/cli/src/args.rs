@@ -7,6 +7,27 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use throng_engine::Target;
 
+/// The bytes of a file an option names (`--body-file`, `--urls`,
+/// `--sessions`), which must be a regular file: checked before opening,
+/// since opening a FIFO blocks and a device such as /dev/zero never ends.
+pub fn read_file(option: &str, path: &std::path::Path) -> Result<Vec<u8>> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => {}
+        Ok(_) => bail!("{option} {}: not a regular file", path.display()),
+        Err(e) => bail!("cannot read {option} {}: {e}", path.display()),
+    }
+    std::fs::read(path).with_context(|| format!("cannot read {option} {}", path.display()))
+}
+
+/// [`read_file`] as UTF-8 text.
+pub fn read_text(option: &str, path: &std::path::Path) -> Result<String> {
+    String::from_utf8(read_file(option, path)?)
+        .map_err(|_| anyhow::anyhow!("{option} {}: not UTF-8 text", path.display()))
+}
+
+/// The longest duration an option takes: a year.
+const MAX_SECONDS: f64 = 365.0 * 86_400.0;
+
 /// "10s", "250ms", "2m", "1h", "1.5s" or a plain number of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
@@ -32,6 +53,10 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     if !secs.is_finite() || secs < 0.0 {
         return Err(format!("`{s}` is not a duration"));
     }
+    // A Duration holds no 10^17 hours; beyond a year is a typo anyway.
+    if secs > MAX_SECONDS {
+        return Err(format!("`{s}` is longer than a year"));
+    }
     Ok(Duration::from_secs_f64(secs))
 }
 
@@ -39,6 +64,11 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 /// Credentials in it are left out of the target, whose URL is shown and
 /// stored: [`url_credentials`] reads them.
 pub fn parse_target(raw: &str) -> Result<Target> {
+    // The URL parser drops tabs and newlines and escapes control
+    // characters without a word: what was typed is not what would be sent.
+    if let Some(c) = raw.chars().find(|c| c.is_control() || c.is_whitespace()) {
+        bail!("{raw:?} is not a URL: it holds {c:?}, which a request line cannot carry");
+    }
     let mut url = url::Url::parse(raw).map_err(|e| anyhow::anyhow!("`{raw}` is not a URL: {e}"))?;
     // A password never reaches an output or a database; the user name
     // stays, to say whose they were.

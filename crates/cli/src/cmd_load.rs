@@ -150,9 +150,11 @@ pub enum OrderArg {
 
 /// The URLs of a `--urls` file, each with the `Authorization` value of
 /// the credentials written in it.
-fn read_url_list(file: &PathBuf, base: Option<&str>) -> Result<Vec<(Target, Option<String>)>> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("cannot read --urls file {}", file.display()))?;
+fn read_url_list(
+    file: &std::path::Path,
+    base: Option<&str>,
+) -> Result<Vec<(Target, Option<String>)>> {
+    let text = crate::args::read_text("--urls", file)?;
     let base = base.map(url::Url::parse).transpose()?;
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {
@@ -262,9 +264,7 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
     }
     spec.body = match (&a.body, &a.body_file) {
         (Some(b), _) => Some(b.clone().into_bytes()),
-        (None, Some(f)) => Some(
-            std::fs::read(f).with_context(|| format!("cannot read --body-file {}", f.display()))?,
-        ),
+        (None, Some(f)) => Some(crate::args::read_file("--body-file", f)?),
         (None, None) => None,
     };
     if let Some(w) = a.warmup {
@@ -301,7 +301,11 @@ pub fn spec_error(e: &SpecError) -> String {
             "--pipeline must be between 1 and {}",
             throng_engine::spec::MAX_PIPELINE
         ),
-        SpecError::Rate(_) => "--rate must be a positive number of requests per second".into(),
+        SpecError::Rate(r) => format!(
+            "--rate {r:?}: give from {} to {} requests per second",
+            throng_engine::spec::MIN_RATE,
+            throng_engine::spec::MAX_RATE
+        ),
         SpecError::RateWithPipeline => {
             "--rate and --pipeline cannot be combined: the schedule is per request".into()
         }
@@ -323,9 +327,11 @@ pub fn spec_error(e: &SpecError) -> String {
         ),
         SpecError::ZeroDuration => "-d must be longer than 0".into(),
         SpecError::ZeroTimeout => "--timeout must be longer than 0".into(),
-        SpecError::Method(m) => format!("`{m}` is not an HTTP method"),
-        SpecError::HeaderName(h) => format!("header `{h}` has an invalid name"),
-        SpecError::HeaderValue(h) => format!("header `{h}` must be on one line"),
+        SpecError::Method(m) => format!("{m:?} is not an HTTP method"),
+        SpecError::HeaderName(h) => format!("header {h:?} has an invalid name"),
+        SpecError::HeaderValue(h) => {
+            format!("header {h:?} must be on one line, with no control character")
+        }
         SpecError::Status(s) => format!("--expect-status {s} is not an HTTP status"),
         SpecError::Users(e) => crate::load_sessions::users_error(e),
         SpecError::MixedSchemes => "https:// and http:// URLs cannot be mixed in one load".into(),
@@ -385,6 +391,9 @@ pub fn engine_error(e: &EngineError) -> String {
 
 pub fn run(a: LoadArgs) -> Result<u8> {
     let spec = build_spec(&a)?;
+    // A database that cannot be written is said before the load, not
+    // after it has run and printed.
+    crate::cmd_runs::check_db(crate::cmd_runs::save_path(a.db.as_ref(), a.save).as_deref())?;
     let control = Control::new();
     let stopper = control.clone();
     crate::signals::on_interrupt(move || stopper.stop())?;

@@ -37,6 +37,20 @@ pub fn open_store(db: &Path) -> anyhow::Result<throng_store::Store> {
             db.display()
         );
     }
+    existing(db)
+}
+
+/// Opens a database that a command only reads: an empty file (which
+/// SQLite would take for a new database and fill with the schema) or
+/// anything but a file is refused, and left as it was.
+pub fn existing(db: &Path) -> anyhow::Result<throng_store::Store> {
+    let meta = std::fs::metadata(db).with_context(|| format!("open {}", db.display()))?;
+    if !meta.is_file() {
+        anyhow::bail!("{} is not a results database: not a file", db.display());
+    }
+    if meta.len() == 0 {
+        anyhow::bail!("{} is not a results database: it is empty", db.display());
+    }
     throng_store::Store::open(db).with_context(|| format!("open {}", db.display()))
 }
 

@@ -46,7 +46,7 @@ pub fn run(args: RunsArgs) -> Result<u8> {
             args.db.display()
         );
     }
-    let store = Store::open(&args.db).with_context(|| format!("open {}", args.db.display()))?;
+    let store = crate::cmd_report::existing(&args.db)?;
     let mut runs = store.list_runs()?;
     runs.reverse();
     let counts = store.step_counts()?;
@@ -248,6 +248,35 @@ pub fn spread(run: &FleetRun, paths: &[(Place, PathFacts)], topology: &str) -> S
 /// it; does nothing otherwise. Called once the summary is printed, so a
 /// database that cannot be written loses no figure.
 /// `db`: where to store the run, from [`save_path`]; `None` stores nothing.
+/// Refuses, before a load runs, a database `save` could not write: in a
+/// folder that does not exist, a folder itself, or a file that is not one.
+/// A database is created only where none is.
+pub fn check_db(db: Option<&std::path::Path>) -> Result<()> {
+    let Some(db) = db else {
+        return Ok(());
+    };
+    if db.exists() {
+        if db.metadata().map(|m| m.len() == 0).unwrap_or(false) {
+            // SQLite takes an empty file for a new database.
+            return Ok(());
+        }
+        crate::cmd_report::existing(db).map(drop)
+    } else {
+        let dir = db
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        if !dir.is_dir() {
+            anyhow::bail!(
+                "--db {}: the folder {} does not exist",
+                db.display(),
+                dir.display()
+            );
+        }
+        Ok(())
+    }
+}
+
 pub fn save(
     db: Option<PathBuf>,
     spec: &LoadSpec,

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use throng_engine::users::{Arrival, Spacing, Think, Users, UsersError};
 use throng_engine::LoadSpec;
 use throng_model::Summary;
@@ -81,8 +81,7 @@ pub fn apply(
     let Some(file) = &a.sessions else {
         return Ok(());
     };
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("cannot read --sessions file {}", file.display()))?;
+    let text = crate::args::read_text("--sessions", file)?;
     let dir = file.parent();
     let parsed = throng_lab::sessions::parse(&text, dir)
         .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;

@@ -85,8 +85,40 @@ fn man(dir: Option<std::path::PathBuf>) -> anyhow::Result<u8> {
     Ok(0)
 }
 
+/// Help and version as clap prints them; a bad option or value in one
+/// line, clap's own first (`error: …`), and exit 2, as every other refusal
+/// of input is.
+fn parse_failed(e: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+    }
+    // The first paragraph is the error and what it allows (possible
+    // values); the rest is usage and tips, which `--help` gives.
+    let text = e.render().to_string();
+    let first: Vec<&str> = text
+        .lines()
+        .skip_while(|l| l.trim().is_empty())
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let line = first.join(" ");
+    let line = line.strip_prefix("error: ").unwrap_or(&line);
+    eprintln!("throng: {line}");
+    ExitCode::from(2)
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return parse_failed(&e),
+    };
     let result = match cli.command {
         Command::Load(a) if a.hosts.is_some() => cmd_hosts::load_on_hosts(*a),
         Command::Load(a) => cmd_load::run(*a),

@@ -62,7 +62,7 @@ fn an_unknown_shell_is_one_clear_error_and_exit_2() {
     assert_eq!(code, 2);
     assert!(out.is_empty());
     assert!(
-        err.starts_with("error: invalid value 'tcsh' for '<SHELL>'\n  [possible values: bash, elvish, fish, powershell, zsh]"),
+        err == "throng: invalid value 'tcsh' for '<SHELL>' [possible values: bash, elvish, fish, powershell, zsh]\n",
         "{err}"
     );
 }

@@ -529,6 +529,85 @@ fn bad_input_is_one_clear_line() {
     assert_eq!(s.requests(), 0);
 }
 
+/// Input that once panicked, hung, or was sent as something else: each is
+/// one line and exit 2, before any connection or database.
+#[test]
+fn hostile_input_is_refused_in_one_line_before_anything_runs() {
+    let url = "http://127.0.0.1:9/";
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("none").join("x.db");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        // A Duration holds no 10^17 hours: this was a panic.
+        (
+            vec!["-d".into(), "99999999999999999h".into()],
+            "longer than a year",
+        ),
+        (
+            vec![
+                "--timeout".into(),
+                "99999999999999999999m".into(),
+                "-n".into(),
+                "10".into(),
+            ],
+            "longer than a year",
+        ),
+        // Control characters were escaped or dropped without a word.
+        (
+            vec!["-n".into(), "10".into(), "-H".into(), "X-A: v\u{1}x".into()],
+            "no control character",
+        ),
+        (
+            vec![
+                "-n".into(),
+                "10".into(),
+                "-H".into(),
+                "X-A: v\r\nX-B: 1".into(),
+            ],
+            "must be on one line",
+        ),
+        // /dev/zero never ends: this hung.
+        (
+            vec![
+                "-n".into(),
+                "10".into(),
+                "-m".into(),
+                "POST".into(),
+                "--body-file".into(),
+                "/dev/zero".into(),
+            ],
+            "--body-file /dev/zero: not a regular file",
+        ),
+        (
+            vec!["-n".into(), "10".into(), "--rate".into(), "1e300".into()],
+            "--rate 1e300",
+        ),
+        // Said before the load, not after it had run.
+        (
+            vec![
+                "-n".into(),
+                "10".into(),
+                "--db".into(),
+                db.to_string_lossy().into_owned(),
+            ],
+            "does not exist",
+        ),
+        // clap's own errors, in one line with what they allow.
+        (
+            vec!["-n".into(), "10".into(), "--io".into(), "ring".into()],
+            "[possible values: auto, uring, epoll]",
+        ),
+    ];
+    for (args, needle) in cases {
+        let mut cmd = throng();
+        cmd.arg("load").arg(url).args(&args);
+        fails_with_one_line(cmd, &[needle]);
+    }
+    let mut cmd = throng();
+    cmd.args(["load", "http://127.0.0.1:9/a\r\nX-Injected: 1", "-n", "10"]);
+    fails_with_one_line(cmd, &["is not a URL", "'\\r'"]);
+    assert!(!db.exists() && !db.parent().unwrap().exists());
+}
+
 /// The listener accepts `ACCEPTED` connections and then never again; with a
 /// backlog of 0 the kernel completes one more handshake into the accept
 /// queue and drops every later SYN. The load generator's reachability check

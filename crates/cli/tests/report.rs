@@ -196,3 +196,30 @@ fn report_and_compare_read_a_database_from_before_the_split() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.matches("tiny").count(), 2, "{text}");
 }
+
+#[test]
+fn commands_that_only_read_leave_an_empty_file_as_it_was() {
+    // SQLite takes an empty file for a new database: opening it for a
+    // report wrote the schema into whatever the user had pointed at.
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("e.db");
+    std::fs::write(&empty, b"").unwrap();
+    let db = empty.to_string_lossy().into_owned();
+    for args in [
+        vec!["report", "--db", &db],
+        vec!["runs", "--db", &db],
+        vec!["compare", "--db", &db, "1", "2"],
+    ] {
+        let mut cmd = support::throng();
+        cmd.args(&args);
+        let out = support::run_bounded(cmd, std::time::Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(
+            err.trim(),
+            format!("throng: {db} is not a results database: it is empty"),
+            "{args:?}"
+        );
+        assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0, "{args:?}");
+    }
+}

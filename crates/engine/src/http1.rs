@@ -24,10 +24,9 @@
 
 use std::mem::MaybeUninit;
 
-/// Header fields accepted per header block; a server sending more is broken
-/// or hostile, and a fixed array keeps parsing allocation-free. Real
-/// responses can carry many (a cookie each, a CDN's trace fields), so the
-/// bound is generous; the header block's size bound usually comes first.
+/// Header fields accepted per header block, in a fixed array (no
+/// allocation); generous, since real responses can carry many (a cookie
+/// each, a CDN's trace fields): the block's size bound usually comes first.
 pub const MAX_HEADERS: usize = 2048;
 /// Header fields parsed in the first, small array: nearly every response
 /// fits, and only one that does not pays for the large array's frame.

@@ -329,7 +329,7 @@ pub enum SpecError {
     NoConnections,
     #[error("pipeline depth {0} is outside 1..={max}", max = MAX_PIPELINE)]
     Pipeline(usize),
-    #[error("rate {0} is not a positive number of requests per second")]
+    #[error("rate {0} is outside {min}..={max} requests per second", min = MIN_RATE, max = MAX_RATE)]
     Rate(f64),
     #[error("a rate schedule is per request and cannot be combined with pipelining")]
     RateWithPipeline,
@@ -355,7 +355,7 @@ pub enum SpecError {
     Method(String),
     #[error("header {0:?} has an invalid name")]
     HeaderName(String),
-    #[error("header {0:?} has a line break in its value")]
+    #[error("header {0:?} has a control character (a line break, say) in its value")]
     HeaderValue(String),
     #[error("{0} is not an HTTP status")]
     Status(u16),
@@ -485,6 +485,9 @@ impl LoadSpec {
 }
 
 /// Deepest pipeline the engine accepts.
+/// The open model's bounds, requests per second (see `validate`).
+pub const MIN_RATE: f64 = 0.001;
+pub const MAX_RATE: f64 = 1e9;
 pub const MAX_PIPELINE: usize = 1024;
 
 impl LoadSpec {
@@ -544,7 +547,10 @@ impl LoadSpec {
             if n.is_empty() || n.bytes().any(|b| b <= b' ' || b == b':' || b >= 0x7f) {
                 return Err(SpecError::HeaderName(format!("{n}: {v}")));
             }
-            if v.bytes().any(|b| b == b'\r' || b == b'\n') {
+            // RFC 9110 §5.5: visible characters, spaces and tabs; a
+            // control character would be sent as typed, a line break
+            // would end the field.
+            if v.bytes().any(|b| (b < b' ' && b != b'\t') || b == 0x7f) {
                 return Err(SpecError::HeaderValue(format!("{n}: {v}")));
             }
         }
@@ -557,7 +563,10 @@ impl LoadSpec {
             return Err(SpecError::Pipeline(self.pipeline));
         }
         if let Some(r) = self.rate {
-            if !(r.is_finite() && r > 0.0) {
+            // Each connection's interval is whole nanoseconds: at 10^9
+            // a second there is none left, and below 1 in 1,000 seconds
+            // no request falls due in any run anyone waits for.
+            if !(MIN_RATE..=MAX_RATE).contains(&r) {
                 return Err(SpecError::Rate(r));
             }
             if self.pipeline > 1 {

@@ -539,7 +539,7 @@ pub(super) fn check_with_engine(
             }
             Err(SpecError::HeaderValue(h)) => {
                 bail!(
-                    "{}: {h:?} must be on one line",
+                    "{}: {h:?} must be on one line, with no control character",
                     headers_key.unwrap_or("headers")
                 )
             }

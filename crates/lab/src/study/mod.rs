@@ -15,6 +15,7 @@ use crate::workload::{OwnSite, WorkloadId};
 
 mod cores;
 mod hosts;
+mod limits;
 mod load;
 mod protocol;
 mod site;
@@ -484,6 +485,7 @@ impl Study {
         if concurrency.is_empty() || concurrency.contains(&0) {
             bail!("concurrency: give levels of 1 or more");
         }
+        limits::check(&f)?;
         let r = &f.rounds;
         if r.seconds.is_nan()
             || r.seconds <= 0.0
@@ -1014,6 +1016,40 @@ seconds = 0.5
         match with_load(workloads, rest) {
             Ok(_) => panic!("accepted: {rest}"),
             Err(e) => format!("{e:#}"),
+        }
+    }
+
+    #[test]
+    fn a_time_that_no_duration_holds_or_a_name_on_two_lines_is_refused() {
+        for (rest, want) in [
+            (
+                "warmup_seconds = nan\n",
+                "warmup_seconds = NaN: give a time of 0 or more and at most 86400 seconds",
+            ),
+            (
+                "[rounds]\nseconds = inf\n",
+                "rounds.seconds = inf: give a time above 0 and at most 86400 seconds",
+            ),
+            (
+                "[rounds]\nwarmup_seconds = 1e300\n",
+                "rounds.warmup_seconds = 1e300: give a time of 0 or more and at most 86400 seconds",
+            ),
+        ] {
+            assert_eq!(refused("['tiny']", rest), want);
+        }
+        for name in ["", "a\\nb", &"n".repeat(201)] {
+            let e = Study::parse(
+                &format!(
+                    "name = \"{name}\"\nservers = ['nginx']\nworkloads = ['tiny']\n\
+                     cores = [1]\nconcurrency = [10]\n"
+                ),
+                &Recipes::builtin(),
+            )
+            .unwrap_err();
+            assert!(
+                format!("{e:#}").ends_with("give one line of up to 200 characters"),
+                "{e:#}"
+            );
         }
     }
 
