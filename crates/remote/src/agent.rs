@@ -214,49 +214,39 @@ pub fn serve_with(ext: &mut dyn Extension, on_signal: fn()) -> u8 {
             Request::Shut { key } => {
                 let _ = jobs.send(Job::Shut { id, key });
             }
-            Request::Load { .. } | Request::Window { .. } => {
-                // One load at a time: two at once would share this host's
-                // CPUs and measure each other.
-                if busy.swap(true, Ordering::AcqRel) {
-                    send(
-                        &out,
+            Request::Load {
+                spec,
+                auto_threads,
+                start_unix_ns,
+            } => {
+                if let Some(control) = begin_load(&busy, &out, id) {
+                    current = Some(control.clone());
+                    let _ = jobs.send(Job::Load {
                         id,
-                        Reply::Failed {
-                            message: "a load is already running on this host".into(),
-                        },
-                    );
-                    continue;
+                        spec,
+                        auto_threads,
+                        start_unix_ns,
+                        control,
+                    });
                 }
-                let c = Control::new();
-                current = Some(c.clone());
-                let job = match env.body {
-                    Request::Load {
-                        spec,
-                        auto_threads,
-                        start_unix_ns,
-                    } => Job::Load {
-                        id,
-                        spec,
-                        auto_threads,
-                        start_unix_ns,
-                        control: c,
-                    },
-                    Request::Window {
-                        key,
-                        warmup_s,
-                        seconds,
-                        start_unix_ns,
-                    } => Job::Window {
+            }
+            Request::Window {
+                key,
+                warmup_s,
+                seconds,
+                start_unix_ns,
+            } => {
+                if let Some(control) = begin_load(&busy, &out, id) {
+                    current = Some(control.clone());
+                    let _ = jobs.send(Job::Window {
                         id,
                         key,
                         warmup_s,
                         seconds,
                         start_unix_ns,
-                        control: c,
-                    },
-                    _ => unreachable!("matched above"),
-                };
-                let _ = jobs.send(job);
+                        control,
+                    });
+                }
             }
         }
     }
@@ -270,6 +260,23 @@ pub fn serve_with(ext: &mut dyn Extension, on_signal: fn()) -> u8 {
     control.stop();
     ext.shutdown();
     0
+}
+
+/// A load's (or a window's) control, or `None`, with the refusal sent,
+/// while another runs: two at once would share this host's CPUs and
+/// measure each other.
+fn begin_load(busy: &AtomicBool, out: &Out, id: u64) -> Option<Control> {
+    if busy.swap(true, Ordering::AcqRel) {
+        send(
+            out,
+            id,
+            Reply::Failed {
+                message: "a load is already running on this host".into(),
+            },
+        );
+        return None;
+    }
+    Some(Control::new())
 }
 
 /// What the loader thread is asked to do, in the order asked.

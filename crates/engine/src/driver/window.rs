@@ -213,21 +213,16 @@ impl Worker<'_> {
         let end = end.min(ended);
         let from = self.window.warmup_end_ns;
         let interval = interval.max(1);
+        // Due at next, next + interval, …: how many of them before `t`.
+        let due_before = |next: u64, t: u64| match t.checked_sub(next) {
+            Some(d) if d > 0 => (d - 1) / interval + 1,
+            _ => 0,
+        };
         self.conns
             .iter()
             .map(|c| {
-                // Due at next, next + interval, …: those before the end,
-                // less those before the measured phase began.
                 let next = c.next_intended_ns;
-                let before_end = match end.checked_sub(next) {
-                    Some(d) if d > 0 => (d - 1) / interval + 1,
-                    _ => 0,
-                };
-                let before_from = match from.checked_sub(next) {
-                    Some(d) if d > 0 => (d - 1) / interval + 1,
-                    _ => 0,
-                };
-                before_end.saturating_sub(before_from)
+                due_before(next, end).saturating_sub(due_before(next, from))
             })
             .sum()
     }
