@@ -332,6 +332,25 @@ pub fn spec_error(e: &SpecError) -> String {
         SpecError::HeaderValue(h) => {
             format!("header {h:?} must be on one line, with no control character")
         }
+        SpecError::RepeatedHeader(n) => format!("-H {n} is given more than once"),
+        SpecError::ContentLength { given, body } => format!(
+            "-H 'Content-Length: {given}' is not the body's length ({body} bytes): \
+             leave it out and throng sends the right one"
+        ),
+        SpecError::TransferEncoding => {
+            "-H Transfer-Encoding cannot be given: throng sends a body with its Content-Length"
+                .into()
+        }
+        SpecError::ConnectionField {
+            field,
+            per_connection,
+        } => match per_connection {
+            Some(n) => format!(
+                "-H '{field}' cannot be given with --requests-per-connection {n}: \
+                 throng tells the server to close on each connection's last request"
+            ),
+            None => format!("-H '{field}' contradicts --close: give no Connection header, or one that says close"),
+        },
         SpecError::Status(s) => format!("--expect-status {s} is not an HTTP status"),
         SpecError::Users(e) => crate::load_sessions::users_error(e),
         SpecError::MixedSchemes => "https:// and http:// URLs cannot be mixed in one load".into(),
@@ -515,8 +534,9 @@ fn headline(o: &mut String, spec: &LoadSpec, s: &Summary) {
     };
     let _ = writeln!(
         o,
-        "throng load {what}: {model}, {} connections{}{}{}, {} thread{}",
+        "throng load {what}: {model}, {} connection{}{}{}{}, {} thread{}",
         spec.connections,
+        if spec.connections == 1 { "" } else { "s" },
         if spec.keep_alive {
             ""
         } else {

@@ -136,8 +136,9 @@ pub fn line(s: &Summary) -> String {
         return String::new();
     };
     let mut o = format!(
-        "  http2        {} connections, {} stream{} each",
+        "  http2        {} connection{}, {} stream{} each",
         human_count(h.connections),
+        if h.connections == 1 { "" } else { "s" },
         h.streams,
         if h.streams == 1 { "" } else { "s" },
     );

@@ -910,7 +910,7 @@ fn a_loopback_target_or_a_bad_host_is_refused_before_anything_runs() {
         ),
         (
             vec!["load", "http://198.18.0.1:9/", "-n", "10", "-c", "1", "--hosts", "ssh://a,ssh://b"],
-            "throng: 1 connections cannot be spread over 2 hosts: give at least one per host\n",
+            "throng: 1 connection cannot be spread over 2 hosts: give at least one per host\n",
         ),
     ] {
         let mut c = support::throng();

@@ -602,6 +602,34 @@ fn hostile_input_is_refused_in_one_line_before_anything_runs() {
         cmd.arg("load").arg(url).args(&args);
         fails_with_one_line(cmd, &[needle]);
     }
+    // Fields that frame the request were sent as typed, beside throng's own.
+    let framing: [(&[&str], &str); 5] = [
+        (
+            &["-H", "Content-Length: 10", "--body", "abc", "-m", "POST"],
+            "-H 'Content-Length: 10' is not the body's length (3 bytes)",
+        ),
+        (
+            &["-H", "Transfer-Encoding: chunked"],
+            "-H Transfer-Encoding cannot be given",
+        ),
+        (
+            &["--close", "-H", "Connection: keep-alive"],
+            "-H 'Connection: keep-alive' contradicts --close",
+        ),
+        (
+            &["--requests-per-connection", "5", "-H", "connection: close"],
+            "-H 'Connection: close' cannot be given with --requests-per-connection 5",
+        ),
+        (
+            &["-H", "Host: a", "-H", "host: b"],
+            "-H Host is given more than once",
+        ),
+    ];
+    for (args, needle) in framing {
+        let mut cmd = throng();
+        cmd.arg("load").arg(url).args(["-n", "10"]).args(args);
+        fails_with_one_line(cmd, &[needle]);
+    }
     let mut cmd = throng();
     cmd.args(["load", "http://127.0.0.1:9/a\r\nX-Injected: 1", "-n", "10"]);
     fails_with_one_line(cmd, &["is not a URL", "'\\r'"]);

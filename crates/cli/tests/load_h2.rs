@@ -301,7 +301,7 @@ fn more_streams_than_the_server_allows_are_capped_by_its_settings() {
     );
     assert!(
         text.contains(
-            "  http2        1 connections, 200 streams each \
+            "  http2        1 connection, 200 streams each \
              (capped at 128 by the server's SETTINGS)\n"
         ),
         "{text}"

@@ -357,6 +357,30 @@ pub enum SpecError {
     HeaderName(String),
     #[error("header {0:?} has a control character (a line break, say) in its value")]
     HeaderValue(String),
+    /// A field the request may carry once, given twice: a server answers
+    /// 400, or takes either.
+    #[error("header {0} is given more than once")]
+    RepeatedHeader(String),
+    /// A Content-Length that is not the body's: the server would wait for
+    /// bytes that never come, or read the rest as the next request.
+    #[error("header Content-Length: {given} is not the body's length, {body} bytes")]
+    ContentLength { given: String, body: usize },
+    /// The engine frames a body by its length; a body framed as chunked
+    /// would have to be chunked, and the request sent as typed would not.
+    #[error("header Transfer-Encoding cannot be given: the body is sent with its Content-Length")]
+    TransferEncoding,
+    /// A Connection field where the engine says when a connection
+    /// closes: it would replace the `Connection: close` the server is
+    /// told. Closing after each request it may be given if it says close;
+    /// closing after `per_connection` requests, not at all.
+    #[error("header {field:?} contradicts {}", match per_connection {
+        Some(n) => format!("closing each connection after {n} requests"),
+        None => "closing each connection after its request".into(),
+    })]
+    ConnectionField {
+        field: String,
+        per_connection: Option<u64>,
+    },
     #[error("{0} is not an HTTP status")]
     Status(u16),
     #[error(transparent)]
@@ -473,6 +497,60 @@ impl LoadSpec {
         Ok(())
     }
 
+    /// The fields that frame a request or its connection, where the
+    /// user gave them: the engine sends them as given, so they must agree
+    /// with what it does.
+    fn validate_framing(&self) -> Result<(), SpecError> {
+        let given = |name: &'static str| {
+            self.headers
+                .iter()
+                .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.trim())
+        };
+        for once in ["Host", "Content-Length", "Connection", "Transfer-Encoding"] {
+            if given(once).count() > 1 {
+                return Err(SpecError::RepeatedHeader(once.into()));
+            }
+        }
+        if given("Transfer-Encoding").next().is_some() {
+            return Err(SpecError::TransferEncoding);
+        }
+        if let Some(cl) = given("Content-Length").next() {
+            // Each target may carry its own body (a session's requests).
+            let bodies = self
+                .targets
+                .iter()
+                .map(|t| t.body.as_ref().or(self.body.as_ref()).map_or(0, Vec::len));
+            for body in bodies {
+                if cl.parse::<usize>().ok() != Some(body) || !cl.bytes().all(|b| b.is_ascii_digit())
+                {
+                    return Err(SpecError::ContentLength {
+                        given: cl.into(),
+                        body,
+                    });
+                }
+            }
+        }
+        if let Some(c) = given("Connection").next() {
+            let close = c.split(',').any(|t| t.trim().eq_ignore_ascii_case("close"));
+            // Closing after each request, the field must say so; closing
+            // after the last of several, it must not be given at all: it
+            // would replace the close of the last, or close them all.
+            let wrong = if self.keep_alive {
+                self.requests_per_connection.is_some()
+            } else {
+                !close
+            };
+            if wrong {
+                return Err(SpecError::ConnectionField {
+                    field: format!("Connection: {c}"),
+                    per_connection: self.requests_per_connection.filter(|_| self.keep_alive),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Requests a connection carries at once: its pipeline over HTTP/1.1,
     /// its streams over HTTP/2.
     pub fn depth(&self, h2: bool) -> usize {
@@ -554,6 +632,7 @@ impl LoadSpec {
                 return Err(SpecError::HeaderValue(format!("{n}: {v}")));
             }
         }
+        self.validate_framing()?;
         if let ExpectStatus::Codes(codes) = &self.expect_status {
             if let Some(&bad) = codes.iter().find(|s| !(100..1000).contains(*s)) {
                 return Err(SpecError::Status(bad));
@@ -674,6 +753,60 @@ mod tests {
         let mut s = spec();
         s.io = IoBackend::Epoll;
         assert_eq!(s.io_backend(), IoBackend::Epoll);
+    }
+
+    #[test]
+    fn fields_that_frame_the_request_must_agree_with_it() {
+        let with = |headers: &[(&str, &str)], f: &dyn Fn(&mut LoadSpec)| {
+            let mut s = spec();
+            s.headers = headers
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect();
+            f(&mut s);
+            s.validate()
+        };
+        let keep = |_: &mut LoadSpec| {};
+        let body = |s: &mut LoadSpec| s.body = Some(b"abc".to_vec());
+        assert_eq!(with(&[("content-length", "3")], &body), Ok(()));
+        assert_eq!(with(&[("Content-Length", "0")], &keep), Ok(()));
+        for bad in ["4", "+3", " 3x", ""] {
+            assert_eq!(
+                with(&[("Content-Length", bad)], &body),
+                Err(SpecError::ContentLength {
+                    given: bad.trim().into(),
+                    body: 3
+                }),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            with(&[("Transfer-Encoding", "chunked")], &body),
+            Err(SpecError::TransferEncoding)
+        );
+        assert_eq!(
+            with(&[("Host", "a"), ("HOST", "b")], &keep),
+            Err(SpecError::RepeatedHeader("Host".into()))
+        );
+        // wrk's close mode: keep-alive asked, the server told to close.
+        assert_eq!(with(&[("Connection", "close")], &keep), Ok(()));
+        let close = |s: &mut LoadSpec| s.keep_alive = false;
+        assert_eq!(with(&[("Connection", "Upgrade, Close")], &close), Ok(()));
+        assert_eq!(
+            with(&[("Connection", "keep-alive")], &close),
+            Err(SpecError::ConnectionField {
+                field: "Connection: keep-alive".into(),
+                per_connection: None
+            })
+        );
+        let rpc = |s: &mut LoadSpec| s.requests_per_connection = Some(3);
+        assert_eq!(
+            with(&[("Connection", "close")], &rpc),
+            Err(SpecError::ConnectionField {
+                field: "Connection: close".into(),
+                per_connection: Some(3)
+            })
+        );
     }
 
     #[test]

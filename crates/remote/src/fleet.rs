@@ -56,10 +56,11 @@ pub fn split(spec: &LoadSpec, n: usize) -> Result<Vec<LoadSpec>, RemoteError> {
         None => (c, 1),
     };
     if units < n {
-        let what = if spec.users.is_some() {
-            "users"
-        } else {
-            "connections"
+        let what = match (spec.users.is_some(), units) {
+            (true, 1) => "user",
+            (true, _) => "users",
+            (false, 1) => "connection",
+            (false, _) => "connections",
         };
         return Err(RemoteError::Split(format!(
             "{units} {what} cannot be spread over {n} hosts: give at least one per host"
@@ -516,7 +517,7 @@ mod tests {
         // Fewer users than hosts.
         s.connections = 6;
         let e = split(&s, 2).unwrap_err().to_string();
-        assert!(e.contains("1 users cannot be spread over 2 hosts"), "{e}");
+        assert!(e.contains("1 user cannot be spread over 2 hosts"), "{e}");
     }
 
     #[test]
