@@ -16,6 +16,7 @@ mod cmd_runs;
 mod cmd_servers;
 mod fmt;
 mod load_conn;
+mod load_errors;
 mod load_h2;
 mod load_sessions;
 mod load_tls;
