@@ -81,6 +81,11 @@ pub fn parse_target(raw: &str) -> Result<Target> {
         .host_str()
         .with_context(|| format!("`{raw}` has no host"))?;
     let port = url.port_or_known_default().unwrap_or(80);
+    // Port 0 asks the kernel for any port when binding; no server listens
+    // on it, and the refusal would come later, as a failed connection.
+    if port == 0 {
+        bail!("`{raw}` is not a URL: port 0 is no server's port");
+    }
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     let addr = (bare, port)
         .to_socket_addrs()

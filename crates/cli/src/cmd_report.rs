@@ -51,7 +51,7 @@ pub fn existing(db: &Path) -> anyhow::Result<throng_store::Store> {
     if meta.len() == 0 {
         anyhow::bail!("{} is not a results database: it is empty", db.display());
     }
-    throng_store::Store::open(db).with_context(|| format!("open {}", db.display()))
+    throng_store::Store::open(db)
 }
 
 pub fn load(
@@ -88,7 +88,17 @@ fn image_link(png: &Path, output: Option<&Path>) -> String {
 pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
     let format = match (args.format, &args.output) {
         (Some(f), _) => f,
-        (None, Some(o)) => Format::from_path(o).unwrap_or(Format::Html),
+        // An extension throng does not write (.pdf, .txt) would get HTML
+        // under a name that says otherwise.
+        (None, Some(o)) => match o.extension() {
+            None => Format::Html,
+            Some(_) => Format::from_path(o).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "-o {}: throng writes html, md, csv or json; name the file so, or give --format",
+                    o.display()
+                )
+            })?,
+        },
         (None, None) => Format::Markdown,
     };
     let store = open_store(&args.db)?;

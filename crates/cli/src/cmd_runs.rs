@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use throng_engine::{LoadResult, LoadSpec};
 use throng_model::{
@@ -360,7 +360,7 @@ pub fn save(
             throng_model::unix_now()
         }
     };
-    let mut store = Store::open(&db).with_context(|| format!("open {}", db.display()))?;
+    let mut store = Store::open(&db)?;
     let id = store.begin_run(&RunRecord {
         id: 0,
         study: LOAD_STUDY.to_string(),

@@ -631,6 +631,12 @@ fn hostile_input_is_refused_in_one_line_before_anything_runs() {
         fails_with_one_line(cmd, &[needle]);
     }
     let mut cmd = throng();
+    cmd.args(["load", "http://127.0.0.1:0/", "-n", "10"]);
+    fails_with_one_line(
+        cmd,
+        &["`http://127.0.0.1:0/` is not a URL: port 0 is no server's port"],
+    );
+    let mut cmd = throng();
     cmd.args(["load", "http://127.0.0.1:9/a\r\nX-Injected: 1", "-n", "10"]);
     fails_with_one_line(cmd, &["is not a URL", "'\\r'"]);
     assert!(!db.exists() && !db.parent().unwrap().exists());

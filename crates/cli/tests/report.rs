@@ -198,7 +198,26 @@ fn report_and_compare_read_a_database_from_before_the_split() {
 }
 
 #[test]
-fn commands_that_only_read_leave_an_empty_file_as_it_was() {
+fn a_report_named_for_a_format_throng_does_not_write_is_refused() {
+    // report.pdf used to get HTML under a name that said PDF.
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("report.pdf");
+    let mut cmd = support::throng();
+    cmd.args(["report", "--db", "none.db", "-o"]).arg(&out_path);
+    let out = support::run_bounded(cmd, std::time::Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        format!(
+            "throng: -o {}: throng writes html, md, csv or json; name the file so, or give --format",
+            out_path.display()
+        )
+    );
+    assert!(!out_path.exists());
+}
+
+#[test]
+fn a_file_that_is_not_a_results_database_is_left_as_it_was() {
     // SQLite takes an empty file for a new database: opening it for a
     // report wrote the schema into whatever the user had pointed at.
     let dir = tempfile::tempdir().unwrap();
@@ -221,5 +240,27 @@ fn commands_that_only_read_leave_an_empty_file_as_it_was() {
             "{args:?}"
         );
         assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0, "{args:?}");
+    }
+    // A file that is not SQLite: SQLite's "Error code 26" named no file.
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&text, b"hello\n").unwrap();
+    let db = text.to_string_lossy().into_owned();
+    for args in [
+        vec!["report", "--db", &db],
+        vec!["runs", "--db", &db],
+        vec!["lab", "quick", "--db", &db],
+        vec!["load", "http://127.0.0.1:9/", "-n", "10", "--db", &db],
+    ] {
+        let mut cmd = support::throng();
+        cmd.args(&args);
+        let out = support::run_bounded(cmd, std::time::Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(
+            err.trim(),
+            format!("throng: {db} is not a results database: it is not an SQLite file"),
+            "{args:?}"
+        );
+        assert_eq!(std::fs::read(&text).unwrap(), b"hello\n", "{args:?}");
     }
 }

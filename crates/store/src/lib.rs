@@ -77,13 +77,30 @@ fn insert_max_users(conn: &Connection, sid: i64, m: &MaxUsers) -> anyhow::Result
 impl Store {
     /// Opens (creating if needed) and migrates to the current schema.
     pub fn open(path: &Path) -> anyhow::Result<Store> {
-        let conn = Connection::open(path).with_context(|| format!("opening {}", path.display()))?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        let mut store = Store { conn };
-        store.migrate()?;
-        Ok(store)
+        let open = || -> anyhow::Result<Store> {
+            let conn = Connection::open(path)?;
+            conn.busy_timeout(std::time::Duration::from_secs(5))?;
+            conn.pragma_update(None, "foreign_keys", "ON")?;
+            conn.pragma_update(None, "journal_mode", "WAL")?;
+            let mut store = Store { conn };
+            store.migrate()?;
+            Ok(store)
+        };
+        open().map_err(|e| {
+            // SQLite's own words ("file is not a database: Error code 26")
+            // name neither the file nor what the user pointed at.
+            let not_sqlite = e
+                .downcast_ref::<rusqlite::Error>()
+                .is_some_and(|e| e.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase));
+            if not_sqlite {
+                anyhow::anyhow!(
+                    "{} is not a results database: it is not an SQLite file",
+                    path.display()
+                )
+            } else {
+                e.context(format!("open {}", path.display()))
+            }
+        })
     }
 
     fn migrate(&mut self) -> anyhow::Result<()> {
@@ -1047,11 +1064,12 @@ mod tests {
         let c = Connection::open(&path).unwrap();
         c.pragma_update(None, "user_version", 99).unwrap();
         drop(c);
-        let e = Store::open(&path).err().unwrap().to_string();
+        let e = format!("{:#}", Store::open(&path).err().unwrap());
         assert_eq!(
             e,
             format!(
-                "the database has schema version 99, newer than this throng's {SCHEMA_VERSION}"
+                "open {}: the database has schema version 99, newer than this throng's {SCHEMA_VERSION}",
+                path.display()
             )
         );
     }
