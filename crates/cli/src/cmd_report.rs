@@ -13,8 +13,9 @@ pub struct ReportArgs {
     /// Results database written by `throng lab`.
     #[arg(long, default_value = "throng.db")]
     pub db: PathBuf,
-    /// html, md, csv or json. Default: from the extension of -o, else html
-    /// for a file and md for standard output.
+    /// html, md, csv or json. Default: from the extension of -o (another
+    /// extension is refused), html for a file without one, md for standard
+    /// output.
     #[arg(long, value_parser = clap::builder::ValueParser::new(parse_format))]
     pub format: Option<Format>,
     /// Write the report to FILE instead of standard output.
