@@ -448,6 +448,58 @@ fn interim_responses_are_skipped() {
     only_errors(&j, &[]);
 }
 
+/// A 103 sent at once and the answer 30 ms later: the time to the first
+/// byte is the answer's, as over HTTP/2, not the hint's (which made it
+/// about 20 µs).
+#[test]
+fn the_first_byte_is_the_final_answers_not_an_interim_ones() {
+    let s = Server::start(|mut c| {
+        while c.next_request().is_some() {
+            let hint = b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n";
+            if !c.send(hint) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(30));
+            if !c.send(&ok(b"answer\n")) {
+                return;
+            }
+        }
+    });
+    let j = throng_json(&["load", &s.url("/"), "-n", "6", "-c", "2", "-t", "1"]);
+    assert_eq!(j["completed"], 6);
+    only_errors(&j, &[]);
+    let first = u(&j, "/first_byte_us/min");
+    assert!(
+        (30_000..1_000_000).contains(&first),
+        "first byte {first} µs: the hint's, not the answer's"
+    );
+    assert!(u(&j, "/latency_us/min") >= first);
+
+    // The hint's first half at once, its rest with the answer 30 ms later:
+    // the answer began in the later read.
+    let s = Server::start(|mut c| {
+        while c.next_request().is_some() {
+            if !c.send(b"HTTP/1.1 103 Early") {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(30));
+            let mut rest = b" Hints\r\n\r\n".to_vec();
+            rest.extend_from_slice(&ok(b"answer\n"));
+            if !c.send(&rest) {
+                return;
+            }
+        }
+    });
+    let j = throng_json(&["load", &s.url("/"), "-n", "6", "-c", "2", "-t", "1"]);
+    assert_eq!(j["completed"], 6);
+    only_errors(&j, &[]);
+    let first = u(&j, "/first_byte_us/min");
+    assert!(
+        (30_000..1_000_000).contains(&first),
+        "first byte {first} µs"
+    );
+}
+
 #[test]
 fn head_responses_have_no_body() {
     let head = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n";

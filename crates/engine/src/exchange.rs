@@ -52,6 +52,16 @@ impl Exchange {
         self.parser.is_idle()
     }
 
+    /// The next byte starts a status line (see [`ResponseParser`]).
+    pub fn at_status_line(&self) -> bool {
+        self.parser.at_status_line()
+    }
+
+    /// The last feed skipped an interim (1xx) response.
+    pub fn skipped_interim(&self) -> bool {
+        self.parser.skipped_interim()
+    }
+
     /// [`ResponseParser::feed`], for a connection on which `awaiting` says
     /// whether a request has reached the wire (whole or in part) and is
     /// still unanswered.

@@ -39,23 +39,8 @@ pub const DEFAULT_MAX_HEADER_BYTES: usize = 64 * 1024;
 /// a few hundred bytes; the buffer grows (once) only for unusually large ones.
 const INITIAL_HEAD_CAPACITY: usize = 8 * 1024;
 
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
-
-/// FNV-1a 64 of `data`, the body hash reported in [`Response::checksum`].
-pub fn fnv1a64(data: &[u8]) -> u64 {
-    fnv1a64_update(FNV_OFFSET, data)
-}
-
-/// Continue an FNV-1a 64 hash with more bytes; start from `fnv1a64(&[])`.
-#[inline]
-pub fn fnv1a64_update(mut hash: u64, data: &[u8]) -> u64 {
-    for &b in data {
-        hash ^= u64::from(b);
-        hash = hash.wrapping_mul(FNV_PRIME);
-    }
-    hash
-}
+use crate::fnv::FNV_OFFSET;
+pub use crate::fnv::{fnv1a64, fnv1a64_update};
 
 #[derive(Debug, Clone, Copy)]
 pub struct ParserConfig {
@@ -250,6 +235,8 @@ pub struct ResponseParser {
     chunk_size: u64,
     /// Set once input was rejected: the stream has no recoverable framing.
     failed: Option<ParseError>,
+    /// The last feed skipped an interim (1xx) response.
+    interim: bool,
 }
 
 impl ResponseParser {
@@ -265,6 +252,7 @@ impl ResponseParser {
             line_len: 0,
             chunk_size: 0,
             failed: None,
+            interim: false,
         }
     }
 
@@ -277,6 +265,18 @@ impl ResponseParser {
         self.line_len = 0;
         self.chunk_size = 0;
         self.failed = None;
+        self.interim = false;
+    }
+
+    /// The next byte starts a status line: of a response, or of the final
+    /// one after an interim (1xx) response.
+    pub fn at_status_line(&self) -> bool {
+        self.failed.is_none() && self.state == State::Head && self.head.is_empty()
+    }
+
+    /// The last feed skipped an interim response.
+    pub fn skipped_interim(&self) -> bool {
+        self.interim
     }
 
     /// No byte of an unfinished response is held.
@@ -304,6 +304,7 @@ impl ResponseParser {
         if let Some(e) = self.failed {
             return Err(e);
         }
+        self.interim = false;
         let r = self.step(buf, sink);
         if let Err(e) = r {
             self.failed = Some(e);
@@ -347,7 +348,10 @@ impl ResponseParser {
             match self.state {
                 State::Head => match self.head(rest)? {
                     HeadStep::NeedMore => return Ok((buf.len(), None)),
-                    HeadStep::Interim(n) => pos += n,
+                    HeadStep::Interim(n) => {
+                        pos += n;
+                        self.interim = true;
+                    }
                     HeadStep::Final(n) => {
                         pos += n;
                         if self.state == State::Head {
@@ -633,12 +637,7 @@ fn is_tchar(b: u8) -> bool {
 }
 
 fn hex_value(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
+    char::from(b).to_digit(16).map(|d| d as u8)
 }
 
 /// Tolerances that real servers need and that cannot confuse framing.

@@ -14,6 +14,7 @@ mod clock;
 mod driver;
 pub mod exchange;
 // Shared by the fuzz example and the property test; not an API.
+mod fnv;
 #[doc(hidden)]
 pub mod fuzz;
 #[doc(hidden)]

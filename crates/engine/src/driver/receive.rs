@@ -147,10 +147,17 @@ impl Worker<'_> {
         }
         while !data.is_empty() {
             let c = &mut self.conns[i];
-            if c.exchange.is_idle() {
+            // The first byte is the final answer's, as over HTTP/2: an
+            // interim 100 or 103 is sent early precisely because it is
+            // cheap, and would make any server look quick to answer.
+            if c.exchange.at_status_line() {
                 c.first_rx_ns = arrived;
             }
-            match c.exchange.feed(data, c.awaiting()) {
+            let fed = c.exchange.feed(data, c.awaiting());
+            if c.exchange.skipped_interim() {
+                c.first_rx_ns = arrived;
+            }
+            match fed {
                 Ok((used, Some(resp))) => {
                     data = &data[used..];
                     self.complete(i, resp, arrived);
