@@ -507,3 +507,85 @@ fn sigint_ends_a_run_as_interrupted() {
     assert!(verdict.contains("INTERRUPTED"), "{verdict}");
     assert!(!verdict.contains("valid"), "{verdict}");
 }
+
+/// A server that reads the first `READ` bytes of each upload and then no
+/// more, holding the connection; returns its URL and what it read of each
+/// of its first three connections (the reachability check's and the
+/// load's two) once told the load is over.
+fn reads_a_megabyte() -> (
+    String,
+    std::sync::mpsc::Sender<()>,
+    std::thread::JoinHandle<Vec<usize>>,
+) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let (done, over) = std::sync::mpsc::channel();
+    let server = std::thread::spawn(move || {
+        let (mut held, mut read) = (Vec::new(), Vec::new());
+        for _ in 0..3 {
+            let (mut s, _) = listener.accept().unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let mut buf = vec![0; 65536];
+            let mut got = 0;
+            while got < READ {
+                match s.read(&mut buf[..(READ - got).min(65536)]) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => got += n,
+                }
+            }
+            read.push(got);
+            held.push(s);
+        }
+        // Held unread until the load is over: closed with data unread,
+        // they would be reset.
+        let _ = over.recv_timeout(Duration::from_secs(30));
+        drop(held);
+        read
+    });
+    (url, done, server)
+}
+
+const READ: usize = 1_000_000;
+
+/// Each request of a server that stops reading its upload times out, and
+/// what reached the server counts as written on every backend. The ring
+/// used to drop the count of a send its timeout cut short, and said 0
+/// bytes where the server had read 2 MB.
+#[test]
+fn an_upload_cut_short_by_its_timeout_still_counts_what_was_written() {
+    const BODY: usize = 10_000_000;
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("body");
+    std::fs::write(&body, vec![b'x'; BODY]).unwrap();
+    let b = body.to_string_lossy().into_owned();
+    for io in ["uring", "epoll"] {
+        let (url, done, server) = reads_a_megabyte();
+        let args = [
+            "-n",
+            "2",
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "--timeout",
+            "1s",
+            "-m",
+            "POST",
+            "--body-file",
+            &b,
+            "--io",
+            io,
+        ];
+        let j = load(&url, &args, Duration::from_secs(2));
+        done.send(()).unwrap();
+        only_errors(&j, &[("timeout", 2)]);
+        let written = u(&j, "/bytes_written");
+        assert!(
+            (2 * READ as u64..=2 * BODY as u64).contains(&written),
+            "--io {io}: {written} bytes written, the server read {}",
+            2 * READ
+        );
+        assert_eq!(server.join().unwrap()[1..], [READ, READ], "--io {io}");
+    }
+}
