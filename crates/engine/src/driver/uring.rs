@@ -673,14 +673,12 @@ impl Worker<'_> {
                     self.uring_flush(i);
                 }
             }
-            OP_SEND => {
-                // The send of a connection shut since (its request timed
-                // out, the window ended) was cut short, but what it had
-                // put on the wire reached the server all the same.
-                if res > 0 {
-                    let measuring = self.measuring;
-                    self.counters(measuring).bytes_written += res as u64;
-                }
+            // The send of a connection shut since (its request timed out,
+            // the window ended) was cut short, but what it had put on the
+            // wire reached the server all the same.
+            OP_SEND if res > 0 => {
+                let measuring = self.measuring;
+                self.counters(measuring).bytes_written += res as u64;
             }
             OP_RECV => {
                 let bid = cqueue::buffer_select(cqe.flags());
