@@ -589,3 +589,32 @@ fn an_upload_cut_short_by_its_timeout_still_counts_what_was_written() {
         assert_eq!(server.join().unwrap()[1..], [READ, READ], "--io {io}");
     }
 }
+
+/// Closed model with a warmup: the warmup's requests still on the wire when
+/// measuring begins are answered in the measured phase and counted there,
+/// so they are its sent requests too. They used to be in its answers and
+/// not in its `sent` (200 answered of 200 sent, 10 still in flight).
+#[test]
+fn requests_carried_over_from_the_warmup_are_accounted_for() {
+    let _serial = serial();
+    let s = Server::start(|mut c| {
+        while c.next_request().is_some() {
+            std::thread::sleep(Duration::from_millis(100));
+            if !c.send(&ok(b"slow\n")) {
+                return;
+            }
+        }
+    });
+    for io in ["uring", "epoll"] {
+        let args = [
+            "--warmup", "0.5s", "-d", "1s", "-c", "4", "-t", "1", "--io", io,
+        ];
+        let j = load(&s.url("/"), &args, Duration::from_secs(2));
+        only_errors(&j, &[]);
+        accounted(&j);
+        // Every connection has a request on the wire when measuring begins
+        // and ends: 4 carried in, 10 answered per connection, 4 left.
+        assert_eq!(j["in_flight_at_end"], 4, "--io {io}");
+        assert_eq!(u(&j, "/sent"), u(&j, "/completed") + 4, "--io {io}");
+    }
+}

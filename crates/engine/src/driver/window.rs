@@ -289,6 +289,27 @@ impl Worker<'_> {
         drain
     }
 
+    /// Closed model by time: the warmup's requests still on the wire end
+    /// in the measured phase, answered or failed there (`phase_of`), so
+    /// they are its sent requests too, and a phase's `sent` is exactly its
+    /// answers, its failures and what it leaves in flight. Moved, not
+    /// copied: the two phases' `sent` still add up to what was issued.
+    fn carry_into_measuring(&mut self) {
+        if self.job.quota.is_some() || self.plan.interval_ns.is_some() || self.users.is_some() {
+            return;
+        }
+        let mut carried = 0;
+        for c in &mut self.conns {
+            for k in 0..c.len {
+                let slot = c.slot(k);
+                c.ring[slot].measured = true;
+            }
+            carried += c.len as u64;
+        }
+        self.stats.warmup.sent -= carried;
+        self.stats.measured.sent += carried;
+    }
+
     /// Nothing to wait for between windows: no handshake under way, no
     /// request on the wire.
     fn settled(&self) -> bool {
@@ -308,6 +329,7 @@ impl Worker<'_> {
             if !self.measuring && self.now >= self.window.warmup_end_ns {
                 self.measuring = true;
                 self.cpu_mark = (thread_cpu(), thread_runqueue_wait());
+                self.carry_into_measuring();
                 // Requests mode: connections idle because warmup ended mid-way
                 // get their first measured request now.
                 if !rate {
