@@ -277,3 +277,109 @@ fn names_that_would_leave_the_run_directory_are_refused_before_anything_starts()
         );
     }
 }
+
+/// `throng lab STUDY` with `args` and a database and work directory of
+/// its own in `dir`: its exit code and stderr, after checking that it
+/// left neither behind.
+fn refused_before_anything_starts(
+    dir: &Path,
+    study: &Path,
+    args: &[&str],
+) -> (Option<i32>, String) {
+    let db = dir.join("refused.db");
+    let work = dir.join("refused-work");
+    let out = Command::new(THRONG)
+        .args(["lab", study.to_str().unwrap(), "--quiet"])
+        .args(args)
+        .arg("--db")
+        .arg(&db)
+        .arg("--workdir")
+        .arg(&work)
+        .bounded_output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!db.exists(), "no database, so no run stored: {err}");
+    assert!(!work.exists(), "no run directory: {err}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    (out.status.code(), err)
+}
+
+#[test]
+fn a_core_count_the_machine_lacks_is_refused_and_no_run_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("s.toml");
+    std::fs::write(
+        &study,
+        "name = 'x'\nservers = ['nginx']\nworkloads = ['tiny']\ncores = [1, 64]\n\
+         concurrency = [4]\nfeatures = false\n",
+    )
+    .unwrap();
+    let cpus = throng_engine::affinity::own_cpus().len();
+    assert!(cpus < 64, "the test needs a machine of fewer than 64 CPUs");
+    assert_eq!(
+        refused_before_anything_starts(dir.path(), &study, &[]),
+        (
+            Some(2),
+            format!(
+                "throng: study {}: cores: 64 server cores asked for, but this machine gives \
+                 throng {cpus} CPUs\n",
+                study.display()
+            )
+        )
+    );
+}
+
+#[test]
+fn a_recipe_that_cannot_render_or_parse_is_refused_at_its_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let recipes = dir.path().join("recipes");
+    std::fs::create_dir(&recipes).unwrap();
+    let recipe = recipes.join("mine.toml");
+    let study = dir.path().join("s.toml");
+    std::fs::write(
+        &study,
+        "name = 'x'\nservers = ['mine']\nworkloads = ['tiny']\ncores = [1]\n\
+         concurrency = [4]\nfeatures = false\n",
+    )
+    .unwrap();
+    let args = ["--recipes", recipes.to_str().unwrap()];
+    let head = "name = \"mine\"\nbinary = \"/usr/sbin/nginx\"\n\
+                start = [\"{{binary}}\", \"-c\", \"{{rundir}}/nginx.conf\", \"-g\", \"daemon off;\"]\n";
+    // Rendered only when the server starts, after the run is stored: a
+    // typo there failed every step of the server.
+    std::fs::write(
+        &recipe,
+        format!(
+            "{head}[[configs]]\nfile = \"nginx.conf\"\ntemplate = '''\n\
+             worker_processes {{{{workers}}}};\n\
+             events {{ worker_connections {{{{max_conections}}}}; }}\n\
+             http {{ server {{ listen {{{{listen_url_host}}}}:{{{{port}}}}; root {{{{docroot}}}}; }} }}\n\
+             '''\n"
+        ),
+    )
+    .unwrap();
+    assert_eq!(
+        refused_before_anything_starts(dir.path(), &study, &args),
+        (
+            Some(2),
+            format!(
+                "throng: {}:8:29: recipe mine: [[configs]] nginx.conf: unknown placeholder \
+                 {{{{max_conections}}}} (known: listen, listen_url_host, port, backend_port, \
+                 docroot, rundir, workers, user, group, max_connections, nofile, \
+                 threads_per_child, max_request_workers, binary, dynamic)\n",
+                recipe.display()
+            )
+        )
+    );
+    std::fs::write(&recipe, format!("{head}[[configs]\n")).unwrap();
+    assert_eq!(
+        refused_before_anything_starts(dir.path(), &study, &args),
+        (
+            Some(2),
+            format!(
+                "throng: {}:4:10: invalid table header, expected `.`, `]]`\n",
+                recipe.display()
+            )
+        )
+    );
+}

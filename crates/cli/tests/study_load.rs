@@ -59,17 +59,17 @@ fn a_load_key_that_does_not_apply_is_refused_before_anything_starts() {
     for (rest, message) in [
         (
             "[load]\nkeep_alive = false\npipeline = 4\n",
-            "[load] pipeline = 4 with keep_alive = false: a connection closed after each \
-             request carries one, so there is nothing to pipeline",
+            "study STUDY: [load] pipeline = 4 with keep_alive = false: a connection closed after \
+             each request carries one, so there is nothing to pipeline",
         ),
         (
             "[workload.tiny]\nrequests = 100\n[rounds]\nmin = 3\n",
-            "[workload.tiny] requests = 100 is not a multiple of rounds.min = 3: each of a \
-             level's 3 rounds completes the same number of requests",
+            "study STUDY: [workload.tiny] requests = 100 is not a multiple of rounds.min = 3: \
+             each of a level's 3 rounds completes the same number of requests",
         ),
         (
             "[workload.tiny]\nkeepalive = false\n",
-            "line 7: unknown field `keepalive`, expected one of `keep_alive`, `pipeline`, `streams`, \
+            "STUDY:7:1: unknown field `keepalive`, expected one of `keep_alive`, `pipeline`, `streams`, \
              `timeout`, `headers`, `method`, `body`, `requests`, `rate`, `concurrency`, \
              `requests_per_connection`, `order`, `docroot`, `urls`, `sessions`, `think`, \
              `think_random`, `users_per_sec`, `arrival`, `conns_per_user`",
@@ -88,7 +88,7 @@ fn a_load_key_that_does_not_apply_is_refused_before_anything_starts() {
         assert_eq!(out.status.code(), Some(2), "{rest}: {out:?}");
         assert_eq!(
             String::from_utf8_lossy(&out.stderr),
-            format!("throng: study {}: {message}\n", study.display()),
+            format!("throng: {}\n", message.replace("STUDY", &study.display().to_string())),
             "{rest}"
         );
         assert!(!db.exists(), "{rest}: no database for a refused study");
@@ -97,4 +97,108 @@ fn a_load_key_that_does_not_apply_is_refused_before_anything_starts() {
             "{rest}: no run directory for a refused study"
         );
     }
+}
+
+/// `throng lab` on `text` written as `s.toml` in `dir`: its exit code and
+/// stderr, with `STUDY` in it standing for the file's path, after checking
+/// that no database and no run directory were made.
+fn refused(dir: &std::path::Path, text: &str) -> (Option<i32>, String) {
+    let study = dir.join("s.toml");
+    std::fs::write(&study, text).unwrap();
+    let db = dir.join("t.db");
+    let work = dir.join("work");
+    let mut lab = throng();
+    lab.args(["lab", study.to_str().unwrap(), "--quiet", "--db"])
+        .arg(&db)
+        .arg("--workdir")
+        .arg(&work);
+    let out = run_bounded(lab, Duration::from_secs(60));
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!db.exists(), "no database for a refused study: {err}");
+    assert!(
+        !work.exists(),
+        "no run directory for a refused study: {err}"
+    );
+    (
+        out.status.code(),
+        err.replace(&study.display().to_string(), "STUDY"),
+    )
+}
+
+const HEAD: &str = "name = 'x'\nservers = ['nginx']\ncores = [1]\nfeatures = false\n";
+
+#[test]
+fn a_wrongly_typed_level_says_what_the_key_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(
+        refused(
+            dir.path(),
+            &format!("{HEAD}workloads = ['tiny']\nconcurrency = [10, -5]\n")
+        ),
+        (
+            Some(2),
+            "throng: STUDY:6:20: concurrency: -5 is not a level; give levels of 1 or more: a \
+             list such as [10, 50, 100] or a range such as \"10..1000 step 10\"\n"
+                .to_string()
+        )
+    );
+}
+
+#[test]
+fn a_workload_listed_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(
+        refused(
+            dir.path(),
+            &format!("{HEAD}workloads = ['tiny', 'tiny']\nconcurrency = [4]\n")
+        ),
+        (
+            Some(2),
+            "throng: study STUDY: workloads: \"tiny\" is listed twice; steps are stored by \
+             workload name, so the two would be mixed\n"
+                .to_string()
+        )
+    );
+}
+
+#[test]
+fn a_toml_syntax_error_is_one_line_at_its_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(
+        refused(
+            dir.path(),
+            &format!("{HEAD}workloads = ['tiny']\nconcurrency = [4\n[rounds]\nmin = 1\n")
+        ),
+        (
+            Some(2),
+            "throng: STUDY:7:1: invalid array, expected `]`\n".to_string()
+        )
+    );
+}
+
+#[test]
+fn a_session_files_bad_line_is_refused_at_its_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    // siege's URL file: the second URL's port is past 65535, and a study
+    // takes no URL at all, since it loads each server at its own address.
+    std::fs::write(
+        dir.path().join("urls.txt"),
+        "/site/page000.html\nhttp://127.0.0.1:99999/site/page001.html\n",
+    )
+    .unwrap();
+    assert_eq!(
+        refused(
+            dir.path(),
+            &format!(
+                "{HEAD}workloads = ['site']\nconcurrency = [4]\n[load]\nsessions = 'urls.txt'\n"
+            )
+        ),
+        (
+            Some(2),
+            "throng: study STUDY: [load] sessions: urls.txt:2: \
+             `http://127.0.0.1:99999/site/page001.html`: a study loads each server at its own \
+             address, so give paths, not URLs\n"
+                .to_string()
+        )
+    );
 }

@@ -87,6 +87,13 @@ pub struct SessionFileError {
     pub reason: String,
 }
 
+impl SessionFileError {
+    /// `FILE:LINE: reason`, as compilers write it, so editors jump there.
+    pub fn in_file(&self, file: impl std::fmt::Display) -> String {
+        format!("{file}:{}: {}", self.line, self.reason)
+    }
+}
+
 fn fail<T>(line: usize, reason: impl Into<String>) -> Result<T, SessionFileError> {
     Err(SessionFileError {
         line,
@@ -99,20 +106,27 @@ fn fail<T>(line: usize, reason: impl Into<String>) -> Result<T, SessionFileError
 /// file's bodies are found next to it whatever the current directory;
 /// `None`: the current directory.
 pub fn parse(text: &str, base_dir: Option<&Path>) -> Result<SessionFile, SessionFileError> {
-    parse_within(text, base_dir, MAX_BYTES)
+    parse_within(text, base_dir, MAX_BYTES, false)
+}
+
+/// [`parse`], every request a path: a study loads each server at its own
+/// address, so a URL is refused at its line.
+pub fn parse_paths(text: &str, base_dir: Option<&Path>) -> Result<SessionFile, SessionFileError> {
+    parse_within(text, base_dir, MAX_BYTES, true)
 }
 
 fn parse_within(
     text: &str,
     base_dir: Option<&Path>,
     max_bytes: usize,
+    paths_only: bool,
 ) -> Result<SessionFile, SessionFileError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let format = detect(text);
     let lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
     let sessions = match format {
-        Format::Wsesslog => parse_wsesslog(lines)?,
-        Format::Siege => parse_siege(lines, base_dir, max_bytes)?,
+        Format::Wsesslog => parse_wsesslog(lines, paths_only)?,
+        Format::Siege => parse_siege(lines, base_dir, max_bytes, paths_only)?,
     };
     if sessions.is_empty() {
         return fail(text.lines().count().max(1), "the file has no request");
@@ -171,7 +185,7 @@ fn split_ws(s: &str) -> (&str, &str) {
     }
 }
 
-fn check_target(target: &str, line: usize) -> Result<(), SessionFileError> {
+fn check_target(target: &str, line: usize, paths_only: bool) -> Result<(), SessionFileError> {
     if target.chars().any(|c| c.is_control() || c.is_whitespace()) {
         return fail(
             line,
@@ -181,10 +195,50 @@ fn check_target(target: &str, line: usize) -> Result<(), SessionFileError> {
     if target.starts_with('/') {
         return Ok(());
     }
+    if is_url(target) && paths_only {
+        return fail(
+            line,
+            format!(
+                "{}: a study loads each server at its own address, so give paths, not URLs",
+                show(target)
+            ),
+        );
+    }
     if is_url(target) {
         let after = &target[target.find("//").map_or(0, |i| i + 2)..];
         if after.is_empty() || after.starts_with(['/', '?', '#']) {
             return fail(line, format!("URL {} has no host", show(target)));
+        }
+        // Checked here, where the line is known: a URL that fails later
+        // is refused with no line to find it by.
+        let authority = &after[..after.find(['/', '?', '#']).unwrap_or(after.len())];
+        let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+        let port = match host.strip_prefix('[') {
+            Some(v6) => match v6.split_once(']') {
+                Some((_, rest)) => rest,
+                None => {
+                    return fail(
+                        line,
+                        format!("URL {} has no ] after its IPv6 host", show(target)),
+                    )
+                }
+            },
+            None => host.find(':').map_or("", |i| &host[i..]),
+        };
+        let port = port.strip_prefix(':').unwrap_or(port);
+        // An empty port is the scheme's, as in `http://host:/`; `+1` would
+        // parse as a number, so digits are checked first.
+        let digits = port.bytes().all(|b| b.is_ascii_digit());
+        let valid = digits && matches!(port.parse::<u32>(), Ok(1..=65535));
+        if !port.is_empty() && !valid {
+            return fail(
+                line,
+                format!(
+                    "URL {} has port {}: give 1 to 65535 after the host",
+                    show(target),
+                    show(port)
+                ),
+            );
         }
         return Ok(());
     }
@@ -201,6 +255,7 @@ fn check_target(target: &str, line: usize) -> Result<(), SessionFileError> {
 
 fn parse_wsesslog<'a>(
     lines: impl Iterator<Item = (usize, &'a str)>,
+    paths_only: bool,
 ) -> Result<Vec<Vec<FilePage>>, SessionFileError> {
     let mut sessions = Vec::new();
     let mut current: Vec<FilePage> = Vec::new();
@@ -215,7 +270,7 @@ fn parse_wsesslog<'a>(
         if body.starts_with('#') {
             continue;
         }
-        let (request, think) = wsesslog_line(body, n)?;
+        let (request, think) = wsesslog_line(body, n, paths_only)?;
         if line.starts_with(WS) {
             if think.is_some() {
                 // httperf pauses once per burst, after the page and its
@@ -249,9 +304,10 @@ fn parse_wsesslog<'a>(
 fn wsesslog_line(
     body: &str,
     n: usize,
+    paths_only: bool,
 ) -> Result<(FileRequest, Option<Duration>), SessionFileError> {
     let (target, mut rest) = split_ws(body);
-    check_target(target, n)?;
+    check_target(target, n, paths_only)?;
     let mut method: Option<String> = None;
     let mut contents: Option<Vec<u8>> = None;
     let mut think: Option<Duration> = None;
@@ -375,6 +431,7 @@ fn parse_siege<'a>(
     lines: impl Iterator<Item = (usize, &'a str)>,
     base_dir: Option<&Path>,
     max_bytes: usize,
+    paths_only: bool,
 ) -> Result<Vec<Vec<FilePage>>, SessionFileError> {
     let mut vars: HashMap<String, String> = HashMap::new();
     let mut budget = Budget {
@@ -395,7 +452,7 @@ fn parse_siege<'a>(
         // Not `t`: POST data is taken as written, trailing blanks too.
         let expanded = expand(line.trim_start_matches(WS), &vars, n, &mut budget)?;
         pages.push(FilePage {
-            request: siege_request(&expanded, n, base_dir, &mut budget)?,
+            request: siege_request(&expanded, n, base_dir, &mut budget, paths_only)?,
             burst: Vec::new(),
             think: None,
         });
@@ -498,9 +555,10 @@ fn siege_request(
     n: usize,
     base_dir: Option<&Path>,
     budget: &mut Budget,
+    paths_only: bool,
 ) -> Result<FileRequest, SessionFileError> {
     let (target, rest) = split_ws(line);
-    check_target(target, n)?;
+    check_target(target, n, paths_only)?;
     let rest = rest.trim_start_matches(WS);
     let mut request = FileRequest {
         method: "GET".to_string(),
@@ -859,13 +917,61 @@ http://example.com:81/d?x=1 contents=""
     }
 
     #[test]
+    fn a_url_with_a_bad_port_is_refused_at_its_line() {
+        let refused = |text: &str| parse(text, None).unwrap_err();
+        for (text, line, reason) in [
+            (
+                "http://127.0.0.1:8080/\nhttp://127.0.0.1:99999/index.html\n",
+                2,
+                "URL `http://127.0.0.1:99999/index.html` has port `99999`: give 1 to 65535 \
+                 after the host",
+            ),
+            (
+                "H=http://u:p@host:80x\n$(H)/a POST a=1\n",
+                2,
+                "URL `http://u:p@host:80x/a` has port `80x`: give 1 to 65535 after the host",
+            ),
+            (
+                "http://[::1]:0/\n",
+                1,
+                "URL `http://[::1]:0/` has port `0`: give 1 to 65535 after the host",
+            ),
+            (
+                "http://[::1/\n",
+                1,
+                "URL `http://[::1/` has no ] after its IPv6 host",
+            ),
+        ] {
+            let e = refused(text);
+            assert_eq!((e.line, e.reason.as_str()), (line, reason), "{text:?}");
+        }
+        assert_eq!(
+            refused("http://h:99999/\n").in_file("urls.txt"),
+            "urls.txt:1: URL `http://h:99999/` has port `99999`: give 1 to 65535 after the host"
+        );
+        for ok in [
+            "http://h/",
+            "http://h:8080/a",
+            "http://h:/a",
+            "https://[::1]:443/",
+            "http://u@h:1?x",
+        ] {
+            assert!(parse(ok, None).is_ok(), "{ok}");
+        }
+        // A study's file names paths only, each URL refused at its line.
+        let e = parse_paths("/a\n/b\nhttp://h/c\n", None).unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(parse_paths("/a\n\t/b\n", None).is_ok());
+    }
+
+    #[test]
     fn siege_expansion_is_bounded() {
         // Each line doubles the last: 2^40 bytes unless stopped.
         let mut text = String::from("V0=0123456789abcdef\n");
         for i in 1..=40 {
             text.push_str(&format!("V{i}=$(V{})$(V{})\n", i - 1, i - 1));
         }
-        let err = parse_within(&text, None, 1 << 20).unwrap_err();
+        let err = parse_within(&text, None, 1 << 20, false).unwrap_err();
         assert!(err.reason.contains("more than 1 MiB"), "{err}");
         assert_eq!(err.line, 17, "{err}");
     }

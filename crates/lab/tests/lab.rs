@@ -206,12 +206,22 @@ fn two_servers_two_levels_end_to_end() {
 }
 
 #[test]
-fn core_counts_the_machine_lacks_are_skipped_and_stored() {
+fn a_core_count_that_leaves_the_load_no_cpu_is_skipped_and_stored() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
     let mut rec = Record::default();
-    let toml = study("[\"lighttpd\"]", "[4]", 2).replace("cores = [1]", "cores = [1, 512]");
+    let cpus = throng_engine::affinity::own_cpus().len();
+    // A count the machine lacks is no skip: the study is refused whole.
+    let lacking = study("[\"lighttpd\"]", "[4]", 2).replace("cores = [1]", "cores = [1, 512]");
+    assert_eq!(
+        Study::parse(&lacking, &Recipes::builtin())
+            .unwrap_err()
+            .to_string(),
+        format!("cores: 512 server cores asked for, but this machine gives throng {cpus} CPUs")
+    );
+    let toml =
+        study("[\"lighttpd\"]", "[4]", 2).replace("cores = [1]", &format!("cores = [1, {cpus}]"));
     let out = run(&toml, &db, &mut rec, &Interrupt::new());
     assert!(out.complete);
     let data = Store::open(&db).unwrap().load_run(out.run_id).unwrap();
@@ -222,12 +232,17 @@ fn core_counts_the_machine_lacks_are_skipped_and_stored() {
         .collect();
     assert_eq!(
         steps,
-        [(1, StepStatus::Ok, 2), (512, StepStatus::Skipped, 0)]
+        [
+            (1, StepStatus::Ok, 2),
+            (cpus as u32, StepStatus::Skipped, 0)
+        ]
     );
-    let cpus = throng_engine::affinity::own_cpus().len();
     assert_eq!(
         data.steps[1].failure.as_deref().unwrap(),
-        format!("512 server cores asked for, but only {cpus} CPUs are available")
+        format!(
+            "{cpus} server cores would leave none of the {cpus} CPUs to the load generator \
+             (set allow_shared_cores = true to share them, marked in the results)"
+        )
     );
 }
 

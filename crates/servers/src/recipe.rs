@@ -30,7 +30,8 @@ use crate::helper::Helper;
 use crate::names;
 use crate::probe::{Insert, ProbeSettings};
 use crate::rules::{self, ParityRule, Profile, Profiles};
-use crate::template::substitute;
+use crate::spot::Spot;
+use crate::template::{substitute, unknown};
 
 /// The embedded recipes, in the order `throng servers` lists them.
 const BUILTIN: &[(&str, &str)] = &[
@@ -185,6 +186,26 @@ fn default_stop_signal() -> String {
     "TERM".to_string()
 }
 
+/// Every placeholder [`RenderContext`] fills (`{{root}}` aside, which
+/// only starts a line); a recipe naming another is refused when it loads.
+pub const PLACEHOLDERS: [&str; 15] = [
+    "listen",
+    "listen_url_host",
+    "port",
+    "backend_port",
+    "docroot",
+    "rundir",
+    "workers",
+    "user",
+    "group",
+    "max_connections",
+    "nofile",
+    "threads_per_child",
+    "max_request_workers",
+    "binary",
+    "dynamic",
+];
+
 /// Values the templates' placeholders are replaced with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RenderContext {
@@ -250,10 +271,78 @@ pub fn url_host(ip: IpAddr) -> String {
 }
 
 impl Recipe {
+    /// A recipe's TOML, checked; an error in the TOML, or a placeholder
+    /// the lab does not fill, is a [`Spot`] where the text has it.
     pub fn parse(text: &str) -> anyhow::Result<Recipe> {
-        let r: Recipe = toml::from_str(text)?;
+        let r: Recipe = crate::spot::from_str(text)?;
         r.check()?;
+        if let Some((written, message)) = r.unknown_placeholder() {
+            // A placeholder spelt with TOML escapes is not found as written,
+            // and is refused without a place.
+            return Err(match text.find(&written) {
+                Some(at) => Spot::at_offset(text, at, message).into(),
+                None => anyhow!(message),
+            });
+        }
         Ok(r)
+    }
+
+    /// The first placeholder rendering would fail on, as written, and why:
+    /// otherwise a typo is found only when a server starts, after the run
+    /// is stored, and fails every step of that server.
+    fn unknown_placeholder(&self) -> Option<(String, String)> {
+        let known =
+            |k: &str| PLACEHOLDERS.contains(&k) && (k != "backend_port" || self.backend.is_some());
+        let mut texts: Vec<(String, &str)> = Vec::new();
+        texts.extend(
+            self.start
+                .iter()
+                .map(|a| ("`start`".to_string(), a.as_str())),
+        );
+        texts.extend(
+            self.env
+                .iter()
+                .map(|(k, v)| (format!("[env] {k}"), v.as_str())),
+        );
+        for c in &self.configs {
+            texts.push((format!("[[configs]] {}", c.file), &c.template));
+        }
+        for (k, w) in &self.workloads {
+            texts.push((format!("[workloads.{k}] config"), &w.config));
+        }
+        let tables = [
+            (
+                "[profiles.tuned]",
+                self.profiles.tuned.as_ref().map(|t| &t.insert),
+            ),
+            ("[tls]", self.tls.as_ref().map(|t| &t.insert)),
+            ("[h2]", self.h2.as_ref().map(|t| &t.insert)),
+            ("[h2c]", self.h2c.as_ref().map(|t| &t.insert)),
+        ];
+        for (table, inserts) in tables {
+            for i in inserts.into_iter().flatten() {
+                texts.push((format!("{table} insert"), &i.text));
+            }
+        }
+        for (place, text) in texts {
+            for line in text.lines() {
+                let line = line.strip_prefix("{{root}}").unwrap_or(line);
+                if let Some(written) = unknown(line, known) {
+                    let why = if written.contains("backend_port") && written.ends_with("}}") {
+                        "{{backend_port}} is the port of the recipe's `backend`, and it names none"
+                            .to_string()
+                    } else {
+                        format!(
+                            "unknown placeholder {written} (known: {})",
+                            PLACEHOLDERS.join(", ")
+                        )
+                    };
+                    let message = format!("recipe {}: {place}: {why}", self.name);
+                    return Some((written.to_string(), message));
+                }
+            }
+        }
+        None
     }
 
     /// Everything that would otherwise fail in the middle of a study:
@@ -325,6 +414,16 @@ impl Recipe {
                     )
                 })?
         };
+        let known = |k: &str| PLACEHOLDERS.contains(&k) && k != "backend_port";
+        if let Some(written) = command
+            .iter()
+            .find_map(|a| unknown(a.strip_prefix("{{root}}").unwrap_or(a), known))
+        {
+            bail!(
+                "server {name}: `command`: unknown placeholder {written} (known: {})",
+                PLACEHOLDERS.join(", ")
+            );
+        }
         let mut start = command.to_vec();
         start[0] = binary.clone();
         Ok(Recipe {
@@ -545,7 +644,7 @@ impl Recipes {
         files.sort();
         for f in files {
             let text = std::fs::read_to_string(&f)?;
-            let r = Recipe::parse(&text).with_context(|| format!("recipe {}", f.display()))?;
+            let r = Recipe::parse(&text).map_err(|e| crate::spot::in_file(e, &f, "recipe"))?;
             recipes.put(r);
         }
         Ok(recipes)
@@ -888,11 +987,84 @@ mod tests {
 
     #[test]
     fn unknown_placeholder_is_an_error() {
-        let r = Recipe::from_command("x", &["/bin/x".into(), "{{prot}}".into()]).unwrap();
+        let mut r = Recipe::from_command("x", &["/bin/x".into(), "{{port}}".into()]).unwrap();
+        r.start[1] = "{{prot}}".into();
         let e = r.render_start(&ctx(false)).unwrap_err();
         assert!(
             format!("{e:#}").contains("unknown placeholder {{prot}}"),
             "{e:#}"
+        );
+    }
+
+    #[test]
+    fn a_recipe_files_error_is_one_line_at_its_file_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mine.toml");
+        let load = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            format!("{:#}", Recipes::load(Some(dir.path())).unwrap_err())
+        };
+        let head = "name = \"mine\"\nbinary = \"/bin/true\"\n";
+        assert_eq!(
+            load(&format!("{head}start = [\"{{{{binary}}}}\"\n[[configs]]\n")),
+            format!("{}:4:1: invalid array, expected `]`", path.display())
+        );
+        assert_eq!(
+            load(&format!(
+                "{head}start = [\"{{{{binary}}}}\", \"-p\", \"{{{{prot}}}}\"]\n"
+            )),
+            format!(
+                "{}:3:31: recipe mine: `start`: unknown placeholder {{{{prot}}}} (known: {})",
+                path.display(),
+                PLACEHOLDERS.join(", ")
+            )
+        );
+        assert_eq!(
+            load(&format!("{head}start = []\n")),
+            format!("recipe {}: recipe mine: `start` is empty", path.display())
+        );
+    }
+
+    #[test]
+    fn an_unknown_placeholder_is_refused_when_the_recipe_loads_with_its_place() {
+        let known = PLACEHOLDERS.join(", ");
+        let base = "name = \"mine\"\nbinary = \"/bin/true\"\nstart = [\"{{binary}}\"]\n";
+        let refused = |rest: &str| {
+            Recipe::parse(&format!("{base}{rest}"))
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            refused(
+                "[[configs]]\nfile = \"m.conf\"\ntemplate = '''\nport {{port}};\n\
+                 conns {{ max_conections }};\n'''\n"
+            ),
+            format!(
+                "line 8, column 7: recipe mine: [[configs]] m.conf: unknown placeholder \
+                 {{{{ max_conections }}}} (known: {known})"
+            )
+        );
+        assert_eq!(
+            refused("[env]\nPORT = \"{{port\"\n"),
+            format!(
+                "line 5, column 9: recipe mine: [env] PORT: unknown placeholder {{{{port \
+                 (known: {known})"
+            )
+        );
+        assert_eq!(
+            refused("[[configs]]\nfile = \"m.conf\"\ntemplate = \"proxy {{backend_port}}\"\n"),
+            "line 6, column 19: recipe mine: [[configs]] m.conf: {{backend_port}} is the port \
+             of the recipe's `backend`, and it names none"
+        );
+        // A line kept or dropped whole by `{{root}}` is checked past it.
+        assert!(
+            refused("[[configs]]\nfile = \"m.conf\"\ntemplate = \"{{root}}user {{usr}};\"\n")
+                .contains("unknown placeholder {{usr}}")
+        );
+        let e = Recipe::from_command("x", &["/bin/x".into(), "{{prot}}".into()]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("server x: `command`: unknown placeholder {{{{prot}}}} (known: {known})")
         );
     }
 

@@ -15,6 +15,18 @@ pub enum CoresPlan {
     },
 }
 
+/// Refuses a core count above the `cpus` this machine gives throng, where
+/// the servers run here: every step of it would be skipped, and the run
+/// stored with nothing measured for it.
+pub(super) fn check_cpus(cores: Option<&[u32]>, cpus: usize) -> anyhow::Result<()> {
+    match cores.into_iter().flatten().find(|&&c| c as usize > cpus) {
+        Some(c) => anyhow::bail!(
+            "cores: {c} server cores asked for, but this machine gives throng {cpus} CPUs"
+        ),
+        None => Ok(()),
+    }
+}
+
 /// Core plans when the load comes from other hosts: every CPU of the
 /// server host can serve, none is kept for a client.
 pub fn plan_cores_apart(requested: Option<&[u32]>, cpus: &[usize]) -> Vec<CoresPlan> {
@@ -98,4 +110,51 @@ pub fn plan_cores(requested: Option<&[u32]>, cpus: &[usize], allow_shared: bool)
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_cpus;
+    use crate::study::Study;
+    use throng_servers::Recipes;
+
+    #[test]
+    fn a_core_count_the_machine_lacks_is_refused_where_the_servers_run_here() {
+        assert_eq!(
+            check_cpus(Some(&[1, 2, 64]), 2).unwrap_err().to_string(),
+            "cores: 64 server cores asked for, but this machine gives throng 2 CPUs"
+        );
+        // All of them may serve, with allow_shared_cores or clients apart.
+        assert!(check_cpus(Some(&[1, 2]), 2).is_ok());
+        assert!(check_cpus(None, 1).is_ok());
+        let cpus = throng_engine::affinity::own_cpus().len();
+        let study = |rest: &str| {
+            Study::parse(
+                &format!(
+                    "name = 'x'\nservers = ['nginx']\nworkloads = ['tiny']\n\
+                     cores = [1, {}]\nconcurrency = [10]\n{rest}",
+                    cpus + 1
+                ),
+                &Recipes::builtin(),
+            )
+        };
+        assert_eq!(
+            study("").unwrap_err().to_string(),
+            format!(
+                "cores: {} server cores asked for, but this machine gives throng {cpus} CPUs",
+                cpus + 1
+            )
+        );
+        // The load elsewhere, the servers here: this machine's CPUs still.
+        let e = study("client_hosts = ['ssh://198.18.0.11']\nserver_address = '198.18.0.1'\n");
+        assert!(e.unwrap_err().to_string().starts_with("cores: "));
+        // A server host's CPUs are counted when it is reached, and its
+        // plan skips what it lacks.
+        let apart = study(
+            "server_host = 'ssh://198.18.0.20'\nclient_hosts = ['ssh://198.18.0.11']\n\
+             server_address = '198.18.0.20'\n",
+        )
+        .unwrap();
+        assert_eq!(apart.cores, Some(vec![1, cpus as u32 + 1]));
+    }
 }

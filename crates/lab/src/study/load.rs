@@ -6,7 +6,7 @@ use std::time::Duration;
 use anyhow::bail;
 use serde::{Deserialize, Serialize};
 
-use super::{parse_range, ListOrRange, StudyFile};
+use super::{ListOrRange, StudyFile};
 use crate::spec::RequestShape;
 use crate::workload::WorkloadId;
 
@@ -32,8 +32,10 @@ pub struct LoadTable {
     pub requests: Option<u64>,
     /// Offered requests per second, one level each (the open model, as
     /// `throng load --rate`), over the workload's one concurrency.
+    #[serde(default, deserialize_with = "super::values::some_rate")]
     pub rate: Option<ListOrRange>,
     /// The levels of one workload; only in a `[workload.NAME]` table.
+    #[serde(default, deserialize_with = "super::values::some_concurrency")]
     pub concurrency: Option<ListOrRange>,
     pub requests_per_connection: Option<u64>,
     /// "random" or "sequential": how a round walks the workload's URLs.
@@ -380,13 +382,11 @@ pub(super) fn resolve_load(
         None => study_levels.to_vec(),
         Some(c) => {
             let key = format!("[workload.{}] concurrency", t.workload);
-            let v = match c {
-                ListOrRange::Text(text) => parse_range(text).map_err(|e| anyhow!("{key}: {e}"))?,
-                ListOrRange::List(v) => v.clone(),
-            };
+            let v = c.values(&key)?;
             if v.is_empty() || v.contains(&0) {
                 bail!("{key}: give levels of 1 or more");
             }
+            super::values::once(&key, &v, "level")?;
             v
         }
     };
@@ -394,10 +394,7 @@ pub(super) fn resolve_load(
     let rates = match &rate {
         None => Vec::new(),
         Some((r, key)) => {
-            let v = match r {
-                ListOrRange::Text(text) => parse_range(text).map_err(|e| anyhow!("{key}: {e}"))?,
-                ListOrRange::List(v) => v.clone(),
-            };
+            let v = r.values(key)?;
             if v.is_empty() || v.contains(&0) {
                 bail!("{key}: give rates of 1 or more requests per second");
             }

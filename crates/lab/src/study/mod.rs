@@ -20,6 +20,7 @@ mod load;
 mod protocol;
 mod site;
 mod users;
+mod values;
 
 pub use cores::{plan_cores, plan_cores_apart, CoresPlan};
 pub use hosts::Hosts;
@@ -27,6 +28,7 @@ use load::*;
 pub use load::{parse_duration, Level, LoadTable, WorkloadLoad};
 use protocol::protocols;
 pub use protocol::Protocol;
+pub use values::{parse_range, ListOrRange, ServerEntry};
 
 /// The highest concurrency the search may try: the study's cap, bounded by
 /// the connections the open-file limit allows.
@@ -47,29 +49,6 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("shootout", include_str!("../../studies/shootout.toml")),
     ("sessions", include_str!("../../studies/sessions.toml")),
 ];
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum ServerEntry {
-    /// A recipe by name.
-    Recipe(String),
-    /// A recipe under another name, or a user's own command.
-    Table {
-        name: String,
-        #[serde(default)]
-        recipe: Option<String>,
-        #[serde(default)]
-        command: Option<Vec<String>>,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum ListOrRange {
-    List(Vec<u32>),
-    /// `"10..1000 step 10"`, or `"auto"` for cores.
-    Text(String),
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -131,7 +110,9 @@ pub struct StudyFile {
     pub description: String,
     pub servers: Vec<ServerEntry>,
     pub workloads: Vec<String>,
+    #[serde(deserialize_with = "values::cores")]
     pub cores: ListOrRange,
+    #[serde(deserialize_with = "values::concurrency")]
     pub concurrency: ListOrRange,
     /// Load before the sweep of each started server, not measured.
     #[serde(default = "d_warmup")]
@@ -289,29 +270,6 @@ pub struct Study {
     pub default_load: WorkloadLoad,
 }
 
-/// Parses `"10..1000 step 10"` (inclusive of both ends when on the grid).
-pub fn parse_range(s: &str) -> anyhow::Result<Vec<u32>> {
-    let err = || format!("range {s:?}: expected \"FROM..TO\" or \"FROM..TO step N\"");
-    let (range, step) = match s.split_once("step") {
-        Some((r, st)) => (r.trim(), st.trim().parse::<u32>().with_context(err)?),
-        None => (s.trim(), 1),
-    };
-    let (a, b) = range.split_once("..").with_context(err)?;
-    let a: u32 = a.trim().parse().with_context(err)?;
-    let b: u32 = b.trim().trim_start_matches('=').parse().with_context(err)?;
-    if step == 0 || a > b {
-        bail!("range {s:?}: needs FROM <= TO and a step above 0");
-    }
-    let v: Vec<u32> = (a..=b).step_by(step as usize).collect();
-    if v.len() > 10_000 {
-        bail!(
-            "range {s:?} has {} values; a sweep that long is surely a typo",
-            v.len()
-        );
-    }
-    Ok(v)
-}
-
 impl Study {
     /// A measured round of this study in `group` at `level`: the
     /// study's round length or the workload's requests per round, the
@@ -357,7 +315,8 @@ impl Study {
         let text =
             std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
         let dir = p.parent().unwrap_or(Path::new(""));
-        Study::parse_at(&text, recipes, dir).with_context(|| format!("study {}", p.display()))
+        Study::parse_at(&text, recipes, dir)
+            .map_err(|e| throng_servers::spot::in_file(e, p, "study"))
     }
 
     /// A study's TOML, its paths relative to the current folder.
@@ -367,7 +326,7 @@ impl Study {
 
     /// A study's TOML, its paths (`docroot`, `urls`) relative to `base`.
     pub fn parse_at(text: &str, recipes: &Recipes, base: &Path) -> anyhow::Result<Study> {
-        let f: StudyFile = toml::from_str(text).map_err(|e| one_line(text, &e))?;
+        let f: StudyFile = throng_servers::spot::from_str(text)?;
         let profiles = profiles(&f)?;
         let protocols = protocols(&f)?;
         let certificate = match &f.certificate {
@@ -456,6 +415,7 @@ impl Study {
         if servers.is_empty() {
             bail!("the study lists no servers");
         }
+        values::once("workloads", &f.workloads, "workload name")?;
         let workloads = f
             .workloads
             .iter()
@@ -469,8 +429,7 @@ impl Study {
         }
         let cores = match &f.cores {
             ListOrRange::Text(t) if t == "auto" => None,
-            ListOrRange::Text(t) => Some(parse_range(t)?),
-            ListOrRange::List(v) => Some(v.clone()),
+            c => Some(c.values("cores")?),
         };
         if cores
             .as_ref()
@@ -478,13 +437,12 @@ impl Study {
         {
             bail!("cores: give core counts of 1 or more");
         }
-        let concurrency = match &f.concurrency {
-            ListOrRange::Text(t) => parse_range(t)?,
-            ListOrRange::List(v) => v.clone(),
-        };
+        values::once("cores", cores.as_deref().unwrap_or_default(), "core count")?;
+        let concurrency = f.concurrency.values("concurrency")?;
         if concurrency.is_empty() || concurrency.contains(&0) {
             bail!("concurrency: give levels of 1 or more");
         }
+        values::once("concurrency", &concurrency, "level")?;
         limits::check(&f)?;
         let r = &f.rounds;
         if r.seconds.is_nan()
@@ -498,6 +456,11 @@ impl Study {
         }
         let (default_load, loads) = resolve_loads(&f, &workloads, &concurrency, base)?;
         let hosts = Hosts::parse(&f)?;
+        // A server host elsewhere is reached only when the study runs; its
+        // plan then skips, with the reason, a count it lacks.
+        if hosts.server.is_local() {
+            cores::check_cpus(cores.as_deref(), throng_engine::affinity::own_cpus().len())?;
+        }
         // A duet's two loads come from two lanes of one machine's CPUs;
         // apart, its rounds would run one after the other while stored as
         // a duet's.
@@ -725,16 +688,6 @@ impl Study {
     }
 }
 
-/// A TOML error in one line: the parser's own message draws the spot
-/// over several lines, which a one-line refusal cannot hold.
-fn one_line(text: &str, e: &toml::de::Error) -> anyhow::Error {
-    let msg = e.message().trim().replace('\n', " ");
-    match e.span().and_then(|span| text.get(..span.start)) {
-        Some(before) => anyhow::anyhow!("line {}: {msg}", before.matches('\n').count() + 1),
-        None => anyhow::anyhow!("{msg}"),
-    }
-}
-
 /// The profiles a study asks for, in order: `profile` or `profiles`, or
 /// the recipes' defaults.
 fn profiles(f: &StudyFile) -> anyhow::Result<Vec<Profile>> {
@@ -812,6 +765,38 @@ mod tests {
         );
         let e = Study::load("nope", &r).unwrap_err().to_string();
         assert!(e.contains("quick, static-sweep, acme"), "{e}");
+    }
+
+    #[test]
+    fn a_study_files_toml_error_is_one_line_at_its_file_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.toml");
+        let load = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            let e = Study::load(path.to_str().unwrap(), &Recipes::builtin()).unwrap_err();
+            format!("{e:#}")
+        };
+        let head = "name = 'x'\nservers = ['nginx']\nworkloads = ['tiny']\ncores = [1]\n";
+        assert_eq!(
+            load(&format!("{head}concurrency = [10\n")),
+            format!("{}:6:1: invalid array, expected `]`", path.display())
+        );
+        assert_eq!(
+            load(&format!("{head}concurrency = [10]\n  name = 'y'\n")),
+            format!(
+                "{}:6:3: duplicate key `name` in document root",
+                path.display()
+            )
+        );
+        // What the study says, rather than how it is written, is refused
+        // by key after the file's name.
+        assert_eq!(
+            load(&format!("{head}concurrency = [0]\n")),
+            format!(
+                "study {}: concurrency: give levels of 1 or more",
+                path.display()
+            )
+        );
     }
 
     #[test]
@@ -1242,7 +1227,7 @@ seconds = 0.5
             (
                 "['tiny']",
                 "[load]\nkeepalive = false\n",
-                "line 8: unknown field `keepalive`, expected one of `keep_alive`, `pipeline`, `streams`, \
+                "line 8, column 1: unknown field `keepalive`, expected one of `keep_alive`, `pipeline`, `streams`, \
                  `timeout`, `headers`, `method`, `body`, `requests`, `rate`, `concurrency`, \
                  `requests_per_connection`, `order`, `docroot`, `urls`, `sessions`, `think`, `think_random`, `users_per_sec`, `arrival`, `conns_per_user`",
             ),

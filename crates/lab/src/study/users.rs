@@ -54,7 +54,7 @@ pub(super) fn user_shape(t: &Tables, base: &Path) -> anyhow::Result<Option<UserS
         }
         return Ok(None);
     };
-    let file = read(name, base).map_err(|e| anyhow!("{key} = {name:?}: {e}"))?;
+    let file = read(name, base, &key)?;
     for (other, what) in [
         (t.get("method", |x| &x.method).map(|(_, k)| k), "method"),
         (t.get("body", |x| &x.body).map(|(_, k)| k), "body"),
@@ -142,8 +142,8 @@ pub(super) fn user_shape(t: &Tables, base: &Path) -> anyhow::Result<Option<UserS
 
 /// A session file by path (relative to the study's folder) or a built-in
 /// one; its requests must be paths, since each server is loaded at its
-/// own address.
-fn read(name: &str, base: &Path) -> anyhow::Result<SessionFile> {
+/// own address. Errors name `key`, and a line of the file as `FILE:LINE`.
+fn read(name: &str, base: &Path, key: &str) -> anyhow::Result<SessionFile> {
     let (text, dir) = match name.strip_prefix("builtin:") {
         Some(b) => {
             let (_, text) = BUILTIN_FILES.iter().find(|(n, _)| *n == b).ok_or_else(|| {
@@ -152,7 +152,7 @@ fn read(name: &str, base: &Path) -> anyhow::Result<SessionFile> {
                     .map(|(n, _)| format!("builtin:{n}"))
                     .collect();
                 anyhow!(
-                    "no built-in session file of that name (there is {})",
+                    "{key} = {name:?}: no built-in session file of that name (there is {})",
                     names.join(", ")
                 )
             })?;
@@ -161,22 +161,12 @@ fn read(name: &str, base: &Path) -> anyhow::Result<SessionFile> {
         None => {
             let path = base.join(name);
             let text = std::fs::read_to_string(&path)
-                .map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+                .map_err(|e| anyhow!("{key} = {name:?}: cannot read {}: {e}", path.display()))?;
             (text, path.parent().map(Path::to_path_buf))
         }
     };
-    let file = crate::sessions::parse(&text, dir.as_deref()).map_err(|e| anyhow!("{e}"))?;
-    for page in file.sessions.iter().flatten() {
-        for r in std::iter::once(&page.request).chain(&page.burst) {
-            if !r.target.starts_with('/') {
-                bail!(
-                    "{}: a study loads each server at its own address, so give paths, not URLs",
-                    r.target
-                );
-            }
-        }
-    }
-    Ok(file)
+    crate::sessions::parse_paths(&text, dir.as_deref())
+        .map_err(|e| anyhow!("{key}: {}", e.in_file(name)))
 }
 
 #[cfg(test)]
@@ -324,23 +314,49 @@ mod tests {
             let e = err(d, rest);
             assert!(e.contains(want), "{rest:?}: {e}");
         }
-        std::fs::write(d.join("urls.log"), "http://example.com/a\n").unwrap();
-        let e = err(d, "[load]\nsessions = 'urls.log'\n");
-        assert!(e.contains("give paths, not URLs"), "{e}");
+    }
+
+    #[test]
+    fn a_session_file_is_refused_at_its_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        // A URL names an address, which a study gives each server itself:
+        // refused at its line, port past 65535 or not.
+        std::fs::write(
+            d.join("urls.log"),
+            "# siege\n/index.html\nhttp://127.0.0.1:99999/a\n",
+        )
+        .unwrap();
+        assert_eq!(
+            err(d, "[load]\nsessions = 'urls.log'\n"),
+            "[load] sessions: urls.log:3: `http://127.0.0.1:99999/a`: a study loads each server \
+             at its own address, so give paths, not URLs"
+        );
         std::fs::write(d.join("bad.log"), "/a\n\t/b think=1\n").unwrap();
-        let e = err(d, "[load]\nsessions = 'bad.log'\n");
-        assert!(e.contains("[load] sessions = \"bad.log\": line 2"), "{e}");
+        assert_eq!(
+            err(d, "[workload.site]\nsessions = 'bad.log'\n"),
+            "[workload.site] sessions: bad.log:2: think= belongs on the page line, not on a \
+             burst request"
+        );
+        assert_eq!(
+            err(d, "[load]\nsessions = 'gone.log'\n"),
+            format!(
+                "[load] sessions = \"gone.log\": cannot read {}: No such file or directory \
+                 (os error 2)",
+                d.join("gone.log").display()
+            )
+        );
     }
 
     #[test]
     fn the_built_in_session_file_parses_into_pages_with_bursts() {
-        let f = read("builtin:site-visits", Path::new(".")).unwrap();
+        let f = read("builtin:site-visits", Path::new("."), "sessions").unwrap();
         assert!(f.sessions.len() >= 3);
         assert!(f
             .sessions
             .iter()
             .flatten()
             .any(|p| !p.burst.is_empty() && p.think.is_some()));
-        assert!(read("builtin:nope", Path::new(".")).is_err());
+        assert!(read("builtin:nope", Path::new("."), "sessions").is_err());
     }
 }
