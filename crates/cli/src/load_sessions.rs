@@ -84,7 +84,7 @@ pub fn apply(
     let text = crate::args::read_text("--sessions", file)?;
     let dir = file.parent();
     let parsed = throng_lab::sessions::parse(&text, dir)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+        .map_err(|e| anyhow::anyhow!(e.in_file(file.display())))?;
     let base = base.map(url::Url::parse).transpose()?;
     let (targets, scripts) = throng_lab::sessions::compile(&parsed, |r| {
         let full = if r.target.starts_with("http://") || r.target.starts_with("https://") {

@@ -200,10 +200,15 @@ fn a_siege_url_file_is_one_session_of_pages() {
 fn bad_session_input_is_one_line_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
-        ("\t/x.css\n", "line 1: "),
-        ("/a think=soon\n", "line 1: "),
-        ("/a\n/b think=1 color=red\n", "line 2: "),
-        ("http://127.0.0.1:9/a POST <missing.txt\n", "line 1: "),
+        ("\t/x.css\n", "bad.log:1: "),
+        ("/a think=soon\n", "bad.log:1: "),
+        ("/a\n/b think=1 color=red\n", "bad.log:2: "),
+        ("http://127.0.0.1:9/a POST <missing.txt\n", "bad.log:1: "),
+        // A siege line's port out of range, at its line.
+        (
+            "http://127.0.0.1:9/a\nhttp://127.0.0.1:99999/b\n",
+            "bad.log:2: ",
+        ),
     ];
     for (text, want) in cases {
         let file = write(dir.path(), "bad.log", text);
