@@ -562,7 +562,15 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
         human_bytes(s.bytes_written as f64),
         human_bytes(s.body_bytes as f64)
     );
-    let _ = writeln!(o, "  in flight    {} at the end", s.in_flight_at_end);
+    let _ = write!(o, "  in flight    {} at the end", s.in_flight_at_end);
+    if s.resent > 0 {
+        let _ = write!(
+            o,
+            "; {} sent again after their connection closed unanswered (the server may have served both copies)",
+            human_count(s.resent)
+        );
+    }
+    o.push('\n');
     let cpu = s.client_cpu_s.user + s.client_cpu_s.sys;
     let _ = writeln!(
         o,

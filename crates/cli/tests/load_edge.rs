@@ -6,6 +6,8 @@
 mod support;
 
 use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -918,5 +920,117 @@ fn human_summary_says_what_naps_and_cpu_are() {
     assert_eq!(
         line(&out, "naps").trim_end(),
         "  naps         none: each thread waits for responses as soon as none is ready"
+    );
+}
+
+/// Bytes written are exactly the requests sent plus those sent again: the
+/// count that says why a server saw more requests than `sent`.
+fn written_once_or_again(j: &serde_json::Value, request_len: u64) {
+    assert_eq!(
+        u(j, "/bytes_written"),
+        (u(j, "/sent") + u(j, "/resent")) * request_len,
+        "{j:#}"
+    );
+}
+
+/// What one request of a load against `url` writes.
+fn request_len(url: &str) -> u64 {
+    let j = throng_json(&["load", url, "-n", "1", "-c", "1", "-t", "1"]);
+    assert_eq!(j["completed"], 1);
+    u(&j, "/bytes_written")
+}
+
+/// One unreadable answer on a pipeline is one `parse` error: the requests
+/// behind it were never answered and go out again, counted in `resent`.
+/// Each was counted as a `parse` error of its own (4 of them per bad
+/// answer at depth 4).
+#[test]
+fn an_unreadable_answer_on_a_pipeline_fails_its_own_request_only() {
+    let bad = Arc::new(AtomicU64::new(0));
+    let seen = bad.clone();
+    let s = Server::start(move |mut c| {
+        let mut n = 0;
+        while c.next_request().is_some() {
+            n += 1;
+            if n == 2 {
+                seen.fetch_add(1, Ordering::Relaxed);
+                c.send(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok");
+                // Read on until the client closes: a close with requests
+                // unread would be a reset.
+                c.hold();
+                return;
+            }
+            if !c.send(&ok(b"fine\n")) {
+                return;
+            }
+        }
+    });
+    let len = request_len(&s.url("/"));
+    let j = throng_json(&[
+        "load",
+        &s.url("/"),
+        "-n",
+        "40",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "--pipeline",
+        "4",
+    ]);
+    let bad = bad.load(Ordering::Relaxed);
+    assert_eq!(u(&j, "/sent"), 40);
+    only_errors(&j, &[("parse", bad)]);
+    assert_eq!(u(&j, "/completed"), 40 - bad);
+    assert!(u(&j, "/resent") >= bad, "{j:#}");
+    written_once_or_again(&j, len);
+}
+
+/// An answer that says close with requests pipelined behind it: they go out
+/// again, the server may have served them, and `resent` says how many.
+#[test]
+fn requests_behind_a_closing_answer_are_counted_as_sent_again() {
+    let s = Server::start(|mut c| {
+        if c.next_request().is_some() {
+            c.send(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nbye!\n");
+            c.hold();
+        }
+    });
+    let len = request_len(&s.url("/"));
+    let j = throng_json(&[
+        "load",
+        &s.url("/"),
+        "-n",
+        "12",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "--pipeline",
+        "4",
+    ]);
+    assert_eq!(u(&j, "/completed"), 12);
+    assert_eq!(u(&j, "/sent"), 12);
+    only_errors(&j, &[]);
+    assert!(u(&j, "/resent") > 0, "{j:#}");
+    written_once_or_again(&j, len);
+    let mut cmd = throng();
+    cmd.args([
+        "load",
+        &s.url("/"),
+        "-n",
+        "12",
+        "-c",
+        "1",
+        "-t",
+        "1",
+        "--pipeline",
+        "4",
+    ]);
+    let out = run_bounded(cmd, Duration::from_secs(30));
+    let human = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        human.contains("sent again after their connection closed unanswered"),
+        "{human}"
     );
 }

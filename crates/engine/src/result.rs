@@ -25,6 +25,12 @@ pub struct Counts {
     pub body_bytes: u64,
     /// Successful connects.
     pub connects: u64,
+    /// Requests on the wire of a connection that closed before answering
+    /// them, through no fault counted (a response that said close or had
+    /// to close it, an unreadable response ahead of them on a pipeline),
+    /// sent again on a fresh connection: counted once in `sent`.
+    #[serde(default)]
+    pub resent: u64,
     /// Indexed by [`ErrorKind::index`].
     pub errors: [u64; ErrorKind::COUNT],
     /// Status code and count, ascending, codes seen only.
@@ -371,6 +377,7 @@ impl LoadResult {
             o.bytes_written += c.bytes_written;
             o.body_bytes += c.body_bytes;
             o.connects += c.connects;
+            o.resent += c.resent;
             for (a, b) in o.errors.iter_mut().zip(c.errors) {
                 *a += b;
             }
@@ -519,6 +526,7 @@ mod tests {
                 bytes_written: 50 * n,
                 body_bytes: 60 * n,
                 connects: 4,
+                resent: n + 2,
                 errors,
                 status,
             },
@@ -571,6 +579,7 @@ mod tests {
         .unwrap();
         assert_eq!(r.counts.completed, 8);
         assert_eq!(r.counts.sent, 10);
+        assert_eq!(r.counts.resent, 12);
         assert_eq!(r.counts.bytes_read, 800);
         assert_eq!(r.counts.error(ErrorKind::Timeout), 2);
         assert_eq!(r.counts.status, vec![(200, 7), (404, 1)]);

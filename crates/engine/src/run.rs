@@ -488,6 +488,7 @@ pub(crate) fn merge(
         bytes_written: measured.bytes_written,
         body_bytes: measured.body_bytes,
         connects: measured.connects,
+        resent: measured.resent,
         errors: measured.errors,
         status,
     };

@@ -97,6 +97,7 @@ pub fn summarize(r: &LoadResult) -> Summary {
         duration_s: r.duration_s,
         completed: c.completed,
         sent: c.sent,
+        resent: c.resent,
         requests_per_sec: r.per_sec(c.completed),
         bytes_read: c.bytes_read,
         bytes_written: c.bytes_written,

@@ -241,6 +241,11 @@ pub struct Summary {
     pub completed: u64,
     /// Requests sent in the measured phase.
     pub sent: u64,
+    /// Of `sent`, requests that had reached the wire once on a connection
+    /// that then closed unanswered without an error (see
+    /// docs/json-schema.md): the server may have served both copies.
+    #[serde(default)]
+    pub resent: u64,
     pub requests_per_sec: f64,
     /// Bytes read from sockets in the measured phase (headers and bodies).
     pub bytes_read: u64,

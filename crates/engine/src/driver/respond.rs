@@ -191,6 +191,20 @@ impl Worker<'_> {
     /// Count every request on the connection as failed with `kind`, close
     /// it, and carry on with fresh connections.
     pub(super) fn fail(&mut self, i: usize, kind: ErrorKind) {
+        // A response that cannot be read fails its own request. Those
+        // behind it on a pipeline were never answered, by a server that
+        // may well have done nothing wrong with them: they go out again on
+        // a fresh connection, as after a response that closes, rather than
+        // count one malformed answer as a pipeline's worth of them.
+        let c = &mut self.conns[i];
+        if kind == ErrorKind::Parse && !c.h2_on && c.written > 1 {
+            let f = c.pop();
+            c.written -= 1;
+            let measured = self.phase_of(&f);
+            self.count_failed(measured, kind);
+            self.close_and_continue(i, None);
+            return;
+        }
         self.close_and_continue(i, Some(kind));
     }
 
@@ -218,6 +232,8 @@ impl Worker<'_> {
             k => k,
         };
         let was_connecting = matches!(self.conns[i].state, State::Connecting | State::Handshaking);
+        // HTTP/2 counts its own (`retried`, above a GOAWAY's last stream).
+        let h1 = !self.conns[i].h2_on;
         let mut failed_here = 0;
         let connect_error = kind.is_some_and(|k| {
             matches!(
@@ -254,7 +270,13 @@ impl Worker<'_> {
                 // Taken back from the phase that issued it. A session's drain
                 // takes nothing back: the window that issued it has been
                 // handed over, with this request in flight at its end.
-                self.counters(f.measured).sent -= 1;
+                let c = self.counters(f.measured);
+                c.sent -= 1;
+                // It reached the server, which may have served it: said,
+                // so that a server's own count above `sent` is explained.
+                if written && h1 {
+                    c.resent += 1;
+                }
                 if measured && self.job.quota.is_some() {
                     self.issued_measured -= 1;
                 }

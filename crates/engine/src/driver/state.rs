@@ -61,6 +61,8 @@ pub(crate) struct Counters {
     pub bytes_written: u64,
     pub body_bytes: u64,
     pub connects: u64,
+    /// Requests taken back from the wire unanswered and sent again.
+    pub resent: u64,
     pub errors: [u64; ErrorKind::COUNT],
     pub status: Box<[u64; STATUS_SLOTS]>,
 }
@@ -74,6 +76,7 @@ impl Counters {
             bytes_written: 0,
             body_bytes: 0,
             connects: 0,
+            resent: 0,
             errors: [0; ErrorKind::COUNT],
             status: Box::new([0; STATUS_SLOTS]),
         }
@@ -86,6 +89,7 @@ impl Counters {
         self.bytes_written += o.bytes_written;
         self.body_bytes += o.body_bytes;
         self.connects += o.connects;
+        self.resent += o.resent;
         for (a, b) in self.errors.iter_mut().zip(o.errors.iter()) {
             *a += b;
         }
@@ -105,6 +109,7 @@ impl Counters {
         self.bytes_written = 0;
         self.body_bytes = 0;
         self.connects = 0;
+        self.resent = 0;
         self.errors = [0; ErrorKind::COUNT];
         self.status.fill(0);
     }
