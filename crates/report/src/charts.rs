@@ -253,7 +253,7 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
                 let title = labelled([Some(format!("Transfer rate, {w}")), cores_text(c)]);
                 out.push(NamedChart {
                     id: format!("transfer-{id}"),
-                    caption: "Median MB/s over rounds (bytes read from the socket, headers included), the figure the summary and the best-per-workload table use.".into(),
+                    caption: "Mean MB/s over rounds (bytes read from the socket, headers included), the figure the summary and the best-per-workload table use.".into(),
                     svg: svg::line_chart(&LineChart {
                         title: title.clone(),
                         x_label: "concurrent connections".into(),
@@ -435,7 +435,7 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
                 let title = format!("Large-file transfer, {w}");
                 out.push(NamedChart {
                     id: format!("large-{ws}"),
-                    caption: "Best median MB/s over the sweep, with the fastest and slowest single transfer at that step.".into(),
+                    caption: "Best mean MB/s over the sweep, with the fastest and slowest single transfer at that step.".into(),
                     svg: svg::bar_chart(&BarChart {
                         title: title.clone(),
                         x_label: "MB/s".into(),

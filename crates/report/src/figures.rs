@@ -69,7 +69,7 @@ pub struct StepFigures {
     pub empty_rounds: u32,
     /// Requests per second over rounds (mean, median, 95% CI of the mean).
     pub throughput: Estimate,
-    /// Median over rounds.
+    /// Mean over rounds, as `throughput.mean`.
     pub mb_per_sec: f64,
     /// Mean latency over every response of the step's rounds (ab's "Time
     /// per request (mean)", measured rather than derived from the elapsed
@@ -227,7 +227,14 @@ pub fn step_figures(s: &StepRecord) -> StepFigures {
         rounds: s.rounds.len() as u32,
         empty_rounds: empty_rounds as u32,
         throughput,
-        mb_per_sec: s.median_of(|r| r.summary.mb_per_sec).unwrap_or(0.0),
+        // The mean, as the req/s beside it is: the two then agree through
+        // the response size, where a median of the one beside a mean of
+        // the other did not when rounds spread.
+        mb_per_sec: if s.rounds.is_empty() {
+            0.0
+        } else {
+            s.rounds.iter().map(|r| r.summary.mb_per_sec).sum::<f64>() / s.rounds.len() as f64
+        },
         latency_mean_us: weighted_mean_latency_us(&s.rounds),
         p50_us: s.p50_us(),
         p99_us: s.p99_us(),
@@ -353,7 +360,7 @@ pub fn is_valid(f: &StepFigures) -> bool {
 }
 
 /// The best step of a server for a workload: the highest mean throughput
-/// (or median MB/s for large files) over core counts and concurrency
+/// (or mean MB/s for large files) over core counts and concurrency
 /// levels among the steps with a valid verdict; the best of the suspect
 /// ones only when none is valid (then [`is_valid`] is false for it, and
 /// the reports mark it).
@@ -753,6 +760,25 @@ mod tests {
         assert_eq!(duration_us(2_250_000), "2.25 s");
         assert_eq!(duration_us(42), "42 µs");
         assert_eq!(mib(3 * 1024 * 1024 / 2), "1.5 MiB");
+    }
+
+    #[test]
+    fn a_steps_mb_per_sec_is_the_mean_of_its_rounds_as_its_req_per_sec_is() {
+        let mut st = step(10, 0);
+        let round = st.rounds[0].clone();
+        st.rounds = [(100.0, 1.0), (100.0, 1.0), (400.0, 4.0)]
+            .iter()
+            .map(|&(rps, mb)| {
+                let mut r = round.clone();
+                r.summary.requests_per_sec = rps;
+                r.summary.mb_per_sec = mb;
+                r
+            })
+            .collect();
+        let f = step_figures(&st);
+        assert_eq!(f.throughput.mean, 200.0);
+        // The median, 1.0, was half of what the req/s beside it carried.
+        assert_eq!(f.mb_per_sec, 2.0);
     }
 
     fn step(concurrency: u32, errors: u64) -> StepRecord {
