@@ -458,12 +458,15 @@ fn judge(run: &FleetRun, merged: &Summary, spec: &LoadSpec) -> (Verdict, Vec<(Su
         shared_cores: false,
         close_mode: !spec.keep_alive,
     };
-    let v = round_verdict_with(
+    let mut v = round_verdict_with(
         merged,
         Some(&run.merged.latency),
         &ctx(merged.threads),
         PortUse::worst(run.hosts.iter().map(|h| h.ports.clone())),
     );
+    if let Some(why) = throng_trust::verdict::schedule_not_kept(merged) {
+        v.push(throng_model::ReasonCode::Saturated, why);
+    }
     let per_host = run
         .hosts
         .iter()

@@ -315,7 +315,7 @@ pub fn run(a: LoadArgs) -> Result<u8> {
     };
     let summary = throng_lab::record::summarize(&result);
     let s = &summary;
-    let verdict = throng_trust::verdict::round_verdict(
+    let mut verdict = throng_trust::verdict::round_verdict(
         s,
         Some(&result.latency),
         &throng_trust::verdict::RoundContext {
@@ -326,6 +326,9 @@ pub fn run(a: LoadArgs) -> Result<u8> {
             close_mode: !spec.keep_alive,
         },
     );
+    if let Some(why) = throng_trust::verdict::schedule_not_kept(s) {
+        verdict.push(throng_model::ReasonCode::Saturated, why);
+    }
     if a.json {
         println!(
             "{}",

@@ -344,6 +344,17 @@ fn requests_due_but_never_sent_are_counted_not_dropped() {
             .starts_with(&format!("{unsent} requests fell due"))),
         "{warnings:?}"
     );
+    // Their latency is in no figure: the verdict says the schedule was not
+    // kept (it used to stay valid with three quarters of it unsent).
+    let reasons = j["verdict"]["reasons"].as_array().unwrap();
+    let saturated = reasons.iter().find(|r| r["code"] == "saturated");
+    assert!(
+        saturated.is_some_and(|r| r["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{unsent} of 400 due requests"))),
+        "{reasons:?}"
+    );
     // A server that keeps up leaves nothing unsent.
     let quick = Server::start(|mut c| {
         while c.next_request().is_some() {
@@ -363,6 +374,11 @@ fn requests_due_but_never_sent_are_counted_not_dropped() {
         "1s",
     ]);
     assert_eq!((u(&j, "/sent"), u(&j, "/rate/unsent")), (200, 0), "{j}");
+    let reasons = j["verdict"]["reasons"].as_array().unwrap();
+    assert!(
+        !reasons.iter().any(|r| r["code"] == "saturated"),
+        "{reasons:?}"
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Whether a step offered a rate kept up with it: the rule that ends a
 //! rate sweep for a server, kept apart from the round rules it builds on.
 
-use throng_model::StepRecord;
+use throng_model::{StepRecord, Summary};
 
 /// In the open model, more than 1% of sends later than 1 ms after their
 /// schedule means the schedule was not kept. That alone says nothing of
@@ -37,22 +37,44 @@ pub const KEEP_UP_SHARE: f64 = 0.95;
 /// round's sends.
 pub fn saturation(step: &StepRecord) -> Option<String> {
     let rate = step.rate?;
-    let seconds: f64 = step.rounds.iter().map(|r| r.summary.duration_s).sum();
-    if step.rounds.is_empty() || seconds <= 0.0 {
+    let rounds: Vec<&Summary> = step.rounds.iter().map(|r| &r.summary).collect();
+    not_kept(rate, &rounds).map(|why| {
+        format!(
+            "the server did not keep up with {rate} req/s: {why}; latency here is queueing \
+             behind the schedule, and higher rates were not offered"
+        )
+    })
+}
+
+/// [`saturation`] for one `throng load --rate` run: the same rules over its
+/// one round. A run that did not keep up measured its own length in its
+/// latency, and may have left due requests unsent, whose latency is in no
+/// figure; its numbers describe no steady state of the server.
+pub fn schedule_not_kept(s: &Summary) -> Option<String> {
+    let rate = s.rate.as_ref()?.target;
+    not_kept(rate, &[s]).map(|why| {
+        format!(
+            "the schedule of {rate} req/s was not kept: {why}; the latency measures how long \
+             the run lasted as much as the server"
+        )
+    })
+}
+
+/// Why rounds offered `rate` did not keep up with it, joined; `None` when
+/// they did or measured nothing.
+fn not_kept(rate: f64, rounds: &[&Summary]) -> Option<String> {
+    let seconds: f64 = rounds.iter().map(|r| r.duration_s).sum();
+    if rounds.is_empty() || seconds <= 0.0 {
         return None;
     }
-    let completed: u64 = step.rounds.iter().map(|r| r.summary.completed).sum();
-    let sent: u64 = step.rounds.iter().map(|r| r.summary.sent).sum();
-    let late: u64 = step
-        .rounds
+    let completed: u64 = rounds.iter().map(|r| r.completed).sum();
+    let sent: u64 = rounds.iter().map(|r| r.sent).sum();
+    let rate_reports = || rounds.iter().filter_map(|r| r.rate.as_ref());
+    let late: u64 = rate_reports().map(|r| r.late_sends).sum();
+    let unsent: u64 = rate_reports().map(|r| r.unsent).sum();
+    let client_held: f64 = rounds
         .iter()
-        .filter_map(|r| r.summary.rate.as_ref())
-        .map(|r| r.late_sends)
-        .sum();
-    let client_held: f64 = step
-        .rounds
-        .iter()
-        .map(|r| rate * r.summary.client_cpu_s.runqueue / r.summary.threads.max(1) as f64)
+        .map(|r| rate * r.client_cpu_s.runqueue / r.threads.max(1) as f64)
         .sum();
     let unexplained = (late as f64 - client_held).max(0.0);
     let achieved = completed as f64 / seconds;
@@ -83,11 +105,16 @@ pub fn saturation(step: &StepRecord) -> Option<String> {
             )
         });
     }
-    (!why.is_empty()).then(|| {
-        format!(
-            "the server did not keep up with {rate} req/s: {}; latency here is queueing \
-             behind the schedule, and higher rates were not offered",
-            why.join(", and ")
-        )
-    })
+    // Requests that fell due while every connection still waited for an
+    // answer were never sent: their latency is in no figure, which
+    // flatters it however few the late sends.
+    let due = sent + unsent;
+    if unsent as f64 > LATE_SEND_SHARE * due as f64 && unsent as f64 >= LATE_SEND_MIN {
+        why.push(format!(
+            "{unsent} of {due} due requests ({:.1}%) were never sent, every connection \
+             still waiting for an answer, and their latency is in no figure",
+            unsent as f64 * 100.0 / due as f64
+        ));
+    }
+    (!why.is_empty()).then(|| why.join(", and "))
 }

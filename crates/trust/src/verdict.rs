@@ -696,7 +696,7 @@ fn rounds_verdict(step: &StepRecord, round_verdicts: &[Verdict]) -> Verdict {
     v
 }
 
-pub use crate::saturation::{saturation, KEEP_UP_SHARE, LATE_SEND_SHARE};
+pub use crate::saturation::{saturation, schedule_not_kept, KEEP_UP_SHARE, LATE_SEND_SHARE};
 
 /// Adds `bottleneck_elsewhere` to steps of one (server, cores, workload)
 /// sweep where throughput stays flat from the previous concurrency while

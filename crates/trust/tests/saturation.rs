@@ -85,3 +85,44 @@ fn late_sends_the_clients_own_stalls_explain_are_not_the_servers() {
          behind the schedule, and higher rates were not offered"
     );
 }
+
+/// A `throng load --rate` run is judged by the same rules, and requests that
+/// fell due but were never sent say so: their latency is in no figure.
+#[test]
+fn a_load_that_left_due_requests_unsent_did_not_keep_its_schedule() {
+    use throng_trust::verdict::schedule_not_kept;
+    let run = |completed: u64, sent: u64, unsent: u64| Summary {
+        model: "open".into(),
+        threads: 1,
+        duration_s: 5.0,
+        completed,
+        sent,
+        rate: Some(RateReport {
+            target: 100.0,
+            unsent,
+            ..RateReport::default()
+        }),
+        ..Summary::default()
+    };
+    assert_eq!(schedule_not_kept(&run(498, 500, 0)), None);
+    // 9 unsent of 500 due: under the floor of 10.
+    assert_eq!(schedule_not_kept(&run(490, 491, 9)), None);
+    // A server stalled over the last half second of a 5 s run at 100 req/s.
+    assert_eq!(
+        schedule_not_kept(&run(451, 461, 39)).unwrap(),
+        "the schedule of 100 req/s was not kept: it completed 90 req/s of the 100 offered \
+         (90.2%, under 95%), and 39 of 500 due requests (7.8%) were never sent, every \
+         connection still waiting for an answer, and their latency is in no figure; the \
+         latency measures how long the run lasted as much as the server"
+    );
+    // Unsent alone is enough, however many were answered.
+    assert!(schedule_not_kept(&run(480, 480, 20))
+        .unwrap()
+        .contains("20 of 500 due requests (4.0%) were never sent"));
+    // The closed model offers no schedule.
+    let closed = Summary {
+        rate: None,
+        ..run(10, 10, 0)
+    };
+    assert_eq!(schedule_not_kept(&closed), None);
+}
