@@ -235,7 +235,7 @@ fn squid_in_front_of_nginx_serves_exact_bytes_under_load() {
 const EIGHT_CONNECTIONS: &str = r#"
 import os, socket, sys, threading
 root, port = sys.argv[1], int(sys.argv[2])
-active, lock = [0], threading.Lock()
+active, lock = [0], threading.Condition()
 def serve(c):
     try:
         buf = b""
@@ -256,6 +256,7 @@ def serve(c):
         c.close()
         with lock:
             active[0] -= 1
+            lock.notify_all()
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", port))
@@ -263,6 +264,10 @@ s.listen(1024)
 while True:
     c, _ = s.accept()
     with lock:
+        # A previous level's connections are closed by the client just
+        # before the next level opens its own, and their threads see it a
+        # moment later: wait that moment before calling the server full.
+        lock.wait_for(lambda: active[0] < 8, timeout=0.2)
         full = active[0] >= 8
         if not full:
             active[0] += 1
