@@ -961,3 +961,32 @@ fn a_stream_late_on_a_live_connection_times_out_alone() {
     assert_eq!(seen.resets, [CANCEL]);
     assert!(seen.goaways.is_empty(), "{seen:?}");
 }
+
+/// A server that allows no stream (SETTINGS_MAX_CONCURRENT_STREAMS = 0):
+/// the request sent before its SETTINGS came is answered, and every other
+/// waits on the client for a stream until its timeout, as a timeout.
+/// Taken back unissued at each timeout, they used to make the run last as
+/// long as the server cared to wait, with no error and a valid verdict.
+#[test]
+fn requests_a_server_allows_no_stream_for_time_out() {
+    let server = Server::start(|c| {
+        c.settings(&[(MAX_CONCURRENT_STREAMS, 0)]);
+        c.flush();
+        while let Some(ids) = c.requests() {
+            for id in ids {
+                c.respond(id, b"first");
+            }
+            c.flush();
+        }
+    });
+    let mut spec = server.spec(3, 1, 1);
+    spec.timeout = Duration::from_millis(300);
+    let r = load(&spec, RUN_BOUND);
+    let seen = server.finish();
+    assert_eq!((seen.headers, seen.answered), (1, 1));
+    assert_eq!(r.counts.completed, 1);
+    assert_eq!(errors(&r), [("timeout", 2)]);
+    assert_eq!(r.counts.sent, 3);
+    assert_balanced(&r);
+    assert_eq!(r.http2.unwrap().server_max_streams, Some(0));
+}

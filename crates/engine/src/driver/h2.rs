@@ -297,6 +297,32 @@ impl Worker<'_> {
         true
     }
 
+    /// The oldest request of HTTP/2 connection `i` timed out before a
+    /// stream could be opened for it: the server's limit on concurrent
+    /// streams (0, say) held it back. The server kept it waiting as surely
+    /// as if it had gone unanswered, so it fails as a timeout; taken back
+    /// unissued, as a request that never reached the wire is, a server that
+    /// allows no stream showed no error at all.
+    pub(super) fn h2_time_out_unopened(&mut self, i: usize) -> bool {
+        let c = &mut self.conns[i];
+        if !c.h2_on || c.written > 0 || c.len == 0 {
+            return false;
+        }
+        let f = c.pop();
+        // It never reached the server: it does not count toward the
+        // connection's share of requests.
+        c.carried = c.carried.saturating_sub(1);
+        let measured = self.phase_of(&f);
+        self.count_failed(measured, ErrorKind::Timeout);
+        if let Some(us) = self.users.as_mut() {
+            us.release(i);
+            self.user_answered(i, false);
+        } else {
+            self.after_stream(i);
+        }
+        true
+    }
+
     /// After a stream of connection `i` ended: the connection closes once
     /// it carried its last request or can open no stream, and nothing is
     /// left on it; otherwise its next requests go out.

@@ -489,7 +489,9 @@ impl Worker<'_> {
                     due = due.min(since + timeout + 1);
                     break;
                 }
-                if kind == ErrorKind::Timeout && self.h2_time_out_stream(i) {
+                if kind == ErrorKind::Timeout
+                    && (self.h2_time_out_stream(i) || self.h2_time_out_unopened(i))
+                {
                     continue;
                 }
                 self.fail(i, kind);

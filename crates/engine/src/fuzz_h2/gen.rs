@@ -278,11 +278,13 @@ impl<'a> Gen<'a> {
             let at = first + self.rng.below(fields.len() + 1 - first);
             fields.insert(at, field("content-length", v));
         }
-        // Now and then :status is not first: nothing requires it of a
-        // response, and nothing here may depend on it.
-        if self.rng.one_in(8) && fields.len() > 1 && fate != 1 {
+        // Now and then :status comes after a regular field: malformed
+        // (RFC 9113 §8.3), condemned by its block.
+        if self.rng.one_in(8) && fields.len() > 1 && !malformed {
             let k = 1 + self.rng.below(fields.len() - 1);
             fields.swap(0, k);
+            malformed = true;
+            final_end = true;
         }
         let reset = !malformed && fate == 6;
         let unfinished = !malformed && fate == 7;
@@ -380,6 +382,11 @@ impl<'a> Gen<'a> {
         let forgotten = self.forgotten(id);
         let plan = &mut self.plans[k];
         if plan.ended || forgotten {
+            // Every RST_STREAM received is reported, of a stream that
+            // ended or not: it fails nothing then, but is counted.
+            if let Then::Reset(code) = then {
+                self.events.push(Event::Reset { stream: id, code });
+            }
             return;
         }
         plan.ended = then.ends();
@@ -492,7 +499,7 @@ impl<'a> Gen<'a> {
             7 if self.rng.one_in(3) => self.goaway_frame(),
             // Frames for a stream the client no longer holds: DATA counted
             // against the connection only, a block decoded for the table's
-            // sake, a reset of nothing.
+            // sake, a reset that fails nothing.
             8 if !ended.is_empty() => {
                 let id = pick(self.rng, &ended);
                 let n = self.rng.below(16);
@@ -509,6 +516,11 @@ impl<'a> Gen<'a> {
             10 if !ended.is_empty() => {
                 let id = pick(self.rng, &ended);
                 self.frame(RST_STREAM, 0, id, &8u32.to_be_bytes());
+                // It fails nothing, but is counted with the resets.
+                self.events.push(Event::Reset {
+                    stream: id,
+                    code: 8,
+                });
             }
             _ => {}
         }

@@ -74,13 +74,13 @@ impl H2 {
                     return Err(Fault::FrameSize);
                 }
                 let code = u32::from_be_bytes([p[0], p[1], p[2], p[3]]);
-                match self.streams.iter().position(|s| s.id == id) {
-                    Some(k) => {
-                        self.streams.swap_remove(k);
-                        Ok(Some(Event::Reset { stream: id, code }))
-                    }
-                    None => Ok(None),
+                // A reset of a stream already answered (a server ending its
+                // half after a full response, §8.1) fails nothing, but is
+                // one of the frames received all the same.
+                if let Some(k) = self.streams.iter().position(|s| s.id == id) {
+                    self.streams.swap_remove(k);
                 }
+                Ok(Some(Event::Reset { stream: id, code }))
             }
             SETTINGS => self.settings(flags, id, p),
             PUSH_PROMISE => Err(Fault::Protocol),
@@ -92,6 +92,7 @@ impl H2 {
                     return Err(Fault::FrameSize);
                 }
                 if flags & ACK == 0 {
+                    self.acknowledge()?;
                     frame_head(&mut self.out, 8, PING, ACK, 0);
                     self.out.extend_from_slice(p);
                 }
@@ -139,6 +140,20 @@ impl H2 {
             // Unknown frame types are ignored (§5.5).
             _ => Ok(None),
         }
+    }
+
+    /// One more acknowledgement queued. A server that sends PINGs or
+    /// SETTINGS faster than it reads their acknowledgements would have
+    /// them pile up without end (RFC 9113 §10.5: a flood); past
+    /// `MAX_ACKS_UNWRITTEN` the connection fails instead. The bound is
+    /// well above what one read can bring (a 64 KiB read holds 3,855
+    /// PINGs), so a server that floods but reads is answered in full.
+    fn acknowledge(&mut self) -> Result<(), Fault> {
+        self.acks += 1;
+        if self.acks > MAX_ACKS_UNWRITTEN {
+            return Err(Fault::Protocol);
+        }
+        Ok(())
     }
 
     fn settings(&mut self, flags: u8, id: u32, p: &[u8]) -> Result<Option<Event>, Fault> {
@@ -192,6 +207,7 @@ impl H2 {
             }
         }
         self.got_settings = true;
+        self.acknowledge()?;
         frame_head(&mut self.out, 0, SETTINGS, ACK, 0);
         Ok(Some(Event::Settings))
     }
@@ -201,6 +217,7 @@ impl H2 {
         let mut status: Option<u16> = None;
         let mut length: Option<u64> = None;
         let mut bad = false;
+        let (mut pseudo, mut regular) = (false, false);
         let block = std::mem::take(&mut self.block);
         let mut fields = self.capture.as_mut().map(|c| &mut c.headers);
         if let Some(f) = fields.as_mut() {
@@ -213,6 +230,24 @@ impl H2 {
                     String::from_utf8_lossy(v).into_owned(),
                 ));
             }
+            // Malformed (RFC 9113 §8.2, §8.3): a name with capitals, a
+            // connection-specific field, a pseudo-field a response does not
+            // have, or one after a regular field.
+            if n.first() == Some(&b':') {
+                bad |= regular || n != b":status" || pseudo;
+                pseudo = true;
+            } else {
+                regular = true;
+                bad |= matches!(
+                    n,
+                    b"connection"
+                        | b"keep-alive"
+                        | b"proxy-connection"
+                        | b"transfer-encoding"
+                        | b"upgrade"
+                );
+            }
+            bad |= n.iter().any(u8::is_ascii_uppercase);
             match n {
                 b":status" => {
                     status = std::str::from_utf8(v)
@@ -239,8 +274,8 @@ impl H2 {
         };
         let s = &mut self.streams[k];
         if s.headers_done {
-            // Trailers end the stream.
-            if !end_stream || status.is_some() {
+            // Trailers end the stream, and carry no pseudo-field.
+            if !end_stream || pseudo || bad {
                 let id = s.id;
                 self.streams.swap_remove(k);
                 self.rst(id, 0x1);
@@ -249,7 +284,8 @@ impl H2 {
             return Ok(Some(self.end_stream(k)));
         }
         match status {
-            Some(st) if !bad && (st >= 200 || !end_stream) => {
+            // HTTP/2 has no 101 (§8.6): it is no interim response here.
+            Some(st) if !bad && st != 101 && (st >= 200 || !end_stream) => {
                 if st >= 200 {
                     s.status = st;
                     s.headers_done = true;

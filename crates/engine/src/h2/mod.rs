@@ -50,6 +50,7 @@ pub(crate) const PRIORITY_FLAG: u8 = 0x20;
 
 /// The error code of a stream we give up on (RFC 9113 §7).
 const CANCEL: u32 = 0x8;
+const NO_ERROR: u32 = 0x0;
 
 const SETTINGS_HEADER_TABLE_SIZE: u16 = 0x1;
 const SETTINGS_ENABLE_PUSH: u16 = 0x2;
@@ -240,7 +241,14 @@ pub struct H2 {
     out: Vec<u8>,
     /// Bytes of `out` already written.
     out_off: usize,
+    /// PING and SETTINGS acknowledgements queued since `out` was last
+    /// written whole.
+    acks: u32,
 }
+
+/// Most acknowledgements a connection holds unwritten (about 280 KB of
+/// PING acknowledgements): see `H2::acknowledge`.
+const MAX_ACKS_UNWRITTEN: u32 = 16_384;
 
 impl H2 {
     /// A connection whose request blocks need `table_bytes` of the
@@ -279,6 +287,7 @@ impl H2 {
             capture: None,
             out: Vec::new(),
             out_off: 0,
+            acks: 0,
         }
     }
 
@@ -466,6 +475,7 @@ impl H2 {
         if self.out_off >= self.out.len() {
             self.out.clear();
             self.out_off = 0;
+            self.acks = 0;
         }
     }
 
@@ -712,6 +722,12 @@ impl H2 {
         if s.status == 0 || !length_ok || (s.head && s.body_bytes > 0) {
             self.rst(s.id, 0x1);
             return Event::Malformed { stream: s.id };
+        }
+        // Answered before its body was all sent (RFC 9113 §8.1): the rest
+        // is not sent, so our half is closed with a reset, or the stream
+        // would count against the server's limit for good.
+        if s.body_off < s.body_len {
+            self.rst(s.id, NO_ERROR);
         }
         Event::Response {
             stream: s.id,

@@ -413,3 +413,170 @@ fn a_small_table_turns_indexing_off() {
     assert_eq!(out[9], 0x20);
     assert_eq!(&out[10..], &b.plain[..]);
 }
+
+#[test]
+fn a_ping_flood_the_server_does_not_read_fails_the_connection_at_a_bound() {
+    let ping = frame(PING, 0, 0, &[7; 8]);
+    // The server's SETTINGS come first, and their acknowledgement with
+    // the first flood.
+    let settled = || {
+        let mut h = conn(0);
+        events(&mut h, &server_settings(&[]), 64).unwrap();
+        let n = h.pending().len();
+        h.written(n);
+        h
+    };
+    // Acknowledgements written as they come: any number is answered.
+    let mut h = settled();
+    for _ in 0..4 {
+        let flood = ping.repeat(MAX_ACKS_UNWRITTEN as usize);
+        events(&mut h, &flood, 65536).unwrap();
+        assert_eq!(h.pending().len(), 17 * MAX_ACKS_UNWRITTEN as usize);
+        let n = h.pending().len();
+        h.written(n);
+    }
+    // Never written: the memory they held grew without end (3 GB in 5 s).
+    let mut h = settled();
+    let flood = ping.repeat(MAX_ACKS_UNWRITTEN as usize + 1);
+    assert_eq!(events(&mut h, &flood, 65536).err(), Some(Fault::Protocol));
+    // SETTINGS take the same path.
+    let mut h = settled();
+    let flood = server_settings(&[]).repeat(MAX_ACKS_UNWRITTEN as usize + 1);
+    assert_eq!(events(&mut h, &flood, 65536).err(), Some(Fault::Protocol));
+}
+
+#[test]
+fn a_response_before_the_whole_body_closes_our_half_with_a_reset() {
+    let mut spec = crate::spec::LoadSpec::new(vec![crate::spec::Target::new(
+        "127.0.0.1:1".parse().unwrap(),
+        "127.0.0.1:1".into(),
+        "/up".into(),
+        "http://127.0.0.1:1/up".into(),
+    )]);
+    spec.method = "POST".into();
+    spec.body = Some(vec![b'b'; 70_000]);
+    let r = blocks::H2Requests::new(&spec);
+    let mut h = H2::new(CFG, r.targets[0].body.len());
+    h.start();
+    let n = h.pending().len();
+    h.written(n);
+    h.open(0, &r.targets[0]);
+    h.pump(|_| &r.targets[0].body);
+    let n = h.pending().len();
+    h.written(n);
+    // 65,535 bytes sent, the window spent; the server answers in full.
+    let mut input = server_settings(&[]);
+    input.extend(frame(
+        HEADERS,
+        END_HEADERS | END_STREAM,
+        1,
+        &headers(&[(":status", "413")]),
+    ));
+    let ev = events(&mut h, &input, 100).unwrap();
+    assert!(matches!(ev.last(), Some(Event::Response { stream: 1, .. })));
+    // After the SETTINGS acknowledgement: RST_STREAM(NO_ERROR) on stream 1.
+    // Without it the stream stayed open on the server's side, counted
+    // against its limit, and later streams were refused.
+    let out = h.pending();
+    assert_eq!(&out[9..], &frame(RST_STREAM, 0, 1, &0u32.to_be_bytes())[..]);
+    // A request whose body was all sent ends with its END_STREAM: no reset.
+    let mut h = conn(1);
+    events(&mut h, &server_settings(&[]), 100).unwrap();
+    let n = h.pending().len();
+    h.written(n);
+    let answer = frame(
+        HEADERS,
+        END_HEADERS | END_STREAM,
+        1,
+        &headers(&[(":status", "200")]),
+    );
+    events(&mut h, &answer, 100).unwrap();
+    assert!(h.pending().is_empty());
+}
+
+#[test]
+fn fields_a_response_may_not_carry_make_it_malformed() {
+    // RFC 9113 §8.2.1, §8.2.2, §8.3, §8.6: each used to be a response.
+    let blocks: [&[(&str, &str)]; 6] = [
+        &[(":status", "200"), ("Content-Type", "text/plain")],
+        &[(":status", "200"), ("connection", "keep-alive")],
+        &[(":status", "200"), ("transfer-encoding", "chunked")],
+        &[("server", "x"), (":status", "200")],
+        &[(":status", "200"), (":path", "/")],
+        &[(":status", "200"), (":status", "200")],
+    ];
+    for fields in blocks {
+        let mut h = conn(1);
+        let mut input = server_settings(&[]);
+        input.extend(frame(
+            HEADERS,
+            END_HEADERS | END_STREAM,
+            1,
+            &headers(fields),
+        ));
+        let got = events(&mut h, &input, 100).unwrap();
+        assert_eq!(got[1..], [Event::Malformed { stream: 1 }], "{fields:?}");
+    }
+    // A pseudo-field in trailers.
+    let mut h = conn(1);
+    let mut input = server_settings(&[]);
+    input.extend(frame(
+        HEADERS,
+        END_HEADERS,
+        1,
+        &headers(&[(":status", "200")]),
+    ));
+    input.extend(frame(DATA, 0, 1, b"ok"));
+    input.extend(frame(
+        HEADERS,
+        END_HEADERS | END_STREAM,
+        1,
+        &headers(&[(":path", "/")]),
+    ));
+    let got = events(&mut h, &input, 100).unwrap();
+    assert_eq!(got[1..], [Event::Malformed { stream: 1 }]);
+    // HTTP/2 has no 101: it is not an interim response.
+    let mut h = conn(1);
+    let mut input = server_settings(&[]);
+    input.extend(frame(
+        HEADERS,
+        END_HEADERS,
+        1,
+        &headers(&[(":status", "101")]),
+    ));
+    input.extend(frame(
+        HEADERS,
+        END_HEADERS | END_STREAM,
+        1,
+        &headers(&[(":status", "200")]),
+    ));
+    let got = events(&mut h, &input, 100).unwrap();
+    assert_eq!(got[1], Event::Malformed { stream: 1 });
+    // Plain trailers and a 103 first are still fine.
+    let mut h = conn(1);
+    let mut input = server_settings(&[]);
+    input.extend(frame(
+        HEADERS,
+        END_HEADERS,
+        1,
+        &headers(&[(":status", "103")]),
+    ));
+    input.extend(frame(
+        HEADERS,
+        END_HEADERS,
+        1,
+        &headers(&[(":status", "200")]),
+    ));
+    input.extend(frame(DATA, 0, 1, b"ok"));
+    input.extend(frame(
+        HEADERS,
+        END_HEADERS | END_STREAM,
+        1,
+        &headers(&[("x-t", "1")]),
+    ));
+    let got = events(&mut h, &input, 100).unwrap();
+    assert!(
+        matches!(got[1], Event::Response { stream: 1, .. }),
+        "{got:?}"
+    );
+}
