@@ -359,6 +359,18 @@ fn short_round(v: &mut Verdict, s: &Summary) {
     if s.errors_total > 0 || s.connections.established < conns {
         return;
     }
+    // Connected but never through TLS: no response was slow, none began.
+    if s.completed == 0 && s.tls.as_ref().is_some_and(|t| t.handshakes == 0) {
+        v.push(
+            ReasonCode::ShortRound,
+            format!(
+                "no TLS handshake finished on {conns} connections in {:.1} s: the server \
+                 accepted them but did not complete TLS, so nothing here measures its HTTP",
+                s.duration_s
+            ),
+        );
+        return;
+    }
     v.push(
         ReasonCode::ShortRound,
         format!(

@@ -97,6 +97,22 @@ fn fewer_responses_than_connections_is_a_short_round() {
 }
 
 #[test]
+fn connections_that_never_finish_tls_are_said_to_be_so() {
+    // A server that accepts and then stalls the handshake: it was called
+    // a round whose responses take longer than the round.
+    let mut s = clean();
+    s.completed = 0;
+    s.status.clear();
+    s.tls = Some(throng_model::TlsReport::default());
+    let v = round_verdict_with(&s, None, &ctx(), PORTS);
+    assert_eq!(
+        msg(&v, "short_round"),
+        "no TLS handshake finished on 100 connections in 10.0 s: the server accepted them \
+         but did not complete TLS, so nothing here measures its HTTP"
+    );
+}
+
+#[test]
 fn a_response_per_connection_or_errors_are_not_a_short_round() {
     let mut s = clean();
     s.completed = 100;
