@@ -8,6 +8,7 @@ use std::fs::File;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -16,14 +17,28 @@ use nix::sched::sched_setaffinity;
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::{Gid, Pid, Uid};
 
-/// Process groups of servers that are running, for the interrupt handler.
-static LIVE_GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+/// Process groups of servers that are running, with their tags, for the
+/// interrupt handler.
+static LIVE_GROUPS: Mutex<Vec<(i32, String)>> = Mutex::new(Vec::new());
 
-/// Kills every server group still registered. Safe to call from any thread.
+/// Names each server's processes in their environment (see `TAG`).
+static NEXT_TAG: AtomicU64 = AtomicU64::new(0);
+
+/// The environment variable that marks a server's processes. A server that
+/// puts itself in the background (fork, setsid, fork again) leaves both
+/// its process group and its parent's tree, and kept serving, and holding
+/// its port, after the lab had stopped it; its environment goes with it.
+pub const TAG: &str = "THRONG_SERVER";
+
+/// Kills every server group still registered, and every process carrying
+/// its tag. Safe to call from any thread.
 pub fn kill_all_servers() {
     let groups = LIVE_GROUPS.lock().map(|g| g.clone()).unwrap_or_default();
-    for g in groups {
+    for (g, tag) in groups {
         let _ = killpg(Pid::from_raw(g), Signal::SIGKILL);
+        for p in tagged(&tag) {
+            let _ = kill(Pid::from_raw(p), Signal::SIGKILL);
+        }
     }
 }
 
@@ -50,6 +65,8 @@ pub struct ServerProcess {
     log: PathBuf,
     stop_signal: Signal,
     stopped: bool,
+    /// This server's value of `TAG`.
+    tag: String,
 }
 
 impl ServerProcess {
@@ -57,9 +74,15 @@ impl ServerProcess {
         let (prog, args) = l.argv.split_first().context("empty command")?;
         let log = File::create(&l.log).with_context(|| format!("creating {}", l.log.display()))?;
         let log2 = log.try_clone()?;
+        let tag = format!(
+            "{}.{}",
+            std::process::id(),
+            NEXT_TAG.fetch_add(1, Ordering::Relaxed)
+        );
         let mut cmd = Command::new(prog);
         cmd.args(args)
             .envs(l.env.iter().map(|(k, v)| (k, v)))
+            .env(TAG, &tag)
             .current_dir(&l.cwd)
             .stdin(Stdio::null())
             .stdout(log)
@@ -95,7 +118,7 @@ impl ServerProcess {
             .with_context(|| format!("starting {}: {}", l.name, l.argv.join(" ")))?;
         let pid = child.id() as i32;
         if let Ok(mut g) = LIVE_GROUPS.lock() {
-            g.push(pid);
+            g.push((pid, tag.clone()));
         }
         Ok(ServerProcess {
             name: l.name.clone(),
@@ -104,6 +127,7 @@ impl ServerProcess {
             log: l.log.clone(),
             stop_signal: l.stop_signal,
             stopped: false,
+            tag,
         })
     }
 
@@ -121,9 +145,16 @@ impl ServerProcess {
         }
     }
 
-    /// Every process of the server: its group and the leader's descendants.
+    /// Every process of the server: its group, the leader's descendants,
+    /// and whatever carries its tag (a server gone to the background).
     pub fn tree(&self) -> Vec<i32> {
-        process_tree(self.pid)
+        let mut all: BTreeSet<i32> = process_tree(self.pid).into_iter().collect();
+        for p in tagged(&self.tag) {
+            for q in process_tree(p) {
+                all.insert(q);
+            }
+        }
+        all.into_iter().collect()
     }
 
     /// The last `lines` lines of the server's output and error logs.
@@ -165,7 +196,7 @@ impl ServerProcess {
             self.wait_gone(&pids, Duration::from_secs(5));
         }
         if let Ok(mut g) = LIVE_GROUPS.lock() {
-            g.retain(|&x| x != leader);
+            g.retain(|(x, _)| *x != leader);
         }
     }
 
@@ -176,7 +207,7 @@ impl ServerProcess {
             let left: Vec<i32> = pids
                 .iter()
                 .copied()
-                .chain(process_tree(self.pid))
+                .chain(self.tree())
                 .filter(|&p| is_alive(p))
                 .collect();
             if left.is_empty() {
@@ -197,6 +228,23 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         self.stop(Duration::from_secs(3));
     }
+}
+
+/// Live processes whose environment carries `TAG` = `tag`. (Root reads any
+/// process's environment; otherwise the servers run as this user.)
+fn tagged(tag: &str) -> Vec<i32> {
+    let want = format!("{TAG}={tag}");
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()))
+        .filter(|&pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == want.as_bytes()))
+        })
+        .filter(|&pid| is_alive(pid))
+        .collect()
 }
 
 /// A process that exists and is not a zombie.
@@ -381,7 +429,11 @@ mod tests {
         assert_eq!(pids[0], p.pid());
         check_pinning(&pids, &[0]).unwrap();
         assert!(check_pinning(&pids, &[0, 1]).is_err());
-        assert!(LIVE_GROUPS.lock().unwrap().contains(&p.pid()));
+        assert!(LIVE_GROUPS
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(g, _)| *g == p.pid()));
         assert!(wait_for(
             || tail(&dir.path().join("out.log"), 5) == "started\n"
         ));
@@ -389,7 +441,36 @@ mod tests {
         for pid in &pids {
             assert!(!is_alive(*pid), "{pid} survived");
         }
-        assert!(!LIVE_GROUPS.lock().unwrap().contains(&p.pid()));
+        assert!(!LIVE_GROUPS
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(g, _)| *g == p.pid()));
+    }
+
+    #[test]
+    fn a_server_that_goes_to_the_background_is_found_and_stopped() {
+        let dir = tempfile::tempdir().unwrap();
+        // A daemon: a subshell starts it in a session of its own and exits,
+        // so it leaves the group and the leader's tree, and ignores TERM.
+        let script = "(setsid /bin/sh -c 'trap \"\" TERM; echo $$ > daemon.pid; \
+                      while :; do sleep 1; done' &); exec sleep 30";
+        let mut p =
+            ServerProcess::spawn(&launch(&["/bin/sh", "-c", script], vec![], dir.path())).unwrap();
+        let pidfile = dir.path().join("daemon.pid");
+        assert!(wait_for(
+            || std::fs::read_to_string(&pidfile).is_ok_and(|s| s.ends_with('\n'))
+        ));
+        let daemon: i32 = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(!process_tree(p.pid()).contains(&daemon), "not a descendant");
+        assert!(p.tree().contains(&daemon), "tree: {:?}", p.tree());
+        p.stop(Duration::from_millis(300));
+        // It used to keep running, and serving, after the study.
+        assert!(!is_alive(daemon), "{daemon} survived the stop");
     }
 
     #[test]
