@@ -108,6 +108,7 @@ pub fn parse_target(raw: &str) -> Result<Target> {
         url: url.to_string(),
         method: None,
         body: None,
+        expect_body: None,
     })
 }
 

@@ -29,6 +29,12 @@ pub struct Target {
     /// This request's own body; `None`: the spec's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<Vec<u8>>,
+    /// The body every response must have, where it is known beforehand
+    /// (the lab's files): its size and FNV-1a hash. `None`: the first
+    /// response sets them, as for a foreign server. A server that answers
+    /// the lab's check right and the load otherwise is caught only so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_body: Option<(u64, u64)>,
 }
 
 impl Target {
@@ -57,6 +63,7 @@ impl Target {
             url,
             method: None,
             body: None,
+            expect_body: None,
         }
     }
 }

@@ -176,6 +176,11 @@ pub fn server_load_spec(
 struct Server {
     running: Running,
     paths: Vec<String>,
+    /// The size and FNV-1a hash of each file's body, by URL path: what
+    /// every response must be, not only what the first one was. A server
+    /// that passed the check and answered the load otherwise (another
+    /// body, a shorter one) was measured as valid.
+    bodies: Vec<(String, (u64, u64))>,
     client_cpus: Vec<usize>,
     first_path: String,
     timeout: Duration,
@@ -190,13 +195,21 @@ impl Server {
     /// The engine's spec for `load` against this server, over TLS when it
     /// serves TLS.
     fn spec(&self, load: &RoundLoad) -> throng_engine::LoadSpec {
-        server_load_spec(
+        let mut spec = server_load_spec(
             self.running.addr(),
             &self.paths,
             load,
             self.tls.as_ref(),
             self.protocol,
-        )
+        );
+        for t in &mut spec.targets {
+            t.expect_body = self
+                .bodies
+                .iter()
+                .find(|(path, _)| *path == t.path)
+                .map(|(_, b)| *b);
+        }
+        spec
     }
 
     /// One round against this server: over its level's connections when
@@ -368,6 +381,15 @@ impl Executor for Local<'_> {
         self.running.push(Server {
             running,
             paths: w.paths(),
+            bodies: w
+                .files
+                .iter()
+                .filter_map(|(path, file)| {
+                    let body = std::fs::read(file).ok()?;
+                    let sum = throng_engine::http1::fnv1a64(&body);
+                    Some((path.clone(), (body.len() as u64, sum)))
+                })
+                .collect(),
             client_cpus: group.client_cpus.clone(),
             first_path,
             timeout: w.kind.request_timeout(),

@@ -304,3 +304,75 @@ fn max_users_search_stops_where_the_server_breaks() {
     assert_eq!((m.level, m.broke_at), (Some(8), Some(16)), "{}", m.broke_by);
     assert!(m.broke_by.ends_with(" resets"), "{}", m.broke_by);
 }
+
+/// Answers the lab's readiness and verification requests with the file,
+/// and every later one with another body, the same each time.
+const RIGHT_THEN_OTHER: &str = r#"
+import os, socket, sys, threading
+root, port = sys.argv[1], int(sys.argv[2])
+count, lock = [0], threading.Lock()
+def serve(c):
+    buf = b""
+    try:
+        while True:
+            while b"\r\n\r\n" not in buf:
+                d = c.recv(65536)
+                if not d:
+                    return
+                buf += d
+            head, buf = buf.split(b"\r\n\r\n", 1)
+            path = head.split(b" ")[1].decode()
+            with lock:
+                count[0] += 1
+                n = count[0]
+            if n <= 2:
+                with open(os.path.join(root, path.lstrip("/")), "rb") as f:
+                    body = f.read()
+            else:
+                body = b"ok"
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    except OSError:
+        pass
+    finally:
+        c.close()
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", port))
+s.listen(128)
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+"#;
+
+/// The load holds every answer to the file itself, not to the first answer
+/// it got: a server that passed the check and then sent another body was
+/// measured as valid.
+#[test]
+fn a_server_that_answers_the_check_right_and_the_load_otherwise_is_caught() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("other.py");
+    std::fs::write(&script, RIGHT_THEN_OTHER).unwrap();
+    let toml = format!(
+        "name = \"t\"\nservers = [{{ name = \"other\", command = [\"/usr/bin/python3\", \"{}\", \"{{{{docroot}}}}\", \"{{{{port}}}}\"] }}]\n\
+         workloads = [\"tiny\"]\ncores = [1]\nconcurrency = [2]\nwarmup_seconds = 0.2\nfeatures = false\n\
+         [rounds]\nseconds = 0.5\nwarmup_seconds = 0.1\nmin = 1\nmax = 1\n",
+        script.display()
+    );
+    let data = run_study(&toml, dir.path());
+    let step = &data.steps[0];
+    let round = &step.rounds[0].summary;
+    assert!(round.completed > 0);
+    assert_eq!(round.body_bytes, 2 * round.completed);
+    assert_eq!(
+        round.errors.get("size_mismatch").copied(),
+        Some(round.completed),
+        "{:?}",
+        round.errors
+    );
+    assert!(
+        step.verdict.has(throng_model::ReasonCode::Drift),
+        "{:?}",
+        step.verdict
+    );
+}

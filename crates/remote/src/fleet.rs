@@ -449,6 +449,7 @@ mod tests {
             url: "http://x/".into(),
             method: None,
             body: None,
+            expect_body: None,
         }]);
         s.connections = connections;
         s.stop = stop;

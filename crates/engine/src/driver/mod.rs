@@ -263,13 +263,20 @@ impl<'a> Worker<'a> {
             ready: VecDeque::with_capacity(conns_len),
             turn_end_ns: 0,
             next_scan_ns: 0,
-            expect: vec![
-                Expect {
-                    size: spec.expect_size,
-                    checksum: None,
-                };
-                plan.requests.targets()
-            ],
+            expect: spec
+                .targets
+                .iter()
+                .map(|t| match t.expect_body {
+                    Some((size, sum)) => Expect {
+                        size: Some(size),
+                        checksum: spec.checksum.then_some(sum),
+                    },
+                    None => Expect {
+                        size: spec.expect_size,
+                        checksum: None,
+                    },
+                })
+                .collect(),
             rng,
             seq: 0,
             limit: spec.connection_limit().unwrap_or(u64::MAX),
