@@ -2,9 +2,9 @@
 
 use std::io::Write;
 
+use throng_model::parse_cpu_list;
 use throng_model::{Finding, Severity};
 use throng_trust::doctor::{check, environment, has_findings, Plan};
-use throng_trust::snapshot::parse_cpu_list;
 
 #[derive(clap::Args)]
 pub struct DoctorArgs {
@@ -27,13 +27,17 @@ pub struct DoctorArgs {
 }
 
 fn cpus(flag: &str, list: &str) -> anyhow::Result<Vec<usize>> {
-    let v = parse_cpu_list(list);
     let valid = list.split(',').filter(|p| !p.trim().is_empty()).all(|p| {
         p.split('-')
             .all(|n| !n.trim().is_empty() && n.trim().bytes().all(|b| b.is_ascii_digit()))
     });
-    if !valid {
+    let Some(v) = parse_cpu_list(list).filter(|_| valid) else {
         anyhow::bail!("{flag} {list:?}: expected a CPU list such as 0-1,3");
+    };
+    // The checks would be made for CPUs the machine does not have.
+    let own = throng_engine::affinity::own_cpus();
+    if let Some(c) = v.iter().find(|c| !own.contains(c)) {
+        anyhow::bail!("{flag} {list:?}: CPU {c} is not one this process may run on ({own:?})");
     }
     Ok(v)
 }

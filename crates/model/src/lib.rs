@@ -445,24 +445,49 @@ pub struct RunData {
 
 /// Parses the kernel's CPU list format ("0-3,6,8-9", as in
 /// /sys/devices/system/cpu/online and Cpus_allowed_list); `None` when a
-/// part is not a number or a range.
+/// part is not a number or a range, a range runs backwards, or a CPU is
+/// past any kernel's (`MAX_CPUS`): a range as wide as the type held more
+/// numbers than memory.
 pub fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {
     let mut out = Vec::new();
     for part in s.trim().split(',').filter(|p| !p.trim().is_empty()) {
         match part.split_once('-') {
             Some((a, b)) => {
                 let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+                if a > b || b >= MAX_CPUS {
+                    return None;
+                }
                 out.extend(a..=b);
             }
-            None => out.push(part.trim().parse().ok()?),
+            None => {
+                let c: usize = part.trim().parse().ok()?;
+                if c >= MAX_CPUS {
+                    return None;
+                }
+                out.push(c);
+            }
         }
     }
     Some(out)
 }
 
+/// Linux's most CPUs (`CONFIG_NR_CPUS` at its largest).
+pub const MAX_CPUS: usize = 8192;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_lists_are_bounded() {
+        assert_eq!(parse_cpu_list("0-2,5").unwrap(), [0, 1, 2, 5]);
+        // These allocated until memory ran out, or overflowed.
+        assert_eq!(parse_cpu_list("0-18446744073709551615"), None);
+        assert_eq!(parse_cpu_list("0-99999999"), None);
+        assert_eq!(parse_cpu_list("8192"), None);
+        assert_eq!(parse_cpu_list("1-0"), None);
+        assert_eq!(parse_cpu_list("8191").unwrap(), [8191]);
+    }
 
     #[test]
     fn server_usage_written_before_the_wait_figures_reads_with_zeros() {
