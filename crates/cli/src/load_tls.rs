@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use throng_engine::tls::{TlsSpec, TlsVersion};
 use throng_engine::LoadSpec;
 use throng_model::Summary;
@@ -61,9 +61,7 @@ pub fn apply(a: &TlsArgs, spec: &mut LoadSpec) -> Result<()> {
         return Ok(());
     }
     let ca_pem = match &a.cacert {
-        Some(f) => Some(
-            std::fs::read(f).with_context(|| format!("cannot read --cacert {}", f.display()))?,
-        ),
+        Some(f) => Some(crate::args::read_file("--cacert", f)?),
         None => None,
     };
     spec.tls = Some(TlsSpec {

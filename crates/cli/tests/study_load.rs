@@ -202,3 +202,64 @@ fn a_session_files_bad_line_is_refused_at_its_file_and_line() {
         )
     );
 }
+
+/// Files named as studies, recipes or certificates that are not regular
+/// files: /dev/zero was read until memory ran out, a FIFO forever.
+#[test]
+fn a_device_or_fifo_named_as_a_file_is_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo.toml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let recipes = dir.path().join("recipes");
+    std::fs::create_dir(&recipes).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", recipes.join("zero.toml")).unwrap();
+    let fifo_s = fifo.to_string_lossy().into_owned();
+    let recipes_s = recipes.to_string_lossy().into_owned();
+    let zero = format!("{recipes_s}/zero.toml");
+    let cases: [(Vec<&str>, String); 5] = [
+        (
+            vec!["lab", "/dev/zero"],
+            "throng: study /dev/zero: not a regular file".into(),
+        ),
+        (
+            vec!["lab", &fifo_s],
+            format!("throng: study {fifo_s}: not a regular file"),
+        ),
+        (
+            vec!["hosts", "check", "/dev/zero"],
+            "throng: study /dev/zero: not a regular file".into(),
+        ),
+        (
+            vec!["servers", "--recipes", &recipes_s],
+            format!("throng: recipe {zero}: not a regular file"),
+        ),
+        (
+            vec![
+                "load",
+                "https://127.0.0.1:9/",
+                "-n",
+                "1",
+                "-c",
+                "1",
+                "--cacert",
+                "/dev/zero",
+            ],
+            "throng: --cacert /dev/zero: not a regular file".into(),
+        ),
+    ];
+    for (args, want) in cases {
+        let mut cmd = throng();
+        cmd.args(&args);
+        let out = run_bounded(cmd, Duration::from_secs(20));
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).trim(),
+            want,
+            "{args:?}"
+        );
+    }
+}

@@ -359,14 +359,8 @@ impl OwnSite {
         let urls = match urls {
             Some(list) => {
                 let fail = |e: String| ("urls", e);
-                let text =
-                    std::fs::read(base.join(list)).map_err(|e| fail(format!("{list}: {e}")))?;
-                let text = String::from_utf8(text).map_err(|e| {
-                    fail(format!(
-                        "{list}: not UTF-8 text (byte {})",
-                        e.utf8_error().valid_up_to()
-                    ))
-                })?;
+                let text = throng_model::read_text_file(&base.join(list))
+                    .map_err(|e| fail(format!("{list}: {e}")))?;
                 let urls = parse_url_list(&text)
                     .map_err(|(line, e)| fail(format!("{list} line {line}: {e}")))?;
                 if urls.is_empty() {

@@ -471,6 +471,31 @@ pub fn parse_cpu_list(s: &str) -> Option<Vec<usize>> {
     Some(out)
 }
 
+/// The text of a file a user named (a study, a recipe, a URL or session
+/// list): a regular file, after links, of at most `MAX_TEXT_FILE` bytes, in
+/// UTF-8. /dev/zero or a FIFO named as a study used to be read until memory
+/// ran out, or forever. The error says what is wrong without the path,
+/// which the caller words with the key or option that named it.
+pub fn read_text_file(path: &std::path::Path) -> Result<String, String> {
+    let m = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !m.is_file() {
+        return Err("not a regular file".into());
+    }
+    if m.len() > MAX_TEXT_FILE {
+        return Err(format!(
+            "{} bytes, more than the {} MiB a text file may have",
+            m.len(),
+            MAX_TEXT_FILE >> 20
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    String::from_utf8(bytes)
+        .map_err(|e| format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))
+}
+
+/// Largest study, recipe or list file read (see [`read_text_file`]).
+pub const MAX_TEXT_FILE: u64 = 64 << 20;
+
 /// Linux's most CPUs (`CONFIG_NR_CPUS` at its largest).
 pub const MAX_CPUS: usize = 8192;
 

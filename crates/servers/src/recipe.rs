@@ -643,7 +643,8 @@ impl Recipes {
             .collect();
         files.sort();
         for f in files {
-            let text = std::fs::read_to_string(&f)?;
+            let text = throng_model::read_text_file(&f)
+                .map_err(|e| anyhow::anyhow!("recipe {}: {e}", f.display()))?;
             let r = Recipe::parse(&text).map_err(|e| crate::spot::in_file(e, &f, "recipe"))?;
             recipes.put(r);
         }

@@ -312,8 +312,8 @@ impl Study {
                 names.join(", ")
             );
         }
-        let text =
-            std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+        let text = throng_model::read_text_file(p)
+            .map_err(|e| anyhow::anyhow!("study {}: {e}", p.display()))?;
         let dir = p.parent().unwrap_or(Path::new(""));
         Study::parse_at(&text, recipes, dir)
             .map_err(|e| throng_servers::spot::in_file(e, p, "study"))

@@ -160,8 +160,8 @@ fn read(name: &str, base: &Path, key: &str) -> anyhow::Result<SessionFile> {
         }
         None => {
             let path = base.join(name);
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| anyhow!("{key} = {name:?}: cannot read {}: {e}", path.display()))?;
+            let text = throng_model::read_text_file(&path)
+                .map_err(|e| anyhow!("{key} = {name:?}: {}: {e}", path.display()))?;
             (text, path.parent().map(Path::to_path_buf))
         }
     };
@@ -301,7 +301,7 @@ mod tests {
                 "[load]\nsessions = 'visits.log'\nusers_per_sec = 0.0\n",
                 "give a positive number of users per second",
             ),
-            ("[load]\nsessions = 'missing.log'\n", "cannot read"),
+            ("[load]\nsessions = 'missing.log'\n", "No such file or directory"),
             (
                 "[load]\nsessions = 'builtin:nope'\n",
                 "no built-in session file",
@@ -341,8 +341,7 @@ mod tests {
         assert_eq!(
             err(d, "[load]\nsessions = 'gone.log'\n"),
             format!(
-                "[load] sessions = \"gone.log\": cannot read {}: No such file or directory \
-                 (os error 2)",
+                "[load] sessions = \"gone.log\": {}: No such file or directory (os error 2)",
                 d.join("gone.log").display()
             )
         );
