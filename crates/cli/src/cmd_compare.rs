@@ -97,8 +97,8 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
         CompareFormat::Json => comparison.to_json()?,
     };
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(&out)?;
-    stdout.flush()?;
+    stdout.write_all(&out).map_err(crate::stdout_error)?;
+    stdout.flush().map_err(crate::stdout_error)?;
 
     if let Some(limit) = args.fail_if_slower {
         let slow = comparison.slowdowns_beyond(limit);

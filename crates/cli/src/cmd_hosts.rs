@@ -216,20 +216,20 @@ fn check(a: CheckArgs) -> Result<u8> {
             "missing": missing,
             "topology": topology,
         });
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?)?;
     } else {
         for (l, line) in fleet.links.iter().zip(&lines) {
-            println!("{:<7} {line}", role(&l.place, &plan));
+            outln!("{:<7} {line}", role(&l.place, &plan))?;
         }
         for (from, p) in &paths {
-            println!("path    {from} → {}", path_line(p));
+            outln!("path    {from} → {}", path_line(p))?;
         }
-        println!("topology {topology}");
+        outln!("topology {topology}")?;
         if missing.is_empty() {
-            println!("missing  nothing");
+            outln!("missing  nothing")?;
         } else {
             for m in &missing {
-                println!("missing  {m}");
+                outln!("missing  {m}")?;
             }
         }
     }
@@ -403,15 +403,15 @@ pub fn load_on_hosts(a: LoadArgs) -> Result<u8> {
         );
         doc["start_skew_ms"] = serde_json::json!(run.start_skew_s * 1e3);
         doc["topology"] = serde_json::json!(topology);
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        outln!("{}", serde_json::to_string_pretty(&doc)?)?;
     } else {
-        print!("{}", render(spec, &summary, a.timeline));
-        println!(
+        out!("{}", render(spec, &summary, a.timeline))?;
+        outln!(
             "  topology     {topology}; starts within {}",
             ms(run.start_skew_s * 1e6)
-        );
+        )?;
         for ((h, (s, _)), (_, p)) in run.hosts.iter().zip(&host_verdicts).zip(&paths) {
-            println!(
+            outln!(
                 "  host         {}: {} requests, {} req/s, p50 {}, p99 {}, {} threads, clock {:+.3} ms ±{:.3}; {}",
                 h.place,
                 human_count(s.completed),
@@ -422,9 +422,9 @@ pub fn load_on_hosts(a: LoadArgs) -> Result<u8> {
                 h.offset.offset_ns as f64 / 1e6,
                 h.offset.uncertainty_ns as f64 / 1e6,
                 path_line(p),
-            );
+            )?;
         }
-        print!("{}", render_verdict(&verdict, summary.interrupted));
+        out!("{}", render_verdict(&verdict, summary.interrupted))?;
     }
     crate::cmd_runs::save(
         crate::cmd_runs::save_path(a.db.as_ref(), a.save),

@@ -170,7 +170,9 @@ impl Progress {
 
     fn line(&self, text: String) {
         if self.quiet {
-            println!("{text}");
+            // A lab run goes on, and is stored, whatever became of the
+            // terminal.
+            let _ = outln!("{text}");
         } else {
             self.bar.println(text);
         }
@@ -282,7 +284,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
         );
         return Ok(crate::signals::INTERRUPTED);
     }
-    println!(
+    outln!(
         "run {} stored in {}{}",
         outcome.run_id,
         args.db.display(),
@@ -291,7 +293,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
         } else {
             String::new()
         }
-    );
+    )?;
     if outcome.failed_steps > 0 {
         return Ok(1);
     }

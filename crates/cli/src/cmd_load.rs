@@ -330,13 +330,13 @@ pub fn run(a: LoadArgs) -> Result<u8> {
         verdict.push(throng_model::ReasonCode::Saturated, why);
     }
     if a.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json_document(s, &verdict)?)?
-        );
+        )?;
     } else {
-        print!("{}", render(&spec, s, a.timeline));
-        print!("{}", render_verdict(&verdict, s.interrupted));
+        out!("{}", render(&spec, s, a.timeline))?;
+        out!("{}", render_verdict(&verdict, s.interrupted))?;
     }
     crate::cmd_runs::save(
         crate::cmd_runs::save_path(a.db.as_ref(), a.save),

@@ -139,8 +139,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
         }
         None => {
             let mut out = std::io::stdout().lock();
-            out.write_all(&bytes)?;
-            out.flush()?;
+            out.write_all(&bytes).map_err(crate::stdout_error)?;
+            out.flush().map_err(crate::stdout_error)?;
         }
     }
     Ok(0)

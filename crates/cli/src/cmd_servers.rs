@@ -49,14 +49,14 @@ pub fn run(args: ServersArgs) -> anyhow::Result<u8> {
         };
         table.add_row([r.name.clone(), r.model.clone(), state, version, package]);
     }
-    println!("{table}");
+    outln!("{table}")?;
     if args.notes {
         for r in recipes.all() {
-            println!("\n{}: {}", r.name, r.notes);
+            outln!("\n{}: {}", r.name, r.notes)?;
         }
     }
     if missing > 0 {
-        println!("\n{missing} recipe(s) cannot run until their package is installed.");
+        outln!("\n{missing} recipe(s) cannot run until their package is installed.")?;
     }
     Ok(0)
 }

@@ -5,6 +5,27 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// `print!`, returning the write's error instead of panicking: standard
+/// output closed early (`| head`) or full (`> /dev/full`) panicked with
+/// exit code 101.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut o = std::io::stdout().lock();
+        // Flushed here: an error left in the buffer is lost at exit.
+        write!(o, $($arg)*).and_then(|()| o.flush()).map_err(crate::stdout_error)
+    }};
+}
+
+/// `println!`, as [`out!`].
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut o = std::io::stdout().lock();
+        writeln!(o, $($arg)*).and_then(|()| o.flush()).map_err(crate::stdout_error)
+    }};
+}
+
 mod args;
 mod cmd_compare;
 mod cmd_doctor;
@@ -137,15 +158,50 @@ fn main() -> ExitCode {
         Command::Man { dir } => man(dir),
         Command::Completions { shell } => {
             use clap::CommandFactory;
-            clap_complete::generate(shell, &mut Cli::command(), "throng", &mut std::io::stdout());
-            Ok(0)
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "throng", &mut script);
+            out!("{}", String::from_utf8_lossy(&script)).map(|()| 0)
         }
     };
     match result {
         Ok(code) => ExitCode::from(code),
+        // A reader that stopped reading (`| head`) wanted no more: quiet,
+        // with the status a shell gives a process SIGPIPE ended.
+        Err(e) if closed_stdout(&e) => ExitCode::from(141),
         Err(e) => {
             eprintln!("throng: {e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Standard output's reader went away.
+#[derive(Debug)]
+struct StdoutClosed;
+
+impl std::fmt::Display for StdoutClosed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("standard output was closed")
+    }
+}
+
+impl std::error::Error for StdoutClosed {}
+
+/// The error is a write to a pipe whose reader went away: the commands
+/// that write with `?` directly give the io error itself.
+fn closed_stdout(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.is::<StdoutClosed>()
+            || c.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// A failed write to standard output, said as such.
+fn stdout_error(e: std::io::Error) -> anyhow::Error {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        StdoutClosed.into()
+    } else {
+        anyhow::anyhow!("cannot write to standard output: {e}")
     }
 }

@@ -116,3 +116,47 @@ fn the_manual_is_generated_from_the_commands_own_options() {
         assert!(load.contains(opt), "{opt} missing");
     }
 }
+
+/// Standard output full or closed: one line, or quiet for a reader that
+/// stopped; a panic (exit 101) before.
+#[test]
+fn a_full_or_closed_standard_output_is_no_panic() {
+    for args in ["completions zsh", "servers"] {
+        // The shell sends standard output to /dev/full, and the test reads
+        // only standard error.
+        let mut cmd = std::process::Command::new("/bin/sh");
+        cmd.arg("-c")
+            .arg(format!("exec \"$0\" {args} > /dev/full"))
+            .arg(env!("CARGO_BIN_EXE_throng"));
+        let out = run_bounded(cmd, Duration::from_secs(30));
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).trim(),
+            "throng: cannot write to standard output: No space left on device (os error 28)",
+            "{args:?}"
+        );
+    }
+    // A pipe whose reader has gone: the command ends as SIGPIPE would end
+    // it, without a word.
+    // Its reader closed before the command starts, so the first write fails.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut child = throng()
+        .args(["completions", "bash"])
+        .stdout(writer)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("still running after 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(141));
+}

@@ -301,7 +301,10 @@ mod tests {
                 "[load]\nsessions = 'visits.log'\nusers_per_sec = 0.0\n",
                 "give a positive number of users per second",
             ),
-            ("[load]\nsessions = 'missing.log'\n", "No such file or directory"),
+            (
+                "[load]\nsessions = 'missing.log'\n",
+                "No such file or directory",
+            ),
             (
                 "[load]\nsessions = 'builtin:nope'\n",
                 "no built-in session file",
