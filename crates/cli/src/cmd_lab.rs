@@ -243,6 +243,10 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
     // nothing behind.
     study.check_installed()?;
     study.check_duet(throng_engine::affinity::own_cpus().len())?;
+    crate::cmd_runs::check_db(Some(&args.db))?;
+    // A database made here and left without a run, by a study refused on
+    // a later check (its hosts, say), is removed again.
+    let fresh = !args.db.exists();
     let mut store = Store::open(&args.db)?;
     let interrupt = Interrupt::new();
     let trigger = interrupt.clone();
@@ -275,6 +279,15 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
     };
     let result = throng_lab::run_study(&study, &mut store, &opts, &mut progress, &interrupt);
     bar.finish_and_clear();
+    if result.is_err() && fresh && store.latest_run().ok().flatten().is_none() {
+        drop(store);
+        for suffix in ["", "-wal", "-shm"] {
+            let mut p = args.db.clone().into_os_string();
+            p.push(suffix);
+            let _ = std::fs::remove_file(p);
+        }
+        return result.map(|_| 0);
+    }
     let outcome = result?;
     if interrupt.is_set() {
         eprintln!(

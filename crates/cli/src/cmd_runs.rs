@@ -256,8 +256,9 @@ pub fn check_db(db: Option<&std::path::Path>) -> Result<()> {
         return Ok(());
     };
     if db.exists() {
-        if db.metadata().map(|m| m.len() == 0).unwrap_or(false) {
-            // SQLite takes an empty file for a new database.
+        // SQLite takes an empty file for a new database (/dev/full is
+        // empty too, and no file).
+        if db.metadata().is_ok_and(|m| m.is_file() && m.len() == 0) {
             return Ok(());
         }
         crate::cmd_report::existing(db).map(drop)
@@ -269,6 +270,15 @@ pub fn check_db(db: Option<&std::path::Path>) -> Result<()> {
         if !dir.is_dir() {
             anyhow::bail!(
                 "--db {}: the folder {} does not exist",
+                db.display(),
+                dir.display()
+            );
+        }
+        // A folder the database cannot be made in (/proc, a read-only
+        // mount) was found out only after the load had run.
+        if nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK).is_err() {
+            anyhow::bail!(
+                "--db {}: the folder {} cannot be written",
                 db.display(),
                 dir.display()
             );

@@ -183,12 +183,96 @@ fn a_study_with_a_missing_server_fails_before_it_starts() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
-        "throng: study x needs servers that are not installed:\n  gone: /nonexistent/gone is not installed (apt-get install gone-httpd)\n"
+        "throng: study x cannot start its servers: gone: /nonexistent/gone is not installed (apt-get install gone-httpd)\n"
     );
     assert!(
         !db.exists(),
         "no database is created for a study that cannot start"
     );
+    // What cannot be run says why, not "not installed"; a NUL byte is
+    // refused when the study loads, not when the server starts.
+    for (command, want) in [
+        (
+            "'./mysrv'",
+            "mine: ./mysrv is not an absolute path".to_string(),
+        ),
+        (
+            "'/etc/passwd'",
+            "mine: /etc/passwd is not an executable file".to_string(),
+        ),
+    ] {
+        std::fs::write(
+            &study,
+            format!(
+                "name='x'\nservers=[{{ name = 'mine', command = [{command}] }}]\n\
+                 workloads=['tiny']\ncores=[1]\nconcurrency=[1]\n"
+            ),
+        )
+        .unwrap();
+        let out = Command::new(THRONG)
+            .args(["lab", study.to_str().unwrap(), "--db"])
+            .arg(&db)
+            .bounded_output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!("throng: study x cannot start its servers: {want}\n")
+        );
+    }
+    std::fs::write(
+        &study,
+        "name='x'\nservers=[{ name = 'mine', command = ['/bin/true', \"a\\u0000b\"] }]\n\
+         workloads=['tiny']\ncores=[1]\nconcurrency=[1]\n",
+    )
+    .unwrap();
+    let out = Command::new(THRONG)
+        .args(["lab", study.to_str().unwrap(), "--db"])
+        .arg(&db)
+        .bounded_output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .ends_with("server mine: `command`: \"a\\0b\" holds a NUL byte, which no argument can\n"));
+    assert!(!db.exists());
+    // A --db in a folder that does not exist is refused as load refuses it:
+    // the lab used to make the folder.
+    let missing = dir.path().join("none").join("t.db");
+    let out = Command::new(THRONG)
+        .args(["lab", "quick", "--db"])
+        .arg(&missing)
+        .bounded_output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!missing.parent().unwrap().exists());
+}
+
+/// A study refused by a check made once the database is open (its hosts)
+/// leaves no database behind when it made it.
+#[test]
+fn a_study_refused_after_the_database_opened_leaves_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("s.toml");
+    std::fs::write(
+        &study,
+        "name='x'\nservers=['nginx']\nworkloads=['tiny']\ncores=[1]\nconcurrency=[1]\n\
+         client_hosts = ['ssh://127.0.0.1:1']\nserver_address = '::1'\n",
+    )
+    .unwrap();
+    let db = dir.path().join("t.db");
+    let out = Command::new(THRONG)
+        .args(["lab", study.to_str().unwrap(), "--db"])
+        .arg(&db)
+        .bounded_output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "throng: server_address ::1 is a loopback address, which client hosts cannot reach\n"
+    );
+    for leftover in ["t.db", "t.db-wal", "t.db-shm"] {
+        assert!(!dir.path().join(leftover).exists(), "{leftover}");
+    }
 }
 
 #[test]

@@ -403,7 +403,7 @@ fn a_missing_server_fails_before_anything_starts() {
     .unwrap_err();
     assert_eq!(
         e.to_string(),
-        "study test needs servers that are not installed:\n  gone: /nonexistent/gone is not installed (apt-get install gone-httpd)"
+        "study test cannot start its servers: gone: /nonexistent/gone is not installed (apt-get install gone-httpd)"
     );
     assert_eq!(store.list_runs().unwrap().len(), 0);
 }

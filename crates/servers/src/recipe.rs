@@ -400,6 +400,14 @@ impl Recipe {
         let first = command
             .first()
             .ok_or_else(|| anyhow!("server {name}: `command` is empty"))?;
+        // No program can be given such an argument: it was refused only
+        // when the server was started, with the run already stored.
+        if let Some(a) = command.iter().find(|a| a.contains('\0')) {
+            bail!(
+                "server {name}: `command`: {:?} holds a NUL byte, which no argument can",
+                a
+            );
+        }
         // A program named without a slash is looked up on PATH now, as a
         // shell would, so the study fails here, in one line, when it is
         // not there; the found path is what is started and reported.
@@ -542,6 +550,20 @@ impl Recipe {
 
     pub fn is_installed(&self) -> bool {
         is_executable(Path::new(&self.binary))
+    }
+
+    /// Why the binary cannot be run, in words that follow its path; `None`
+    /// when it can. A relative path or a folder was "not installed".
+    pub fn not_runnable(&self) -> Option<&'static str> {
+        let p = Path::new(&self.binary);
+        if !p.is_absolute() {
+            return Some("is not an absolute path");
+        }
+        match std::fs::metadata(p) {
+            Err(_) => Some("is not installed"),
+            Ok(_) if !is_executable(p) => Some("is not an executable file"),
+            Ok(_) => None,
+        }
     }
 
     pub fn exe_bytes(&self) -> u64 {

@@ -580,9 +580,9 @@ impl Study {
         let missing = self.missing_servers();
         if !missing.is_empty() {
             bail!(
-                "study {} needs servers that are not installed:\n  {}",
+                "study {} cannot start its servers: {}",
                 self.name,
-                missing.join("\n  ")
+                missing.join("; ")
             );
         }
         Ok(())
@@ -607,13 +607,13 @@ impl Study {
         let mut out = Vec::new();
         for s in &self.servers {
             for r in std::iter::once(&s.recipe).chain(&s.backend) {
-                if !r.is_installed() {
-                    let how = if r.package.is_empty() {
+                if let Some(why) = r.not_runnable() {
+                    let how = if r.package.is_empty() || why != "is not installed" {
                         String::new()
                     } else {
                         format!(" (apt-get install {})", r.package)
                     };
-                    let m = format!("{}: {} is not installed{how}", s.name, r.binary);
+                    let m = format!("{}: {} {why}{how}", s.name, r.binary.escape_debug());
                     if !out.contains(&m) {
                         out.push(m);
                     }
