@@ -156,6 +156,9 @@ fn read_url_list(
     base: Option<&str>,
 ) -> Result<Vec<(Target, Option<String>)>> {
     let text = crate::args::read_text("--urls", file)?;
+    // A byte-order mark (editors on Windows write one) was taken as part
+    // of the first path, requested as /%EF%BB%BF/...
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let base = base.map(url::Url::parse).transpose()?;
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate() {

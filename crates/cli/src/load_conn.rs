@@ -61,6 +61,15 @@ pub fn parse_sources(list: &str) -> Result<Vec<IpAddr>> {
             bail!("--source: more than {MOST_SOURCES} addresses");
         }
     }
+    // The kernel binds these, and the connection then leaves from another
+    // address than the one the summary names.
+    if let Some(bad) = out.iter().find(|ip| {
+        ip.is_unspecified()
+            || ip.is_multicast()
+            || matches!(ip, IpAddr::V4(v4) if v4.is_broadcast())
+    }) {
+        bail!("--source {bad}: not an address a connection can come from (unspecified, multicast or broadcast)");
+    }
     if out.is_empty() {
         bail!("--source: give at least one address");
     }
@@ -111,6 +120,15 @@ mod tests {
 
     #[test]
     fn lists_and_ranges() {
+        for bad in ["0.0.0.0", "224.0.0.1", "255.255.255.255", "::", "ff02::1"] {
+            assert!(
+                parse_sources(bad)
+                    .unwrap_err()
+                    .to_string()
+                    .starts_with(&format!("--source {bad}: not an address")),
+                "{bad}"
+            );
+        }
         let got = parse_sources("127.0.0.1-127.0.0.3, ::1").unwrap();
         let want: Vec<IpAddr> = ["127.0.0.1", "127.0.0.2", "127.0.0.3", "::1"]
             .iter()

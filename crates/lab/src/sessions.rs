@@ -412,10 +412,12 @@ fn think_time(value: &str, n: usize) -> Result<Duration, SessionFileError> {
             )
         }
     };
-    if !secs.is_finite() || secs < 0.0 {
+    // A day at most, as every time of a study: 1e18 s held a session's
+    // user until the run's deadline.
+    if !secs.is_finite() || !(0.0..=86_400.0).contains(&secs) {
         return fail(
             n,
-            format!("think time {} must be finite and at least 0", show(value)),
+            format!("think time {} must be from 0 to 86400 seconds", show(value)),
         );
     }
     if secs == 0.0 {
@@ -818,10 +820,11 @@ http://example.com:81/d?x=1 contents=""
             ("/a\n\t/b think=1\n", 2, "page line"),
             ("/a\n/b color=red\n", 2, "unknown attribute `color`"),
             ("/a\n# c\n/b think=abc\n", 3, "not a number"),
-            ("/a think=-1\n", 1, "at least 0"),
-            ("/a think=inf\n", 1, "finite"),
-            ("/a think=NaN\n", 1, "finite"),
-            ("/a think=1e300\n", 1, "too long"),
+            ("/a think=-1\n", 1, "from 0 to 86400 seconds"),
+            ("/a think=inf\n", 1, "from 0 to 86400 seconds"),
+            ("/a think=NaN\n", 1, "from 0 to 86400 seconds"),
+            ("/a think=1e300\n", 1, "from 0 to 86400 seconds"),
+            ("/a think=1e18\n", 1, "from 0 to 86400 seconds"),
             ("/a\n/b method=G3T\n", 2, "method `G3T`"),
             ("/a method=\n", 1, "method"),
             ("/a method=GET method=POST\n", 1, "twice"),

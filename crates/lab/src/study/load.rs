@@ -134,6 +134,13 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "h" => v * 3600.0,
         u => return Err(format!("{s:?}: unknown unit {u:?} (use ms, s, m or h)")),
     };
+    // As every time of a study (limits.rs): a longer one is a typo, and
+    // ran a study whose every round was empty.
+    if secs > 86_400.0 {
+        return Err(format!(
+            "{s:?}: longer than a day, the most a study's time may be"
+        ));
+    }
     Duration::try_from_secs_f64(secs).map_err(|_| format!("{s:?} is not a duration"))
 }
 

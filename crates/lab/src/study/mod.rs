@@ -1211,6 +1211,13 @@ seconds = 0.5
         assert_eq!(parse_duration("1.5s"), Ok(ms(1500)));
         assert_eq!(parse_duration("2m"), Ok(ms(120_000)));
         assert_eq!(parse_duration("3"), Ok(ms(3000)));
+        assert_eq!(parse_duration("24h"), Ok(ms(86_400_000)));
+        assert_eq!(
+            parse_duration("153722867280912930m"),
+            Err(
+                "\"153722867280912930m\": longer than a day, the most a study's time may be".into()
+            )
+        );
         assert_eq!(
             parse_duration("3 parsecs"),
             Err("\"3 parsecs\": unknown unit \"parsecs\" (use ms, s, m or h)".to_string())
