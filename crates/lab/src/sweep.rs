@@ -344,7 +344,13 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
             ctx.observer.event(Event::Compared(&level_cs));
         }
         for mut p in pending {
-            if !p.done {
+            // A paired level counts its blocks, and an interrupted block
+            // still counts: a step could end "done" with none of its
+            // rounds measured, stored as ok and valid.
+            let cut = ctx.interrupt.is_set()
+                && p.step.status == StepStatus::Ok
+                && p.step.rounds.len() < study.precision.min_rounds as usize;
+            if !p.done || cut {
                 // Interrupted: keep the rounds measured, say why it is short.
                 p.step.status = StepStatus::Skipped;
                 p.step.failure = Some(format!("interrupted after {} rounds", p.step.rounds.len()));

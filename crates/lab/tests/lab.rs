@@ -25,6 +25,7 @@ struct Record {
     steps: Vec<(String, u32, StepStatus)>,
     kill_on_first_round_of: Option<String>,
     interrupt_after_steps: Option<(usize, Interrupt)>,
+    interrupt_on_first_round: Option<Interrupt>,
 }
 
 impl Observer for Record {
@@ -46,6 +47,9 @@ impl Observer for Record {
                     (server.to_string(), concurrency, index),
                     (s.completed, s.requests_per_sec, s.errors_total),
                 );
+                if let Some(i) = self.interrupt_on_first_round.take() {
+                    i.trigger();
+                }
                 if self.kill_on_first_round_of.as_deref() == Some(server) {
                     self.kill_on_first_round_of = None;
                     let _ = killpg(Pid::from_raw(self.leaders[server]), Signal::SIGKILL);
@@ -355,6 +359,36 @@ fn interrupted_run_keeps_its_steps_and_is_incomplete() {
         ]
     );
     assert_eq!(rec.rounds.len(), 4);
+}
+
+/// Interrupted after the first server's round of a paired block: the other
+/// server measured nothing, and its step says so. The block was counted
+/// all the same, and the step was stored ok, and valid, with no round.
+#[test]
+fn a_paired_step_cut_off_before_its_round_is_stored_as_interrupted() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let interrupt = Interrupt::new();
+    let mut rec = Record {
+        interrupt_on_first_round: Some(interrupt.clone()),
+        ..Record::default()
+    };
+    let toml = study("[\"nginx\", \"lighttpd\"]", "[4]", 1).replace("warmup_seconds = 0.2\n", "");
+    let out = run(&toml, &db, &mut rec, &interrupt);
+    assert!(!out.complete);
+    assert_no_leftovers(&rec, dir.path());
+    let data = Store::open(&db).unwrap().load_run(out.run_id).unwrap();
+    assert_eq!(data.steps.len(), 2);
+    let measured: Vec<_> = data.steps.iter().filter(|s| !s.rounds.is_empty()).collect();
+    let cut: Vec<_> = data.steps.iter().filter(|s| s.rounds.is_empty()).collect();
+    assert_eq!((measured.len(), cut.len()), (1, 1), "{:?}", data.steps);
+    assert_eq!(measured[0].status, StepStatus::Ok);
+    assert_eq!(cut[0].status, StepStatus::Skipped);
+    assert_eq!(
+        cut[0].failure.as_deref(),
+        Some("interrupted after 0 rounds")
+    );
 }
 
 #[test]
