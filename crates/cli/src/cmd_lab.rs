@@ -250,7 +250,10 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
     let mut store = Store::open(&args.db)?;
     let interrupt = Interrupt::new();
     let trigger = interrupt.clone();
-    crate::signals::on_interrupt(move || trigger.trigger())?;
+    crate::signals::on_interrupt(move || {
+        trigger.trigger();
+        throng_servers::launch::abandon_waits();
+    })?;
     let bar = if args.quiet {
         ProgressBar::hidden()
     } else {

@@ -128,6 +128,68 @@ fn ctrl_c_leaves_no_server_behind_and_marks_the_run_incomplete() {
     );
 }
 
+/// Ctrl-C while the lab waits for a server that never listens: the wait
+/// ends at once and the step says it was interrupted. It was held for the
+/// whole readiness bound (15 s) and stored as a server that did not start.
+#[test]
+fn ctrl_c_ends_the_wait_for_a_server_to_be_ready() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("s.toml");
+    // A server that never binds its port; its docroot argument lets the test
+    // find it among the processes.
+    std::fs::write(
+        &study,
+        "name='x'\nservers=[{ name = 'mute', command = ['/usr/bin/python3', '-c', \
+         'import time; time.sleep(60)', '{{docroot}}'] }]\n\
+         workloads=['tiny']\ncores=[1]\nconcurrency=[2]\nfeatures=false\ndiagnose=false\n",
+    )
+    .unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let db = dir.path().join("t.db");
+    let mut child = Command::new(THRONG)
+        .args(["lab", study.to_str().unwrap(), "--quiet", "--db"])
+        .arg(&db)
+        .arg("--workdir")
+        .arg(&work)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let needle = work.to_str().unwrap().to_string();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while processes_mentioning(&needle).is_empty() {
+        assert!(Instant::now() < deadline, "the server never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let sent = Instant::now();
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(10),
+            "throng still waited for the server after Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(
+        sent.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(status.code(), Some(130));
+    let data = throng_store::Store::open(&db).unwrap().load_run(1).unwrap();
+    assert_eq!(data.steps.len(), 1);
+    assert_eq!(data.steps[0].status, throng_model::StepStatus::Skipped);
+    assert_eq!(
+        data.steps[0].failure.as_deref(),
+        Some("interrupted before it was ready")
+    );
+    assert_eq!(processes_mentioning(&needle), []);
+}
+
 #[test]
 fn servers_lists_every_recipe() {
     let mut cmd = Command::new(THRONG);

@@ -166,11 +166,19 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                     workload: wname,
                     message: &msg,
                 });
+                // Interrupted while it was being waited for: nothing
+                // failed, nothing was measured.
+                let cut = ctx.interrupt.is_set();
                 for &l in &levels {
                     let mut st = level_step(&mine, &s.name, l);
-                    st.status = StepStatus::Failed;
-                    st.failure = Some(msg.clone());
-                    st.log_tail = Some(f.failure.log_tail.clone());
+                    if cut {
+                        st.status = StepStatus::Skipped;
+                        st.failure = Some(throng_servers::launch::ABANDONED.to_string());
+                    } else {
+                        st.status = StepStatus::Failed;
+                        st.failure = Some(msg.clone());
+                        st.log_tail = Some(f.failure.log_tail.clone());
+                    }
                     record_step(ctx, st, &mut group_steps)?;
                 }
             }

@@ -203,6 +203,20 @@ impl Running {
     }
 }
 
+/// Set once the run is interrupted: a server being waited for is waited
+/// for no longer. Ctrl-C was otherwise held for up to `READY_WITHIN`, and
+/// the step then stored as a server that did not start.
+static ABANDON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Stops every wait for a server to be ready, now and from now on. Safe to
+/// call from any thread.
+pub fn abandon_waits() {
+    ABANDON.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The message a wait ended by [`abandon_waits`] fails with.
+pub const ABANDONED: &str = "interrupted before it was ready";
+
 fn wait_ready(
     p: &mut ServerProcess,
     addr: SocketAddr,
@@ -214,6 +228,9 @@ fn wait_ready(
     loop {
         if let Some(e) = p.exited() {
             bail!("exited ({e}) before it was ready");
+        }
+        if ABANDON.load(std::sync::atomic::Ordering::Relaxed) {
+            bail!("{ABANDONED}");
         }
         let attempt = Duration::from_millis(500);
         let answered = match loopback::get_over(addr, tls, path, &[], attempt) {
