@@ -12,6 +12,19 @@ use anyhow::{bail, Context};
 use crate::names;
 use crate::process::RunAs;
 
+/// Run directories to remove when the process is made to exit at once (a
+/// second Ctrl-C), where no drop runs.
+static LIVE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Removes every run directory not kept and not yet dropped. Safe to call
+/// from any thread; for an exit that skips the drops.
+pub fn remove_all_live() {
+    let live = LIVE.lock().map(|l| l.clone()).unwrap_or_default();
+    for p in live {
+        let _ = std::fs::remove_dir_all(p);
+    }
+}
+
 /// A fresh directory for one run: removed on drop unless kept.
 #[derive(Debug)]
 pub struct RunDir {
@@ -29,6 +42,11 @@ impl RunDir {
         // directory of someone else's is never taken over.
         std::fs::create_dir(&path).with_context(|| format!("creating {}", path.display()))?;
         set_mode(&path)?;
+        if !keep {
+            if let Ok(mut l) = LIVE.lock() {
+                l.push(path.clone());
+            }
+        }
         Ok(RunDir { path, keep })
     }
 
@@ -74,6 +92,9 @@ impl Drop for RunDir {
     fn drop(&mut self) {
         if !self.keep {
             let _ = std::fs::remove_dir_all(&self.path);
+            if let Ok(mut l) = LIVE.lock() {
+                l.retain(|p| *p != self.path);
+            }
         }
     }
 }
