@@ -102,6 +102,18 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
         },
         (None, None) => Format::Markdown,
     };
+    // Before any chart is written: a report that cannot be written left
+    // its charts behind.
+    if let Some(o) = &args.output {
+        let parent = o.parent().filter(|p| !p.as_os_str().is_empty());
+        if parent.is_some_and(|p| !p.is_dir()) {
+            anyhow::bail!(
+                "-o {}: the folder {} does not exist",
+                o.display(),
+                parent.unwrap_or(std::path::Path::new(".")).display()
+            );
+        }
+    }
     let store = open_store(&args.db)?;
     let data = load(&store, args.run)?;
 

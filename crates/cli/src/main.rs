@@ -92,7 +92,8 @@ fn man(dir: Option<std::path::PathBuf>) -> anyhow::Result<u8> {
         clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
         return Ok(0);
     };
-    std::fs::create_dir_all(&dir)?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| anyhow::anyhow!("man --dir {}: cannot make the folder: {e}", dir.display()))?;
     let mut pages = vec![("throng.1".to_string(), cmd.clone())];
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         let name = format!("throng-{}", sub.get_name());
@@ -102,7 +103,9 @@ fn man(dir: Option<std::path::PathBuf>) -> anyhow::Result<u8> {
     for (file, page) in pages {
         let mut out = Vec::new();
         clap_mangen::Man::new(page).render(&mut out)?;
-        std::fs::write(dir.join(file), out)?;
+        let path = dir.join(file);
+        std::fs::write(&path, out)
+            .map_err(|e| anyhow::anyhow!("man --dir: cannot write {}: {e}", path.display()))?;
     }
     Ok(0)
 }

@@ -29,7 +29,9 @@ pub fn on_interrupt(stop: impl Fn() + Send + 'static) -> anyhow::Result<()> {
                     // No drop runs past exit: what they would remove goes
                     // here, or a run directory was left behind.
                     throng_servers::rundir::remove_all_live();
-                    eprintln!("throng: interrupted again: stopped at once, the run left incomplete");
+                    eprintln!(
+                        "throng: interrupted again: stopped at once, the run left incomplete"
+                    );
                     std::process::exit(i32::from(INTERRUPTED));
                 }
             }

@@ -214,6 +214,25 @@ fn a_report_named_for_a_format_throng_does_not_write_is_refused() {
         )
     );
     assert!(!out_path.exists());
+    // -o into a folder that does not exist: refused before any chart is
+    // written (the charts were left behind).
+    let png = dir.path().join("charts");
+    let mut cmd = support::throng();
+    cmd.args(["report", "--db", "none.db", "--png"])
+        .arg(&png)
+        .arg("-o")
+        .arg(dir.path().join("nodir").join("r.html"));
+    let out = support::run_bounded(cmd, std::time::Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        format!(
+            "throng: -o {}: the folder {} does not exist",
+            dir.path().join("nodir").join("r.html").display(),
+            dir.path().join("nodir").display()
+        )
+    );
+    assert!(!png.exists());
 }
 
 #[test]

@@ -220,7 +220,12 @@ fn a_device_or_fifo_named_as_a_file_is_refused_in_one_line() {
     let fifo_s = fifo.to_string_lossy().into_owned();
     let recipes_s = recipes.to_string_lossy().into_owned();
     let zero = format!("{recipes_s}/zero.toml");
-    let cases: [(Vec<&str>, String); 5] = [
+    let cases: [(Vec<&str>, String); 6] = [
+        // A path that is not there is not an unknown built-in study.
+        (
+            vec!["lab", "/nonexistent/s.toml"],
+            "throng: study /nonexistent/s.toml: no such file".into(),
+        ),
         (
             vec!["lab", "/dev/zero"],
             "throng: study /dev/zero: not a regular file".into(),

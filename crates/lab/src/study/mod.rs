@@ -305,6 +305,11 @@ impl Study {
             return Study::parse(text, recipes);
         }
         let p = Path::new(name_or_path);
+        // A name that is plainly a path is a file that is not there, not
+        // an unknown built-in.
+        if !p.exists() && (name_or_path.contains('/') || name_or_path.ends_with(".toml")) {
+            bail!("study {name_or_path}: no such file");
+        }
         if !p.exists() {
             let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
             bail!(
