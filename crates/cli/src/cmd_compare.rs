@@ -69,6 +69,12 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
         },
         ..CompareOptions::default()
     };
+    // Every step would be "equal" to itself: a typo, not a finding.
+    if let ([a, b], None) = (args.runs.as_slice(), &args.servers) {
+        if a == b {
+            anyhow::bail!("run {a} compared with itself: give two different runs");
+        }
+    }
     let store = open_store(&args.db)?;
     let comparison = match (args.runs.as_slice(), &args.servers) {
         ([run], Some(s)) => {

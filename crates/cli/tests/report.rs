@@ -233,6 +233,14 @@ fn a_report_named_for_a_format_throng_does_not_write_is_refused() {
         )
     );
     assert!(!png.exists());
+    let mut cmd = support::throng();
+    cmd.args(["compare", "--db", "none.db", "3", "3"]);
+    let out = support::run_bounded(cmd, std::time::Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim(),
+        "throng: run 3 compared with itself: give two different runs"
+    );
 }
 
 #[test]
