@@ -86,10 +86,21 @@ pub fn slug(s: &str) -> String {
     let out = out.trim_end_matches('-').to_string();
     if out.is_empty() {
         "x".to_string()
+    } else if out.len() > MAX_SLUG {
+        // A name made from a long URL path made a file name past the
+        // file system's 255 bytes; the hash keeps long names apart.
+        let hash = s.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+        format!("{}-{:08x}", out[..MAX_SLUG - 9].trim_end_matches('-'), hash as u32)
     } else {
         out
     }
 }
+
+/// Longest slug: with a chart's prefix and `.png`, well inside a file
+/// name's 255 bytes.
+const MAX_SLUG: usize = 96;
 
 #[cfg(test)]
 mod tests {
@@ -127,5 +138,10 @@ mod tests {
     fn slugs_are_file_safe() {
         assert_eq!(slug("Small Files/../etc"), "small-files-etc");
         assert_eq!(slug("<>"), "x");
+        let long = format!("/{}", "a".repeat(300));
+        let (a, b) = (slug(&long), slug(&format!("{long}b")));
+        assert!(a.len() <= MAX_SLUG && b.len() <= MAX_SLUG, "{a}");
+        assert_ne!(a, b);
+        assert_eq!(a, slug(&long), "stable");
     }
 }
