@@ -92,7 +92,11 @@ pub fn slug(s: &str) -> String {
         let hash = s.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
             (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
         });
-        format!("{}-{:08x}", out[..MAX_SLUG - 9].trim_end_matches('-'), hash as u32)
+        format!(
+            "{}-{:08x}",
+            out[..MAX_SLUG - 9].trim_end_matches('-'),
+            hash as u32
+        )
     } else {
         out
     }

@@ -408,6 +408,17 @@ pub fn labelled<const N: usize>(parts: [Option<String>; N]) -> String {
     parts.into_iter().flatten().collect::<Vec<_>>().join(", ")
 }
 
+/// A failed step's heading: its server, cores, workload and level.
+pub fn failed_step_label(s: &throng_model::StepRecord) -> String {
+    labelled([
+        Some(s.server.clone()),
+        (s.cores > 0).then(|| format!("{} core(s)", s.cores)),
+        Some(s.workload.clone()),
+        Some(format!("concurrency {}", s.concurrency)),
+        s.rate.map(|r| format!("{r} req/s offered")),
+    ])
+}
+
 /// Where a step was measured: "2 cores, c=200", or "c=200" when its
 /// cores are not known.
 pub fn step_source(cores: u32, concurrency: u32) -> String {

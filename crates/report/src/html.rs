@@ -284,13 +284,7 @@ fn failures(o: &mut String, run: &RunData) {
     }
     o.push_str("<h2 id=\"failures\">Failures</h2>\n");
     for s in failed {
-        let step = figures::labelled([
-            Some(s.server.clone()),
-            (s.cores > 0).then(|| format!("{} core(s)", s.cores)),
-            Some(s.workload.clone()),
-            Some(format!("concurrency {}", s.concurrency)),
-            s.rate.map(|r| format!("{r} req/s offered")),
-        ]);
+        let step = figures::failed_step_label(s);
         let _ = writeln!(
             o,
             "<h3>{}</h3>\n<p class=\"failed\">{}</p>",

@@ -122,6 +122,8 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
         o.push_str(&table(&t));
     }
 
+    failures(&mut o, run);
+
     if figures::is_load_run(r) {
         target(&mut o, run, a);
     } else if !run.servers.is_empty() {
@@ -308,6 +310,33 @@ fn content(c: &Cell) -> String {
         let _ = write!(s, " ({})", cell(src));
     }
     s
+}
+
+/// Why each failed step failed, with the server's last output: the HTML
+/// report had them and this one did not, so a server's own error message
+/// was in no Markdown report.
+fn failures(o: &mut String, run: &RunData) {
+    let failed: Vec<_> = run
+        .steps
+        .iter()
+        .filter(|s| s.failure.is_some() || s.log_tail.is_some())
+        .collect();
+    if failed.is_empty() {
+        return;
+    }
+    o.push_str("\n## Failures\n");
+    for s in failed {
+        let step = figures::failed_step_label(s);
+        let _ = writeln!(
+            o,
+            "\n### {}\n\n{}\n",
+            cell(&step),
+            cell(s.failure.as_deref().unwrap_or("failed"))
+        );
+        if let Some(t) = &s.log_tail {
+            o.push_str(&md_fence(t, ""));
+        }
+    }
 }
 
 #[cfg(test)]
