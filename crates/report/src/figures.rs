@@ -408,15 +408,28 @@ pub fn labelled<const N: usize>(parts: [Option<String>; N]) -> String {
     parts.into_iter().flatten().collect::<Vec<_>>().join(", ")
 }
 
-/// A failed step's heading: its server, cores, workload and level.
-pub fn failed_step_label(s: &throng_model::StepRecord) -> String {
-    labelled([
-        Some(s.server.clone()),
-        (s.cores > 0).then(|| format!("{} core(s)", s.cores)),
-        Some(s.workload.clone()),
-        Some(format!("concurrency {}", s.concurrency)),
-        s.rate.map(|r| format!("{r} req/s offered")),
-    ])
+/// The steps a report's Failures section lists, each with its heading
+/// (server, cores, workload, level), why it failed and the server's last
+/// output.
+pub fn failures(run: &throng_model::RunData) -> Vec<(String, &str, Option<&str>)> {
+    run.steps
+        .iter()
+        .filter(|s| s.failure.is_some() || s.log_tail.is_some())
+        .map(|s| {
+            let label = labelled([
+                Some(s.server.clone()),
+                (s.cores > 0).then(|| format!("{} core(s)", s.cores)),
+                Some(s.workload.clone()),
+                Some(format!("concurrency {}", s.concurrency)),
+                s.rate.map(|r| format!("{r} req/s offered")),
+            ]);
+            (
+                label,
+                s.failure.as_deref().unwrap_or("failed"),
+                s.log_tail.as_deref(),
+            )
+        })
+        .collect()
 }
 
 /// Where a step was measured: "2 cores, c=200", or "c=200" when its

@@ -274,24 +274,19 @@ fn chart(o: &mut String, c: &NamedChart) {
 }
 
 fn failures(o: &mut String, run: &RunData) {
-    let failed: Vec<_> = run
-        .steps
-        .iter()
-        .filter(|s| s.failure.is_some() || s.log_tail.is_some())
-        .collect();
+    let failed = figures::failures(run);
     if failed.is_empty() {
         return;
     }
     o.push_str("<h2 id=\"failures\">Failures</h2>\n");
-    for s in failed {
-        let step = figures::failed_step_label(s);
+    for (step, why, log) in failed {
         let _ = writeln!(
             o,
             "<h3>{}</h3>\n<p class=\"failed\">{}</p>",
             esc(&step),
-            esc(s.failure.as_deref().unwrap_or("failed"))
+            esc(why)
         );
-        if let Some(t) = &s.log_tail {
+        if let Some(t) = log {
             let _ = writeln!(o, "<pre>{}</pre>", esc(t));
         }
     }

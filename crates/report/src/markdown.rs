@@ -316,24 +316,14 @@ fn content(c: &Cell) -> String {
 /// report had them and this one did not, so a server's own error message
 /// was in no Markdown report.
 fn failures(o: &mut String, run: &RunData) {
-    let failed: Vec<_> = run
-        .steps
-        .iter()
-        .filter(|s| s.failure.is_some() || s.log_tail.is_some())
-        .collect();
+    let failed = figures::failures(run);
     if failed.is_empty() {
         return;
     }
     o.push_str("\n## Failures\n");
-    for s in failed {
-        let step = figures::failed_step_label(s);
-        let _ = writeln!(
-            o,
-            "\n### {}\n\n{}\n",
-            cell(&step),
-            cell(s.failure.as_deref().unwrap_or("failed"))
-        );
-        if let Some(t) = &s.log_tail {
+    for (step, why, log) in failed {
+        let _ = writeln!(o, "\n### {}\n\n{}\n", cell(&step), cell(why));
+        if let Some(t) = log {
             o.push_str(&md_fence(t, ""));
         }
     }
