@@ -19,10 +19,11 @@ pub fn read_file(option: &str, path: &std::path::Path) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("cannot read {option} {}", path.display()))
 }
 
-/// [`read_file`] as UTF-8 text.
+/// A text file an option names (`--urls`, `--sessions`), read as a
+/// study's files are ([`throng_model::read_text_file`]).
 pub fn read_text(option: &str, path: &std::path::Path) -> Result<String> {
-    String::from_utf8(read_file(option, path)?)
-        .map_err(|_| anyhow::anyhow!("{option} {}: not UTF-8 text", path.display()))
+    throng_model::read_text_file(path)
+        .map_err(|e| anyhow::anyhow!("{option} {}: {e}", path.display()))
 }
 
 /// The longest duration an option takes: a year.

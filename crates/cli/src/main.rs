@@ -19,11 +19,9 @@ macro_rules! out {
 
 /// `println!`, as [`out!`].
 macro_rules! outln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let mut o = std::io::stdout().lock();
-        writeln!(o, $($arg)*).and_then(|()| o.flush()).map_err(crate::stdout_error)
-    }};
+    ($($arg:tt)*) => {
+        out!("{}\n", format_args!($($arg)*))
+    };
 }
 
 mod args;
@@ -178,32 +176,20 @@ fn main() -> ExitCode {
     }
 }
 
-/// Standard output's reader went away.
-#[derive(Debug)]
-struct StdoutClosed;
-
-impl std::fmt::Display for StdoutClosed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("standard output was closed")
-    }
-}
-
-impl std::error::Error for StdoutClosed {}
-
-/// The error is a write to a pipe whose reader went away: the commands
-/// that write with `?` directly give the io error itself.
+/// The error is a write to a pipe whose reader went away; it comes as the
+/// io error itself, from [`stdout_error`] or from a command that writes
+/// with `?`.
 fn closed_stdout(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
-        c.is::<StdoutClosed>()
-            || c.downcast_ref::<std::io::Error>()
-                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }
 
 /// A failed write to standard output, said as such.
 fn stdout_error(e: std::io::Error) -> anyhow::Error {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
-        StdoutClosed.into()
+        e.into()
     } else {
         anyhow::anyhow!("cannot write to standard output: {e}")
     }

@@ -197,49 +197,54 @@ fn report_and_compare_read_a_database_from_before_the_split() {
     assert_eq!(text.matches("tiny").count(), 2, "{text}");
 }
 
+/// `throng ARGS` must exit 2 with `want` as its one line on stderr.
+fn refused<S: AsRef<std::ffi::OsStr>>(args: &[S], want: &str) {
+    let mut cmd = support::throng();
+    cmd.args(args);
+    let out = support::run_bounded(cmd, std::time::Duration::from_secs(30));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let shown: Vec<_> = args.iter().map(|a| a.as_ref().to_string_lossy()).collect();
+    assert_eq!(out.status.code(), Some(2), "{shown:?}: {err}");
+    assert_eq!(err.trim(), want, "{shown:?}");
+}
+
 #[test]
 fn a_report_named_for_a_format_throng_does_not_write_is_refused() {
     // report.pdf used to get HTML under a name that said PDF.
     let dir = tempfile::tempdir().unwrap();
     let out_path = dir.path().join("report.pdf");
-    let mut cmd = support::throng();
-    cmd.args(["report", "--db", "none.db", "-o"]).arg(&out_path);
-    let out = support::run_bounded(cmd, std::time::Duration::from_secs(30));
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        String::from_utf8_lossy(&out.stderr).trim(),
-        format!(
-            "throng: -o {}: throng writes html, md, csv or json; name the file so, or give --format",
-            out_path.display()
-        )
+    let pdf = out_path.to_string_lossy().into_owned();
+    refused(
+        &["report", "--db", "none.db", "-o", &pdf],
+        &format!(
+            "throng: -o {pdf}: throng writes html, md, csv or json; name the file so, or give --format"
+        ),
     );
     assert!(!out_path.exists());
     // -o into a folder that does not exist: refused before any chart is
     // written (the charts were left behind).
     let png = dir.path().join("charts");
-    let mut cmd = support::throng();
-    cmd.args(["report", "--db", "none.db", "--png"])
-        .arg(&png)
-        .arg("-o")
-        .arg(dir.path().join("nodir").join("r.html"));
-    let out = support::run_bounded(cmd, std::time::Duration::from_secs(30));
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        String::from_utf8_lossy(&out.stderr).trim(),
-        format!(
-            "throng: -o {}: the folder {} does not exist",
-            dir.path().join("nodir").join("r.html").display(),
-            dir.path().join("nodir").display()
-        )
+    let nodir = dir.path().join("nodir");
+    let html = nodir.join("r.html").to_string_lossy().into_owned();
+    refused(
+        &[
+            "report",
+            "--db",
+            "none.db",
+            "--png",
+            &png.to_string_lossy(),
+            "-o",
+            &html,
+        ],
+        &format!(
+            "throng: -o {html}: the folder {} does not exist",
+            nodir.display()
+        ),
     );
     assert!(!png.exists());
-    let mut cmd = support::throng();
-    cmd.args(["compare", "--db", "none.db", "3", "3"]);
-    let out = support::run_bounded(cmd, std::time::Duration::from_secs(30));
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        String::from_utf8_lossy(&out.stderr).trim(),
-        "throng: run 3 compared with itself: give two different runs"
+    refused(
+        &["compare", "--db", "none.db", "3", "3"],
+        "throng: run 3 compared with itself: give two different runs",
     );
 }
 
@@ -256,15 +261,9 @@ fn a_file_that_is_not_a_results_database_is_left_as_it_was() {
         vec!["runs", "--db", &db],
         vec!["compare", "--db", &db, "1", "2"],
     ] {
-        let mut cmd = support::throng();
-        cmd.args(&args);
-        let out = support::run_bounded(cmd, std::time::Duration::from_secs(30));
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(
-            err.trim(),
-            format!("throng: {db} is not a results database: it is empty"),
-            "{args:?}"
+        refused(
+            &args,
+            &format!("throng: {db} is not a results database: it is empty"),
         );
         assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0, "{args:?}");
     }
@@ -278,15 +277,9 @@ fn a_file_that_is_not_a_results_database_is_left_as_it_was() {
         vec!["lab", "quick", "--db", &db],
         vec!["load", "http://127.0.0.1:9/", "-n", "10", "--db", &db],
     ] {
-        let mut cmd = support::throng();
-        cmd.args(&args);
-        let out = support::run_bounded(cmd, std::time::Duration::from_secs(30));
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(
-            err.trim(),
-            format!("throng: {db} is not a results database: it is not an SQLite file"),
-            "{args:?}"
+        refused(
+            &args,
+            &format!("throng: {db} is not a results database: it is not an SQLite file"),
         );
         assert_eq!(std::fs::read(&text).unwrap(), b"hello\n", "{args:?}");
     }

@@ -306,9 +306,12 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                 level_cs = pairs::compare_level(&steps, study.precision.target);
                 let narrow = pairs::all_narrow(&level_cs, study.precision.target);
                 let p = &study.precision;
+                // The rounds a step has, not the blocks it was given: a block
+                // cut short (an interrupt, a round asked again) measured
+                // nothing for it, and a step could end "done" without one.
                 for x in pending.iter_mut().filter(|x| !x.done) {
                     let spent = x.spent.as_secs_f64();
-                    x.done = block >= p.min_rounds
+                    x.done = x.step.rounds.len() >= p.min_rounds as usize
                         && (counted || narrow || block >= p.max_rounds || spent >= p.max_step_s);
                 }
             }
@@ -352,13 +355,7 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
             ctx.observer.event(Event::Compared(&level_cs));
         }
         for mut p in pending {
-            // A paired level counts its blocks, and an interrupted block
-            // still counts: a step could end "done" with none of its
-            // rounds measured, stored as ok and valid.
-            let cut = ctx.interrupt.is_set()
-                && p.step.status == StepStatus::Ok
-                && p.step.rounds.len() < study.precision.min_rounds as usize;
-            if !p.done || cut {
+            if !p.done {
                 // Interrupted: keep the rounds measured, say why it is short.
                 p.step.status = StepStatus::Skipped;
                 p.step.failure = Some(format!("interrupted after {} rounds", p.step.rounds.len()));

@@ -148,12 +148,10 @@ impl ServerProcess {
     /// Every process of the server: its group, the leader's descendants,
     /// and whatever carries its tag (a server gone to the background).
     pub fn tree(&self) -> Vec<i32> {
+        // A process of the server inherits the tag: what the tag finds
+        // needs no tree of its own.
         let mut all: BTreeSet<i32> = process_tree(self.pid).into_iter().collect();
-        for p in tagged(&self.tag) {
-            for q in process_tree(p) {
-                all.insert(q);
-            }
-        }
+        all.extend(tagged(&self.tag));
         all.into_iter().collect()
     }
 

@@ -353,8 +353,9 @@ fn windows_are_given_back_and_pings_answered() {
     assert!(out.windows(8).any(|w| w == b"12345678"));
 }
 
-#[test]
-fn request_bodies_wait_for_the_servers_window() {
+/// A started connection with one POST of 70,000 bytes open on stream 1,
+/// as much of its body queued as the default window lets out.
+fn upload() -> (blocks::H2Requests, H2) {
     let mut spec = crate::spec::LoadSpec::new(vec![crate::spec::Target::new(
         "127.0.0.1:1".parse().unwrap(),
         "127.0.0.1:1".into(),
@@ -370,6 +371,12 @@ fn request_bodies_wait_for_the_servers_window() {
     h.written(n);
     h.open(0, &r.targets[0]);
     h.pump(|_| &r.targets[0].body);
+    (r, h)
+}
+
+#[test]
+fn request_bodies_wait_for_the_servers_window() {
+    let (r, mut h) = upload();
     let data = |out: &[u8]| {
         let mut sent = 0;
         let mut p = out;
@@ -447,21 +454,7 @@ fn a_ping_flood_the_server_does_not_read_fails_the_connection_at_a_bound() {
 
 #[test]
 fn a_response_before_the_whole_body_closes_our_half_with_a_reset() {
-    let mut spec = crate::spec::LoadSpec::new(vec![crate::spec::Target::new(
-        "127.0.0.1:1".parse().unwrap(),
-        "127.0.0.1:1".into(),
-        "/up".into(),
-        "http://127.0.0.1:1/up".into(),
-    )]);
-    spec.method = "POST".into();
-    spec.body = Some(vec![b'b'; 70_000]);
-    let r = blocks::H2Requests::new(&spec);
-    let mut h = H2::new(CFG, r.targets[0].body.len());
-    h.start();
-    let n = h.pending().len();
-    h.written(n);
-    h.open(0, &r.targets[0]);
-    h.pump(|_| &r.targets[0].body);
+    let (_, mut h) = upload();
     let n = h.pending().len();
     h.written(n);
     // 65,535 bytes sent, the window spent; the server answers in full.
