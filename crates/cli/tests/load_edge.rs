@@ -1050,3 +1050,38 @@ fn requests_behind_a_closing_answer_are_counted_as_sent_again() {
         "{human}"
     );
 }
+
+#[test]
+fn requests_on_a_connection_closed_without_a_word_go_out_again() {
+    // Each connection answers one request and closes, saying nothing of
+    // it, with three more pipelined behind: RFC 9112 §9.3.2 has a client
+    // send those again. They used to fail as `closed`, 3 of every 4, and
+    // the server was blamed for a close HTTP allows it.
+    let s = Server::start(|mut c| {
+        if c.next_request().is_some() {
+            c.send_then_close(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nbye!\n");
+        }
+    });
+    let len = request_len(&s.url("/"));
+    let args = ["-n", "12", "-c", "1", "-t", "1", "--pipeline", "4"];
+    let j = throng_json(&[&["load", &s.url("/")], &args[..]].concat());
+    assert_eq!(u(&j, "/completed"), 12, "{j:#}");
+    assert_eq!(u(&j, "/sent"), 12);
+    only_errors(&j, &[]);
+    assert!(u(&j, "/resent") > 0, "{j:#}");
+    assert_eq!(u(&j, "/connections/reconnects"), 11, "{j:#}");
+    written_once_or_again(&j, len);
+    // A POST is not sent twice on the client's judgement: the requests
+    // behind the answered one fail as `closed`.
+    let j = throng_json(&[&["load", &s.url("/"), "-m", "POST"], &args[..]].concat());
+    assert_eq!(u(&j, "/resent"), 0, "{j:#}");
+    assert_eq!(
+        u(&j, "/completed") + u(&j, "/errors/closed") + u(&j, "/errors/reset"),
+        12,
+        "{j:#}"
+    );
+    assert!(
+        u(&j, "/errors/closed") + u(&j, "/errors/reset") >= 3,
+        "{j:#}"
+    );
+}

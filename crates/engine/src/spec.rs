@@ -319,6 +319,16 @@ impl LoadSpec {
         self.method.eq_ignore_ascii_case("HEAD")
     }
 
+    /// Whether a request to target `t` is idempotent (RFC 9110 §9.2.2):
+    /// one a client may send again when its connection closed under it
+    /// unanswered, since the server having served it once changes
+    /// nothing. Methods are case-sensitive, so `get` is not `GET`.
+    pub fn idempotent(&self, t: usize) -> bool {
+        let m = self.targets.get(t).and_then(|t| t.method.as_deref());
+        let m = m.unwrap_or(&self.method);
+        matches!(m, "GET" | "HEAD" | "OPTIONS" | "TRACE" | "PUT" | "DELETE")
+    }
+
     /// Whether client threads nap: only in the closed model, since the open
     /// model's sends follow a schedule that a nap would delay.
     pub fn naps(&self) -> bool {

@@ -153,15 +153,35 @@ fn a_close_notify_with_no_request_waiting_ends_the_connection_at_once() {
 }
 
 #[test]
-fn a_close_notify_with_a_request_waiting_fails_it_as_closed_at_once() {
-    // The second request of each connection meets the close_notify: it is
-    // `closed`, as at a FIN, not a `timeout` 3 s later.
+fn a_close_notify_with_a_request_waiting_sends_it_again_at_once() {
+    // The second request of each connection meets the close_notify. The
+    // connection answered one first, so the request goes out again on a
+    // fresh one (RFC 9112 §9.3.1), as at a FIN, at once: not a `timeout`
+    // 3 s later. Each connection answers one request: 6 connections.
     let server = Server::start(After::NotifyPending);
     let started = Instant::now();
     let r = load(&server.spec(Stop::Requests(6)));
     let took = started.elapsed();
+    assert_eq!(r.counts.completed, 6, "{:?}", r.counts.errors);
+    assert_eq!(r.counts.errors_total(), 0, "{:?}", r.counts.errors);
+    assert_eq!(r.counts.sent, 6);
+    assert_eq!(r.counts.resent, 5);
+    assert!(took < Duration::from_secs(3), "{took:?}");
+}
+
+#[test]
+fn a_close_notify_with_a_post_waiting_fails_it_as_closed_at_once() {
+    // A POST is not sent twice on the client's own judgement (RFC 9112
+    // §9.3.1): it is `closed`, at once, not a `timeout` 3 s later.
+    let server = Server::start(After::NotifyPending);
+    let mut spec = server.spec(Stop::Requests(6));
+    spec.method = "POST".into();
+    let started = Instant::now();
+    let r = load(&spec);
+    let took = started.elapsed();
     assert_eq!(r.counts.completed, 3, "{:?}", r.counts.errors);
     assert_eq!(r.counts.error(throng_engine::ErrorKind::Closed), 3);
     assert_eq!(r.counts.errors_total(), 3);
+    assert_eq!(r.counts.resent, 0);
     assert!(took < Duration::from_secs(3), "{took:?}");
 }

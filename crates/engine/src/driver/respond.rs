@@ -229,6 +229,7 @@ impl Worker<'_> {
         // as if the close had been noticed first.
         let kind = match kind {
             Some(ErrorKind::Closed | ErrorKind::Reset) if self.conns[i].stale => None,
+            Some(ErrorKind::Closed | ErrorKind::Reset) if self.may_resend(i) => None,
             k => k,
         };
         let was_connecting = matches!(self.conns[i].state, State::Connecting | State::Handshaking);
@@ -298,6 +299,24 @@ impl Worker<'_> {
         } else {
             self.fill(i);
         }
+    }
+
+    /// Connection `i` closed, or was reset, with requests on the wire and
+    /// no byte of their answers read: whether they go out again rather
+    /// than fail. A server may close a keep-alive connection at any
+    /// moment, and RFC 9112 §9.3.1-2 has a client resend what it had
+    /// pipelined, or idempotent requests, that got no answer. Only on a
+    /// connection that answered something first: each fresh connection
+    /// then moves the run on by an answer, where a server that closes
+    /// every connection unanswered would be sent the same requests for
+    /// ever, a run of N requests never ending.
+    fn may_resend(&self, i: usize) -> bool {
+        let c = &self.conns[i];
+        !c.h2_on
+            && c.state == State::Open
+            && c.carried > c.len as u64
+            && c.exchange.is_idle()
+            && (0..c.written).all(|k| self.plan.spec.idempotent(c.ring[c.slot(k)].target as usize))
     }
 
     /// Close connection `i` and forget what was on it.
