@@ -354,6 +354,11 @@ impl OwnSite {
         docroot: &str,
         urls: Option<&str>,
     ) -> Result<OwnSite, (&'static str, String)> {
+        // An empty path joined to the study's folder is that folder: the
+        // study itself, its notes and results would be served as a site.
+        if docroot.is_empty() {
+            return Err(("docroot", "is empty: name the site's folder".into()));
+        }
         let source = base.join(docroot);
         let files = walk_site(&source, Path::new(docroot)).map_err(|e| ("docroot", e))?;
         let urls = match urls {

@@ -163,6 +163,11 @@ mod tests {
             ),
             (
                 "['mirror']",
+                "[workload.mirror]\ndocroot = ''\n",
+                "[workload.mirror] docroot: is empty: name the site's folder",
+            ),
+            (
+                "['mirror']",
                 "[workload.mirror]\ndocroot = 'gone'\n",
                 "[workload.mirror] docroot: gone: No such file or directory (os error 2)",
             ),
