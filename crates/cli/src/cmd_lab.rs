@@ -71,20 +71,43 @@ pub fn comparison_line(c: &Comparison) -> String {
     )
 }
 
-pub fn step_line(s: &StepRecord) -> String {
+/// The start of a step's console line: which server, cores, workload and
+/// level.
+fn step_head(s: &StepRecord) -> String {
     // An offered rate is part of the level: two rates over the same
     // connections are different steps.
     let level = match s.rate {
         Some(r) => format!("{} at {r} req/s", s.concurrency),
         None => s.concurrency.to_string(),
     };
-    let head = format!(
+    format!(
         "{:<16} {:<7} {:<11} c={:<5}",
         s.server,
         figures::cores_label(s.cores),
         s.workload,
         level
-    );
+    )
+}
+
+/// A step whose verdict its sweep changed after its own line was printed:
+/// the console must not leave `valid` standing where the report says more.
+pub fn revised_line(s: &StepRecord) -> String {
+    let why: Vec<String> = s
+        .verdict
+        .reasons
+        .iter()
+        .map(|r| format!("{}: {}", r.code, r.message))
+        .collect();
+    format!(
+        "{} verdict now {}, from its whole sweep: {}",
+        step_head(s),
+        s.verdict.label(),
+        why.join("; ")
+    )
+}
+
+pub fn step_line(s: &StepRecord) -> String {
+    let head = step_head(s);
     match s.status {
         StepStatus::Ok => {
             // The report's own reduction: latency only from rounds that
@@ -224,6 +247,7 @@ impl Observer for Progress {
                 self.rescale();
                 self.line(step_line(s));
             }
+            Event::Revised(s) => self.line(revised_line(s)),
             Event::Compared(cs) => {
                 for c in cs {
                     self.line(comparison_line(c));

@@ -37,6 +37,10 @@ pub enum Event<'a> {
     },
     /// A finished (or failed) step, as stored.
     Step(&'a StepRecord),
+    /// A step's verdict changed once its whole sweep was seen (the
+    /// sweep-level reasons, such as `bottleneck_elsewhere`), as stored: the
+    /// `Step` event said less.
+    Revised(&'a StepRecord),
     /// Paired comparisons of a level (or, with no concurrency, of a whole
     /// sweep), as stored.
     Compared(&'a [Comparison]),

@@ -455,6 +455,7 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
         for (st, b) in sweep.iter().zip(before) {
             if st.verdict != b {
                 ctx.sink.verdict(st)?;
+                ctx.observer.event(Event::Revised(st));
             }
         }
     }

@@ -1248,3 +1248,61 @@ fn a_rate_sweep_offers_each_rate_and_stops_a_server_where_it_no_longer_keeps_up(
     let b_over_a = &data.comparisons[3];
     assert!((b_over_a.ratio - 0.75).abs() < 1e-9, "{b_over_a:?}");
 }
+
+/// Records the steps whose verdicts were revised after their sweep.
+struct Revisions(Vec<(u32, String)>);
+
+impl throng_lab::Observer for Revisions {
+    fn event(&mut self, e: throng_lab::Event<'_>) {
+        if let throng_lab::Event::Revised(s) = e {
+            self.0.push((s.concurrency, s.verdict.label()));
+        }
+    }
+}
+
+#[test]
+fn a_verdict_its_sweep_changes_is_told_as_well_as_stored() {
+    // Flat throughput from 4 to 16 connections, latency growing with them
+    // and the server's CPU at a tenth of its core: the sweep adds
+    // `bottleneck_elsewhere` to the level at 16 after its step was told as
+    // valid. The observer hears of it, so the console says it too.
+    let mut exec = Fake::new(Box::new(|_, c, _| {
+        let mut m = measured(1000.0, c, &[], 250 * u64::from(c));
+        m.usage.wall_s = 1.0;
+        m.usage.cpu_user_s = 0.1;
+        Ok(m)
+    }));
+    let s = study(&["a"], "[4, 16]", (3, 3), "");
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("t.db")).unwrap();
+    let rundir = RunDir::create(dir.path(), "throng-lab", 1, false).unwrap();
+    let site = Site {
+        rundir: &rundir,
+        user: None,
+    };
+    let mut seen = Revisions(Vec::new());
+    let out = throng_lab::run_study_with(
+        &s,
+        &mut store,
+        &mut seen,
+        &Interrupt::new(),
+        site,
+        &mut exec,
+    )
+    .unwrap();
+    let data = store.load_run(out.run_id).unwrap();
+    let stored: Vec<(u32, String)> = data
+        .steps
+        .iter()
+        .filter(|s| s.verdict.has(throng_model::ReasonCode::BottleneckElsewhere))
+        .map(|s| (s.concurrency, s.verdict.label()))
+        .collect();
+    assert_eq!(
+        stored.len(),
+        1,
+        "{:?}",
+        data.steps.iter().map(|s| &s.verdict).collect::<Vec<_>>()
+    );
+    assert_eq!(stored[0].0, 16);
+    assert_eq!(seen.0, stored);
+}
