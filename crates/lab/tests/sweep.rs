@@ -293,6 +293,16 @@ fn study(servers: &[&str], concurrency: &str, rounds: (u32, u32), extra: &str) -
 
 /// Runs `study` through `exec` and returns what was stored.
 fn run(study: &Study, exec: &mut Fake, interrupt: &Interrupt) -> (throng_lab::Outcome, RunData) {
+    run_seen(study, exec, interrupt, &mut Quiet)
+}
+
+/// As `run`, telling `seen` what the lab tells its caller.
+fn run_seen(
+    study: &Study,
+    exec: &mut Fake,
+    interrupt: &Interrupt,
+    seen: &mut dyn throng_lab::Observer,
+) -> (throng_lab::Outcome, RunData) {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(&dir.path().join("t.db")).unwrap();
     let rundir = RunDir::create(dir.path(), "throng-lab", 1, false).unwrap();
@@ -300,8 +310,7 @@ fn run(study: &Study, exec: &mut Fake, interrupt: &Interrupt) -> (throng_lab::Ou
         rundir: &rundir,
         user: None,
     };
-    let out =
-        throng_lab::run_study_with(study, &mut store, &mut Quiet, interrupt, site, exec).unwrap();
+    let out = throng_lab::run_study_with(study, &mut store, seen, interrupt, site, exec).unwrap();
     let data = store.load_run(out.run_id).unwrap();
     (out, data)
 }
@@ -1273,24 +1282,8 @@ fn a_verdict_its_sweep_changes_is_told_as_well_as_stored() {
         Ok(m)
     }));
     let s = study(&["a"], "[4, 16]", (3, 3), "");
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("t.db")).unwrap();
-    let rundir = RunDir::create(dir.path(), "throng-lab", 1, false).unwrap();
-    let site = Site {
-        rundir: &rundir,
-        user: None,
-    };
     let mut seen = Revisions(Vec::new());
-    let out = throng_lab::run_study_with(
-        &s,
-        &mut store,
-        &mut seen,
-        &Interrupt::new(),
-        site,
-        &mut exec,
-    )
-    .unwrap();
-    let data = store.load_run(out.run_id).unwrap();
+    let (_, data) = run_seen(&s, &mut exec, &Interrupt::new(), &mut seen);
     let stored: Vec<(u32, String)> = data
         .steps
         .iter()
