@@ -26,6 +26,27 @@ pub fn read_text(option: &str, path: &std::path::Path) -> Result<String> {
         .map_err(|e| anyhow::anyhow!("{option} {}: {e}", path.display()))
 }
 
+/// Write `bytes` to `path` whole or not at all: into a file beside it,
+/// renamed over it once complete. A disk that fills part-way used to
+/// leave a report cut short, or an empty chart, where an older whole one
+/// had been. A path that is not a regular file (/dev/stdout, a FIFO) is
+/// written as it is, since a rename would replace it; a link is followed,
+/// so the file it names gets the report.
+pub fn write_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let target = match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => return std::fs::write(path, bytes),
+        Ok(_) => std::fs::canonicalize(path)?,
+        Err(_) => path.to_path_buf(),
+    };
+    let name = target.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = target.with_file_name(format!(".{name}.{}.part", std::process::id()));
+    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, &target));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
 /// The longest duration an option takes: a year.
 const MAX_SECONDS: f64 = 365.0 * 86_400.0;
 

@@ -39,7 +39,7 @@ pub struct CompareArgs {
     #[arg(long, default_value = "2%", value_parser = parse_percent)]
     pub noise: f64,
     /// Exit with status 1 when a step is significantly slower by more than
-    /// this (e.g. 5%), for CI.
+    /// this (e.g. 5%), or measured in A failed in B, for CI.
     #[arg(long, value_parser = parse_percent, value_name = "PERCENT")]
     pub fail_if_slower: Option<f64>,
     #[arg(long, value_enum, default_value = "table")]
@@ -114,9 +114,24 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
                 slow.len(),
                 limit * 100.0
             );
-            for r in slow {
+            for r in &slow {
                 eprintln!("  {}: {:+.1}%", r.key.label(), r.change * 100.0);
             }
+        }
+        // A server that fails where it used to serve is slower than any
+        // ratio says.
+        if !comparison.lost.is_empty() {
+            eprintln!(
+                "throng: {} step(s) measured in {} were not in {}:",
+                comparison.lost.len(),
+                comparison.a,
+                comparison.b
+            );
+            for l in &comparison.lost {
+                eprintln!("  {l}");
+            }
+        }
+        if !slow.is_empty() || !comparison.lost.is_empty() {
             return Ok(1);
         }
     }

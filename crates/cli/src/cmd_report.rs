@@ -106,12 +106,13 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
     // its charts behind.
     if let Some(o) = &args.output {
         let parent = o.parent().filter(|p| !p.as_os_str().is_empty());
-        if parent.is_some_and(|p| !p.is_dir()) {
-            anyhow::bail!(
-                "-o {}: the folder {} does not exist",
-                o.display(),
-                parent.unwrap_or(std::path::Path::new(".")).display()
-            );
+        if let Some(p) = parent.filter(|p| !p.is_dir()) {
+            let why = if p.exists() {
+                "is not a folder"
+            } else {
+                "does not exist"
+            };
+            anyhow::bail!("-o {}: the folder {} {why}", o.display(), p.display());
         }
     }
     let store = open_store(&args.db)?;
@@ -135,14 +136,16 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
         for c in &charts {
             let path = dir.join(format!("{}.png", c.id));
             let png = renderer.render(&c.id, &c.svg, 2.0)?;
-            std::fs::write(&path, png).with_context(|| format!("write {}", path.display()))?;
+            crate::args::write_whole(&path, &png)
+                .with_context(|| format!("write {}", path.display()))?;
         }
         eprintln!("wrote {} charts to {}", charts.len(), dir.display());
     }
 
     match &args.output {
         Some(path) => {
-            std::fs::write(path, &bytes).with_context(|| format!("write {}", path.display()))?;
+            crate::args::write_whole(path, &bytes)
+                .with_context(|| format!("write {}", path.display()))?;
             eprintln!(
                 "wrote the report of run {} to {}",
                 data.run.id,

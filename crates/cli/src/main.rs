@@ -102,7 +102,7 @@ fn man(dir: Option<std::path::PathBuf>) -> anyhow::Result<u8> {
         let mut out = Vec::new();
         clap_mangen::Man::new(page).render(&mut out)?;
         let path = dir.join(file);
-        std::fs::write(&path, out)
+        args::write_whole(&path, &out)
             .map_err(|e| anyhow::anyhow!("man --dir: cannot write {}: {e}", path.display()))?;
     }
     Ok(0)

@@ -283,4 +283,144 @@ fn a_file_that_is_not_a_results_database_is_left_as_it_was() {
         );
         assert_eq!(std::fs::read(&text).unwrap(), b"hello\n", "{args:?}");
     }
+    // Another program's SQLite database, even one with a `runs` table of
+    // its own: throng's tables were added beside its own (`runs` exited
+    // 0), or SQLite's 64-line error quoted the schema.
+    for (name, sql, shown) in [
+        (
+            "users.db",
+            "CREATE TABLE users (id INTEGER, name TEXT);",
+            "users",
+        ),
+        (
+            "jobs.db",
+            "CREATE TABLE runs (id INTEGER, what TEXT); CREATE TABLE steps (x); \
+             CREATE TABLE t3 (x); CREATE TABLE t4 (x); PRAGMA user_version = 3;",
+            "runs, steps, t3, ...",
+        ),
+    ] {
+        let path = dir.path().join(name);
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(sql).unwrap();
+        drop(conn);
+        let before = std::fs::read(&path).unwrap();
+        let db = path.to_string_lossy().into_owned();
+        for args in [
+            vec!["report", "--db", &db],
+            vec!["runs", "--db", &db],
+            vec!["compare", "--db", &db, "1", "2"],
+            vec!["lab", "quick", "--db", &db],
+        ] {
+            refused(
+                &args,
+                &format!(
+                    "throng: {db} is not a results database: it holds another program's \
+                     tables ({shown}); give --db a file of its own"
+                ),
+            );
+            assert_eq!(std::fs::read(&path).unwrap(), before, "{args:?}");
+        }
+    }
+}
+
+#[test]
+fn a_report_that_cannot_be_written_whole_leaves_the_old_one_as_it_was() {
+    // A disk that fills part-way, here a file-size limit of 48 KiB: the
+    // report and its charts used to be cut short or left empty where
+    // whole ones had been.
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let (db, _, _) = database(dir.path());
+    let old = b"an older report, whole\n";
+    std::fs::write(dir.path().join("r.html"), old).unwrap();
+    std::fs::create_dir(dir.path().join("png")).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_throng"));
+    cmd.current_dir(dir.path()).args([
+        "report",
+        "--db",
+        db.to_str().unwrap(),
+        "-o",
+        "r.html",
+        "--png",
+        "png",
+    ]);
+    // SAFETY: between fork and exec only async-signal-safe calls are made.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 48 << 10,
+                rlim_max: 48 << 10,
+            };
+            // Writes past the limit then fail with EFBIG instead of
+            // killing the process with SIGXFSZ.
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.bounded_output().expect("run throng");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("File too large"), "{err}");
+    assert_eq!(std::fs::read(dir.path().join("r.html")).unwrap(), old);
+    // No chart cut short, and nothing half-written left beside them.
+    for e in std::fs::read_dir(dir.path().join("png")).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        assert!(!name.starts_with('.'), "{name} left behind");
+        let png = std::fs::read(e.path()).unwrap();
+        assert!(
+            png.starts_with(b"\x89PNG") && png.ends_with(b"IEND\xaeB`\x82"),
+            "{name}"
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".part"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_gate_on_slowdowns_fails_a_server_that_no_longer_serves() {
+    // Run B is run A with every step of one server failed, as when it
+    // exits before it is ready: no ratio can be slower, and the gate
+    // passed, listing the steps only as "not measured on both sides".
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("throng.db");
+    let mut store = Store::open(&db).unwrap();
+    let run = common::rich_run();
+    let a = store_run(&mut store, &run).to_string();
+    let mut broken = run.clone();
+    let server = broken.steps[0].server.clone();
+    let mut failed = 0;
+    for s in broken.steps.iter_mut().filter(|s| s.server == server) {
+        s.status = throng_model::StepStatus::Failed;
+        s.failure = Some("exited with status 1 before it was ready\nlog tail".into());
+        s.rounds.clear();
+        failed += 1;
+    }
+    let b = store_run(&mut store, &broken).to_string();
+    drop(store);
+    let out = throng(tmp.path(), &["compare", &a, &b, "--fail-if-slower", "50%"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let head = format!("throng: {failed} step(s) measured in run {a} were not in run {b}:");
+    assert!(err.starts_with(&head), "{err}");
+    assert!(
+        err.contains(&format!(
+            ": failed in run {b} (exited with status 1 before it was ready)"
+        )),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1 + failed, "{err}");
+    // Without a gate, the comparison says it and succeeds.
+    let out = throng(tmp.path(), &["compare", &a, &b, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["lost"].as_array().unwrap().len(), failed);
 }

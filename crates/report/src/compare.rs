@@ -134,6 +134,11 @@ pub struct Comparison {
     pub geomean: Option<GeoMean>,
     /// Steps measured on one side only, or failed on either.
     pub unmatched: Vec<String>,
+    /// Of those, steps that A measured and B did not, the server having
+    /// failed or been skipped there: a regression no ratio can show, which
+    /// a gate on slowdowns must not pass.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lost: Vec<String>,
     /// Two servers of one run: the lab's paired ratios of B over A, pooled
     /// and per level, turned to B over A when stored the other way round.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -238,6 +243,7 @@ fn finish(
         rows,
         geomean,
         unmatched,
+        lost: Vec::new(),
         paired: Vec::new(),
     }
 }
@@ -246,6 +252,7 @@ fn finish(
 pub fn compare_runs(a: &RunData, b: &RunData, opts: CompareOptions) -> Comparison {
     let mut rows = Vec::new();
     let mut unmatched = Vec::new();
+    let mut lost = Vec::new();
     for sa in &a.steps {
         let key = StepKey {
             server: Some(sa.server.clone()),
@@ -262,6 +269,19 @@ pub fn compare_runs(a: &RunData, b: &RunData, opts: CompareOptions) -> Compariso
         });
         match sb {
             Some(sb) if usable(sa) && usable(sb) => rows.extend(row(key, sa, sb, &opts)),
+            Some(sb) if usable(sa) => {
+                let word = match sb.status {
+                    StepStatus::Failed => "failed",
+                    StepStatus::Skipped => "skipped",
+                    StepStatus::Unsupported => "unsupported",
+                    StepStatus::Ok => "measured nothing",
+                };
+                let why = sb.failure.as_deref().and_then(|f| f.lines().next());
+                let why = why.map(|w| format!(" ({w})")).unwrap_or_default();
+                let line = format!("{}: {word} in run {}{why}", key.label(), b.run.id);
+                unmatched.push(line.clone());
+                lost.push(line);
+            }
             Some(_) => unmatched.push(format!("{}: not measured on both sides", key.label())),
             None => unmatched.push(format!("{}: only in run {}", key.label(), a.run.id)),
         }
@@ -284,13 +304,16 @@ pub fn compare_runs(a: &RunData, b: &RunData, opts: CompareOptions) -> Compariso
             unmatched.push(format!("{}: only in run {}", key.label(), b.run.id));
         }
     }
-    finish(
-        format!("run {}", a.run.id),
-        format!("run {}", b.run.id),
-        opts,
-        rows,
-        unmatched,
-    )
+    Comparison {
+        lost,
+        ..finish(
+            format!("run {}", a.run.id),
+            format!("run {}", b.run.id),
+            opts,
+            rows,
+            unmatched,
+        )
+    }
 }
 
 /// Two servers of one run, step by step; `b` against `a`.

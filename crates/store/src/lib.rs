@@ -19,6 +19,12 @@ use throng_model::{
 mod schema;
 use schema::MIGRATIONS;
 
+/// A database that is not throng's, in words naming the file: said as it
+/// is, not under "open FILE".
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct NotResults(String);
+
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 pub struct Store {
@@ -80,9 +86,12 @@ impl Store {
         let open = || -> anyhow::Result<Store> {
             let conn = Connection::open(path)?;
             conn.busy_timeout(std::time::Duration::from_secs(5))?;
-            conn.pragma_update(None, "foreign_keys", "ON")?;
-            conn.pragma_update(None, "journal_mode", "WAL")?;
             let mut store = Store { conn };
+            // Before the journal mode, which another program's file would
+            // keep.
+            store.check_ours(path)?;
+            store.conn.pragma_update(None, "foreign_keys", "ON")?;
+            store.conn.pragma_update(None, "journal_mode", "WAL")?;
             store.migrate()?;
             Ok(store)
         };
@@ -92,7 +101,9 @@ impl Store {
             let not_sqlite = e
                 .downcast_ref::<rusqlite::Error>()
                 .is_some_and(|e| e.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase));
-            if not_sqlite {
+            if e.is::<NotResults>() {
+                e
+            } else if not_sqlite {
                 anyhow::anyhow!(
                     "{} is not a results database: it is not an SQLite file",
                     path.display()
@@ -101,6 +112,50 @@ impl Store {
                 e.context(format!("open {}", path.display()))
             }
         })
+    }
+
+    /// A database holding tables is throng's only if it has the tables
+    /// and columns of the first schema and a schema version: another
+    /// program's database, even one with a `runs` table of its own, is
+    /// refused before anything is written into it, where the migrations
+    /// would add throng's tables beside its own.
+    fn check_ours(&self, path: &Path) -> anyhow::Result<()> {
+        let mut q = self.conn.prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+        )?;
+        let tables: Vec<String> = q.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+        if tables.is_empty() {
+            return Ok(());
+        }
+        let version: i64 = self
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))?;
+        let first = ["runs", "findings", "servers", "configs", "steps", "rounds"];
+        let has_all = first.iter().all(|t| tables.iter().any(|n| n == t));
+        // Preparing a statement is enough to know the columns are there.
+        let columns = || {
+            self.conn
+                .prepare("SELECT study, study_toml, started_unix_s, complete FROM runs LIMIT 0")
+                .is_ok()
+                && self
+                    .conn
+                    .prepare(
+                        "SELECT run_id, server, cores, workload, concurrency FROM steps LIMIT 0",
+                    )
+                    .is_ok()
+        };
+        if version >= 1 && has_all && columns() {
+            return Ok(());
+        }
+        let shown: Vec<&str> = tables.iter().take(3).map(String::as_str).collect();
+        let more = if tables.len() > 3 { ", ..." } else { "" };
+        Err(NotResults(format!(
+            "{} is not a results database: it holds another program's tables ({}{more}); \
+             give --db a file of its own",
+            path.display(),
+            shown.join(", ")
+        ))
+        .into())
     }
 
     fn migrate(&mut self) -> anyhow::Result<()> {
