@@ -144,7 +144,7 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                     ..throng_servers::LabSettings::cleartext(
                         group.cores,
                         mine.server_cpus.clone(),
-                        group.max_concurrency,
+                        throng_servers::max_connections_for(group.max_concurrency),
                     )
                 };
                 let parity = throng_servers::parity(&s.recipe, &started.configs, &lab);

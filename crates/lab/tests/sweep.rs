@@ -1299,3 +1299,24 @@ fn a_verdict_its_sweep_changes_is_told_as_well_as_stored() {
     assert_eq!(stored[0].0, 16);
     assert_eq!(seen.0, stored);
 }
+
+#[test]
+fn the_parity_table_states_the_connection_limit_the_configs_were_given() {
+    // Servers are rendered with max(2 × the highest concurrency, 1024);
+    // the table said the highest concurrency itself, 16 here.
+    let mut exec = Fake::new(Box::new(steady));
+    let (_, data) = run(
+        &study(&["a"], "[4, 16]", (1, 1), ""),
+        &mut exec,
+        &Interrupt::new(),
+    );
+    let limit: Vec<&str> = data.servers[0]
+        .parity
+        .iter()
+        .filter(|p| p.setting == throng_model::Setting::MaxConnections)
+        .map(|p| p.value.as_str())
+        .collect();
+    assert_eq!(limit, ["1024"]);
+    assert_eq!(throng_servers::max_connections_for(16), 1024);
+    assert_eq!(throng_servers::max_connections_for(5000), 10_000);
+}

@@ -87,7 +87,7 @@ pub fn rows(run: &RunData) -> Vec<ParityRow<'_>> {
             .iter()
             .map(|s| s.parity.iter().find(|p| p.setting == setting))
             .collect();
-        let mut values = entries.iter().flatten().map(|p| p.value.trim());
+        let mut values = entries.iter().flatten().map(|p| canonical(&p.value));
         let Some(first) = values.next() else {
             continue;
         };
@@ -99,6 +99,34 @@ pub fn rows(run: &RunData) -> Vec<ParityRow<'_>> {
         });
     }
     out
+}
+
+/// A value as compared between servers: each server's config spells the
+/// same setting its own way ("60s" and "60", "off" and "OFF", etag "on"
+/// and "enable"), and those are the same, not a difference to warn of.
+fn canonical(value: &str) -> String {
+    let v = value.trim().to_ascii_lowercase();
+    match v.as_str() {
+        "on" | "enable" | "enabled" | "true" | "yes" => return "on".into(),
+        "off" | "disable" | "disabled" | "false" | "no" => return "off".into(),
+        _ => {}
+    }
+    // A duration, in seconds: "60", "60s", "60 sec", "1m", "500ms".
+    let split = v
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(v.len());
+    let (num, unit) = v.split_at(split);
+    let scale = match unit.trim() {
+        "" | "s" | "sec" | "secs" | "second" | "seconds" => Some(1.0),
+        "ms" => Some(0.001),
+        "m" | "min" | "mins" | "minute" | "minutes" => Some(60.0),
+        "h" | "hour" | "hours" => Some(3600.0),
+        _ => None,
+    };
+    match (num.parse::<f64>(), scale) {
+        (Ok(n), Some(k)) if !num.is_empty() => format!("{}", n * k),
+        _ => v,
+    }
 }
 
 /// One line per setting that differs, with each server's value and the
@@ -150,6 +178,46 @@ mod tests {
                 .collect(),
             ..ServerRecord::default()
         }
+    }
+
+    #[test]
+    fn the_same_value_spelt_two_ways_is_no_difference() {
+        let run = RunData {
+            servers: vec![
+                server(
+                    "a",
+                    &[
+                        (Setting::KeepAliveTimeout, "60s"),
+                        (Setting::Gzip, "off"),
+                        (Setting::Etag, "on"),
+                        (Setting::KeepAliveRequests, "100"),
+                    ],
+                ),
+                server(
+                    "b",
+                    &[
+                        (Setting::KeepAliveTimeout, "60"),
+                        (Setting::Gzip, "OFF"),
+                        (Setting::Etag, "enable"),
+                        (Setting::KeepAliveRequests, "1000"),
+                    ],
+                ),
+                server(
+                    "c",
+                    &[(Setting::KeepAliveTimeout, "1m"), (Setting::Etag, "ON")],
+                ),
+            ],
+            ..RunData::default()
+        };
+        let differ: Vec<Setting> = rows(&run)
+            .iter()
+            .filter(|r| r.differs)
+            .map(|r| r.setting)
+            .collect();
+        assert_eq!(differ, [Setting::KeepAliveRequests]);
+        assert_eq!(canonical("5s"), canonical("5000ms"));
+        assert_ne!(canonical("5s"), canonical("5m"));
+        assert_eq!(canonical("unlimited"), "unlimited");
     }
 
     #[test]

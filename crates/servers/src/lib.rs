@@ -26,6 +26,6 @@ pub use launch::{start, Running, Site, Start, StartFailure};
 pub use parity::{log_bytes, parity, LabSettings};
 pub use process::RunAs;
 pub use profile::Profile;
-pub use recipe::{Recipe, Recipes};
+pub use recipe::{max_connections_for, Recipe, Recipes};
 pub use rundir::RunDir;
 pub use spot::Spot;

@@ -227,11 +227,16 @@ pub struct RenderContext {
     pub as_root: bool,
 }
 
+/// Connection limit rendered into every server: comfortably above the
+/// study's highest concurrency so no server refuses a client by config.
+/// The parity table states this same figure.
+pub fn max_connections_for(concurrency: u32) -> u32 {
+    concurrency.saturating_mul(2).max(1024)
+}
+
 impl RenderContext {
-    /// Connection limit rendered into every server: comfortably above the
-    /// study's highest concurrency so no server refuses a client by config.
     pub fn max_connections(&self) -> u32 {
-        (self.concurrency.saturating_mul(2)).max(1024)
+        max_connections_for(self.concurrency)
     }
 
     fn value(&self, key: &str, binary: &str) -> Option<String> {
