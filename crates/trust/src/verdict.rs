@@ -479,7 +479,10 @@ fn delayed_ack(v: &mut Verdict, h: &Histogram<u64>, s: &Summary, ctx: &RoundCont
         let below = h.count_between(lo.saturating_sub(2 * width), lo.saturating_sub(1000));
         let above = h.count_between(hi + 1000, hi + 2 * width);
         let share = inside as f64 / total as f64;
-        if share >= DELAYED_ACK_SHARE && inside as f64 >= DELAYED_ACK_SPIKE * (below + above) as f64
+        let before = h.count_between(0, lo.saturating_sub(1)) as f64 / total as f64;
+        if share >= DELAYED_ACK_SHARE
+            && inside as f64 >= DELAYED_ACK_SPIKE * (below + above) as f64
+            && !first_byte_waited_too(s, lo, before + share / 2.0)
         {
             v.push(
                 ReasonCode::DelayedAck,
@@ -497,6 +500,35 @@ fn delayed_ack(v: &mut Verdict, h: &Histogram<u64>, s: &Summary, ctx: &RoundCont
             return;
         }
     }
+}
+
+/// Whether the spike's wait came before the answer began: at most `half`
+/// of the first bytes (the share of responses below the window and half
+/// of those in it) can have arrived before `lo`, by the first-byte
+/// percentiles. The delayed-ACK stall holds back the rest of a response
+/// whose first segment left at once: its first byte is early and its last
+/// byte late. A server that takes 45 ms to answer has both late, and is
+/// slow, not stalled by a timer. Without first-byte figures (runs stored
+/// before them), nothing is ruled out.
+fn first_byte_waited_too(s: &Summary, lo: u64, half: f64) -> bool {
+    let Some(f) = s.first_byte_us.as_ref().filter(|f| f.count > 0) else {
+        return false;
+    };
+    // The lowest percentile at or past the window bounds the share of
+    // first bytes that came before it.
+    let at_or_past = [
+        (0.5, f.p50),
+        (0.75, f.p75),
+        (0.9, f.p90),
+        (0.99, f.p99),
+        (0.999, f.p999),
+        (0.9999, f.p9999),
+    ]
+    .into_iter()
+    .find(|&(_, v)| v >= lo)
+    .map(|(q, _)| q);
+    let bound = if f.min >= lo { Some(0.0) } else { at_or_past };
+    bound.is_some_and(|q| q <= half + 1e-9)
 }
 
 /// The round kept opening connections: `--close`, or a server that closed

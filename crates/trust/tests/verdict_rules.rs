@@ -2,7 +2,7 @@
 
 use hdrhistogram::Histogram;
 use throng_model::{Comparison, Decision, ErrorKind};
-use throng_model::{Connections, CpuTime, RateReport, ReasonCode};
+use throng_model::{Connections, CpuTime, Latency, RateReport, ReasonCode};
 use throng_model::{Estimate, RoundRecord, ServerUsage, StepRecord, StepStatus, Summary, Verdict};
 use throng_trust::verdict::{
     round_verdict_with, server_cpu_denied_s, step_verdict, step_verdict_paired, sweep_verdicts,
@@ -874,4 +874,56 @@ fn servers_own_queueing_is_not_server_starved() {
     let mut c = starved_ctx(1, 5.0, 5.0, 5.0, 1.0);
     c.server = None;
     assert!(round_verdict_with(&clean(), None, &c, PORTS).is_valid());
+}
+
+#[test]
+fn a_server_slow_to_begin_its_answer_is_not_delayed_ack() {
+    // A server that takes 45 ms to answer, every time or one time in five:
+    // the latency sits in the timer's window, and so does the first byte.
+    // The delayed-ACK stall holds back the end of an answer whose first
+    // segment left at once; this one began late, the server's own time.
+    let first = |p50, p75, p90, p99| Latency {
+        count: 1000,
+        min: 100,
+        p50,
+        p75,
+        p90,
+        p99,
+        p999: p99,
+        p9999: p99,
+        max: p99,
+        ..Latency::default()
+    };
+    let mut idle = clean();
+    idle.requests_per_sec = 22.0;
+    idle.client_cpu_s = CpuTime {
+        user: 0.01,
+        sys: 0.01,
+        runqueue: 0.0,
+    };
+    let mut every = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+    every.record_n(45_300, 1000).unwrap();
+    let mut fifth = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+    fifth.record_n(300, 800).unwrap();
+    fifth.record_n(50_200, 200).unwrap();
+    for (h, late, early) in [
+        (
+            &every,
+            first(45_250, 45_260, 45_280, 45_290),
+            first(180, 190, 200, 260),
+        ),
+        (
+            &fifth,
+            first(290, 300, 50_150, 50_190),
+            first(250, 270, 290, 320),
+        ),
+    ] {
+        idle.first_byte_us = Some(late);
+        let v = round_verdict_with(&idle, Some(h), &ctx(), PORTS);
+        assert!(v.is_valid(), "{v:?}");
+        // The same latencies with the first byte early are the stall.
+        idle.first_byte_us = Some(early);
+        let v = round_verdict_with(&idle, Some(h), &ctx(), PORTS);
+        assert_eq!(codes(&v), vec!["delayed_ack"]);
+    }
 }
