@@ -379,6 +379,21 @@ fn requests_due_but_never_sent_are_counted_not_dropped() {
         !reasons.iter().any(|r| r["code"] == "saturated"),
         "{reasons:?}"
     );
+    // A rate whose interval is not a whole number of nanoseconds: 7 req/s
+    // on 2 connections is one every 285,714,285.7 ns on each. Cut to
+    // whole nanoseconds, the schedule ran 5 ns fast and put an eighth
+    // request on a connection 5 ns before the end: 15 due, one unsent.
+    let j = throng_json(&[
+        "load",
+        &quick.url("/"),
+        "--rate",
+        "7",
+        "-c",
+        "2",
+        "-d",
+        "2s",
+    ]);
+    assert_eq!((u(&j, "/sent"), u(&j, "/rate/unsent")), (14, 0), "{j}");
 }
 
 #[test]
@@ -1084,4 +1099,38 @@ fn requests_on_a_connection_closed_without_a_word_go_out_again() {
         u(&j, "/errors/closed") + u(&j, "/errors/reset") >= 3,
         "{j:#}"
     );
+}
+
+#[test]
+fn a_run_by_time_counts_the_bytes_of_its_last_requests() {
+    // On the ring, a send counts when its completion is taken, and the
+    // sends of a run's last turn completed after the loop had ended: 3 of
+    // 4 runs of 300 ms wrote one request less than the server read.
+    let s = Server::start(|mut c| {
+        while c.next_request().is_some() {
+            if !c.send(&ok(b"quick\n")) {
+                return;
+            }
+        }
+    });
+    let len = request_len(&s.url("/"));
+    for io in ["uring", "epoll"] {
+        for _ in 0..4 {
+            let j = throng_json(&[
+                "load",
+                &s.url("/"),
+                "-d",
+                "300ms",
+                "-c",
+                "4",
+                "-t",
+                "1",
+                "--io",
+                io,
+            ]);
+            only_errors(&j, &[]);
+            assert_eq!(u(&j, "/resent"), 0, "{j:#}");
+            written_once_or_again(&j, len);
+        }
+    }
 }

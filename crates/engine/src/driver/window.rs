@@ -78,6 +78,7 @@ impl Worker<'_> {
         self.settle_thread();
         let mut events = events();
         let ending = self.measure(window, &mut events);
+        self.uring_count_last_sends();
         for c in &mut self.conns {
             c.stream = None;
         }
