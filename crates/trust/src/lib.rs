@@ -6,6 +6,7 @@
 //! functions over data read once ([`snapshot`] for the machine, the engine's
 //! summary for a run), so every rule can be shown to fire on crafted input.
 
+mod delayed_ack;
 pub mod doctor;
 mod saturation;
 pub mod snapshot;

@@ -402,7 +402,7 @@ impl Uring {
     /// count, one request short of what the server read. Sends still held
     /// by a full socket are cancelled, so that their completions say how
     /// much went out; the wait for them is bounded by `wait_ns`.
-    fn last_sends(&mut self, wait_ns: u64) -> u64 {
+    pub(super) fn last_sends(&mut self, wait_ns: u64) -> u64 {
         let mut busy = 0;
         for i in 0..self.sends.len() {
             if !std::mem::take(&mut self.sends[i].busy) {
@@ -432,24 +432,6 @@ impl Uring {
             .sum()
     }
 }
-
-impl Worker<'_> {
-    /// A whole run's end, on the ring: count what its last sends wrote.
-    /// Only there: between a session's windows the drain takes them.
-    pub(super) fn uring_count_last_sends(&mut self) {
-        let Some(u) = self.uring.as_mut() else {
-            return;
-        };
-        let bytes = u.last_sends(LAST_SENDS_WAIT_NS);
-        let measuring = self.measuring;
-        self.counters(measuring).bytes_written += bytes;
-    }
-}
-
-/// How long the end of a run waits for the completions of its last sends:
-/// those on a socket with room complete as they are submitted, and a
-/// cancelled one at once; this only bounds a kernel that is slow to.
-const LAST_SENDS_WAIT_NS: u64 = 5_000_000;
 
 impl Drop for Uring {
     fn drop(&mut self) {
