@@ -1134,3 +1134,35 @@ fn a_run_by_time_counts_the_bytes_of_its_last_requests() {
         }
     }
 }
+
+#[test]
+fn answers_to_warmup_requests_bring_their_bytes_to_the_warmup() {
+    // Open model: a request of the warmup answered after measuring began
+    // is a warmup answer, and its bytes were counted as measured: 197
+    // answers with 200 answers' bytes. Every answer here takes 30 ms and
+    // comes in one write, so what a phase read is its answers' bytes.
+    let s = Server::start(|mut c| {
+        while c.next_request().is_some() {
+            std::thread::sleep(Duration::from_millis(30));
+            if !c.send(&ok(b"late\n")) {
+                return;
+            }
+        }
+    });
+    let one = throng_json(&["load", &s.url("/"), "-n", "1", "-c", "1"]);
+    let answer = u(&one, "/bytes_read");
+    let j = throng_json(&[
+        "load",
+        &s.url("/"),
+        "--rate",
+        "100",
+        "--warmup",
+        "1s",
+        "-d",
+        "2s",
+        "-c",
+        "8",
+    ]);
+    only_errors(&j, &[]);
+    assert_eq!(u(&j, "/bytes_read"), u(&j, "/completed") * answer, "{j:#}");
+}

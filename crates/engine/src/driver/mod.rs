@@ -388,6 +388,20 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// The phase whose `bytes_read` what connection `i` reads now counts
+    /// in: its oldest request's, as for the answer itself. An open-model
+    /// warmup request answered after measuring began is a warmup answer,
+    /// and its bytes were counted as measured: 197 answers and 200 answers'
+    /// bytes. Nothing on the wire: the phase of the clock.
+    fn read_phase(&self, i: usize) -> bool {
+        let c = &self.conns[i];
+        if c.len > 0 {
+            self.phase_of(&c.front())
+        } else {
+            self.measuring
+        }
+    }
+
     /// The stop flag is not read here: the loop reads it once per
     /// iteration and leaves before anything else is issued.
     fn can_issue(&self) -> bool {

@@ -85,7 +85,7 @@ impl Worker<'_> {
                 Ok((n, stamp)) => {
                     self.conns[i].stale = false;
                     let arrived = self.arrival(stamp);
-                    let measuring = self.measuring;
+                    let measuring = self.read_phase(i);
                     self.counters(measuring).bytes_read += n as u64;
                     if measuring {
                         self.tick_timeline(0, 0, n as u64);

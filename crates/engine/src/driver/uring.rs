@@ -765,7 +765,7 @@ impl Worker<'_> {
         let epoch = self.conns[i].epoch;
         self.conns[i].stale = false;
         let arrived = self.arrival(stamp);
-        let measuring = self.measuring;
+        let measuring = self.read_phase(i);
         self.counters(measuring).bytes_read += data.len() as u64;
         if measuring {
             self.tick_timeline(0, 0, data.len() as u64);
