@@ -7,7 +7,9 @@
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use serde::Serialize;
-use throng_model::{RunData, StepRecord, StepStatus};
+use std::collections::{BTreeMap, BTreeSet};
+
+use throng_model::{Finding, RunData, Severity, StepRecord, StepStatus};
 use throng_stats::MedianCi;
 
 use crate::error::{ReportError, Result};
@@ -139,6 +141,10 @@ pub struct Comparison {
     /// a gate on slowdowns must not pass.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lost: Vec<String>,
+    /// Two runs: what says a change may be the machine's rather than the
+    /// servers' (see [`cautions`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cautions: Vec<String>,
     /// Two servers of one run: the lab's paired ratios of B over A, pooled
     /// and per level, turned to B over A when stored the other way round.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -244,6 +250,7 @@ fn finish(
         geomean,
         unmatched,
         lost: Vec::new(),
+        cautions: Vec::new(),
         paired: Vec::new(),
     }
 }
@@ -304,8 +311,10 @@ pub fn compare_runs(a: &RunData, b: &RunData, opts: CompareOptions) -> Compariso
             unmatched.push(format!("{}: only in run {}", key.label(), b.run.id));
         }
     }
+    let cautions = cautions(a, b, &rows);
     Comparison {
         lost,
+        cautions,
         ..finish(
             format!("run {}", a.run.id),
             format!("run {}", b.run.id),
@@ -314,6 +323,94 @@ pub fn compare_runs(a: &RunData, b: &RunData, opts: CompareOptions) -> Compariso
             unmatched,
         )
     }
+}
+
+/// What says that a change between two runs may be the machine's: the
+/// steps' verdicts and the machine checks of each run, where one run has
+/// what the other has not, and every server changing alike. Two runs
+/// minutes apart on a busy machine made every server "slower" by 11–67%,
+/// the servers' ratios to each other holding (1.34 and 1.40), with one
+/// mark beside the figures for all of it.
+pub fn cautions(a: &RunData, b: &RunData, rows: &[Row]) -> Vec<String> {
+    let mut out = Vec::new();
+    let reasons = |run: &RunData| {
+        let ok: Vec<&StepRecord> = run.steps.iter().filter(|s| usable(s)).collect();
+        let mut by: BTreeMap<String, usize> = BTreeMap::new();
+        for s in &ok {
+            for r in &s.verdict.reasons {
+                *by.entry(r.code.to_string()).or_default() += 1;
+            }
+        }
+        let suspect = ok.iter().filter(|s| !s.verdict.is_valid()).count();
+        (ok.len(), suspect, by)
+    };
+    let (na, sa, ra) = reasons(a);
+    let (nb, sb, rb) = reasons(b);
+    if ra != rb && (sa > 0 || sb > 0) {
+        let words = |n: usize, s: usize, r: &BTreeMap<String, usize>| {
+            let list: Vec<String> = r.iter().map(|(c, k)| format!("{c} {k}")).collect();
+            if list.is_empty() {
+                format!("{s} of {n} steps suspect")
+            } else {
+                format!("{s} of {n} steps suspect ({})", list.join(", "))
+            }
+        };
+        out.push(format!(
+            "The runs' verdicts differ: run {}: {}; run {}: {}. A change carried by the \
+             steps of one run only may be the machine's, not the servers'.",
+            a.run.id,
+            words(na, sa, &ra),
+            b.run.id,
+            words(nb, sb, &rb)
+        ));
+    }
+    for (this, other) in [(a, b), (b, a)] {
+        let theirs = flagged(other);
+        for f in flagged(this) {
+            if !theirs.iter().any(|o| o.check == f.check) {
+                out.push(format!(
+                    "Run {}'s machine check, not run {}'s: {}: {}",
+                    this.run.id, other.run.id, f.check, f.message
+                ));
+            }
+        }
+    }
+    let decided: Vec<&Row> = rows
+        .iter()
+        .filter(|r| matches!(r.verdict, Change::Slower | Change::Faster))
+        .collect();
+    let servers: BTreeSet<&str> = decided
+        .iter()
+        .filter_map(|r| r.key.server.as_deref())
+        .collect();
+    let tested = rows
+        .iter()
+        .filter(|r| r.verdict != Change::Untestable)
+        .count();
+    // Most steps changed, every one the same way, on two servers or more.
+    if servers.len() >= 2 && 2 * decided.len() > tested {
+        let slower = decided.iter().all(|r| r.verdict == Change::Slower);
+        let faster = decided.iter().all(|r| r.verdict == Change::Faster);
+        if slower || faster {
+            out.push(format!(
+                "Every server ({}) is {} wherever a change was found, on most steps: a change of the machine \
+                 (its load, its clock, its kernel) is likelier than each server's own; \
+                 compare the servers within each run (`throng compare RUN --servers X Y`).",
+                servers.into_iter().collect::<Vec<_>>().join(", "),
+                if slower { "slower" } else { "faster" }
+            ));
+        }
+    }
+    out
+}
+
+/// A run's machine checks that warned or failed.
+fn flagged(run: &RunData) -> Vec<&Finding> {
+    run.run
+        .doctor
+        .iter()
+        .filter(|f| f.severity != Severity::Ok)
+        .collect()
 }
 
 /// Two servers of one run, step by step; `b` against `a`.
@@ -451,7 +548,7 @@ impl Comparison {
         Some(format!(
             "{SUSPECT}: that side's step has a suspect verdict{why}: its figure may say more about \
              the machine than the server, and a change against it may not be the server's. \
-             `throng report` gives the reasons."
+             the HTML report and `throng report --format json` give each step's reasons."
         ))
     }
 
@@ -551,9 +648,13 @@ impl Comparison {
             None => String::new(),
         };
         format!(
-            "{lead}{}\n{legend}{}\n",
+            "{lead}{}\n{legend}{}\n{}",
             terminal(&self.table()),
-            self.footer()
+            self.footer(),
+            self.cautions
+                .iter()
+                .map(|c| format!("\n{c}\n"))
+                .collect::<String>()
         )
     }
 
@@ -574,9 +675,13 @@ impl Comparison {
             None => String::new(),
         };
         format!(
-            "{lead}{}\n{legend}{}\n",
+            "{lead}{}\n{legend}{}\n{}",
             markdown::table(&self.table()),
-            md_cell(&self.footer())
+            md_cell(&self.footer()),
+            self.cautions
+                .iter()
+                .map(|c| format!("\n{}\n", md_cell(c)))
+                .collect::<String>()
         )
     }
 

@@ -124,7 +124,7 @@ fn suspect_figures_are_marked_in_the_tables_with_a_legend() {
     assert!(row.contains("1,011 [1,010–1,012]* † ┆"), "{row}");
     let legend = "†: that side's step has a suspect verdict (client_bound, noisy): its figure may \
                   say more about the machine than the server, and a change against it may not be \
-                  the server's. `throng report` gives the reasons.";
+                  the server's. the HTML report and `throng report --format json` give each step's reasons.";
     assert_eq!(c.legend().as_deref(), Some(legend));
     assert!(text.contains(&format!("\n{legend}\n")), "{text}");
     let md = c.to_markdown();
@@ -134,4 +134,62 @@ fn suspect_figures_are_marked_in_the_tables_with_a_legend() {
     );
     assert!(md.contains("\n†: that side's step has a suspect verdict (client\\_bound, noisy)"));
     assert_eq!(c.rows[0].b.verdict, "suspect: noisy, client_bound");
+}
+
+#[test]
+fn a_slower_machine_is_named_before_the_servers_are_blamed() {
+    use throng_model::{Finding, ReasonCode, Severity};
+    let a = common::rich_run();
+    // The same study minutes later with a build running beside it: every
+    // server 30% slower, every step starved of CPU, and the machine check
+    // said so.
+    let mut b = common::rich_run();
+    b.run.id = 9;
+    for s in &mut b.steps {
+        for r in &mut s.rounds {
+            r.summary.requests_per_sec = (r.summary.requests_per_sec * 0.7).round();
+        }
+        let rps: Vec<f64> = s
+            .rounds
+            .iter()
+            .map(|r| r.summary.requests_per_sec)
+            .collect();
+        if !rps.is_empty() {
+            s.throughput = throng_stats::estimate(&rps);
+        }
+        s.verdict
+            .push(ReasonCode::ServerStarved, "others took its CPU");
+    }
+    b.run.doctor.push(Finding {
+        check: "load.others".into(),
+        severity: Severity::Warn,
+        message: "rustc used 190% of the CPUs".into(),
+        fix: String::new(),
+    });
+    let c = throng_report::compare::compare_runs(&a, &b, CompareOptions::default());
+    let steps = a.steps.iter().filter(|s| !s.rounds.is_empty()).count();
+    assert_eq!(c.cautions.len(), 3, "{:#?}", c.cautions);
+    assert_eq!(
+        c.cautions[0],
+        format!(
+            "The runs' verdicts differ: run 7: 1 of {steps} steps suspect (client_bound 1); \
+             run 9: {steps} of {steps} steps suspect (client_bound 1, server_starved {steps}). \
+             A change carried by the steps of one run only may be the machine's, not the \
+             servers'."
+        )
+    );
+    assert_eq!(
+        c.cautions[1],
+        "Run 9's machine check, not run 7's: load.others: rustc used 190% of the CPUs"
+    );
+    assert!(
+        c.cautions[2].starts_with("Every server ("),
+        "{}",
+        c.cautions[2]
+    );
+    assert!(c.to_table().contains("Every server ("));
+    assert!(c.to_markdown().contains("machine check, not run"));
+    // Against itself, nothing to caution.
+    let same = throng_report::compare::compare_runs(&a, &a, CompareOptions::default());
+    assert!(same.cautions.is_empty(), "{:?}", same.cautions);
 }
