@@ -146,17 +146,7 @@ fn a_slower_machine_is_named_before_the_servers_are_blamed() {
     let mut b = common::rich_run();
     b.run.id = 9;
     for s in &mut b.steps {
-        for r in &mut s.rounds {
-            r.summary.requests_per_sec = (r.summary.requests_per_sec * 0.7).round();
-        }
-        let rps: Vec<f64> = s
-            .rounds
-            .iter()
-            .map(|r| r.summary.requests_per_sec)
-            .collect();
-        if !rps.is_empty() {
-            s.throughput = throng_stats::estimate(&rps);
-        }
+        common::scale(s, 0.7);
         s.verdict
             .push(ReasonCode::ServerStarved, "others took its CPU");
     }

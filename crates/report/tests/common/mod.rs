@@ -503,19 +503,24 @@ pub fn second_run() -> RunData {
             ("lighttpd", "tiny") => 1.01,
             _ => 1.0,
         };
-        for r in &mut s.rounds {
-            r.summary.requests_per_sec = (r.summary.requests_per_sec * f).round();
-        }
-        let rps: Vec<f64> = s
-            .rounds
-            .iter()
-            .map(|r| r.summary.requests_per_sec)
-            .collect();
-        if !rps.is_empty() {
-            s.throughput = throng_stats::estimate(&rps);
-        }
+        scale(s, f);
     }
     run
+}
+
+/// A step's rounds `f` times as fast, and its estimate with them.
+pub fn scale(s: &mut StepRecord, f: f64) {
+    for r in &mut s.rounds {
+        r.summary.requests_per_sec = (r.summary.requests_per_sec * f).round();
+    }
+    let rps: Vec<f64> = s
+        .rounds
+        .iter()
+        .map(|r| r.summary.requests_per_sec)
+        .collect();
+    if !rps.is_empty() {
+        s.throughput = throng_stats::estimate(&rps);
+    }
 }
 
 fn host(host: &str, role: &str, cpu_model: &str, cpus: u32, memory: u64) -> HostRecord {
