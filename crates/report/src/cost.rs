@@ -116,29 +116,61 @@ pub fn best_lines(run: &RunData, figs: &[StepFigures]) -> Vec<String> {
     out
 }
 
-/// The largest difference in one syscall per request between two servers.
+/// How two servers' syscalls per request differ, told from the side that
+/// makes more of them in all: the largest single difference alone could
+/// point the other way (lighttpd "2.00 more read" while nginx made 6.01
+/// syscalls a request to its 4.01, by openat, newfstatat and close).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyscallGap {
-    /// The server that makes more of it.
+    /// The server that makes more syscalls per request in all, or, when
+    /// both make as many, more of the syscall they differ in most.
     pub more: String,
-    pub syscall: String,
+    /// The other server.
+    pub fewer: String,
+    /// How many more in all (0 when as many).
     pub by: f64,
+    /// Where `more` makes more, the largest first (at most three).
+    pub its: Vec<(String, f64)>,
+    /// Where `fewer` makes more, the largest first (at most two).
+    pub theirs: Vec<(String, f64)>,
     /// The level both servers were diagnosed at.
     pub concurrency: u32,
 }
 
 impl SyscallGap {
-    /// "nginx makes 1.00 more openat per request at c=100".
+    /// "nginx makes 2.00 more syscalls per request at c=100 (openat +1.00,
+    /// newfstatat +1.00, close +1.00; lighttpd read +2.00)".
     pub fn sentence(&self) -> String {
-        format!(
-            "{} makes {:.2} more {} per request at c={}",
-            self.more, self.by, self.syscall, self.concurrency
-        )
+        let list = |v: &[(String, f64)]| {
+            v.iter()
+                .map(|(n, d)| format!("{n} +{d:.2}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut parts = Vec::new();
+        if !self.its.is_empty() {
+            parts.push(list(&self.its));
+        }
+        if !self.theirs.is_empty() {
+            parts.push(format!("{} {}", self.fewer, list(&self.theirs)));
+        }
+        let parts = parts.join("; ");
+        if self.by >= SHOWN_FROM {
+            format!(
+                "{} makes {:.2} more syscalls per request at c={} ({parts})",
+                self.more, self.by, self.concurrency
+            )
+        } else {
+            format!(
+                "{} and {} make as many syscalls per request at c={}, not the same ones ({} {parts})",
+                self.more, self.fewer, self.concurrency, self.more
+            )
+        }
     }
 }
 
-/// The syscall two servers differ in most on a workload and core count, at
-/// the highest level where both counted syscalls; `None` when there is no
+/// How two servers' syscalls differ on a workload and core count, at the
+/// highest level where both counted syscalls; `None` when there is no
 /// such level or no difference worth a line.
 pub fn biggest_gap(
     figs: &[StepFigures],
@@ -155,7 +187,7 @@ pub fn biggest_gap(
                     && f.cores == cores
                     && f.concurrency == level
             })
-            .and_then(|f| f.syscalls_per_request.as_ref())
+            .filter(|f| f.syscalls_per_request.is_some())
     };
     let level = figs
         .iter()
@@ -163,21 +195,55 @@ pub fn biggest_gap(
         .map(|f| f.concurrency)
         .filter(|c| counted_at(a, *c).is_some() && counted_at(b, *c).is_some())
         .max()?;
-    let (sa, sb) = (counted_at(a, level)?, counted_at(b, level)?);
-    let mut best: Option<(&str, f64)> = None;
-    // Names in order, so a tie goes to the first name.
+    let (fa, fb) = (counted_at(a, level)?, counted_at(b, level)?);
+    let (sa, sb) = (
+        fa.syscalls_per_request.as_ref()?,
+        fb.syscalls_per_request.as_ref()?,
+    );
+    // All syscalls, those too rare to be named included.
+    let total = |f: &StepFigures, m: &std::collections::BTreeMap<String, f64>| {
+        f.diagnosis
+            .as_ref()
+            .and_then(|d| d.total_per_request)
+            .unwrap_or_else(|| m.values().sum())
+    };
+    let all = total(fb, sb) - total(fa, sa);
+    // b's count minus a's, per syscall; names in order, so a tie goes to
+    // the first name.
     let names: std::collections::BTreeSet<&String> = sa.keys().chain(sb.keys()).collect();
-    for name in names {
-        let diff = sb.get(name).unwrap_or(&0.0) - sa.get(name).unwrap_or(&0.0);
-        if best.is_none_or(|(_, d)| diff.abs() > d.abs()) {
-            best = Some((name, diff));
-        }
-    }
-    let (syscall, diff) = best?;
-    (diff.abs() >= SHOWN_FROM).then(|| SyscallGap {
-        more: if diff > 0.0 { b } else { a }.to_string(),
-        syscall: syscall.to_string(),
-        by: diff.abs(),
+    let mut diffs: Vec<(String, f64)> = names
+        .into_iter()
+        .map(|n| {
+            (
+                n.clone(),
+                sb.get(n).unwrap_or(&0.0) - sa.get(n).unwrap_or(&0.0),
+            )
+        })
+        .filter(|(_, d)| d.abs() >= SHOWN_FROM)
+        .collect();
+    diffs.sort_by(|x, y| y.1.abs().total_cmp(&x.1.abs()));
+    let first = diffs.first()?.1;
+    // The side with more in all; as many: the side of the largest gap.
+    let b_more = if all.abs() >= SHOWN_FROM {
+        all > 0.0
+    } else {
+        first > 0.0
+    };
+    let side = |more: bool, k: usize| -> Vec<(String, f64)> {
+        diffs
+            .iter()
+            .filter(|(_, d)| (*d > 0.0) == more)
+            .take(k)
+            .map(|(n, d)| (n.clone(), d.abs()))
+            .collect()
+    };
+    let (more, fewer) = if b_more { (b, a) } else { (a, b) };
+    Some(SyscallGap {
+        more: more.to_string(),
+        fewer: fewer.to_string(),
+        by: all.abs(),
+        its: side(b_more, 3),
+        theirs: side(!b_more, 2),
         concurrency: level,
     })
 }
@@ -228,6 +294,48 @@ mod tests {
         assert_eq!(
             syscalls_or_why(&d),
             "syscalls not counted: perf_event_paranoid is 3"
+        );
+    }
+
+    #[test]
+    fn a_gap_is_told_from_the_server_that_makes_more_syscalls_in_all() {
+        // lighttpd reads twice more, and still makes 2 syscalls a request
+        // fewer than nginx: the line named lighttpd's 2.00 more read.
+        let step = |server: &str, calls: &[(&str, f64)], total: f64| {
+            let mut s = throng_model::StepRecord::new(server, 1, "tiny", 100);
+            s.diagnosis = Some(diagnosis(calls, Some(total)));
+            figures::step_figures(&s)
+        };
+        let figs = [
+            step(
+                "nginx",
+                &[
+                    ("openat", 1.0),
+                    ("newfstatat", 1.0),
+                    ("close", 1.0),
+                    ("writev", 1.0),
+                    ("read", 1.0),
+                    ("epoll_wait", 1.01),
+                ],
+                6.01,
+            ),
+            step("lighttpd", &[("read", 3.0), ("writev", 1.0)], 4.01),
+        ];
+        let gap = biggest_gap(&figs, "nginx", "lighttpd", "tiny", 1).unwrap();
+        assert_eq!(
+            gap.sentence(),
+            "nginx makes 2.00 more syscalls per request at c=100 (epoll_wait +1.01, close +1.00, \
+             newfstatat +1.00; lighttpd read +2.00)"
+        );
+        // As many in all: told from the side of the largest difference.
+        let figs = [
+            step("a", &[("openat", 1.0), ("read", 1.0)], 2.0),
+            step("b", &[("read", 2.0)], 2.0),
+        ];
+        assert_eq!(
+            biggest_gap(&figs, "a", "b", "tiny", 1).unwrap().sentence(),
+            "a and b make as many syscalls per request at c=100, not the same ones (a openat \
+             +1.00; b read +1.00)"
         );
     }
 }

@@ -30,7 +30,8 @@ fn the_summary_leads_with_ratios_against_the_baseline() {
     assert!(summary.contains(
         "**tiny, 1 core**\n\n\
          - lighttpd: 0.80× nginx's requests per second (95% CI 0.79–0.81, 20 pairs) — lower; \
-         nginx makes 1.00 more openat per request at c=100\n\
+         nginx makes 2.94 more syscalls per request at c=100 (openat +1.00, close +0.98, \
+         newfstatat +0.98; lighttpd epoll\\_wait +0.02)\n\
          - apache2-event: 0.600× nginx's requests per second (95% CI 0.595–0.605, 20 pairs) — lower\n"
     ));
     // The pair stored as apache2-event/lighttpd is listed as stored.
@@ -42,7 +43,8 @@ fn the_summary_leads_with_ratios_against_the_baseline() {
     let h = html(&run);
     assert!(h.contains(
         "<li>lighttpd: 0.80× nginx&#39;s requests per second (95% CI 0.79–0.81, 20 pairs) — lower; \
-         nginx makes 1.00 more openat per request at c=100</li>"
+         nginx makes 2.94 more syscalls per request at c=100 (openat +1.00, close +0.98, \
+         newfstatat +0.98; lighttpd epoll_wait +0.02)</li>"
     ));
     assert!(h.contains("<h2 id=\"summary\">Summary</h2>\n<p>Each server"));
     // Per level, in the detailed part.
