@@ -153,7 +153,7 @@ pub fn render(run: &RunData, a: &Analysis) -> String {
         }
     }
     let _ = writeln!(o, "{}", table(&tables::steps(&a.steps)));
-    o.push_str("<p class=\"meta\">req/s: mean over rounds with the 95% confidence interval of the mean (Student's t). p50/p99: median over rounds. Server CPU: user + system time of the server's process tree per second of wall time (100% = one core).");
+    o.push_str("<p class=\"meta\">req/s: mean over rounds with the 95% confidence interval of the mean (Student's t). p50/p99: median over rounds. Server CPU: user + system time of the server's process tree over the wall time of the rounds that sampled it, all together (100% = one core).");
     if let Some(note) = tables::steps_note(&a.steps) {
         let _ = write!(o, " {}", esc(&note));
     }
