@@ -50,12 +50,22 @@ pub struct CompareArgs {
 
 /// "5%" or "5" → 0.05.
 fn parse_percent(s: &str) -> Result<f64, String> {
-    let n = s.trim().trim_end_matches('%').trim();
+    let t = s.trim();
+    let marked = t.ends_with('%');
+    let n = t.trim_end_matches('%').trim();
     let v: f64 = n
         .parse()
         .map_err(|_| format!("{s:?} is not a percentage like 5%"))?;
-    if !(0.0..=1000.0).contains(&v) {
-        return Err(format!("{s:?} is out of range"));
+    if !(0.0..=100.0).contains(&v) {
+        return Err(format!("{s:?} is out of range: give 0% to 100%"));
+    }
+    // A study writes 5% as 0.05, so a bare 0.05 here could mean either:
+    // the `%` says which.
+    if !marked && v > 0.0 && v < 1.0 {
+        return Err(format!(
+            "{s:?} could be {}% or {v}%: write it with %",
+            v * 100.0
+        ));
     }
     Ok(v / 100.0)
 }
@@ -77,6 +87,12 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
     }
     let store = open_store(&args.db)?;
     let comparison = match (args.runs.as_slice(), &args.servers) {
+        ([_], Some(s)) if s[0] == s[1] => {
+            anyhow::bail!(
+                "server {} compared with itself: give two different servers",
+                s[0]
+            )
+        }
         ([run], Some(s)) => {
             let data = store.load_run(*run)?;
             compare_servers(&data, &s[0], &s[1], opts)?
@@ -146,7 +162,17 @@ mod tests {
     fn percentages() {
         assert_eq!(parse_percent("5%"), Ok(0.05));
         assert_eq!(parse_percent("2.5"), Ok(0.025));
+        assert_eq!(parse_percent("0.5%"), Ok(0.005));
+        assert_eq!(parse_percent("0"), Ok(0.0));
         assert!(parse_percent("fast").is_err());
         assert!(parse_percent("-1%").is_err());
+        assert_eq!(
+            parse_percent("150%"),
+            Err("\"150%\" is out of range: give 0% to 100%".into())
+        );
+        assert_eq!(
+            parse_percent("0.05"),
+            Err("\"0.05\" could be 5% or 0.05%: write it with %".into())
+        );
     }
 }
