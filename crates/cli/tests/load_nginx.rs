@@ -93,18 +93,23 @@ fn url_list_statuses_and_size_mismatch() {
         "\u{feff}# two files and one that is missing\n/a.html\n/b.html\n/missing.html\n",
     )
     .unwrap();
-    let j = throng_json(&[
-        "load",
-        &ng.url("/"),
-        "--urls",
-        list.to_str().unwrap(),
-        "-n",
-        "300",
-        "-c",
-        "1",
-        "-t",
-        "1",
-    ]);
+    let url = ng.url("/");
+    let listed = |n: &str, c: &str, t: &str, more: &[&str]| {
+        let args = [
+            "load",
+            &url,
+            "--urls",
+            list.to_str().unwrap(),
+            "-n",
+            n,
+            "-c",
+            c,
+            "-t",
+            t,
+        ];
+        throng_json(&[&args[..], more].concat())
+    };
+    let j = listed("300", "1", "1", &[]);
     // Sequential order over three URLs: 100 each.
     assert_eq!(j["completed"], 300);
     assert_eq!(j["status"]["200"], 200);
@@ -126,24 +131,22 @@ fn url_list_statuses_and_size_mismatch() {
     let page = page["body_bytes"].as_u64().unwrap();
     assert!(page > 0, "nginx sends a body with its 404");
     assert_eq!(j["body_bytes"].as_u64().unwrap(), 1200 + 100 * page);
+    // On two threads, the second goes on in turn where the first stops:
+    // each started at the first URL, 11, 10 and 9 of 30.
+    let j = listed("30", "3", "2", &[]);
+    assert_eq!(
+        (j["status"]["200"].as_u64(), j["status"]["404"].as_u64()),
+        (Some(20), Some(10))
+    );
+    assert_eq!(j["body_bytes"].as_u64().unwrap(), 120 + 10 * page);
 
     // Holding every URL to a fixed size turns the other sizes into errors.
-    let j = throng_json(&[
-        "load",
-        &ng.url("/"),
-        "--urls",
-        list.to_str().unwrap(),
-        "-n",
+    let j = listed(
         "300",
-        "-c",
         "1",
-        "-t",
         "1",
-        "--expect-size",
-        "4",
-        "--expect-status",
-        "200,404",
-    ]);
+        &["--expect-size", "4", "--expect-status", "200,404"],
+    );
     assert_eq!(j["errors"]["status"], 0);
     assert_eq!(j["errors"]["size_mismatch"], 200);
 }

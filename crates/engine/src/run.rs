@@ -202,6 +202,7 @@ pub(crate) fn jobs(spec: &LoadSpec) -> Vec<Job> {
         Stop::Requests(n) => Some(proportional(n, &conns)),
         Stop::Duration(_) => None,
     };
+    let mut first_request = 0;
     for (t, &conns) in conns.iter().enumerate() {
         let quota = quotas.as_ref().map(|q| q[t]);
         let cpu = (!spec.cpus.is_empty()).then(|| spec.cpus[t % spec.cpus.len()]);
@@ -211,8 +212,10 @@ pub(crate) fn jobs(spec: &LoadSpec) -> Vec<Job> {
             conns,
             quota,
             cpu,
+            first_request: quota.map_or(first_conn as u64, |_| first_request),
         });
         first_conn += conns;
+        first_request += quota.unwrap_or(0);
     }
     jobs
 }
@@ -635,6 +638,9 @@ mod tests {
         let j = jobs(&spec);
         let got: Vec<(usize, Option<u64>)> = j.iter().map(|j| (j.conns, j.quota)).collect();
         assert_eq!(got, [(2, Some(100)), (1, Some(50))]);
+        // The second thread's requests go on where the first's stop.
+        let starts: Vec<u64> = j.iter().map(|j| j.first_request).collect();
+        assert_eq!(starts, [0, 100]);
         spec.stop = Stop::Requests(7);
         let q: Vec<Option<u64>> = jobs(&spec).iter().map(|j| j.quota).collect();
         assert_eq!(q, [Some(5), Some(2)]);

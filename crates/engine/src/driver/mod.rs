@@ -215,6 +215,7 @@ impl<'a> Worker<'a> {
             .map(|u| UserState::new(u, &job, threads, job.quota));
         // Users count sessions, not requests: the request quota is theirs.
         let first_conn = job.first_conn;
+        let seq = (job.first_request % plan.requests.targets().max(1) as u64) as usize;
         let job = if users.is_some() {
             Job { quota: None, ..job }
         } else {
@@ -278,7 +279,7 @@ impl<'a> Worker<'a> {
                 })
                 .collect(),
             rng,
-            seq: 0,
+            seq,
             limit: spec.connection_limit().unwrap_or(u64::MAX),
             source_seq: first_conn,
             one_write: spec.connection_limit() == Some(1)

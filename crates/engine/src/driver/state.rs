@@ -47,6 +47,12 @@ pub(crate) struct Job {
     pub conns: usize,
     /// Requests mode: requests this thread completes in the measured phase.
     pub quota: Option<u64>,
+    /// Where this thread's requests start in the run's sequence: the
+    /// quotas of the threads before it (a duration: its first connection),
+    /// so that `Order::Sequential` goes on across threads where the one
+    /// before stops, rather than every thread starting at the first URL
+    /// (3 URLs, 30 requests, 2 threads: 11, 10 and 9 each).
+    pub first_request: u64,
     pub cpu: Option<usize>,
 }
 

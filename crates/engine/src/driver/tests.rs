@@ -96,6 +96,7 @@ impl Rig {
             conns: 1,
             quota: Some(1),
             cpu: None,
+            first_request: 0,
         };
         let mut w = Worker::new(plan, job).unwrap();
         w.now = now_ns();
@@ -210,6 +211,7 @@ fn a_stale_connection_closed_under_a_request_retries_it_quietly() {
         conns: 1,
         quota: None,
         cpu: None,
+        first_request: 0,
     };
     let mut w = Worker::new(&plan, job).unwrap();
     w.now = now_ns();
@@ -264,6 +266,7 @@ fn a_connection_closes_after_its_last_request() {
         conns: 1,
         quota: Some(3),
         cpu: None,
+        first_request: 0,
     };
     let mut w = Worker::new(&plan, job).unwrap();
     w.now = now_ns();
