@@ -37,6 +37,19 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
         cell(&env.throng_version),
         cell(&env.hostname)
     );
+    // As the HTML report says it: a figure measured on a machine that
+    // failed its check is read with that in mind.
+    let flagged = r
+        .doctor
+        .iter()
+        .filter(|f| f.severity != throng_model::Severity::Ok)
+        .count();
+    if flagged > 0 {
+        let _ = writeln!(
+            o,
+            "**The machine check found {flagged} problem(s) before the run**; see Environment.\n"
+        );
+    }
 
     let summary = tables::summary(&a.summary_workloads, &a.summary);
     if a.ratios.is_empty() {
