@@ -80,6 +80,19 @@ pub fn run_study(
     }
     let user = RunAs::unprivileged();
     let base = opts.workdir.clone().unwrap_or_else(std::env::temp_dir);
+    if let (Some(u), true) = (&user, study.hosts.server.is_local()) {
+        if let Some((dir, mode)) = u.cannot_reach(&base) {
+            anyhow::bail!(
+                "--workdir {}: {} (mode {mode:o}) does not let {}, whom the servers run as, \
+                 pass through to their configs and documents; give a --workdir it can reach, \
+                 such as one under /tmp, or `chmod o+x {}`",
+                base.display(),
+                dir.display(),
+                u.name,
+                dir.display()
+            );
+        }
+    }
     // Named before the run has its id: the time in milliseconds keeps two
     // runs of one process apart.
     let stamp = (throng_model::unix_now() * 1000.0) as i64;

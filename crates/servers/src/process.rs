@@ -362,6 +362,35 @@ impl RunAs {
     }
 }
 
+impl RunAs {
+    /// The first folder on the way to `dir` (itself included) this user
+    /// may not pass through, with its mode: a server running as www-data
+    /// under a folder only root may enter answers every request with 403,
+    /// which said nothing of why. `None` when the way is open, or when a
+    /// folder cannot be read (the error then comes where it is used).
+    pub fn cannot_reach(&self, dir: &Path) -> Option<(PathBuf, u32)> {
+        use std::os::unix::fs::MetadataExt;
+        let dir = std::fs::canonicalize(dir).ok()?;
+        let mut way: Vec<&Path> = dir.ancestors().collect();
+        way.reverse();
+        for d in way {
+            let m = std::fs::metadata(d).ok()?;
+            let mode = m.mode();
+            let x = if m.uid() == self.uid {
+                mode & 0o100
+            } else if m.gid() == self.gid {
+                mode & 0o010
+            } else {
+                mode & 0o001
+            };
+            if x == 0 {
+                return Some((d.to_path_buf(), mode & 0o7777));
+            }
+        }
+        None
+    }
+}
+
 /// Last `lines` lines of a file, empty when it is missing.
 pub fn tail(path: &Path, lines: usize) -> String {
     let Ok(data) = std::fs::read(path) else {
@@ -380,6 +409,32 @@ pub fn tail(path: &Path, lines: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_the_servers_user_cannot_pass_through_is_named() {
+        use std::os::unix::fs::PermissionsExt;
+        // Someone else's uid and gid: only the "others" bits apply.
+        let user = RunAs {
+            name: "www-data".into(),
+            group: "www-data".into(),
+            uid: 4_000_000_001,
+            gid: 4_000_000_001,
+        };
+        let top = tempfile::tempdir().unwrap();
+        let inner = top.path().join("runs");
+        std::fs::create_dir(&inner).unwrap();
+        let set = |p: &Path, mode| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
+        };
+        set(top.path(), 0o700);
+        let top_path = std::fs::canonicalize(top.path()).unwrap();
+        assert_eq!(user.cannot_reach(&inner), Some((top_path, 0o700)));
+        set(top.path(), 0o711);
+        assert_eq!(user.cannot_reach(&inner), None);
+        set(&inner, 0o750);
+        let inner_path = std::fs::canonicalize(&inner).unwrap();
+        assert_eq!(user.cannot_reach(&inner), Some((inner_path, 0o750)));
+    }
 
     fn launch(argv: &[&str], cpus: Vec<usize>, dir: &Path) -> Launch {
         Launch {
