@@ -203,8 +203,10 @@ impl Worker<'_> {
             }
             Ok(None) => {
                 // An idle keep-alive connection closed by the server is no
-                // error; requests already on the wire to it are.
-                self.close_and_continue(i, Some(ErrorKind::Closed));
+                // error; requests already on the wire to it are, unless
+                // they may go out again (`may_resend`).
+                let kind = (!self.may_resend(i)).then_some(ErrorKind::Closed);
+                self.close_and_continue(i, kind);
             }
             Err(f) => self.close_and_continue(i, Some(f.kind())),
         }

@@ -229,7 +229,6 @@ impl Worker<'_> {
         // as if the close had been noticed first.
         let kind = match kind {
             Some(ErrorKind::Closed | ErrorKind::Reset) if self.conns[i].stale => None,
-            Some(ErrorKind::Closed | ErrorKind::Reset) if self.may_resend(i) => None,
             k => k,
         };
         let was_connecting = matches!(self.conns[i].state, State::Connecting | State::Handshaking);
@@ -301,16 +300,19 @@ impl Worker<'_> {
         }
     }
 
-    /// Connection `i` closed, or was reset, with requests on the wire and
-    /// no byte of their answers read: whether they go out again rather
-    /// than fail. A server may close a keep-alive connection at any
-    /// moment, and RFC 9112 §9.3.1-2 has a client resend what it had
-    /// pipelined, or idempotent requests, that got no answer. Only on a
-    /// connection that answered something first: each fresh connection
-    /// then moves the run on by an answer, where a server that closes
-    /// every connection unanswered would be sent the same requests for
-    /// ever, a run of N requests never ending.
-    fn may_resend(&self, i: usize) -> bool {
+    /// Connection `i` closed cleanly (a FIN, or TLS's close_notify) with
+    /// requests on the wire and no byte of their answers read: whether
+    /// they go out again rather than fail. A server may close a keep-alive
+    /// connection at any moment, and RFC 9112 §9.3.1-2 has a client resend
+    /// what it had pipelined, or idempotent requests, that got no answer.
+    /// Only on a connection that answered something first: each fresh
+    /// connection then moves the run on by an answer, where a server that
+    /// closes every connection unanswered would be sent the same requests
+    /// for ever, a run of N requests never ending. A reset is not a close:
+    /// a server that aborts a connection it read a request from (a worker
+    /// that crashed on it) failed that request, and load generators count
+    /// it so; resent, the failure would show in no error.
+    pub(super) fn may_resend(&self, i: usize) -> bool {
         let c = &self.conns[i];
         !c.h2_on
             && c.state == State::Open
