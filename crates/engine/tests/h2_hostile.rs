@@ -990,3 +990,36 @@ fn requests_a_server_allows_no_stream_for_time_out() {
     assert_balanced(&r);
     assert_eq!(r.http2.unwrap().server_max_streams, Some(0));
 }
+
+/// The open model uses a connection's streams: a request falls due every
+/// 5 ms and the server takes 40 ms to answer, so a connection of 8
+/// streams holds several at once. It used to send one, wait for its
+/// answer, then the next: 100 requests at 200 req/s took 4 s, the
+/// schedule's lag was counted against the server, and it never saw a
+/// second stream open.
+#[test]
+fn an_offered_rate_uses_every_stream_of_a_connection() {
+    let server = Server::start(|c| {
+        c.settings(&[]);
+        c.flush();
+        while let Some(ids) = c.requests() {
+            std::thread::sleep(Duration::from_millis(40));
+            for id in ids {
+                c.respond(id, b"in time");
+            }
+            c.flush();
+        }
+    });
+    let mut spec = server.spec(100, 1, 8);
+    spec.rate = Some(200.0);
+    let started = Instant::now();
+    let r = load(&spec, RUN_BOUND);
+    let took = started.elapsed();
+    let seen = server.finish();
+    assert_eq!((seen.headers, seen.answered), (100, 100));
+    assert!(seen.max_open >= 4, "{seen:?}");
+    assert_eq!(r.counts.completed, 100);
+    assert_eq!(errors(&r), []);
+    assert_balanced(&r);
+    assert!(took < Duration::from_secs(2), "{took:?}");
+}

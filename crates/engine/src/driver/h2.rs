@@ -229,7 +229,12 @@ impl Worker<'_> {
                     let seen = &mut self.stats.h2.peer_max_streams;
                     *seen = Some(seen.map_or(m, |s| s.min(m)));
                 }
-                if self.plan.interval_ns.is_none() && self.users.is_none() {
+                if self.plan.interval_ns.is_some() {
+                    // Open now, with the server's stream limit known: it
+                    // may take more than the one request a connecting
+                    // connection is given.
+                    self.schedule(i);
+                } else if self.users.is_none() {
                     self.fill(i);
                 }
             }

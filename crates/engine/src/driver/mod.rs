@@ -608,6 +608,11 @@ impl<'a> Worker<'a> {
             self.conns[i].next_intended_ns = intended + interval;
             self.issue(i, intended);
             self.send(i);
+            // A connection that may carry more (HTTP/2 streams, a
+            // pipeline) takes its next send on time too, not once this one
+            // is answered: one at a time, 8 streams did the work of one
+            // and the schedule's lag was charged to the server.
+            self.schedule(i);
         }
     }
 }

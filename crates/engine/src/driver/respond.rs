@@ -103,9 +103,7 @@ impl Worker<'_> {
             return;
         }
         if self.plan.interval_ns.is_some() {
-            if self.conns[i].len == 0 {
-                self.schedule(i);
-            }
+            self.schedule(i);
         } else if !self.conns[i].deferred {
             self.conns[i].deferred = true;
             self.deferred.push(i);
