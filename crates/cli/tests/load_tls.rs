@@ -186,10 +186,19 @@ fn a_certificate_is_trusted_through_cacert_and_refused_without() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("apply to https:// URLs only"));
 }
 
-/// Forwards the first `good` connections to `to`; later ones are read
-/// for their ClientHello and closed, or with `stall` held open silent
-/// until the proxy stops.
-fn proxy(to: std::net::SocketAddr, good: usize, stall: bool) -> (u16, Arc<AtomicBool>) {
+/// What the proxy does to a connection past its good ones.
+#[derive(Clone, Copy, PartialEq)]
+enum Past {
+    /// Read its ClientHello, then close (a FIN).
+    Close,
+    /// Hold it open, silent, until the proxy stops.
+    Stall,
+    /// Abort it at once, its ClientHello unread (a reset).
+    Reset,
+}
+
+/// Forwards the first `good` connections to `to`; later ones meet `past`.
+fn proxy(to: std::net::SocketAddr, good: usize, past: Past) -> (u16, Arc<AtomicBool>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -205,7 +214,25 @@ fn proxy(to: std::net::SocketAddr, good: usize, stall: bool) -> (u16, Arc<Atomic
             };
             client.set_nonblocking(false).unwrap();
             let n = seen.fetch_add(1, Ordering::SeqCst);
-            if n >= good && stall {
+            if n >= good && past == Past::Reset {
+                let linger = libc::linger {
+                    l_onoff: 1,
+                    l_linger: 0,
+                };
+                // SAFETY: a valid socket and a correctly sized option value.
+                unsafe {
+                    libc::setsockopt(
+                        std::os::fd::AsRawFd::as_raw_fd(&client),
+                        libc::SOL_SOCKET,
+                        libc::SO_LINGER,
+                        (&linger as *const libc::linger).cast(),
+                        std::mem::size_of::<libc::linger>() as libc::socklen_t,
+                    );
+                }
+                drop(client);
+                continue;
+            }
+            if n >= good && past == Past::Stall {
                 let flag = flag.clone();
                 std::thread::spawn(move || {
                     let _held = client;
@@ -246,9 +273,17 @@ fn proxy(to: std::net::SocketAddr, good: usize, stall: bool) -> (u16, Arc<Atomic
 
 #[test]
 fn a_server_closing_mid_handshake_is_a_tls_error() {
+    // Whether its close is a FIN or a reset: the reset used to be counted
+    // as `reset`, a TLS failure named after how the server closed.
+    for past in [Past::Close, Past::Reset] {
+        closing_mid_handshake(past);
+    }
+}
+
+fn closing_mid_handshake(past: Past) {
     let ng = nginx();
     // The check before the load, then nine good connections.
-    let (port, stop) = proxy(([127, 0, 0, 1], ng.port).into(), 10, false);
+    let (port, stop) = proxy(([127, 0, 0, 1], ng.port).into(), 10, past);
     let j = throng_json(&[
         "load",
         &format!("https://127.0.0.1:{port}/"),
@@ -272,7 +307,7 @@ fn a_server_closing_mid_handshake_is_a_tls_error() {
 fn a_server_silent_mid_handshake_times_out_as_tls_within_the_deadline() {
     let ng = nginx();
     // The check before the load gets through; then every handshake stalls.
-    let (port, stop) = proxy(([127, 0, 0, 1], ng.port).into(), 1, true);
+    let (port, stop) = proxy(([127, 0, 0, 1], ng.port).into(), 1, Past::Stall);
     let started = Instant::now();
     let j = throng_json(&[
         "load",
@@ -301,7 +336,7 @@ fn a_server_silent_mid_handshake_times_out_as_tls_within_the_deadline() {
 fn a_server_silent_to_the_check_is_one_line_saying_it_did_not_answer() {
     let ng = nginx();
     // Every connection, the check's among them, stalls on its ClientHello.
-    let (port, stop) = proxy(([127, 0, 0, 1], ng.port).into(), 0, true);
+    let (port, stop) = proxy(([127, 0, 0, 1], ng.port).into(), 0, Past::Stall);
     let mut cmd = throng();
     cmd.args([
         "load",

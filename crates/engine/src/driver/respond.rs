@@ -227,6 +227,14 @@ impl Worker<'_> {
         // as if the close had been noticed first.
         let kind = match kind {
             Some(ErrorKind::Closed | ErrorKind::Reset) if self.conns[i].stale => None,
+            // A server that drops the connection mid-handshake failed TLS,
+            // whether its close came as a FIN or, with our hello unread,
+            // as a reset.
+            Some(ErrorKind::Closed | ErrorKind::Reset | ErrorKind::Read | ErrorKind::Write)
+                if self.conns[i].state == State::Handshaking =>
+            {
+                Some(ErrorKind::Tls)
+            }
             k => k,
         };
         let was_connecting = matches!(self.conns[i].state, State::Connecting | State::Handshaking);
