@@ -227,6 +227,7 @@ pub fn run_study_with(
         observer,
         interrupt,
         failed_steps: 0,
+        access_logs: Vec::new(),
     };
     let mut docroots: Vec<(WorkloadId, Workload)> = Vec::new();
     let result = (|| -> anyhow::Result<()> {

@@ -49,6 +49,9 @@ pub struct Ctx<'a> {
     pub interrupt: &'a Interrupt,
     /// Steps stored as failed so far.
     pub failed_steps: u32,
+    /// Each started server's access log as its configs set it: what the
+    /// live check confirms, or leaves standing when it cannot see.
+    pub access_logs: Vec<(String, String)>,
 }
 
 /// Seconds of load a diagnostic round runs at least.
@@ -148,6 +151,10 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                     )
                 };
                 let parity = throng_servers::parity(&s.recipe, &started.configs, &lab);
+                if let Some(e) = parity.iter().find(|e| e.setting == Setting::AccessLog) {
+                    ctx.access_logs.retain(|(n, _)| n != &s.name);
+                    ctx.access_logs.push((s.name.clone(), e.value.clone()));
+                }
                 ctx.sink.parity(&s.name, &parity)?;
                 ctx.observer.event(Event::ServerStarted {
                     server: &s.name,
@@ -345,7 +352,12 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                         unavailable: Some(e),
                         ..Default::default()
                     });
-                ctx.sink.parity(name, &live_parity(&d))?;
+                let configured = ctx
+                    .access_logs
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| v.as_str());
+                ctx.sink.parity(name, &live_parity(&d, configured))?;
                 p.step.diagnosis = Some(d);
             }
         }
@@ -465,23 +477,32 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
 /// What a diagnostic round showed of the settings, whatever the configs
 /// say: whether the logs grew, and whether the server opens its file for
 /// every request. Nothing when the round could not count.
-pub fn live_parity(d: &throng_model::Diagnosis) -> Vec<ParityEntry> {
+pub fn live_parity(d: &throng_model::Diagnosis, configured: Option<&str>) -> Vec<ParityEntry> {
     if d.unavailable.is_some() || d.requests == 0 {
         return Vec::new();
     }
-    let mut out = vec![ParityEntry {
-        setting: Setting::AccessLog,
-        value: if d.log_bytes_per_request >= 1.0 {
-            "on".to_string()
-        } else {
-            "off".to_string()
-        },
-        source: Source::Live,
-        detail: format!(
-            "its logs grew {:.1} bytes per request over {} requests",
-            d.log_bytes_per_request, d.requests
-        ),
-    }];
+    // Only the run directory is watched: a log the config sends elsewhere
+    // (/var/log) grows unseen, and "off" replaced a config that said on
+    // while the server wrote 135,356 lines there. So growth says "on";
+    // no growth confirms "off" only where the config did not say
+    // otherwise, and leaves a config's "on" standing.
+    let grew = d.log_bytes_per_request >= 1.0;
+    let says_on = configured.is_some_and(|v| {
+        let v = v.trim().to_ascii_lowercase();
+        !matches!(v.as_str(), "off" | "no" | "none" | "disabled" | "unknown")
+    });
+    let mut out = Vec::new();
+    if grew || !says_on {
+        out.push(ParityEntry {
+            setting: Setting::AccessLog,
+            value: if grew { "on" } else { "off" }.to_string(),
+            source: Source::Live,
+            detail: format!(
+                "its logs in the run directory grew {:.1} bytes per request over {} requests",
+                d.log_bytes_per_request, d.requests
+            ),
+        });
+    }
     // Syscalls are only counted by name by a tool that names them.
     if !d.syscalls_per_request.is_empty() {
         let opens = d.syscalls_per_request.get("openat").copied().unwrap_or(0.0)

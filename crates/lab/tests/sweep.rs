@@ -1303,20 +1303,52 @@ fn a_verdict_its_sweep_changes_is_told_as_well_as_stored() {
 #[test]
 fn the_parity_table_states_the_connection_limit_the_configs_were_given() {
     // Servers are rendered with max(2 × the highest concurrency, 1024);
-    // the table said the highest concurrency itself, 16 here.
+    // the table said the highest concurrency itself, 16 here. A server
+    // whose command takes no limit was said to have it all the same: it
+    // has none.
+    let toml = "name = \"fake\"\nservers = [{ name = \"a\", command = [\"/bin/true\", \
+                \"--max\", \"{{max_connections}}\"] }, { name = \"b\", command = [\"/bin/true\"] }]\n\
+                workloads = [\"tiny\"]\ncores = [1]\nconcurrency = [4, 16]\nfeatures = false\n\
+                allow_shared_cores = true\n[rounds]\nseconds = 1.0\nmin = 1\nmax = 1\n";
+    let s = Study::parse(toml, &Recipes::builtin()).unwrap();
     let mut exec = Fake::new(Box::new(steady));
-    let (_, data) = run(
-        &study(&["a"], "[4, 16]", (1, 1), ""),
-        &mut exec,
-        &Interrupt::new(),
-    );
-    let limit: Vec<&str> = data.servers[0]
-        .parity
+    let (_, data) = run(&s, &mut exec, &Interrupt::new());
+    let limit: Vec<&str> = data
+        .servers
         .iter()
+        .flat_map(|s| &s.parity)
         .filter(|p| p.setting == throng_model::Setting::MaxConnections)
         .map(|p| p.value.as_str())
         .collect();
-    assert_eq!(limit, ["1024"]);
+    assert_eq!(limit, ["1024", "none set"]);
     assert_eq!(throng_servers::max_connections_for(16), 1024);
     assert_eq!(throng_servers::max_connections_for(5000), 10_000);
+}
+
+#[test]
+fn a_log_written_where_the_lab_does_not_look_is_not_called_off() {
+    // The run directory's logs did not grow: that confirms a config that
+    // says off, and leaves standing one that logs elsewhere (/var/log),
+    // which "off (live)" used to replace.
+    let d = Diagnosis {
+        requests: 1000,
+        log_bytes_per_request: 0.0,
+        ..Diagnosis::default()
+    };
+    let access = |configured| {
+        throng_lab::sweep::live_parity(&d, configured)
+            .into_iter()
+            .find(|e| e.setting == throng_model::Setting::AccessLog)
+            .map(|e| e.value)
+    };
+    assert_eq!(access(Some("off")), Some("off".to_string()));
+    assert_eq!(access(None), Some("off".to_string()));
+    assert_eq!(access(Some("on")), None);
+    // Growth says on, whatever the config said.
+    let d = Diagnosis {
+        log_bytes_per_request: 95.0,
+        ..d
+    };
+    let grown = throng_lab::sweep::live_parity(&d, Some("off"));
+    assert_eq!(grown[0].value, "on");
 }

@@ -62,13 +62,49 @@ pub fn parity(recipe: &Recipe, configs: &[ConfigFile], lab: &LabSettings) -> Vec
             match setting {
                 Setting::Workers => from_lab(lab.workers.to_string()),
                 Setting::Pinning => from_lab(pinning(&lab.cpus)),
-                Setting::MaxConnections => from_lab(lab.max_connections.to_string()),
+                Setting::MaxConnections => ParityEntry {
+                    detail: connection_limit_detail(recipe),
+                    ..from_lab(connection_limit(recipe, lab.max_connections))
+                },
                 Setting::Protocol => from_lab(lab.protocol.clone()),
                 Setting::Cipher => from_lab(lab.cipher.clone()),
                 _ => from_config(recipe, setting, configs),
             }
         })
         .collect()
+}
+
+/// Whether `recipe`'s configs or command take `key`.
+fn renders(recipe: &Recipe, key: &str) -> bool {
+    let key = format!("{{{{{key}}}}}");
+    recipe.configs.iter().any(|c| c.template.contains(&key))
+        || recipe.start.iter().any(|a| a.contains(&key))
+}
+
+/// The connection limit the server was given: the lab's figure where its
+/// configs take it, and said so where they do not. Every server was shown
+/// at 1024, where Apache's event MPM, Caddy and Varnish set no limit and
+/// served 2,000 connections at once.
+fn connection_limit(recipe: &Recipe, limit: u32) -> String {
+    if renders(recipe, "max_connections") {
+        limit.to_string()
+    } else if renders(recipe, "max_request_workers") {
+        format!("{limit} requests at once")
+    } else {
+        "none set".to_string()
+    }
+}
+
+fn connection_limit_detail(recipe: &Recipe) -> String {
+    if renders(recipe, "max_connections") {
+        "rendered into its config as {{max_connections}}".into()
+    } else if renders(recipe, "max_request_workers") {
+        "workers serving requests at once (MaxRequestWorkers); idle keep-alive connections \
+         beyond them are held"
+            .into()
+    } else {
+        format!("the {} recipe sets no connection limit", recipe.name)
+    }
 }
 
 fn pinning(cpus: &[usize]) -> String {
