@@ -14,6 +14,7 @@ pub mod executor;
 pub mod features;
 pub mod group;
 pub mod interrupt;
+mod live;
 pub mod maxusers;
 pub mod observer;
 pub mod pairs;
