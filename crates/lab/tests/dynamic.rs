@@ -178,7 +178,12 @@ fn cgi_gives_exact_bodies_on_every_server_and_varnish_is_unsupported() {
     assert_eq!(rec.started["nginx"], ["nginx", "nginx"]);
     assert_eq!(rec.helpers["nginx"], ["fcgiwrap"]);
     assert_eq!(rec.helpers["caddy"], ["fcgiwrap"]);
-    assert_eq!(rec.processes["nginx"], [3, 3]);
+    // nginx's master and worker and fcgiwrap, at each round's last sample;
+    // a CGI child fcgiwrap forked for a request may still be there then.
+    for n in &rec.processes["nginx"] {
+        assert!((3..=4).contains(n), "{:?}", rec.processes);
+    }
+    assert_eq!(rec.processes["nginx"].len(), 2);
     for server in ["lighttpd", "apache2-event", "h2o"] {
         assert_eq!(rec.helpers[server], Vec::<String>::new(), "{server}");
     }
