@@ -78,6 +78,31 @@ pub fn htpasswd_line(user: &str, password: &str) -> anyhow::Result<String> {
     Ok(line)
 }
 
+/// The package dpkg says installed `binary`, when it knows: the recipe's
+/// package can be a metapackage (nginx-light, 93 KiB) or hold only the
+/// configs (apache2, where the server is apache2-bin), and its size then
+/// said nothing of the server's.
+pub fn owning_package(binary: &str) -> Option<String> {
+    if !binary.starts_with('/') {
+        return None;
+    }
+    let out = Command::new("dpkg-query")
+        .args(["-S", binary])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    // "nginx: /usr/sbin/nginx", or "pkg:amd64: /path"; a diversion's
+    // lines say so and are not an owner.
+    text.lines()
+        .filter(|l| !l.starts_with("diversion "))
+        .find_map(|l| l.strip_suffix(binary)?.strip_suffix(": "))
+        .map(|pkg| pkg.split(':').next().unwrap_or(pkg).trim().to_string())
+        .filter(|pkg| !pkg.is_empty() && !pkg.contains(','))
+}
+
 /// dpkg's Installed-Size (KiB) of a package, in bytes; 0 when unknown.
 pub fn installed_bytes(package: &str) -> u64 {
     if package.is_empty() {
@@ -658,5 +683,18 @@ fn tail_note(tail: &str) -> String {
         String::new()
     } else {
         format!(": {}", tail.trim_end())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_binary_is_owned_by_the_package_dpkg_names() {
+        // Every Debian machine has dpkg itself installed by dpkg.
+        assert_eq!(owning_package("/usr/bin/dpkg").as_deref(), Some("dpkg"));
+        assert_eq!(owning_package("/nonexistent/server"), None);
+        assert_eq!(owning_package("nginx"), None);
     }
 }

@@ -157,16 +157,24 @@ pub fn run_study_with(
     };
     let run_id = store.begin_run(&run)?;
     for s in &study.servers {
+        // This machine's dpkg knows only this machine's servers.
+        let package = study
+            .hosts
+            .server
+            .is_local()
+            .then(|| crate::features::owning_package(&s.recipe.binary))
+            .flatten()
+            .unwrap_or_else(|| s.recipe.package.clone());
         store.add_server(
             run_id,
             &ServerRecord {
                 name: s.name.clone(),
                 recipe: s.recipe.name.clone(),
                 version: s.recipe.version(),
-                package: s.recipe.package.clone(),
+                package: package.clone(),
                 model: s.recipe.model.clone(),
                 exe_bytes: s.recipe.exe_bytes(),
-                installed_bytes: crate::features::installed_bytes(&s.recipe.package),
+                installed_bytes: crate::features::installed_bytes(&package),
                 profile: s.profile.name().to_string(),
                 ..ServerRecord::default()
             },
