@@ -137,8 +137,8 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                     protocol: s.protocol.description().to_string(),
                     cipher: if s.protocol.tls() {
                         format!(
-                            "the client's order (rustls's TLS 1.3 and 1.2 suites), a {} \
-                             certificate",
+                            "the server's choice among rustls's TLS 1.3 and 1.2 suites, offered in \
+                             rustls's order, a {} certificate",
                             s.certificate.name()
                         )
                     } else {
