@@ -467,10 +467,13 @@ fn probe_started(
             Feature::BasicAuth if configured => probe_basic_auth(addr),
             Feature::Throttling if configured => probe_throttling(addr),
             Feature::Gzip if configured => probe_gzip(addr),
+            // Untested, not no: a server can have a limit its recipe does
+            // not set (h2o's throttle-response, set per response by a
+            // header).
             Feature::Throttling if !recipe.probe.bandwidth_limit => result(
                 f,
-                FeatureStatus::No,
-                format!("{} has no bandwidth limit setting", recipe.name),
+                FeatureStatus::Untested,
+                format!("throng's {} recipe sets no bandwidth limit", recipe.name),
             ),
             Feature::BasicAuth | Feature::Throttling | Feature::Gzip => {
                 let why = match &server.backend {
@@ -479,7 +482,19 @@ fn probe_started(
                 };
                 result(f, FeatureStatus::Untested, why)
             }
-            Feature::PrivilegeDrop => crate::privilege::probe(addr, &tree, site.user),
+            Feature::PrivilegeDrop => {
+                let mut r = crate::privilege::probe(addr, &tree, site.user);
+                // Unprivileged from the start, by the lab's hand: what ran
+                // is no measure of the server's own privilege drop (Caddy
+                // has none).
+                if recipe.drop_privileges && site.user.is_some() {
+                    r.evidence.push_str(&format!(
+                        "; started so by throng, {} not being started as root",
+                        recipe.name
+                    ));
+                }
+                r
+            }
             Feature::Range => probe_range(addr),
             Feature::KeepAlive => probe_keep_alive(addr),
             Feature::DirListingOff => probe_dir_listing_off(addr),
