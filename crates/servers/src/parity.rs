@@ -60,6 +60,12 @@ pub fn parity(recipe: &Recipe, configs: &[ConfigFile], lab: &LabSettings) -> Vec
                 detail: String::new(),
             };
             match setting {
+                // Prefork serves each connection in a process of its own:
+                // "1" said one worker of a server running 33.
+                Setting::Workers if recipe.model == "processes" => from_lab(format!(
+                    "a process per connection, up to {}",
+                    lab.max_connections
+                )),
                 Setting::Workers => from_lab(lab.workers.to_string()),
                 Setting::Pinning => from_lab(pinning(&lab.cpus)),
                 Setting::MaxConnections => ParityEntry {
@@ -216,6 +222,31 @@ mod tests {
     use super::*;
     use crate::profile::Profile;
     use crate::recipe::{test_context, Recipes};
+
+    #[test]
+    fn workers_and_connection_limits_are_each_servers_own() {
+        let lab = LabSettings::cleartext(1, vec![0], 1024);
+        let of = |name: &str, setting: Setting| {
+            let recipes = Recipes::builtin();
+            let r = recipes.get(name).unwrap();
+            parity(r, &[], &lab)
+                .into_iter()
+                .find(|e| e.setting == setting)
+                .unwrap()
+                .value
+        };
+        assert_eq!(of("nginx", Setting::Workers), "1");
+        assert_eq!(
+            of("apache2-prefork", Setting::Workers),
+            "a process per connection, up to 1024"
+        );
+        assert_eq!(of("nginx", Setting::MaxConnections), "1024");
+        assert_eq!(
+            of("apache2-event", Setting::MaxConnections),
+            "1024 requests at once"
+        );
+        assert_eq!(of("caddy", Setting::MaxConnections), "none set");
+    }
 
     /// What the launcher stores for a server named like its recipe in
     /// group `g`: its rendered files, then its command.
