@@ -410,6 +410,13 @@ fn latency_line(l: &Latency) -> String {
     )
 }
 
+/// A TLS handshake finished and its ALPN chose other than h2.
+fn h1_chosen(s: &Summary) -> bool {
+    s.tls
+        .as_ref()
+        .is_some_and(|t| t.version.is_some() && t.alpn.as_deref() != Some("h2"))
+}
+
 /// The first line of the summary: what was loaded, and how.
 fn headline(o: &mut String, spec: &LoadSpec, s: &Summary) {
     use std::fmt::Write;
@@ -435,8 +442,14 @@ fn headline(o: &mut String, spec: &LoadSpec, s: &Summary) {
         crate::load_conn::headline(spec),
         if spec.pipeline > 1 {
             format!(", pipeline {}", spec.pipeline)
-        } else if spec.http.streams > 1 {
+        } else if spec.http.streams > 1 && !h1_chosen(s) {
             format!(", {} streams each", spec.http.streams)
+        } else if spec.http.streams > 1 {
+            // ALPN chose HTTP/1.1: the streams asked for were never there.
+            format!(
+                ", {} streams asked but HTTP/1.1 spoken: one request at a time each",
+                spec.http.streams
+            )
         } else {
             String::new()
         },

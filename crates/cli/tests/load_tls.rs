@@ -359,3 +359,30 @@ fn a_server_silent_to_the_check_is_one_line_saying_it_did_not_answer() {
         "{err}"
     );
 }
+
+#[test]
+fn streams_asked_of_a_server_that_chose_http1_are_said_to_be_absent() {
+    // This nginx offers no h2 in ALPN: each connection carries one request
+    // at a time, and the headline said "8 streams each" all the same.
+    let ng = nginx();
+    let mut cmd = throng();
+    cmd.args([
+        "load",
+        &format!("https://127.0.0.1:{}/", ng.port),
+        "--insecure",
+        "--streams",
+        "8",
+        "-n",
+        "40",
+        "-c",
+        "2",
+    ]);
+    let out = run_bounded(cmd, Duration::from_secs(30));
+    assert!(out.status.success(), "{out:?}");
+    let human = String::from_utf8_lossy(&out.stdout);
+    let head = human.lines().next().unwrap_or_default();
+    assert!(
+        head.contains(", 8 streams asked but HTTP/1.1 spoken: one request at a time each"),
+        "{head}"
+    );
+}
