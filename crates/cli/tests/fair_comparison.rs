@@ -174,7 +174,7 @@ fn defaults_and_tuned_nginx_against_lighttpd() {
     let reads = line
         .split("; lighttpd read +")
         .nth(1)
-        .and_then(|rest| rest.split(')').next())
+        .and_then(|rest| rest.split([',', ')']).next())
         .and_then(|n| n.parse::<f64>().ok());
     assert!(
         reads.is_some_and(|n| (1.0..=2.0).contains(&n)),
