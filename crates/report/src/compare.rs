@@ -9,7 +9,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
-use throng_model::{Finding, RunData, Severity, StepRecord, StepStatus};
+use throng_model::{RunData, StepRecord, StepStatus};
 use throng_stats::MedianCi;
 
 use crate::error::{ReportError, Result};
@@ -365,8 +365,8 @@ pub fn cautions(a: &RunData, b: &RunData, rows: &[Row]) -> Vec<String> {
         ));
     }
     for (this, other) in [(a, b), (b, a)] {
-        let theirs = flagged(other);
-        for f in flagged(this) {
+        let theirs = figures::flagged_findings(other);
+        for f in figures::flagged_findings(this) {
             if !theirs.iter().any(|o| o.check == f.check) {
                 out.push(format!(
                     "Run {}'s machine check, not run {}'s: {}: {}",
@@ -402,15 +402,6 @@ pub fn cautions(a: &RunData, b: &RunData, rows: &[Row]) -> Vec<String> {
         }
     }
     out
-}
-
-/// A run's machine checks that warned or failed.
-fn flagged(run: &RunData) -> Vec<&Finding> {
-    run.run
-        .doctor
-        .iter()
-        .filter(|f| f.severity != Severity::Ok)
-        .collect()
 }
 
 /// Two servers of one run, step by step; `b` against `a`.

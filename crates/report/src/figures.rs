@@ -50,6 +50,16 @@ pub fn sampled(u: &ServerUsage) -> bool {
     u.wall_s > 0.0
 }
 
+/// A run's machine checks that warned or failed, which every report and
+/// comparison of it names.
+pub fn flagged_findings(run: &RunData) -> Vec<&throng_model::Finding> {
+    run.run
+        .doctor
+        .iter()
+        .filter(|f| f.severity != throng_model::Severity::Ok)
+        .collect()
+}
+
 /// What one step measured, reduced over its rounds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepFigures {

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use throng_model::{RunData, Severity};
+use throng_model::RunData;
 
 use crate::analysis::Analysis;
 use crate::charts::NamedChart;
@@ -83,11 +83,7 @@ pub fn render(run: &RunData, a: &Analysis) -> String {
         esc(&env.throng_version),
         esc(&env.hostname)
     );
-    let fails: Vec<&throng_model::Finding> = r
-        .doctor
-        .iter()
-        .filter(|f| f.severity != Severity::Ok)
-        .collect();
+    let fails = figures::flagged_findings(run);
     if !fails.is_empty() {
         let _ = writeln!(
             o,

@@ -39,11 +39,7 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
     );
     // As the HTML report says it: a figure measured on a machine that
     // failed its check is read with that in mind.
-    let flagged = r
-        .doctor
-        .iter()
-        .filter(|f| f.severity != throng_model::Severity::Ok)
-        .count();
+    let flagged = figures::flagged_findings(run).len();
     if flagged > 0 {
         let _ = writeln!(
             o,
