@@ -47,6 +47,22 @@ pub fn write_whole(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> 
     written
 }
 
+/// A path throng writes (a database, a report, a folder of pages): one
+/// with a control character in it is refused rather than made, since a
+/// name holding a line break is taken by a shell, a log or `ls` for two,
+/// and the line saying what was written splits with it.
+pub fn out_path(s: &str) -> Result<std::path::PathBuf, String> {
+    if s.is_empty() {
+        return Err("the path is empty".to_string());
+    }
+    if let Some(c) = s.chars().find(|c| c.is_control()) {
+        return Err(format!(
+            "{s:?} holds the control character {c:?}, which a file name should not"
+        ));
+    }
+    Ok(std::path::PathBuf::from(s))
+}
+
 /// The longest duration an option takes: a year.
 const MAX_SECONDS: f64 = 365.0 * 86_400.0;
 
@@ -152,4 +168,37 @@ pub fn url_credentials(raw: &str) -> Result<Option<String>> {
         "Basic {}",
         base64::engine::general_purpose::STANDARD.encode(pair)
     )))
+}
+
+/// The `Authorization` value of the URLs' credentials, if any. Every
+/// request carries the same header fields, so one set of credentials
+/// serves them all, and URLs that carry different ones are refused.
+pub fn one_authorization(
+    credentials: impl IntoIterator<Item = Option<String>>,
+) -> anyhow::Result<Option<String>> {
+    let mut authorization: Option<String> = None;
+    for c in credentials.into_iter().flatten() {
+        match &authorization {
+            Some(a) if *a != c => anyhow::bail!(
+                "the URLs carry different credentials, and every request carries the same \
+                 header fields: give one Authorization with -H"
+            ),
+            _ => authorization = Some(c),
+        }
+    }
+    Ok(authorization)
+}
+
+/// Sends `authorization`, unless an Authorization given with -H, the
+/// user's word over the URL's, is already there.
+pub fn add_authorization(spec: &mut throng_engine::LoadSpec, authorization: Option<String>) {
+    if let Some(value) = authorization {
+        if !spec
+            .headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+        {
+            spec.headers.push(("Authorization".to_string(), value));
+        }
+    }
 }

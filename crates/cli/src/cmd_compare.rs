@@ -33,7 +33,7 @@ pub struct CompareArgs {
     #[arg(long, num_args = 2, value_names = ["A", "B"])]
     pub servers: Option<Vec<String>>,
     /// Results database written by `throng lab`.
-    #[arg(long, default_value = "throng.db")]
+    #[arg(long, default_value = "throng.db", value_parser = crate::args::out_path)]
     pub db: PathBuf,
     /// Changes smaller than this are "no change" even when significant.
     #[arg(long, default_value = "2%", value_parser = parse_percent)]

@@ -10,7 +10,8 @@ use throng_trust::doctor::{check, environment, has_findings, Plan};
 pub struct DoctorArgs {
     /// Connections the study will hold open at once (checked against the
     /// open-file limit, the listen backlog and the port range).
-    #[arg(short = 'c', long, default_value_t = 1000)]
+    #[arg(short = 'c', long, default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..))]
     pub connections: u64,
     /// The study uses `Connection: close` (a new connection per request).
     #[arg(long)]
@@ -27,10 +28,12 @@ pub struct DoctorArgs {
 }
 
 fn cpus(flag: &str, list: &str) -> anyhow::Result<Vec<usize>> {
-    let valid = list.split(',').filter(|p| !p.trim().is_empty()).all(|p| {
-        p.split('-')
-            .all(|n| !n.trim().is_empty() && n.trim().bytes().all(|b| b.is_ascii_digit()))
-    });
+    // Empty is every CPU; an empty item ("0,,1") is a typo, not a CPU.
+    let valid = list.trim().is_empty()
+        || list.split(',').all(|p| {
+            p.split('-')
+                .all(|n| !n.trim().is_empty() && n.trim().bytes().all(|b| b.is_ascii_digit()))
+        });
     let Some(v) = parse_cpu_list(list).filter(|_| valid) else {
         anyhow::bail!("{flag} {list:?}: expected a CPU list such as 0-1,3");
     };

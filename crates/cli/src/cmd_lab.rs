@@ -15,13 +15,13 @@ pub struct LabArgs {
     /// A built-in study (quick, static-sweep, acme, ladder, shootout) or a study TOML file.
     pub study: String,
     /// SQLite database the run is stored in.
-    #[arg(long, default_value = "throng.db")]
+    #[arg(long, default_value = "throng.db", value_parser = crate::args::out_path)]
     pub db: PathBuf,
     /// Folder of recipe TOML files that add to or replace the built-in ones.
     #[arg(long, value_name = "DIR")]
     pub recipes: Option<PathBuf>,
     /// Where servers' run directories are made (default: the temp dir).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = crate::args::out_path)]
     pub workdir: Option<PathBuf>,
     /// Keep the run directory (rendered configs, server logs) afterwards.
     #[arg(long)]
@@ -146,7 +146,7 @@ pub fn step_line(s: &StepRecord) -> String {
                 if t.mean > 0.0 { ci / t.mean * 100.0 } else { 0.0 },
                 p99,
                 cpu,
-                figures::mib(f.rss_peak_bytes),
+                f.rss_peak_bytes.map_or_else(|| "–".into(), figures::mib),
                 f.verdict
             )
         }
@@ -267,6 +267,13 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
     // nothing behind.
     study.check_installed()?;
     study.check_duet(throng_engine::affinity::own_cpus().len())?;
+    study.check_open_files(throng_engine::max_connections())?;
+    let workdir = match &args.workdir {
+        Some(w) => Some(
+            throng_servers::rundir::check_base(w).map_err(|e| anyhow::anyhow!("--workdir {e}"))?,
+        ),
+        None => None,
+    };
     crate::cmd_runs::check_db(Some(&args.db))?;
     // A database made here and left without a run, by a study refused on
     // a later check (its hosts, say), is removed again.
@@ -301,7 +308,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
         estimate: throng_lab::run::estimate(&study),
     };
     let opts = LabOptions {
-        workdir: args.workdir,
+        workdir,
         keep_workdir: args.keep_workdir,
     };
     let result = throng_lab::run_study(&study, &mut store, &opts, &mut progress, &interrupt);

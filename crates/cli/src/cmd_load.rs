@@ -8,7 +8,9 @@ use anyhow::{bail, Context, Result};
 use throng_engine::{Control, ExpectStatus, LoadSpec, Order, Stop, Target};
 use throng_model::{ErrorKind, Latency, Summary, Verdict};
 
-use crate::args::{parse_duration, parse_target, url_credentials};
+use crate::args::{
+    add_authorization, one_authorization, parse_duration, parse_target, url_credentials,
+};
 use crate::fmt::{human_bytes, human_count, human_us};
 use crate::load_errors::{engine_error, spec_error};
 
@@ -117,7 +119,7 @@ pub struct LoadArgs {
     pub save: bool,
     /// Results database for --save; giving it implies --save
     /// [default: throng.db].
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = crate::args::out_path)]
     pub db: Option<PathBuf>,
     /// Run the load from these hosts instead of this machine
     /// (ssh://[user@]host[:port] or local, comma-separated): -c, -n and
@@ -166,6 +168,16 @@ fn read_url_list(
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
+        // Joined to the base, a path's tabs and line breaks would be
+        // dropped and its NUL escaped: what is listed would not be what
+        // is sent. (A space is sent as %20, as a browser sends it.)
+        if let Some(c) = line.chars().find(|c| c.is_control()) {
+            bail!(
+                "{}:{}: {line:?} holds {c:?}, which a request line cannot carry",
+                file.display(),
+                n + 1
+            );
+        }
         let full = if line.starts_with("http://") || line.starts_with("https://") {
             line.to_string()
         } else {
@@ -203,18 +215,7 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
         (None, Some(u)) => (vec![parse_target(u)?], vec![url_credentials(u)?]),
         (None, None) => bail!("give a URL to load, or --urls FILE"),
     };
-    // Every request carries the same header fields, so one set of
-    // credentials serves them all.
-    let mut authorization: Option<String> = None;
-    for c in credentials.into_iter().flatten() {
-        match &authorization {
-            Some(a) if *a != c => bail!(
-                "the URLs carry different credentials, and every request carries the same \
-                 header fields: give one Authorization with -H"
-            ),
-            _ => authorization = Some(c),
-        }
-    }
+    let authorization = one_authorization(credentials)?;
     let mut spec = LoadSpec::new(targets);
     let cpus = throng_engine::affinity::own_cpus();
     spec.threads = a.threads.unwrap_or(cpus.len().max(1));
@@ -256,16 +257,7 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
         spec.headers
             .push((n.trim().to_string(), v.trim().to_string()));
     }
-    // An Authorization given with -H is the user's word over the URL's.
-    if let Some(value) = authorization {
-        if !spec
-            .headers
-            .iter()
-            .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
-        {
-            spec.headers.push(("Authorization".to_string(), value));
-        }
-    }
+    add_authorization(&mut spec, authorization);
     spec.body = match (&a.body, &a.body_file) {
         (Some(b), _) => Some(b.clone().into_bytes()),
         (None, Some(f)) => Some(crate::args::read_file("--body-file", f)?),

@@ -11,7 +11,7 @@ pub struct ReportArgs {
     /// Run id; default: the latest run in the database.
     pub run: Option<i64>,
     /// Results database written by `throng lab`.
-    #[arg(long, default_value = "throng.db")]
+    #[arg(long, default_value = "throng.db", value_parser = crate::args::out_path)]
     pub db: PathBuf,
     /// html, md, csv or json. Default: from the extension of -o (another
     /// extension is refused), html for a file without one, md for standard
@@ -19,10 +19,10 @@ pub struct ReportArgs {
     #[arg(long, value_parser = clap::builder::ValueParser::new(parse_format))]
     pub format: Option<Format>,
     /// Write the report to FILE instead of standard output.
-    #[arg(short = 'o', long, value_name = "FILE")]
+    #[arg(short = 'o', long, value_name = "FILE", value_parser = crate::args::out_path)]
     pub output: Option<PathBuf>,
     /// Also write every chart as DIR/<chart>.png (Markdown reports link them).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = crate::args::out_path)]
     pub png: Option<PathBuf>,
 }
 

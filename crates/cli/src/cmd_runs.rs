@@ -29,7 +29,7 @@ const COMMAND_WIDTH: usize = 60;
 #[derive(clap::Args)]
 pub struct RunsArgs {
     /// Results database written by `throng lab` or `throng load --save`.
-    #[arg(long, default_value = DEFAULT_DB)]
+    #[arg(long, default_value = DEFAULT_DB, value_parser = crate::args::out_path)]
     pub db: PathBuf,
     /// Print the runs as a JSON array.
     #[arg(long)]
@@ -259,6 +259,17 @@ pub fn check_db(db: Option<&std::path::Path>) -> Result<()> {
         // SQLite takes an empty file for a new database (/dev/full is
         // empty too, and no file).
         if db.metadata().is_ok_and(|m| m.is_file() && m.len() == 0) {
+            // /proc and /sys show their files as empty too, and refuse
+            // what is written to them only once the load has run.
+            use nix::sys::statfs::{statfs, PROC_SUPER_MAGIC, SYSFS_MAGIC};
+            if statfs(db)
+                .is_ok_and(|f| [PROC_SUPER_MAGIC, SYSFS_MAGIC].contains(&f.filesystem_type()))
+            {
+                anyhow::bail!(
+                    "--db {}: a file of the kernel's, not one a database can be kept in",
+                    db.display()
+                );
+            }
             return Ok(());
         }
         crate::cmd_report::existing(db).map(drop)

@@ -45,6 +45,9 @@ pub fn spec_error(e: &SpecError) -> String {
             format!("header {h:?} must be on one line, with no control character")
         }
         SpecError::RepeatedHeader(n) => format!("-H {n} is given more than once"),
+        SpecError::EmptyHost => "-H Host: has no value; leave it out and throng sends the URL's \
+                                 host, or give the name the server should see"
+            .into(),
         SpecError::ContentLength { given, body } => format!(
             "-H 'Content-Length: {given}' is not the body's length ({body} bytes): \
              leave it out and throng sends the right one"

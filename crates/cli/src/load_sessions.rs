@@ -10,7 +10,7 @@ use throng_engine::users::{Arrival, Spacing, Think, Users, UsersError};
 use throng_engine::LoadSpec;
 use throng_model::Summary;
 
-use crate::args::{parse_duration, parse_target};
+use crate::args::{parse_duration, parse_target, url_credentials};
 use crate::fmt::{human_count, human_us};
 
 /// Browsers open up to six connections per host for a page's objects.
@@ -86,6 +86,9 @@ pub fn apply(
     let parsed = throng_lab::sessions::parse(&text, dir)
         .map_err(|e| anyhow::anyhow!(e.in_file(file.display())))?;
     let base = base.map(url::Url::parse).transpose()?;
+    // Credentials written in the file's URLs (or the base's) were dropped
+    // without a word; they are sent as the command line's are.
+    let mut credentials = Vec::new();
     let (targets, scripts) = throng_lab::sessions::compile(&parsed, |r| {
         let full = if r.target.starts_with("http://") || r.target.starts_with("https://") {
             r.target.clone()
@@ -100,9 +103,13 @@ pub fn apply(
                 .map_err(|e| format!("bad path `{}`: {e}", r.target))?
                 .to_string()
         };
+        credentials.push(url_credentials(&full).map_err(|e| format!("{e:#}"))?);
         parse_target(&full).map_err(|e| format!("{e:#}"))
     })
     .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    let authorization = crate::args::one_authorization(credentials)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    crate::args::add_authorization(spec, authorization);
     let per_user = a.conns_per_user.unwrap_or(CONNS_PER_USER);
     let arrival = match a.users_per_sec {
         Some(per_sec) => Arrival::Open {

@@ -76,7 +76,7 @@ enum Command {
     /// Print the manual page (roff), or write one page per command into DIR.
     Man {
         /// Write throng.1 and throng-COMMAND.1 here instead of printing throng.1.
-        #[arg(long, value_name = "DIR")]
+        #[arg(long, value_name = "DIR", value_parser = args::out_path)]
         dir: Option<std::path::PathBuf>,
     },
 }

@@ -451,6 +451,56 @@ fn refused_before_anything_starts(
 }
 
 #[test]
+fn a_work_directory_or_a_level_that_cannot_run_is_refused_and_no_run_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("s.toml");
+    std::fs::write(
+        &study,
+        "name = 'x'\nservers = ['nginx']\nworkloads = ['tiny']\ncores = [1]\n\
+         concurrency = [4]\nfeatures = false\n",
+    )
+    .unwrap();
+    // Written into every server's config, a ';' ended nginx's `pid`
+    // directive and began another: the run was stored, its steps failed.
+    let bad = dir.path().join("w;d");
+    let db = dir.path().join("t.db");
+    let out = Command::new(THRONG)
+        .args(["lab", study.to_str().unwrap(), "--quiet", "--workdir"])
+        .arg(&bad)
+        .arg("--db")
+        .arg(&db)
+        .bounded_output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "throng: --workdir {:?} holds ';', which a server's config cannot carry as it is: \
+             use a path of letters, digits and '/', '.', '_', '-', '+', '@', ',' or '~'\n",
+            bad.to_str().unwrap()
+        )
+    );
+    assert!(!db.exists() && !bad.exists());
+    // More connections than the open-file limit lets the load open: it
+    // failed every round of the level, after the servers had started.
+    std::fs::write(
+        &study,
+        "name = 'x'\nservers = ['nginx']\nworkloads = ['tiny']\ncores = [1]\n\
+         concurrency = [4, 1000000]\nfeatures = false\n",
+    )
+    .unwrap();
+    let (code, err) = refused_before_anything_starts(dir.path(), &study, &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.starts_with(
+            "throng: [workload.tiny] concurrency 1000000 opens 1000000 connections, and the \
+             open-file limit lets the load generator open at most "
+        ),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_core_count_the_machine_lacks_is_refused_and_no_run_is_stored() {
     let dir = tempfile::tempdir().unwrap();
     let study = dir.path().join("s.toml");

@@ -424,7 +424,7 @@ fn credentials_in_the_url_go_to_the_server_and_nowhere_else() {
     let j: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(j["completed"], 6);
     let basic = Some("Basic dXNlcjpwYSBzcw==".to_string());
-    assert_eq!(*seen.lock().unwrap(), vec![basic; 6]);
+    assert_eq!(*seen.lock().unwrap(), vec![basic.clone(); 6]);
     // Told otherwise with -H, the user's header is sent instead.
     let j = throng_json(&[
         "load",
@@ -438,6 +438,26 @@ fn credentials_in_the_url_go_to_the_server_and_nowhere_else() {
     ]);
     assert_eq!(j["completed"], 1);
     assert_eq!(seen.lock().unwrap()[6].as_deref(), Some("Bearer t"));
+    // A session file's URLs carry theirs as well: they were dropped.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.log");
+    let second = s
+        .url("/second")
+        .replacen("http://", "http://user:pa%20ss@", 1);
+    std::fs::write(&file, format!("{url}\n{second}\n")).unwrap();
+    let j = throng_json(&[
+        "load",
+        "--sessions",
+        file.to_str().unwrap(),
+        "-c",
+        "1",
+        "-n",
+        "1",
+    ]);
+    // One visit of the file's two requests.
+    assert_eq!(j["completed"], 2);
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen[7..], [basic.clone(), basic]);
 }
 
 #[test]
@@ -621,6 +641,9 @@ fn hostile_input_is_refused_in_one_line_before_anything_runs() {
     let url = "http://127.0.0.1:9/";
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("none").join("x.db");
+    // The URL parser would drop the CR, and send /aX:%20y.
+    let cr_list = dir.path().join("list.txt");
+    std::fs::write(&cr_list, "/ok\n/a\rX: y\n").unwrap();
     let cases: Vec<(Vec<String>, &str)> = vec![
         // A Duration holds no 10^17 hours: this was a panic.
         (
@@ -680,6 +703,35 @@ fn hostile_input_is_refused_in_one_line_before_anything_runs() {
         (
             vec!["-n".into(), "10".into(), "--io".into(), "ring".into()],
             "[possible values: auto, uring, epoll]",
+        ),
+        // Made as a file named over two lines, said over two.
+        (
+            vec!["-n".into(), "10".into(), "--db".into(), "a\nb.db".into()],
+            "holds the control character '\\n'",
+        ),
+        // Empty, as /proc's files are, and refused only after the load.
+        (
+            vec![
+                "-n".into(),
+                "10".into(),
+                "--db".into(),
+                "/proc/version".into(),
+            ],
+            "a file of the kernel's",
+        ),
+        // A server answers 400 to a Host with no value.
+        (
+            vec!["-n".into(), "10".into(), "-H".into(), "Host:".into()],
+            "-H Host: has no value",
+        ),
+        (
+            vec![
+                "-n".into(),
+                "10".into(),
+                "--urls".into(),
+                cr_list.to_string_lossy().into_owned(),
+            ],
+            "list.txt:2: \"/a\\rX: y\" holds '\\r'",
         ),
     ];
     for (args, needle) in cases {

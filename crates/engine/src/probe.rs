@@ -226,7 +226,8 @@ fn exchange_h2<W: Wire>(
                         crate::h2::code_name(code)
                     )))
                 }
-                Some(Event::Settings) | None => {}
+                // The probe returns at its one response: no second can come.
+                Some(Event::Settings | Event::Unsolicited { .. }) | None => {}
             }
         }
         h2.replenish();

@@ -378,6 +378,11 @@ pub enum SpecError {
     /// 400, or takes either.
     #[error("header {0} is given more than once")]
     RepeatedHeader(String),
+    /// A Host field with no value, where the URL names its authority
+    /// (RFC 9112 §3.2: the field is then that authority, or another name
+    /// of the server's); a server answers 400, and the load measures that.
+    #[error("header Host has no value")]
+    EmptyHost,
     /// A Content-Length that is not the body's: the server would wait for
     /// bytes that never come, or read the rest as the next request.
     #[error("header Content-Length: {given} is not the body's length, {body} bytes")]
@@ -528,6 +533,9 @@ impl LoadSpec {
             if given(once).count() > 1 {
                 return Err(SpecError::RepeatedHeader(once.into()));
             }
+        }
+        if given("Host").any(str::is_empty) {
+            return Err(SpecError::EmptyHost);
         }
         if given("Transfer-Encoding").next().is_some() {
             return Err(SpecError::TransferEncoding);
@@ -805,6 +813,10 @@ mod tests {
             with(&[("Host", "a"), ("HOST", "b")], &keep),
             Err(SpecError::RepeatedHeader("Host".into()))
         );
+        for empty in ["", " ", "\t"] {
+            assert_eq!(with(&[("host", empty)], &keep), Err(SpecError::EmptyHost));
+        }
+        assert_eq!(with(&[("Host", "www.example.com")], &keep), Ok(()));
         // wrk's close mode: keep-alive asked, the server told to close.
         assert_eq!(with(&[("Connection", "close")], &keep), Ok(()));
         let close = |s: &mut LoadSpec| s.keep_alive = false;

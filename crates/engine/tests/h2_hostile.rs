@@ -658,6 +658,40 @@ fn a_refused_stream_fails_that_request_alone() {
     assert_eq!(h2.connections, 2);
 }
 
+/// Every fifth request answered twice: whole, then a second response on
+/// the stream that has ended. It answers nothing, so it is counted as
+/// `unsolicited`, as a second HTTP/1.1 answer is; the requests all
+/// complete and the connection carries on. It used to leave no trace.
+#[test]
+fn a_second_answer_on_an_ended_stream_is_unsolicited() {
+    let server = Server::start(|c| {
+        c.settings(&[]);
+        c.flush();
+        while let Some(ids) = c.requests() {
+            for id in ids {
+                c.respond(id, b"once");
+                if c.ordinal[&id] % 5 == 0 {
+                    c.head(
+                        id,
+                        END_STREAM,
+                        &[(":status", "200"), ("content-length", "0")],
+                    );
+                }
+            }
+            c.flush();
+        }
+    });
+    let r = load(&server.spec(30, 2, 4), RUN_BOUND);
+    let seen = server.finish();
+    assert_eq!((seen.headers, seen.answered), (30, 30));
+    assert_eq!(errors(&r), [("unsolicited", 6)]);
+    assert_eq!(r.counts.completed, 30);
+    assert_eq!(r.counts.status, vec![(200, 30)]);
+    assert_eq!(r.counts.sent, 30);
+    let h2 = r.http2.unwrap();
+    assert_eq!(h2.connections, 2);
+}
+
 /// Requests of the loads whose first connection breaks, and the streams
 /// each connection carries.
 const BROKEN_N: u64 = 20;

@@ -22,7 +22,13 @@ enum After {
     Notify,
     /// close_notify once the next request has come, unanswered.
     NotifyPending,
+    /// Every answer's body ends at the close (no length, `Connection:
+    /// close`): TCP closed after it, with a close_notify before or not.
+    BodyToClose { notify: bool },
 }
+
+/// The body of an `After::BodyToClose` answer.
+const TO_CLOSE: &[u8] = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nread until the close";
 
 /// A rustls server on loopback that answers one request per connection,
 /// then closes TLS but not TCP, holding every connection until dropped.
@@ -70,6 +76,16 @@ fn serve(cfg: Arc<rustls::ServerConfig>, tcp: TcpStream, after: After, stop: Arc
         .unwrap();
     let conn = rustls::ServerConnection::new(cfg).unwrap();
     let mut tls = rustls::StreamOwned::new(conn, tcp);
+    if let After::BodyToClose { notify } = after {
+        if request(&mut tls) && tls.write_all(TO_CLOSE).is_ok() {
+            if notify {
+                tls.conn.send_close_notify();
+            }
+            let _ = tls.flush();
+        }
+        // Dropped: the FIN.
+        return;
+    }
     // The check before the load makes a handshake and no request.
     if !request(&mut tls) || tls.write_all(ANSWER).is_err() {
         return;
@@ -184,4 +200,34 @@ fn a_close_notify_with_a_post_waiting_fails_it_as_closed_at_once() {
     assert_eq!(r.counts.errors_total(), 3);
     assert_eq!(r.counts.resent, 0);
     assert!(took < Duration::from_secs(3), "{took:?}");
+}
+
+#[test]
+fn a_body_ended_by_the_close_is_whole_only_after_a_close_notify() {
+    // RFC 9112 §9.8: over TLS, a body with no length is complete only if
+    // the server's close_notify came before the close; a bare FIN may cut
+    // it short unseen. Both servers send the same bytes.
+    for (notify, completed, closed) in [(true, 5, 0), (false, 0, 5)] {
+        let server = Server::start(After::BodyToClose { notify });
+        let mut spec = server.spec(Stop::Requests(5));
+        spec.keep_alive = false;
+        let r = load(&spec);
+        assert_eq!(
+            r.counts.completed, completed,
+            "notify {notify}: {:?}",
+            r.counts.errors
+        );
+        assert_eq!(
+            r.counts.error(throng_engine::ErrorKind::Closed),
+            closed,
+            "notify {notify}"
+        );
+        assert_eq!(
+            r.counts.errors_total(),
+            closed,
+            "notify {notify}: {:?}",
+            r.counts.errors
+        );
+        assert_eq!(r.counts.sent, 5);
+    }
 }

@@ -323,10 +323,14 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
         // A server that was not sampled has no bar rather than one of 0.
         let of: Vec<&StepFigures> = figs
             .iter()
-            .filter(|f| f.server == s && f.cores == c && f.rounds > 0 && f.pss_peak_bytes > 0)
+            .filter(|f| f.server == s && f.cores == c && f.rounds > 0 && f.pss_peak_bytes.is_some())
             .collect();
-        let pss = of.iter().map(|f| f.pss_peak_bytes).max()?;
-        let rss = of.iter().map(|f| f.rss_peak_bytes).max().unwrap_or(0);
+        let pss = of.iter().filter_map(|f| f.pss_peak_bytes).max()?;
+        let rss = of
+            .iter()
+            .filter_map(|f| f.rss_peak_bytes)
+            .max()
+            .unwrap_or(0);
         Some((
             pss as f64 / 1048576.0,
             None,

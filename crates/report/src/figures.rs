@@ -100,12 +100,14 @@ pub struct StepFigures {
     /// The server's CPU seconds per wall second over the rounds that
     /// sampled it, all together.
     pub cpu_utilisation: Option<f64>,
-    /// 0 when the server was not sampled.
-    pub pss_peak_bytes: u64,
-    pub rss_peak_bytes: u64,
+    /// `None` (null in the JSON) when no round sampled the server's
+    /// memory: a target `throng load` loaded but did not start has no
+    /// memory figure, not one of 0 bytes.
+    pub pss_peak_bytes: Option<u64>,
+    pub rss_peak_bytes: Option<u64>,
     /// Whether any round sampled the server; false for a target that
     /// `throng load` loaded but did not start. Left out of the JSON, where
-    /// the CPU figures are null and the memory figures 0 instead.
+    /// the CPU and memory figures are null instead.
     #[serde(skip)]
     pub server_sampled: bool,
     /// Mean body bytes per response.
@@ -261,13 +263,13 @@ pub fn step_figures(s: &StepRecord) -> StepFigures {
             .iter()
             .map(|r| r.server.pss_peak_bytes)
             .max()
-            .unwrap_or(0),
+            .filter(|&b| b > 0),
         rss_peak_bytes: s
             .rounds
             .iter()
             .map(|r| r.server.rss_peak_bytes)
             .max()
-            .unwrap_or(0),
+            .filter(|&b| b > 0),
         server_sampled: sampled_rounds().next().is_some(),
         body_bytes_per_response: (completed > 0).then(|| body as f64 / completed as f64),
         measured_s: s.rounds.iter().map(|r| r.summary.duration_s).sum(),
@@ -683,8 +685,7 @@ pub fn summary_rows(run: &RunData, figs: &[StepFigures]) -> Vec<SummaryRow> {
             let memory = figs
                 .iter()
                 .filter(|f| f.server == name && f.rounds > 0)
-                .map(|f| f.pss_peak_bytes)
-                .filter(|&b| b > 0)
+                .filter_map(|f| f.pss_peak_bytes)
                 .max();
             SummaryRow {
                 server: name.clone(),
@@ -1057,12 +1058,12 @@ mod tests {
         let f = step_figures(&st);
         assert_eq!(f.cpu_us_per_request, Some(20.0));
         assert_eq!(f.cpu_utilisation, Some(0.01));
-        assert_eq!(f.pss_peak_bytes, 5 << 20);
+        assert_eq!(f.pss_peak_bytes, Some(5 << 20));
         assert!(f.server_sampled);
         st.rounds.remove(0);
         let f = step_figures(&st);
         assert_eq!((f.cpu_us_per_request, f.cpu_utilisation), (None, None));
-        assert_eq!(f.pss_peak_bytes, 0);
+        assert_eq!((f.pss_peak_bytes, f.rss_peak_bytes), (None, None));
         assert!(!f.server_sampled);
     }
 

@@ -409,7 +409,7 @@ pub fn steps(figs: &[StepFigures]) -> Table {
                 .map_or_else(Cell::none, |c| Cell::lit(format!("{c:.1} µs"))),
             f.cpu_utilisation
                 .map_or_else(Cell::none, |c| Cell::lit(format!("{:.0}%", c * 100.0))),
-            bytes_or_none(f.pss_peak_bytes, mib),
+            bytes_or_none(f.pss_peak_bytes.unwrap_or(0), mib),
             Cell::mark_only(verdict),
         ]);
         t.push(row);

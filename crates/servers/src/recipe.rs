@@ -359,12 +359,42 @@ impl Recipe {
         if self.start.is_empty() {
             bail!("recipe {}: `start` is empty", self.name);
         }
+        if self.binary.is_empty() {
+            bail!("recipe {}: `binary` is empty", self.name);
+        }
         signal_by_name(&self.stop_signal).with_context(|| format!("recipe {}", self.name))?;
         if let Some(b) = &self.backend {
             names::check("backend recipe name", b)?;
         }
-        for c in &self.configs {
+        for (k, c) in self.configs.iter().enumerate() {
             names::check_file(&c.file).with_context(|| format!("recipe {}", self.name))?;
+            // Rendered in turn into one folder, the second would silently
+            // replace the first.
+            if self.configs[..k].iter().any(|o| o.file == c.file) {
+                bail!("recipe {}: [[configs]] names {} twice", self.name, c.file);
+            }
+        }
+        // A NUL cannot pass into an argument or the environment of a
+        // process; an `=` in a variable's name would make it another
+        // variable. Found at launch, each failed every step of the server.
+        for a in &self.start {
+            if a.contains('\0') {
+                bail!(
+                    "recipe {}: `start` argument {a:?} holds a NUL byte",
+                    self.name
+                );
+            }
+        }
+        for (k, v) in &self.env {
+            if k.is_empty() || k.contains(['=', '\0']) {
+                bail!(
+                    "recipe {}: [env] name {k:?} must be non-empty and hold no '=' or NUL",
+                    self.name
+                );
+            }
+            if v.contains('\0') {
+                bail!("recipe {}: [env] {k} holds a NUL byte", self.name);
+            }
         }
         self.probe
             .check()
@@ -1050,6 +1080,43 @@ mod tests {
         assert_eq!(
             load(&format!("{head}start = []\n")),
             format!("recipe {}: recipe mine: `start` is empty", path.display())
+        );
+    }
+
+    #[test]
+    fn what_a_process_or_a_folder_cannot_take_is_refused_when_the_recipe_loads() {
+        let base = "name = \"mine\"\nbinary = \"/bin/true\"\n";
+        let refused = |rest: &str| {
+            Recipe::parse(&format!("{base}{rest}"))
+                .unwrap_err()
+                .to_string()
+        };
+        let start = "start = [\"{{binary}}\"]\n";
+        assert_eq!(
+            refused("start = [\"{{binary}}\", \"a\\u0000b\"]\n"),
+            "recipe mine: `start` argument \"a\\0b\" holds a NUL byte"
+        );
+        for name in ["\"A=B\"", "\"\"", "\"A\\u0000\""] {
+            let e = refused(&format!("{start}[env]\n{name} = \"x\"\n"));
+            assert!(
+                e.contains("must be non-empty and hold no '=' or NUL"),
+                "{name}: {e}"
+            );
+        }
+        assert_eq!(
+            refused(&format!("{start}[env]\nA = \"x\\u0000\"\n")),
+            "recipe mine: [env] A holds a NUL byte"
+        );
+        assert_eq!(
+            Recipe::parse(&format!("name = \"mine\"\nbinary = \"\"\n{start}"))
+                .unwrap_err()
+                .to_string(),
+            "recipe mine: `binary` is empty"
+        );
+        let twice = "[[configs]]\nfile = \"m.conf\"\ntemplate = \"a\"\n";
+        assert_eq!(
+            refused(&format!("{start}{twice}{twice}")),
+            "recipe mine: [[configs]] names m.conf twice"
         );
     }
 

@@ -32,10 +32,48 @@ pub struct RunDir {
     keep: bool,
 }
 
+/// Why a work directory was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BaseError {
+    #[error("{0:?} holds {1:?}, which a server's config cannot carry as it is: use a path of letters, digits and '/', '.', '_', '-', '+', '@', ',' or '~'")]
+    Char(String, char),
+    #[error("{0:?} is not valid UTF-8")]
+    NotUtf8(String),
+    #[error("{0} is not a folder")]
+    NotDir(String),
+}
+
+/// The work directory run directories are made under, checked and made
+/// absolute: its path is written into every server's config (a pid file,
+/// a log, a document root), where a ';', a space, a quote, a brace or a
+/// line break would end a directive or begin another, and a relative
+/// path would be read against the server's own prefix.
+pub fn check_base(base: &Path) -> Result<PathBuf, BaseError> {
+    let abs = if base.is_absolute() {
+        base.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(base)
+    };
+    let Some(text) = abs.to_str() else {
+        return Err(BaseError::NotUtf8(abs.display().to_string()));
+    };
+    if let Some(c) = text
+        .chars()
+        .find(|&c| !(c.is_ascii_alphanumeric() || "/._-+@,~".contains(c)))
+    {
+        return Err(BaseError::Char(text.to_string(), c));
+    }
+    if abs.exists() && !abs.is_dir() {
+        return Err(BaseError::NotDir(text.to_string()));
+    }
+    Ok(abs)
+}
+
 impl RunDir {
     /// Creates `base/<prefix>-<pid>-<id>`; fails when it already exists.
     pub fn create(base: &Path, prefix: &str, id: i64, keep: bool) -> anyhow::Result<RunDir> {
         names::check("run directory prefix", prefix)?;
+        let base = &check_base(base).map_err(|e| anyhow::anyhow!("work directory {e}"))?;
         let path = base.join(format!("{prefix}-{}-{id}", std::process::id()));
         std::fs::create_dir_all(base).with_context(|| format!("creating {}", base.display()))?;
         // create_dir (not _all): an existing directory is an error, so a
@@ -135,5 +173,39 @@ mod tests {
         assert!(!base.path().join("x").exists());
         drop(rd);
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_work_directory_that_would_break_a_config_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ok = tmp.path().join("a-b_c.d+e@f,g~h");
+        assert_eq!(check_base(&ok), Ok(ok.clone()));
+        let rel = check_base(Path::new("w")).unwrap();
+        assert_eq!(rel, std::env::current_dir().unwrap().join("w"));
+        for (bad, c) in [
+            ("w;d", ';'),
+            ("w d", ' '),
+            ("w\nd", '\n'),
+            ("w{{port}}", '{'),
+            ("w$(id)", '$'),
+            ("w'x", '\''),
+            ("w\"x", '"'),
+            ("w#x", '#'),
+        ] {
+            let p = tmp.path().join(bad);
+            assert_eq!(
+                check_base(&p),
+                Err(BaseError::Char(p.to_str().unwrap().to_string(), c)),
+                "{bad:?}"
+            );
+            assert!(RunDir::create(&p, "throng-lab", 1, false).is_err());
+            assert!(!p.exists(), "{bad:?} was made");
+        }
+        let file = tmp.path().join("file");
+        std::fs::write(&file, "x").unwrap();
+        assert_eq!(
+            check_base(&file),
+            Err(BaseError::NotDir(file.to_str().unwrap().to_string()))
+        );
     }
 }

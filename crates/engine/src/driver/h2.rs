@@ -223,6 +223,12 @@ impl Worker<'_> {
                 }
                 self.goaway(i, last_stream);
             }
+            // Counted on its own, as over HTTP/1.1; streams are told
+            // apart by their ids, so the connection goes on.
+            Event::Unsolicited { .. } => {
+                let measuring = self.measuring;
+                self.counters(measuring).errors[ErrorKind::Unsolicited.index()] += 1;
+            }
             Event::Settings => {
                 let max = self.conns[i].h2.as_ref().map(|h| h.peer_max_streams());
                 if let Some(m) = max.filter(|&m| m != u32::MAX) {

@@ -193,7 +193,15 @@ impl Worker<'_> {
             self.close_and_continue(i, kind);
             return;
         }
+        // RFC 9112 §9.8: over TLS, a body that ends at the close is whole
+        // only if the close was the server's close_notify; a bare FIN may
+        // be anyone's, and cut the body short (a truncation attack).
+        let unsigned = self.conns[i]
+            .tls
+            .as_mut()
+            .is_some_and(|t| !t.process_new_packets().is_ok_and(|s| s.peer_has_closed()));
         match self.conns[i].exchange.eof() {
+            Ok(Some(_)) if unsigned => self.close_and_continue(i, Some(ErrorKind::Closed)),
             Ok(Some(resp)) => {
                 let epoch = self.conns[i].epoch;
                 self.complete(i, resp, at);

@@ -33,6 +33,8 @@ pub(super) struct Plan {
     items: VecDeque<(Item, Then)>,
     /// The client no longer holds the stream: it ended either way.
     pub(super) ended: bool,
+    /// The client reset it (malformed): what follows on it is no answer.
+    dropped: bool,
 }
 
 /// A server's bytes, built with the outcome they must have.
@@ -104,6 +106,7 @@ impl<'a> Gen<'a> {
                 id,
                 items,
                 ended: false,
+                dropped: false,
             });
         }
         g
@@ -390,6 +393,7 @@ impl<'a> Gen<'a> {
             return;
         }
         plan.ended = then.ends();
+        plan.dropped = matches!(then, Then::Malformed);
         match then {
             Then::Nothing => {}
             Then::Respond(resp) => self.events.push(Event::Response { stream: id, resp }),
@@ -512,6 +516,11 @@ impl<'a> Gen<'a> {
                 let fields = vec![field(":status", "200"), field("x-late", "1")];
                 let end_stream = self.rng.one_in(2);
                 self.block(id, &fields, end_stream);
+                // On a stream that ended on its own, a second answer.
+                let dropped = self.plans.iter().any(|p| p.id == id && p.dropped);
+                if !dropped && !self.forgotten(id) {
+                    self.events.push(Event::Unsolicited { stream: id });
+                }
             }
             10 if !ended.is_empty() => {
                 let id = pick(self.rng, &ended);

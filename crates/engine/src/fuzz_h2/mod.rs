@@ -334,6 +334,7 @@ mod tests {
                         Event::Malformed { .. } => "malformed",
                         Event::GoAway { .. } => "goaway",
                         Event::Settings => "settings",
+                        Event::Unsolicited { .. } => "unsolicited",
                     };
                     *events.entry(name).or_default() += 1;
                 }
@@ -351,7 +352,14 @@ mod tests {
         ] {
             assert!(ends.contains_key(end), "{end} never seen: {ends:?}");
         }
-        for ev in ["response", "reset", "malformed", "goaway", "settings"] {
+        for ev in [
+            "response",
+            "reset",
+            "malformed",
+            "goaway",
+            "settings",
+            "unsolicited",
+        ] {
             assert!(events.contains_key(ev), "{ev} never made: {events:?}");
         }
         assert!(exact > 300, "{exact} unmutated inputs");

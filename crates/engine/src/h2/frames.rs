@@ -269,7 +269,11 @@ impl H2 {
             return Err(Fault::Compression);
         }
         let Some(k) = self.streams.iter().position(|s| s.id == id) else {
-            // Decoded for the table's sake; the stream is gone.
+            // Decoded for the table's sake; the stream is gone. A new
+            // answer on one that ended on its own answers no request.
+            if status.is_some() && self.ended(id) {
+                return Ok(Some(Event::Unsolicited { stream: id }));
+            }
             return Ok(None);
         };
         let s = &mut self.streams[k];

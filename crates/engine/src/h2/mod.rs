@@ -141,7 +141,13 @@ pub enum Event {
     GoAway { last_stream: u32, code: u32 },
     /// The server's SETTINGS arrived: its stream limit may have changed.
     Settings,
+    /// A second response began on `stream`, after its first had ended.
+    Unsolicited { stream: u32 },
 }
+
+/// Streams the client dropped (reset, forgotten) that a connection keeps:
+/// what the server sent on one before it knew is no second answer.
+const DROPPED: usize = 64;
 
 /// A connection's local choices.
 #[derive(Debug, Clone, Copy)]
@@ -244,6 +250,9 @@ pub struct H2 {
     /// PING and SETTINGS acknowledgements queued since `out` was last
     /// written whole.
     acks: u32,
+    /// The last `DROPPED` streams the client dropped, round and round.
+    dropped: [u32; DROPPED],
+    dropped_next: usize,
 }
 
 /// Most acknowledgements a connection holds unwritten (about 280 KB of
@@ -288,6 +297,8 @@ impl H2 {
             out: Vec::new(),
             out_off: 0,
             acks: 0,
+            dropped: [0; DROPPED],
+            dropped_next: 0,
         }
     }
 
@@ -484,6 +495,19 @@ impl H2 {
         if let Some(k) = self.streams.iter().position(|s| s.id == id) {
             self.streams.swap_remove(k);
         }
+        self.dropped(id);
+    }
+
+    fn dropped(&mut self, id: u32) {
+        if !self.dropped.contains(&id) {
+            self.dropped[self.dropped_next] = id;
+            self.dropped_next = (self.dropped_next + 1) % DROPPED;
+        }
+    }
+
+    /// Whether stream `id` ended on its own, not dropped by the client.
+    fn ended(&self, id: u32) -> bool {
+        id % 2 == 1 && id < self.next_id && !self.dropped.contains(&id)
     }
 
     /// Give up on stream `id`: the server is told with RST_STREAM(CANCEL),
@@ -742,6 +766,7 @@ impl H2 {
     }
 
     fn rst(&mut self, id: u32, code: u32) {
+        self.dropped(id);
         frame_head(&mut self.out, 4, RST_STREAM, 0, id);
         self.out.extend_from_slice(&code.to_be_bytes());
     }

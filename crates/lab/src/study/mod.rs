@@ -666,6 +666,41 @@ impl Study {
         Ok(())
     }
 
+    /// Refuses a level this machine's load generator cannot open: each
+    /// connection is an open file, and the hard limit on them cannot be
+    /// raised from inside. Found at the level, it would fail every round of
+    /// it after the servers had started and the run had been stored.
+    /// Clients on other hosts have limits of their own, checked there.
+    pub fn check_open_files(&self, most: u64) -> anyhow::Result<()> {
+        if !self.hosts.clients.iter().all(|c| c.is_local()) {
+            return Ok(());
+        }
+        for w in &self.loads {
+            let per_user = w
+                .shape
+                .users
+                .as_ref()
+                .map_or(1, |u| u.conns_per_user as u64);
+            for &c in &w.concurrency {
+                let conns = u64::from(c) * per_user;
+                if conns > most {
+                    let users = if per_user > 1 {
+                        format!(" ({c} users of up to {per_user} connections)")
+                    } else {
+                        String::new()
+                    };
+                    bail!(
+                        "[workload.{}] concurrency {c} opens {conns} connections{users}, and the \
+                         open-file limit lets the load generator open at most {most}: lower the \
+                         level, or raise the limit (ulimit -n) before the run",
+                        w.kind.name()
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Highest number of connections a level opens: servers are
     /// configured to accept that many.
     pub fn max_concurrency(&self) -> u32 {
@@ -1458,6 +1493,22 @@ seconds = 0.5
         for (rest, message) in cases {
             assert_eq!(&refused("['tiny']", rest), message, "{rest}");
         }
+    }
+
+    #[test]
+    fn a_level_beyond_the_open_file_limit_is_refused_before_anything_starts() {
+        let s = Study::parse(
+            "name = \"big\"\nservers = [\"nginx\"]\ncores = [1]\nworkloads = [\"tiny\"]\nconcurrency = [10, 30000]\n",
+            &Recipes::builtin(),
+        )
+        .unwrap();
+        assert_eq!(
+            s.check_open_files(20_000).unwrap_err().to_string(),
+            "[workload.tiny] concurrency 30000 opens 30000 connections, and the open-file limit \
+             lets the load generator open at most 20000: lower the level, or raise the limit \
+             (ulimit -n) before the run"
+        );
+        assert!(s.check_open_files(30_000).is_ok());
     }
 
     #[test]
