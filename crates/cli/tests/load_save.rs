@@ -111,6 +111,13 @@ fn a_saved_load_is_listed_reported_and_compared() {
     assert_eq!(s["completed"], 500);
     assert_eq!(s["rounds"], 1);
     assert_eq!(s["status"], "ok");
+    // Nothing of the target was sampled: no figure, rather than 0 bytes.
+    assert_eq!(
+        (&s["pss_peak_bytes"], &s["rss_peak_bytes"]),
+        (&Value::Null, &Value::Null)
+    );
+    assert_eq!(report["summary"][0]["exe_bytes"], Value::Null, "{report:#}");
+    assert_eq!(report["summary"][0]["memory_bytes"], Value::Null);
 
     // The same load asked for 700: the two runs compare step by step.
     let second = ["load", &url, "-n", "700", "-c", "5", "--db", &dbs, "--json"];

@@ -651,7 +651,8 @@ pub struct SummaryRow {
     pub max_users_broke_at: Option<u32>,
     /// Highest PSS of the server's process tree over the whole run.
     pub memory_bytes: Option<u64>,
-    pub exe_bytes: u64,
+    /// `None` (null) when not known: a URL `throng load` was pointed at.
+    pub exe_bytes: Option<u64>,
 }
 
 pub fn summary_rows(run: &RunData, figs: &[StepFigures]) -> Vec<SummaryRow> {
@@ -710,7 +711,7 @@ pub fn summary_rows(run: &RunData, figs: &[StepFigures]) -> Vec<SummaryRow> {
                 max_users_source: users.as_ref().map(|u| u.source),
                 max_users_broke_at: users.as_ref().and_then(|u| u.broke_at),
                 memory_bytes: memory,
-                exe_bytes: rec.map(|r| r.exe_bytes).unwrap_or(0),
+                exe_bytes: rec.map(|r| r.exe_bytes).filter(|&b| b > 0),
             }
         })
         .collect()

@@ -140,7 +140,7 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
         for s in &run.servers {
             let _ = writeln!(
                 o,
-                "\n### {}\n\n{} {}, recipe {} ({} profile), package {}, {}, executable {} bytes\n",
+                "\n### {}\n\n{} {}, recipe {} ({} profile), package {}, {}, executable {}\n",
                 cell(&s.name),
                 cell(&s.name),
                 cell(&s.version),
@@ -148,7 +148,11 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
                 cell(&s.profile),
                 cell(&s.package),
                 cell(&s.model),
-                grouped(s.exe_bytes)
+                if s.exe_bytes > 0 {
+                    grouped(s.exe_bytes) + " bytes"
+                } else {
+                    "size unknown".into()
+                }
             );
             for c in &s.configs {
                 let _ = writeln!(o, "{}:\n\n{}", cell(&c.path), md_fence(&c.content, ""));

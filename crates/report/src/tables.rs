@@ -159,7 +159,7 @@ pub fn summary(cols: &SummaryWorkloads, rows: &[SummaryRow]) -> Table {
         row.extend([
             s.memory_bytes
                 .map_or_else(Cell::none, |b| Cell::lit(mib(b))),
-            bytes_or_none(s.exe_bytes, |b| grouped(b) + " B"),
+            bytes_or_none(s.exe_bytes.unwrap_or(0), |b| grouped(b) + " B"),
         ]);
         t.push(row);
     }
@@ -738,7 +738,7 @@ mod tests {
             max_users_source: Some(MaxUsersSource::Searched),
             max_users_broke_at: Some(3200),
             memory_bytes: None,
-            exe_bytes: 0,
+            exe_bytes: None,
         };
         let md = crate::markdown::table(&summary(&cols, &[row]));
         assert_eq!(
