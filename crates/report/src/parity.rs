@@ -87,11 +87,17 @@ pub fn rows(run: &RunData) -> Vec<ParityRow<'_>> {
             .iter()
             .map(|s| s.parity.iter().find(|p| p.setting == setting))
             .collect();
-        let mut values = entries.iter().flatten().map(|p| canonical(&p.value));
-        let Some(first) = values.next() else {
+        let mut values = run
+            .servers
+            .iter()
+            .zip(&entries)
+            .filter_map(|(s, e)| e.and_then(|e| effective(run, &s.parity, e)));
+        let differs = values
+            .next()
+            .is_some_and(|first| values.any(|v| v != first));
+        if entries.iter().all(Option::is_none) {
             continue;
-        };
-        let differs = values.any(|v| v != first);
+        }
         out.push(ParityRow {
             setting,
             entries,
@@ -127,6 +133,57 @@ fn canonical(value: &str) -> String {
         (Ok(n), Some(k)) if !num.is_empty() => format!("{}", n * k),
         _ => v,
     }
+}
+
+/// What a server's value of a setting does, as compared with the others':
+/// its spelling folded ([`canonical`]), and each server's way of saying
+/// the same thing brought to one word. `None` for a value no server can be
+/// held to ("unknown": a server the lab did not configure, whose recipe
+/// says nothing of it), which is unknown, not different.
+fn effective(run: &RunData, own: &[ParityEntry], e: &ParityEntry) -> Option<String> {
+    let v = canonical(&e.value);
+    if v == "unknown" {
+        return None;
+    }
+    Some(match e.setting {
+        // Apache names what the tag is made of ("MTime Size"), lighttpd
+        // says "enable", h2o "ON": all send one.
+        Setting::Etag if v != "off" && v != "none" => "on".into(),
+        Setting::Etag => "off".into(),
+        // lighttpd names its network backend.
+        Setting::Sendfile if v == "sendfile" || v == "linux-sendfile" => "on".into(),
+        Setting::Sendfile if v == "writev" || v == "write" => "off".into(),
+        // Apache corks only what it sends with sendfile.
+        Setting::TcpNopush if v == "with sendfile" => own
+            .iter()
+            .find(|p| p.setting == Setting::Sendfile)
+            .and_then(|p| effective(run, own, p))?,
+        // The kernel caps every listen backlog at net.core.somaxconn, which
+        // is what Go (Caddy) asks for and h2o's 65535 becomes. The machine's
+        // value is known only for a run on one machine.
+        Setting::ListenBacklog => {
+            let somaxconn = run
+                .run
+                .environment
+                .hosts
+                .is_empty()
+                .then(|| run.run.environment.sysctls.get("net.core.somaxconn"))
+                .flatten()
+                .and_then(|s| s.trim().parse::<u64>().ok());
+            let asked = if v == "net.core.somaxconn" {
+                Some(u64::MAX)
+            } else {
+                v.split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+            };
+            match (asked, somaxconn) {
+                (Some(a), Some(m)) => a.min(m).to_string(),
+                _ => v,
+            }
+        }
+        _ => v,
+    })
 }
 
 /// One line per setting that differs, with each server's value and the
@@ -218,6 +275,85 @@ mod tests {
         assert_eq!(canonical("5s"), canonical("5000ms"));
         assert_ne!(canonical("5s"), canonical("5m"));
         assert_eq!(canonical("unlimited"), "unlimited");
+    }
+
+    #[test]
+    fn each_servers_way_of_saying_the_same_is_no_difference() {
+        let mut run = RunData {
+            servers: vec![
+                server(
+                    "nginx",
+                    &[
+                        (Setting::Etag, "on"),
+                        (Setting::Sendfile, "on"),
+                        (Setting::TcpNopush, "off"),
+                        (Setting::ListenBacklog, "4096"),
+                        (Setting::Gzip, "off"),
+                    ],
+                ),
+                server(
+                    "apache2-event",
+                    &[
+                        (Setting::Etag, "MTime Size"),
+                        (Setting::Sendfile, "Off"),
+                        (Setting::TcpNopush, "with sendfile"),
+                        (Setting::ListenBacklog, "4096"),
+                    ],
+                ),
+                server(
+                    "lighttpd",
+                    &[
+                        (Setting::Etag, "enable"),
+                        (Setting::ListenBacklog, "net.core.somaxconn"),
+                    ],
+                ),
+                server(
+                    "h2o",
+                    &[
+                        (Setting::Etag, "ON"),
+                        (
+                            Setting::ListenBacklog,
+                            "65535 (capped by net.core.somaxconn)",
+                        ),
+                        (Setting::Gzip, "unknown"),
+                    ],
+                ),
+            ],
+            ..RunData::default()
+        };
+        run.run
+            .environment
+            .sysctls
+            .insert("net.core.somaxconn".into(), "4096".into());
+        let differ = |run: &RunData| -> Vec<Setting> {
+            rows(run)
+                .iter()
+                .filter(|r| r.differs)
+                .map(|r| r.setting)
+                .collect()
+        };
+        // sendfile differs (on, off); tcp_nopush does not: Apache corks
+        // only with sendfile, which is off. A server whose gzip is unknown
+        // is no difference; every backlog is the kernel's 4096.
+        assert_eq!(differ(&run), [Setting::Sendfile]);
+        // Apache's sendfile on: its corking is on, nginx's off.
+        run.servers[1].parity[1].value = "On".into();
+        assert_eq!(differ(&run), [Setting::TcpNopush]);
+        // A somaxconn of 1024 caps 4096, 65535 and Go's alike; unknown
+        // (a run on several hosts), the spellings differ.
+        run.run
+            .environment
+            .sysctls
+            .insert("net.core.somaxconn".into(), "1024".into());
+        assert_eq!(differ(&run), [Setting::TcpNopush]);
+        run.run.environment.hosts.push(Default::default());
+        assert_eq!(differ(&run), [Setting::TcpNopush, Setting::ListenBacklog]);
+        // No ETag at all is a difference.
+        run.servers[1].parity[0].value = "None".into();
+        assert_eq!(
+            differ(&run),
+            [Setting::Etag, Setting::TcpNopush, Setting::ListenBacklog]
+        );
     }
 
     #[test]
