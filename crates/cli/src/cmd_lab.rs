@@ -266,6 +266,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
     // Before the database is created: a study that cannot start leaves
     // nothing behind.
     study.check_installed()?;
+    study.check_reachable(throng_servers::process::RunAs::unprivileged().as_ref())?;
     study.check_duet(throng_engine::affinity::own_cpus().len())?;
     study.check_open_files(throng_engine::max_connections())?;
     let workdir = match &args.workdir {

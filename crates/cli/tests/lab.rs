@@ -501,6 +501,46 @@ fn a_work_directory_or_a_level_that_cannot_run_is_refused_and_no_run_is_stored()
 }
 
 #[test]
+fn a_command_the_servers_user_cannot_reach_is_refused_before_anything_starts() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(user) = throng_servers::process::RunAs::unprivileged() else {
+        eprintln!("skipped: servers drop to an unprivileged user only when throng runs as root");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A folder only root may enter, as /root is, holding the command.
+    let private = dir.path().join("private");
+    std::fs::create_dir(&private).unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let bin = private.join("mysrv");
+    std::fs::write(&bin, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let study = dir.path().join("s.toml");
+    std::fs::write(
+        &study,
+        format!(
+            "name='x'\nservers=[{{ name = 'mine', command = ['{}'] }}]\n\
+             workloads=['tiny']\ncores=[1]\nconcurrency=[1]\n",
+            bin.display()
+        ),
+    )
+    .unwrap();
+    let (code, err) = refused_before_anything_starts(dir.path(), &study, &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        err,
+        format!(
+            "throng: mine: {} is under {} (mode 700), which {u}, whom the server runs as, cannot \
+             pass through; install it elsewhere or give its path in a folder {u} can reach\n",
+            bin.display(),
+            private.display(),
+            u = user.name
+        )
+    );
+}
+
+#[test]
 fn a_core_count_the_machine_lacks_is_refused_and_no_run_is_stored() {
     let dir = tempfile::tempdir().unwrap();
     let study = dir.path().join("s.toml");

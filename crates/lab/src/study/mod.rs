@@ -17,6 +17,7 @@ mod cores;
 mod hosts;
 mod limits;
 mod load;
+mod machine;
 mod protocol;
 mod site;
 mod users;
@@ -662,41 +663,6 @@ impl Study {
                 "duet = true compares exactly two servers; the study lists {}",
                 self.servers.len()
             );
-        }
-        Ok(())
-    }
-
-    /// Refuses a level this machine's load generator cannot open: each
-    /// connection is an open file, and the hard limit on them cannot be
-    /// raised from inside. Found at the level, it would fail every round of
-    /// it after the servers had started and the run had been stored.
-    /// Clients on other hosts have limits of their own, checked there.
-    pub fn check_open_files(&self, most: u64) -> anyhow::Result<()> {
-        if !self.hosts.clients.iter().all(|c| c.is_local()) {
-            return Ok(());
-        }
-        for w in &self.loads {
-            let per_user = w
-                .shape
-                .users
-                .as_ref()
-                .map_or(1, |u| u.conns_per_user as u64);
-            for &c in &w.concurrency {
-                let conns = u64::from(c) * per_user;
-                if conns > most {
-                    let users = if per_user > 1 {
-                        format!(" ({c} users of up to {per_user} connections)")
-                    } else {
-                        String::new()
-                    };
-                    bail!(
-                        "[workload.{}] concurrency {c} opens {conns} connections{users}, and the \
-                         open-file limit lets the load generator open at most {most}: lower the \
-                         level, or raise the limit (ulimit -n) before the run",
-                        w.kind.name()
-                    );
-                }
-            }
         }
         Ok(())
     }
