@@ -639,7 +639,11 @@ fn rounds_verdict(step: &StepRecord, round_verdicts: &[Verdict]) -> Verdict {
                 continue;
             }
             let k = seen[&r.code];
-            let msg = if n > 1 {
+            // The message is the first such round's, its figures too: a
+            // step whose rounds differ is not summed up by one of them.
+            let msg = if n > 1 && k > 1 {
+                format!("{} (in {k} of {n} rounds; figures of the first)", r.message)
+            } else if n > 1 {
                 format!("{} (in {k} of {n} rounds)", r.message)
             } else {
                 r.message.clone()

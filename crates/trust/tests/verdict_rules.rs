@@ -625,7 +625,10 @@ fn step_merges_its_rounds_reasons() {
     both.push(ReasonCode::DelayedAck, "spike");
     let v = step_verdict(&st, &[errs.clone(), Verdict::valid(), both], 0.02);
     assert_eq!(codes(&v), vec!["errors", "delayed_ack"]);
-    assert_eq!(msg(&v, "errors"), "3 errors (in 2 of 3 rounds)");
+    assert_eq!(
+        msg(&v, "errors"),
+        "3 errors (in 2 of 3 rounds; figures of the first)"
+    );
     assert_eq!(msg(&v, "delayed_ack"), "spike (in 1 of 3 rounds)");
 
     st.shared_cores = true;
@@ -727,7 +730,7 @@ fn a_paired_step_is_client_bound_only_when_a_quarter_of_its_slices_were() {
     assert_eq!(codes(&v), vec!["client_bound", "errors"]);
     assert_eq!(
         msg(&v, "client_bound"),
-        "the client was busy (in 3 of 10 rounds)"
+        "the client was busy (in 3 of 10 rounds; figures of the first)"
     );
 }
 
