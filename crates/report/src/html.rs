@@ -294,16 +294,21 @@ fn servers(o: &mut String, run: &RunData) {
     }
     o.push_str("<h2 id=\"servers\">Servers and their configurations</h2>\n");
     for s in &run.servers {
+        // What a recipe does not say (a command's version or model) is
+        // left out, not shown as an empty field.
+        let model = if s.model.is_empty() {
+            String::new()
+        } else {
+            format!(" · {}", esc(&s.model))
+        };
         let _ = writeln!(
             o,
-            "<h3>{}</h3>\n<p>{} {} · recipe <code>{}</code> ({} profile) · package <code>{}</code> · {} · executable {}</p>",
+            "<h3>{}</h3>\n<p>{} · recipe <code>{}</code> ({} profile) · package <code>{}</code>{model} · executable {}</p>",
             esc(&s.name),
-            esc(&s.name),
-            esc(&s.version),
+            format!("{} {}", esc(&s.name), esc(&s.version)).trim_end(),
             esc(&s.recipe),
             esc(&s.profile),
             esc(if s.package.is_empty() { "–" } else { &s.package }),
-            esc(&s.model),
             if s.exe_bytes > 0 { grouped(s.exe_bytes) + " bytes" } else { "size unknown".into() }
         );
         for c in &s.configs {

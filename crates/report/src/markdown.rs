@@ -138,22 +138,33 @@ pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
     } else if !run.servers.is_empty() {
         o.push_str("\n## Servers and their configurations\n");
         for s in &run.servers {
-            let _ = writeln!(
-                o,
-                "\n### {}\n\n{} {}, recipe {} ({} profile), package {}, {}, executable {}\n",
-                cell(&s.name),
-                cell(&s.name),
-                cell(&s.version),
-                cell(&s.recipe),
-                cell(&s.profile),
-                cell(&s.package),
-                cell(&s.model),
-                if s.exe_bytes > 0 {
-                    grouped(s.exe_bytes) + " bytes"
+            // What a recipe does not say (a command's version or model)
+            // is left out, not shown as an empty field.
+            let said =
+                |label: &str, v: &str| (!v.is_empty()).then(|| format!("{label}{}", cell(v)));
+            let parts: Vec<String> = [
+                Some(
+                    format!("{} {}", cell(&s.name), cell(&s.version))
+                        .trim_end()
+                        .to_string(),
+                ),
+                Some(format!(
+                    "recipe {} ({} profile)",
+                    cell(&s.recipe),
+                    cell(&s.profile)
+                )),
+                said("package ", &s.package),
+                said("", &s.model),
+                Some(if s.exe_bytes > 0 {
+                    format!("executable {} bytes", grouped(s.exe_bytes))
                 } else {
-                    "size unknown".into()
-                }
-            );
+                    "executable size unknown".into()
+                }),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            let _ = writeln!(o, "\n### {}\n\n{}\n", cell(&s.name), parts.join(", "));
             for c in &s.configs {
                 let _ = writeln!(o, "{}:\n\n{}", cell(&c.path), md_fence(&c.content, ""));
             }

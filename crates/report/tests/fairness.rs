@@ -264,3 +264,28 @@ fn compare_leads_with_the_stored_ratios_either_way_round() {
     assert!(md.contains("| sweep | apache2-event / lighttpd | 95% CI | pairs | decision |"));
     assert!(md.contains("| 1 core, large, all levels | 0.75× | 0.74–0.76 | 10 | lower |"));
 }
+
+#[test]
+fn a_server_whose_recipe_says_no_version_or_model_shows_no_empty_fields() {
+    // A study's `command` server: no version found, no model declared.
+    let mut run = common::rich_run();
+    run.servers[0].version = String::new();
+    run.servers[0].model = String::new();
+    let name = run.servers[0].name.clone();
+    let md = markdown(&run);
+    let line = md
+        .split(&format!("\n### {name}\n\n"))
+        .nth(1)
+        .and_then(|s| s.lines().next())
+        .unwrap();
+    assert!(line.starts_with(&format!("{name}, recipe ")), "{line}");
+    assert!(!line.contains(", ,") && !line.contains("  "), "{line}");
+    let page = html(&run);
+    let p = page
+        .split(&format!("<h3>{name}</h3>\n<p>"))
+        .nth(1)
+        .and_then(|s| s.split("</p>").next())
+        .unwrap();
+    assert!(p.starts_with(&format!("{name} · recipe ")), "{p}");
+    assert!(!p.contains("·  ·") && !p.contains(" · · "), "{p}");
+}
