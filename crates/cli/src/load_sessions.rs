@@ -210,7 +210,11 @@ pub fn lines(s: &Summary) -> String {
         human_count(x.failed),
         human_count(x.unfinished),
         if x.arrival_per_sec.is_some() {
-            format!(", {} turned away", human_count(x.turned_away))
+            format!(
+                ", {} turned away, {} started late",
+                human_count(x.turned_away),
+                human_count(x.late_arrivals)
+            )
         } else {
             String::new()
         }

@@ -318,3 +318,54 @@ fn sessions_run_from_another_host_with_the_same_counts() {
     assert_eq!(u(&j, "/completed"), 12);
     assert_eq!(log(&ng, 12).len(), 12);
 }
+
+/// Users arrive on the client's schedule, whatever the server does: a
+/// client stopped for 300 ms takes the arrivals due meanwhile late, all at
+/// once, and says so, though its CPU figures stay quiet (a stopped process
+/// waits for no CPU). 100 a second, uniform: 30 fall in the stop.
+#[test]
+fn arrivals_a_stopped_client_takes_late_are_its_own_doing() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    let ng = nginx();
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "s.log", "/index.html\n");
+    let child = throng()
+        .args(["load", &ng.url("/"), "--sessions", &file])
+        .args(["--users-per-sec", "100", "--arrival", "uniform"])
+        .args(["-c", "20", "-t", "1", "-d", "2s", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = Pid::from_raw(child.id() as i32);
+    // Well inside the measured phase, which starts at once (no warmup).
+    std::thread::sleep(Duration::from_millis(700));
+    kill(pid, Signal::SIGSTOP).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    kill(pid, Signal::SIGCONT).unwrap();
+    // Bounded: the run ends 2 s after it began; a hung one is killed.
+    let watchdog = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(30));
+        let _ = kill(pid, Signal::SIGKILL);
+    });
+    let out = child.wait_with_output().unwrap();
+    drop(watchdog);
+    assert!(out.status.success(), "{out:?}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let late = u(&j, "/sessions/late_arrivals");
+    assert!(
+        (28..=36).contains(&late),
+        "{late} late: {:#}",
+        j["sessions"]
+    );
+    let reasons = j["verdict"]["reasons"].as_array().unwrap();
+    let bound = reasons
+        .iter()
+        .find(|r| r["code"] == "client_bound")
+        .unwrap_or_else(|| panic!("{reasons:?}"));
+    assert!(bound["message"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("started {late} of ")));
+}

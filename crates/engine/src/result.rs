@@ -101,6 +101,9 @@ pub struct SessionOutcome {
     pub unfinished: u64,
     /// Open model: arrivals that found every user slot taken.
     pub turned_away: u64,
+    /// Open model: arrivals taken more than 1 ms after their time.
+    #[serde(default)]
+    pub late_arrivals: u64,
     /// Completed sessions, microseconds from first send to last answer.
     #[serde(with = "crate::wire::histogram")]
     pub duration: Histogram<u64>,
@@ -127,6 +130,7 @@ impl SessionOutcome {
         self.failed += o.failed;
         self.unfinished += o.unfinished;
         self.turned_away += o.turned_away;
+        self.late_arrivals += o.late_arrivals;
         // Same bounds everywhere, so adding cannot fail.
         let _ = self.duration.add(&o.duration);
         let _ = self.think.add(&o.think);

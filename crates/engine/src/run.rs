@@ -605,6 +605,7 @@ pub(crate) fn merge(
                     failed: s.failed,
                     unfinished: s.unfinished,
                     turned_away: s.turned_away,
+                    late_arrivals: s.late_arrivals,
                     duration: s.duration.clone(),
                     think: s.think.clone(),
                     active: s.active.clone(),

@@ -182,6 +182,7 @@ pub fn summarize(r: &LoadResult) -> Summary {
             failed: x.failed,
             unfinished: x.unfinished,
             turned_away: x.turned_away,
+            late_arrivals: x.late_arrivals,
             sessions_per_sec: r.per_sec(x.completed),
             duration_us: latency(&x.duration),
             think_us: latency(&x.think),

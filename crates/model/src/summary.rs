@@ -364,6 +364,9 @@ pub struct Sessions {
     pub unfinished: u64,
     /// Open model: arrivals that found every user slot taken.
     pub turned_away: u64,
+    /// Open model: arrivals started more than 1 ms after their time.
+    #[serde(default)]
+    pub late_arrivals: u64,
     pub sessions_per_sec: f64,
     /// Completed sessions, first send to last answer.
     pub duration_us: Latency,

@@ -40,6 +40,7 @@ fn walked(
         failed,
         unfinished,
         turned_away: 0,
+        late_arrivals: 0,
         sessions_per_sec,
         duration_us,
         think_us,

@@ -198,6 +198,29 @@ fn client_bound(v: &mut Verdict, s: &Summary, ctx: &RoundContext) {
             })
             .collect()
     };
+    // Users arrive on the client's own schedule, whatever the server does
+    // (an arrival that finds every user busy is turned away, not held):
+    // arrivals taken late are the client's doing alone, as a stalled or
+    // starved thread's.
+    let late_arrivals = s
+        .sessions
+        .as_ref()
+        .filter(|x| x.arrival_per_sec.is_some())
+        .map(|x| (x.late_arrivals, x.started + x.turned_away))
+        .filter(|&(n, all)| all > 0 && n as f64 / all as f64 > LATE_SEND_SHARE)
+        .map(|(n, all)| {
+            format!(
+                "the load generator started {n} of {all} arrivals ({:.1}%) more than 1 ms after \
+                 their time",
+                n as f64 / all as f64 * 100.0
+            )
+        });
+    let mut judged = judged;
+    if let Some(l) = late_arrivals {
+        if let Some((_, causes)) = judged.first_mut().filter(|_| s.per_host.is_empty()) {
+            causes.push(l);
+        }
+    }
     if judged.iter().all(|(_, c)| c.is_empty()) {
         // Late sends, if any, were not the client's doing: connections
         // waiting for a server that stopped answering send late too.

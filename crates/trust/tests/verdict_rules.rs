@@ -524,15 +524,23 @@ fn fewer_connections_than_requested() {
     assert!(msg(&v, "connections").starts_with("90 of 100 requested connections were established"));
 }
 
-#[test]
-fn users_turned_away_are_connections_and_idle_burst_connections_are_not() {
-    // Users open their burst connections only when a page needs them.
+/// A clean round of 20 users arriving at 50 a second, who did `x`.
+fn arriving_users(x: throng_model::Sessions) -> Summary {
     let mut s = clean();
     s.connections.established = 12;
     s.completed = 40;
     s.sessions = Some(throng_model::Sessions {
         users: 20,
         arrival_per_sec: Some(50.0),
+        ..x
+    });
+    s
+}
+
+#[test]
+fn users_turned_away_are_connections_and_idle_burst_connections_are_not() {
+    // Users open their burst connections only when a page needs them.
+    let mut s = arriving_users(throng_model::Sessions {
         started: 90,
         completed: 88,
         unfinished: 2,
@@ -544,6 +552,34 @@ fn users_turned_away_are_connections_and_idle_burst_connections_are_not() {
     assert_eq!(codes(&v), vec!["connections"]);
     assert!(msg(&v, "connections")
         .starts_with("10 of 100 arriving users were turned away, all 20 user slots being busy"));
+}
+
+#[test]
+fn arrivals_taken_late_are_the_clients_own_doing() {
+    // Users arrive on the client's schedule whatever the server does: a
+    // thread that takes them late (stopped, starved) changed the process
+    // the server saw, its CPU figures quiet or not.
+    let mut s = arriving_users(throng_model::Sessions {
+        started: 100,
+        completed: 100,
+        late_arrivals: 1,
+        ..Default::default()
+    });
+    // 1 in 100 is within LATE_SEND_SHARE.
+    assert!(round_verdict_with(&s, None, &ctx(), PORTS).is_valid());
+    s.sessions.as_mut().unwrap().late_arrivals = 30;
+    let v = round_verdict_with(&s, None, &ctx(), PORTS);
+    assert_eq!(codes(&v), vec!["client_bound"]);
+    assert!(
+        msg(&v, "client_bound").starts_with(
+            "the load generator started 30 of 100 arrivals (30.0%) more than 1 ms after their time"
+        ),
+        "{}",
+        msg(&v, "client_bound")
+    );
+    // A fixed population has no arrivals to keep.
+    s.sessions.as_mut().unwrap().arrival_per_sec = None;
+    assert!(round_verdict_with(&s, None, &ctx(), PORTS).is_valid());
 }
 
 #[test]

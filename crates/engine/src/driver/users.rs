@@ -41,6 +41,8 @@ pub(crate) struct SessionStats {
     pub completed: u64,
     pub failed: u64,
     pub turned_away: u64,
+    /// Open model: arrivals taken more than `LATE_NS` after their time.
+    pub late_arrivals: u64,
     /// Microseconds from a session's first send to its last answer.
     pub duration: Histogram<u64>,
     /// Microseconds from a page's last answer to the next page's send.
@@ -59,6 +61,7 @@ impl SessionStats {
             completed: 0,
             failed: 0,
             turned_away: 0,
+            late_arrivals: 0,
             duration: histogram(),
             think: histogram(),
             active: Vec::new(),
@@ -407,6 +410,12 @@ impl Worker<'_> {
                     us.next_arrival_ns = arrival + gap.max(1.0) as u64;
                     if !self.may_start_session() {
                         continue;
+                    }
+                    // A thread that could not keep the arrivals' schedule
+                    // (short of CPU) starts them in bunches: the server
+                    // then sees another process than the one asked for.
+                    if self.measuring && now.saturating_sub(arrival) > LATE_NS {
+                        self.us().stats.late_arrivals += 1;
                     }
                     match self.us().free.pop() {
                         Some(u) => self.start_session(u),
