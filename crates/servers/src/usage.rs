@@ -1,26 +1,28 @@
 //! Resource sampling of a server's whole process tree during a round.
 //!
-//! A sampler thread reads /proc every `interval`: each thread's exact time
-//! on CPU (/proc/PID/task/TID/schedstat, in ns), split into user and system
-//! time in the proportion of the processes' ticks (a process first seen
-//! mid-round counts from zero, and the leader's cutime/cstime catch
-//! children that exited), RSS and PSS sums, process and thread counts.
-//! Peaks are over the samples, "end" is the final sample. Ticks alone (10
-//! ms) would put a 0.1 s slice's CPU 10% off either way.
+//! A sampler thread reads /proc every `interval`: RSS and PSS sums,
+//! process and thread counts, each process's ticks. Peaks are over the
+//! samples, "end" is the final sample. The CPU a round used is each
+//! process's CPU-time clock (`clock_getcpuclockid`, in ns, every thread's
+//! time, gone threads' included) read at the round's start and end, split
+//! into user and system time in the proportion of the processes' ticks (a
+//! process first seen mid-round counts from zero, one gone by the end at
+//! its last ticks, and the leader's cutime/cstime catch children that
+//! exited). Ticks alone (10 ms) would put a 0.1 s slice's CPU 10% off
+//! either way.
 //!
 //! It also reads whether the server got the CPU it wanted: each thread's
-//! run-queue wait (/proc/PID/task/TID/schedstat, counted like CPU ticks: a
-//! thread born in the round from zero), and, for the CPUs the tree may run
-//! on, /proc/stat's busy and steal time, from which the CPU other processes
-//! took on those cores follows.
+//! run-queue wait (/proc/PID/task/TID/schedstat, a thread born in the round
+//! from zero, one gone before its end not counted), and, for the CPUs the
+//! tree may run on, /proc/stat's busy and steal time, from which the CPU
+//! other processes took on those cores follows.
 //!
-//! Threads are read at the round's start and end only. Read at every
-//! sample, a server of a thousand threads (Apache's event MPM) cost the
-//! sampler a thousand files a tenth of a second, on the client's CPU: the
-//! load generator waited for it, in that server's rounds only, and was
-//! judged client-bound. A thread that lives inside the round (one per
-//! connection) is then never read; its CPU is still in its process's ticks,
-//! which replace the threads' sum when they are clearly more.
+//! Threads are read twice a round, the first time before its measured part
+//! begins (during its warmup) when it has one. A server of a thousand
+//! threads (Apache's event MPM) costs a thousand files a reading, on the
+//! client's CPU; read every 100 ms, and at the start of each 0.1 s slice,
+//! the load generator waited for it in that server's rounds alone and was
+//! judged client-bound.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -198,14 +200,13 @@ pub struct Usage {
     last: HashMap<i32, u64>,
     leader_children_base: u64,
     leader_children_last: u64,
-    /// Run-queue wait (ns) of each thread when first seen; 0 for threads
-    /// born later.
+    /// Run-queue wait (ns) of each thread at the first reading; 0 for
+    /// threads born later.
     delay_base: HashMap<i32, u64>,
-    /// Latest run-queue wait of every thread seen, gone ones included.
+    /// Run-queue wait of every thread at the last reading.
     delay_last: HashMap<i32, u64>,
-    /// Time on CPU (ns) of each thread, as for the wait.
-    run_base: HashMap<i32, u64>,
-    run_last: HashMap<i32, u64>,
+    /// Each process's CPU-time clock (ns) at the start.
+    clock_base: HashMap<i32, u64>,
     /// The CPUs the tree may run on, and their times at the start.
     cpus: Vec<usize>,
     cpu_base: Option<CpuTicks>,
@@ -214,22 +215,45 @@ pub struct Usage {
     samples: u32,
 }
 
+/// Each thread's run-queue wait now (ns), by thread id: the base of a
+/// round's, read before its measured part begins where it can be.
+pub fn thread_waits(leaders: &[i32]) -> HashMap<i32, u64> {
+    let mut out = HashMap::new();
+    for pid in trees(leaders) {
+        for tid in tasks(pid) {
+            if let Some((_, d)) = read_schedstat(pid, tid) {
+                out.insert(tid, d);
+            }
+        }
+    }
+    out
+}
+
+/// The CPU time of every thread of process `pid`, gone ones included, in
+/// ns: one system call, however many threads it has.
+fn cpu_clock_ns(pid: i32) -> Option<u64> {
+    let id = nix::time::clock_getcpuclockid(nix::unistd::Pid::from_raw(pid)).ok()?;
+    let t = nix::time::clock_gettime(id).ok()?;
+    Some(t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
+}
+
 impl Usage {
     /// Takes the baseline reading.
     pub fn start(leaders: &[i32]) -> Usage {
+        Usage::start_with(leaders, thread_waits(leaders))
+    }
+
+    /// Takes the baseline reading, its threads' waits read already.
+    pub fn start_with(leaders: &[i32], waits: HashMap<i32, u64>) -> Usage {
         let pids = trees(leaders);
         let mut base = HashMap::new();
-        let mut delay_base = HashMap::new();
-        let mut run_base = HashMap::new();
+        let mut clock_base = HashMap::new();
         for &pid in &pids {
             if let Some(s) = read_stat(pid) {
                 base.insert(pid, s.utime + s.stime);
             }
-            for tid in tasks(pid) {
-                if let Some((run, d)) = read_schedstat(pid, tid) {
-                    delay_base.insert(tid, d);
-                    run_base.insert(tid, run);
-                }
+            if let Some(c) = cpu_clock_ns(pid) {
+                clock_base.insert(pid, c);
             }
         }
         let cpus = tree_cpus(&pids);
@@ -240,10 +264,9 @@ impl Usage {
             base,
             leader_children_base: lc,
             leader_children_last: lc,
-            delay_last: delay_base.clone(),
-            delay_base,
-            run_last: run_base.clone(),
-            run_base,
+            delay_last: waits.clone(),
+            delay_base: waits,
+            clock_base,
             cpu_base: read_cpu_ticks(&cpus),
             cpus,
             started: Instant::now(),
@@ -293,20 +316,15 @@ impl Usage {
     /// proportion of the processes' own user and system ticks.
     pub fn finish(mut self) -> ServerUsage {
         self.sample(true);
-        for pid in trees(&self.leaders) {
-            for tid in tasks(pid) {
-                if let Some((run, d)) = read_schedstat(pid, tid) {
-                    self.delay_last.insert(tid, d);
-                    self.delay_base.entry(tid).or_insert(0);
-                    self.run_last.insert(tid, run);
-                    self.run_base.entry(tid).or_insert(0);
-                }
-            }
+        for (tid, d) in thread_waits(&self.leaders) {
+            self.delay_last.insert(tid, d);
+            self.delay_base.entry(tid).or_insert(0);
         }
-        let processes = self.base.len();
         let hz = ticks_per_second();
-        let mut user = 0u64;
-        let mut sys = 0u64;
+        // Ticks of the processes still there, for the split between user
+        // and system time, and of those whose clock could not be read.
+        let (mut user, mut sys, mut unclocked) = (0u64, 0u64, 0u64);
+        let mut clocked_ns = 0u64;
         for pid in trees(&self.leaders) {
             if let Some(s) = read_stat(pid) {
                 let base = self.base.get(&pid).copied().unwrap_or(0);
@@ -315,39 +333,32 @@ impl Usage {
                 let u = total * s.utime / all;
                 user += u;
                 sys += total - u;
+                match cpu_clock_ns(pid) {
+                    // A process born in the round counts from zero.
+                    Some(c) => {
+                        clocked_ns +=
+                            c.saturating_sub(self.clock_base.get(&pid).copied().unwrap_or(0))
+                    }
+                    None => unclocked += total,
+                }
                 self.last.remove(&pid);
             }
         }
-        // Processes gone before the end: their last reading counts, split evenly
-        // as their split is no longer known.
-        for (pid, last) in &self.last {
-            let base = self.base.get(pid).copied().unwrap_or(0);
-            let d = last.saturating_sub(base);
-            user += d / 2;
-            sys += d - d / 2;
-        }
-        // The threads' exact run time replaces their ticks when it is
-        // known; ticks still give the split between user and system.
-        let ran_ns: u64 = self
-            .run_last
+        // Processes gone before the end: their last ticks count, split
+        // evenly as their split is no longer known.
+        let gone: u64 = self
+            .last
             .iter()
-            .map(|(tid, last)| last.saturating_sub(self.run_base.get(tid).copied().unwrap_or(0)))
+            .map(|(pid, last)| last.saturating_sub(self.base.get(pid).copied().unwrap_or(0)))
             .sum();
-        let (mut user_s, mut sys_s) = (user as f64 / hz, sys as f64 / hz);
-        // Each process's ticks may be a tick short at either end; beyond
-        // that, threads the two readings never saw ran: the ticks hold
-        // their CPU and the threads' sum does not.
-        let slack = (2 * processes + 1) as f64 / hz;
-        if ran_ns > 0 && user_s + sys_s <= ran_ns as f64 / 1e9 + slack {
-            let ran = ran_ns as f64 / 1e9;
-            let share = if user + sys > 0 {
-                user as f64 / (user + sys) as f64
-            } else {
-                0.5
-            };
-            user_s = ran * share;
-            sys_s = ran - user_s;
-        }
+        let share = if user + sys > 0 {
+            user as f64 / (user + sys) as f64
+        } else {
+            0.5
+        };
+        let alive = clocked_ns as f64 / 1e9 + unclocked as f64 / hz;
+        let user_s = alive * share + (gone / 2) as f64 / hz;
+        let sys_s = alive * (1.0 - share) + (gone - gone / 2) as f64 / hz;
         let reaped = self
             .leader_children_last
             .saturating_sub(self.leader_children_base);
@@ -434,8 +445,14 @@ impl Sampler {
                     std::thread::sleep((t - now).min(Duration::from_millis(10)));
                 }
             };
+            // Read before the measured part, in the round's warmup, where
+            // the cost of reading every thread falls on no measured time.
+            let waits = (!delay.is_zero()).then(|| thread_waits(&leaders));
             wait_until(begin);
-            let mut u = Usage::start(&leaders);
+            let mut u = match waits {
+                Some(w) => Usage::start_with(&leaders, w),
+                None => Usage::start(&leaders),
+            };
             let mut n = 0u32;
             loop {
                 // PSS walks every mapping: read it on every fifth sample only.
