@@ -92,8 +92,9 @@ fn a_bad_cpu_list_is_a_usage_error() {
         String::from_utf8_lossy(&out.stderr).trim(),
         "throng: --client-cpus \"x\": expected a CPU list such as 0-1,3"
     );
-    // A range as wide as the type panicked, or ran out of memory.
-    for list in ["0-18446744073709551615", "0-99999999", "1-0"] {
+    // A range as wide as the type panicked, or ran out of memory; an
+    // empty item between commas was read as no CPU at all.
+    for list in ["0-18446744073709551615", "0-99999999", "1-0", "0,,1", ","] {
         let out = throng()
             .args(["doctor", "--server-cpus", list])
             .bounded_output()
@@ -112,4 +113,12 @@ fn a_bad_cpu_list_is_a_usage_error() {
     assert!(String::from_utf8_lossy(&out.stderr).starts_with(
         "throng: --client-cpus \"4000\": CPU 4000 is not one this process may run on"
     ));
+    // No connection at all is no plan to check the limits against.
+    let out = throng()
+        .args(["doctor", "-c", "0"])
+        .bounded_output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("invalid value '0' for '--connections <CONNECTIONS>'"));
 }
