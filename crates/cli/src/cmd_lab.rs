@@ -269,12 +269,12 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
     study.check_reachable(throng_servers::process::RunAs::unprivileged().as_ref())?;
     study.check_duet(throng_engine::affinity::own_cpus().len())?;
     study.check_open_files(throng_engine::max_connections())?;
-    let workdir = match &args.workdir {
-        Some(w) => Some(
-            throng_servers::rundir::check_base(w).map_err(|e| anyhow::anyhow!("--workdir {e}"))?,
-        ),
-        None => None,
-    };
+    let workdir = args
+        .workdir
+        .as_deref()
+        .map(throng_servers::rundir::check_base)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--workdir {e}"))?;
     crate::cmd_runs::check_db(Some(&args.db))?;
     // A database made here and left without a run, by a study refused on
     // a later check (its hosts, say), is removed again.

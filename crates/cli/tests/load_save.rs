@@ -245,17 +245,8 @@ fn an_interrupted_load_is_saved_incomplete() {
         nix::sys::signal::Signal::SIGINT,
     )
     .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            child.kill().ok();
-            panic!("throng did not end within 10 s of SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = support::wait_until(&mut child, Instant::now() + Duration::from_secs(10))
+        .expect("throng did not end within 10 s of SIGINT");
     let out = child.wait_with_output().unwrap();
     assert_eq!(status.code(), Some(130), "{out:?}");
     let j: Value = serde_json::from_slice(&out.stdout).unwrap();

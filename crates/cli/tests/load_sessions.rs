@@ -330,29 +330,29 @@ fn arrivals_a_stopped_client_takes_late_are_its_own_doing() {
     let ng = nginx();
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "s.log", "/index.html\n");
-    let child = throng()
+    let json = dir.path().join("out.json");
+    let mut child = throng()
         .args(["load", &ng.url("/"), "--sessions", &file])
         .args(["--users-per-sec", "100", "--arrival", "uniform"])
         .args(["-c", "20", "-t", "1", "-d", "2s", "--json"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+        .stdout(std::fs::File::create(&json).unwrap())
+        .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let pid = Pid::from_raw(child.id() as i32);
-    // Well inside the measured phase, which starts at once (no warmup).
-    std::thread::sleep(Duration::from_millis(700));
+    // In the measured phase (it starts at once: no warmup) once the server
+    // has logged 20 arrivals, the first 0.2 s of them.
+    assert!(log(&ng, 20).len() >= 20, "the load never reached nginx");
     kill(pid, Signal::SIGSTOP).unwrap();
     std::thread::sleep(Duration::from_millis(300));
     kill(pid, Signal::SIGCONT).unwrap();
-    // Bounded: the run ends 2 s after it began; a hung one is killed.
-    let watchdog = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_secs(30));
-        let _ = kill(pid, Signal::SIGKILL);
-    });
-    let out = child.wait_with_output().unwrap();
-    drop(watchdog);
-    assert!(out.status.success(), "{out:?}");
-    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Bounded: the run ends 2 s after it began; a hung one is killed
+    // through its handle, which no other process can have taken.
+    let status = support::wait_until(&mut child, Instant::now() + Duration::from_secs(30))
+        .expect("the load did not end within 30 s");
+    assert!(status.success(), "{status:?}");
+    let out = std::fs::read(&json).unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let late = u(&j, "/sessions/late_arrivals");
     assert!(
         (28..=36).contains(&late),

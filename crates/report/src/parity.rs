@@ -87,6 +87,9 @@ pub fn rows(run: &RunData) -> Vec<ParityRow<'_>> {
             .iter()
             .map(|s| s.parity.iter().find(|p| p.setting == setting))
             .collect();
+        if entries.iter().all(Option::is_none) {
+            continue;
+        }
         let mut values = run
             .servers
             .iter()
@@ -95,9 +98,6 @@ pub fn rows(run: &RunData) -> Vec<ParityRow<'_>> {
         let differs = values
             .next()
             .is_some_and(|first| values.any(|v| v != first));
-        if entries.iter().all(Option::is_none) {
-            continue;
-        }
         out.push(ParityRow {
             setting,
             entries,
@@ -302,11 +302,9 @@ mod tests {
                 ),
                 server(
                     "lighttpd",
-                    &[
-                        (Setting::Etag, "enable"),
-                        (Setting::ListenBacklog, "net.core.somaxconn"),
-                    ],
+                    &[(Setting::Etag, "enable"), (Setting::Sendfile, "sendfile")],
                 ),
+                server("caddy", &[(Setting::ListenBacklog, "net.core.somaxconn")]),
                 server(
                     "h2o",
                     &[
@@ -336,7 +334,8 @@ mod tests {
         // only with sendfile, which is off. A server whose gzip is unknown
         // is no difference; every backlog is the kernel's 4096.
         assert_eq!(differ(&run), [Setting::Sendfile]);
-        // Apache's sendfile on: its corking is on, nginx's off.
+        // Apache's sendfile on, as nginx's and lighttpd's backend: its
+        // corking is on, nginx's off.
         run.servers[1].parity[1].value = "On".into();
         assert_eq!(differ(&run), [Setting::TcpNopush]);
         // A somaxconn of 1024 caps 4096, 65535 and Go's alike; unknown

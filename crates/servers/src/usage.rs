@@ -449,10 +449,8 @@ impl Sampler {
             // the cost of reading every thread falls on no measured time.
             let waits = (!delay.is_zero()).then(|| thread_waits(&leaders));
             wait_until(begin);
-            let mut u = match waits {
-                Some(w) => Usage::start_with(&leaders, w),
-                None => Usage::start(&leaders),
-            };
+            let waits = waits.unwrap_or_else(|| thread_waits(&leaders));
+            let mut u = Usage::start_with(&leaders, waits);
             let mut n = 0u32;
             loop {
                 // PSS walks every mapping: read it on every fifth sample only.
@@ -546,8 +544,12 @@ mod tests {
         let mut l = spinner(dir.path(), "threads", "");
         l.argv = vec!["/usr/bin/python3".into(), "-c".into(), script.into()];
         let mut p = ServerProcess::spawn(&l).unwrap();
-        std::thread::sleep(Duration::from_millis(200));
         let ticks = |pid| read_stat(pid).map_or(0, |s| s.utime + s.stime);
+        // Python started and spinning: its first ticks are in.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while ticks(p.pid()) < 5 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let before = ticks(p.pid());
         let s = Sampler::start(p.pid(), &[], Duration::from_millis(50));
         std::thread::sleep(Duration::from_millis(800));

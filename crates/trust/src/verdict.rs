@@ -177,7 +177,7 @@ fn client_bound(v: &mut Verdict, s: &Summary, ctx: &RoundContext) {
     }
     // A load from several hosts is judged host by host: one saturated
     // client among idle ones disappears in the merged average.
-    let judged: Vec<(String, Vec<String>)> = if s.per_host.is_empty() {
+    let mut judged: Vec<(String, Vec<String>)> = if s.per_host.is_empty() {
         let threads = if ctx.client_threads > 0 {
             ctx.client_threads as u64
         } else {
@@ -215,11 +215,8 @@ fn client_bound(v: &mut Verdict, s: &Summary, ctx: &RoundContext) {
                 n as f64 / all as f64 * 100.0
             )
         });
-    let mut judged = judged;
-    if let Some(l) = late_arrivals {
-        if let Some((_, causes)) = judged.first_mut().filter(|_| s.per_host.is_empty()) {
-            causes.push(l);
-        }
+    if let (Some(l), true) = (late_arrivals, s.per_host.is_empty()) {
+        judged[0].1.push(l);
     }
     if judged.iter().all(|(_, c)| c.is_empty()) {
         // Late sends, if any, were not the client's doing: connections

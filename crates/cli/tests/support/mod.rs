@@ -33,6 +33,22 @@ impl Bounded for Command {
     }
 }
 
+/// Waits for `child` until `deadline`; past it, kills it (through its
+/// handle, so never a process that took its pid) and returns `None`.
+pub fn wait_until(child: &mut Child, deadline: Instant) -> Option<std::process::ExitStatus> {
+    loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            return Some(s);
+        }
+        if Instant::now() > deadline {
+            child.kill().ok();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 fn run_bounded_mut(cmd: &mut Command, limit: Duration) -> Output {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn");
@@ -50,16 +66,8 @@ fn run_bounded_mut(cmd: &mut Command, limit: Duration) -> Output {
         std::io::Read::read_to_end(&mut err, &mut v).ok();
         v
     });
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        if Instant::now() > deadline {
-            child.kill().ok();
-            panic!("command did not finish within {limit:?}: {cmd:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let status = wait_until(&mut child, deadline)
+        .unwrap_or_else(|| panic!("command did not finish within {limit:?}: {cmd:?}"));
     Output {
         status,
         stdout: t_out.join().unwrap(),

@@ -97,6 +97,15 @@ impl Level {
 }
 
 impl WorkloadLoad {
+    /// Connections each unit of a level opens at most: a connection is
+    /// one, a user who thinks up to its `conns_per_user`.
+    pub fn conns_per_user(&self) -> u32 {
+        self.shape
+            .users
+            .as_ref()
+            .map_or(1, |u| u.conns_per_user as u32)
+    }
+
     /// Its levels in the order the sweep runs them: each rate over the one
     /// concurrency, or each concurrency.
     pub fn levels(&self) -> Vec<Level> {

@@ -17,11 +17,7 @@ impl Study {
             return Ok(());
         }
         for w in &self.loads {
-            let per_user = w
-                .shape
-                .users
-                .as_ref()
-                .map_or(1, |u| u.conns_per_user as u64);
+            let per_user = u64::from(w.conns_per_user());
             for &c in &w.concurrency {
                 let conns = u64::from(c) * per_user;
                 if conns > most {

@@ -670,13 +670,7 @@ impl Study {
     /// Highest number of connections a level opens: servers are
     /// configured to accept that many.
     pub fn max_concurrency(&self) -> u32 {
-        // Users who think hold up to `conns_per_user` connections each.
-        let per_level = |w: &WorkloadLoad| {
-            w.shape
-                .users
-                .as_ref()
-                .map_or(1, |u| u.conns_per_user as u32)
-        };
+        let per_level = WorkloadLoad::conns_per_user;
         let sweep = self
             .loads
             .iter()
