@@ -22,7 +22,8 @@ pub struct LoadArgs {
     /// [default: 10].
     #[arg(short = 'c', long)]
     pub connections: Option<usize>,
-    /// Threads, each pinned to one CPU of this process's affinity mask
+    /// Threads, each pinned to one CPU of this process's affinity mask, in
+    /// turn; more threads than CPUs share them, and a warning says so
     /// [default: the number of CPUs in the mask].
     #[arg(short = 't', long)]
     pub threads: Option<usize>,

@@ -912,6 +912,10 @@ fn a_loopback_target_or_a_bad_host_is_refused_before_anything_runs() {
             vec!["load", "http://198.18.0.1:9/", "-n", "10", "-c", "1", "--hosts", "ssh://a,ssh://b"],
             "throng: 1 connection cannot be spread over 2 hosts: give at least one per host\n",
         ),
+        (
+            vec!["load", "http://127.0.0.1:9/", "-n", "10", "--hosts", "local,localhost"],
+            "throng: --hosts: local is listed twice: each host runs one agent, which uses all of its CPUs\n",
+        ),
     ] {
         let mut c = support::throng();
         c.args(&args);

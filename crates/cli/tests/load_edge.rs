@@ -572,6 +572,48 @@ fn head_responses_have_no_body() {
     assert_eq!(s.methods(), vec!["HEAD"; 50]);
 }
 
+#[test]
+fn more_threads_than_cpus_are_run_and_said_to_share_them() {
+    let s = Server::answering(|_| ok(b"shared\n"));
+    let run = |cpus: &str, threads: &str| {
+        let mut c = Command::new("taskset");
+        c.args(["-c", cpus, env!("CARGO_BIN_EXE_throng")]);
+        c.args([
+            "load",
+            &s.url("/"),
+            "-n",
+            "300",
+            "-c",
+            "6",
+            "-t",
+            threads,
+            "--json",
+        ]);
+        let out = run_bounded(c, Duration::from_secs(60));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let j = run("0", "3");
+    assert_eq!(j["completed"], 300);
+    assert_eq!(j["threads"], 3);
+    assert_eq!(
+        j["warnings"],
+        json!([
+            "3 load threads shared 1 CPU: they took turns, so their latency and the \
+                client's CPU include waits for one another; one thread per CPU is the most \
+                that helps"
+        ])
+    );
+    // As many threads as CPUs: nothing to say.
+    let j = run("0", "1");
+    assert_eq!(j["completed"], 300);
+    assert_eq!(j["warnings"], json!([]));
+}
+
 /// Run `cmd`, expect exit code 2, nothing on stdout, and one line on stderr
 /// containing every one of `needles`.
 fn fails_with_one_line(mut cmd: Command, needles: &[&str]) {

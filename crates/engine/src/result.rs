@@ -189,6 +189,10 @@ pub enum Warning {
     /// built in, disabled, refused to this process), and the threads used
     /// epoll instead; `reason` is the kernel's.
     UringUnavailable { reason: String },
+    /// More load threads than CPUs to pin them to: they took turns on a
+    /// CPU, so each one's latency stamps and the client's CPU figures
+    /// include waits for the others.
+    SharedCpus { threads: u64, cpus: u64 },
 }
 
 /// Whether sends follow responses or a schedule.

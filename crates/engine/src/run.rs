@@ -467,6 +467,12 @@ pub(crate) fn merge(
         warnings.push(Warning::UringUnavailable { reason });
         io = IoBackend::Epoll;
     }
+    if !spec.cpus.is_empty() && spec.threads > spec.cpus.len() {
+        warnings.push(Warning::SharedCpus {
+            threads: spec.threads as u64,
+            cpus: spec.cpus.len() as u64,
+        });
+    }
     if rate && late_sends > 0 {
         warnings.push(Warning::LateSends {
             late: late_sends,

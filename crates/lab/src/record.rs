@@ -73,6 +73,12 @@ pub fn warning_text(w: &Warning) -> String {
         Warning::UringUnavailable { reason } => {
             format!("io_uring could not be set up ({reason}): the load ran on epoll")
         }
+        Warning::SharedCpus { threads, cpus } => format!(
+            "{threads} load threads shared {cpus} CPU{}: they took turns, so their latency \
+             and the client's CPU include waits for one another; one thread per CPU is the most \
+             that helps",
+            if *cpus == 1 { "" } else { "s" }
+        ),
     }
 }
 

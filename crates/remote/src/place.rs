@@ -29,6 +29,8 @@ pub enum PlaceError {
     User(String),
     #[error("{0:?} is not a port")]
     Port(String),
+    #[error("{0} is listed twice: each host runs one agent, which uses all of its CPUs")]
+    Twice(String),
 }
 
 impl Place {
@@ -101,14 +103,17 @@ impl Place {
         })
     }
 
-    /// Several places, comma-separated, each once.
+    /// Several places, comma-separated. A host named twice is refused
+    /// rather than merged: the user asked for two shares of the load from
+    /// it, and one agent would silently take both.
     pub fn parse_list(raw: &str) -> Result<Vec<Place>, PlaceError> {
         let mut out: Vec<Place> = Vec::new();
         for part in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let p = Place::parse(part)?;
-            if !out.contains(&p) {
-                out.push(p);
+            if out.contains(&p) {
+                return Err(PlaceError::Twice(p.to_string()));
             }
+            out.push(p);
         }
         Ok(out)
     }
@@ -208,11 +213,21 @@ mod tests {
     }
 
     #[test]
-    fn a_list_keeps_each_host_once_in_order() {
-        let l = Place::parse_list("ssh://b, ssh://a,ssh://b,").unwrap();
+    fn a_list_keeps_its_order_and_refuses_a_host_named_twice() {
+        let l = Place::parse_list("ssh://b, ssh://a,").unwrap();
         assert_eq!(
             l.iter().map(ToString::to_string).collect::<Vec<_>>(),
             ["ssh://b", "ssh://a"]
         );
+        for twice in [
+            "ssh://b, ssh://a,ssh://b",
+            "local,localhost",
+            "ssh://u@h:22,ssh://u@h:22/",
+        ] {
+            assert!(
+                matches!(Place::parse_list(twice), Err(PlaceError::Twice(_))),
+                "{twice} was accepted"
+            );
+        }
     }
 }
