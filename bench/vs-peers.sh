@@ -17,13 +17,24 @@
 #   hold       keep-alive -c 100 again, throng with naps of 1/D of the
 #              latency for D = 128 (the default), 32, 16, 8, 4 and without
 #              naps, beside wrk and the engine's `floor` example (a client
-#              that waits for 25 answers per look): client CPU against the
+#              that waits for 25 answers per look, and for 1): client CPU against the
 #              connections each throng run held on the client
 #              (client_held_connections)
+#   wire       keep-alive -c 100 again, each client (wrk, h2load, ab, throng
+#              with and without naps, and at D = 32 and 16, the floor
+#              example waiting for 1 and for 25 answers) with about a
+#              second of a quarter of its connections captured mid-run
+#              by tcpdump: the connections it held, read off the wire the
+#              same way for every client (bench/wire_hold.py), beside
+#              throng's own figure. The capture costs every client some
+#              CPU, so compare this mode's CPU column within the mode.
 # Client CPU is measured the same way for every tool: user+sys of the whole
 # client process (GNU time), divided by the responses it reports.
 #
 # Usage: bench/vs-peers.sh [rounds] [seconds] [modes...]
+# TOOLS="wrk floor5 throng-d32 ..." runs only those clients in hold and
+# wire modes (floorN: the floor example waiting for N answers; throng-dD:
+# --nap-divisor D).
 set -euo pipefail
 rounds=${1:-3}; secs=${2:-5}; shift 2 2>/dev/null || shift $#
 modes=${*:-keepalive pipeline close}
@@ -31,10 +42,12 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 throng=${THRONG:-$here/target/release/throng}
 [ -x "$throng" ] || (cd "$here" && cargo build --release -p throng >/dev/null)
 floor=$here/target/release/examples/floor
-case " ${*:-} " in *" hold "*)
+case " ${*:-} " in *" hold "*|*" wire "*)
   [ -x "$floor" ] || (cd "$here" && cargo build --release -p throng-engine --example floor >/dev/null);;
 esac
-for t in nginx wrk h2load ab /usr/bin/time taskset python3; do
+need="nginx wrk h2load ab /usr/bin/time taskset python3"
+case " $modes " in *" wire "*) need="$need tcpdump";; esac
+for t in $need; do
   command -v "$t" >/dev/null || { echo "missing $t: run scripts/setup" >&2; exit 1; }
 done
 [ "$(nproc)" -ge 2 ] || { echo "needs 2 cores (server on 0, client on 1)" >&2; exit 1; }
@@ -82,25 +95,55 @@ LUA
 completed() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$1"; }
 # The connections a throng run held on the client, on average.
 held() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["client_held_connections"])' "$1"; }
+# About a second of the loopback, from the middle of a run: the holds of
+# every client on the same terms (bench/wire_hold.py). Only connections
+# whose client port is a multiple of 4 are kept: a packet the filter
+# drops costs both ends little, one it keeps a copy. tcpdump shares the
+# client's core; a larger buffer took most of a second to set up there.
+capture() {
+  sleep "$(python3 -c "print(max(0.5, $secs / 2 - 0.75))")"
+  timeout -s INT 1.5 taskset -c 1 tcpdump -q -n -Z root -i lo -s 80 -B 8192 \
+    --time-stamp-precision nano -w "$work/wire.pcap" \
+    "(tcp src port $port and tcp[2:2] & 3 = 0) or (tcp dst port $port and tcp[0:2] & 3 = 0)" \
+    2>/dev/null || true
+}
 for r in $(seq "$rounds"); do
   for mode in $modes; do
     case $mode in
       keepalive) c=100; tools="throng throng-epoll throng-nc wrk h2load ab";;
       pipeline)  c=100; tools="throng throng-epoll wrk h2load";;
       close)     c=50; tools="throng throng-epoll throng-linger0 wrk ab";;
-      hold)      c=100; tools="wrk throng-nc throng-d128 throng-d32 throng-d16 throng-d8 throng-d4 floor25";;
+      hold)      c=100; tools="wrk throng-nc throng-d128 throng-d32 throng-d16 throng-d8 throng-d4 floor1 floor25";;
+      wire)      c=100; tools="wrk throng throng-nc throng-d32 throng-d16 floor1 floor25 h2load ab";;
       *) echo "unknown mode $mode" >&2; exit 1;;
     esac
+    # TOOLS="wrk floor5 throng-d32" picks the clients of a hold or wire run.
+    case $mode in hold|wire) tools=${TOOLS:-$tools};; esac
     for tool in $tools; do
       t0=$(ticks); h=-
+      if [ "$mode" = wire ]; then rm -f "$work/wire.pcap"; capture & cap=$!; fi
       case $mode/$tool in
-        keepalive/throng)    timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
+        # keep-alive: the same commands in the hold and wire modes, which
+        # also read throng's own hold.
+        keepalive/throng|hold/throng|wire/throng)
+                             timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json > "$work/out"
+                             n=$(completed "$work/out"); h=$(held "$work/out");;
         keepalive/throng-epoll) timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --io epoll > "$work/out"; n=$(completed "$work/out");;
-        keepalive/throng-nc) timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --no-coalesce > "$work/out"; n=$(completed "$work/out");;
-        keepalive/wrk)       timed wrk -t1 -c$c -d"${secs}s" "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
-        keepalive/h2load)    timed h2load --h1 -t1 -c$c -D "$secs" "$url" > "$work/out"; n=$(awk '/^requests:/ {print $8}' "$work/out");;
-        keepalive/ab)        timed ab -q -k -c $c -t "$secs" -n 100000000 "$url" > "$work/out" 2>&1 || true
+        keepalive/throng-nc|hold/throng-nc|wire/throng-nc)
+                             timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --no-coalesce > "$work/out"
+                             n=$(completed "$work/out"); h=$(held "$work/out");;
+        hold/throng-d*|wire/throng-d*)
+                             timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --nap-divisor "${tool#throng-d}" > "$work/out"
+                             n=$(completed "$work/out"); h=$(held "$work/out");;
+        keepalive/wrk|hold/wrk|wire/wrk)
+                             timed wrk -t1 -c$c -d"${secs}s" "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
+        keepalive/h2load|hold/h2load|wire/h2load)
+                             timed h2load --h1 -t1 -c$c -D "$secs" "$url" > "$work/out"; n=$(awk '/^requests:/ {print $8}' "$work/out");;
+        keepalive/ab|hold/ab|wire/ab)
+                             timed ab -q -k -c $c -t "$secs" -n 100000000 "$url" > "$work/out" 2>&1 || true
                              n=$(awk '/^Complete requests:/ {print $3}' "$work/out");;
+        hold/floor*|wire/floor*)
+                             timed "$floor" "127.0.0.1:$port" /index.html $c "$secs" "${tool#floor}" > "$work/out"; n=$(awk '{print $2}' "$work/out");;
         pipeline/throng)     timed "$throng" load "$url" -t 1 -c $c --pipeline 16 -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
         # wrk counts every response of a batch (its parser completes each).
         pipeline/throng-epoll) timed "$throng" load "$url" -t 1 -c $c --pipeline 16 -d "${secs}s" --json --io epoll > "$work/out"; n=$(completed "$work/out");;
@@ -113,16 +156,17 @@ for r in $(seq "$rounds"); do
         close/wrk)           timed wrk -t1 -c$c -d"${secs}s" -H 'Connection: close' "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
         close/ab)            timed ab -q -c $c -t "$secs" -n 100000000 "$url" > "$work/out" 2>&1 || true
                              n=$(awk '/^Complete requests:/ {print $3}' "$work/out");;
-        hold/wrk)            timed wrk -t1 -c$c -d"${secs}s" "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
-        hold/throng-nc)      timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --no-coalesce > "$work/out"
-                             n=$(completed "$work/out"); h=$(held "$work/out");;
-        hold/throng-d*)      timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --nap-divisor "${tool#throng-d}" > "$work/out"
-                             n=$(completed "$work/out"); h=$(held "$work/out");;
-        hold/floor25)        timed "$floor" "127.0.0.1:$port" /index.html $c "$secs" 25 > "$work/out"; n=$(awk '{print $2}' "$work/out");;
+        *) echo "no tool $tool in $mode mode" >&2; exit 1;;
       esac
       t1=$(ticks)
       read -r _ u s < "$work/time"
-      echo "$mode $tool $r $n $u $s $secs $((t1 - t0)) $hz $h" >> "$results"
+      wh=-
+      if [ "$mode" = wire ]; then
+        wait "$cap"
+        wh=$(python3 "$here/bench/wire_hold.py" "$work/wire.pcap" "$port" "$c" | sed -n 's/^held=\([0-9.]*\).*/\1/p')
+        [ -n "$wh" ] || wh=-
+      fi
+      echo "$mode $tool $r $n $u $s $secs $((t1 - t0)) $hz $h $wh" >> "$results"
     done
   done
 done
@@ -130,7 +174,7 @@ done
 python3 - "$results" "$secs" "$rounds" <<'PY'
 import sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1])]
-for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold", 100)]:
+for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold", 100), ("wire", 100)]:
     tools = list(dict.fromkeys(r[1] for r in rows if r[0] == mode))
     if not tools:
         continue
@@ -141,20 +185,23 @@ for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold
         cpu = [(float(r[4]) + float(r[5])) * 1e6 / int(r[3]) for r in rs]
         srv = [int(r[7]) * 1e6 / int(r[8]) / int(r[3]) for r in rs]
         held = [float(r[9]) for r in rs if r[9] != "-"]
+        wire = [float(r[10]) for r in rs if len(r) > 10 and r[10] != "-"]
         med[t] = (st.median(rps), st.median(cpu), rps, cpu, st.median(srv),
-                  f"{st.median(held):.1f}" if held else "-")
+                  f"{st.median(held):.1f}" if held else "-",
+                  f"{st.median(wire):.1f}" if wire else "-")
     w = med["wrk"]
     # Rounds run the tools back to back, so a tool's ratio to wrk within
     # each round cancels the machine's slow drift: the steadier figure.
     def paired(t, k):
         return st.median(a / b for a, b in zip(med[t][k], w[k]))
     extra = {"pipeline": ", 16 in flight a connection", "close": ", a connection per request",
-             "hold": ", keep-alive, naps of 1/D of the latency"}.get(mode, "")
+             "hold": ", keep-alive, naps of 1/D of the latency",
+             "wire": ", keep-alive, one second of each run captured"}.get(mode, "")
     print(f"\n{mode}, -c {conns}{extra}:\n")
-    print("| tool | median req/s | median client CPU µs/response | req/s vs wrk, paired | CPU/response vs wrk, paired | nginx CPU µs/request | connections held on the client | rounds (req/s) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    print("| tool | median req/s | median client CPU µs/response | req/s vs wrk, paired | CPU/response vs wrk, paired | nginx CPU µs/request | connections held on the client | held, read off the wire | rounds (req/s) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for t in tools:
-        rps, cpu, all_rps, _, srv, held = med[t]
-        print(f"| {t} | {rps:,.0f} | {cpu:.2f} | {paired(t, 2):.2f} | {paired(t, 3):.2f} | {srv:.1f} | {held} | {', '.join(f'{x:,.0f}' for x in all_rps)} |")
+        rps, cpu, all_rps, _, srv, held, wire = med[t]
+        print(f"| {t} | {rps:,.0f} | {cpu:.2f} | {paired(t, 2):.2f} | {paired(t, 3):.2f} | {srv:.1f} | {held} | {wire} | {', '.join(f'{x:,.0f}' for x in all_rps)} |")
 print(f"\n{sys.argv[3]} rounds of {sys.argv[2]} s, one client thread on core 1, nginx (1 worker) on core 0.")
 PY

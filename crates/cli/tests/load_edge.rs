@@ -374,9 +374,12 @@ fn requests_due_but_never_sent_are_counted_not_dropped() {
         "1s",
     ]);
     assert_eq!((u(&j, "/sent"), u(&j, "/rate/unsent")), (200, 0), "{j}");
+    // Nothing unsent, so no verdict of it. (A busy test machine can still
+    // make sends late, which `saturated` rightly says in other words.)
     let reasons = j["verdict"]["reasons"].as_array().unwrap();
     assert!(
-        !reasons.iter().any(|r| r["code"] == "saturated"),
+        !reasons.iter().any(|r| r["code"] == "saturated"
+            && r["message"].as_str().unwrap().contains("due requests")),
         "{reasons:?}"
     );
     // A rate whose interval is not a whole number of nanoseconds: 7 req/s
