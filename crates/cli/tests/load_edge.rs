@@ -378,8 +378,10 @@ fn requests_due_but_never_sent_are_counted_not_dropped() {
     // make sends late, which `saturated` rightly says in other words.)
     let reasons = j["verdict"]["reasons"].as_array().unwrap();
     assert!(
-        !reasons.iter().any(|r| r["code"] == "saturated"
-            && r["message"].as_str().unwrap().contains("due requests")),
+        !reasons
+            .iter()
+            .any(|r| r["code"] == "saturated"
+                && r["message"].as_str().unwrap().contains("due requests")),
         "{reasons:?}"
     );
     // A rate whose interval is not a whole number of nanoseconds: 7 req/s
