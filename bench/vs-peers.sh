@@ -34,10 +34,11 @@
 # Usage: bench/vs-peers.sh [rounds] [seconds] [modes...]
 # TOOLS="wrk floor5 throng-d32 ..." runs only those clients in hold and
 # wire modes (floorN: the floor example waiting for N answers; throng-dD:
-# --nap-divisor D).
+# --nap-divisor D); wrk must be among them, since every ratio is to it.
 set -euo pipefail
 rounds=${1:-3}; secs=${2:-5}; shift 2 2>/dev/null || shift $#
 modes=${*:-keepalive pipeline close}
+case " ${TOOLS:-wrk} " in *" wrk "*) ;; *) echo "TOOLS must name wrk: every ratio is to it" >&2; exit 2;; esac
 here=$(cd "$(dirname "$0")/.." && pwd)
 throng=${THRONG:-$here/target/release/throng}
 [ -x "$throng" ] || (cd "$here" && cargo build --release -p throng >/dev/null)
@@ -185,7 +186,7 @@ for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold
         cpu = [(float(r[4]) + float(r[5])) * 1e6 / int(r[3]) for r in rs]
         srv = [int(r[7]) * 1e6 / int(r[8]) / int(r[3]) for r in rs]
         held = [float(r[9]) for r in rs if r[9] != "-"]
-        wire = [float(r[10]) for r in rs if len(r) > 10 and r[10] != "-"]
+        wire = [float(r[10]) for r in rs if r[10] != "-"]
         med[t] = (st.median(rps), st.median(cpu), rps, cpu, st.median(srv),
                   f"{st.median(held):.1f}" if held else "-",
                   f"{st.median(wire):.1f}" if wire else "-")
@@ -196,7 +197,7 @@ for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold
         return st.median(a / b for a, b in zip(med[t][k], w[k]))
     extra = {"pipeline": ", 16 in flight a connection", "close": ", a connection per request",
              "hold": ", keep-alive, naps of 1/D of the latency",
-             "wire": ", keep-alive, one second of each run captured"}.get(mode, "")
+             "wire": ", keep-alive, about a second of a quarter of the connections captured"}.get(mode, "")
     print(f"\n{mode}, -c {conns}{extra}:\n")
     print("| tool | median req/s | median client CPU µs/response | req/s vs wrk, paired | CPU/response vs wrk, paired | nginx CPU µs/request | connections held on the client | held, read off the wire | rounds (req/s) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
