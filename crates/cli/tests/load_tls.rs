@@ -297,8 +297,8 @@ fn closing_mid_handshake(past: Past) {
         "1",
     ]);
     stop.store(true, Ordering::Relaxed);
-    assert_eq!(u(&j, "/completed"), 9);
-    assert_eq!(u(&j, "/errors/tls"), 11);
+    assert_eq!(u(&j, "/completed"), 9, "{j}");
+    assert_eq!(u(&j, "/errors/tls"), 11, "{j}");
     assert_eq!(u(&j, "/errors_total"), 11);
     assert_eq!(u(&j["tls"], "/handshakes"), 9);
 }

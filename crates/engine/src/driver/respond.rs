@@ -235,6 +235,16 @@ impl Worker<'_> {
             {
                 Some(ErrorKind::Tls)
             }
+            // A reset reported with the connect's own result came after the
+            // server accepted (a refusal is its own kind): over TLS, the
+            // server accepted and dropped the connection before its
+            // handshake could finish, which is the same failure as above,
+            // merely noticed before the client's hello went out.
+            Some(ErrorKind::Reset)
+                if self.conns[i].state == State::Connecting && self.tls_config.is_some() =>
+            {
+                Some(ErrorKind::Tls)
+            }
             k => k,
         };
         let was_connecting = matches!(self.conns[i].state, State::Connecting | State::Handshaking);
