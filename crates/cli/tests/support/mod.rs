@@ -107,9 +107,18 @@ pub fn free_port() -> u16 {
 }
 
 /// Poll until something accepts connections on `addr`, or panic.
+///
+/// A free port comes from the ephemeral range, so a connect to it while
+/// nothing listens yet may pick that very port as its own source and
+/// connect to itself (TCP's simultaneous open): that is no listener.
 pub fn wait_listening(addr: SocketAddr, limit: Duration) {
     let deadline = Instant::now() + limit;
-    while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+    loop {
+        if let Ok(s) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
+            if s.local_addr().ok() != Some(addr) {
+                return;
+            }
+        }
         assert!(Instant::now() < deadline, "nothing listens on {addr}");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -214,9 +223,8 @@ impl Nginx {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(&p, body).unwrap();
         }
-        let port = free_port();
         let d = dir.path().display();
-        let listen = if tls {
+        if tls {
             let out = Command::new("openssl")
                 .args([
                     "req",
@@ -242,39 +250,70 @@ impl Nginx {
                 "{}",
                 String::from_utf8_lossy(&out.stderr)
             );
-            let h2 = if listen == Listen::H2 { " http2" } else { "" };
-            format!(
-                "127.0.0.1:{port} ssl{h2}; ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem; \
-                 ssl_protocols TLSv1.2 TLSv1.3"
-            )
-        } else if listen == Listen::H2c {
-            format!("127.0.0.1:{port} http2")
-        } else {
-            format!("127.0.0.1:{port}")
-        };
+        }
         let server = server.replace("{dir}", &d.to_string());
         let http = http.replace("{dir}", &d.to_string());
-        let conf = format!(
-            "worker_processes 1;\ndaemon off;\nerror_log {d}/error.log;\npid {d}/nginx.pid;\n\
-             events {{ worker_connections 4096; }}\n\
-             http {{\n  log_format counts '{format}';\n  access_log {d}/access.log counts;\n\
-               keepalive_requests 1000000;\n  client_body_temp_path {d};\n  proxy_temp_path {d};\n\
-               fastcgi_temp_path {d};\n  uwsgi_temp_path {d};\n  scgi_temp_path {d};\n\
-               server {{ listen {listen}; root {d}/html; {server} }}\n  {http}\n}}\n"
-        );
-        let conf_path = dir.path().join("nginx.conf");
-        std::fs::write(&conf_path, conf).unwrap();
-        let mut cmd = Command::new("nginx");
-        cmd.arg("-c").arg(&conf_path).arg("-p").arg(dir.path());
-        cmd.stdout(Stdio::null()).stderr(Stdio::null());
-        cmd.process_group(0);
-        let child = cmd
-            .spawn()
-            .expect("nginx must be installed (scripts/setup)");
-        wait_listening(
-            SocketAddr::from(([127, 0, 0, 1], port)),
-            Duration::from_secs(10),
-        );
+        // The free port may be taken before nginx binds it (by another
+        // test's connection, as its source port): nginx then exits, and
+        // starts again on another.
+        let mut attempts = 0;
+        let (port, child) = loop {
+            attempts += 1;
+            let port = free_port();
+            let listen = if tls {
+                let h2 = if listen == Listen::H2 { " http2" } else { "" };
+                format!(
+                    "127.0.0.1:{port} ssl{h2}; ssl_certificate {d}/cert.pem; \
+                     ssl_certificate_key {d}/key.pem; ssl_protocols TLSv1.2 TLSv1.3"
+                )
+            } else if listen == Listen::H2c {
+                format!("127.0.0.1:{port} http2")
+            } else {
+                format!("127.0.0.1:{port}")
+            };
+            let conf = format!(
+                "worker_processes 1;\ndaemon off;\nerror_log {d}/error.log;\npid {d}/nginx.pid;\n\
+                 events {{ worker_connections 4096; }}\n\
+                 http {{\n  log_format counts '{format}';\n  access_log {d}/access.log counts;\n\
+                   keepalive_requests 1000000;\n  client_body_temp_path {d};\n  proxy_temp_path {d};\n\
+                   fastcgi_temp_path {d};\n  uwsgi_temp_path {d};\n  scgi_temp_path {d};\n\
+                   server {{ listen {listen}; root {d}/html; {server} }}\n  {http}\n}}\n"
+            );
+            let conf_path = dir.path().join("nginx.conf");
+            std::fs::write(&conf_path, conf).unwrap();
+            let mut cmd = Command::new("nginx");
+            cmd.arg("-c").arg(&conf_path).arg("-p").arg(dir.path());
+            cmd.stdout(Stdio::null()).stderr(Stdio::null());
+            cmd.process_group(0);
+            let mut child = cmd
+                .spawn()
+                .expect("nginx must be installed (scripts/setup)");
+            // nginx writes its pid file once its sockets listen, and not at
+            // all when it cannot bind: a connect alone could reach another
+            // test's server that won the same port.
+            let pid_file = dir.path().join("nginx.pid");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let up = loop {
+                let pid = std::fs::read_to_string(&pid_file).unwrap_or_default();
+                if pid.trim() == child.id().to_string() {
+                    break true;
+                }
+                if child.try_wait().ok().flatten().is_some() {
+                    break false;
+                }
+                assert!(Instant::now() < deadline, "nginx wrote no pid file");
+                std::thread::sleep(Duration::from_millis(20));
+            };
+            if up {
+                wait_listening(
+                    SocketAddr::from(([127, 0, 0, 1], port)),
+                    Duration::from_secs(10),
+                );
+                break (port, child);
+            }
+            let log = std::fs::read_to_string(dir.path().join("error.log")).unwrap_or_default();
+            assert!(attempts < 3, "nginx did not start: {log}");
+        };
         Nginx {
             port,
             dir,
