@@ -3,6 +3,8 @@
 
 use throng_model::{StepRecord, Summary};
 
+use crate::verdict::server_cpu_denied_s;
+
 /// In the open model, more than 1% of sends later than 1 ms after their
 /// schedule means the schedule was not kept. That alone says nothing of
 /// who held it up: a connection waiting for a stalled server sends late just
@@ -35,9 +37,21 @@ pub const KEEP_UP_SHARE: f64 = 0.95;
 /// `client_bound` (late sends alone never say who held the schedule up);
 /// on a machine shared with other work they alone pass 1% of a short
 /// round's sends.
+///
+/// Likewise a server denied `d` seconds of CPU on its `cores` (the bound
+/// `server_starved` reports: a hypervisor's steal, others on its cores)
+/// stood still for about `d / cores`, and the sends that fell due meanwhile
+/// found their connections still waiting on it: about `d × rate / cores`.
+/// Those are the machine's doing, which `server_starved` names; a server
+/// past its capacity makes every later send late, far more than that.
 pub fn saturation(step: &StepRecord) -> Option<String> {
     let rate = step.rate?;
-    let rounds: Vec<&Summary> = step.rounds.iter().map(|r| &r.summary).collect();
+    let cores = step.cores.max(1) as f64;
+    let rounds: Vec<(&Summary, f64)> = step
+        .rounds
+        .iter()
+        .map(|r| (&r.summary, server_cpu_denied_s(&r.server) / cores))
+        .collect();
     not_kept(rate, &rounds).map(|why| {
         format!(
             "the server did not keep up with {rate} req/s: {why}; latency here is queueing \
@@ -52,7 +66,8 @@ pub fn saturation(step: &StepRecord) -> Option<String> {
 /// figure; its numbers describe no steady state of the server.
 pub fn schedule_not_kept(s: &Summary) -> Option<String> {
     let rate = s.rate.as_ref()?.target;
-    not_kept(rate, &[s]).map(|why| {
+    // Against a server outside the lab its CPU is not known.
+    not_kept(rate, &[(s, 0.0)]).map(|why| {
         format!(
             "the schedule of {rate} req/s was not kept: {why}; the latency measures how long \
              the run lasted as much as the server"
@@ -61,22 +76,24 @@ pub fn schedule_not_kept(s: &Summary) -> Option<String> {
 }
 
 /// Why rounds offered `rate` did not keep up with it, joined; `None` when
-/// they did or measured nothing.
-fn not_kept(rate: f64, rounds: &[&Summary]) -> Option<String> {
-    let seconds: f64 = rounds.iter().map(|r| r.duration_s).sum();
+/// they did or measured nothing. Each round comes with the seconds its
+/// server stood still for want of a CPU (0 when unknown).
+fn not_kept(rate: f64, rounds: &[(&Summary, f64)]) -> Option<String> {
+    let seconds: f64 = rounds.iter().map(|(r, _)| r.duration_s).sum();
     if rounds.is_empty() || seconds <= 0.0 {
         return None;
     }
-    let completed: u64 = rounds.iter().map(|r| r.completed).sum();
-    let sent: u64 = rounds.iter().map(|r| r.sent).sum();
-    let rate_reports = || rounds.iter().filter_map(|r| r.rate.as_ref());
+    let completed: u64 = rounds.iter().map(|(r, _)| r.completed).sum();
+    let sent: u64 = rounds.iter().map(|(r, _)| r.sent).sum();
+    let rate_reports = || rounds.iter().filter_map(|(r, _)| r.rate.as_ref());
     let late: u64 = rate_reports().map(|r| r.late_sends).sum();
     let unsent: u64 = rate_reports().map(|r| r.unsent).sum();
     let client_held: f64 = rounds
         .iter()
-        .map(|r| rate * r.client_cpu_s.runqueue / r.threads.max(1) as f64)
+        .map(|(r, _)| rate * r.client_cpu_s.runqueue / r.threads.max(1) as f64)
         .sum();
-    let unexplained = (late as f64 - client_held).max(0.0);
+    let server_held: f64 = rounds.iter().map(|(_, stood)| rate * stood).sum();
+    let unexplained = (late as f64 - client_held - server_held).max(0.0);
     let achieved = completed as f64 / seconds;
     let late_share = if sent > 0 {
         unexplained / sent as f64
@@ -92,10 +109,19 @@ fn not_kept(rate: f64, rounds: &[&Summary]) -> Option<String> {
         ));
     }
     if late_share > LATE_SEND_SHARE && unexplained >= LATE_SEND_MIN {
-        why.push(if client_held >= 0.5 {
+        let client = (client_held >= 0.5)
+            .then(|| format!("the {client_held:.0} its client's wait for a CPU"));
+        let server = (server_held >= 0.5)
+            .then(|| format!("the {server_held:.0} the CPU its server was denied"));
+        let explained = match (client, server) {
+            (Some(c), Some(s)) => Some(format!("{c} and {s} explain")),
+            (Some(x), None) | (None, Some(x)) => Some(format!("{x} explains")),
+            (None, None) => None,
+        };
+        why.push(if let Some(explained) = explained {
             format!(
                 "{late} of {sent} sends left more than 1 ms late, {unexplained:.0} ({:.1}%) \
-                 beyond the {client_held:.0} its client's wait for a CPU explains",
+                 beyond {explained}",
                 late_share * 100.0
             )
         } else {

@@ -1,7 +1,7 @@
 //! A step offered a rate kept up with it or did not: its completions
 //! against the rate, and its late sends beyond the client's own stalls.
 
-use throng_model::{CpuTime, RateReport, RoundRecord, StepRecord, Summary};
+use throng_model::{CpuTime, RateReport, RoundRecord, ServerUsage, StepRecord, Summary};
 use throng_trust::verdict::saturation;
 
 /// Two 0.5 s rounds offered `rate`, each completing `completed`, with
@@ -83,6 +83,46 @@ fn late_sends_the_clients_own_stalls_explain_are_not_the_servers() {
         "the server did not keep up with 200 req/s: 12 of 200 sends left more than 1 ms late, \
          10 (5.0%) beyond the 2 its client's wait for a CPU explains; latency here is queueing \
          behind the schedule, and higher rates were not offered"
+    );
+}
+
+/// `offered`, its server on `cores` cores and denied `steal_s` of CPU a
+/// round by the hypervisor.
+fn starved(rate: f64, late: u64, runqueue_s: f64, cores: u32, steal_s: f64) -> StepRecord {
+    let mut step = offered(rate, (rate * 0.5) as u64, late, runqueue_s);
+    step.cores = cores;
+    for r in &mut step.rounds {
+        r.server = ServerUsage {
+            wall_s: 0.5,
+            steal_s,
+            ..ServerUsage::default()
+        };
+    }
+    step
+}
+
+#[test]
+fn late_sends_a_starved_server_explains_are_the_machines() {
+    // The hypervisor took 50 ms of a round from the server's one core at
+    // 400 req/s: the 20 sends due while it stood still went out late, with
+    // 4 a round the client's own wait explains. That is `server_starved`,
+    // not a server that cannot keep up with 400 req/s.
+    assert_eq!(saturation(&starved(400.0, 14, 0.01, 1, 0.05)), None);
+    // On two cores, the same steal stood half of the server still.
+    assert_eq!(
+        saturation(&starved(400.0, 19, 0.01, 2, 0.05)).unwrap(),
+        "the server did not keep up with 400 req/s: 38 of 400 sends left more than 1 ms late, \
+         10 (2.5%) beyond the 8 its client's wait for a CPU and the 20 the CPU its server was \
+         denied explain; latency here is queueing behind the schedule, and higher rates were \
+         not offered"
+    );
+    // A server past its capacity makes every later send late: far more
+    // than a steal explains.
+    assert_eq!(
+        saturation(&starved(400.0, 100, 0.0, 1, 0.05)).unwrap(),
+        "the server did not keep up with 400 req/s: 200 of 400 sends left more than 1 ms late, \
+         160 (40.0%) beyond the 40 the CPU its server was denied explains; latency here is \
+         queueing behind the schedule, and higher rates were not offered"
     );
 }
 
