@@ -7,6 +7,7 @@
 //! summary for a run), so every rule can be shown to fire on crafted input.
 
 mod delayed_ack;
+mod denied;
 pub mod doctor;
 mod saturation;
 pub mod snapshot;

@@ -3,7 +3,7 @@
 
 use throng_model::{StepRecord, Summary};
 
-use crate::verdict::server_cpu_denied_s;
+use crate::denied::server_cpu_denied_s;
 
 /// In the open model, more than 1% of sends later than 1 ms after their
 /// schedule means the schedule was not kept. That alone says nothing of

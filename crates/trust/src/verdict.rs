@@ -298,20 +298,6 @@ fn client_causes(threads: u64, duration_s: f64, cpu: &throng_model::CpuTime) -> 
     causes
 }
 
-/// CPU seconds the server wanted and did not get over a round, at most:
-/// the smaller of its threads' run-queue wait and the CPU other processes
-/// ran on its cores, plus what the hypervisor stole from those cores.
-///
-/// Neither figure alone is starvation. The run-queue wait also counts a
-/// server's own threads queueing behind each other (more busy workers than
-/// cores: a whole core's worth of waiting with nobody else there), and
-/// others' CPU also counts work that ran while the server had nothing to
-/// do. The server was denied CPU only where both hold, so the smaller
-/// bounds it.
-pub fn server_cpu_denied_s(u: &ServerUsage) -> f64 {
-    u.runqueue_s.min(u.others_cpu_s) + u.steal_s
-}
-
 fn server_starved(v: &mut Verdict, ctx: &RoundContext) {
     let Some(u) = &ctx.server else {
         return;
@@ -685,6 +671,7 @@ pub use crate::delayed_ack::{
     DELAYED_ACK_MAX_BUSY, DELAYED_ACK_SHARE, DELAYED_ACK_SPIKE, DELAYED_ACK_WINDOWS_US,
     MIN_RESPONSES,
 };
+pub use crate::denied::server_cpu_denied_s;
 pub use crate::saturation::{saturation, schedule_not_kept, KEEP_UP_SHARE, LATE_SEND_SHARE};
 
 /// Adds `bottleneck_elsewhere` to steps of one (server, cores, workload)
