@@ -362,11 +362,14 @@ fn arrivals_a_stopped_client_takes_late_are_its_own_doing() {
     // A busy machine also keeps the client waiting for a CPU outside the
     // stop, and an arrival falls due every 10 ms of that wait too (its
     // run-queue time: a stopped process is not runnable, so the stop is
-    // not in it).
+    // not in it). On a VM the host's steal delays it as well, unseen by
+    // that figure (48 late of 30 due and 7 waiting were seen), though not
+    // by as much as the stop itself; the run's 200 arrivals all taken as
+    // late, or none, would still break the bound.
     let waited = j["client_cpu_s"]["runqueue"].as_f64().unwrap();
     let while_waiting = (waited * 100.0).ceil() as u64;
     assert!(
-        (due - 2..=due + 6 + while_waiting).contains(&late),
+        (due - 2..=2 * due + while_waiting).contains(&late),
         "{late} late, {due} due while stopped and {while_waiting} while waiting for a CPU: {:#}",
         j["sessions"]
     );
