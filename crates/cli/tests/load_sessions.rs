@@ -348,8 +348,8 @@ fn arrivals_a_stopped_client_takes_late_are_its_own_doing() {
     std::thread::sleep(Duration::from_millis(300));
     kill(pid, Signal::SIGCONT).unwrap();
     // The stop lasts as long as this thread took to come back, which a
-    // busy machine stretches past the 300 ms asked (38 late were seen):
-    // an arrival falls due every 10 ms of it.
+    // busy machine stretches past the 300 ms asked: an arrival falls due
+    // every 10 ms of it.
     let due = (stopped.elapsed().as_millis() / 10) as u64;
     // Bounded: the run ends 2 s after it began; a hung one is killed
     // through its handle, which no other process can have taken.
