@@ -6,12 +6,13 @@
 //! place) and against Little's law, whose books must balance: over a run,
 //! each connection is either waiting on the server or held by the client.
 
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 mod common;
 
 use common::{Peer, Server, OK};
-use throng_engine::{Control, LoadResult, LoadSpec, Stop};
+use throng_engine::{Control, IoBackend, LoadResult, LoadSpec, Stop};
 
 /// Answers each request 2 ms after reading it: a server with a known
 /// service time, so a connection's cycle is mostly the server's.
@@ -22,6 +23,16 @@ fn answer_late(p: &mut Peer) {
             return;
         }
     }
+}
+
+/// Every test here weighs time (a run's length, its latency, its hold),
+/// and on two CPUs the others' client and server threads would take it:
+/// they run one at a time.
+fn alone() -> MutexGuard<'static, ()> {
+    static ALONE: Mutex<()> = Mutex::new(());
+    ALONE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn run(spec: &LoadSpec) -> LoadResult {
@@ -40,6 +51,7 @@ fn spec(server: &Server, conns: usize, requests: u64) -> LoadSpec {
 
 #[test]
 fn every_request_after_a_places_first_takes_a_freed_place() {
+    let _alone = alone();
     let server = Server::start(common::answer);
     // Keep-alive: 4 places, 400 requests, the first 4 on empty places.
     let r = run(&spec(&server, 4, 400));
@@ -93,6 +105,7 @@ fn books_balance_piped(server: &Server, conns: usize, depth: usize, requests: u6
 
 #[test]
 fn a_runs_connections_are_either_at_the_server_or_held_by_the_client() {
+    let _alone = alone();
     // A server that answers at once: the client's own time is a good part
     // of each cycle, so leaving the hold out would unbalance the books.
     let quick = Server::start(common::answer);
@@ -109,11 +122,16 @@ fn a_runs_connections_are_either_at_the_server_or_held_by_the_client() {
     );
 }
 
-/// Every connection answers its first 50 requests at once; then all but
-/// the first stop answering, while the first goes on.
+/// Every connection answers its first 50 requests 1 ms late, so the
+/// client, however slow a busy machine makes it, finds its answers still
+/// to come and naps; then all but the first stop answering, while the
+/// first goes on answering at once.
 fn one_goes_on(p: &mut Peer) {
     let answers = if p.index == 0 { u64::MAX } else { 50 };
-    for _ in 0..answers {
+    for n in 0..answers {
+        if n < 50 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         if std::io::Write::write_all(&mut p.stream, OK).is_err() || !p.request() {
             return;
         }
@@ -123,6 +141,7 @@ fn one_goes_on(p: &mut Peer) {
 
 #[test]
 fn a_nap_does_not_wait_for_answers_that_will_not_come() {
+    let _alone = alone();
     // Naps of half the latency: on the ring, a wait for 8 of the 16
     // connections' answers. Once 15 of them stall, a nap that went on
     // asking for 8 would end only at its bound (10 ms) each time, and the
@@ -137,8 +156,12 @@ fn a_nap_does_not_wait_for_answers_that_will_not_come() {
     spec.timeout = Duration::from_secs(5);
     let r = run(&spec);
     assert!(r.naps >= 1, "no nap while all 16 answered");
+    // Held to the bound, the first connection is answered about 100
+    // times a second; free, thousands of times even in a debug build on
+    // a busy machine (2,126 at the least seen). Five times the held rate
+    // tells the two apart.
     assert!(
-        r.counts.completed > 15 * 50 + 2_000,
+        r.counts.completed > 15 * 50 + 500,
         "{} completed: the first connection was held by naps ({} naps, {} ns held)",
         r.counts.completed,
         r.naps,
@@ -165,27 +188,40 @@ fn answer_big(p: &mut Peer) {
 
 #[test]
 fn a_large_body_is_read_as_it_comes_not_held_by_naps() {
+    let _alone = alone();
     // A nap that waited for receives a connection's stream could not
     // bring (the kernel counts them as one arrival) lasted to its bound,
     // 10 ms, with the body unread: answers came several times slower than
     // without naps, and the latency reported was the client's own wait.
+    //
+    // That fault slows every run with naps; a busy machine slows some
+    // runs of either kind. So each kind runs three times, alternately,
+    // and the best of each is compared.
     let server = Server::start(answer_big);
     for conns in [1, 3] {
-        let mut took = [0.0; 2];
-        let mut latency = [0.0; 2];
-        for (k, naps) in [true, false].into_iter().enumerate() {
-            let mut spec = spec(&server, conns, 48);
-            spec.coalesce = naps;
-            let r = run(&spec);
-            assert_eq!(r.counts.completed, 48);
-            assert_eq!(r.counts.body_bytes, 48 * BIG as u64);
-            took[k] = r.duration_s;
-            latency[k] = r.latency.mean();
+        let mut took = [f64::INFINITY; 2];
+        let mut latency = [f64::INFINITY; 2];
+        for _ in 0..3 {
+            for (k, naps) in [true, false].into_iter().enumerate() {
+                let mut spec = spec(&server, conns, 48);
+                spec.coalesce = naps;
+                let r = run(&spec);
+                assert_eq!(r.counts.completed, 48);
+                assert_eq!(r.counts.body_bytes, 48 * BIG as u64);
+                // On the ring a nap is a wait for a count of arrivals,
+                // and one connection's receives are one arrival: a count
+                // of one is no nap, so one connection takes none.
+                if conns == 1 && spec.io == IoBackend::Uring {
+                    assert_eq!(r.naps, 0, "a nap on the ring with one connection");
+                }
+                took[k] = took[k].min(r.duration_s);
+                latency[k] = latency[k].min(r.latency.mean());
+            }
         }
-        println!("{conns} connections: {took:?} s, latency {latency:?} µs");
+        println!("{conns} connections, best of 3: {took:?} s, latency {latency:?} µs");
         assert!(
             took[0] < took[1] * 2.0 + 0.02 && latency[0] < latency[1] * 2.0 + 1_000.0,
-            "{conns} connections: {:.3} s with naps, {:.3} s without; \
+            "{conns} connections, best of 3: {:.3} s with naps, {:.3} s without; \
              mean latency {:.0} µs against {:.0} µs",
             took[0],
             took[1],
@@ -197,6 +233,7 @@ fn a_large_body_is_read_as_it_comes_not_held_by_naps() {
 
 #[test]
 fn a_pipelines_places_are_either_at_the_server_or_held_by_the_client() {
+    let _alone = alone();
     // Pipelines of 8 refill at half their depth: a freed place waits on
     // the client for the refill, which the books must count as held.
     let late = Server::start(answer_late);
