@@ -17,6 +17,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use throng_model::{Feature, FeatureResult, FeatureStatus};
+use throng_servers::sockets::{self, TcpSocket};
 use throng_servers::{loopback, RunAs};
 
 /// Real uid of a process (first field of `Uid:` in /proc/PID/status).
@@ -42,54 +43,20 @@ fn chrooted(pid: i32) -> bool {
 }
 
 /// Socket inodes of established TCP connections from `local_port` to
-/// `remote_port`, from the kernel's tables (IPv4 and IPv6). Ports alone
-/// find the connection whatever address the server listens on: while the
-/// probe's connection is open, its client port is held on this host, and
-/// only a connection from another host with the same port number to the
-/// server could match as well, which a serving process of the same server
-/// would hold too.
-fn socket_inodes(table: &str, local_port: u16, remote_port: u16) -> BTreeSet<u64> {
-    let port = |addr: &str| {
-        addr.rsplit_once(':')
-            .and_then(|(_, p)| u16::from_str_radix(p, 16).ok())
-    };
+/// `remote_port`. Ports alone find the connection whatever address the
+/// server listens on: while the probe's connection is open, its client
+/// port is held on this host, and only a connection from another host
+/// with the same port number to the server could match as well, which a
+/// serving process of the same server would hold too.
+fn socket_inodes(table: &[TcpSocket], local_port: u16, remote_port: u16) -> BTreeSet<u64> {
     table
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            // local, remote, state (01 = ESTABLISHED), ..., inode at 9.
-            let ok = f.len() > 9
-                && port(f[1]) == Some(local_port)
-                && port(f[2]) == Some(remote_port)
-                && f[3] == "01";
-            ok.then(|| f[9].parse().ok()).flatten()
+        .iter()
+        .filter(|s| {
+            s.state == sockets::ESTABLISHED
+                && s.local.port() == local_port
+                && s.remote.port() == remote_port
         })
-        .collect()
-}
-
-/// Processes of `tree` holding one of `inodes` open.
-fn holders(tree: &[i32], inodes: &BTreeSet<u64>) -> Vec<i32> {
-    tree.iter()
-        .copied()
-        .filter(|pid| {
-            std::fs::read_dir(format!("/proc/{pid}/fd"))
-                .map(|dir| {
-                    dir.flatten().any(|e| {
-                        std::fs::read_link(e.path())
-                            .ok()
-                            .and_then(|l| {
-                                let l = l.to_string_lossy().into_owned();
-                                l.strip_prefix("socket:[")?
-                                    .strip_suffix(']')?
-                                    .parse::<u64>()
-                                    .ok()
-                            })
-                            .is_some_and(|i| inodes.contains(&i))
-                    })
-                })
-                .unwrap_or(false)
-        })
+        .map(|s| s.inode)
         .collect()
 }
 
@@ -107,13 +74,8 @@ fn serving_processes(addr: SocketAddr, tree: &[i32]) -> anyhow::Result<Vec<i32>>
         anyhow::bail!("the server closed the connection without answering");
     }
     let client_port = s.local_addr()?.port();
-    let mut inodes = BTreeSet::new();
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        if let Ok(t) = std::fs::read_to_string(table) {
-            inodes.extend(socket_inodes(&t, addr.port(), client_port));
-        }
-    }
-    let found = holders(tree, &inodes);
+    let inodes = socket_inodes(&sockets::tcp_sockets(), addr.port(), client_port);
+    let found = sockets::holders(tree, &inodes).pids;
     drop(s);
     if found.is_empty() {
         anyhow::bail!("no process of the server holds the accepted connection");
@@ -180,14 +142,14 @@ mod tests {
 
     #[test]
     fn connections_are_found_in_the_kernels_table() {
-        let table = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n\
+        let table = sockets::parse_table("  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n\
    0: 0100007F:1F90 0100007F:C350 01 00000000:00000000 00:00000000 00000000    33        0 4242 1 0000000000000000 20 4 30 10 -1\n\
    1: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000    33        0 4243 1 0000000000000000 100 0 0 10 0\n\
-   2: 0100007F:C350 0100007F:1F90 01 00000000:00000000 00:00000000 00000000     0        0 4244 1 0000000000000000 20 4 30 10 -1\n";
+   2: 0100007F:C350 0100007F:1F90 01 00000000:00000000 00:00000000 00000000     0        0 4244 1 0000000000000000 20 4 30 10 -1\n");
         // Port 0x1F90 = 8080 (the server), 0xC350 = 50000 (the client).
-        assert_eq!(socket_inodes(table, 8080, 50000), BTreeSet::from([4242]));
-        assert_eq!(socket_inodes(table, 50000, 8080), BTreeSet::from([4244]));
-        assert!(socket_inodes(table, 8080, 1).is_empty());
+        assert_eq!(socket_inodes(&table, 8080, 50000), BTreeSet::from([4242]));
+        assert_eq!(socket_inodes(&table, 50000, 8080), BTreeSet::from([4244]));
+        assert!(socket_inodes(&table, 8080, 1).is_empty());
     }
 
     #[test]
@@ -208,11 +170,11 @@ mod tests {
             let client = TcpStream::connect(addr).unwrap();
             let (_server_end, _) = listener.accept().unwrap();
             let client_port = client.local_addr().unwrap().port();
-            let table = std::fs::read_to_string(table).unwrap();
+            let table = sockets::parse_table(&std::fs::read_to_string(table).unwrap());
             let inodes = socket_inodes(&table, addr.port(), client_port);
             assert_eq!(inodes.len(), 1, "{ip}");
             let me = std::process::id() as i32;
-            assert_eq!(holders(&[me, 1], &inodes), [me], "{ip}");
+            assert_eq!(sockets::holders(&[me, 1], &inodes).pids, [me], "{ip}");
         }
     }
 }

@@ -19,6 +19,7 @@ use crate::loopback;
 use crate::process::{Launch, RunAs, ServerProcess};
 use crate::recipe::{Recipe, RenderContext};
 use crate::rundir::RunDir;
+use crate::sockets::{self, Listener};
 
 /// How long a backend, a helper or a server may take to become ready.
 pub const READY_WITHIN: Duration = Duration::from_secs(15);
@@ -183,16 +184,6 @@ impl Running {
         }
     }
 
-    /// Waits until the server answers a GET of `path` with any complete
-    /// response (over HTTP/1.1, or on a cleartext port that speaks HTTP/2
-    /// alone, over h2c), or fails when it exits or `within` passes.
-    pub fn wait_ready(&mut self, path: &str, within: Duration) -> anyhow::Result<()> {
-        let addr = self.addr();
-        let tls = self.tls.clone();
-        self.h2c_only = wait_ready(&mut self.server, addr, tls.as_ref(), path, within)?;
-        Ok(())
-    }
-
     /// Where requests to it go, and over TLS how.
     pub fn endpoint(&self) -> loopback::Endpoint {
         loopback::Endpoint {
@@ -217,6 +208,16 @@ pub fn abandon_waits() {
 /// The message a wait ended by [`abandon_waits`] fails with.
 pub const ABANDONED: &str = "interrupted before it was ready";
 
+/// The port chosen for a server was taken by another program before the
+/// server could listen on it: what answers there is not the server.
+#[derive(Debug, thiserror::Error)]
+#[error("another program took {0} before the server could listen on it")]
+pub struct PortTaken(pub SocketAddr);
+
+/// How many ports a server is started on before a port taken every time
+/// is its failure.
+const PORT_TRIES: u32 = 3;
+
 fn wait_ready(
     p: &mut ServerProcess,
     addr: SocketAddr,
@@ -232,6 +233,17 @@ fn wait_ready(
         if ABANDON.load(std::sync::atomic::Ordering::Relaxed) {
             bail!("{ABANDONED}");
         }
+        // Before each try, and again once it was answered: another program
+        // may start listening there at any time until the server does.
+        let taken = |p: &ServerProcess| {
+            // The tables first: a listener the server makes meanwhile is
+            // then in a process the tree finds.
+            let sockets = sockets::tcp_sockets();
+            sockets::who_listens(addr, &sockets, &p.tree()) == Listener::Other
+        };
+        if taken(p) {
+            return Err(PortTaken(addr).into());
+        }
         let attempt = Duration::from_millis(500);
         let answered = match loopback::get_over(addr, tls, path, &[], attempt) {
             Ok(_) => Ok(false),
@@ -244,6 +256,7 @@ fn wait_ready(
                 .map_err(|_| e),
         };
         match answered {
+            Ok(_) if taken(p) => return Err(PortTaken(addr).into()),
             Ok(h2c_only) => return Ok(h2c_only),
             Err(e) if Instant::now() >= deadline => bail!("not ready after {within:?}: {e}"),
             Err(_) => std::thread::sleep(Duration::from_millis(50)),
@@ -254,6 +267,7 @@ fn wait_ready(
 struct Launched {
     process: ServerProcess,
     logs: Vec<PathBuf>,
+    addr: SocketAddr,
 }
 
 /// Renders `recipe` into `dir` and starts it there, listening on `addr`.
@@ -313,6 +327,7 @@ fn launch(
     Ok(Launched {
         process,
         logs: vec![dir.join("error.log")],
+        addr,
     })
 }
 
@@ -334,14 +349,32 @@ pub fn start(site: Site, s: &Start) -> Result<Running, StartFailure> {
             // The cache in front reaches its backend on loopback, wherever
             // the cache itself listens.
             let ip = IpAddr::V4(Ipv4Addr::LOCALHOST);
-            let addr = SocketAddr::new(ip, loopback::free_port(ip)?);
-            let mut l = launch(site, s, b, &name, &dir, addr, None, &mut configs)?;
-            if let Err(e) = wait_ready(&mut l.process, addr, None, "/", READY_WITHIN) {
-                let tail = l.process.log_tail(&l.logs, 20);
-                l.process.stop(STOP_GRACE);
-                return Ok(Err((e.context(format!("backend {}", b.name)), tail)));
+            let on = On {
+                ip,
+                backend_port: None,
+                tls: None,
+                path: "/",
+            };
+            match launch_ready(
+                site,
+                s,
+                b,
+                &name,
+                &dir,
+                &on,
+                &mut configs,
+                loopback::free_port,
+            )? {
+                Ready::Up(l, _) => {
+                    let port = l.addr.port();
+                    Ok(Ok((l, port)))
+                }
+                Ready::Not(e, mut l) => {
+                    let tail = l.process.log_tail(&l.logs, 20);
+                    l.process.stop(STOP_GRACE);
+                    Ok(Err((e.context(format!("backend {}", b.name)), tail)))
+                }
             }
-            Ok::<_, anyhow::Error>(Ok((l, addr.port())))
         })();
         match result {
             Ok(Ok((l, port))) => {
@@ -383,22 +416,24 @@ pub fn start(site: Site, s: &Start) -> Result<Running, StartFailure> {
             Err(e) => return Err(fail(e, String::new(), configs)),
         }
     }
-    let port = match loopback::free_port(s.listen) {
-        Ok(p) => p,
-        Err(e) => return Err(fail(e, String::new(), configs)),
+    let on = On {
+        ip: s.listen,
+        backend_port,
+        tls: tls.as_ref(),
+        path: s.ready_path,
     };
-    let launched = launch(
+    let (addr, h2c_only, not_ready, l) = match launch_ready(
         site,
         s,
         s.recipe,
         s.name,
         &dir,
-        SocketAddr::new(s.listen, port),
-        backend_port,
+        &on,
         &mut configs,
-    );
-    let l = match launched {
-        Ok(l) => l,
+        loopback::free_port,
+    ) {
+        Ok(Ready::Up(l, h2c_only)) => (l.addr, h2c_only, None, l),
+        Ok(Ready::Not(e, l)) => (l.addr, false, Some(e), l),
         Err(e) => {
             let tail = behind
                 .as_ref()
@@ -408,21 +443,69 @@ pub fn start(site: Site, s: &Start) -> Result<Running, StartFailure> {
         }
     };
     logs.extend(l.logs);
-    let mut r = Running {
+    let r = Running {
         name: s.name.to_string(),
         listen: s.listen,
-        port,
+        port: addr.port(),
         server: l.process,
         behind,
         configs,
         logs,
         dir,
         tls,
-        h2c_only: false,
+        h2c_only,
     };
-    match r.wait_ready(s.ready_path, READY_WITHIN) {
-        Ok(()) => Ok(r),
-        Err(e) => Err(r.fail(e)),
+    match not_ready {
+        None => Ok(r),
+        Some(e) => Err(r.fail(e)),
+    }
+}
+
+/// Where a recipe is started and how its readiness is asked.
+struct On<'a> {
+    ip: IpAddr,
+    backend_port: Option<u16>,
+    tls: Option<&'a throng_engine::probe::TlsTarget>,
+    path: &'a str,
+}
+
+/// A recipe started: answering at its address (over h2c alone when
+/// `true`), or not, and why.
+enum Ready {
+    Up(Launched, bool),
+    Not(anyhow::Error, Launched),
+}
+
+/// Starts `recipe` on a port of `on.ip` that `free_port` chose and waits
+/// until it answers. A port another program took before the recipe could
+/// listen on it is given up (the recipe stopped, its configs taken back)
+/// for another, up to `PORT_TRIES` ports. Fails only when the recipe
+/// cannot be launched.
+#[allow(clippy::too_many_arguments)]
+fn launch_ready(
+    site: Site,
+    s: &Start,
+    recipe: &Recipe,
+    name: &str,
+    dir: &Path,
+    on: &On,
+    configs: &mut Vec<ConfigFile>,
+    mut free_port: impl FnMut(IpAddr) -> anyhow::Result<u16>,
+) -> anyhow::Result<Ready> {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let addr = SocketAddr::new(on.ip, free_port(on.ip)?);
+        let before = configs.len();
+        let mut l = launch(site, s, recipe, name, dir, addr, on.backend_port, configs)?;
+        match wait_ready(&mut l.process, addr, on.tls, on.path, READY_WITHIN) {
+            Ok(h2c_only) => return Ok(Ready::Up(l, h2c_only)),
+            Err(e) if e.is::<PortTaken>() && tries < PORT_TRIES => {
+                l.process.stop(STOP_GRACE);
+                configs.truncate(before);
+            }
+            Err(e) => return Ok(Ready::Not(e, l)),
+        }
     }
 }
 
@@ -453,5 +536,177 @@ impl Running {
             log_tail,
             configs: std::mem::take(&mut self.configs),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+
+    use crate::Recipes;
+
+    /// Another program on a port: it answers every request with a 200 of
+    /// its own, until dropped.
+    struct Squatter {
+        addr: SocketAddr,
+        stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+        thread: Option<std::thread::JoinHandle<()>>,
+    }
+
+    impl Squatter {
+        fn start() -> Squatter {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = listener.local_addr().unwrap();
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let halt = stop.clone();
+            let thread = std::thread::spawn(move || {
+                for conn in listener.incoming() {
+                    if halt.load(std::sync::atomic::Ordering::Relaxed) {
+                        return;
+                    }
+                    let Ok(mut c) = conn else { continue };
+                    let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
+                    let mut buf = [0u8; 4096];
+                    if c.read(&mut buf).is_ok_and(|n| n > 0) {
+                        let _ = c.write_all(
+                            b"HTTP/1.1 200 OK\r\nServer: squatter\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno",
+                        );
+                    }
+                }
+            });
+            Squatter {
+                addr,
+                stop,
+                thread: Some(thread),
+            }
+        }
+    }
+
+    impl Drop for Squatter {
+        fn drop(&mut self) {
+            self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            let _ = std::net::TcpStream::connect(self.addr);
+            if let Some(t) = self.thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
+
+    /// What nginx became on ports of which the first `squat` were taken,
+    /// the configs written, the squatters planted, and the directory that
+    /// holds its docroot (kept while the test looks).
+    type Launch = (
+        Ready,
+        Vec<ConfigFile>,
+        Vec<Squatter>,
+        (RunDir, tempfile::TempDir),
+    );
+
+    fn launch_nginx(squat: usize) -> Option<Launch> {
+        let recipes = Recipes::builtin();
+        let recipe = recipes.get("nginx").unwrap();
+        if !recipe.is_installed() {
+            eprintln!("skipped: nginx is not installed");
+            return None;
+        }
+        let base = tempfile::tempdir().unwrap();
+        let rd = RunDir::create(base.path(), "taken", 0, false).unwrap();
+        let docroot = rd.subdir(&["docroot"], None).unwrap();
+        std::fs::write(docroot.join("index.html"), "hello\n").unwrap();
+        let user = RunAs::unprivileged();
+        let site = Site {
+            rundir: &rd,
+            user: user.as_ref(),
+        };
+        let s = Start {
+            name: "nginx",
+            recipe,
+            backend: None,
+            helper: None,
+            group_dir: "taken",
+            docroot,
+            workers: 1,
+            concurrency: 16,
+            cpus: vec![],
+            listen: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            ready_path: "/index.html",
+            patch: None,
+            tls: None,
+        };
+        let dir = rd.subdir(&["taken", "nginx"], user.as_ref()).unwrap();
+        let on = On {
+            ip: s.listen,
+            backend_port: None,
+            tls: None,
+            path: s.ready_path,
+        };
+        let mut squatters = Vec::new();
+        let mut configs = Vec::new();
+        // The first `squat` ports chosen are another program's by the time
+        // nginx starts: the race a free port loses.
+        let pick = |ip: IpAddr| {
+            if squatters.len() < squat {
+                let sq = Squatter::start();
+                let port = sq.addr.port();
+                squatters.push(sq);
+                Ok(port)
+            } else {
+                loopback::free_port(ip)
+            }
+        };
+        let ready = launch_ready(site, &s, recipe, "nginx", &dir, &on, &mut configs, pick).unwrap();
+        Some((ready, configs, squatters, (rd, base)))
+    }
+
+    #[test]
+    fn a_port_another_program_took_is_given_up_for_another() {
+        let Some((ready, configs, squatters, _base)) = launch_nginx(2) else {
+            return;
+        };
+        let Ready::Up(mut l, _) = ready else {
+            panic!("nginx did not start on a third port");
+        };
+        let answer = loopback::get(l.addr, "/index.html", &[], Duration::from_secs(5));
+        let tree = l.process.tree();
+        let listener = sockets::who_listens(l.addr, &sockets::tcp_sockets(), &tree);
+        l.process.stop(STOP_GRACE);
+        assert_eq!(squatters.len(), 2);
+        assert!(squatters.iter().all(|s| s.addr != l.addr));
+        assert_eq!(listener, Listener::Server);
+        let answer = answer.unwrap();
+        assert_eq!(
+            (answer.status, answer.body.as_slice()),
+            (200, &b"hello\n"[..])
+        );
+        // The configs of the ports given up were taken back: one config,
+        // naming the address nginx listens on, and one command.
+        assert_eq!(configs.len(), 2, "{configs:?}");
+        assert!(configs[0].content.contains(&format!("listen {};", l.addr)));
+        for sq in &squatters {
+            let gone = sq.addr.to_string();
+            assert!(configs.iter().all(|c| !c.content.contains(&gone)));
+        }
+    }
+
+    #[test]
+    fn a_port_taken_every_time_fails_and_says_so() {
+        let Some((ready, _, squatters, _base)) = launch_nginx(PORT_TRIES as usize) else {
+            return;
+        };
+        let Ready::Not(e, mut l) = ready else {
+            panic!("nginx counted as ready on another program's port");
+        };
+        l.process.stop(STOP_GRACE);
+        assert_eq!(squatters.len(), PORT_TRIES as usize);
+        assert_eq!(l.addr, squatters[2].addr);
+        assert_eq!(
+            format!("{e:#}"),
+            format!(
+                "another program took {} before the server could listen on it",
+                l.addr
+            )
+        );
     }
 }

@@ -17,6 +17,7 @@ pub mod profile;
 pub mod recipe;
 pub mod rules;
 pub mod rundir;
+pub mod sockets;
 pub mod spot;
 pub mod syscalls;
 pub mod template;

@@ -1,0 +1,274 @@
+//! Which process holds a TCP socket: the kernel's tables (/proc/net/tcp
+//! and tcp6) name each socket's addresses, state and inode, and a
+//! process's /proc/PID/fd links name the inodes it holds.
+//!
+//! Two questions are asked of them. Which processes of a server answered a
+//! request (the privilege-drop probe). And whether what answered on a
+//! server's port is the server at all: its port is the kernel's choice of
+//! a free one, made before the server starts, and another program can
+//! take it in between. The server then cannot listen (nginx retries for
+//! 2.5 s before it gives up), while every request to the port is answered
+//! by the other program, whose figures would be stored as the server's.
+
+use std::collections::BTreeSet;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+/// One row of the kernel's TCP tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpSocket {
+    pub local: SocketAddr,
+    pub remote: SocketAddr,
+    /// The kernel's state number: 0x01 established, 0x0A listening.
+    pub state: u8,
+    pub inode: u64,
+}
+
+pub const ESTABLISHED: u8 = 0x01;
+pub const LISTEN: u8 = 0x0A;
+
+/// Every TCP socket of this host's network namespace, IPv4 and IPv6. A
+/// table that cannot be read (no IPv6) adds nothing.
+pub fn tcp_sockets() -> Vec<TcpSocket> {
+    let mut all = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        if let Ok(t) = std::fs::read_to_string(table) {
+            all.extend(parse_table(&t));
+        }
+    }
+    all
+}
+
+/// The rows of one table; a row that does not parse is left out.
+pub fn parse_table(text: &str) -> Vec<TcpSocket> {
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            // sl, local, remote, state, ..., inode at 9.
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.len() <= 9 {
+                return None;
+            }
+            Some(TcpSocket {
+                local: parse_addr(f[1])?,
+                remote: parse_addr(f[2])?,
+                state: u8::from_str_radix(f[3], 16).ok()?,
+                inode: f[9].parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+/// `0100007F:1F90`: the address as the kernel keeps it in memory (32-bit
+/// words, each printed as a number of this host's byte order), then the
+/// port.
+fn parse_addr(s: &str) -> Option<SocketAddr> {
+    let (ip, port) = s.split_once(':')?;
+    let port = u16::from_str_radix(port, 16).ok()?;
+    let word = |i: usize| {
+        let w = ip.get(i * 8..i * 8 + 8)?;
+        Some(u32::from_str_radix(w, 16).ok()?.to_ne_bytes())
+    };
+    let ip = match ip.len() {
+        8 => IpAddr::V4(Ipv4Addr::from(word(0)?)),
+        32 => {
+            let mut b = [0u8; 16];
+            for i in 0..4 {
+                b[i * 4..i * 4 + 4].copy_from_slice(&word(i)?);
+            }
+            IpAddr::V6(Ipv6Addr::from(b))
+        }
+        _ => return None,
+    };
+    Some(SocketAddr::new(ip, port))
+}
+
+/// The processes of `tree` holding one of `inodes` open, and how many of
+/// the tree's processes could not be looked into (gone, or another
+/// user's).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Holders {
+    pub pids: Vec<i32>,
+    pub unread: usize,
+}
+
+pub fn holders(tree: &[i32], inodes: &BTreeSet<u64>) -> Holders {
+    let mut h = Holders::default();
+    for &pid in tree {
+        match socket_inodes_of(pid) {
+            Some(held) if !held.is_disjoint(inodes) => h.pids.push(pid),
+            Some(_) => {}
+            None => h.unread += 1,
+        }
+    }
+    h
+}
+
+/// The inodes of the sockets process `pid` holds; `None` when its
+/// descriptors cannot be read.
+fn socket_inodes_of(pid: i32) -> Option<BTreeSet<u64>> {
+    let dir = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
+    Some(
+        dir.flatten()
+            .filter_map(|e| {
+                std::fs::read_link(e.path())
+                    .ok()?
+                    .to_str()?
+                    .strip_prefix("socket:[")?
+                    .strip_suffix(']')?
+                    .parse::<u64>()
+                    .ok()
+            })
+            .collect(),
+    )
+}
+
+/// Who listens where requests to `addr` go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listener {
+    /// Every listening socket that can take them is held by the tree.
+    Server,
+    /// One is held by none of the tree's processes, all of which could be
+    /// looked into: another program's.
+    Other,
+    /// No listening socket was found, or a process of the tree could not
+    /// be looked into: nothing can be said.
+    Unknown,
+}
+
+/// Whether the listening sockets that take connections to `addr` belong
+/// to the processes of `tree`. The tables are read before the tree's
+/// descriptors, so a socket made meanwhile is in a process looked at.
+pub fn who_listens(addr: SocketAddr, sockets: &[TcpSocket], tree: &[i32]) -> Listener {
+    let inodes: BTreeSet<u64> = sockets
+        .iter()
+        .filter(|s| s.state == LISTEN && takes(s.local, addr))
+        .map(|s| s.inode)
+        .collect();
+    if inodes.is_empty() {
+        return Listener::Unknown;
+    }
+    let mut held = BTreeSet::new();
+    let mut unread = 0;
+    for &pid in tree {
+        match socket_inodes_of(pid) {
+            Some(of) => held.extend(of.intersection(&inodes).copied()),
+            None => unread += 1,
+        }
+    }
+    if held.len() == inodes.len() {
+        Listener::Server
+    } else if unread == 0 {
+        Listener::Other
+    } else {
+        Listener::Unknown
+    }
+}
+
+/// Whether a socket listening on `local` takes connections to `to`: same
+/// port, and the same address or the wildcard of its family (an IPv6
+/// wildcard takes IPv4 too, unless the socket is v6-only, which the table
+/// does not say: counting it is the cautious side, since it then has to
+/// be the server's).
+fn takes(local: SocketAddr, to: SocketAddr) -> bool {
+    if local.port() != to.port() {
+        return false;
+    }
+    let to_ip = match to.ip() {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        v4 => v4,
+    };
+    match local.ip() {
+        IpAddr::V4(l) => l.is_unspecified() && to_ip.is_ipv4() || IpAddr::V4(l) == to_ip,
+        IpAddr::V6(l) if l.is_unspecified() => true,
+        IpAddr::V6(l) => match l.to_ipv4_mapped() {
+            Some(m) => IpAddr::V4(m) == to_ip,
+            None => IpAddr::V6(l) == to_ip,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n";
+
+    #[test]
+    fn the_kernels_rows_are_read_with_their_addresses() {
+        let table = format!(
+            "{HEAD}   0: 0100007F:1F90 0100007F:C350 01 00000000:00000000 00:00000000 00000000    33        0 4242 1 0000000000000000 20 4 30 10 -1\n\
+             1: 00000000:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000    33        0 4243 1 0000000000000000 100 0 0 10 0\n\
+             2: garbage\n"
+        );
+        let rows = parse_table(&table);
+        assert_eq!(
+            rows,
+            [
+                TcpSocket {
+                    local: "127.0.0.1:8080".parse().unwrap(),
+                    remote: "127.0.0.1:50000".parse().unwrap(),
+                    state: ESTABLISHED,
+                    inode: 4242,
+                },
+                TcpSocket {
+                    local: "0.0.0.0:8080".parse().unwrap(),
+                    remote: "0.0.0.0:0".parse().unwrap(),
+                    state: LISTEN,
+                    inode: 4243,
+                },
+            ]
+        );
+        let v6 = format!(
+            "{HEAD}   0: 00000000000000000000000001000000:01BB 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 77 1 0000000000000000 100 0 0 10 0\n"
+        );
+        assert_eq!(
+            parse_table(&v6)[0].local,
+            "[::1]:443".parse::<SocketAddr>().unwrap()
+        );
+    }
+
+    #[test]
+    fn a_listener_takes_its_address_and_its_familys_wildcard() {
+        let to: SocketAddr = "127.0.0.1:8080".parse().unwrap();
+        for (local, yes) in [
+            ("127.0.0.1:8080", true),
+            ("0.0.0.0:8080", true),
+            ("[::]:8080", true),
+            ("[::ffff:127.0.0.1]:8080", true),
+            ("127.0.0.2:8080", false),
+            ("127.0.0.1:8081", false),
+            ("[::1]:8080", false),
+        ] {
+            assert_eq!(takes(local.parse().unwrap(), to), yes, "{local}");
+        }
+        let to6: SocketAddr = "[::1]:8080".parse().unwrap();
+        assert!(takes("[::]:8080".parse().unwrap(), to6));
+        assert!(!takes("0.0.0.0:8080".parse().unwrap(), to6));
+    }
+
+    #[test]
+    fn a_port_is_told_as_ours_or_another_programs() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let me = std::process::id() as i32;
+        let sockets = tcp_sockets();
+        assert_eq!(who_listens(addr, &sockets, &[me]), Listener::Server);
+        // A child of ours holds nothing of it: the port is another's.
+        let mut child = std::process::Command::new("sleep")
+            .arg("10")
+            .spawn()
+            .unwrap();
+        let verdict = who_listens(addr, &sockets, &[child.id() as i32]);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(verdict, Listener::Other);
+        // A process that cannot be looked into (gone) says nothing.
+        assert_eq!(
+            who_listens(addr, &sockets, &[child.id() as i32]),
+            Listener::Unknown
+        );
+        // Nothing listens there at all.
+        drop(listener);
+        assert_eq!(who_listens(addr, &tcp_sockets(), &[me]), Listener::Unknown);
+    }
+}
