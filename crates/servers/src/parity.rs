@@ -144,18 +144,22 @@ fn from_config(recipe: &Recipe, setting: Setting, configs: &[ConfigFile]) -> Par
         .after
         .as_deref()
         .and_then(|after| last_line(own, after));
+    let why = |detail: &str| match &rule.plus_doc {
+        Some(why) if rule.plus != 0 => format!("{detail}; {why}"),
+        _ => detail.to_string(),
+    };
     match found {
         Some((line, value)) => ParityEntry {
             setting,
-            value: rule.value.clone().unwrap_or(value),
+            value: rule.acted(&rule.value.clone().unwrap_or(value)),
             source: Source::Config,
-            detail: line.to_string(),
+            detail: why(line),
         },
         None => ParityEntry {
             setting,
-            value: rule.default.clone(),
+            value: rule.acted(&rule.default),
             source: Source::Default,
-            detail: rule.doc.clone(),
+            detail: why(&rule.doc),
         },
     }
 }
@@ -349,7 +353,12 @@ mod tests {
         assert_eq!(entry("lighttpd", Defaults, Setting::Sendfile).0, "sendfile");
         assert_eq!(
             entry("lighttpd", Defaults, Setting::KeepAliveRequests),
-            config("1024", "server.max-keep-alive-requests = 1024")
+            config(
+                "1024",
+                "server.max-keep-alive-requests = 1023; lighttpd ends keep-alive once a \
+                 connection's count of requests passes the limit (connections.c), so a \
+                 connection serves one more than server.max-keep-alive-requests"
+            )
         );
         assert_eq!(
             entry("lighttpd", Defaults, Setting::AccessLog),
@@ -380,6 +389,9 @@ mod tests {
                 config("4096", "ListenBacklog 4096")
             );
             assert_eq!(entry(&name, Defaults, Setting::AccessLog).0, "off");
+            let requests = entry(&name, Defaults, Setting::KeepAliveRequests);
+            assert_eq!(requests.0, "1024");
+            assert!(requests.2.starts_with("MaxKeepAliveRequests 1023; "));
         }
     }
 
@@ -487,6 +499,8 @@ mod tests {
             value: None,
             default: "x".into(),
             doc: "y".into(),
+            plus: 0,
+            plus_doc: None,
         };
         let rules =
             |name: &str| std::collections::BTreeMap::from([(name.to_string(), rule.clone())]);
@@ -497,6 +511,38 @@ mod tests {
             "[parity.workers]: the lab sets workers, not the config"
         );
         assert!(check(&rules("speed")).is_err());
+        let unexplained = ParityRule { plus: 1, ..rule };
+        let e = check(&std::collections::BTreeMap::from([(
+            "keepalive_requests".to_string(),
+            unexplained,
+        )]))
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "[parity.keepalive_requests]: plus = 1 needs a plus_doc saying why"
+        );
+    }
+
+    #[test]
+    fn a_number_the_server_counts_from_its_second_request_is_shown_as_done() {
+        let rule = ParityRule {
+            after: Some("MaxKeepAliveRequests ".into()),
+            value: None,
+            default: "100".into(),
+            doc: "httpd docs: 100 by default".into(),
+            plus: 1,
+            plus_doc: Some("counts the requests after the first".into()),
+        };
+        assert_eq!(rule.acted("1023"), "1024");
+        assert_eq!(rule.acted("unlimited"), "unlimited");
+        assert_eq!(
+            ParityRule {
+                plus: 0,
+                ..rule.clone()
+            }
+            .acted("1023"),
+            "1023"
+        );
     }
 
     #[test]

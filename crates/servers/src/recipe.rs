@@ -844,7 +844,7 @@ mod tests {
         for want in [
             "server.max-worker = 2",
             "server.max-keep-alive-idle = 60",
-            "server.max-keep-alive-requests = 1024",
+            "server.max-keep-alive-requests = 1023",
             "server.username = \"www-data\"",
         ] {
             assert!(lighttpd.contains(want), "lighttpd lacks {want}");
@@ -855,7 +855,7 @@ mod tests {
             assert!(a.contains(&format!("mod_mpm_{mpm}.so")));
             for want in [
                 "KeepAliveTimeout 60",
-                "MaxKeepAliveRequests 1024",
+                "MaxKeepAliveRequests 1023",
                 "StartServers 2",
                 "User www-data",
             ] {

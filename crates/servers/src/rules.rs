@@ -47,16 +47,45 @@ pub struct ParityRule {
     pub default: String,
     /// One line: where that default is documented.
     pub doc: String,
+    /// What the server does is the number it is given plus this: Apache's
+    /// `MaxKeepAliveRequests` and lighttpd's
+    /// `server.max-keep-alive-requests` count the requests after a
+    /// connection's first, so 1024 serves 1,025 where nginx's
+    /// `keepalive_requests 1024` serves 1,024. The parity table shows what
+    /// is done, so equal numbers mean equal behaviour.
+    #[serde(default)]
+    pub plus: i64,
+    /// One line: why the server's number is off by `plus` (required with
+    /// it).
+    #[serde(default)]
+    pub plus_doc: Option<String>,
+}
+
+impl ParityRule {
+    /// `value` as the server acts on it: a number moved by `plus`; any
+    /// other value ("unlimited", "on") as it is.
+    pub fn acted(&self, value: &str) -> String {
+        match value.parse::<i64>() {
+            Ok(n) if self.plus != 0 => (n + self.plus).to_string(),
+            _ => value.to_string(),
+        }
+    }
 }
 
 /// Checked when a recipe loads: every table names a setting its config
 /// decides.
 pub fn check(rules: &BTreeMap<String, ParityRule>) -> anyhow::Result<()> {
-    for name in rules.keys() {
+    for (name, rule) in rules {
         match Setting::parse(name) {
             Some(s) if CONFIG_SETTINGS.contains(&s) => {}
             Some(_) => bail!("[parity.{name}]: the lab sets {name}, not the config"),
             None => bail!("[parity.{name}]: no such setting"),
+        }
+        if rule.plus != 0 && rule.plus_doc.as_deref().is_none_or(str::is_empty) {
+            bail!(
+                "[parity.{name}]: plus = {} needs a plus_doc saying why",
+                rule.plus
+            );
         }
     }
     Ok(())
