@@ -541,7 +541,8 @@ fn probe_started(
 /// with the run's kind of certificate), and one real exchange says what
 /// it speaks: the handshake's version, cipher and ALPN for TLS, a GET
 /// answered over HTTP/2 for h2 and h2c. Every other feature is the
-/// cleartext server's, probed there.
+/// cleartext server's: probed on the study's own cleartext server, or,
+/// when the study runs none, on its recipe over cleartext here.
 fn probe_protocol(
     site: Site,
     server: &StudyServer,
@@ -558,10 +559,38 @@ fn probe_protocol(
             .collect(),
         None => probe_live(site, server, cpus)?,
     };
+    // Without a cleartext server in the study, nothing else probes the
+    // rest: its recipe over cleartext does, and the evidence says where.
+    let mut cleartext = match &server.cleartext {
+        Some(recipe) => {
+            let plain = StudyServer {
+                recipe: recipe.clone(),
+                protocol: crate::study::Protocol::Http1,
+                unsupported: None,
+                cleartext: None,
+                ..server.clone()
+            };
+            Some(probe_server(site, &plain, cpus))
+        }
+        None => None,
+    };
     let mut out = Vec::new();
     for f in Feature::ALL {
-        match live.iter().position(|r| r.name == f) {
-            Some(k) => out.push(live.remove(k)),
+        if let Some(k) = live.iter().position(|r| r.name == f) {
+            out.push(live.remove(k));
+            continue;
+        }
+        match cleartext
+            .as_mut()
+            .and_then(|c| c.iter().position(|r| r.name == f).map(|k| c.remove(k)))
+        {
+            Some(mut r) => {
+                r.evidence.push_str(
+                    " (probed on the same recipe over cleartext HTTP/1.1, which the study \
+                     does not measure)",
+                );
+                out.push(r);
+            }
             None => out.push(result(
                 f,
                 FeatureStatus::Untested,

@@ -27,6 +27,7 @@ fn probe(name: &str, dir: &Path) -> Vec<FeatureResult> {
         protocol: throng_lab::study::Protocol::Http1,
         unsupported: None,
         certificate: Default::default(),
+        cleartext: None,
     };
     let user = RunAs::unprivileged();
     let rundir = RunDir::create(dir, "probe", 0, false).unwrap();
@@ -120,6 +121,55 @@ fn nginx_features_are_probed_live() {
             "config: no `sendfile on` (nginx's default is off)"
         )
     );
+}
+
+#[test]
+fn a_study_over_tls_alone_probes_the_rest_over_cleartext() {
+    // Without "http1" among the protocols, no cleartext server of the
+    // study probes range, basic auth or gzip: the TLS server's table once
+    // said they were "probed there", on a server the study never ran.
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let recipes = Recipes::builtin();
+    let study = Study::parse(
+        "name = 'tls-only'\nservers = ['nginx']\nworkloads = ['tiny']\ncores = [1]\n\
+         concurrency = [2]\nprotocols = ['https1']\n",
+        &recipes,
+    )
+    .unwrap();
+    let server = &study.servers[0];
+    assert!(server.cleartext.is_some());
+    let user = RunAs::unprivileged();
+    let rundir = RunDir::create(dir.path(), "probe", 0, false).unwrap();
+    let site = Site {
+        rundir: &rundir,
+        user: user.as_ref(),
+    };
+    let found = probe_server(site, server, &[0]);
+    let f = by_name(&found);
+    let elsewhere = " (probed on the same recipe over cleartext HTTP/1.1, which the study \
+                     does not measure)";
+    assert_eq!(
+        f["basic_auth"],
+        (
+            FeatureStatus::Yes,
+            format!("401 without credentials, 200 with{elsewhere}").as_str()
+        )
+    );
+    assert_eq!(f["range"].0, FeatureStatus::Yes, "{}", f["range"].1);
+    assert!(f["range"].1.ends_with(elsewhere), "{}", f["range"].1);
+    // Its own protocol's feature is the TLS server's, from a handshake.
+    assert_eq!(f["tls"].0, FeatureStatus::Yes, "{}", f["tls"].1);
+    assert!(f["tls"].1.starts_with("handshake: "), "{}", f["tls"].1);
+    assert!(found.iter().all(|r| !r.evidence.contains("probed there")));
+    // With "http1" too, the cleartext server probes them, as before.
+    let both = Study::parse(
+        "name = 'both'\nservers = ['nginx']\nworkloads = ['tiny']\ncores = [1]\n\
+         concurrency = [2]\nprotocols = ['http1', 'https1']\n",
+        &recipes,
+    )
+    .unwrap();
+    assert!(both.servers.iter().all(|s| s.cleartext.is_none()));
 }
 
 #[test]

@@ -224,6 +224,12 @@ pub struct StudyServer {
     pub unsupported: Option<String>,
     /// Over TLS: the key of the certificate it serves.
     pub certificate: crate::certs::CertKind,
+    /// Its recipe over cleartext HTTP/1.1, when the study measures it
+    /// over another protocol alone (no "http1" in `protocols`): the
+    /// feature probes that are not its protocol's own (range, basic auth,
+    /// gzip...) are made there, since no cleartext server of the study
+    /// makes them.
+    pub cleartext: Option<Recipe>,
 }
 
 /// A validated study.
@@ -383,6 +389,8 @@ impl Study {
                 format!("{name}-{}", protocol.name())
             };
             let recipe = recipe.profiled(profile)?;
+            let cleartext = (protocol != Protocol::Http1 && !protocols.contains(&Protocol::Http1))
+                .then(|| recipe.clone());
             let (over, what) = match protocol {
                 Protocol::Http1 => (Some(recipe.clone()), ""),
                 Protocol::Https1 => (recipe.over_tls()?, "no TLS"),
@@ -416,6 +424,7 @@ impl Study {
                 protocol,
                 unsupported,
                 certificate,
+                cleartext,
             });
         }
         if servers.is_empty() {
