@@ -690,6 +690,52 @@ fn goaway_after_keepalive_requests_moves_the_rest_to_a_new_connection() {
 }
 
 #[test]
+fn a_url_mix_is_served_as_asked_across_goaways() {
+    // A GOAWAY every 7 streams turns back whatever was above its last
+    // stream; sent again with the order's next URLs rather than their own,
+    // the mix nginx served drifted (543 of 2,000 for one of four URLs).
+    let ng = nginx_with(Listen::H2, "keepalive_requests 7;");
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("urls.txt");
+    std::fs::write(
+        &list,
+        "/index.html\n/big.bin\n/index.html?b\n/index.html?c\n",
+    )
+    .unwrap();
+    let j = throng_json(&[
+        "load",
+        "-k",
+        "-n",
+        "400",
+        "-c",
+        "2",
+        "--streams",
+        "4",
+        "--urls",
+        list.to_str().unwrap(),
+        &ng.url("/"),
+    ]);
+    assert_eq!(u(&j, "/completed"), 400);
+    assert_eq!(j["status"], json!({"200": 400}));
+    only_errors(&j, &[]);
+    assert!(u(&j, "/http2/retried") > 0, "{}", j["http2"]);
+    let lines = log(ng);
+    let mut uris: BTreeMap<String, usize> = BTreeMap::new();
+    for l in &lines {
+        *uris.entry(l.uri.clone()).or_default() += 1;
+    }
+    assert_eq!(
+        uris,
+        BTreeMap::from([
+            ("/big.bin".to_string(), 100),
+            ("/index.html".to_string(), 100),
+            ("/index.html?b".to_string(), 100),
+            ("/index.html?c".to_string(), 100),
+        ])
+    );
+}
+
+#[test]
 fn a_stream_the_server_resets_is_a_stream_reset_counted_by_its_code() {
     // nginx's 444 closes a request as timed out, which over HTTP/2 is
     // RST_STREAM(PROTOCOL_ERROR) on its stream, the connection kept.

@@ -129,6 +129,13 @@ pub(crate) struct Worker<'a> {
     expect: Vec<Expect>,
     rng: u64,
     seq: usize,
+    /// The targets of requests taken back unanswered (a server that closed
+    /// or sent a GOAWAY with them in flight), which the next requests
+    /// issued carry before the order goes on: given the order's next
+    /// targets instead, the targets in flight at each close were served
+    /// less often than asked. At most every place of every connection, so
+    /// allocated once.
+    taken_back: VecDeque<u32>,
     /// Turns through `spec.sources`, one connect after another.
     source_seq: usize,
     /// Every connection carries one request, written at once, in cleartext.
@@ -175,7 +182,7 @@ impl<'a> Worker<'a> {
             ..ParserConfig::default()
         };
         let depth = spec.pipeline.max(spec.http.streams).max(1);
-        let conns = (0..job.conns)
+        let conns: Vec<Conn> = (0..job.conns)
             .map(|_| Conn {
                 stream: None,
                 tls: None,
@@ -207,6 +214,7 @@ impl<'a> Worker<'a> {
             })
             .collect();
         let conns_len = job.conns;
+        let places: usize = conns.iter().map(|c: &Conn| c.ring.len()).sum();
         let poll = Poll::new()?;
         let threads = spec.threads.clamp(1, spec.connections.max(1));
         let users = spec
@@ -280,6 +288,7 @@ impl<'a> Worker<'a> {
                 .collect(),
             rng,
             seq,
+            taken_back: VecDeque::with_capacity(places),
             limit: spec.connection_limit().unwrap_or(u64::MAX),
             source_seq: first_conn,
             one_write: spec.connection_limit() == Some(1)
@@ -421,6 +430,9 @@ impl<'a> Worker<'a> {
     }
 
     fn pick_target(&mut self) -> u32 {
+        if let Some(t) = self.taken_back.pop_front() {
+            return t;
+        }
         let n = self.plan.requests.targets();
         if n == 1 {
             return 0;

@@ -72,6 +72,8 @@ pub struct Peer {
     pub index: u64,
     /// The request last read asked for `Connection: close`.
     pub asked_close: bool,
+    /// The target of the request last read (`/a.txt`).
+    pub path: String,
     buf: Vec<u8>,
     close_idle_seen: u64,
 }
@@ -94,6 +96,11 @@ impl Peer {
             if let Some(end) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
                 let head = String::from_utf8_lossy(&self.buf[..end + 2]).to_ascii_lowercase();
                 self.asked_close = head.contains("\r\nconnection: close\r\n");
+                self.path = String::from_utf8_lossy(&self.buf[..end])
+                    .split(' ')
+                    .nth(1)
+                    .unwrap_or_default()
+                    .to_string();
                 self.buf.drain(..end + 4);
                 self.tally.bump(&self.tally.requests);
                 return true;
@@ -165,6 +172,7 @@ impl Server {
                         tally,
                         index: 0,
                         asked_close: false,
+                        path: String::new(),
                         buf: Vec::new(),
                         close_idle_seen,
                     };
