@@ -323,6 +323,18 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                 }
             }
         }
+        // A server that dropped the keep-alive connections it was loaded
+        // on was not spoken to as the others: its protocol row says so.
+        for p in pending
+            .iter()
+            .filter(|p| p.step.status == StepStatus::Ok && !p.step.rounds.is_empty())
+        {
+            let s = &study.servers[p.server];
+            if let Some(e) = crate::live::live_keep_alive(&p.step.rounds, s.protocol.description())
+            {
+                ctx.sink.parity(&s.name, &[e])?;
+            }
+        }
         // The diagnostic round comes after the measured ones, on the same
         // connections, and is stored apart from them.
         if study.diagnose && !ctx.interrupt.is_set() {

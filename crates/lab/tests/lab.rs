@@ -9,7 +9,7 @@ use hdrhistogram::serialization::Deserializer;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use throng_lab::{Event, Interrupt, LabOptions, Observer, Recipes, Store, Study};
-use throng_model::StepStatus;
+use throng_model::{Setting, Source, StepStatus};
 use throng_servers::process::{is_alive, process_tree};
 
 /// Runs are serialised: two studies at once would share the two CPUs.
@@ -421,6 +421,53 @@ fn a_command_server_that_serves_the_wrong_files_fails_verification() {
     let l = data.steps.iter().find(|s| s.server == "lighttpd").unwrap();
     assert_eq!((l.status, l.rounds.len()), (StepStatus::Ok, 2));
     assert_eq!(data.servers[0].configs[0].path, "c1-tiny/py/command");
+}
+
+#[test]
+fn a_server_that_drops_keep_alive_has_its_protocol_row_say_so() {
+    // Python's http.server answers HTTP/1.0 and closes each connection:
+    // every answer it gave carried a connect, where lighttpd's did not.
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let servers = r#"[{ name = "py", command = ["/usr/bin/python3", "-m", "http.server", "{{port}}", "--bind", "127.0.0.1", "--directory", "{{docroot}}"] }, "lighttpd"]"#;
+    let mut rec = Record::default();
+    let out = run(&study(servers, "[2]", 2), &db, &mut rec, &Interrupt::new());
+    assert!(out.complete);
+    let data = Store::open(&db).unwrap().load_run(out.run_id).unwrap();
+    let protocol = |name: &str| {
+        let s = data.servers.iter().find(|s| s.name == name).unwrap();
+        s.parity
+            .iter()
+            .find(|e| e.setting == Setting::Protocol)
+            .unwrap()
+            .clone()
+    };
+    let py = protocol("py");
+    let step = data.steps.iter().find(|s| s.server == "py").unwrap();
+    assert_eq!(step.status, StepStatus::Ok, "{:?}", step.failure);
+    let completed: u64 = step.rounds.iter().map(|r| r.summary.completed).sum();
+    let reconnects: u64 = step
+        .rounds
+        .iter()
+        .map(|r| r.summary.connections.reconnects)
+        .sum();
+    assert_eq!(
+        (py.value.as_str(), py.source),
+        ("HTTP/1.1 cleartext, keep-alive not kept", Source::Live),
+        "{py:?}"
+    );
+    assert!(
+        py.detail.starts_with(&format!(
+            "the client reconnected {reconnects} times for {completed} answers"
+        )),
+        "{py:?}"
+    );
+    let l = protocol("lighttpd");
+    assert_eq!(
+        (l.value.as_str(), l.source),
+        ("HTTP/1.1 cleartext", Source::Lab)
+    );
 }
 
 #[test]

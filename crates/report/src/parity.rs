@@ -60,7 +60,8 @@ pub fn effect(s: Setting) -> &'static str {
         }
         Setting::Protocol => {
             "a different protocol is a different workload: framing and header handling change \
-             the cost of every request"
+             the cost of every request, and a server that did not keep its connections alive \
+             paid a TCP handshake for each answer"
         }
         Setting::Cipher => "a different cipher changes the CPU spent encrypting every byte",
     }
