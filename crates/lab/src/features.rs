@@ -436,19 +436,10 @@ fn probe_started(
         r.probe.apply(config, &values)
     };
     let start = Start {
-        name: &server.name,
-        recipe,
         backend: server.backend.as_ref(),
-        helper: None,
-        group_dir: "features",
-        docroot,
-        workers: 1,
-        concurrency: 16,
         cpus: cpus.to_vec(),
-        listen: Ipv4Addr::LOCALHOST.into(),
-        ready_path: "/index.html",
         patch: Some(&patch),
-        tls: None,
+        ..Start::one_worker(&server.name, recipe, "features", docroot)
     };
     let mut running = launch::start(site, &start)
         .map_err(|f| anyhow::anyhow!("{}{}", f.message, tail_note(&f.log_tail)))?;
@@ -615,19 +606,11 @@ fn probe_live(
         false => None,
     };
     let start = Start {
-        name: &server.name,
-        recipe: &server.recipe,
         backend: server.backend.as_ref(),
-        helper: None,
-        group_dir: "features",
-        docroot,
-        workers: 1,
-        concurrency: 16,
         cpus: cpus.to_vec(),
         listen: ip,
-        ready_path: "/index.html",
-        patch: None,
         tls: files.as_ref(),
+        ..Start::one_worker(&server.name, &server.recipe, "features", docroot)
     };
     let mut running = launch::start(site, &start)
         .map_err(|f| anyhow::anyhow!("{}{}", f.message, tail_note(&f.log_tail)))?;

@@ -67,6 +67,35 @@ pub struct Start<'a> {
     pub tls: Option<&'a TlsFiles>,
 }
 
+impl<'a> Start<'a> {
+    /// A server of one worker for up to 16 connections on 127.0.0.1,
+    /// unpinned, ready once `/index.html` is answered, with nothing in
+    /// front, behind or patched: what checks and probes start, each
+    /// changing what it needs.
+    pub fn one_worker(
+        name: &'a str,
+        recipe: &'a Recipe,
+        group_dir: &'a str,
+        docroot: PathBuf,
+    ) -> Start<'a> {
+        Start {
+            name,
+            recipe,
+            backend: None,
+            helper: None,
+            group_dir,
+            docroot,
+            workers: 1,
+            concurrency: 16,
+            cpus: vec![],
+            listen: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            ready_path: "/index.html",
+            patch: None,
+            tls: None,
+        }
+    }
+}
+
 /// A certificate (with the server's address among its names) and its key,
 /// in PEM.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -620,21 +649,7 @@ mod tests {
             rundir: &rd,
             user: user.as_ref(),
         };
-        let s = Start {
-            name: "nginx",
-            recipe,
-            backend: None,
-            helper: None,
-            group_dir: "taken",
-            docroot,
-            workers: 1,
-            concurrency: 16,
-            cpus: vec![],
-            listen: IpAddr::V4(Ipv4Addr::LOCALHOST),
-            ready_path: "/index.html",
-            patch: None,
-            tls: None,
-        };
+        let s = Start::one_worker("nginx", recipe, "taken", docroot);
         let dir = rd.subdir(&["taken", "nginx"], user.as_ref()).unwrap();
         let on = On {
             ip: s.listen,

@@ -8,7 +8,6 @@
 
 mod common;
 
-use std::net::{IpAddr, Ipv4Addr};
 use std::process::Command;
 use std::time::Duration;
 
@@ -79,20 +78,10 @@ fn serve(
     recipe: &Recipe,
     tls: Option<&TlsFiles>,
 ) -> throng_servers::Running {
+    let group = if tls.is_some() { "h2" } else { "h2c" };
     let s = Start {
-        name,
-        recipe,
-        backend: None,
-        helper: None,
-        group_dir: if tls.is_some() { "h2" } else { "h2c" },
-        docroot: docroot.to_path_buf(),
-        workers: 1,
-        concurrency: 16,
-        cpus: vec![],
-        listen: IpAddr::V4(Ipv4Addr::LOCALHOST),
-        ready_path: "/index.html",
-        patch: None,
         tls,
+        ..Start::one_worker(name, recipe, group, docroot.to_path_buf())
     };
     start(site, &s).unwrap_or_else(|e| panic!("{name}: {}\n{}", e.message, e.log_tail))
 }

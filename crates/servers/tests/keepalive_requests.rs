@@ -4,7 +4,7 @@
 //! second, so the same number in their configs served 1,024 requests on
 //! nginx and 1,025 on the others, while the table showed them equal.
 
-use std::net::{IpAddr, Ipv4Addr};
+mod common;
 
 use throng_engine::{Control, LoadSpec, Stop, Target};
 use throng_model::Setting;
@@ -41,26 +41,10 @@ fn each_server_serves_the_requests_a_connection_its_parity_table_says() {
     };
     let lab = LabSettings::cleartext(1, vec![], 16);
     let mut limited = 0;
-    for recipe in recipes.all() {
-        let backend = recipe.backend.as_ref().map(|b| recipes.get(b).unwrap());
-        if !recipe.is_installed() || backend.is_some_and(|b| !b.is_installed()) {
-            eprintln!("skipped {}: not installed", recipe.name);
-            continue;
-        }
+    for (recipe, backend) in common::installed(&recipes) {
         let s = Start {
-            name: &recipe.name,
-            recipe,
             backend,
-            helper: None,
-            group_dir: "keepalive",
-            docroot: docroot.clone(),
-            workers: 1,
-            concurrency: 16,
-            cpus: vec![],
-            listen: IpAddr::V4(Ipv4Addr::LOCALHOST),
-            ready_path: "/index.html",
-            patch: None,
-            tls: None,
+            ..Start::one_worker(&recipe.name, recipe, "keepalive", docroot.clone())
         };
         let mut running = start(site, &s)
             .unwrap_or_else(|e| panic!("{}: {}\n{}", recipe.name, e.message, e.log_tail));

@@ -5,6 +5,8 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
 use std::time::Duration;
 
+mod common;
+
 use throng_servers::{loopback, start, Recipes, RunAs, RunDir, Site, Start};
 
 const BODY: &str = "hello\n";
@@ -33,26 +35,11 @@ fn every_installed_server_listens_only_on_the_address_given() {
         rundir: &rd,
         user: user.as_ref(),
     };
-    for recipe in recipes.all() {
-        let backend = recipe.backend.as_ref().map(|b| recipes.get(b).unwrap());
-        if !recipe.is_installed() || backend.is_some_and(|b| !b.is_installed()) {
-            eprintln!("skipped {}: not installed", recipe.name);
-            continue;
-        }
+    for (recipe, backend) in common::installed(&recipes) {
         let s = Start {
-            name: &recipe.name,
-            recipe,
             backend,
-            helper: None,
-            group_dir: "listen",
-            docroot: docroot.clone(),
-            workers: 1,
-            concurrency: 16,
-            cpus: vec![],
             listen,
-            ready_path: "/index.html",
-            patch: None,
-            tls: None,
+            ..Start::one_worker(&recipe.name, recipe, "listen", docroot.clone())
         };
         let mut running = start(site, &s).unwrap_or_else(|e| {
             panic!("{} on {listen}: {}\n{}", recipe.name, e.message, e.log_tail)

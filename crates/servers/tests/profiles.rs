@@ -3,7 +3,7 @@
 //! changes its syscalls as its notes say, and the parity of what ran comes
 //! from the configs the launcher wrote.
 
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -39,19 +39,8 @@ fn serve(rd: &RunDir, docroot: &Path, name: &str, profile: Profile) -> Running {
         user: user.as_ref(),
     };
     let s = Start {
-        name,
-        recipe: &recipe,
         backend: backend.as_ref(),
-        helper: None,
-        group_dir: profile.name(),
-        docroot: docroot.to_path_buf(),
-        workers: 1,
-        concurrency: 16,
-        cpus: vec![],
-        listen: Ipv4Addr::LOCALHOST.into(),
-        ready_path: "/index.html",
-        patch: None,
-        tls: None,
+        ..Start::one_worker(name, &recipe, profile.name(), docroot.to_path_buf())
     };
     start(site, &s)
         .unwrap_or_else(|e| panic!("{name} {}: {}\n{}", profile.name(), e.message, e.log_tail))

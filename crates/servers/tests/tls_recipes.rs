@@ -102,19 +102,9 @@ fn every_installed_server_with_tls_serves_https1_only() {
             continue;
         }
         let s = Start {
-            name: &recipe.name,
-            recipe: &tls,
-            backend: None,
-            helper: None,
-            group_dir: "tls",
-            docroot: docroot.clone(),
-            workers: 1,
-            concurrency: 16,
-            cpus: vec![],
             listen,
-            ready_path: "/index.html",
-            patch: None,
             tls: Some(&files),
+            ..Start::one_worker(&recipe.name, &tls, "tls", docroot.clone())
         };
         let mut running = start(site, &s)
             .unwrap_or_else(|e| panic!("{} over TLS: {}\n{}", recipe.name, e.message, e.log_tail));

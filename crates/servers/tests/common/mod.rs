@@ -1,6 +1,8 @@
-//! What the tests that start servers over TLS and HTTP/2 share: the
-//! certificate, whether a recipe can be tried here, and the wait for its
-//! processes to end.
+//! What the tests that start servers share: the certificate, whether a
+//! recipe can be tried here, and the wait for its processes to end.
+
+// Each test binary uses its own part of this module.
+#![allow(dead_code)]
 
 use std::path::Path;
 use std::process::Command;
@@ -8,7 +10,22 @@ use std::time::{Duration, Instant};
 
 use throng_servers::launch::TlsFiles;
 use throng_servers::process::is_alive;
-use throng_servers::Recipe;
+use throng_servers::{Recipe, Recipes};
+
+/// The recipes installed here, each with its backend; the others are
+/// named as skipped.
+pub fn installed(recipes: &Recipes) -> Vec<(&Recipe, Option<&Recipe>)> {
+    let mut out = Vec::new();
+    for recipe in recipes.all() {
+        let backend = recipe.backend.as_ref().map(|b| recipes.get(b).unwrap());
+        if !recipe.is_installed() || backend.is_some_and(|b| !b.is_installed()) {
+            eprintln!("skipped {}: not installed", recipe.name);
+            continue;
+        }
+        out.push((recipe, backend));
+    }
+    out
+}
 
 /// A self-signed ECDSA P-256 leaf for localhost and 127.0.0.1, made by the
 /// `openssl` command as the lab's own certificate is made.
