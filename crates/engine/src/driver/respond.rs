@@ -286,11 +286,6 @@ impl Worker<'_> {
                 // Taken back from the phase that issued it. A session's drain
                 // takes nothing back: the window that issued it has been
                 // handed over, with this request in flight at its end.
-                // It goes out again as it was: a user's request is kept
-                // by its session, any other by the order's next issue.
-                if self.users.is_none() {
-                    self.taken_back.push_back(f.target);
-                }
                 let c = self.counters(f.measured);
                 c.sent -= 1;
                 // It reached the server, which may have served it: said,
@@ -300,6 +295,11 @@ impl Worker<'_> {
                 }
                 if measured && self.job.quota.is_some() {
                     self.issued_measured -= 1;
+                }
+                // It goes out again as it was: a user's request is kept
+                // by its session, any other by the order's next issue.
+                if self.users.is_none() {
+                    self.taken_back.push_back(f.target);
                 }
             }
         }
