@@ -75,7 +75,7 @@ fn serving_processes(addr: SocketAddr, tree: &[i32]) -> anyhow::Result<Vec<i32>>
     }
     let client_port = s.local_addr()?.port();
     let inodes = socket_inodes(&sockets::tcp_sockets(), addr.port(), client_port);
-    let found = sockets::holders(tree, &inodes).pids;
+    let found = sockets::holders(tree, &inodes);
     drop(s);
     if found.is_empty() {
         anyhow::bail!("no process of the server holds the accepted connection");
@@ -174,7 +174,7 @@ mod tests {
             let inodes = socket_inodes(&table, addr.port(), client_port);
             assert_eq!(inodes.len(), 1, "{ip}");
             let me = std::process::id() as i32;
-            assert_eq!(sockets::holders(&[me, 1], &inodes).pids, [me], "{ip}");
+            assert_eq!(sockets::holders(&[me, 1], &inodes), [me], "{ip}");
         }
     }
 }

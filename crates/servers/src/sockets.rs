@@ -82,25 +82,12 @@ fn parse_addr(s: &str) -> Option<SocketAddr> {
     Some(SocketAddr::new(ip, port))
 }
 
-/// The processes of `tree` holding one of `inodes` open, and how many of
-/// the tree's processes could not be looked into (gone, or another
-/// user's).
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Holders {
-    pub pids: Vec<i32>,
-    pub unread: usize,
-}
-
-pub fn holders(tree: &[i32], inodes: &BTreeSet<u64>) -> Holders {
-    let mut h = Holders::default();
-    for &pid in tree {
-        match socket_inodes_of(pid) {
-            Some(held) if !held.is_disjoint(inodes) => h.pids.push(pid),
-            Some(_) => {}
-            None => h.unread += 1,
-        }
-    }
-    h
+/// The processes of `tree` holding one of `inodes` open.
+pub fn holders(tree: &[i32], inodes: &BTreeSet<u64>) -> Vec<i32> {
+    tree.iter()
+        .copied()
+        .filter(|&pid| socket_inodes_of(pid).is_some_and(|held| !held.is_disjoint(inodes)))
+        .collect()
 }
 
 /// The inodes of the sockets process `pid` holds; `None` when its
