@@ -8,7 +8,7 @@ use serde::Serialize;
 use throng_model::max_users::{self, SweepEnd, DEFAULT_PATIENCE_S};
 use throng_model::{
     Diagnosis, Estimate, Latency, RoundRecord, RunData, RunRecord, ServerUsage, Sessions,
-    StepRecord, StepStatus, WorkloadKind,
+    StepRecord, StepStatus, Verdict, WorkloadKind,
 };
 
 /// Bodies at least this large make a workload a large-file one, reported in
@@ -115,8 +115,10 @@ pub struct StepFigures {
     /// Measured seconds over all rounds.
     pub measured_s: f64,
     pub shared_cores: bool,
-    pub verdict: String,
-    pub verdict_reasons: Vec<String>,
+    /// The model's verdict, as stored; worded only where it is shown. The
+    /// JSON keeps its first shape: a label and "code: message" reasons.
+    #[serde(flatten, serialize_with = "verdict_fields")]
+    pub verdict: Verdict,
     /// Syscalls by name per response, from the diagnostic round when it
     /// counted them.
     pub syscalls_per_request: Option<BTreeMap<String, f64>>,
@@ -274,13 +276,7 @@ pub fn step_figures(s: &StepRecord) -> StepFigures {
         body_bytes_per_response: (completed > 0).then(|| body as f64 / completed as f64),
         measured_s: s.rounds.iter().map(|r| r.summary.duration_s).sum(),
         shared_cores: s.shared_cores,
-        verdict: s.verdict.label(),
-        verdict_reasons: s
-            .verdict
-            .reasons
-            .iter()
-            .map(|r| format!("{}: {}", r.code, r.message))
-            .collect(),
+        verdict: s.verdict.clone(),
         syscalls_per_request: s
             .diagnosis
             .as_ref()
@@ -370,7 +366,7 @@ pub fn is_large(figs: &[StepFigures], workload: &str) -> bool {
 /// cores (steps that share cores with the load generator are marked so
 /// even in runs stored before the verdict said it).
 pub fn is_valid(f: &StepFigures) -> bool {
-    f.verdict == "valid" && !f.shared_cores
+    f.verdict.is_valid() && !f.shared_cores
 }
 
 /// The best step of a server for a workload: the highest mean throughput
@@ -609,6 +605,26 @@ fn max_users_at(run: &RunData, server: &str, workload: &str) -> Vec<MaxUsersAt> 
     out
 }
 
+/// A step's verdict in the JSON as it always read: `verdict`, the label,
+/// and `verdict_reasons`, each reason as "code: message".
+fn verdict_fields<S: serde::Serializer>(v: &Verdict, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let reasons: Vec<String> = v
+        .reasons
+        .iter()
+        .map(|r| format!("{}: {}", r.code, r.message))
+        .collect();
+    let mut m = s.serialize_map(Some(2))?;
+    m.serialize_entry("verdict", &v.label())?;
+    m.serialize_entry("verdict_reasons", &reasons)?;
+    m.end()
+}
+
+/// A summary figure's verdict in the JSON: its label alone.
+fn verdict_label<S: serde::Serializer>(v: &Option<Verdict>, s: S) -> Result<S::Ok, S::Error> {
+    v.as_ref().map(Verdict::label).serialize(s)
+}
+
 /// One line of the summary table, in the spirit of ACME's thttpd "Web
 /// Server Comparisons" table (features, sizes, max users, small files).
 /// Each best figure is [`best`]'s, with the step it comes from.
@@ -621,17 +637,20 @@ pub struct SummaryRow {
     /// on it.
     pub small_workload: Option<String>,
     pub small_rps: Option<f64>,
-    pub small_verdict: Option<String>,
+    #[serde(serialize_with = "verdict_label")]
+    pub small_verdict: Option<Verdict>,
     pub small_step: Option<StepRef>,
     pub large_workload: Option<String>,
     pub large_mb_per_sec: Option<f64>,
-    pub large_verdict: Option<String>,
+    #[serde(serialize_with = "verdict_label")]
+    pub large_verdict: Option<Verdict>,
     pub large_step: Option<StepRef>,
     /// The dynamic workload with the smallest responses, and the best req/s
     /// on it.
     pub dynamic_workload: Option<String>,
     pub dynamic_rps: Option<f64>,
-    pub dynamic_verdict: Option<String>,
+    #[serde(serialize_with = "verdict_label")]
+    pub dynamic_verdict: Option<Verdict>,
     pub dynamic_step: Option<StepRef>,
     /// Max users on `max_users_workload` (see [`SummaryWorkloads`]), the
     /// highest over core counts: at each, the stored search when there is
@@ -903,7 +922,7 @@ mod tests {
         };
         let mut figs: Vec<StepFigures> = run.steps.iter().map(step_figures).collect();
         // A step stored before the verdict said shared_cores.
-        figs[1].verdict = "valid".into();
+        figs[1].verdict = Verdict::valid();
         figs[1].shared_cores = true;
         let a = best(&figs, "a", "tiny", false).unwrap();
         assert_eq!(
@@ -912,7 +931,10 @@ mod tests {
         );
         assert!(is_valid(a));
         let b = best(&figs, "b", "tiny", false).unwrap();
-        assert_eq!((b.concurrency, b.verdict.as_str()), (200, "suspect: noisy"));
+        assert_eq!(
+            (b.concurrency, b.verdict.label().as_str()),
+            (200, "suspect: noisy")
+        );
         let rows = summary_rows(&run, &figs);
         assert_eq!(
             rows[0].small_step,

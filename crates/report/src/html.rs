@@ -399,8 +399,12 @@ fn cell(o: &mut String, tag: &str, c: &Cell, align: Align) {
     if let Some(m) = &c.mark {
         let block = if c.text.is_empty() { "" } else { "v " };
         match m {
-            Mark::Verdict { label, reasons } => {
-                let class = if label == "valid" { "valid" } else { "suspect" };
+            Mark::Verdict {
+                valid,
+                label,
+                reasons,
+            } => {
+                let class = if *valid { "valid" } else { "suspect" };
                 let _ = write!(
                     o,
                     "<span class=\"{block}{class}\" title=\"{}\">{}</span>",
@@ -433,7 +437,11 @@ mod tests {
             Cell::text("<x>").hook("feature-yes").tip("a \"b\""),
             Cell::lit("1,000")
                 .warn("shared")
-                .mark(Mark::verdict("valid", &["r1".into(), "r2".into()]))
+                .mark(Mark::Verdict {
+                    valid: true,
+                    label: "valid".into(),
+                    reasons: vec!["r1".into(), "r2".into()],
+                })
                 .source("1 core(s), c=10"),
         ]);
         t.push(vec![

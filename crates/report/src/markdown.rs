@@ -328,7 +328,7 @@ fn content(c: &Cell) -> String {
         if !c.text.is_empty() {
             s.push_str(" — ");
         }
-        s.push_str(&cell(m.label()));
+        s.push_str(&cell(m.text()));
     }
     if let Some(src) = &c.source {
         let _ = write!(s, " ({})", cell(src));
@@ -367,7 +367,11 @@ mod tests {
         .subsection("Steps");
         t.push(vec![
             Cell::text("a|b").warn("shared"),
-            Cell::lit("1,000 [900–1,100]").mark(Mark::verdict("suspect: client_bound", &[])),
+            Cell::lit("1,000 [900–1,100]").mark(Mark::Verdict {
+                valid: false,
+                label: "suspect: client_bound".into(),
+                reasons: vec![],
+            }),
         ]);
         t.push(vec![
             Cell::mark_only(Mark::Failed("failed: *gone*".into())),

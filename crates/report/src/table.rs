@@ -9,6 +9,8 @@
 //!
 //! This module knows no format: it depends on nothing else in the crate.
 
+use throng_model::Verdict;
+
 /// Which side a column's values line up on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Align {
@@ -46,22 +48,43 @@ pub enum Aside {
 /// Whether the value of a cell can be believed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Mark {
-    /// A verdict label ("valid", "suspect: noisy") with the reasons behind
-    /// it (the tooltip in HTML).
-    Verdict { label: String, reasons: Vec<String> },
+    /// A verdict: whether it is valid (its colour in HTML), its label
+    /// ("valid", "suspect: noisy") and the reasons behind it (the tooltip
+    /// in HTML).
+    Verdict {
+        valid: bool,
+        label: String,
+        reasons: Vec<String>,
+    },
     /// No number at all: "failed: the server exited", "skipped".
     Failed(String),
 }
 
 impl Mark {
-    pub fn verdict(label: impl Into<String>, reasons: &[String]) -> Mark {
+    /// A step's verdict with each reason as "code: message".
+    pub fn verdict(v: &Verdict) -> Mark {
         Mark::Verdict {
-            label: label.into(),
-            reasons: reasons.to_vec(),
+            valid: v.is_valid(),
+            label: v.label(),
+            reasons: v
+                .reasons
+                .iter()
+                .map(|r| format!("{}: {}", r.code, r.message))
+                .collect(),
         }
     }
 
-    pub fn label(&self) -> &str {
+    /// A verdict by its label alone, where the step it comes from is
+    /// shown elsewhere with its reasons.
+    pub fn label(v: &Verdict) -> Mark {
+        Mark::Verdict {
+            valid: v.is_valid(),
+            label: v.label(),
+            reasons: Vec::new(),
+        }
+    }
+
+    pub fn text(&self) -> &str {
         match self {
             Mark::Verdict { label, .. } => label,
             Mark::Failed(text) => text,

@@ -67,7 +67,7 @@ pub fn csv(run: &RunData, a: &Analysis) -> String {
             opt(f.pss_peak_bytes),
             opt(f.rss_peak_bytes),
             f.shared_cores.to_string(),
-            csv_text(&f.verdict),
+            csv_text(&f.verdict.label()),
             csv_text(f.failure.as_deref().unwrap_or("")),
         ];
         out.push_str(&fields.join(","));
