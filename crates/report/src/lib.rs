@@ -11,6 +11,7 @@
 //! statistics are `throng-stats`', the stored schema `throng-model`'s.
 
 pub mod analysis;
+pub mod article;
 pub mod charts;
 pub mod compare;
 pub mod cost;
@@ -21,9 +22,11 @@ pub mod figures;
 pub mod hosts;
 pub mod html;
 pub mod markdown;
+pub mod outline;
 pub mod parity;
 pub mod png;
 pub mod protocols;
+pub mod provenance;
 pub mod ratios;
 pub mod session_table;
 pub mod svg;

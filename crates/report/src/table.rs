@@ -199,26 +199,31 @@ impl Cell {
 pub struct Column {
     pub head: Cell,
     pub align: Align,
+    /// A figure a page has room for and a narrower text format leaves out.
+    pub page_only: bool,
 }
 
 impl Column {
     pub fn left(title: &str) -> Column {
-        Column {
-            head: Cell::lit(title),
-            align: Align::Left,
-        }
+        Column::with_head(Cell::lit(title), Align::Left)
     }
 
     pub fn right(title: &str) -> Column {
-        Column {
-            head: Cell::lit(title),
-            align: Align::Right,
-        }
+        Column::with_head(Cell::lit(title), Align::Right)
     }
 
     /// A column whose heading is a cell of its own (outside text, an aside).
     pub fn with_head(head: Cell, align: Align) -> Column {
-        Column { head, align }
+        Column {
+            head,
+            align,
+            page_only: false,
+        }
+    }
+
+    pub fn page_only(mut self) -> Column {
+        self.page_only = true;
+        self
     }
 }
 
@@ -304,6 +309,17 @@ impl Table {
     pub fn push(&mut self, row: Vec<Cell>) {
         debug_assert_eq!(row.len(), self.columns.len(), "row width");
         self.rows.push(row);
+    }
+
+    /// The table without its page-only columns, for a narrower format.
+    pub fn narrow(mut self) -> Table {
+        while let Some(i) = self.columns.iter().position(|c| c.page_only) {
+            self.columns.remove(i);
+            for row in &mut self.rows {
+                row.remove(i);
+            }
+        }
+        self
     }
 
     /// The table without the column headed `title`, for a narrower format.

@@ -358,7 +358,7 @@ pub fn steps(figs: &[StepFigures]) -> Table {
         Column::right("p99"),
         Column::right("Errors"),
         Column::right("CPU/req"),
-        Column::right(SERVER_CPU),
+        Column::right(SERVER_CPU).page_only(),
         Column::right("PSS peak"),
         Column::left("Verdict"),
     ]);
