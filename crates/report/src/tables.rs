@@ -5,10 +5,8 @@
 
 use throng_model::{Comparison, Feature, RunData, Severity, Verdict};
 
-use crate::figures::{
-    self, duration_us, grouped, mib, rate_with_ci, StepFigures, StepRef, SummaryRow,
-    SummaryWorkloads,
-};
+use crate::figures::{self, duration_us, grouped, mib, rate_with_ci, StepFigures};
+use crate::summary::{StepRef, SummaryRow, SummaryWorkloads};
 use crate::table::{cores_cell, Align, Cell, Column, Mark, Table};
 use crate::{cost, parity, ratios};
 
@@ -697,7 +695,7 @@ pub fn machine_check(run: &RunData) -> Option<Table> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::figures::MaxUsersSource;
+    use crate::summary::MaxUsersSource;
 
     #[test]
     fn the_summary_names_each_columns_workload_and_where_figures_come_from() {

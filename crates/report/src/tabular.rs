@@ -9,7 +9,8 @@ use throng_model::{Comparison, RunData, Setting, Source};
 use crate::analysis::Analysis;
 use crate::error::Result;
 use crate::escape::csv_text;
-use crate::figures::{StepFigures, SummaryRow};
+use crate::figures::StepFigures;
+use crate::summary::SummaryRow;
 
 /// Version of the JSON report document. Bump on any incompatible change.
 pub const JSON_SCHEMA: u32 = 1;
