@@ -34,6 +34,7 @@ pub mod svg;
 pub mod table;
 pub mod tables;
 pub mod tabular;
+pub mod terminal;
 
 pub use analysis::Analysis;
 pub use charts::NamedChart;

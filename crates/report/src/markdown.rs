@@ -29,6 +29,18 @@ pub fn render(article: &Article, image_dir: Option<&str>) -> String {
     o
 }
 
+/// Blocks without a title, a blank line between them: a comparison, which
+/// is printed or pasted whole rather than read as an article.
+pub fn body(blocks: &[Block]) -> String {
+    let md = Markdown { image_dir: None };
+    let texts: Vec<String> = blocks
+        .iter()
+        .map(|b| md.block(b))
+        .filter(|b| !b.is_empty())
+        .collect();
+    texts.join("\n")
+}
+
 struct Markdown<'a> {
     image_dir: Option<&'a str>,
 }
