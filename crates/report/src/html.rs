@@ -270,6 +270,22 @@ mod tests {
     use crate::table::Column;
 
     #[test]
+    fn blocks_for_text_leave_nothing_and_facts_share_a_line() {
+        let facts = Block::Facts(vec![
+            vec![Span::text("nginx 1.22")],
+            vec![Span::text("recipe "), Span::Code("<n>".into())],
+        ]);
+        assert_eq!(
+            block(&facts),
+            "<p>nginx 1.22 · recipe <code>&lt;n&gt;</code></p>"
+        );
+        assert_eq!(
+            block(&Block::only(Medium::Text, Block::text("for text"))),
+            ""
+        );
+    }
+
+    #[test]
     fn cells_carry_alignment_verdicts_and_tooltips() {
         let mut t = Table::new(vec![Column::left("Server"), Column::right("req/s")])
             .section("steps", "Every step")

@@ -6,9 +6,12 @@
 //! once; `ratios`, `parity` and `cost` word what the lab stored about
 //! fairness (paired ratios, settings, the cost of a request) as plain
 //! text; `tables` builds the report's tables from all of it as one
-//! format-free [`table::Table`] model; `html` and `markdown` render those
-//! tables and the prose around them, `tabular` the CSV and JSON. The
-//! statistics are `throng-stats`', the stored schema `throng-model`'s.
+//! format-free [`table::Table`] model; `outline` puts tables, prose,
+//! charts and code in their sections and order as one [`article::Article`];
+//! `html` and `markdown` render that article block by block, `tabular` the
+//! CSV and JSON. A comparison is blocks of the same model, drawn by
+//! `markdown` and `terminal`. The statistics are `throng-stats`', the stored
+//! schema `throng-model`'s.
 
 pub mod analysis;
 pub mod article;

@@ -235,6 +235,35 @@ mod tests {
     }
 
     #[test]
+    fn a_section_with_nothing_for_text_is_left_out_and_folded_rows_join_their_table() {
+        use crate::article::{Article, Block, Medium, Section};
+        let mut env = Table::key_value();
+        env.push(vec![Cell::lit("Host").head(), Cell::text("a")]);
+        let mut more = Table::key_value();
+        more.push(vec![Cell::code("net.core.somaxconn"), Cell::code("4096")]);
+        let mut page = Section::new("charts", "Charts");
+        page.push(Block::only(Medium::Page, Block::text("for a page")));
+        let mut machine = Section::new("environment", "Environment");
+        machine.push(Block::Folded {
+            table: env,
+            label: "Kernel settings".into(),
+            more,
+        });
+        let article = Article {
+            label: "l".into(),
+            title: "T".into(),
+            lead: vec![Block::only(Medium::Text, Block::text("for text"))],
+            sections: vec![page, machine],
+            colophon: Vec::new(),
+        };
+        assert_eq!(
+            render(&article, None),
+            "# T\n\nfor text\n\n## Environment\n\n| | |\n|---|---|\n| Host | a |\n\
+             | net.core.somaxconn | 4096 |\n\n"
+        );
+    }
+
+    #[test]
     fn key_value_tables_have_a_blank_heading_row() {
         let mut t = Table::key_value();
         t.push(vec![Cell::lit("Host").head(), Cell::code("x_y")]);

@@ -7,7 +7,6 @@ use throng_model::RunData;
 
 use crate::analysis::Analysis;
 use crate::article::{Article, Block, Medium, Paragraph, Section, Span, Tone};
-use crate::table::Heading;
 use crate::{cost, figures, parity, protocols, provenance, ratios, tables};
 
 /// The article of a run, from its title to the way to measure it again.
@@ -249,10 +248,7 @@ fn sessions(a: &Analysis) -> Option<Section> {
 
 fn costs(run: &RunData, a: &Analysis) -> Option<Section> {
     let t = tables::costs(&a.steps)?;
-    let mut s = Section {
-        heading: Heading::section("cost", cost::HEADING),
-        blocks: Vec::new(),
-    };
+    let mut s = Section::new("cost", cost::HEADING);
     s.push(Block::text(cost::INTRO));
     s.push(Block::List(cost::best_lines(run, &a.steps)));
     s.push(Block::Table(t));

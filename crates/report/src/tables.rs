@@ -1,7 +1,6 @@
-//! The report's tables, built once from a run and its figures; `html` and
-//! `markdown` render the same [`Table`]s. What a format adds around a table
-//! (its notes, the feature evidence as tooltips or as a list) stays with
-//! the format.
+//! The report's tables, built once from a run and its figures; `outline`
+//! places them in the article with the prose around them, and `html` and
+//! `markdown` render the same [`Table`]s.
 
 use throng_model::{Comparison, Feature, RunData, Severity, Verdict};
 
