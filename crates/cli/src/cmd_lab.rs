@@ -147,7 +147,7 @@ pub fn step_line(s: &StepRecord) -> String {
                 p99,
                 cpu,
                 f.rss_peak_bytes.map_or_else(|| "–".into(), figures::mib),
-                f.verdict
+                f.verdict.label()
             )
         }
         status => {

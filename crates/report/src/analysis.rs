@@ -3,8 +3,9 @@
 use throng_model::RunData;
 
 use crate::charts::{self, NamedChart};
-use crate::figures::{self, StepFigures, SummaryRow, SummaryWorkloads};
+use crate::figures::{self, StepFigures};
 use crate::ratios::{self, RatioGroup};
+use crate::summary::{self, SummaryRow, SummaryWorkloads};
 
 /// Everything derived from a run once, for all formats.
 #[derive(Debug, Clone)]
@@ -24,8 +25,8 @@ pub struct Analysis {
 impl Analysis {
     pub fn of(run: &RunData) -> Analysis {
         let steps: Vec<StepFigures> = run.steps.iter().map(figures::step_figures).collect();
-        let summary_workloads = figures::summary_workloads(run, &steps);
-        let summary = figures::summary_rows(run, &steps);
+        let summary_workloads = summary::summary_workloads(run, &steps);
+        let summary = summary::summary_rows(run, &steps);
         let charts = charts::charts(run, &steps);
         Analysis {
             summary_workloads,

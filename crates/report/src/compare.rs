@@ -5,19 +5,19 @@
 //! a 1% difference between two runs of the same server is what benchmarks
 //! look like, not news.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
-use throng_model::{RunData, StepRecord, StepStatus};
+use throng_model::{ReasonCode, RunData, StepRecord, StepStatus};
 use throng_stats::MedianCi;
 
+use crate::article::Block;
 use crate::error::{ReportError, Result};
-use crate::escape::md_cell;
 use crate::figures::{self, grouped};
 use crate::markdown;
 use crate::ratios;
 use crate::table::{Align, Cell, Column, Table};
+use crate::terminal;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -105,7 +105,11 @@ pub struct Side {
     /// 95% interval of the median (see `throng_stats::median_ci` for its coverage
     /// with few rounds).
     pub ci: MedianCi,
+    /// The step's verdict label, as the JSON has always had it.
     pub verdict: String,
+    /// The codes behind a suspect verdict, as stored; none when valid.
+    #[serde(skip)]
+    pub reasons: Vec<ReasonCode>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -160,7 +164,7 @@ pub const SUSPECT: &str = "†";
 impl Side {
     /// Whether the step's verdict is not valid.
     pub fn suspect(&self) -> bool {
-        self.verdict != "valid"
+        !self.reasons.is_empty()
     }
 }
 
@@ -183,6 +187,7 @@ fn side(s: &StepRecord) -> Option<Side> {
         ci,
         rounds,
         verdict: s.verdict.label(),
+        reasons: s.verdict.reasons.iter().map(|r| r.code).collect(),
     })
 }
 
@@ -518,13 +523,7 @@ impl Comparison {
             .iter()
             .flat_map(|r| [&r.a, &r.b])
             .filter(|s| s.suspect())
-            .flat_map(|s| {
-                s.verdict
-                    .strip_prefix("suspect: ")
-                    .unwrap_or("")
-                    .split(", ")
-                    .filter(|c| !c.is_empty())
-            })
+            .flat_map(|s| s.reasons.iter().map(|c| c.name()))
             .collect();
         if self.rows.iter().all(|r| !r.a.suspect() && !r.b.suspect()) {
             return None;
@@ -624,56 +623,39 @@ impl Comparison {
         )
     }
 
+    /// What a comparison says, in its order, for every format: the paired
+    /// ratios when the lab stored them, then the step-by-step table with
+    /// what its marks mean, then each caution. Each part is a run of blocks;
+    /// a terminal sets parts apart with a blank line.
+    pub fn parts(&self) -> Vec<Vec<Block>> {
+        let mut parts = Vec::new();
+        let mut steps = Vec::new();
+        if let Some(t) = self.paired_table() {
+            parts.push(vec![
+                Block::text(self.paired_title()),
+                Block::Table(t),
+                Block::text(ratios::TABLE_NOTE),
+            ]);
+            steps.push(Block::text(UNPAIRED));
+        }
+        steps.push(Block::Table(self.table()));
+        if let Some(l) = self.legend() {
+            steps.push(Block::text(l));
+        }
+        steps.push(Block::text(self.footer()));
+        parts.push(steps);
+        parts.extend(self.cautions.iter().map(|c| vec![Block::text(c)]));
+        parts
+    }
+
     /// A table for the terminal.
     pub fn to_table(&self) -> String {
-        let legend = self.legend().map(|l| l + "\n").unwrap_or_default();
-        let lead = match self.paired_table() {
-            Some(t) => {
-                format!(
-                    "{}\n{}\n{}\n\n{UNPAIRED}\n",
-                    self.paired_title(),
-                    terminal(&t),
-                    ratios::TABLE_NOTE
-                )
-            }
-            None => String::new(),
-        };
-        format!(
-            "{lead}{}\n{legend}{}\n{}",
-            terminal(&self.table()),
-            self.footer(),
-            self.cautions
-                .iter()
-                .map(|c| format!("\n{c}\n"))
-                .collect::<String>()
-        )
+        terminal::parts(&self.parts())
     }
 
     pub fn to_markdown(&self) -> String {
-        let legend = self
-            .legend()
-            .map(|l| md_cell(&l) + "\n\n")
-            .unwrap_or_default();
-        let lead = match self.paired_table() {
-            Some(t) => {
-                format!(
-                    "{}\n\n{}\n{}\n\n{UNPAIRED}\n\n",
-                    md_cell(&self.paired_title()),
-                    markdown::table(&t),
-                    md_cell(ratios::TABLE_NOTE),
-                )
-            }
-            None => String::new(),
-        };
-        format!(
-            "{lead}{}\n{legend}{}\n{}",
-            markdown::table(&self.table()),
-            md_cell(&self.footer()),
-            self.cautions
-                .iter()
-                .map(|c| format!("\n{}\n", md_cell(c)))
-                .collect::<String>()
-        )
+        let blocks: Vec<Block> = self.parts().into_iter().flatten().collect();
+        markdown::body(&blocks)
     }
 
     pub fn to_json(&self) -> Result<Vec<u8>> {
@@ -689,26 +671,4 @@ fn pct(change: f64) -> String {
     } else {
         "–".into()
     }
-}
-
-/// A table drawn with box characters for the terminal; numbers right-aligned.
-fn terminal(t: &Table) -> String {
-    let mut out = comfy_table::Table::new();
-    out.load_preset(UTF8_FULL_CONDENSED);
-    out.set_header(
-        t.columns
-            .iter()
-            .map(|c| c.head.text.clone())
-            .collect::<Vec<_>>(),
-    );
-    for row in &t.rows {
-        out.add_row(row.iter().zip(&t.columns).map(|(c, col)| {
-            let cell = comfy_table::Cell::new(&c.text);
-            match col.align {
-                Align::Right => cell.set_alignment(comfy_table::CellAlignment::Right),
-                Align::Left => cell,
-            }
-        }));
-    }
-    out.to_string()
 }

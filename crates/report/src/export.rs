@@ -6,7 +6,7 @@ use throng_model::RunData;
 
 use crate::analysis::Analysis;
 use crate::error::Result;
-use crate::{html, markdown, tabular};
+use crate::{html, markdown, outline, tabular};
 
 /// One output format of a run.
 pub trait Exporter {
@@ -65,7 +65,7 @@ pub struct HtmlExporter;
 
 impl Exporter for HtmlExporter {
     fn export(&self, run: &RunData) -> Result<Vec<u8>> {
-        Ok(html::render(run, &Analysis::of(run)).into_bytes())
+        Ok(html::render(&outline::article(run, &Analysis::of(run))).into_bytes())
     }
 }
 
@@ -78,7 +78,8 @@ pub struct MarkdownExporter {
 
 impl Exporter for MarkdownExporter {
     fn export(&self, run: &RunData) -> Result<Vec<u8>> {
-        Ok(markdown::render(run, &Analysis::of(run), self.image_dir.as_deref()).into_bytes())
+        let article = outline::article(run, &Analysis::of(run));
+        Ok(markdown::render(&article, self.image_dir.as_deref()).into_bytes())
     }
 }
 

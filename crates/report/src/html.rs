@@ -1,18 +1,14 @@
 //! The report as one self-contained HTML file: inline CSS and SVG, no script,
-//! nothing fetched from the network, light and dark colour schemes. The
-//! tables come from `tables` and are drawn by [`table`]; the prose around
-//! them, the charts, failures and configurations are written here.
+//! nothing fetched from the network, light and dark colour schemes. What
+//! it says and in which order is the [`Article`]'s; this module draws its
+//! blocks, and its tables with [`table`].
 
 use std::fmt::Write;
 
-use throng_model::RunData;
-
-use crate::analysis::Analysis;
+use crate::article::{Article, Block, Medium, Paragraph, Span, Tone};
 use crate::charts::NamedChart;
 use crate::escape::xml as esc;
-use crate::figures::{self, grouped};
 use crate::table::{Align, Aside, Cell, Heading, Kind, Mark, Table};
-use crate::{cost, parity, ratios, tables};
 
 const CSS: &str = r#"
 :root { color-scheme: light dark; --fg: #1f2328; --bg: #ffffff; --muted: #59636e; --line: #d1d9e0;
@@ -46,280 +42,125 @@ summary { cursor: pointer; }
 code { font-size: 0.9em; }
 "#;
 
-pub fn render(run: &RunData, a: &Analysis) -> String {
+pub fn render(article: &Article) -> String {
     let mut o = String::new();
-    let r = &run.run;
-    let env = &r.environment;
-    let study = if r.study.is_empty() {
-        "study"
-    } else {
-        &r.study
-    };
     let _ = write!(
         o,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <meta name=\"color-scheme\" content=\"light dark\">\n\
-         <title>throng report: {} (run {})</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
-        esc(study),
-        r.id
+         <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        esc(&article.label)
     );
-    let _ = writeln!(o, "<h1>Web server benchmark: {}</h1>", esc(study));
-    let finished = r
-        .finished_unix_s
-        .map(figures::utc)
-        .unwrap_or_else(|| "not finished".into());
-    let _ = writeln!(
-        o,
-        "<p class=\"meta\">Run {} · started {} · finished {} · {} · measured by throng {} on {}</p>",
-        r.id,
-        esc(&figures::utc(r.started_unix_s)),
-        esc(&finished),
-        if r.complete {
-            "<span class=\"valid\">complete</span>"
-        } else {
-            "<span class=\"failed\">incomplete: interrupted or the lab failed; numbers cover only what was measured</span>"
-        },
-        esc(&env.throng_version),
-        esc(&env.hostname)
-    );
-    let fails = figures::flagged_findings(run);
-    if !fails.is_empty() {
-        let _ = writeln!(
-            o,
-            "<p class=\"warn\">The machine check found {} problem(s) before the run; see <a href=\"#environment\">Environment</a>.</p>",
-            fails.len()
-        );
+    let _ = writeln!(o, "<h1>{}</h1>", esc(&article.title));
+    blocks(&mut o, &article.lead);
+    for s in &article.sections {
+        let _ = writeln!(o, "{}", heading(&s.heading));
+        blocks(&mut o, &s.blocks);
     }
-
-    let summary = tables::summary(&a.summary_workloads, &a.summary);
-    if a.ratios.is_empty() {
-        let _ = writeln!(o, "{}", table(&summary));
-    } else {
-        paired_summary(&mut o, run, a);
-        let _ = writeln!(o, "{}", table(&summary.subsection(tables::BEST_FIGURES)));
-    }
-    // Workload names are escaped with the rest: the note is text.
-    let _ = writeln!(
-        o,
-        "<p class=\"meta\">{}</p>",
-        esc(&tables::summary_note(&a.summary_workloads, &a.steps, |w| w.to_string()))
-    );
-    if let Some(t) = tables::features(run) {
-        // The evidence of each answer is its cell's tooltip.
-        let _ = writeln!(o, "{}", table(&t));
-        o.push_str(
-            "<p>Every answer was seen on the running server; hover a cell for what was seen.</p>\n",
-        );
-    }
-    if let Some(t) = tables::max_users_searched(run) {
-        let _ = writeln!(o, "{}", table(&t));
-    }
-    if let Some(t) = tables::best(run, &a.steps) {
-        let _ = writeln!(o, "{}", table(&t));
-    }
-    if let Some(t) = tables::parity(run) {
-        let _ = writeln!(
-            o,
-            "{}\n<p class=\"meta\">{}</p>",
-            table(&t),
-            esc(parity::LEGEND)
-        );
-        list(&mut o, &parity::notes(run));
-    }
-
-    o.push_str("<h2 id=\"charts\">Charts</h2>\n");
-    if a.charts.is_empty() {
-        o.push_str("<p>No step was measured, so there is nothing to draw.</p>\n");
-    }
-    for c in &a.charts {
-        chart(&mut o, c);
-    }
-
-    let levels = tables::paired_per_level(run);
-    if !levels.is_empty() {
-        let _ = writeln!(
-            o,
-            "{}\n<p class=\"meta\">{}</p>",
-            heading(&Heading::section("paired", "Paired comparisons per level")),
-            esc(ratios::LEVELS_NOTE)
-        );
-        for t in &levels {
-            let _ = writeln!(o, "{}", table(t));
-        }
-    }
-    let _ = writeln!(o, "{}", table(&tables::steps(&a.steps)));
-    o.push_str("<p class=\"meta\">req/s: mean over rounds with the 95% confidence interval of the mean (Student's t). p50/p99: median over rounds. Server CPU: user + system time of the server's process tree over the wall time of the rounds that sampled it, all together (100% = one core).");
-    if let Some(note) = tables::steps_note(&a.steps) {
-        let _ = write!(o, " {}", esc(&note));
-    }
-    o.push_str("</p>\n");
-    if let Some(t) = tables::sessions(&a.steps) {
-        let _ = writeln!(o, "{}", table(&t));
-        for l in tables::sessions_lines(&a.steps) {
-            let _ = writeln!(o, "<p>{}</p>", esc(&l));
-        }
-        let _ = writeln!(o, "<p class=\"meta\">{}</p>", esc(tables::SESSIONS_NOTE));
-    }
-    if let Some(t) = tables::costs(&a.steps) {
-        let _ = writeln!(
-            o,
-            "{}\n<p>{}</p>",
-            heading(&Heading::section("cost", cost::HEADING)),
-            esc(cost::INTRO)
-        );
-        list(&mut o, &cost::best_lines(run, &a.steps));
-        let _ = writeln!(o, "{}", table(&t));
-    }
-    failures(&mut o, run);
-    let _ = writeln!(o, "{}", table(&tables::environment(run)));
-    if let Some(t) = tables::kernel_settings(run) {
-        let _ = writeln!(
-            o,
-            "<details><summary>Kernel settings</summary>{}</details>",
-            table(&t)
-        );
-    }
-    if let Some(t) = tables::hosts(run) {
-        let _ = writeln!(o, "{}", table(&t));
-    }
-    if let Some(t) = tables::machine_check(run) {
-        let _ = writeln!(o, "{}", table(&t));
-    }
-    if figures::is_load_run(r) {
-        o.push_str("<h2 id=\"servers\">Target</h2>\n");
-        for s in &run.servers {
-            let _ = writeln!(o, "<p>{}</p>", esc(&tables::target_line(&s.name, &a.steps)));
-        }
-        let _ = writeln!(
-            o,
-            "<h2 id=\"study\">Command</h2>\n<p>Run again with:</p>\n<pre>{}</pre>",
-            esc(&figures::load_command(r))
-        );
-    } else {
-        servers(&mut o, run);
-        study_file(&mut o, r);
-    }
-    let _ = writeln!(
-        o,
-        "<p class=\"meta\">Generated from run {} by <code>throng report</code>.</p>\n</body>\n</html>",
-        r.id
-    );
+    blocks(&mut o, &article.colophon);
+    o.push_str("</body>\n</html>\n");
     o
 }
 
-/// The study file, to measure again with.
-fn study_file(o: &mut String, r: &throng_model::RunRecord) {
-    o.push_str("<h2 id=\"study\">Study file</h2>\n");
-    if r.study_toml.is_empty() {
-        o.push_str("<p>The study file was not stored.</p>\n");
-    } else {
-        let _ = writeln!(
-            o,
-            "<p>Save this as <code>study.toml</code> and run <code>throng lab study.toml</code> to measure again.</p>\n<pre>{}</pre>",
-            esc(&r.study_toml)
-        );
+/// Each block on its own line; a block with nothing to show leaves none.
+fn blocks(o: &mut String, blocks: &[Block]) {
+    for b in blocks {
+        let html = block(b);
+        if !html.is_empty() {
+            o.push_str(&html);
+            o.push('\n');
+        }
     }
 }
 
-/// The summary when the run has paired ratios: each server against the
-/// baseline in words, then every pooled comparison.
-fn paired_summary(o: &mut String, run: &RunData, a: &Analysis) {
-    let _ = writeln!(o, "{}", heading(&Heading::section("summary", "Summary")));
-    if let Some(base) = &a.baseline {
-        let _ = writeln!(o, "<p>{}</p>", esc(&ratios::intro(base)));
+/// One block, without a newline after it.
+fn block(b: &Block) -> String {
+    match b {
+        Block::Paragraph(p) => paragraph(p),
+        Block::Subheading(text) => format!("<h3>{}</h3>", esc(text)),
+        Block::Table(t) => table(t),
+        Block::Folded {
+            table: t,
+            label,
+            more,
+        } => format!(
+            "{}\n<details><summary>{}</summary>{}</details>",
+            table(t),
+            esc(label),
+            table(more)
+        ),
+        Block::List(lines) => list(lines),
+        Block::Chart(c) => chart(c),
+        Block::Code { text, .. } => format!("<pre>{}</pre>", esc(text)),
+        Block::File { name, content } => format!(
+            "<details><summary><code>{}</code></summary><pre>{}</pre></details>",
+            esc(name),
+            esc(content)
+        ),
+        Block::Facts(facts) => {
+            let facts: Vec<String> = facts.iter().map(|f| spans(f)).collect();
+            format!("<p>{}</p>", facts.join(" · "))
+        }
+        Block::Only(Medium::Page, b) => block(b),
+        Block::Only(Medium::Text, _) => String::new(),
     }
-    for g in &a.ratios {
-        let _ = writeln!(o, "<p><strong>{}</strong></p>", esc(&g.title()));
-        let lines: Vec<String> = g.lines.iter().map(|l| l.sentence()).collect();
-        list(o, &lines);
+}
+
+fn paragraph(p: &Paragraph) -> String {
+    let class = match p.tone {
+        Tone::Plain => "",
+        Tone::Meta => " class=\"meta\"",
+        Tone::Warn => " class=\"warn\"",
+        Tone::Failed => " class=\"failed\"",
+    };
+    format!("<p{class}>{}</p>", spans(&p.spans))
+}
+
+fn spans(spans: &[Span]) -> String {
+    let mut o = String::new();
+    for s in spans {
+        match s {
+            Span::Text(t) | Span::Stress(t) | Span::Only(Medium::Page, t) => o.push_str(&esc(t)),
+            Span::Only(Medium::Text, _) => {}
+            Span::Strong(t) => {
+                let _ = write!(o, "<strong>{}</strong>", esc(t));
+            }
+            Span::Code(t) | Span::Command(t) => {
+                let _ = write!(o, "<code>{}</code>", esc(t));
+            }
+            Span::Link { text, anchor } => {
+                let _ = write!(o, "<a href=\"#{anchor}\">{}</a>", esc(text));
+            }
+            Span::Flag { good, text } => {
+                let class = if *good { "valid" } else { "failed" };
+                let _ = write!(o, "<span class=\"{class}\">{}</span>", esc(text));
+            }
+        }
     }
-    if let Some(t) = tables::paired(run) {
-        let _ = writeln!(
-            o,
-            "{}\n<p class=\"meta\">{}</p>",
-            table(&t),
-            esc(ratios::TABLE_NOTE)
-        );
-    }
-    if let Some(t) = crate::protocols::table(run) {
-        let _ = writeln!(o, "{}", table(&t));
-    }
+    o
 }
 
 /// Plain-text lines as a list; nothing when there are none.
-fn list(o: &mut String, lines: &[String]) {
+fn list(lines: &[String]) -> String {
     if lines.is_empty() {
-        return;
+        return String::new();
     }
-    o.push_str("<ul>\n");
+    let mut o = String::from("<ul>\n");
     for l in lines {
         let _ = writeln!(o, "<li>{}</li>", esc(l));
     }
-    o.push_str("</ul>\n");
+    o.push_str("</ul>");
+    o
 }
 
-fn chart(o: &mut String, c: &NamedChart) {
-    let _ = writeln!(
-        o,
+fn chart(c: &NamedChart) -> String {
+    format!(
         "<figure class=\"chart\" id=\"{}\">\n{}<figcaption>{}</figcaption>\n</figure>",
         esc(&c.id),
         c.svg,
         esc(&c.caption)
-    );
-}
-
-fn failures(o: &mut String, run: &RunData) {
-    let failed = figures::failures(run);
-    if failed.is_empty() {
-        return;
-    }
-    o.push_str("<h2 id=\"failures\">Failures</h2>\n");
-    for (step, why, log) in failed {
-        let _ = writeln!(
-            o,
-            "<h3>{}</h3>\n<p class=\"failed\">{}</p>",
-            esc(&step),
-            esc(why)
-        );
-        if let Some(t) = log {
-            let _ = writeln!(o, "<pre>{}</pre>", esc(t));
-        }
-    }
-}
-
-fn servers(o: &mut String, run: &RunData) {
-    if run.servers.is_empty() {
-        return;
-    }
-    o.push_str("<h2 id=\"servers\">Servers and their configurations</h2>\n");
-    for s in &run.servers {
-        // What a recipe does not say (a command's version or model) is
-        // left out, not shown as an empty field.
-        let model = if s.model.is_empty() {
-            String::new()
-        } else {
-            format!(" · {}", esc(&s.model))
-        };
-        let _ = writeln!(
-            o,
-            "<h3>{}</h3>\n<p>{} · recipe <code>{}</code> ({} profile) · package <code>{}</code>{model} · executable {}</p>",
-            esc(&s.name),
-            format!("{} {}", esc(&s.name), esc(&s.version)).trim_end(),
-            esc(&s.recipe),
-            esc(&s.profile),
-            esc(if s.package.is_empty() { "–" } else { &s.package }),
-            if s.exe_bytes > 0 { grouped(s.exe_bytes) + " bytes" } else { "size unknown".into() }
-        );
-        for c in &s.configs {
-            let _ = writeln!(
-                o,
-                "<details><summary><code>{}</code></summary><pre>{}</pre></details>",
-                esc(&c.path),
-                esc(&c.content)
-            );
-        }
-    }
+    )
 }
 
 /// A table in HTML, from its heading to `</table>` (or the `</div>` of a
@@ -399,8 +240,12 @@ fn cell(o: &mut String, tag: &str, c: &Cell, align: Align) {
     if let Some(m) = &c.mark {
         let block = if c.text.is_empty() { "" } else { "v " };
         match m {
-            Mark::Verdict { label, reasons } => {
-                let class = if label == "valid" { "valid" } else { "suspect" };
+            Mark::Verdict {
+                valid,
+                label,
+                reasons,
+            } => {
+                let class = if *valid { "valid" } else { "suspect" };
                 let _ = write!(
                     o,
                     "<span class=\"{block}{class}\" title=\"{}\">{}</span>",
@@ -425,6 +270,22 @@ mod tests {
     use crate::table::Column;
 
     #[test]
+    fn blocks_for_text_leave_nothing_and_facts_share_a_line() {
+        let facts = Block::Facts(vec![
+            vec![Span::text("nginx 1.22")],
+            vec![Span::text("recipe "), Span::Code("<n>".into())],
+        ]);
+        assert_eq!(
+            block(&facts),
+            "<p>nginx 1.22 · recipe <code>&lt;n&gt;</code></p>"
+        );
+        assert_eq!(
+            block(&Block::only(Medium::Text, Block::text("for text"))),
+            ""
+        );
+    }
+
+    #[test]
     fn cells_carry_alignment_verdicts_and_tooltips() {
         let mut t = Table::new(vec![Column::left("Server"), Column::right("req/s")])
             .section("steps", "Every step")
@@ -433,7 +294,11 @@ mod tests {
             Cell::text("<x>").hook("feature-yes").tip("a \"b\""),
             Cell::lit("1,000")
                 .warn("shared")
-                .mark(Mark::verdict("valid", &["r1".into(), "r2".into()]))
+                .mark(Mark::Verdict {
+                    valid: true,
+                    label: "valid".into(),
+                    reasons: vec!["r1".into(), "r2".into()],
+                })
                 .source("1 core(s), c=10"),
         ]);
         t.push(vec![

@@ -6,11 +6,15 @@
 //! once; `ratios`, `parity` and `cost` word what the lab stored about
 //! fairness (paired ratios, settings, the cost of a request) as plain
 //! text; `tables` builds the report's tables from all of it as one
-//! format-free [`table::Table`] model; `html` and `markdown` render those
-//! tables and the prose around them, `tabular` the CSV and JSON. The
-//! statistics are `throng-stats`', the stored schema `throng-model`'s.
+//! format-free [`table::Table`] model; `outline` puts tables, prose,
+//! charts and code in their sections and order as one [`article::Article`];
+//! `html` and `markdown` render that article block by block, `tabular` the
+//! CSV and JSON. A comparison is blocks of the same model, drawn by
+//! `markdown` and `terminal`. The statistics are `throng-stats`', the stored
+//! schema `throng-model`'s.
 
 pub mod analysis;
+pub mod article;
 pub mod charts;
 pub mod compare;
 pub mod cost;
@@ -21,18 +25,23 @@ pub mod figures;
 pub mod hosts;
 pub mod html;
 pub mod markdown;
+pub mod outline;
 pub mod parity;
 pub mod png;
 pub mod protocols;
+pub mod provenance;
 pub mod ratios;
 pub mod session_table;
+pub mod summary;
 pub mod svg;
 pub mod table;
 pub mod tables;
 pub mod tabular;
+pub mod terminal;
 
 pub use analysis::Analysis;
 pub use charts::NamedChart;
 pub use error::{ReportError, Result};
 pub use export::{CsvExporter, Exporter, Format, HtmlExporter, JsonExporter, MarkdownExporter};
-pub use figures::{StepFigures, SummaryRow};
+pub use figures::StepFigures;
+pub use summary::SummaryRow;

@@ -1,275 +1,141 @@
-//! The report in Markdown, for articles and README files. The tables come
-//! from `tables` and are drawn by [`table`], as the comparison's are.
+//! The report in Markdown, for articles and README files: the [`Article`]
+//! block by block, in its order. Its tables are drawn by [`table`], as the
+//! comparison's are.
 
 use std::fmt::Write;
 
-use throng_model::RunData;
-
-use crate::analysis::Analysis;
+use crate::article::{Article, Block, Medium, Span};
 use crate::escape::{md_cell as cell, md_fence};
-use crate::figures::{self, grouped};
 use crate::table::{Align, Aside, Cell, Heading, Kind, Table};
-use crate::{cost, parity, ratios, tables};
 
-pub fn render(run: &RunData, a: &Analysis, image_dir: Option<&str>) -> String {
+/// The article in Markdown; charts are images in `image_dir` when it is
+/// given (the PNGs written beside the file), else left out.
+pub fn render(article: &Article, image_dir: Option<&str>) -> String {
+    let md = Markdown { image_dir };
     let mut o = String::new();
-    let r = &run.run;
-    let env = &r.environment;
-    let study = if r.study.is_empty() {
-        "study"
-    } else {
-        &r.study
-    };
-    let _ = writeln!(o, "# Web server benchmark: {}\n", cell(study));
-    let _ = writeln!(
-        o,
-        "Run {} · started {} · finished {} · {} · measured by throng {} on {}\n",
-        r.id,
-        figures::utc(r.started_unix_s),
-        r.finished_unix_s
-            .map(figures::utc)
-            .unwrap_or_else(|| "not finished".into()),
-        if r.complete {
-            "complete"
-        } else {
-            "**incomplete**: interrupted or the lab failed"
-        },
-        cell(&env.throng_version),
-        cell(&env.hostname)
-    );
-    // As the HTML report says it: a figure measured on a machine that
-    // failed its check is read with that in mind.
-    let flagged = figures::flagged_findings(run).len();
-    if flagged > 0 {
-        let _ = writeln!(
-            o,
-            "**The machine check found {flagged} problem(s) before the run**; see Environment.\n"
-        );
-    }
-
-    let summary = tables::summary(&a.summary_workloads, &a.summary);
-    if a.ratios.is_empty() {
-        o.push_str(&table(&summary));
-    } else {
-        paired_summary(&mut o, run, a);
-        o.push_str(&table(&summary.subsection(tables::BEST_FIGURES)));
-    }
-    let _ = write!(
-        o,
-        "\n{}\n\n",
-        tables::summary_note(&a.summary_workloads, &a.steps, cell)
-    );
-    features(&mut o, run);
-    if let Some(t) = tables::parity(run) {
-        let _ = write!(o, "{}\n{}\n\n", table(&t), cell(parity::LEGEND));
-        list(&mut o, &parity::notes(run));
-    }
-
-    if let Some(dir) = image_dir {
-        o.push_str("## Charts\n\n");
-        for c in &a.charts {
-            let _ = writeln!(
-                o,
-                "![{}]({}/{}.png)\n\n{}\n",
-                cell(&c.title),
-                dir.trim_end_matches('/'),
-                c.id,
-                c.caption
-            );
+    let _ = writeln!(o, "# {}\n", cell(&article.title));
+    md.blocks(&mut o, &article.lead);
+    for s in &article.sections {
+        let mut body = String::new();
+        md.blocks(&mut body, &s.blocks);
+        // A section of what text cannot show (charts without images) is
+        // left out, heading and all.
+        if !body.is_empty() {
+            let _ = writeln!(o, "{}", heading(&s.heading));
+            o.push_str(&body);
         }
     }
+    md.blocks(&mut o, &article.colophon);
+    o
+}
 
-    let levels = tables::paired_per_level(run);
-    if !levels.is_empty() {
-        let _ = write!(
-            o,
-            "{}\n{}\n\n",
-            heading(&Heading::section("paired", "Paired comparisons per level")),
-            cell(ratios::LEVELS_NOTE)
-        );
-        for t in &levels {
-            o.push_str(&table(t));
-            o.push('\n');
-        }
-    }
-    o.push_str(&table(&tables::steps(&a.steps).without(tables::SERVER_CPU)));
-    if let Some(note) = tables::steps_note(&a.steps) {
-        let _ = write!(o, "\n{}\n", cell(&note));
-    }
-    if let Some(t) = tables::sessions(&a.steps) {
-        o.push('\n');
-        o.push_str(&table(&t));
-        for l in tables::sessions_lines(&a.steps) {
-            let _ = write!(o, "\n{}\n", cell(&l));
-        }
-        let _ = write!(o, "\n{}\n", cell(tables::SESSIONS_NOTE));
-    }
-    if let Some(t) = tables::costs(&a.steps) {
-        let _ = write!(
-            o,
-            "\n{}\n{}\n\n",
-            heading(&Heading::section("cost", cost::HEADING)),
-            cell(cost::INTRO)
-        );
-        list(&mut o, &cost::best_lines(run, &a.steps));
-        o.push_str(&table(&t));
-    }
+/// Blocks without a title, a blank line between them: a comparison, which
+/// is printed or pasted whole rather than read as an article.
+pub fn body(blocks: &[Block]) -> String {
+    let md = Markdown { image_dir: None };
+    let texts: Vec<String> = blocks
+        .iter()
+        .map(|b| md.block(b))
+        .filter(|b| !b.is_empty())
+        .collect();
+    texts.join("\n")
+}
 
-    // The kernel settings are rows of the environment's table here.
-    let mut env = tables::environment(run);
-    if let Some(k) = tables::kernel_settings(run) {
-        env.rows.extend(k.rows);
-    }
-    o.push('\n');
-    o.push_str(&table(&env));
-    if let Some(t) = tables::hosts(run) {
-        o.push('\n');
-        o.push_str(&table(&t));
-    }
-    if let Some(t) = tables::machine_check(run) {
-        o.push('\n');
-        o.push_str(&table(&t));
-    }
+struct Markdown<'a> {
+    image_dir: Option<&'a str>,
+}
 
-    failures(&mut o, run);
-
-    if figures::is_load_run(r) {
-        target(&mut o, run, a);
-    } else if !run.servers.is_empty() {
-        o.push_str("\n## Servers and their configurations\n");
-        for s in &run.servers {
-            // What a recipe does not say (a command's version or model)
-            // is left out, not shown as an empty field.
-            let said =
-                |label: &str, v: &str| (!v.is_empty()).then(|| format!("{label}{}", cell(v)));
-            let parts: Vec<String> = [
-                Some(
-                    format!("{} {}", cell(&s.name), cell(&s.version))
-                        .trim_end()
-                        .to_string(),
-                ),
-                Some(format!(
-                    "recipe {} ({} profile)",
-                    cell(&s.recipe),
-                    cell(&s.profile)
-                )),
-                said("package ", &s.package),
-                said("", &s.model),
-                Some(if s.exe_bytes > 0 {
-                    format!("executable {} bytes", grouped(s.exe_bytes))
-                } else {
-                    "executable size unknown".into()
-                }),
-            ]
-            .into_iter()
-            .flatten()
-            .collect();
-            let _ = writeln!(o, "\n### {}\n\n{}\n", cell(&s.name), parts.join(", "));
-            for c in &s.configs {
-                let _ = writeln!(o, "{}:\n\n{}", cell(&c.path), md_fence(&c.content, ""));
+impl Markdown<'_> {
+    /// Each block followed by a blank line; a block with nothing to show
+    /// leaves none.
+    fn blocks(&self, o: &mut String, blocks: &[Block]) {
+        for b in blocks {
+            let md = self.block(b);
+            if !md.is_empty() {
+                o.push_str(&md);
+                o.push('\n');
             }
         }
     }
 
-    if figures::is_load_run(r) {
-        let _ = writeln!(
-            o,
-            "\n## Command\n\nRun again with:\n\n{}",
-            md_fence(&figures::load_command(r), "sh")
-        );
-    } else if !r.study_toml.is_empty() {
-        let _ = writeln!(
-            o,
-            "\n## Study file\n\nSave as `study.toml` and run `throng lab study.toml` to measure again.\n\n{}",
-            md_fence(&r.study_toml, "toml")
-        );
-    }
-    o
-}
-
-/// The server of a saved `throng load`: what it is instead of a version,
-/// package, model and configuration throng cannot know.
-fn target(o: &mut String, run: &RunData, a: &Analysis) {
-    let lines: Vec<String> = run
-        .servers
-        .iter()
-        .map(|s| cell(&tables::target_line(&s.name, &a.steps)))
-        .collect();
-    let _ = writeln!(o, "\n## Target\n\n{}", lines.join("\n\n"));
-}
-
-/// The summary when the run has paired ratios: each server against the
-/// baseline in words, then every pooled comparison.
-fn paired_summary(o: &mut String, run: &RunData, a: &Analysis) {
-    o.push_str(&heading(&Heading::section("summary", "Summary")));
-    if let Some(base) = &a.baseline {
-        let _ = write!(o, "\n{}\n", cell(&ratios::intro(base)));
-    }
-    o.push('\n');
-    for g in &a.ratios {
-        let _ = write!(o, "**{}**\n\n", cell(&g.title()));
-        let lines: Vec<String> = g.lines.iter().map(|l| l.sentence()).collect();
-        list(o, &lines);
-    }
-    if let Some(t) = tables::paired(run) {
-        let _ = write!(o, "{}\n{}\n\n", table(&t), cell(ratios::TABLE_NOTE));
-    }
-    if let Some(t) = crate::protocols::table(run) {
-        let _ = write!(o, "{}\n\n", table(&t));
-    }
-}
-
-/// Plain-text lines as a list followed by a blank line; nothing when
-/// there are none.
-fn list(o: &mut String, lines: &[String]) {
-    if lines.is_empty() {
-        return;
-    }
-    for l in lines {
-        let _ = writeln!(o, "- {}", cell(l));
-    }
-    o.push('\n');
-}
-
-/// The feature table of ACME's thttpd comparison, as probed live, with
-/// each answer's evidence listed below it and the search for max users.
-fn features(o: &mut String, run: &RunData) {
-    let Some(t) = tables::features(run) else {
-        return;
-    };
-    o.push_str(&table(&t));
-    o.push_str("\nEvery answer was seen on the running server:\n\n");
-    for s in &run.servers {
-        for f in &s.features {
-            let _ = writeln!(
-                o,
-                "- {} {}: {} — {}",
-                cell(&s.name),
-                cell(f.name.title()),
-                f.status.label(),
-                cell(&f.evidence)
-            );
+    /// One block and its newline.
+    fn block(&self, b: &Block) -> String {
+        match b {
+            Block::Paragraph(p) => line(&spans(&p.spans)),
+            Block::Subheading(text) => heading(&Heading::subsection(text)),
+            Block::Table(t) => table(t),
+            // Text cannot fold: the folded rows are rows of the table.
+            Block::Folded { table: t, more, .. } => {
+                let mut t = t.clone();
+                t.rows.extend(more.rows.iter().cloned());
+                table(&t)
+            }
+            Block::List(lines) => lines.iter().map(|l| format!("- {}\n", cell(l))).collect(),
+            Block::Chart(c) => match self.image_dir {
+                Some(dir) => format!(
+                    "![{}]({}/{}.png)\n\n{}\n",
+                    cell(&c.title),
+                    dir.trim_end_matches('/'),
+                    c.id,
+                    c.caption
+                ),
+                None => String::new(),
+            },
+            Block::Code { text, lang } => md_fence(text, lang),
+            Block::File { name, content } => {
+                format!("{}:\n\n{}", cell(name), md_fence(content, ""))
+            }
+            Block::Facts(facts) => {
+                let facts: Vec<String> = facts.iter().map(|f| spans(f)).collect();
+                line(&facts.join(", "))
+            }
+            Block::Only(Medium::Text, b) => self.block(b),
+            Block::Only(Medium::Page, _) => String::new(),
         }
     }
-    if let Some(t) = tables::max_users_searched(run) {
-        o.push('\n');
-        o.push_str(&table(&t));
-        let patience = run
-            .servers
-            .iter()
-            .flat_map(|s| &s.max_users)
-            .map(|m| m.patience_s)
-            .next()
-            .unwrap_or(throng_model::max_users::DEFAULT_PATIENCE_S);
-        let _ = writeln!(o, "\nMax users: highest concurrency with no error and p99 under {patience} s, stepping up past the sweep until the server broke.");
+}
+
+/// A paragraph's text and its newline; nothing when it has no text.
+fn line(text: &str) -> String {
+    let text = text.trim_start();
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!("{text}\n")
     }
-    o.push('\n');
+}
+
+/// Spans as escaped text. Markdown has no colour: what a page colours as
+/// bad news is bold here.
+fn spans(spans: &[Span]) -> String {
+    let mut o = String::new();
+    for s in spans {
+        match s {
+            Span::Text(t) | Span::Code(t) | Span::Only(Medium::Text, t) => o.push_str(&cell(t)),
+            Span::Link { text, .. } => o.push_str(&cell(text)),
+            Span::Only(Medium::Page, _) => {}
+            Span::Strong(t) | Span::Stress(t) => {
+                let _ = write!(o, "**{}**", cell(t));
+            }
+            Span::Command(t) => {
+                let _ = write!(o, "`{t}`");
+            }
+            Span::Flag { good: true, text } => o.push_str(&cell(text)),
+            Span::Flag { good: false, text } => {
+                let _ = write!(o, "**{}**", cell(text));
+            }
+        }
+    }
+    o
 }
 
 /// A table in Markdown (GitHub's pipe tables), from its heading to the
 /// newline of its last row. Text from outside is escaped so it cannot
 /// break the table or inject HTML; what the report wrote is printed as is.
 pub fn table(t: &Table) -> String {
+    if t.columns.iter().any(|c| c.page_only) {
+        return table(&t.clone().narrow());
+    }
     let mut o = String::new();
     if let Some(h) = &t.heading {
         o.push_str(&heading(h));
@@ -328,29 +194,12 @@ fn content(c: &Cell) -> String {
         if !c.text.is_empty() {
             s.push_str(" — ");
         }
-        s.push_str(&cell(m.label()));
+        s.push_str(&cell(m.text()));
     }
     if let Some(src) = &c.source {
         let _ = write!(s, " ({})", cell(src));
     }
     s
-}
-
-/// Why each failed step failed, with the server's last output: the HTML
-/// report had them and this one did not, so a server's own error message
-/// was in no Markdown report.
-fn failures(o: &mut String, run: &RunData) {
-    let failed = figures::failures(run);
-    if failed.is_empty() {
-        return;
-    }
-    o.push_str("\n## Failures\n");
-    for (step, why, log) in failed {
-        let _ = writeln!(o, "\n### {}\n\n{}\n", cell(&step), cell(why));
-        if let Some(t) = log {
-            o.push_str(&md_fence(t, ""));
-        }
-    }
 }
 
 #[cfg(test)]
@@ -367,7 +216,11 @@ mod tests {
         .subsection("Steps");
         t.push(vec![
             Cell::text("a|b").warn("shared"),
-            Cell::lit("1,000 [900–1,100]").mark(Mark::verdict("suspect: client_bound", &[])),
+            Cell::lit("1,000 [900–1,100]").mark(Mark::Verdict {
+                valid: false,
+                label: "suspect: client_bound".into(),
+                reasons: vec![],
+            }),
         ]);
         t.push(vec![
             Cell::mark_only(Mark::Failed("failed: *gone*".into())),
@@ -378,6 +231,35 @@ mod tests {
             "### Steps\n\n| Server | req/s [95% CI] |\n|---|--:|\n\
              | a\\|b (shared) | 1,000 [900–1,100] — suspect: client\\_bound |\n\
              | failed: \\*gone\\* | – |\n"
+        );
+    }
+
+    #[test]
+    fn a_section_with_nothing_for_text_is_left_out_and_folded_rows_join_their_table() {
+        use crate::article::{Article, Block, Medium, Section};
+        let mut env = Table::key_value();
+        env.push(vec![Cell::lit("Host").head(), Cell::text("a")]);
+        let mut more = Table::key_value();
+        more.push(vec![Cell::code("net.core.somaxconn"), Cell::code("4096")]);
+        let mut page = Section::new("charts", "Charts");
+        page.push(Block::only(Medium::Page, Block::text("for a page")));
+        let mut machine = Section::new("environment", "Environment");
+        machine.push(Block::Folded {
+            table: env,
+            label: "Kernel settings".into(),
+            more,
+        });
+        let article = Article {
+            label: "l".into(),
+            title: "T".into(),
+            lead: vec![Block::only(Medium::Text, Block::text("for text"))],
+            sections: vec![page, machine],
+            colophon: Vec::new(),
+        };
+        assert_eq!(
+            render(&article, None),
+            "# T\n\nfor text\n\n## Environment\n\n| | |\n|---|---|\n| Host | a |\n\
+             | net.core.somaxconn | 4096 |\n\n"
         );
     }
 

@@ -230,15 +230,16 @@ fn suspect_behind(
                 && f.rounds > 0
         })
         .collect();
+    // By name, so the list reads in the order the stored codes always
+    // sorted in.
     let mut codes: std::collections::BTreeMap<&str, usize> = Default::default();
     let mut suspect = 0;
     for f in &steps {
-        if f.verdict != "valid" {
+        if !f.verdict.is_valid() {
             suspect += 1;
         }
-        for r in &f.verdict_reasons {
-            let code = r.split(':').next().unwrap_or(r);
-            *codes.entry(code).or_default() += 1;
+        for r in &f.verdict.reasons {
+            *codes.entry(r.code.name()).or_default() += 1;
         }
     }
     if suspect == 0 {

@@ -9,6 +9,8 @@
 //!
 //! This module knows no format: it depends on nothing else in the crate.
 
+use throng_model::Verdict;
+
 /// Which side a column's values line up on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Align {
@@ -46,22 +48,43 @@ pub enum Aside {
 /// Whether the value of a cell can be believed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Mark {
-    /// A verdict label ("valid", "suspect: noisy") with the reasons behind
-    /// it (the tooltip in HTML).
-    Verdict { label: String, reasons: Vec<String> },
+    /// A verdict: whether it is valid (its colour in HTML), its label
+    /// ("valid", "suspect: noisy") and the reasons behind it (the tooltip
+    /// in HTML).
+    Verdict {
+        valid: bool,
+        label: String,
+        reasons: Vec<String>,
+    },
     /// No number at all: "failed: the server exited", "skipped".
     Failed(String),
 }
 
 impl Mark {
-    pub fn verdict(label: impl Into<String>, reasons: &[String]) -> Mark {
+    /// A step's verdict with each reason as "code: message".
+    pub fn verdict(v: &Verdict) -> Mark {
         Mark::Verdict {
-            label: label.into(),
-            reasons: reasons.to_vec(),
+            valid: v.is_valid(),
+            label: v.label(),
+            reasons: v
+                .reasons
+                .iter()
+                .map(|r| format!("{}: {}", r.code, r.message))
+                .collect(),
         }
     }
 
-    pub fn label(&self) -> &str {
+    /// A verdict by its label alone, where the step it comes from is
+    /// shown elsewhere with its reasons.
+    pub fn label(v: &Verdict) -> Mark {
+        Mark::Verdict {
+            valid: v.is_valid(),
+            label: v.label(),
+            reasons: Vec::new(),
+        }
+    }
+
+    pub fn text(&self) -> &str {
         match self {
             Mark::Verdict { label, .. } => label,
             Mark::Failed(text) => text,
@@ -176,26 +199,31 @@ impl Cell {
 pub struct Column {
     pub head: Cell,
     pub align: Align,
+    /// A figure a page has room for and a narrower text format leaves out.
+    pub page_only: bool,
 }
 
 impl Column {
     pub fn left(title: &str) -> Column {
-        Column {
-            head: Cell::lit(title),
-            align: Align::Left,
-        }
+        Column::with_head(Cell::lit(title), Align::Left)
     }
 
     pub fn right(title: &str) -> Column {
-        Column {
-            head: Cell::lit(title),
-            align: Align::Right,
-        }
+        Column::with_head(Cell::lit(title), Align::Right)
     }
 
     /// A column whose heading is a cell of its own (outside text, an aside).
     pub fn with_head(head: Cell, align: Align) -> Column {
-        Column { head, align }
+        Column {
+            head,
+            align,
+            page_only: false,
+        }
+    }
+
+    pub fn page_only(mut self) -> Column {
+        self.page_only = true;
+        self
     }
 }
 
@@ -281,6 +309,17 @@ impl Table {
     pub fn push(&mut self, row: Vec<Cell>) {
         debug_assert_eq!(row.len(), self.columns.len(), "row width");
         self.rows.push(row);
+    }
+
+    /// The table without its page-only columns, for a narrower format.
+    pub fn narrow(mut self) -> Table {
+        while let Some(i) = self.columns.iter().position(|c| c.page_only) {
+            self.columns.remove(i);
+            for row in &mut self.rows {
+                row.remove(i);
+            }
+        }
+        self
     }
 
     /// The table without the column headed `title`, for a narrower format.

@@ -1,14 +1,11 @@
-//! The report's tables, built once from a run and its figures; `html` and
-//! `markdown` render the same [`Table`]s. What a format adds around a table
-//! (its notes, the feature evidence as tooltips or as a list) stays with
-//! the format.
+//! The report's tables, built once from a run and its figures; `outline`
+//! places them in the article with the prose around them, and `html` and
+//! `markdown` render the same [`Table`]s.
 
-use throng_model::{Comparison, Feature, RunData, Severity};
+use throng_model::{Comparison, Feature, RunData, Severity, Verdict};
 
-use crate::figures::{
-    self, duration_us, grouped, mib, rate_with_ci, StepFigures, StepRef, SummaryRow,
-    SummaryWorkloads,
-};
+use crate::figures::{self, duration_us, grouped, mib, rate_with_ci, StepFigures};
+use crate::summary::{StepRef, SummaryRow, SummaryWorkloads};
 use crate::table::{cores_cell, Align, Cell, Column, Mark, Table};
 use crate::{cost, parity, ratios};
 
@@ -24,14 +21,14 @@ fn bytes_or_none(b: u64, text: impl Fn(u64) -> String) -> Cell {
 
 /// A best figure with its verdict and the step it comes from; marked
 /// "no valid step" when it is the best of suspect steps.
-fn best_cell(value: String, verdict: &str, reasons: &[String], step: &StepRef) -> Cell {
+fn best_cell(value: String, mark: Mark, step: &StepRef) -> Cell {
     let cell = Cell::lit(value);
     let cell = if step.valid {
         cell
     } else {
         cell.warn(NO_VALID_STEP)
     };
-    cell.mark(Mark::verdict(verdict, reasons))
+    cell.mark(mark)
         .source(figures::step_source(step.cores, step.concurrency))
 }
 
@@ -111,11 +108,11 @@ pub fn summary(cols: &SummaryWorkloads, rows: &[SummaryRow]) -> Table {
     ]);
     let mut t = Table::new(columns).section("summary", "Summary").wide();
     for s in rows {
-        let rate = |v: &Option<f64>, verdict: &Option<String>, step: &Option<StepRef>| match (
+        let rate = |v: &Option<f64>, verdict: &Option<Verdict>, step: &Option<StepRef>| match (
             v, verdict, step,
         ) {
             (Some(v), Some(verdict), Some(step)) => {
-                best_cell(grouped(v.round() as u64), verdict, &[], step)
+                best_cell(grouped(v.round() as u64), Mark::label(verdict), step)
             }
             _ => Cell::none(),
         };
@@ -136,7 +133,7 @@ pub fn summary(cols: &SummaryWorkloads, rows: &[SummaryRow]) -> Table {
             row.push(
                 match (&s.large_mb_per_sec, &s.large_verdict, &s.large_step) {
                     (Some(v), Some(verdict), Some(step)) => {
-                        best_cell(format!("{v:.1}"), verdict, &[], step)
+                        best_cell(format!("{v:.1}"), Mark::label(verdict), step)
                     }
                     _ => Cell::none(),
                 },
@@ -325,7 +322,7 @@ pub fn best(run: &RunData, figs: &[StepFigures]) -> Option<Table> {
                     } else {
                         rate_with_ci(&f.throughput)
                     };
-                    best_cell(value, &f.verdict, &f.verdict_reasons, &StepRef::of(f))
+                    best_cell(value, Mark::verdict(&f.verdict), &StepRef::of(f))
                 }
                 None => Cell::none(),
             });
@@ -358,7 +355,7 @@ pub fn steps(figs: &[StepFigures]) -> Table {
         Column::right("p99"),
         Column::right("Errors"),
         Column::right("CPU/req"),
-        Column::right(SERVER_CPU),
+        Column::right(SERVER_CPU).page_only(),
         Column::right("PSS peak"),
         Column::left("Verdict"),
     ]);
@@ -367,7 +364,7 @@ pub fn steps(figs: &[StepFigures]) -> Table {
     for f in figs {
         let cores = cores_cell(f.cores);
         let verdict = if f.status == throng_model::StepStatus::Ok {
-            Mark::verdict(&f.verdict, &f.verdict_reasons)
+            Mark::verdict(&f.verdict)
         } else {
             Mark::Failed(match &f.failure {
                 Some(e) => format!("{}: {e}", f.status.name()),
@@ -697,10 +694,12 @@ pub fn machine_check(run: &RunData) -> Option<Table> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::figures::MaxUsersSource;
+    use crate::summary::MaxUsersSource;
 
     #[test]
     fn the_summary_names_each_columns_workload_and_where_figures_come_from() {
+        let mut noisy = Verdict::valid();
+        noisy.push(throng_model::ReasonCode::Noisy, "wide");
         let cols = SummaryWorkloads {
             small: Some("tiny".into()),
             dynamic: Some("cgi".into()),
@@ -713,7 +712,7 @@ mod tests {
             model: "event loop".into(),
             small_workload: Some("tiny".into()),
             small_rps: Some(9_000.4),
-            small_verdict: Some("valid".into()),
+            small_verdict: Some(Verdict::valid()),
             small_step: Some(StepRef {
                 cores: 1,
                 concurrency: 100,
@@ -725,7 +724,7 @@ mod tests {
             large_step: None,
             dynamic_workload: Some("cgi".into()),
             dynamic_rps: Some(842.0),
-            dynamic_verdict: Some("suspect: noisy".into()),
+            dynamic_verdict: Some(noisy),
             dynamic_step: Some(StepRef {
                 cores: 2,
                 concurrency: 50,

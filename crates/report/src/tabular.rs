@@ -9,7 +9,8 @@ use throng_model::{Comparison, RunData, Setting, Source};
 use crate::analysis::Analysis;
 use crate::error::Result;
 use crate::escape::csv_text;
-use crate::figures::{StepFigures, SummaryRow};
+use crate::figures::StepFigures;
+use crate::summary::SummaryRow;
 
 /// Version of the JSON report document. Bump on any incompatible change.
 pub const JSON_SCHEMA: u32 = 1;
@@ -67,7 +68,7 @@ pub fn csv(run: &RunData, a: &Analysis) -> String {
             opt(f.pss_peak_bytes),
             opt(f.rss_peak_bytes),
             f.shared_cores.to_string(),
-            csv_text(&f.verdict),
+            csv_text(&f.verdict.label()),
             csv_text(f.failure.as_deref().unwrap_or("")),
         ];
         out.push_str(&fields.join(","));
