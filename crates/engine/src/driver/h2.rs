@@ -339,16 +339,15 @@ impl Worker<'_> {
     /// left on it; otherwise its next requests go out.
     pub(super) fn after_stream(&mut self, i: usize) {
         let c = &self.conns[i];
-        let done = c.carried >= self.limit || c.h2.as_ref().is_some_and(|h| h.finished());
+        let done = c.carried >= self.dial.limit || c.h2.as_ref().is_some_and(|h| h.finished());
         if done && c.written == 0 {
             self.close_and_continue(i, None);
             return;
         }
         if self.plan.interval_ns.is_some() {
             self.schedule(i);
-        } else if !self.conns[i].deferred {
-            self.conns[i].deferred = true;
-            self.deferred.push(i);
+        } else {
+            self.defer(i);
         }
     }
 

@@ -41,10 +41,14 @@ use crate::result::{Drain, ErrorKind};
 use crate::rx;
 use crate::spec::{IoBackend, LoadSpec, Order};
 
+mod books;
 mod h2;
+mod issue;
 mod nap;
+mod pace;
 mod receive;
 mod respond;
+mod schedule;
 mod send;
 pub(crate) mod socket;
 mod state;
@@ -53,7 +57,13 @@ mod uring;
 mod users;
 mod window;
 
+use books::Books;
+use issue::Targets;
+use pace::Pace;
+use schedule::Schedule;
+use send::Dial;
 pub(crate) use state::*;
+use tls::TlsClient;
 pub(crate) use users::SessionStats;
 use users::UserState;
 pub(crate) use window::events;
@@ -101,23 +111,16 @@ const TURN_NS: u64 = 2_000_000;
 /// Status codes are three digits; a flat array avoids any map on the hot path.
 pub(crate) const STATUS_SLOTS: usize = 1000;
 const WRITEV_MAX: usize = 16;
-/// Naps (see `Worker::nap_ns`) are at most this long, and at most this
-/// fraction of the recent latency (`LoadSpec::nap_divisor`); shorter than
-/// the floor, a nap is skipped.
-const NAP_MAX_NS: u64 = 500_000;
-const NAP_MIN_NS: u64 = 5_000;
 
 pub(crate) struct Worker<'a> {
     plan: &'a Shared<'a>,
     job: Job,
     conns: Vec<Conn>,
     stats: Stats,
+    books: Books,
     poll: Poll,
     timer: Option<TimerFd>,
-    heap: BinaryHeap<Reverse<(u64, usize)>>,
     buf: Vec<u8>,
-    /// Connections whose next request waits for the end of the event batch.
-    deferred: Vec<usize>,
     /// Connections to visit as if an event had come, oldest first: unread
     /// data left by the read budget, or an event a turn had no time for.
     /// A queue, so that connections that always have more to read cannot
@@ -126,47 +129,20 @@ pub(crate) struct Worker<'a> {
     /// The current turn does no more work after this.
     turn_end_ns: u64,
     next_scan_ns: u64,
-    expect: Vec<Expect>,
-    rng: u64,
-    seq: usize,
-    /// The targets of requests taken back unanswered (a server that closed
-    /// or sent a GOAWAY with them in flight), which the next requests
-    /// issued carry before the order goes on: given the order's next
-    /// targets instead, the targets in flight at each close were served
-    /// less often than asked. At most every place of every connection, so
-    /// allocated once.
-    taken_back: VecDeque<u32>,
-    /// Turns through `spec.sources`, one connect after another.
-    source_seq: usize,
-    /// Every connection carries one request, written at once, in cleartext.
-    one_write: bool,
-    /// Most requests a connection carries (`u64::MAX`: no limit), so the
-    /// hot path compares two integers and never looks at an `Option`.
-    limit: u64,
-    issued_measured: u64,
-    done_measured: u64,
+    targets: Targets,
+    schedule: Schedule,
+    dial: Dial,
     measuring: bool,
     now: u64,
-    /// Smoothed response latency in ns, for the nap length.
-    latency_avg_ns: u64,
-    /// When the epoll loop last took what had arrived, for pacing its
-    /// looks (the ring paces none: its naps are counts).
-    last_look_ns: u64,
+    pace: Pace,
     window: Window,
-    /// Slots connected at least once: counted over the thread's life, as a
-    /// session's connections outlive its windows.
-    established: u64,
     /// A session between windows (opening, draining): nothing is issued or
     /// written, and nothing counts toward a window.
     between_windows: bool,
-    /// CPU time and run-queue wait when the measured phase began.
-    cpu_mark: ((f64, f64), f64),
     /// Sessions of users who think, when the spec has them.
     users: Option<UserState>,
-    /// The thread's own TLS client (and session cache), for `https://`.
-    tls_config: Option<Arc<rustls::ClientConfig>>,
-    /// Plaintext out of TLS records, on its way to the parser.
-    plain: Vec<u8>,
+    /// The thread's own TLS client, for `https://`.
+    tls: Option<TlsClient>,
     /// The thread's ring, when its I/O goes through io_uring.
     uring: Option<Box<uring::Uring>>,
     /// Why io_uring was asked for and epoll used instead.
@@ -250,63 +226,33 @@ impl<'a> Worker<'a> {
         } else {
             None
         };
-        let tls_config = match &spec.tls {
-            Some(t) => Some(t.client_config().map_err(io::Error::other)?),
+        let tls = match &spec.tls {
+            Some(t) => Some(TlsClient::new(t)?),
             None => None,
         };
         let rng = spec.seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(job.index as u64 + 1)) | 1;
         Ok(Worker {
             plan,
-            heap: BinaryHeap::with_capacity(job.conns),
+            schedule: Schedule::new(job.conns),
             job,
             conns,
             stats: Stats::new(),
+            books: Books::new(spec),
             window: Window::default(),
-            established: 0,
             between_windows: false,
-            cpu_mark: ((0.0, 0.0), 0.0),
             poll,
             timer,
             buf: vec![0; READ_BUF],
-            deferred: Vec::with_capacity(conns_len),
             ready: VecDeque::with_capacity(conns_len),
             turn_end_ns: 0,
             next_scan_ns: 0,
-            expect: spec
-                .targets
-                .iter()
-                .map(|t| match t.expect_body {
-                    Some((size, sum)) => Expect {
-                        size: Some(size),
-                        checksum: spec.checksum.then_some(sum),
-                    },
-                    None => Expect {
-                        size: spec.expect_size,
-                        checksum: None,
-                    },
-                })
-                .collect(),
-            rng,
-            seq,
-            taken_back: VecDeque::with_capacity(places),
-            limit: spec.connection_limit().unwrap_or(u64::MAX),
-            source_seq: first_conn,
-            one_write: spec.connection_limit() == Some(1)
-                && spec.tls.is_none()
-                && spec.users.is_none(),
-            issued_measured: 0,
-            done_measured: 0,
+            targets: Targets::new(rng, seq, places),
+            dial: Dial::new(spec, first_conn),
             measuring: false,
             now: now_ns(),
-            latency_avg_ns: 0,
-            last_look_ns: 0,
+            pace: Pace::new(),
             users,
-            plain: if tls_config.is_some() {
-                vec![0; READ_BUF]
-            } else {
-                Vec::new()
-            },
-            tls_config,
+            tls,
             uring,
             io_fallback,
         })
@@ -412,219 +358,14 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// The stop flag is not read here: the loop reads it once per
-    /// iteration and leaves before anything else is issued.
-    fn can_issue(&self) -> bool {
-        match self.job.quota {
-            Some(q) => !self.measuring || self.issued_measured < q,
-            None => !self.between_windows && self.window.end_ns.is_none_or(|end| self.now < end),
-        }
-    }
-
-    /// xorshift64*: cheap, and seeded per thread for repeatable runs.
-    fn next_random(&mut self) -> u64 {
-        self.rng ^= self.rng >> 12;
-        self.rng ^= self.rng << 25;
-        self.rng ^= self.rng >> 27;
-        self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn pick_target(&mut self) -> u32 {
-        if let Some(t) = self.taken_back.pop_front() {
-            return t;
-        }
-        let n = self.plan.requests.targets();
-        if n == 1 {
-            return 0;
-        }
-        let i = match self.plan.spec.order {
-            Order::Sequential => {
-                let i = self.seq;
-                self.seq = if i + 1 == n { 0 } else { i + 1 };
-                i
-            }
-            Order::Random => (self.next_random() >> 33) as usize % n,
-        };
-        i as u32
-    }
-
     /// The earliest clock-driven work: a scheduled send, a think's end or
     /// an arrival.
     fn next_clock_due(&self) -> Option<u64> {
-        let sched = self.heap.peek().map(|Reverse((due, _))| *due);
+        let sched = self.schedule.next_due();
         let users = self.users.as_ref().and_then(UserState::next_due);
         match (sched, users) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
-        }
-    }
-
-    fn issue(&mut self, i: usize, intended_ns: u64) {
-        let target = self.pick_target();
-        // The open model's requests belong to the phase their schedule put
-        // them in: sends the warmup owed and a stall delayed past its end
-        // are the warmup's, or a measured window would count more requests
-        // than its rate offered and hide a server that fell behind.
-        let measured = if self.plan.interval_ns.is_some() && self.job.quota.is_none() {
-            self.measuring && intended_ns >= self.window.warmup_end_ns
-        } else {
-            self.measuring
-        };
-        if measured && self.job.quota.is_some() {
-            self.issued_measured += 1;
-        }
-        self.push_request(i, target, intended_ns, measured);
-    }
-
-    /// Put request `target` on connection `i`'s ring, counted as sent in
-    /// its phase.
-    fn push_request(&mut self, i: usize, target: u32, intended_ns: u64, measured: bool) {
-        self.counters(measured).sent += 1;
-        let now = self.now;
-        let limit = self.limit;
-        let c = &mut self.conns[i];
-        c.carried += 1;
-        c.push(InFlight {
-            target,
-            issued_ns: now,
-            intended_ns,
-            measured,
-            last: c.carried >= limit,
-            stream: 0,
-        });
-        if self.plan.interval_ns.is_some() {
-            let late = now.saturating_sub(intended_ns);
-            if measured {
-                self.stats.lateness.saturating_record((late / 1000).max(1));
-                if late > LATE_NS {
-                    self.stats.late_sends += 1;
-                }
-            }
-        }
-    }
-
-    /// Closed model: keep the connection's pipeline full while there is
-    /// work and the connection may carry more; once its last request is
-    /// issued, the next ones wait for the connection that replaces it.
-    fn fill(&mut self, i: usize) {
-        if self.users.is_some() {
-            self.fill_user(i);
-            return;
-        }
-        let depth = self.depth_of(i);
-        // A pipelined HTTP/1.1 connection is refilled once half its depth
-        // has been answered, in one write, rather than a request per
-        // response: the server then reads a batch and answers it in a
-        // burst the client takes in one read, where topping up each answer
-        // settles into a write, a read and a server wake-up per response.
-        let c = &self.conns[i];
-        if depth > 1 && !c.h2_on && c.state == State::Open && c.len > depth / 2 {
-            self.send(i);
-            return;
-        }
-        let before = self.conns[i].len;
-        while self.conns[i].len < depth && self.conns[i].carried < self.limit && self.can_issue() {
-            let now = self.now;
-            self.issue(i, now);
-        }
-        self.hold_ends(i, self.conns[i].len - before);
-        self.send(i);
-    }
-
-    /// Closed model, load flowing: how long to nap before looking for more
-    /// responses, instead of blocking in epoll_wait at once.
-    ///
-    /// A thread blocked in epoll_wait is woken by the CPU that delivers the
-    /// data, which is the server's: every response that finds the client
-    /// asleep costs the server a wake-up, on a VM an inter-processor interrupt
-    /// and an exit. A quick client sleeps between almost every two responses,
-    /// so it slows the server it measures. A thread that naps on its own timer
-    /// is not waiting on epoll: the server's sends wake nobody, and the client
-    /// then takes the responses that arrived in one go, as a NIC's interrupt
-    /// coalescing does. Latency is untouched, since responses carry the
-    /// kernel's receive stamp; what a nap delays is the next request of the
-    /// connections answered meanwhile, which the server then does not have:
-    /// the client's hold (`Stats::hold_ns`) says how many on average. So a
-    /// nap is kept to 1/128 of the recent latency by default. Longer naps
-    /// cut the client's CPU further, but each halving of the divisor about
-    /// doubles the connections held (docs/performance.md).
-    fn nap_ns(&self, wake: u64) -> u64 {
-        if !self.plan.spec.naps() {
-            return 0;
-        }
-        let nap = (self.latency_avg_ns / self.plan.spec.nap_divisor.max(1))
-            .min(NAP_MAX_NS)
-            .min(wake.saturating_sub(self.now));
-        if nap < NAP_MIN_NS {
-            0
-        } else {
-            nap
-        }
-    }
-
-    /// What is left of a nap of `nap` ns since the loop last took what had
-    /// arrived, when worth sleeping (at least the shortest nap), else 0.
-    /// Looks are paced a nap apart: a client whose turn is quicker than
-    /// the gap between two answers would otherwise take them one at a
-    /// time, a read and a write each, however many are in flight.
-    fn paced_rest(&self, nap: u64, now: u64) -> u64 {
-        let rest = nap.saturating_sub(now.saturating_sub(self.last_look_ns));
-        if rest >= NAP_MIN_NS {
-            rest
-        } else {
-            0
-        }
-    }
-
-    /// Closed model: the next requests of the connections answered in this
-    /// batch go out together after it, as wrk's do, rather than one by one
-    /// between reads. The server then finds several requests per wake-up
-    /// instead of being woken for each, and a pipelined connection answered
-    /// several times in one read tops up with one writev.
-    fn send_deferred(&mut self) {
-        let mut list = std::mem::take(&mut self.deferred);
-        for &i in &list {
-            self.conns[i].deferred = false;
-            self.fill(i);
-        }
-        list.clear();
-        self.deferred = list;
-    }
-
-    /// Open model: queue an idle connection for its next intended send.
-    fn schedule(&mut self, i: usize) {
-        let depth = self.depth_of(i);
-        let c = &mut self.conns[i];
-        if c.in_heap || c.len >= depth {
-            return;
-        }
-        c.in_heap = true;
-        self.heap.push(Reverse((c.next_intended_ns, i)));
-    }
-
-    /// Open model: send every request whose intended time has come. A
-    /// connection still busy when its time comes sends as soon as it is
-    /// free, and that lateness is charged to the request's latency.
-    fn fire_due(&mut self) {
-        let interval = self.plan.interval_ns.unwrap_or(0);
-        while let Some(&Reverse((due, i))) = self.heap.peek() {
-            if due > self.now {
-                break;
-            }
-            self.heap.pop();
-            self.conns[i].in_heap = false;
-            if !self.can_issue() {
-                continue;
-            }
-            let intended = self.conns[i].next_intended_ns;
-            self.conns[i].next_intended_ns = intended + interval;
-            self.issue(i, intended);
-            self.send(i);
-            // A connection that may carry more (HTTP/2 streams, a
-            // pipeline) takes its next send on time too, not once this one
-            // is answered: one at a time, 8 streams did the work of one
-            // and the schedule's lag was charged to the server.
-            self.schedule(i);
         }
     }
 }

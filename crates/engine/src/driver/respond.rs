@@ -35,7 +35,7 @@ impl Worker<'_> {
         // byte did, nor before the request went out, whatever the stamps say.
         let now = arrived.max(first_rx_ns).max(f.issued_ns);
         let took = now - f.issued_ns;
-        self.latency_avg_ns = self.latency_avg_ns - self.latency_avg_ns / 16 + took / 16;
+        self.pace.answered(took);
         if measured && first_rx_ns > 0 {
             let first = first_rx_ns.clamp(f.issued_ns, now) - f.issued_ns;
             self.stats
@@ -58,7 +58,7 @@ impl Worker<'_> {
             c.freed += 1;
             c.freed_at_sum += now;
         }
-        let error = self.check(f.target as usize, &resp);
+        let error = self.books.check(self.plan.spec, f.target as usize, &resp);
         let c = self.counters(measured);
         c.completed += 1;
         c.body_bytes += resp.body_bytes;
@@ -69,7 +69,7 @@ impl Worker<'_> {
         if measured {
             self.tick_timeline(1, error.is_some() as u64, 0);
             if self.job.quota.is_some() {
-                self.done_measured += 1;
+                self.books.done_measured += 1;
             }
         }
 
@@ -104,9 +104,8 @@ impl Worker<'_> {
         }
         if self.plan.interval_ns.is_some() {
             self.schedule(i);
-        } else if !self.conns[i].deferred {
-            self.conns[i].deferred = true;
-            self.deferred.push(i);
+        } else {
+            self.defer(i);
         }
     }
 
@@ -134,27 +133,6 @@ impl Worker<'_> {
         };
         self.stats.hold_ns += (now * k).saturating_sub(took);
         self.stats.holds += k;
-    }
-
-    pub(super) fn check(&mut self, target: usize, resp: &Response) -> Option<ErrorKind> {
-        let spec = self.plan.spec;
-        if !spec.expect_status.accepts(resp.status) {
-            return Some(ErrorKind::Status);
-        }
-        let e = &mut self.expect[target];
-        match e.size {
-            Some(size) if resp.body_bytes != size => return Some(ErrorKind::SizeMismatch),
-            Some(_) => {}
-            None => e.size = Some(resp.body_bytes),
-        }
-        if spec.checksum {
-            match e.checksum {
-                Some(sum) if resp.checksum != sum => return Some(ErrorKind::ChecksumMismatch),
-                Some(_) => {}
-                None => e.checksum = Some(resp.checksum),
-            }
-        }
-        None
     }
 
     pub(super) fn tick_timeline(&mut self, completed: u64, errors: u64, bytes: u64) {
@@ -212,7 +190,7 @@ impl Worker<'_> {
         if measured {
             self.tick_timeline(0, 1, 0);
             if self.job.quota.is_some() {
-                self.done_measured += 1;
+                self.books.done_measured += 1;
             }
         }
     }
@@ -241,7 +219,7 @@ impl Worker<'_> {
             // handshake could finish, which is the same failure as above,
             // merely noticed before the client's hello went out.
             Some(ErrorKind::Reset)
-                if self.conns[i].state == State::Connecting && self.tls_config.is_some() =>
+                if self.conns[i].state == State::Connecting && self.tls.is_some() =>
             {
                 Some(ErrorKind::Tls)
             }
@@ -294,12 +272,12 @@ impl Worker<'_> {
                     c.resent += 1;
                 }
                 if measured && self.job.quota.is_some() {
-                    self.issued_measured -= 1;
+                    self.books.issued_measured -= 1;
                 }
                 // It goes out again as it was: a user's request is kept
                 // by its session, any other by the order's next issue.
                 if self.users.is_none() {
-                    self.taken_back.push_back(f.target);
+                    self.targets.take_back(f.target);
                 }
             }
         }

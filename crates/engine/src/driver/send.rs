@@ -4,6 +4,44 @@
 
 use super::*;
 
+/// How the thread's connections are opened, and how many requests each
+/// carries.
+pub(crate) struct Dial {
+    /// Turns through `spec.sources`, one connect after another.
+    source_seq: usize,
+    /// Every connection carries one request, written at once, in
+    /// cleartext: Nagle has nothing to hold back, so `TCP_NODELAY` is not
+    /// set.
+    pub(crate) one_write: bool,
+    /// Most requests a connection carries (`u64::MAX`: no limit), so the
+    /// hot path compares two integers and never looks at an `Option`.
+    pub(crate) limit: u64,
+}
+
+impl Dial {
+    /// `first_conn`: the thread's first connection's global index, where
+    /// its turn through the sources starts.
+    pub(crate) fn new(spec: &LoadSpec, first_conn: usize) -> Self {
+        Dial {
+            source_seq: first_conn,
+            one_write: spec.connection_limit() == Some(1)
+                && spec.tls.is_none()
+                && spec.users.is_none(),
+            limit: spec.connection_limit().unwrap_or(u64::MAX),
+        }
+    }
+
+    /// Which of `n` source addresses the next connect comes from, in
+    /// turn, when there are any.
+    pub(crate) fn next_source(&mut self, n: usize) -> Option<usize> {
+        (n > 0).then(|| {
+            let k = self.source_seq;
+            self.source_seq = k.wrapping_add(1);
+            k % n
+        })
+    }
+}
+
 impl Worker<'_> {
     /// Push queued requests out, connecting first if needed.
     pub(super) fn send(&mut self, i: usize) {
@@ -39,7 +77,7 @@ impl Worker<'_> {
             Ok(mut s) => {
                 // A connection that carries one request in one write has
                 // nothing for Nagle to hold back: the setsockopt is saved.
-                if !self.one_write {
+                if !self.dial.one_write {
                     let _ = s.set_nodelay(true);
                 }
                 rx::enable_stamps(s.as_raw_fd());
@@ -62,12 +100,7 @@ impl Worker<'_> {
     /// Which of the spec's source addresses the next connect comes from,
     /// in turn, when it has any.
     pub(super) fn next_source_index(&mut self) -> Option<usize> {
-        let n = self.plan.spec.sources.len();
-        (n > 0).then(|| {
-            let k = self.source_seq;
-            self.source_seq = k.wrapping_add(1);
-            k % n
-        })
+        self.dial.next_source(self.plan.spec.sources.len())
     }
 
     pub(super) fn on_connected(&mut self, i: usize) {
@@ -78,14 +111,14 @@ impl Worker<'_> {
             self.stats.reconnects += 1;
         } else {
             c.ever_connected = true;
-            self.established += 1;
+            self.books.established += 1;
         }
         let took = now.saturating_sub(c.connect_start_ns);
         if measuring {
             self.stats.connect.saturating_record((took / 1000).max(1));
         }
         self.counters(measuring).connects += 1;
-        if self.tls_config.is_some() {
+        if self.tls.is_some() {
             self.start_tls(i);
         } else {
             self.open(i);

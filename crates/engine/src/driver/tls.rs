@@ -7,6 +7,22 @@
 
 use super::*;
 
+/// The thread's own TLS client (and session cache), and the buffer the
+/// plaintext out of its records goes through on its way to the parser.
+pub(crate) struct TlsClient {
+    config: Arc<rustls::ClientConfig>,
+    plain: Vec<u8>,
+}
+
+impl TlsClient {
+    pub(crate) fn new(spec: &crate::tls::TlsSpec) -> io::Result<Self> {
+        Ok(TlsClient {
+            config: spec.client_config().map_err(io::Error::other)?,
+            plain: vec![0; READ_BUF],
+        })
+    }
+}
+
 /// What a thread learnt of its handshakes, for one window.
 #[derive(Default)]
 pub(crate) struct TlsStats {
@@ -23,7 +39,7 @@ impl Worker<'_> {
     /// The TCP connect of `i` is done: start its handshake.
     pub(super) fn start_tls(&mut self, i: usize) -> bool {
         let (Some(config), Some(name)) = (
-            self.tls_config.clone(),
+            self.tls.as_ref().map(|t| t.config.clone()),
             self.plan
                 .server_names
                 .get(self.conns[i].target_of_connect as usize),
@@ -125,9 +141,14 @@ impl Worker<'_> {
     /// and reading must stop.
     pub(super) fn tls_input(&mut self, i: usize, data: &[u8], epoch: u64, arrived: u64) -> bool {
         let mut rest = data;
-        let mut plain = std::mem::take(&mut self.plain);
+        let Some(tls) = self.tls.as_mut() else {
+            return false;
+        };
+        let mut plain = std::mem::take(&mut tls.plain);
         let ok = self.tls_input_with(i, &mut rest, epoch, arrived, &mut plain);
-        self.plain = plain;
+        if let Some(tls) = self.tls.as_mut() {
+            tls.plain = plain;
+        }
         ok
     }
 

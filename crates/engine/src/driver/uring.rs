@@ -469,7 +469,7 @@ impl Worker<'_> {
         }
         let epoch = self.conns[i].epoch;
         let target = self.conns[i].target_of_connect as usize;
-        let (reset, nodelay) = (self.plan.spec.linger_zero, !self.one_write);
+        let (reset, nodelay) = (self.plan.spec.linger_zero, !self.dial.one_write);
         let Some(u) = self.uring.as_mut() else {
             return;
         };
@@ -505,7 +505,7 @@ impl Worker<'_> {
         let opened = socket::open(addr, from, self.plan.spec.linger_zero, 0).and_then(|s| {
             // As on epoll: one request in one write has nothing for Nagle
             // to hold back.
-            if !self.one_write {
+            if !self.dial.one_write {
                 socket::nodelay(s.as_raw_fd())?;
             }
             rx::enable_stamps(s.as_raw_fd());

@@ -86,8 +86,8 @@ impl Worker<'_> {
         ThreadResult::new(
             self.stats,
             ending,
-            self.established,
-            self.expect,
+            self.books.established,
+            self.books.expect,
             Drain::default(),
             sessions,
             self.io_fallback.clone(),
@@ -109,8 +109,8 @@ impl Worker<'_> {
         ThreadResult::new(
             stats,
             ending,
-            self.established,
-            self.expect.clone(),
+            self.books.established,
+            self.books.expect.clone(),
             drain,
             None,
             self.io_fallback.clone(),
@@ -149,9 +149,9 @@ impl Worker<'_> {
     fn measure(&mut self, window: Window, events: &mut Events) -> Ending {
         self.window = window;
         self.between_windows = false;
-        self.issued_measured = 0;
-        self.done_measured = 0;
-        self.cpu_mark = (thread_cpu(), thread_runqueue_wait());
+        self.books.issued_measured = 0;
+        self.books.done_measured = 0;
+        self.books.cpu_mark = (thread_cpu(), thread_runqueue_wait());
         self.now = now_ns();
         self.measuring = self.now >= self.window.warmup_end_ns;
         self.next_scan_ns = self.now + SCAN_NS.min(self.timeout_ns());
@@ -188,7 +188,7 @@ impl Worker<'_> {
             u.submit();
         }
         self.stats.unsent = self.unsent(end_ns);
-        let (cpu_start, wait_start) = self.cpu_mark;
+        let (cpu_start, wait_start) = self.books.cpu_mark;
         let cpu_end = thread_cpu();
         let wait_end = thread_runqueue_wait();
         Ending {
@@ -329,7 +329,7 @@ impl Worker<'_> {
             self.now = now_ns();
             if !self.measuring && self.now >= self.window.warmup_end_ns {
                 self.measuring = true;
-                self.cpu_mark = (thread_cpu(), thread_runqueue_wait());
+                self.books.cpu_mark = (thread_cpu(), thread_runqueue_wait());
                 self.carry_into_measuring();
                 // Requests mode: connections idle because warmup ended mid-way
                 // get their first measured request now.
@@ -345,7 +345,7 @@ impl Worker<'_> {
                 }
             }
             if let Some(quota) = self.job.quota {
-                if self.measuring && self.done_measured >= quota {
+                if self.measuring && self.books.done_measured >= quota {
                     return (self.now, false, None);
                 }
             }
@@ -412,7 +412,7 @@ impl Worker<'_> {
             let nap = if busy || events.is_empty() {
                 0
             } else {
-                self.nap_ns(wake)
+                self.pace.nap_ns(self.plan.spec, self.now, wake)
             };
             let mut polled = Ok(());
             let mut ready = false;
@@ -420,7 +420,7 @@ impl Worker<'_> {
                 // What is left of a nap since the last look is slept
                 // first, whatever is waiting (see `paced_rest`); with no
                 // such rest, a look that finds nothing ready naps whole.
-                let mut sleep = self.paced_rest(nap, self.now);
+                let mut sleep = self.pace.paced_rest(nap, self.now);
                 if sleep == 0 {
                     polled = self.poll.poll(events, Some(Duration::ZERO));
                     ready = polled.is_err() || !events.is_empty();
@@ -453,7 +453,7 @@ impl Worker<'_> {
                 }
             }
             self.now = now_ns();
-            self.last_look_ns = self.now;
+            self.pace.looked(self.now);
             // What arrived after the end belongs to no phase: it stays in
             // flight at the end rather than stretching the measured window.
             if let Some(end) = self.window.end_ns {
