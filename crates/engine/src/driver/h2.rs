@@ -10,6 +10,8 @@
 //! popped; the others keep their order, and the head stays the oldest, the
 //! one the timeout scan looks at.
 
+use std::io::{self, Write};
+
 use super::*;
 use crate::h2::{code_slot, Event, CODES, H2};
 use crate::spec::HttpVersion;
@@ -128,7 +130,11 @@ impl Worker<'_> {
             if out.is_empty() || c.unwritable.is_some() {
                 break;
             }
-            let res = match (c.tls.as_mut(), c.stream.as_mut()) {
+            let stream = match &mut self.io {
+                Io::Epoll(e) => e.stream(i),
+                Io::Uring(_) => None,
+            };
+            let res = match (c.tls.as_mut(), stream) {
                 (Some(tls), _) => io::Write::write(&mut tls.writer(), out),
                 (None, Some(stream)) => stream.write(out),
                 (None, None) => return,

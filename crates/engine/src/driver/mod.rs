@@ -21,17 +21,12 @@
 //! also reports the peer's FIN, which no later event would report again).
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
-use std::io::{self, IoSlice, Write};
-use std::os::fd::AsRawFd;
+use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use mio::net::TcpStream;
-use mio::unix::SourceFd;
-use mio::{Events, Interest, Poll, Token};
 
 use crate::clock::{now_ns, realtime_ns, thread_cpu, thread_runqueue_wait, TimerFd};
 use crate::exchange::{Exchange, Fault};
@@ -43,21 +38,21 @@ use crate::spec::{IoBackend, LoadSpec, Order};
 
 mod books;
 mod h2;
+mod io;
 mod issue;
-mod nap;
 mod pace;
 mod receive;
 mod respond;
 mod schedule;
 mod send;
-pub(crate) mod socket;
 mod state;
 mod tls;
-mod uring;
 mod users;
 mod window;
 
 use books::Books;
+pub(crate) use io::socket;
+use io::Io;
 use issue::Targets;
 use pace::Pace;
 use schedule::Schedule;
@@ -66,32 +61,7 @@ pub(crate) use state::*;
 use tls::TlsClient;
 pub(crate) use users::SessionStats;
 use users::UserState;
-pub(crate) use window::events;
 
-const TIMER: Token = Token(usize::MAX - 1);
-
-/// Half a token: the low half names the connection, the high half which
-/// of its sockets (its epoch, wrapped).
-const TOKEN_HALF: u32 = usize::BITS / 2;
-
-/// The epoll token of connection `i`'s socket of `epoch`. A batch of
-/// events can hold one of a socket closed earlier in the same turn (a
-/// connection taken from the ready queue, answered, closed and opened
-/// again); named by the connection alone, that event would reach the
-/// socket that replaced it, and a hang-up it reports would mark the fresh
-/// connection as closed by its peer before it wrote anything.
-fn socket_token(i: usize, epoch: u64) -> Token {
-    let gen = (epoch as usize) & ((1 << TOKEN_HALF) - 1);
-    Token(gen << TOKEN_HALF | i)
-}
-
-/// The connection a token names, if the socket it names is still its
-/// socket.
-fn token_conn(token: Token, conns: &[Conn]) -> Option<usize> {
-    let i = token.0 & ((1 << TOKEN_HALF) - 1);
-    let c = conns.get(i)?;
-    (socket_token(i, c.epoch) == token).then_some(i)
-}
 /// One read buffer per thread, shared by its connections: a response is
 /// parsed as it arrives, so no connection needs a buffer of its own beyond
 /// the parser's header buffer.
@@ -112,20 +82,18 @@ const TURN_NS: u64 = 2_000_000;
 pub(crate) const STATUS_SLOTS: usize = 1000;
 const WRITEV_MAX: usize = 16;
 
+/// How a window's loop ended: when its measured phase ended, whether the
+/// stop flag ended it, and the fatal error.
+type Ended = (u64, bool, Option<std::io::Error>);
+
 pub(crate) struct Worker<'a> {
     plan: &'a Shared<'a>,
     job: Job,
     conns: Vec<Conn>,
     stats: Stats,
     books: Books,
-    poll: Poll,
-    timer: Option<TimerFd>,
-    buf: Vec<u8>,
-    /// Connections to visit as if an event had come, oldest first: unread
-    /// data left by the read budget, or an event a turn had no time for.
-    /// A queue, so that connections that always have more to read cannot
-    /// keep the others from their turn.
-    ready: VecDeque<usize>,
+    /// The thread's I/O backend: epoll, or an io_uring ring.
+    io: Io,
     /// The current turn does no more work after this.
     turn_end_ns: u64,
     next_scan_ns: u64,
@@ -143,14 +111,10 @@ pub(crate) struct Worker<'a> {
     users: Option<UserState>,
     /// The thread's own TLS client, for `https://`.
     tls: Option<TlsClient>,
-    /// The thread's ring, when its I/O goes through io_uring.
-    uring: Option<Box<uring::Uring>>,
-    /// Why io_uring was asked for and epoll used instead.
-    io_fallback: Option<String>,
 }
 
 impl<'a> Worker<'a> {
-    pub(crate) fn new(plan: &'a Shared<'a>, job: Job) -> io::Result<Self> {
+    pub(crate) fn new(plan: &'a Shared<'a>, job: Job) -> std::io::Result<Self> {
         let spec = plan.spec;
         let cfg = ParserConfig {
             checksum: spec.checksum,
@@ -160,7 +124,6 @@ impl<'a> Worker<'a> {
         let depth = spec.pipeline.max(spec.http.streams).max(1);
         let conns: Vec<Conn> = (0..job.conns)
             .map(|_| Conn {
-                stream: None,
                 tls: None,
                 h2: None,
                 h2_on: false,
@@ -182,16 +145,13 @@ impl<'a> Worker<'a> {
                 deferred: false,
                 peer_closed: false,
                 unwritable: None,
-                ready: false,
                 first_rx_ns: 0,
                 stale: false,
                 freed: 0,
                 freed_at_sum: 0,
             })
             .collect();
-        let conns_len = job.conns;
         let places: usize = conns.iter().map(|c: &Conn| c.ring.len()).sum();
-        let poll = Poll::new()?;
         let threads = spec.threads.clamp(1, spec.connections.max(1));
         let users = spec
             .users
@@ -205,27 +165,8 @@ impl<'a> Worker<'a> {
         } else {
             job
         };
-        let (uring, io_fallback) = match plan.io {
-            IoBackend::Uring => match uring::Uring::new(
-                job.conns,
-                spec.pipeline,
-                &spec.targets.iter().map(|t| t.addr).collect::<Vec<_>>(),
-                &spec.sources,
-            ) {
-                Ok(u) => (Some(Box::new(u)), None),
-                Err(e) => (None, Some(e.to_string())),
-            },
-            IoBackend::Epoll | IoBackend::Auto => (None, None),
-        };
         // The ring's wait has its own timeout, to the nanosecond.
-        let timer = if uring.is_none() && (plan.interval_ns.is_some() || users.is_some()) {
-            let t = TimerFd::new()?;
-            poll.registry()
-                .register(&mut SourceFd(&t.raw()), TIMER, Interest::READABLE)?;
-            Some(t)
-        } else {
-            None
-        };
+        let io = Io::new(plan, &job, plan.interval_ns.is_some() || users.is_some())?;
         let tls = match &spec.tls {
             Some(t) => Some(TlsClient::new(t)?),
             None => None,
@@ -240,10 +181,7 @@ impl<'a> Worker<'a> {
             books: Books::new(spec),
             window: Window::default(),
             between_windows: false,
-            poll,
-            timer,
-            buf: vec![0; READ_BUF],
-            ready: VecDeque::with_capacity(conns_len),
+            io,
             turn_end_ns: 0,
             next_scan_ns: 0,
             targets: Targets::new(rng, seq, places),
@@ -253,75 +191,13 @@ impl<'a> Worker<'a> {
             pace: Pace::new(),
             users,
             tls,
-            uring,
-            io_fallback,
         })
-    }
-
-    /// Visit what last turn left over, then this poll's events, until the
-    /// turn's time is up; what is left then waits for the next turn.
-    fn turn(&mut self, events: &Events, wake: u64) {
-        let mut end = (self.now + TURN_NS).min(wake);
-        if let Some(due) = self.next_clock_due() {
-            end = end.min(due);
-        }
-        self.turn_end_ns = end;
-
-        // Only what was queued before this turn: a connection visited now
-        // and queued again waits behind the others.
-        for _ in 0..self.ready.len() {
-            let Some(&i) = self.ready.front() else {
-                break;
-            };
-            // Left in the queue by a connection closed since.
-            if !self.conns[i].ready {
-                self.ready.pop_front();
-                continue;
-            }
-            if self.turn_over() {
-                break;
-            }
-            self.ready.pop_front();
-            self.conns[i].ready = false;
-            let closed = self.conns[i].peer_closed;
-            self.on_event(i, true, closed);
-        }
-
-        for ev in events.iter() {
-            let token = ev.token();
-            if token == TIMER {
-                if let Some(t) = self.timer.as_mut() {
-                    t.clear();
-                }
-                continue;
-            }
-            let Some(i) = token_conn(token, &self.conns) else {
-                continue;
-            };
-            let closed = ev.is_read_closed() || ev.is_error();
-            if !self.turn_over() {
-                self.on_event(i, ev.is_readable() || closed, closed);
-            } else if self.conns[i].state != State::Down {
-                // Edge-triggered: this event will not come again.
-                if closed {
-                    self.conns[i].peer_closed = true;
-                }
-                self.mark_ready(i);
-            }
-        }
     }
 
     /// Refreshes `now`; true once the turn has had its time.
     fn turn_over(&mut self) -> bool {
         self.now = now_ns();
         self.now >= self.turn_end_ns
-    }
-
-    fn mark_ready(&mut self, i: usize) {
-        if !self.conns[i].ready {
-            self.conns[i].ready = true;
-            self.ready.push_back(i);
-        }
     }
 
     fn counters(&mut self, measured: bool) -> &mut Counters {

@@ -322,13 +322,10 @@ impl Worker<'_> {
 
     /// Close connection `i` and forget what was on it.
     pub(super) fn shut(&mut self, i: usize) {
-        if self.uring.is_some() {
-            self.uring_shut(i);
+        match &mut self.io {
+            Io::Uring(_) => self.uring_shut(i),
+            Io::Epoll(e) => e.close(i),
         }
-        // Closing the socket takes it out of epoll's set (it is never
-        // duplicated), so no epoll_ctl is spent on it: one syscall less
-        // per connection, which a load of new connections pays each time.
-        self.conns[i].stream = None;
         let c = &mut self.conns[i];
         c.tls = None;
         c.h2_on = false;
@@ -341,7 +338,6 @@ impl Worker<'_> {
         c.peer_closed = false;
         c.unwritable = None;
         c.carried = 0;
-        c.ready = false;
         c.stale = false;
         c.exchange.reset();
     }

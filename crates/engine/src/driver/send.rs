@@ -2,6 +2,8 @@
 //! opening it once TCP (and TLS) is up, and writing its requests, whole or
 //! in part, with what a write that fails leaves to be read first.
 
+use std::io;
+
 use super::*;
 
 /// How the thread's connections are opened, and how many requests each
@@ -68,32 +70,9 @@ impl Worker<'_> {
             addr
         };
         self.conns[i].connect_start_ns = self.now;
-        if self.uring.is_some() {
-            self.uring_connect(i, addr);
-            return;
-        }
-        let from = self.next_source_index().map(|k| self.plan.spec.sources[k]);
-        match socket::connect(addr, from, self.plan.spec.linger_zero) {
-            Ok(mut s) => {
-                // A connection that carries one request in one write has
-                // nothing for Nagle to hold back: the setsockopt is saved.
-                if !self.dial.one_write {
-                    let _ = s.set_nodelay(true);
-                }
-                rx::enable_stamps(s.as_raw_fd());
-                if let Err(e) = self.poll.registry().register(
-                    &mut s,
-                    socket_token(i, self.conns[i].epoch),
-                    Interest::READABLE | Interest::WRITABLE,
-                ) {
-                    self.fail(i, classify_connect(&e));
-                    return;
-                }
-                let c = &mut self.conns[i];
-                c.stream = Some(s);
-                c.state = State::Connecting;
-            }
-            Err(e) => self.fail(i, classify_connect(&e)),
+        match self.io {
+            Io::Uring(_) => self.uring_connect(i, addr),
+            Io::Epoll(_) => self.epoll_connect(i, addr),
         }
     }
 
@@ -152,7 +131,7 @@ impl Worker<'_> {
         if self.between_windows {
             return;
         }
-        if self.uring.is_some() {
+        if self.io.is_uring() {
             self.uring_flush(i);
             return;
         }
@@ -164,46 +143,7 @@ impl Worker<'_> {
             self.tls_flush(i);
             return;
         }
-        loop {
-            let c = &mut self.conns[i];
-            if c.written >= c.len || c.peer_closed || c.unwritable.is_some() {
-                return;
-            }
-            let (head, written, write_off, pending) =
-                (c.head, c.written, c.write_off, c.len - c.written);
-            let Conn { stream, ring, .. } = c;
-            let Some(stream) = stream.as_mut() else {
-                return;
-            };
-            let req_at = |k: usize| {
-                let f = &ring[(head + written + k) % ring.len()];
-                self.plan.requests.get(f.target, f.last)
-            };
-            let res = if pending == 1 {
-                stream.write(&req_at(0)[write_off..])
-            } else {
-                let mut slices = [IoSlice::new(&[]); WRITEV_MAX];
-                let n = pending.min(WRITEV_MAX);
-                for (k, slot) in slices.iter_mut().enumerate().take(n) {
-                    let req = req_at(k);
-                    *slot = IoSlice::new(if k == 0 { &req[write_off..] } else { req });
-                }
-                stream.write_vectored(&slices[..n])
-            };
-            match res {
-                Ok(n) => {
-                    let measuring = self.measuring;
-                    self.counters(measuring).bytes_written += n as u64;
-                    self.wrote(i, n);
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.write_failed(i, &e);
-                    return;
-                }
-            }
-        }
+        self.epoll_write(i);
     }
 
     /// A write on connection `i` failed with `e`. A server may answer

@@ -2,6 +2,8 @@
 //! one thread is given (its job) and hands back, its counters, and its
 //! connections with the ring of requests each has in flight.
 
+use std::io;
+
 use super::*;
 
 /// Per-URL expectations: the first accepted response a thread sees for a
@@ -176,8 +178,9 @@ pub(crate) enum State {
     Open,
 }
 
+/// A connection slot, whatever its backend: its socket is the backend's
+/// (`Io`), its protocol layers and its requests in flight are here.
 pub(crate) struct Conn {
-    pub(crate) stream: Option<TcpStream>,
     /// The TLS layer of an `https://` connection.
     pub(crate) tls: Option<Box<rustls::ClientConnection>>,
     /// The HTTP/2 layer, kept from one connection to the next of this
@@ -216,8 +219,6 @@ pub(crate) struct Conn {
     pub(crate) unwritable: Option<ErrorKind>,
     /// Closed model: queued to send its next request after this batch.
     pub(crate) deferred: bool,
-    /// Queued to be visited next turn (`Worker::ready`).
-    pub(crate) ready: bool,
     /// When the read that brought the first byte of the response being
     /// read reached the socket: that response cannot have ended earlier.
     pub(crate) first_rx_ns: u64,

@@ -5,6 +5,8 @@
 //! timed apart; a request's latency starts once its connection can carry
 //! it, as without TLS.
 
+use std::io;
+
 use super::*;
 
 /// The thread's own TLS client (and session cache), and the buffer the
@@ -67,7 +69,11 @@ impl Worker<'_> {
     pub(super) fn tls_write(&mut self, i: usize) {
         loop {
             let c = &mut self.conns[i];
-            let (Some(tls), Some(stream)) = (c.tls.as_mut(), c.stream.as_mut()) else {
+            let stream = match &mut self.io {
+                Io::Epoll(e) => e.stream(i),
+                Io::Uring(_) => None,
+            };
+            let (Some(tls), Some(stream)) = (c.tls.as_mut(), stream) else {
                 return;
             };
             if !tls.wants_write() || c.unwritable.is_some() {

@@ -3,12 +3,10 @@
 //! opening them, finding out what the server did to them while they sat
 //! idle, and draining what is still in flight when a window ends.
 
-use std::time::Duration;
+use std::io;
 
 use super::*;
 
-/// Events taken per poll.
-const EVENTS: usize = 1024;
 /// Longest a session's drain waits for the responses in flight at a
 /// window's end (or the timeout, if shorter): the next window, of this
 /// server or another, is waiting.
@@ -53,10 +51,6 @@ impl ThreadResult {
     }
 }
 
-pub(crate) fn events() -> Events {
-    Events::with_capacity(EVENTS)
-}
-
 impl Worker<'_> {
     /// Once per thread, before its first window.
     pub(crate) fn settle_thread(&self) {
@@ -76,11 +70,10 @@ impl Worker<'_> {
     /// A whole run: one window, after which the connections are closed.
     pub(crate) fn run(mut self, window: Window) -> ThreadResult {
         self.settle_thread();
-        let mut events = events();
-        let ending = self.measure(window, &mut events);
-        self.uring_count_last_sends();
-        for c in &mut self.conns {
-            c.stream = None;
+        let ending = self.measure(window);
+        match &mut self.io {
+            Io::Uring(_) => self.uring_count_last_sends(),
+            Io::Epoll(e) => e.close_all(),
         }
         let sessions = self.users.as_mut().map(|u| u.take_stats());
         ThreadResult::new(
@@ -90,22 +83,17 @@ impl Worker<'_> {
             self.books.expect,
             Drain::default(),
             sessions,
-            self.io_fallback.clone(),
+            self.io.fallback(),
         )
     }
 
     /// A session's window: measured into the thread's stats, which are
     /// handed over and replaced by `spare` (reset) for the drain and the
     /// next window; the connections stay open.
-    pub(crate) fn session_window(
-        &mut self,
-        window: Window,
-        events: &mut Events,
-        spare: Stats,
-    ) -> ThreadResult {
-        let ending = self.measure(window, events);
+    pub(crate) fn session_window(&mut self, window: Window, spare: Stats) -> ThreadResult {
+        let ending = self.measure(window);
         let stats = std::mem::replace(&mut self.stats, spare);
-        let drain = self.drain(events, ending.end_ns);
+        let drain = self.drain(ending.end_ns);
         ThreadResult::new(
             stats,
             ending,
@@ -113,7 +101,7 @@ impl Worker<'_> {
             self.books.expect.clone(),
             drain,
             None,
-            self.io_fallback.clone(),
+            self.io.fallback(),
         )
     }
 
@@ -121,7 +109,7 @@ impl Worker<'_> {
     /// when each is open or has failed, within the timeout. What failed is
     /// opened again, and counted, in the first window; the handshakes made
     /// here belong to no window.
-    pub(crate) fn open_all(&mut self, events: &mut Events) {
+    pub(crate) fn open_all(&mut self) {
         self.between_windows = true;
         self.measuring = true;
         self.now = now_ns();
@@ -136,7 +124,7 @@ impl Worker<'_> {
         for i in 0..self.conns.len() {
             self.connect(i);
         }
-        let _ = self.spin(events);
+        let _ = self.spin();
         for i in 0..self.conns.len() {
             if matches!(self.conns[i].state, State::Connecting | State::Handshaking) {
                 self.shut(i);
@@ -146,7 +134,7 @@ impl Worker<'_> {
     }
 
     /// Run one window to its end, its stop flag, or a fatal error.
-    fn measure(&mut self, window: Window, events: &mut Events) -> Ending {
+    fn measure(&mut self, window: Window) -> Ending {
         self.window = window;
         self.between_windows = false;
         self.books.issued_measured = 0;
@@ -175,16 +163,16 @@ impl Worker<'_> {
             self.start_users();
             self.send_deferred();
         } else {
-            self.sweep(events);
+            self.sweep();
             for i in 0..self.conns.len() {
                 self.fill(i);
             }
         }
-        let (end_ns, interrupted, fatal) = self.spin(events);
+        let (end_ns, interrupted, fatal) = self.spin();
         // A ring's sends queued in the last turn go out with the next
         // enter, which an ending loop never makes: made here, a request
         // counted as sent has reached the kernel, as on epoll.
-        if let Some(u) = self.uring.as_mut() {
+        if let Some(u) = self.io.uring() {
             u.submit();
         }
         self.stats.unsent = self.unsent(end_ns);
@@ -233,7 +221,7 @@ impl Worker<'_> {
     /// them (their keep-alive timeout), so that those are reopened rather
     /// than written to. A close that comes later still is caught by
     /// `stale`.
-    fn sweep(&mut self, events: &mut Events) {
+    fn sweep(&mut self) {
         let mut open = false;
         for c in &mut self.conns {
             if c.state == State::Open {
@@ -241,12 +229,12 @@ impl Worker<'_> {
                 open = true;
             }
         }
-        if open && self.uring.is_some() {
-            self.uring_sweep();
-        } else if open && self.poll.poll(events, Some(Duration::ZERO)).is_ok() {
-            self.now = now_ns();
-            let wake = self.next_scan_ns;
-            self.turn(events, wake);
+        if !open {
+            return;
+        }
+        match self.io {
+            Io::Uring(_) => self.uring_sweep(),
+            Io::Epoll(_) => self.epoll_sweep(),
         }
     }
 
@@ -255,7 +243,7 @@ impl Worker<'_> {
     /// (from `ended_ns`, the window's end) or the stop flag is set. What is
     /// still unanswered then is closed, to be reopened by the next window;
     /// requests never written are dropped.
-    fn drain(&mut self, events: &mut Events, ended_ns: u64) -> Drain {
+    fn drain(&mut self, ended_ns: u64) -> Drain {
         self.between_windows = true;
         self.measuring = true;
         self.window.end_ns = Some(ended_ns + self.timeout_ns().min(DRAIN_MAX_NS));
@@ -263,11 +251,11 @@ impl Worker<'_> {
         // is reported once: look at every connection with something due.
         // (A ring keeps what completed until it is handled.)
         for i in 0..self.conns.len() {
-            if self.uring.is_none() && self.conns[i].awaiting() {
+            if self.conns[i].awaiting() {
                 self.mark_ready(i);
             }
         }
-        let _ = self.spin(events);
+        let _ = self.spin();
         let mut drain = Drain {
             responses: self.stats.measured.completed + self.stats.warmup.completed,
             abandoned: 0,
@@ -323,7 +311,7 @@ impl Worker<'_> {
     /// a fatal error, or, between a session's windows, until nothing is
     /// left to wait for. Returns when the measured phase ended, whether the
     /// stop flag ended it, and the fatal error.
-    fn spin(&mut self, events: &mut Events) -> (u64, bool, Option<io::Error>) {
+    fn spin(&mut self) -> Ended {
         let rate = self.plan.interval_ns.is_some();
         loop {
             self.now = now_ns();
@@ -383,85 +371,13 @@ impl Worker<'_> {
                 wake = wake.min(self.window.warmup_end_ns);
             }
             let due = self.next_clock_due();
-            if let (Some(timer), Some(due)) = (self.timer.as_mut(), due) {
-                if timer.armed_at().is_none_or(|a| due < a) {
-                    timer.arm(due);
-                }
-            }
-            if self.uring.is_some() {
-                let wake_at = due.map_or(wake, |d| d.min(wake));
-                if let Err(e) = self.uring_wait(wake_at) {
-                    return (now_ns(), false, Some(e));
-                }
-                // The ring paces no looks (its naps are counts), so
-                // `last_look_ns` is the epoll loop's alone.
-                self.now = now_ns();
-                if let Some(end) = self.window.end_ns {
-                    if self.now >= end {
-                        return (end, false, None);
-                    }
-                }
-                self.uring_turn(wake);
-                self.send_deferred();
-                continue;
-            }
-            // Work left from the last turn is done before any wait.
-            let busy = !self.ready.is_empty();
-            // `events` still holds the last batch: the load is flowing if it
-            // had any, and only then is a nap worth taking.
-            let nap = if busy || events.is_empty() {
-                0
-            } else {
-                self.pace.nap_ns(self.plan.spec, self.now, wake)
+            let ended = match self.io {
+                Io::Uring(_) => self.uring_step(wake, due),
+                Io::Epoll(_) => self.epoll_step(wake, due),
             };
-            let mut polled = Ok(());
-            let mut ready = false;
-            if nap > 0 {
-                // What is left of a nap since the last look is slept
-                // first, whatever is waiting (see `paced_rest`); with no
-                // such rest, a look that finds nothing ready naps whole.
-                let mut sleep = self.pace.paced_rest(nap, self.now);
-                if sleep == 0 {
-                    polled = self.poll.poll(events, Some(Duration::ZERO));
-                    ready = polled.is_err() || !events.is_empty();
-                    sleep = if ready { 0 } else { nap };
-                }
-                if sleep > 0 {
-                    if self.measuring {
-                        self.stats.naps += 1;
-                    }
-                    std::thread::sleep(Duration::from_nanos(sleep));
-                    polled = self.poll.poll(events, Some(Duration::ZERO));
-                    ready = polled.is_err() || !events.is_empty();
-                }
+            if let Some(ended) = ended {
+                return ended;
             }
-            if !ready {
-                self.now = now_ns();
-                // epoll_wait counts milliseconds; round up so we never spin.
-                let timeout_ms = if busy {
-                    0
-                } else {
-                    wake.saturating_sub(self.now).div_ceil(1_000_000)
-                };
-                polled = self
-                    .poll
-                    .poll(events, Some(Duration::from_millis(timeout_ms)));
-            }
-            if let Err(e) = polled {
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return (now_ns(), false, Some(e));
-                }
-            }
-            self.now = now_ns();
-            self.pace.looked(self.now);
-            // What arrived after the end belongs to no phase: it stays in
-            // flight at the end rather than stretching the measured window.
-            if let Some(end) = self.window.end_ns {
-                if self.now >= end {
-                    return (end, false, None);
-                }
-            }
-            self.turn(events, wake);
             self.send_deferred();
         }
     }
@@ -502,21 +418,3 @@ impl Worker<'_> {
         due
     }
 }
-
-impl Worker<'_> {
-    /// A whole run's end, on the ring: count what its last sends wrote.
-    /// Only there: between a session's windows the drain takes them.
-    pub(super) fn uring_count_last_sends(&mut self) {
-        let Some(u) = self.uring.as_mut() else {
-            return;
-        };
-        let bytes = u.last_sends(LAST_SENDS_WAIT_NS);
-        let measuring = self.measuring;
-        self.counters(measuring).bytes_written += bytes;
-    }
-}
-
-/// How long the end of a run waits for the completions of its last sends:
-/// those on a socket with room complete as they are submitted, and a
-/// cancelled one at once; this only bounds a kernel that is slow to.
-const LAST_SENDS_WAIT_NS: u64 = 5_000_000;

@@ -42,7 +42,11 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use io_uring::types::{CancelBuilder, Fixed, SubmitArgs, Timespec};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
-use super::*;
+use std::io;
+
+use crate::driver::*;
+
+use super::{nap, socket};
 
 /// One buffer of the provided ring: room for a read's header, its stamp
 /// and its data.
@@ -76,6 +80,11 @@ pub(crate) const NO_DIRECT_ENV: &str = "THRONG_URING_NO_DIRECT";
 /// Set in a test to have every ring refused, as a kernel that has
 /// io_uring disabled would.
 pub(crate) const REFUSE_ENV: &str = "THRONG_URING_REFUSE";
+
+/// How long the end of a run waits for the completions of its last sends:
+/// those on a socket with room complete as they are submitted, and a
+/// cancelled one at once; this only bounds a kernel that is slow to.
+const LAST_SENDS_WAIT_NS: u64 = 5_000_000;
 
 /// A connection's send in flight.
 #[derive(Clone, Copy, Default)]
@@ -392,7 +401,7 @@ impl Uring {
     }
 
     /// Hand the kernel what the turn queued, without waiting.
-    pub(super) fn submit(&mut self) {
+    pub(crate) fn submit(&mut self) {
         let _ = self.enter(0, 0);
     }
 
@@ -402,7 +411,7 @@ impl Uring {
     /// count, one request short of what the server read. Sends still held
     /// by a full socket are cancelled, so that their completions say how
     /// much went out; the wait for them is bounded by `wait_ns`.
-    pub(super) fn last_sends(&mut self, wait_ns: u64) -> u64 {
+    fn last_sends(&mut self, wait_ns: u64) -> u64 {
         let mut busy = 0;
         for i in 0..self.sends.len() {
             if !std::mem::take(&mut self.sends[i].busy) {
@@ -460,9 +469,9 @@ fn msghdr_for(control: usize) -> libc::msghdr {
 
 impl Worker<'_> {
     /// Queue connection `i`'s connect to `addr`.
-    pub(super) fn uring_connect(&mut self, i: usize, addr: SocketAddr) {
+    pub(crate) fn uring_connect(&mut self, i: usize, addr: SocketAddr) {
         let from = self.next_source_index();
-        let direct = self.uring.as_ref().is_some_and(|u| u.direct);
+        let direct = self.io.uring_ref().is_some_and(|u| u.direct);
         if !direct {
             self.uring_connect_opened(i, addr, from);
             return;
@@ -470,7 +479,7 @@ impl Worker<'_> {
         let epoch = self.conns[i].epoch;
         let target = self.conns[i].target_of_connect as usize;
         let (reset, nodelay) = (self.plan.spec.linger_zero, !self.dial.one_write);
-        let Some(u) = self.uring.as_mut() else {
+        let Some(u) = self.io.uring() else {
             return;
         };
         let setup = socket::RingSetup {
@@ -487,7 +496,7 @@ impl Worker<'_> {
     /// Queue what opens connection `i`'s socket and connects it; from now
     /// on the slot holds a socket (`State` is not `Down`) until `shut`.
     fn uring_queue_connect(&mut self, i: usize, sqes: &[squeue::Entry]) {
-        let Some(u) = self.uring.as_mut() else {
+        let Some(u) = self.io.uring() else {
             return;
         };
         u.sends[i].busy = false;
@@ -520,7 +529,7 @@ impl Worker<'_> {
         };
         let epoch = self.conns[i].epoch;
         let target = self.conns[i].target_of_connect as usize;
-        let Some(u) = self.uring.as_mut() else {
+        let Some(u) = self.io.uring() else {
             return;
         };
         u.fds[i] = fd.as_raw_fd();
@@ -541,14 +550,14 @@ impl Worker<'_> {
 
     /// Queue a send of what connection `i` has not written, unless one is
     /// in flight (its completion sends the rest).
-    pub(super) fn uring_flush(&mut self, i: usize) {
+    pub(crate) fn uring_flush(&mut self, i: usize) {
         let c = &self.conns[i];
         if c.written >= c.len || c.peer_closed || c.state != State::Open {
             return;
         }
         let (head, written, write_off, pending, epoch) =
             (c.head, c.written, c.write_off, c.len - c.written, c.epoch);
-        let Some(u) = self.uring.as_mut() else {
+        let Some(u) = self.io.uring() else {
             return;
         };
         let slot = &mut u.sends[i];
@@ -609,19 +618,19 @@ impl Worker<'_> {
     /// Whether connection `i` has a send in flight on the ring: the ring
     /// counts a request written once its send is submitted, so only this
     /// tells that the kernel has not yet taken all of it.
-    pub(super) fn uring_sending(&self, i: usize) -> bool {
-        self.uring.as_ref().is_some_and(|u| u.sends[i].busy)
+    pub(crate) fn uring_sending(&self, i: usize) -> bool {
+        self.io.uring_ref().is_some_and(|u| u.sends[i].busy)
     }
 
     /// Connection `i` is closed: cancel what is pending on its socket and
     /// close it in the table (the last reference: the socket's close).
-    pub(super) fn uring_shut(&mut self, i: usize) {
+    pub(crate) fn uring_shut(&mut self, i: usize) {
         // A connection that is down holds no socket: its connect was never
         // queued, or it was closed already.
         if self.conns[i].state == State::Down {
             return;
         }
-        let Some(u) = self.uring.as_mut() else {
+        let Some(u) = self.io.uring() else {
             return;
         };
         u.sends[i].busy = false;
@@ -640,7 +649,7 @@ impl Worker<'_> {
 
     fn arm_recv(&mut self, i: usize) {
         let epoch = self.conns[i].epoch;
-        let Some(u) = self.uring.as_mut() else {
+        let Some(u) = self.io.uring() else {
             return;
         };
         let sqe = opcode::RecvMsgMulti::new(Fixed(i as u32), &*u.recv_msg, BGID)
@@ -652,13 +661,13 @@ impl Worker<'_> {
     }
 
     /// Handle what has completed, until the turn's time is up.
-    pub(super) fn uring_turn(&mut self, wake: u64) {
+    fn uring_turn(&mut self, wake: u64) {
         let mut end = (self.now + TURN_NS).min(wake);
         if let Some(due) = self.next_clock_due() {
             end = end.min(due);
         }
         self.turn_end_ns = end;
-        let Some(u) = self.uring.as_mut() else {
+        let Some(u) = self.io.uring() else {
             return;
         };
         u.reap();
@@ -667,7 +676,7 @@ impl Worker<'_> {
             if self.turn_over() {
                 break;
             }
-            let Some(cqe) = self.uring.as_mut().and_then(|u| u.cqes.pop_front()) else {
+            let Some(cqe) = self.io.uring().and_then(|u| u.cqes.pop_front()) else {
                 break;
             };
             self.uring_complete(cqe);
@@ -691,7 +700,7 @@ impl Worker<'_> {
                 }
             }
             OP_SEND if live => {
-                let len = self.uring.as_mut().map_or(0, |u| {
+                let len = self.io.uring().map_or(0, |u| {
                     u.sends[i].busy = false;
                     u.sends[i].len
                 });
@@ -721,7 +730,7 @@ impl Worker<'_> {
                 if live {
                     self.uring_received(i, res, bid, cqueue::more(cqe.flags()));
                 }
-                if let (Some(bid), Some(u)) = (bid, self.uring.as_mut()) {
+                if let (Some(bid), Some(u)) = (bid, self.io.uring()) {
                     u.give_back(bid);
                 }
             }
@@ -743,7 +752,7 @@ impl Worker<'_> {
         let Some(bid) = bid else {
             return;
         };
-        let Some(u) = self.uring.as_ref() else {
+        let Some(u) = self.io.uring_ref() else {
             return;
         };
         // SAFETY: the kernel completed this buffer; it is given back only
@@ -776,9 +785,40 @@ impl Worker<'_> {
         }
     }
 
+    /// A whole run's end, on the ring: count what its last sends wrote.
+    /// Only there: between a session's windows the drain takes them.
+    pub(crate) fn uring_count_last_sends(&mut self) {
+        let Some(u) = self.io.uring() else {
+            return;
+        };
+        let bytes = u.last_sends(LAST_SENDS_WAIT_NS);
+        let measuring = self.measuring;
+        self.counters(measuring).bytes_written += bytes;
+    }
+
+    /// One look of the loop on the ring: submit what the turn queued and
+    /// wait (or nap) until `wake`, or the clock's work `due`, then handle
+    /// what completed. Returns how the window ended, if it did.
+    pub(crate) fn uring_step(&mut self, wake: u64, due: Option<u64>) -> Option<Ended> {
+        let wake_at = due.map_or(wake, |d| d.min(wake));
+        if let Err(e) = self.uring_wait(wake_at) {
+            return Some((now_ns(), false, Some(e)));
+        }
+        // The ring paces no looks (its naps are counts), so `Pace` is the
+        // epoll loop's alone.
+        self.now = now_ns();
+        if let Some(end) = self.window.end_ns {
+            if self.now >= end {
+                return Some((end, false, None));
+            }
+        }
+        self.uring_turn(wake);
+        None
+    }
+
     /// Sessions: take what completed while the connections sat idle.
-    pub(super) fn uring_sweep(&mut self) {
-        if let Some(u) = self.uring.as_mut() {
+    pub(crate) fn uring_sweep(&mut self) {
+        if let Some(u) = self.io.uring() {
             u.submit();
         }
         self.now = now_ns();

@@ -1,0 +1,82 @@
+//! The driver's I/O backends: epoll (through mio) and io_uring, behind
+//! one enum that the loop matches once per turn (to wait, then to take
+//! what came) and once per connect, send or close, never per byte. Each
+//! backend owns its own state: epoll its `Poll`, events, timer, read
+//! buffer, sockets and ready queue; the ring its table of sockets, its
+//! provided buffers and its sends in flight. What both hand the loop is
+//! the same: a connection connected, bytes read (with their kernel
+//! stamp), bytes written, a close or an error, each handled by the
+//! protocol layers above.
+
+use std::io;
+
+use crate::spec::IoBackend;
+
+use super::{Job, Shared};
+
+pub(crate) mod epoll;
+mod nap;
+pub(crate) mod socket;
+pub(crate) mod uring;
+
+pub(crate) use epoll::Epoll;
+pub(crate) use uring::Uring;
+
+/// A thread's I/O backend.
+pub(crate) enum Io {
+    Epoll(Epoll),
+    Uring(Box<Uring>),
+}
+
+impl Io {
+    /// The backend `plan` asks for; epoll when a ring was asked for and
+    /// the kernel refused it (`fallback` says why). `clocked`: the loop
+    /// wakes for scheduled work (sends, thinks, arrivals), which on epoll
+    /// needs a timer.
+    pub(crate) fn new(plan: &Shared<'_>, job: &Job, clocked: bool) -> io::Result<Io> {
+        let spec = plan.spec;
+        let fallback = match plan.io {
+            IoBackend::Uring => match Uring::new(
+                job.conns,
+                spec.pipeline,
+                &spec.targets.iter().map(|t| t.addr).collect::<Vec<_>>(),
+                &spec.sources,
+            ) {
+                Ok(u) => return Ok(Io::Uring(Box::new(u))),
+                Err(e) => Some(e.to_string()),
+            },
+            IoBackend::Epoll | IoBackend::Auto => None,
+        };
+        Ok(Io::Epoll(Epoll::new(job.conns, clocked, fallback)?))
+    }
+
+    /// The ring, when the thread's I/O goes through one.
+    #[inline]
+    pub(crate) fn uring(&mut self) -> Option<&mut Uring> {
+        match self {
+            Io::Uring(u) => Some(u),
+            Io::Epoll(_) => None,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn uring_ref(&self) -> Option<&Uring> {
+        match self {
+            Io::Uring(u) => Some(u),
+            Io::Epoll(_) => None,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn is_uring(&self) -> bool {
+        matches!(self, Io::Uring(_))
+    }
+
+    /// Why io_uring was asked for and epoll used instead.
+    pub(crate) fn fallback(&self) -> Option<String> {
+        match self {
+            Io::Epoll(e) => e.fallback.clone(),
+            Io::Uring(_) => None,
+        }
+    }
+}
