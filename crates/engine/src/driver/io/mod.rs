@@ -16,11 +16,12 @@ use super::{Job, Shared};
 
 pub(crate) mod epoll;
 mod nap;
+mod ring;
 pub(crate) mod socket;
-pub(crate) mod uring;
+mod uring;
 
 pub(crate) use epoll::Epoll;
-pub(crate) use uring::Uring;
+pub(crate) use ring::Uring;
 
 /// A thread's I/O backend.
 pub(crate) enum Io {

@@ -1,0 +1,471 @@
+//! A thread's io_uring ring and what it owns: the table of registered
+//! files its connections' sockets sit in, the ring of buffers it provides
+//! the kernel for receives, each connection's send in flight, and the one
+//! enter per turn that submits what the turn queued and waits.
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::collections::VecDeque;
+use std::io;
+use std::mem::ManuallyDrop;
+use std::net::SocketAddr;
+use std::os::fd::{OwnedFd, RawFd};
+
+use io_uring::types::{CancelBuilder, Fixed, SubmitArgs, Timespec};
+use io_uring::{cqueue, opcode, squeue, types, IoUring};
+
+use crate::clock::now_ns;
+use crate::driver::WRITEV_MAX;
+
+use super::{nap, socket};
+
+/// One buffer of the provided ring: room for a read's header, its stamp
+/// and its data.
+const BUF_SIZE: usize = 16 * 1024;
+const MIN_BUFS: usize = 64;
+const MAX_BUFS: usize = 512;
+pub(super) const BGID: u16 = 0;
+/// Room for the `SCM_TIMESTAMPNS` control message of a receive.
+const CONTROL_LEN: usize = 64;
+
+pub(super) const OP_CONNECT: u64 = 1;
+pub(super) const OP_RECV: u64 = 2;
+pub(super) const OP_SEND: u64 = 3;
+
+pub(super) fn user_data(op: u64, i: usize, epoch: u64) -> u64 {
+    (epoch << 32) | ((i as u64) << 3) | op
+}
+
+pub(super) fn decode(ud: u64) -> (u64, usize, u32) {
+    (
+        ud & 7,
+        ((ud & 0xffff_ffff) >> 3) as usize,
+        (ud >> 32) as u32,
+    )
+}
+
+/// Set in a test to have the ring make no sockets of its own, as a kernel
+/// before 6.7 would not.
+pub(crate) const NO_DIRECT_ENV: &str = "THRONG_URING_NO_DIRECT";
+
+/// Set in a test to have every ring refused, as a kernel that has
+/// io_uring disabled would.
+pub(crate) const REFUSE_ENV: &str = "THRONG_URING_REFUSE";
+
+/// How long the end of a run waits for the completions of its last sends:
+/// those on a socket with room complete as they are submitted, and a
+/// cancelled one at once; this only bounds a kernel that is slow to.
+pub(super) const LAST_SENDS_WAIT_NS: u64 = 5_000_000;
+
+/// A connection's send in flight.
+#[derive(Clone, Copy, Default)]
+pub(super) struct SendSlot {
+    pub(super) busy: bool,
+    /// Bytes of the send in flight.
+    pub(super) len: usize,
+}
+
+pub(crate) struct Uring {
+    ring: ManuallyDrop<IoUring>,
+    /// The provided buffers, and the ring that hands them to the kernel.
+    bufs: *mut u8,
+    bufs_len: usize,
+    entries: *mut types::BufRingEntry,
+    entries_layout: Layout,
+    nbufs: u16,
+    tail: u16,
+    /// What a multishot recvmsg is told of the room for a name and control.
+    pub(super) recv_msg: Box<libc::msghdr>,
+    pub(super) sends: Box<[SendSlot]>,
+    /// Pipelined sends: `per` vectors a connection for the kernel to read
+    /// its requests from, and the message that points at them. A
+    /// connection with one request at a time sends from the request's
+    /// bytes and needs neither, which keeps a ring's memory per
+    /// connection near epoll's.
+    pub(super) iovs: Box<[libc::iovec]>,
+    pub(super) msgs: Box<[libc::msghdr]>,
+    pub(super) per: usize,
+    /// Where each target's connections connect, and the source
+    /// addresses they bind to, for the run's whole life.
+    pub(super) addrs: Box<[(libc::sockaddr_storage, libc::socklen_t)]>,
+    pub(super) sources: Box<[(libc::sockaddr_storage, libc::socklen_t)]>,
+    /// The ring makes each connection's socket in the table itself.
+    pub(super) direct: bool,
+    /// Without `direct`: the descriptor each slot is set to, and those
+    /// opened this turn, closed once what puts them into the table is
+    /// submitted (the table keeps the socket).
+    pub(super) fds: Box<[RawFd]>,
+    pub(super) opened: Vec<OwnedFd>,
+    /// Completions taken from the ring, not yet handled.
+    pub(super) cqes: VecDeque<cqueue::Entry>,
+    /// The last turn had completions: the load is flowing.
+    pub(super) flowing: bool,
+    /// How many answers a nap waits for, and the count the last enter
+    /// asked for when it was a nap that reached its bound first.
+    pub(super) naps: nap::NapCount,
+    short: Option<usize>,
+    /// Receives completed since the ring was made.
+    pub(super) recvs: u64,
+    /// Sends queued since the last enter: their completions come with
+    /// it, and a nap's count is of completions beyond them.
+    pub(super) sends_queued: usize,
+}
+
+impl Uring {
+    /// A ring for `conns` connections of up to `depth` requests in
+    /// flight each, to the `targets`' addresses, from `sources` in turn
+    /// when there are any.
+    pub(crate) fn new(
+        conns: usize,
+        depth: usize,
+        targets: &[SocketAddr],
+        sources: &[std::net::IpAddr],
+    ) -> io::Result<Self> {
+        if std::env::var_os(REFUSE_ENV).is_some() {
+            return Err(io::Error::from_raw_os_error(libc::EPERM));
+        }
+        let sq = (conns * 4).next_power_of_two().clamp(64, 4096) as u32;
+        let cq = (sq * 4).min(65536);
+        // Task work (receives completed by the network stack) runs in the
+        // one enter per turn, not whenever the thread is interrupted.
+        let ring = IoUring::builder()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .setup_taskrun_flag()
+            .setup_submit_all()
+            .setup_cqsize(cq)
+            .build(sq)
+            .or_else(|_| {
+                IoUring::builder()
+                    .setup_coop_taskrun()
+                    .setup_submit_all()
+                    .setup_cqsize(cq)
+                    .build(sq)
+            })?;
+        let mut probe = io_uring::Probe::new();
+        ring.submitter().register_probe(&mut probe)?;
+        for op in [
+            opcode::Connect::CODE,
+            opcode::Send::CODE,
+            opcode::SendMsg::CODE,
+            opcode::RecvMsgMulti::CODE,
+            opcode::AsyncCancel2::CODE,
+            opcode::Close::CODE,
+            opcode::FilesUpdate::CODE,
+        ] {
+            if !probe.is_supported(op) {
+                return Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP));
+            }
+        }
+        ring.submitter().register_files_sparse(conns as u32)?;
+        let mut ring = ring;
+        let direct = std::env::var_os(NO_DIRECT_ENV).is_none()
+            && (sources.is_empty() || probe.is_supported(opcode::Bind::CODE))
+            && probe.is_supported(opcode::Socket::CODE)
+            && socket::makes_sockets(&mut ring);
+
+        // Buffers are held only from a receive's completion until the
+        // turn handles it, so the pool follows the receives one turn can
+        // see rather than the connections; a turn that finds it empty
+        // receives again on the next (ENOBUFS, below).
+        let per = depth.clamp(1, WRITEV_MAX);
+        let nbufs = conns.next_power_of_two().clamp(MIN_BUFS, MAX_BUFS);
+        let page = 4096;
+        let bufs_len = nbufs * BUF_SIZE;
+        // Mapped rather than allocated zeroed: an allocator clears (and so
+        // makes resident) every page, where a mapping's pages cost memory
+        // only once a receive writes into them, mostly the first of each
+        // buffer for small responses.
+        // SAFETY: an anonymous private mapping takes no descriptor and
+        // aliases nothing; the result is checked.
+        let bufs = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bufs_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if bufs == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let bufs = bufs as *mut u8;
+        let entries_layout =
+            Layout::from_size_align(nbufs * std::mem::size_of::<types::BufRingEntry>(), page)
+                .expect("layout");
+        // SAFETY: the layout has a non-zero size.
+        let entries = unsafe { alloc_zeroed(entries_layout) as *mut types::BufRingEntry };
+        if entries.is_null() {
+            // SAFETY: mapped just above with this length.
+            unsafe { libc::munmap(bufs.cast(), bufs_len) };
+            return Err(io::Error::from(io::ErrorKind::OutOfMemory));
+        }
+        let mut u = Uring {
+            ring: ManuallyDrop::new(ring),
+            bufs,
+            bufs_len,
+            entries,
+            entries_layout,
+            nbufs: nbufs as u16,
+            tail: 0,
+            recv_msg: Box::new(msghdr_for(CONTROL_LEN)),
+            sends: vec![SendSlot::default(); conns].into_boxed_slice(),
+            iovs: vec![
+                libc::iovec {
+                    iov_base: std::ptr::null_mut(),
+                    iov_len: 0,
+                };
+                if per > 1 { conns * per } else { 0 }
+            ]
+            .into_boxed_slice(),
+            // SAFETY: an all-zero msghdr is valid.
+            msgs: (0..if per > 1 { conns } else { 0 })
+                .map(|_| unsafe { std::mem::zeroed() })
+                .collect(),
+            per,
+            addrs: targets.iter().map(|a| socket::sockaddr(*a)).collect(),
+            sources: sources
+                .iter()
+                .map(|ip| socket::sockaddr(SocketAddr::new(*ip, 0)))
+                .collect(),
+            direct,
+            fds: vec![-1; if direct { 0 } else { conns }].into_boxed_slice(),
+            opened: Vec::new(),
+            cqes: VecDeque::with_capacity(cq as usize),
+            flowing: false,
+            naps: nap::NapCount::new(),
+            short: None,
+            recvs: 0,
+            sends_queued: 0,
+        };
+        // SAFETY: `entries` is page-aligned, holds `nbufs` entries, and
+        // lives until the ring is dropped (see Drop).
+        unsafe {
+            u.ring
+                .submitter()
+                .register_buf_ring_with_flags(u.entries as u64, u.nbufs, BGID, 0)?;
+        }
+        for bid in 0..u.nbufs {
+            u.give_back(bid);
+        }
+        // One lookup less per enter, where the kernel has it.
+        let _ = u.ring.submitter().register_ring_fd();
+        Ok(u)
+    }
+
+    /// Hand buffer `bid` (back) to the kernel.
+    pub(super) fn give_back(&mut self, bid: u16) {
+        let mask = self.nbufs - 1;
+        // SAFETY: the index is within the ring's `nbufs` entries, and the
+        // buffer within the allocation.
+        unsafe {
+            let e = &mut *self.entries.add((self.tail & mask) as usize);
+            e.set_addr(self.bufs.add(bid as usize * BUF_SIZE) as u64);
+            e.set_len(BUF_SIZE as u32);
+            e.set_bid(bid);
+            self.tail = self.tail.wrapping_add(1);
+            let tail =
+                types::BufRingEntry::tail(self.entries) as *const std::sync::atomic::AtomicU16;
+            (*tail).store(self.tail, std::sync::atomic::Ordering::Release);
+        }
+    }
+
+    /// Buffer `bid`'s first `len` bytes.
+    ///
+    /// # Safety
+    /// The buffer must be one the kernel completed and not yet given back.
+    pub(super) unsafe fn buffer<'b>(&self, bid: u16, len: usize) -> &'b [u8] {
+        std::slice::from_raw_parts(self.bufs.add(bid as usize * BUF_SIZE), len.min(BUF_SIZE))
+    }
+
+    pub(super) fn push(&mut self, sqe: squeue::Entry) -> io::Result<()> {
+        self.push_all(&[sqe])
+    }
+
+    /// Queue `sqes` together (a link must not be split by a submit).
+    pub(super) fn push_all(&mut self, sqes: &[squeue::Entry]) -> io::Result<()> {
+        // SAFETY: every entry queued points at memory that outlives its
+        // operation: the request bytes, the connection's send slot, the
+        // ring's own tables.
+        unsafe {
+            if self.ring.submission().push_multiple(sqes).is_ok() {
+                return Ok(());
+            }
+            // Full: send what is queued to make room.
+            self.ring.submit()?;
+            self.ring
+                .submission()
+                .push_multiple(sqes)
+                .map_err(|_| io::Error::from(io::ErrorKind::WouldBlock))
+        }
+    }
+
+    /// Take what has completed into `cqes`.
+    pub(super) fn reap(&mut self) {
+        let mut cq = self.ring.completion();
+        cq.sync();
+        let before = self.cqes.len();
+        self.cqes.extend(&mut cq);
+        let answers = self
+            .cqes
+            .range(before..)
+            .filter(|c| decode(c.user_data()).0 == OP_RECV)
+            .count();
+        self.recvs += answers as u64;
+        self.naps.looked(answers, self.short.take());
+    }
+
+    /// Submit what the turn queued and wait until a completion comes or
+    /// `wait_ns` has passed. Napping (`answers` > 1), the wait is for
+    /// `answers` completions beyond those of the turn's own sends, for at
+    /// most `NAP_BOUND_NS` (see nap.rs). True when it napped.
+    pub(super) fn enter(&mut self, wait_ns: u64, answers: usize) -> io::Result<bool> {
+        let sends = std::mem::take(&mut self.sends_queued);
+        let ts = |ns: u64| {
+            Timespec::new()
+                .sec(ns / 1_000_000_000)
+                .nsec((ns % 1_000_000_000) as u32)
+        };
+        let napping = answers > 1 && self.cqes.is_empty() && wait_ns > 0;
+        let bounded = napping && wait_ns > nap::NAP_BOUND_NS;
+        let want = if napping { sends + answers } else { 1 };
+        let napped_at = if bounded { now_ns() } else { 0 };
+        let res = if !self.cqes.is_empty() || wait_ns == 0 {
+            self.ring.submit_and_wait(0).map(drop)
+        } else {
+            let bound = if napping {
+                wait_ns.min(nap::NAP_BOUND_NS)
+            } else {
+                wait_ns
+            };
+            let t = ts(bound.max(1));
+            let args = SubmitArgs::new().timespec(&t);
+            self.ring
+                .submitter()
+                .submit_with_args(want, &args)
+                .map(drop)
+        };
+        self.opened.clear();
+        // The enter returns what it submitted, not that its wait timed
+        // out, and the queue's length cannot tell either: a connection's
+        // receives are one arrival to the kernel's count, but each is a
+        // completion once the thread takes them. The clock tells. (A
+        // nap bounded by the turn's own deadline is not judged: that
+        // deadline can be a moment away.)
+        if bounded {
+            let reached = now_ns().saturating_sub(napped_at) >= nap::NAP_BOUND_NS * 15 / 16;
+            self.short = reached.then_some(answers);
+        }
+        match res {
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME | libc::EINTR | libc::EBUSY | libc::EAGAIN)
+                ) =>
+            {
+                Ok(napping)
+            }
+            r => r.map(|_| napping),
+        }
+    }
+
+    /// Hand the kernel what the turn queued, without waiting.
+    pub(crate) fn submit(&mut self) {
+        let _ = self.enter(0, 0);
+    }
+
+    /// The run is over: the bytes its last sends put on the wire. A send
+    /// counts when its completion is taken, and an ending loop takes no
+    /// more: the sends of its last turn, submitted as it ended, were in no
+    /// count, one request short of what the server read. Sends still held
+    /// by a full socket are cancelled, so that their completions say how
+    /// much went out; the wait for them is bounded by `wait_ns`.
+    pub(super) fn last_sends(&mut self, wait_ns: u64) -> u64 {
+        let mut busy = 0;
+        for i in 0..self.sends.len() {
+            if !std::mem::take(&mut self.sends[i].busy) {
+                continue;
+            }
+            busy += 1;
+            let cancel = opcode::AsyncCancel2::new(CancelBuilder::fd(Fixed(i as u32)).all())
+                .build()
+                .flags(squeue::Flags::SKIP_SUCCESS)
+                .user_data(0);
+            if self.push(cancel).is_err() {
+                break;
+            }
+        }
+        if busy > 0 {
+            let t = Timespec::new().nsec(wait_ns.min(999_999_999) as u32);
+            let args = SubmitArgs::new().timespec(&t);
+            let _ = self.ring.submitter().submit_with_args(busy, &args);
+        }
+        let mut cq = self.ring.completion();
+        cq.sync();
+        self.cqes.extend(&mut cq);
+        self.cqes
+            .drain(..)
+            .filter(|c| decode(c.user_data()).0 == OP_SEND && c.result() > 0)
+            .map(|c| c.result() as u64)
+            .sum()
+    }
+}
+
+impl Drop for Uring {
+    fn drop(&mut self) {
+        // Nothing may write into the buffers once they are freed: cancel
+        // what is pending, close the ring, then free them.
+        let _ = self
+            .ring
+            .submitter()
+            .register_sync_cancel(None, CancelBuilder::any());
+        // SAFETY: the ring is not used after this.
+        unsafe { ManuallyDrop::drop(&mut self.ring) };
+        // SAFETY: mapped and allocated in `new` with this length and layout.
+        unsafe {
+            libc::munmap(self.bufs.cast(), self.bufs_len);
+            dealloc(self.entries as *mut u8, self.entries_layout);
+        }
+    }
+}
+
+fn msghdr_for(control: usize) -> libc::msghdr {
+    // SAFETY: an all-zero msghdr is valid.
+    let mut m: libc::msghdr = unsafe { std::mem::zeroed() };
+    m.msg_controllen = control as _;
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ring_makes_its_sockets_itself_where_the_kernel_can() {
+        let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+        let mut v = release.trim().split(['.', '-']).map(|x| x.parse::<u32>());
+        let version = (v.next(), v.next());
+        let to: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let u = match Uring::new(4, 1, &[to], &[]) {
+            Ok(u) => u,
+            Err(e) => {
+                println!("skipped: this kernel gives no ring ({e})");
+                return;
+            }
+        };
+        match version {
+            // Told not to, as the fallback's tests do.
+            _ if std::env::var_os(NO_DIRECT_ENV).is_some() => assert!(!u.direct),
+            (Some(Ok(major)), Some(Ok(minor))) if (major, minor) >= (6, 7) => {
+                assert!(u.direct, "kernel {}", release.trim());
+            }
+            _ => println!("kernel {}: direct sockets {}", release.trim(), u.direct),
+        }
+        // The probe's completions are taken: none is left for the run.
+        let mut u = u;
+        let _ = u.ring.submit_and_wait(0);
+        u.reap();
+        assert_eq!(u.cqes.len(), 0);
+    }
+}
