@@ -28,8 +28,8 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use crate::clock::{now_ns, realtime_ns, thread_cpu, thread_runqueue_wait, TimerFd};
-use crate::exchange::{Exchange, Fault};
+use crate::clock::{now_ns, thread_cpu, thread_runqueue_wait, TimerFd};
+use crate::exchange::Exchange;
 use crate::http1::{ParserConfig, Response};
 use crate::request::Prepared;
 use crate::result::{Drain, ErrorKind};
@@ -37,16 +37,14 @@ use crate::rx;
 use crate::spec::{IoBackend, LoadSpec, Order};
 
 mod books;
-mod h2;
 mod io;
 mod issue;
 mod pace;
-mod receive;
+mod proto;
 mod respond;
 mod schedule;
 mod send;
 mod state;
-mod tls;
 mod users;
 mod window;
 
@@ -55,10 +53,10 @@ pub(crate) use io::socket;
 use io::Io;
 use issue::Targets;
 use pace::Pace;
+use proto::TlsClient;
 use schedule::Schedule;
 use send::Dial;
 pub(crate) use state::*;
-use tls::TlsClient;
 pub(crate) use users::SessionStats;
 use users::UserState;
 

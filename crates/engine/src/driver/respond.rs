@@ -299,27 +299,6 @@ impl Worker<'_> {
         }
     }
 
-    /// Connection `i` closed cleanly (a FIN, or TLS's close_notify) with
-    /// requests on the wire and no byte of their answers read: whether
-    /// they go out again rather than fail. A server may close a keep-alive
-    /// connection at any moment, and RFC 9112 §9.3.1-2 has a client resend
-    /// what it had pipelined, or idempotent requests, that got no answer.
-    /// Only on a connection that answered something first: each fresh
-    /// connection then moves the run on by an answer, where a server that
-    /// closes every connection unanswered would be sent the same requests
-    /// for ever, a run of N requests never ending. A reset is not a close:
-    /// a server that aborts a connection it read a request from (a worker
-    /// that crashed on it) failed that request, and load generators count
-    /// it so; resent, the failure would show in no error.
-    pub(super) fn may_resend(&self, i: usize) -> bool {
-        let c = &self.conns[i];
-        !c.h2_on
-            && c.state == State::Open
-            && c.carried > c.len as u64
-            && c.exchange.is_idle()
-            && (0..c.written).all(|k| self.plan.spec.idempotent(c.ring[c.slot(k)].target as usize))
-    }
-
     /// Close connection `i` and forget what was on it.
     pub(super) fn shut(&mut self, i: usize) {
         match &mut self.io {

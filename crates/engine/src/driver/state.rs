@@ -288,8 +288,8 @@ pub(crate) struct Stats {
     /// TLS handshakes, microseconds from the TCP connect to the end of
     /// the handshake, measured phase.
     pub(crate) handshake: Histogram<u64>,
-    pub(crate) tls: super::tls::TlsStats,
-    pub(crate) h2: super::h2::H2Stats,
+    pub(crate) tls: super::proto::TlsStats,
+    pub(crate) h2: super::proto::H2Stats,
 }
 
 impl Stats {

@@ -466,12 +466,7 @@ impl Worker<'_> {
                     if measuring {
                         self.tick_timeline(0, 0, n as u64);
                     }
-                    let more = if self.conns[i].tls.is_some() {
-                        self.tls_input(i, &buf[..n], epoch, arrived)
-                    } else {
-                        self.feed(i, &buf[..n], epoch, arrived)
-                    };
-                    if !more {
+                    if !self.input(i, &buf[..n], epoch, arrived) {
                         break;
                     }
                     // After a failed write, the socket is read to its

@@ -12,7 +12,9 @@ use std::io;
 
 use crate::spec::IoBackend;
 
-use super::{Job, Shared};
+use crate::clock::{now_ns, realtime_ns};
+
+use super::{Job, Shared, Worker};
 
 pub(crate) mod epoll;
 mod nap;
@@ -78,6 +80,26 @@ impl Io {
         match self {
             Io::Epoll(e) => e.fallback.clone(),
             Io::Uring(_) => None,
+        }
+    }
+}
+
+impl Worker<'_> {
+    /// When the data of the read just made reached the socket, on the
+    /// monotonic clock; refreshes `now`.
+    ///
+    /// The stamp's age is taken on its own clock at this very moment and
+    /// carried over to the monotonic one, so no clock reading from before
+    /// the read (the loop's wake-up, an offset computed then) can bound or
+    /// shift it: a read made late, while more of the response kept
+    /// arriving, is stamped with its last segment. A stamp ahead of the
+    /// wall clock (a step back) counts as arriving now.
+    pub(crate) fn arrival(&mut self, stamp: Option<u64>) -> u64 {
+        let mono = now_ns();
+        self.now = mono;
+        match stamp {
+            Some(s) => mono.saturating_sub(realtime_ns().saturating_sub(s)),
+            None => mono,
         }
     }
 }

@@ -12,7 +12,7 @@
 
 use std::io::{self, Write};
 
-use super::*;
+use crate::driver::*;
 use crate::h2::{code_slot, Event, CODES, H2};
 use crate::spec::HttpVersion;
 
@@ -36,7 +36,7 @@ impl Worker<'_> {
     /// Connection `i` is open (TCP, and TLS if asked): whether it speaks
     /// HTTP/2, from ALPN's choice or prior knowledge. False when HTTP/2
     /// was required and the server did not agree (the connection failed).
-    pub(super) fn choose_http(&mut self, i: usize) -> bool {
+    pub(crate) fn choose_http(&mut self, i: usize) -> bool {
         let http = self.plan.spec.http;
         let h2 = match &self.conns[i].tls {
             Some(tls) => tls.alpn_protocol() == Some(b"h2"),
@@ -71,7 +71,7 @@ impl Worker<'_> {
     /// one over HTTP/2 until the server's SETTINGS come (`stream_limit`),
     /// so that the others are issued, and their latency starts, when they
     /// can go out rather than a round trip before.
-    pub(super) fn depth_of(&self, i: usize) -> usize {
+    pub(crate) fn depth_of(&self, i: usize) -> usize {
         let c = &self.conns[i];
         let spec = self.plan.spec;
         if c.state != State::Open {
@@ -92,7 +92,7 @@ impl Worker<'_> {
 
     /// Open streams for the requests not yet written, as the server's
     /// limit allows; queue their bodies; write.
-    pub(super) fn h2_flush(&mut self, i: usize) {
+    pub(crate) fn h2_flush(&mut self, i: usize) {
         let Some(reqs) = self.plan.requests.h2() else {
             return;
         };
@@ -120,7 +120,7 @@ impl Worker<'_> {
 
     /// Write what the HTTP/2 layer has queued: into the socket, or into
     /// rustls (whose records `tls_write` sends).
-    pub(super) fn h2_write(&mut self, i: usize) {
+    pub(crate) fn h2_write(&mut self, i: usize) {
         loop {
             let c = &mut self.conns[i];
             let Some(h) = c.h2.as_mut() else {
@@ -164,7 +164,7 @@ impl Worker<'_> {
     /// Frames read from connection `i`, which reached the socket at
     /// `arrived`. False when the connection was closed and reading must
     /// stop.
-    pub(super) fn h2_input(&mut self, i: usize, mut data: &[u8], epoch: u64, arrived: u64) -> bool {
+    pub(crate) fn h2_input(&mut self, i: usize, mut data: &[u8], epoch: u64, arrived: u64) -> bool {
         while !data.is_empty() {
             let Some(h) = self.conns[i].h2.as_mut() else {
                 return false;
@@ -293,7 +293,7 @@ impl Worker<'_> {
     /// timeout, and the streams beside it, which would have been answered,
     /// are not failed with it. False when the connection has been silent
     /// since: then it fails whole, as a silent HTTP/1.1 connection does.
-    pub(super) fn h2_time_out_stream(&mut self, i: usize) -> bool {
+    pub(crate) fn h2_time_out_stream(&mut self, i: usize) -> bool {
         let c = &mut self.conns[i];
         if !c.h2_on || c.written == 0 {
             return false;
@@ -320,7 +320,7 @@ impl Worker<'_> {
     /// as if it had gone unanswered, so it fails as a timeout; taken back
     /// unissued, as a request that never reached the wire is, a server that
     /// allows no stream showed no error at all.
-    pub(super) fn h2_time_out_unopened(&mut self, i: usize) -> bool {
+    pub(crate) fn h2_time_out_unopened(&mut self, i: usize) -> bool {
         let c = &mut self.conns[i];
         if !c.h2_on || c.written > 0 || c.len == 0 {
             return false;
@@ -343,7 +343,7 @@ impl Worker<'_> {
     /// After a stream of connection `i` ended: the connection closes once
     /// it carried its last request or can open no stream, and nothing is
     /// left on it; otherwise its next requests go out.
-    pub(super) fn after_stream(&mut self, i: usize) {
+    pub(crate) fn after_stream(&mut self, i: usize) {
         let c = &self.conns[i];
         let done = c.carried >= self.dial.limit || c.h2.as_ref().is_some_and(|h| h.finished());
         if done && c.written == 0 {

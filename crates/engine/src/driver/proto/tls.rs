@@ -7,7 +7,7 @@
 
 use std::io;
 
-use super::*;
+use crate::driver::*;
 
 /// The thread's own TLS client (and session cache), and the buffer the
 /// plaintext out of its records goes through on its way to the parser.
@@ -39,7 +39,7 @@ pub(crate) struct TlsStats {
 
 impl Worker<'_> {
     /// The TCP connect of `i` is done: start its handshake.
-    pub(super) fn start_tls(&mut self, i: usize) -> bool {
+    pub(crate) fn start_tls(&mut self, i: usize) -> bool {
         let (Some(config), Some(name)) = (
             self.tls.as_ref().map(|t| t.config.clone()),
             self.plan
@@ -66,7 +66,7 @@ impl Worker<'_> {
 
     /// Push what rustls has to send (handshake records, requests, alerts)
     /// into the socket, until it has nothing or the socket is full.
-    pub(super) fn tls_write(&mut self, i: usize) {
+    pub(crate) fn tls_write(&mut self, i: usize) {
         loop {
             let c = &mut self.conns[i];
             let stream = match &mut self.io {
@@ -96,7 +96,7 @@ impl Worker<'_> {
 
     /// Hand requests to rustls, which seals them into records, then send
     /// the records: a request counts as written once rustls took it whole.
-    pub(super) fn tls_flush(&mut self, i: usize) {
+    pub(crate) fn tls_flush(&mut self, i: usize) {
         if self.between_windows {
             return;
         }
@@ -145,7 +145,7 @@ impl Worker<'_> {
     /// `arrived`: decrypted and fed to the exchange. False when the
     /// connection was closed (an error, a response's `Connection: close`)
     /// and reading must stop.
-    pub(super) fn tls_input(&mut self, i: usize, data: &[u8], epoch: u64, arrived: u64) -> bool {
+    pub(crate) fn tls_input(&mut self, i: usize, data: &[u8], epoch: u64, arrived: u64) -> bool {
         let mut rest = data;
         let Some(tls) = self.tls.as_mut() else {
             return false;
