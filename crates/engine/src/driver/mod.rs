@@ -1,4 +1,4 @@
-//! The mio event-loop driver: one per thread, owning its connections,
+//! The event-loop driver: one per thread, owning its connections,
 //! counters and histograms. Nothing in here is shared with other threads
 //! except read-only request bytes and the stop flag, which is read once per
 //! loop iteration.
@@ -6,19 +6,22 @@
 //! Every loop iteration is bounded, whatever a server does, so that the end
 //! of a run, timeouts and the stop flag are always seen in time: a
 //! connection is read at most `READS_PER_VISIT` times per visit, and a turn
-//! (the events of one poll, and the connections left over from the last
-//! turn) stops at the first of `TURN_NS`, the next timeout scan, the next
-//! scheduled send and the end of the run. A connection left with unread
-//! data is queued to be visited again next turn: with edge-triggered epoll,
-//! no new event would come for data that is already there.
+//! (what one look of the backend brought, and the connections left over
+//! from the last turn) stops at the first of `TURN_NS`, the next timeout
+//! scan, the next scheduled send and the end of the run.
 //!
-//! Syscall budget per request in the closed model: one write() and one
-//! read(). Sockets are registered once, edge-triggered, for both readable and
-//! writable, so epoll_ctl is only called when a connection is (re)opened;
-//! and a read() that returns less than the buffer is taken to mean the socket
-//! is drained, because an edge-triggered epoll reports every new arrival of
-//! data, so the read() that would return EAGAIN is skipped (not when the event
-//! also reports the peer's FIN, which no later event would report again).
+//! The `Worker` is the loop (window.rs: the turn, the deadlines, the
+//! phases) and the connections; what it drives is grouped by idea, each
+//! owning its state: the I/O backend (io/: epoll or io_uring, matched once
+//! per turn), the protocol layers (proto/: TLS, HTTP/1.x, HTTP/2), the
+//! target queue and the issue of requests (issue.rs), when the next ones
+//! go out (schedule.rs), the epoll loop's naps (pace.rs), the books beside
+//! the counters (books.rs), how connections are dialled (send.rs), answers
+//! and failures (respond.rs), and users who think (users.rs).
+//!
+//! Syscall budget per request in the closed model, on epoll: one write()
+//! and one read() (io/epoll.rs); on the ring, a share of the one enter per
+//! turn (io/uring.rs).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -94,11 +97,14 @@ pub(crate) struct Worker<'a> {
     io: Io,
     /// The current turn does no more work after this.
     turn_end_ns: u64,
+    /// When the next timeout scan falls due.
     next_scan_ns: u64,
     targets: Targets,
     schedule: Schedule,
     dial: Dial,
+    /// In the measured phase (of the window, or of the clock).
     measuring: bool,
+    /// The loop's clock, refreshed as it goes.
     now: u64,
     pace: Pace,
     window: Window,
