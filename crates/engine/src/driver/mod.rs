@@ -40,6 +40,7 @@ use crate::rx;
 use crate::spec::{IoBackend, LoadSpec, Order};
 
 mod books;
+mod conn;
 mod io;
 mod issue;
 mod pace;
@@ -48,10 +49,12 @@ mod respond;
 mod schedule;
 mod send;
 mod state;
+mod stats;
 mod users;
 mod window;
 
 use books::Books;
+pub(crate) use conn::*;
 pub(crate) use io::socket;
 use io::Io;
 use issue::Targets;
@@ -60,6 +63,7 @@ use proto::TlsClient;
 use schedule::Schedule;
 use send::Dial;
 pub(crate) use state::*;
+pub(crate) use stats::*;
 pub(crate) use users::SessionStats;
 use users::UserState;
 
