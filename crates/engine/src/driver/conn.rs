@@ -4,8 +4,9 @@
 
 use std::io;
 
-use crate::exchange::Exchange;
 use crate::result::ErrorKind;
+
+use super::proto::Layers;
 
 #[derive(Clone, Copy, Default)]
 pub(crate) struct InFlight {
@@ -36,17 +37,11 @@ pub(crate) enum State {
 /// A connection slot, whatever its backend: its socket is the backend's
 /// (`Io`), its protocol layers and its requests in flight are here.
 pub(crate) struct Conn {
-    /// The TLS layer of an `https://` connection.
-    pub(crate) tls: Option<Box<rustls::ClientConnection>>,
-    /// The HTTP/2 layer, kept from one connection to the next of this
-    /// slot; `h2_on` when the current connection speaks it.
-    pub(crate) h2: Option<Box<crate::h2::H2>>,
-    pub(crate) h2_on: bool,
-    pub(crate) handshake_start_ns: u64,
+    /// Its protocol layers' state.
+    pub(crate) proto: Layers,
     /// The target whose address (and TLS name) the connection was opened to.
     pub(crate) target_of_connect: u32,
     pub(crate) state: State,
-    pub(crate) exchange: Exchange,
     /// Issued requests in order; `written` of them are fully on the wire.
     pub(crate) ring: Box<[InFlight]>,
     pub(crate) head: usize,

@@ -32,7 +32,6 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 
 use crate::clock::{now_ns, thread_cpu, thread_runqueue_wait, TimerFd};
-use crate::exchange::Exchange;
 use crate::http1::{ParserConfig, Response};
 use crate::request::Prepared;
 use crate::result::{Drain, ErrorKind};
@@ -59,7 +58,7 @@ pub(crate) use io::socket;
 use io::Io;
 use issue::Targets;
 use pace::Pace;
-use proto::TlsClient;
+use proto::{Layers, TlsClient};
 use schedule::Schedule;
 use send::Dial;
 pub(crate) use state::*;
@@ -132,13 +131,9 @@ impl<'a> Worker<'a> {
         let depth = spec.pipeline.max(spec.http.streams).max(1);
         let conns: Vec<Conn> = (0..job.conns)
             .map(|_| Conn {
-                tls: None,
-                h2: None,
-                h2_on: false,
-                handshake_start_ns: 0,
+                proto: Layers::new(cfg),
                 target_of_connect: 0,
                 state: State::Down,
-                exchange: Exchange::new(cfg),
                 ring: vec![InFlight::default(); depth].into_boxed_slice(),
                 head: 0,
                 len: 0,

@@ -73,11 +73,11 @@ impl Worker<'_> {
             }
         }
 
-        if self.conns[i].h2_on {
+        if self.conns[i].proto.h2_on {
             if let Some(us) = self.users.as_mut() {
                 us.release(i);
                 let c = &self.conns[i];
-                if c.written == 0 && c.h2.as_ref().is_some_and(|h| h.finished()) {
+                if c.written == 0 && c.proto.h2.as_ref().is_some_and(|h| h.finished()) {
                     self.close_and_continue(i, None);
                 }
                 self.user_answered(i, error.is_none());
@@ -173,7 +173,7 @@ impl Worker<'_> {
         // a fresh connection, as after a response that closes, rather than
         // count one malformed answer as a pipeline's worth of them.
         let c = &mut self.conns[i];
-        if kind == ErrorKind::Parse && !c.h2_on && c.written > 1 {
+        if kind == ErrorKind::Parse && !c.proto.h2_on && c.written > 1 {
             let f = c.pop();
             c.written -= 1;
             let measured = self.phase_of(&f);
@@ -227,7 +227,7 @@ impl Worker<'_> {
         };
         let was_connecting = matches!(self.conns[i].state, State::Connecting | State::Handshaking);
         // HTTP/2 counts its own (`retried`, above a GOAWAY's last stream).
-        let h1 = !self.conns[i].h2_on;
+        let h1 = !self.conns[i].proto.h2_on;
         let mut failed_here = 0;
         let connect_error = kind.is_some_and(|k| {
             matches!(
@@ -306,8 +306,8 @@ impl Worker<'_> {
             Io::Epoll(e) => e.close(i),
         }
         let c = &mut self.conns[i];
-        c.tls = None;
-        c.h2_on = false;
+        c.proto.tls = None;
+        c.proto.h2_on = false;
         c.state = State::Down;
         c.head = 0;
         c.len = 0;
@@ -318,6 +318,6 @@ impl Worker<'_> {
         c.unwritable = None;
         c.carried = 0;
         c.stale = false;
-        c.exchange.reset();
+        c.proto.exchange.reset();
     }
 }

@@ -109,7 +109,7 @@ impl Worker<'_> {
         let now = self.now;
         let c = &mut self.conns[i];
         c.state = State::Open;
-        c.exchange.reset();
+        c.proto.exchange.reset();
         // Queued requests waited for the handshake; their latency starts now.
         for k in 0..c.len {
             let s = c.slot(k);
@@ -135,11 +135,11 @@ impl Worker<'_> {
             self.uring_flush(i);
             return;
         }
-        if self.conns[i].h2_on {
+        if self.conns[i].proto.h2_on {
             self.h2_flush(i);
             return;
         }
-        if self.conns[i].tls.is_some() {
+        if self.conns[i].proto.tls.is_some() {
             self.tls_flush(i);
             return;
         }

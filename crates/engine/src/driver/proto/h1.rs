@@ -11,7 +11,7 @@ impl Worker<'_> {
     /// false when the connection was closed (by the server's `Connection:
     /// close`, or an error) and reading must stop.
     pub(crate) fn feed(&mut self, i: usize, mut data: &[u8], epoch: u64, arrived: u64) -> bool {
-        if self.conns[i].h2_on {
+        if self.conns[i].proto.h2_on {
             return self.h2_input(i, data, epoch, arrived);
         }
         while !data.is_empty() {
@@ -19,11 +19,11 @@ impl Worker<'_> {
             // The first byte is the final answer's, as over HTTP/2: an
             // interim 100 or 103 is sent early precisely because it is
             // cheap, and would make any server look quick to answer.
-            if c.exchange.at_status_line() {
+            if c.proto.exchange.at_status_line() {
                 c.first_rx_ns = arrived;
             }
-            let fed = c.exchange.feed(data, c.awaiting());
-            if c.exchange.skipped_interim() {
+            let fed = c.proto.exchange.feed(data, c.awaiting());
+            if c.proto.exchange.skipped_interim() {
                 c.first_rx_ns = arrived;
             }
             match fed {
@@ -62,10 +62,10 @@ impl Worker<'_> {
     /// it so; resent, the failure would show in no error.
     pub(crate) fn may_resend(&self, i: usize) -> bool {
         let c = &self.conns[i];
-        !c.h2_on
+        !c.proto.h2_on
             && c.state == State::Open
             && c.carried > c.len as u64
-            && c.exchange.is_idle()
+            && c.proto.exchange.is_idle()
             && (0..c.written).all(|k| self.plan.spec.idempotent(c.ring[c.slot(k)].target as usize))
     }
 }

@@ -51,9 +51,9 @@ impl Worker<'_> {
         match rustls::ClientConnection::new(config, name.clone()) {
             Ok(conn) => {
                 let c = &mut self.conns[i];
-                c.tls = Some(Box::new(conn));
+                c.proto.tls = Some(Box::new(conn));
                 c.state = State::Handshaking;
-                c.handshake_start_ns = self.now;
+                c.proto.handshake_start_ns = self.now;
                 self.tls_write(i);
                 true
             }
@@ -73,7 +73,7 @@ impl Worker<'_> {
                 Io::Epoll(e) => e.stream(i),
                 Io::Uring(_) => None,
             };
-            let (Some(tls), Some(stream)) = (c.tls.as_mut(), stream) else {
+            let (Some(tls), Some(stream)) = (c.proto.tls.as_mut(), stream) else {
                 return;
             };
             if !tls.wants_write() || c.unwritable.is_some() {
@@ -106,7 +106,7 @@ impl Worker<'_> {
             self.tls_write(i);
             return;
         }
-        if self.conns[i].h2_on {
+        if self.conns[i].proto.h2_on {
             self.h2_flush(i);
             return;
         }
@@ -117,7 +117,7 @@ impl Worker<'_> {
             }
             let f = c.ring[c.slot(c.written)];
             let req = self.plan.requests.get(f.target, f.last);
-            let Some(tls) = c.tls.as_mut() else {
+            let Some(tls) = c.proto.tls.as_mut() else {
                 return;
             };
             match io::Write::write(&mut tls.writer(), &req[c.write_off..]) {
@@ -167,7 +167,7 @@ impl Worker<'_> {
         plain: &mut [u8],
     ) -> bool {
         loop {
-            let Some(tls) = self.conns[i].tls.as_mut() else {
+            let Some(tls) = self.conns[i].proto.tls.as_mut() else {
                 return false;
             };
             if !rest.is_empty() && tls.read_tls(rest).is_err() {
@@ -184,6 +184,7 @@ impl Worker<'_> {
             }
             if self.conns[i].state == State::Handshaking
                 && !self.conns[i]
+                    .proto
                     .tls
                     .as_ref()
                     .is_some_and(|t| t.is_handshaking())
@@ -196,7 +197,7 @@ impl Worker<'_> {
             // Drain the plaintext before reading more ciphertext: rustls
             // refuses records while its plaintext buffer is full.
             loop {
-                let Some(tls) = self.conns[i].tls.as_mut() else {
+                let Some(tls) = self.conns[i].proto.tls.as_mut() else {
                     return false;
                 };
                 match io::Read::read(&mut tls.reader(), plain) {
@@ -240,8 +241,8 @@ impl Worker<'_> {
         let now = self.now;
         let measuring = self.measuring;
         let c = &mut self.conns[i];
-        let took = now.saturating_sub(c.handshake_start_ns);
-        let Some(tls) = c.tls.as_ref() else {
+        let took = now.saturating_sub(c.proto.handshake_start_ns);
+        let Some(tls) = c.proto.tls.as_ref() else {
             return;
         };
         let resumed = tls.handshake_kind() == Some(rustls::HandshakeKind::Resumed);
