@@ -1,6 +1,6 @@
 //! The epoll loop's pacing: how long a thread naps before it looks for
 //! more answers, from the latency it has seen, and how far apart its looks
-//! are kept. (The ring's naps are counts of answers, not times: nap.rs.)
+//! are kept. (The ring's naps are counts of answers, not times: io/nap.rs.)
 
 use crate::spec::LoadSpec;
 

@@ -343,7 +343,7 @@ impl Worker<'_> {
         };
         let data = out.payload_data();
         if data.is_empty() {
-            // A FIN carries no stamp: see `read`.
+            // A FIN carries no stamp: see `read` (epoll.rs).
             self.now = now_ns();
             let at = self.now;
             self.on_eof(i, at);
