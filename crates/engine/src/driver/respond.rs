@@ -301,10 +301,7 @@ impl Worker<'_> {
 
     /// Close connection `i` and forget what was on it.
     pub(super) fn shut(&mut self, i: usize) {
-        match &mut self.io {
-            Io::Uring(_) => self.uring_shut(i),
-            Io::Epoll(e) => e.close(i),
-        }
+        self.io_close(i);
         let c = &mut self.conns[i];
         c.proto.tls = None;
         c.proto.h2_on = false;

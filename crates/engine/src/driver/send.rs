@@ -70,10 +70,7 @@ impl Worker<'_> {
             addr
         };
         self.conns[i].connect_start_ns = self.now;
-        match self.io {
-            Io::Uring(_) => self.uring_connect(i, addr),
-            Io::Epoll(_) => self.epoll_connect(i, addr),
-        }
+        self.io_connect(i, addr);
     }
 
     /// Which of the spec's source addresses the next connect comes from,

@@ -71,10 +71,7 @@ impl Worker<'_> {
     pub(crate) fn run(mut self, window: Window) -> ThreadResult {
         self.settle_thread();
         let ending = self.measure(window);
-        match &mut self.io {
-            Io::Uring(_) => self.uring_count_last_sends(),
-            Io::Epoll(e) => e.close_all(),
-        }
+        self.io_finish();
         let sessions = self.users.as_mut().map(|u| u.take_stats());
         ThreadResult::new(
             self.stats,
@@ -232,10 +229,7 @@ impl Worker<'_> {
         if !open {
             return;
         }
-        match self.io {
-            Io::Uring(_) => self.uring_sweep(),
-            Io::Epoll(_) => self.epoll_sweep(),
-        }
+        self.io_sweep();
     }
 
     /// After a session's window: read the responses still in flight, which
@@ -371,11 +365,7 @@ impl Worker<'_> {
                 wake = wake.min(self.window.warmup_end_ns);
             }
             let due = self.next_clock_due();
-            let ended = match self.io {
-                Io::Uring(_) => self.uring_step(wake, due),
-                Io::Epoll(_) => self.epoll_step(wake, due),
-            };
-            if let Some(ended) = ended {
+            if let Some(ended) = self.io_step(wake, due) {
                 return ended;
             }
             self.send_deferred();

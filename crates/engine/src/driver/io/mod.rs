@@ -9,12 +9,13 @@
 //! protocol layers above.
 
 use std::io;
+use std::net::SocketAddr;
 
 use crate::spec::IoBackend;
 
 use crate::clock::{now_ns, realtime_ns};
 
-use super::{Job, Shared, Worker};
+use super::{Ended, Job, Shared, Worker};
 
 pub(crate) mod epoll;
 mod nap;
@@ -84,7 +85,54 @@ impl Io {
     }
 }
 
+/// What the loop asks of its backend, matched here, and in `flush`
+/// (send.rs), since on epoll the protocol layers write to the socket
+/// themselves: a backend added is an arm in each.
 impl Worker<'_> {
+    /// One look: wait (or nap) until `wake`, or the clock's work `due`,
+    /// then handle what came. Returns how the window ended, if it did.
+    pub(crate) fn io_step(&mut self, wake: u64, due: Option<u64>) -> Option<Ended> {
+        match self.io {
+            Io::Uring(_) => self.uring_step(wake, due),
+            Io::Epoll(_) => self.epoll_step(wake, due),
+        }
+    }
+
+    /// Sessions: take what happened to the idle connections since the
+    /// last window, without waiting.
+    pub(crate) fn io_sweep(&mut self) {
+        match self.io {
+            Io::Uring(_) => self.uring_sweep(),
+            Io::Epoll(_) => self.epoll_sweep(),
+        }
+    }
+
+    /// Open connection `i`'s socket and connect it to `addr`.
+    pub(crate) fn io_connect(&mut self, i: usize, addr: SocketAddr) {
+        match self.io {
+            Io::Uring(_) => self.uring_connect(i, addr),
+            Io::Epoll(_) => self.epoll_connect(i, addr),
+        }
+    }
+
+    /// Close connection `i`'s socket.
+    #[inline]
+    pub(crate) fn io_close(&mut self, i: usize) {
+        match &mut self.io {
+            Io::Uring(_) => self.uring_shut(i),
+            Io::Epoll(e) => e.close(i),
+        }
+    }
+
+    /// A whole run's end: what the last sends wrote is counted, and the
+    /// sockets are closed.
+    pub(crate) fn io_finish(&mut self) {
+        match &mut self.io {
+            Io::Uring(_) => self.uring_count_last_sends(),
+            Io::Epoll(e) => e.close_all(),
+        }
+    }
+
     /// When the data of the read just made reached the socket, on the
     /// monotonic clock; refreshes `now`.
     ///
