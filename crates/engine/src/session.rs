@@ -21,7 +21,7 @@ use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::driver::{events, Job, Shared, Stats, ThreadResult, Window, Worker};
+use crate::driver::{Job, Shared, Stats, ThreadResult, Window, Worker};
 use crate::request::Prepared;
 use crate::result::Drain;
 use crate::run::{collect, jobs, merge, prepare, window_from_now, HELD};
@@ -224,8 +224,7 @@ fn serve(
         }
     };
     worker.settle_thread();
-    let mut events = events();
-    worker.open_all(&mut events);
+    worker.open_all();
     if replies.send(Reply::Opened(Ok(()))).is_err() {
         return;
     }
@@ -235,7 +234,7 @@ fn serve(
         match cmd {
             Cmd::Window(window) => {
                 let stats = spare.take().unwrap_or_else(Stats::new);
-                let r = worker.session_window(window, &mut events, stats);
+                let r = worker.session_window(window, stats);
                 if replies.send(Reply::Done(Box::new(r))).is_err() {
                     break;
                 }

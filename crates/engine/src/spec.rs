@@ -143,7 +143,7 @@ pub struct LoadSpec {
     pub pipeline: usize,
     /// Closed model: nap briefly before waiting for responses, so a client
     /// thread is woken once per batch rather than by every response (see
-    /// `Worker::nap_ns`). `false`: block on epoll at once, as wrk does.
+    /// `Pace::nap_ns`). `false`: block on epoll at once, as wrk does.
     pub coalesce: bool,
     /// A nap is at most this fraction, 1/`nap_divisor`, of the recent
     /// latency. Smaller spends less of the client's CPU per response and

@@ -35,7 +35,7 @@ impl Worker<'_> {
         // byte did, nor before the request went out, whatever the stamps say.
         let now = arrived.max(first_rx_ns).max(f.issued_ns);
         let took = now - f.issued_ns;
-        self.latency_avg_ns = self.latency_avg_ns - self.latency_avg_ns / 16 + took / 16;
+        self.pace.answered(took);
         if measured && first_rx_ns > 0 {
             let first = first_rx_ns.clamp(f.issued_ns, now) - f.issued_ns;
             self.stats
@@ -58,7 +58,7 @@ impl Worker<'_> {
             c.freed += 1;
             c.freed_at_sum += now;
         }
-        let error = self.check(f.target as usize, &resp);
+        let error = self.books.check(self.plan.spec, f.target as usize, &resp);
         let c = self.counters(measured);
         c.completed += 1;
         c.body_bytes += resp.body_bytes;
@@ -69,15 +69,15 @@ impl Worker<'_> {
         if measured {
             self.tick_timeline(1, error.is_some() as u64, 0);
             if self.job.quota.is_some() {
-                self.done_measured += 1;
+                self.books.done_measured += 1;
             }
         }
 
-        if self.conns[i].h2_on {
+        if self.conns[i].proto.h2_on {
             if let Some(us) = self.users.as_mut() {
                 us.release(i);
                 let c = &self.conns[i];
-                if c.written == 0 && c.h2.as_ref().is_some_and(|h| h.finished()) {
+                if c.written == 0 && c.proto.h2.as_ref().is_some_and(|h| h.finished()) {
                     self.close_and_continue(i, None);
                 }
                 self.user_answered(i, error.is_none());
@@ -104,9 +104,8 @@ impl Worker<'_> {
         }
         if self.plan.interval_ns.is_some() {
             self.schedule(i);
-        } else if !self.conns[i].deferred {
-            self.conns[i].deferred = true;
-            self.deferred.push(i);
+        } else {
+            self.defer(i);
         }
     }
 
@@ -134,27 +133,6 @@ impl Worker<'_> {
         };
         self.stats.hold_ns += (now * k).saturating_sub(took);
         self.stats.holds += k;
-    }
-
-    pub(super) fn check(&mut self, target: usize, resp: &Response) -> Option<ErrorKind> {
-        let spec = self.plan.spec;
-        if !spec.expect_status.accepts(resp.status) {
-            return Some(ErrorKind::Status);
-        }
-        let e = &mut self.expect[target];
-        match e.size {
-            Some(size) if resp.body_bytes != size => return Some(ErrorKind::SizeMismatch),
-            Some(_) => {}
-            None => e.size = Some(resp.body_bytes),
-        }
-        if spec.checksum {
-            match e.checksum {
-                Some(sum) if resp.checksum != sum => return Some(ErrorKind::ChecksumMismatch),
-                Some(_) => {}
-                None => e.checksum = Some(resp.checksum),
-            }
-        }
-        None
     }
 
     pub(super) fn tick_timeline(&mut self, completed: u64, errors: u64, bytes: u64) {
@@ -195,7 +173,7 @@ impl Worker<'_> {
         // a fresh connection, as after a response that closes, rather than
         // count one malformed answer as a pipeline's worth of them.
         let c = &mut self.conns[i];
-        if kind == ErrorKind::Parse && !c.h2_on && c.written > 1 {
+        if kind == ErrorKind::Parse && !c.proto.h2_on && c.written > 1 {
             let f = c.pop();
             c.written -= 1;
             let measured = self.phase_of(&f);
@@ -212,7 +190,7 @@ impl Worker<'_> {
         if measured {
             self.tick_timeline(0, 1, 0);
             if self.job.quota.is_some() {
-                self.done_measured += 1;
+                self.books.done_measured += 1;
             }
         }
     }
@@ -241,7 +219,7 @@ impl Worker<'_> {
             // handshake could finish, which is the same failure as above,
             // merely noticed before the client's hello went out.
             Some(ErrorKind::Reset)
-                if self.conns[i].state == State::Connecting && self.tls_config.is_some() =>
+                if self.conns[i].state == State::Connecting && self.tls.is_some() =>
             {
                 Some(ErrorKind::Tls)
             }
@@ -249,7 +227,7 @@ impl Worker<'_> {
         };
         let was_connecting = matches!(self.conns[i].state, State::Connecting | State::Handshaking);
         // HTTP/2 counts its own (`retried`, above a GOAWAY's last stream).
-        let h1 = !self.conns[i].h2_on;
+        let h1 = !self.conns[i].proto.h2_on;
         let mut failed_here = 0;
         let connect_error = kind.is_some_and(|k| {
             matches!(
@@ -294,12 +272,12 @@ impl Worker<'_> {
                     c.resent += 1;
                 }
                 if measured && self.job.quota.is_some() {
-                    self.issued_measured -= 1;
+                    self.books.issued_measured -= 1;
                 }
                 // It goes out again as it was: a user's request is kept
                 // by its session, any other by the order's next issue.
                 if self.users.is_none() {
-                    self.taken_back.push_back(f.target);
+                    self.targets.take_back(f.target);
                 }
             }
         }
@@ -321,39 +299,12 @@ impl Worker<'_> {
         }
     }
 
-    /// Connection `i` closed cleanly (a FIN, or TLS's close_notify) with
-    /// requests on the wire and no byte of their answers read: whether
-    /// they go out again rather than fail. A server may close a keep-alive
-    /// connection at any moment, and RFC 9112 §9.3.1-2 has a client resend
-    /// what it had pipelined, or idempotent requests, that got no answer.
-    /// Only on a connection that answered something first: each fresh
-    /// connection then moves the run on by an answer, where a server that
-    /// closes every connection unanswered would be sent the same requests
-    /// for ever, a run of N requests never ending. A reset is not a close:
-    /// a server that aborts a connection it read a request from (a worker
-    /// that crashed on it) failed that request, and load generators count
-    /// it so; resent, the failure would show in no error.
-    pub(super) fn may_resend(&self, i: usize) -> bool {
-        let c = &self.conns[i];
-        !c.h2_on
-            && c.state == State::Open
-            && c.carried > c.len as u64
-            && c.exchange.is_idle()
-            && (0..c.written).all(|k| self.plan.spec.idempotent(c.ring[c.slot(k)].target as usize))
-    }
-
     /// Close connection `i` and forget what was on it.
     pub(super) fn shut(&mut self, i: usize) {
-        if self.uring.is_some() {
-            self.uring_shut(i);
-        }
-        // Closing the socket takes it out of epoll's set (it is never
-        // duplicated), so no epoll_ctl is spent on it: one syscall less
-        // per connection, which a load of new connections pays each time.
-        self.conns[i].stream = None;
+        self.io_close(i);
         let c = &mut self.conns[i];
-        c.tls = None;
-        c.h2_on = false;
+        c.proto.tls = None;
+        c.proto.h2_on = false;
         c.state = State::Down;
         c.head = 0;
         c.len = 0;
@@ -363,8 +314,7 @@ impl Worker<'_> {
         c.peer_closed = false;
         c.unwritable = None;
         c.carried = 0;
-        c.ready = false;
         c.stale = false;
-        c.exchange.reset();
+        c.proto.exchange.reset();
     }
 }

@@ -2,7 +2,47 @@
 //! opening it once TCP (and TLS) is up, and writing its requests, whole or
 //! in part, with what a write that fails leaves to be read first.
 
+use std::io;
+
 use super::*;
+
+/// How the thread's connections are opened, and how many requests each
+/// carries.
+pub(crate) struct Dial {
+    /// Turns through `spec.sources`, one connect after another.
+    source_seq: usize,
+    /// Every connection carries one request, written at once, in
+    /// cleartext: Nagle has nothing to hold back, so `TCP_NODELAY` is not
+    /// set.
+    pub(crate) one_write: bool,
+    /// Most requests a connection carries (`u64::MAX`: no limit), so the
+    /// hot path compares two integers and never looks at an `Option`.
+    pub(crate) limit: u64,
+}
+
+impl Dial {
+    /// `first_conn`: the thread's first connection's global index, where
+    /// its turn through the sources starts.
+    pub(crate) fn new(spec: &LoadSpec, first_conn: usize) -> Self {
+        Dial {
+            source_seq: first_conn,
+            one_write: spec.connection_limit() == Some(1)
+                && spec.tls.is_none()
+                && spec.users.is_none(),
+            limit: spec.connection_limit().unwrap_or(u64::MAX),
+        }
+    }
+
+    /// Which of `n` source addresses the next connect comes from, in
+    /// turn, when there are any.
+    pub(crate) fn next_source(&mut self, n: usize) -> Option<usize> {
+        (n > 0).then(|| {
+            let k = self.source_seq;
+            self.source_seq = k.wrapping_add(1);
+            k % n
+        })
+    }
+}
 
 impl Worker<'_> {
     /// Push queued requests out, connecting first if needed.
@@ -30,44 +70,13 @@ impl Worker<'_> {
             addr
         };
         self.conns[i].connect_start_ns = self.now;
-        if self.uring.is_some() {
-            self.uring_connect(i, addr);
-            return;
-        }
-        let from = self.next_source_index().map(|k| self.plan.spec.sources[k]);
-        match socket::connect(addr, from, self.plan.spec.linger_zero) {
-            Ok(mut s) => {
-                // A connection that carries one request in one write has
-                // nothing for Nagle to hold back: the setsockopt is saved.
-                if !self.one_write {
-                    let _ = s.set_nodelay(true);
-                }
-                rx::enable_stamps(s.as_raw_fd());
-                if let Err(e) = self.poll.registry().register(
-                    &mut s,
-                    socket_token(i, self.conns[i].epoch),
-                    Interest::READABLE | Interest::WRITABLE,
-                ) {
-                    self.fail(i, classify_connect(&e));
-                    return;
-                }
-                let c = &mut self.conns[i];
-                c.stream = Some(s);
-                c.state = State::Connecting;
-            }
-            Err(e) => self.fail(i, classify_connect(&e)),
-        }
+        self.io_connect(i, addr);
     }
 
     /// Which of the spec's source addresses the next connect comes from,
     /// in turn, when it has any.
     pub(super) fn next_source_index(&mut self) -> Option<usize> {
-        let n = self.plan.spec.sources.len();
-        (n > 0).then(|| {
-            let k = self.source_seq;
-            self.source_seq = k.wrapping_add(1);
-            k % n
-        })
+        self.dial.next_source(self.plan.spec.sources.len())
     }
 
     pub(super) fn on_connected(&mut self, i: usize) {
@@ -78,14 +87,14 @@ impl Worker<'_> {
             self.stats.reconnects += 1;
         } else {
             c.ever_connected = true;
-            self.established += 1;
+            self.books.established += 1;
         }
         let took = now.saturating_sub(c.connect_start_ns);
         if measuring {
             self.stats.connect.saturating_record((took / 1000).max(1));
         }
         self.counters(measuring).connects += 1;
-        if self.tls_config.is_some() {
+        if self.tls.is_some() {
             self.start_tls(i);
         } else {
             self.open(i);
@@ -97,7 +106,7 @@ impl Worker<'_> {
         let now = self.now;
         let c = &mut self.conns[i];
         c.state = State::Open;
-        c.exchange.reset();
+        c.proto.exchange.reset();
         // Queued requests waited for the handshake; their latency starts now.
         for k in 0..c.len {
             let s = c.slot(k);
@@ -119,58 +128,19 @@ impl Worker<'_> {
         if self.between_windows {
             return;
         }
-        if self.uring.is_some() {
+        if self.io.is_uring() {
             self.uring_flush(i);
             return;
         }
-        if self.conns[i].h2_on {
+        if self.conns[i].proto.h2_on {
             self.h2_flush(i);
             return;
         }
-        if self.conns[i].tls.is_some() {
+        if self.conns[i].proto.tls.is_some() {
             self.tls_flush(i);
             return;
         }
-        loop {
-            let c = &mut self.conns[i];
-            if c.written >= c.len || c.peer_closed || c.unwritable.is_some() {
-                return;
-            }
-            let (head, written, write_off, pending) =
-                (c.head, c.written, c.write_off, c.len - c.written);
-            let Conn { stream, ring, .. } = c;
-            let Some(stream) = stream.as_mut() else {
-                return;
-            };
-            let req_at = |k: usize| {
-                let f = &ring[(head + written + k) % ring.len()];
-                self.plan.requests.get(f.target, f.last)
-            };
-            let res = if pending == 1 {
-                stream.write(&req_at(0)[write_off..])
-            } else {
-                let mut slices = [IoSlice::new(&[]); WRITEV_MAX];
-                let n = pending.min(WRITEV_MAX);
-                for (k, slot) in slices.iter_mut().enumerate().take(n) {
-                    let req = req_at(k);
-                    *slot = IoSlice::new(if k == 0 { &req[write_off..] } else { req });
-                }
-                stream.write_vectored(&slices[..n])
-            };
-            match res {
-                Ok(n) => {
-                    let measuring = self.measuring;
-                    self.counters(measuring).bytes_written += n as u64;
-                    self.wrote(i, n);
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.write_failed(i, &e);
-                    return;
-                }
-            }
-        }
+        self.epoll_write(i);
     }
 
     /// A write on connection `i` failed with `e`. A server may answer

@@ -2,10 +2,12 @@
 //! server that the test plays itself, so the order of events is the test's
 //! and not the scheduler's.
 
+use super::io::epoll::{token_conn, Epoll};
 use super::*;
 use crate::request::Prepared;
 use crate::spec::{Stop, Target};
-use std::io::Read;
+use mio::Events;
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream as StdStream};
 use std::time::{Duration, Instant};
 
@@ -32,15 +34,26 @@ fn read_request(server: &mut StdStream) -> String {
     String::from_utf8(req).unwrap()
 }
 
+impl Worker<'_> {
+    /// The epoll backend these tests drive by hand.
+    fn ep(&mut self) -> &mut Epoll {
+        match &mut self.io {
+            Io::Epoll(e) => e,
+            Io::Uring(_) => panic!("these tests drive epoll"),
+        }
+    }
+}
+
 /// One iteration of the event loop's I/O half: poll (without waiting when
 /// work is left from the last turn), then a turn. Returns the events seen.
 fn step(w: &mut Worker<'_>, events: &mut Events) -> usize {
-    let wait = if w.ready.is_empty() { 100 } else { 0 };
-    w.poll
+    let wait = if w.ep().ready.is_empty() { 100 } else { 0 };
+    w.ep()
+        .poll
         .poll(events, Some(Duration::from_millis(wait)))
         .unwrap();
     w.now = now_ns();
-    w.turn(events, u64::MAX);
+    w.epoll_turn(events, u64::MAX);
     w.send_deferred();
     events.iter().count()
 }
@@ -123,7 +136,7 @@ fn unread_data_is_read_on_later_turns_without_an_event() {
     let mut events = Events::with_capacity(8);
     let (mut w, mut server) = rig.connected(&plan, &mut events);
     // Reads of 16 bytes: a visit takes 64 of the response's 1,041 bytes.
-    w.buf = vec![0; 16];
+    w.ep().buf = vec![0; 16];
     let body = vec![b'z'; 1000];
     let mut resp =
         format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
@@ -146,7 +159,7 @@ fn unread_data_is_read_on_later_turns_without_an_event() {
     assert_eq!(quiet, 16);
     assert_eq!(w.stats.measured.bytes_read, 1041);
     assert_eq!(w.stats.measured.body_bytes, 1000);
-    assert!(w.ready.is_empty());
+    assert!(w.ep().ready.is_empty());
 }
 
 /// The event loop wakes when the first part of a response arrives, then is
@@ -169,7 +182,8 @@ fn a_late_read_is_stamped_with_its_last_byte() {
     server.write_all(head.as_bytes()).unwrap();
     server.write_all(&body[..2000]).unwrap();
     // The loop wakes for the first part...
-    w.poll
+    w.ep()
+        .poll
         .poll(&mut events, Some(Duration::from_secs(5)))
         .unwrap();
     assert!(!events.is_empty());
@@ -326,7 +340,8 @@ fn an_event_of_a_socket_closed_in_the_same_turn_does_not_reach_its_replacement()
         .unwrap();
     drop(server);
     let old = w.conns[0].epoch;
-    w.poll
+    w.ep()
+        .poll
         .poll(&mut events, Some(Duration::from_secs(5)))
         .unwrap();
     assert!(events.iter().any(|e| e.is_read_closed()));
@@ -338,7 +353,7 @@ fn an_event_of_a_socket_closed_in_the_same_turn_does_not_reach_its_replacement()
     assert_eq!(w.stats.measured.completed, 1);
     assert_eq!(w.conns[0].epoch, old + 1);
     assert_eq!(w.conns[0].len, 1);
-    w.turn(&events, u64::MAX);
+    w.epoll_turn(&events, u64::MAX);
     assert!(!w.conns[0].peer_closed);
     let (mut second, _) = rig.listener.accept().unwrap();
     drive(&mut w, &mut events, |w| w.conns[0].written == 1);

@@ -248,10 +248,7 @@ impl Worker<'_> {
         us.want[first] = request;
         // After this batch of events: a session ending mid-read starts the
         // next one here.
-        if !self.conns[first].deferred {
-            self.conns[first].deferred = true;
-            self.deferred.push(first);
-        }
+        self.defer(first);
     }
 
     /// Closed model's `fill` for a user's connection: carry its request.
@@ -310,10 +307,7 @@ impl Worker<'_> {
             us.users[u].outstanding += 1;
             // After this batch of events, as the closed model's next
             // requests are: `i` may be mid-read.
-            if !self.conns[c].deferred {
-                self.conns[c].deferred = true;
-                self.deferred.push(c);
-            }
+            self.defer(c);
         }
         let user = self.us().users[u];
         if user.outstanding == 0 && user.next_burst >= burst_len {
@@ -335,7 +329,7 @@ impl Worker<'_> {
                 Think::Fixed(t) => t,
                 Think::Uniform { low, high } => {
                     let span = high.saturating_sub(low).as_nanos() as u64;
-                    let r = self.next_random();
+                    let r = self.targets.next_random();
                     low + Duration::from_nanos(if span == 0 { 0 } else { r % (span + 1) })
                 }
             },
@@ -400,7 +394,7 @@ impl Worker<'_> {
                     let gap = match us.spacing {
                         Spacing::Uniform => us.gap_ns,
                         Spacing::Exponential => {
-                            let r = self.next_random();
+                            let r = self.targets.next_random();
                             // (0, 1]: ln never sees 0.
                             let x = ((r >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
                             -x.ln() * self.us().gap_ns

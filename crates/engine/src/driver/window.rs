@@ -3,12 +3,10 @@
 //! opening them, finding out what the server did to them while they sat
 //! idle, and draining what is still in flight when a window ends.
 
-use std::time::Duration;
+use std::io;
 
 use super::*;
 
-/// Events taken per poll.
-const EVENTS: usize = 1024;
 /// Longest a session's drain waits for the responses in flight at a
 /// window's end (or the timeout, if shorter): the next window, of this
 /// server or another, is waiting.
@@ -53,10 +51,6 @@ impl ThreadResult {
     }
 }
 
-pub(crate) fn events() -> Events {
-    Events::with_capacity(EVENTS)
-}
-
 impl Worker<'_> {
     /// Once per thread, before its first window.
     pub(crate) fn settle_thread(&self) {
@@ -76,44 +70,35 @@ impl Worker<'_> {
     /// A whole run: one window, after which the connections are closed.
     pub(crate) fn run(mut self, window: Window) -> ThreadResult {
         self.settle_thread();
-        let mut events = events();
-        let ending = self.measure(window, &mut events);
-        self.uring_count_last_sends();
-        for c in &mut self.conns {
-            c.stream = None;
-        }
+        let ending = self.measure(window);
+        self.io_finish();
         let sessions = self.users.as_mut().map(|u| u.take_stats());
         ThreadResult::new(
             self.stats,
             ending,
-            self.established,
-            self.expect,
+            self.books.established,
+            self.books.expect,
             Drain::default(),
             sessions,
-            self.io_fallback.clone(),
+            self.io.fallback(),
         )
     }
 
     /// A session's window: measured into the thread's stats, which are
     /// handed over and replaced by `spare` (reset) for the drain and the
     /// next window; the connections stay open.
-    pub(crate) fn session_window(
-        &mut self,
-        window: Window,
-        events: &mut Events,
-        spare: Stats,
-    ) -> ThreadResult {
-        let ending = self.measure(window, events);
+    pub(crate) fn session_window(&mut self, window: Window, spare: Stats) -> ThreadResult {
+        let ending = self.measure(window);
         let stats = std::mem::replace(&mut self.stats, spare);
-        let drain = self.drain(events, ending.end_ns);
+        let drain = self.drain(ending.end_ns);
         ThreadResult::new(
             stats,
             ending,
-            self.established,
-            self.expect.clone(),
+            self.books.established,
+            self.books.expect.clone(),
             drain,
             None,
-            self.io_fallback.clone(),
+            self.io.fallback(),
         )
     }
 
@@ -121,7 +106,7 @@ impl Worker<'_> {
     /// when each is open or has failed, within the timeout. What failed is
     /// opened again, and counted, in the first window; the handshakes made
     /// here belong to no window.
-    pub(crate) fn open_all(&mut self, events: &mut Events) {
+    pub(crate) fn open_all(&mut self) {
         self.between_windows = true;
         self.measuring = true;
         self.now = now_ns();
@@ -136,7 +121,7 @@ impl Worker<'_> {
         for i in 0..self.conns.len() {
             self.connect(i);
         }
-        let _ = self.spin(events);
+        let _ = self.spin();
         for i in 0..self.conns.len() {
             if matches!(self.conns[i].state, State::Connecting | State::Handshaking) {
                 self.shut(i);
@@ -146,12 +131,12 @@ impl Worker<'_> {
     }
 
     /// Run one window to its end, its stop flag, or a fatal error.
-    fn measure(&mut self, window: Window, events: &mut Events) -> Ending {
+    fn measure(&mut self, window: Window) -> Ending {
         self.window = window;
         self.between_windows = false;
-        self.issued_measured = 0;
-        self.done_measured = 0;
-        self.cpu_mark = (thread_cpu(), thread_runqueue_wait());
+        self.books.issued_measured = 0;
+        self.books.done_measured = 0;
+        self.books.cpu_mark = (thread_cpu(), thread_runqueue_wait());
         self.now = now_ns();
         self.measuring = self.now >= self.window.warmup_end_ns;
         self.next_scan_ns = self.now + SCAN_NS.min(self.timeout_ns());
@@ -175,20 +160,20 @@ impl Worker<'_> {
             self.start_users();
             self.send_deferred();
         } else {
-            self.sweep(events);
+            self.sweep();
             for i in 0..self.conns.len() {
                 self.fill(i);
             }
         }
-        let (end_ns, interrupted, fatal) = self.spin(events);
+        let (end_ns, interrupted, fatal) = self.spin();
         // A ring's sends queued in the last turn go out with the next
         // enter, which an ending loop never makes: made here, a request
         // counted as sent has reached the kernel, as on epoll.
-        if let Some(u) = self.uring.as_mut() {
+        if let Some(u) = self.io.uring() {
             u.submit();
         }
         self.stats.unsent = self.unsent(end_ns);
-        let (cpu_start, wait_start) = self.cpu_mark;
+        let (cpu_start, wait_start) = self.books.cpu_mark;
         let cpu_end = thread_cpu();
         let wait_end = thread_runqueue_wait();
         Ending {
@@ -233,7 +218,7 @@ impl Worker<'_> {
     /// them (their keep-alive timeout), so that those are reopened rather
     /// than written to. A close that comes later still is caught by
     /// `stale`.
-    fn sweep(&mut self, events: &mut Events) {
+    fn sweep(&mut self) {
         let mut open = false;
         for c in &mut self.conns {
             if c.state == State::Open {
@@ -241,13 +226,10 @@ impl Worker<'_> {
                 open = true;
             }
         }
-        if open && self.uring.is_some() {
-            self.uring_sweep();
-        } else if open && self.poll.poll(events, Some(Duration::ZERO)).is_ok() {
-            self.now = now_ns();
-            let wake = self.next_scan_ns;
-            self.turn(events, wake);
+        if !open {
+            return;
         }
+        self.io_sweep();
     }
 
     /// After a session's window: read the responses still in flight, which
@@ -255,7 +237,7 @@ impl Worker<'_> {
     /// (from `ended_ns`, the window's end) or the stop flag is set. What is
     /// still unanswered then is closed, to be reopened by the next window;
     /// requests never written are dropped.
-    fn drain(&mut self, events: &mut Events, ended_ns: u64) -> Drain {
+    fn drain(&mut self, ended_ns: u64) -> Drain {
         self.between_windows = true;
         self.measuring = true;
         self.window.end_ns = Some(ended_ns + self.timeout_ns().min(DRAIN_MAX_NS));
@@ -263,11 +245,11 @@ impl Worker<'_> {
         // is reported once: look at every connection with something due.
         // (A ring keeps what completed until it is handled.)
         for i in 0..self.conns.len() {
-            if self.uring.is_none() && self.conns[i].awaiting() {
+            if self.conns[i].awaiting() {
                 self.mark_ready(i);
             }
         }
-        let _ = self.spin(events);
+        let _ = self.spin();
         let mut drain = Drain {
             responses: self.stats.measured.completed + self.stats.warmup.completed,
             abandoned: 0,
@@ -323,13 +305,13 @@ impl Worker<'_> {
     /// a fatal error, or, between a session's windows, until nothing is
     /// left to wait for. Returns when the measured phase ended, whether the
     /// stop flag ended it, and the fatal error.
-    fn spin(&mut self, events: &mut Events) -> (u64, bool, Option<io::Error>) {
+    fn spin(&mut self) -> Ended {
         let rate = self.plan.interval_ns.is_some();
         loop {
             self.now = now_ns();
             if !self.measuring && self.now >= self.window.warmup_end_ns {
                 self.measuring = true;
-                self.cpu_mark = (thread_cpu(), thread_runqueue_wait());
+                self.books.cpu_mark = (thread_cpu(), thread_runqueue_wait());
                 self.carry_into_measuring();
                 // Requests mode: connections idle because warmup ended mid-way
                 // get their first measured request now.
@@ -345,7 +327,7 @@ impl Worker<'_> {
                 }
             }
             if let Some(quota) = self.job.quota {
-                if self.measuring && self.done_measured >= quota {
+                if self.measuring && self.books.done_measured >= quota {
                     return (self.now, false, None);
                 }
             }
@@ -383,85 +365,9 @@ impl Worker<'_> {
                 wake = wake.min(self.window.warmup_end_ns);
             }
             let due = self.next_clock_due();
-            if let (Some(timer), Some(due)) = (self.timer.as_mut(), due) {
-                if timer.armed_at().is_none_or(|a| due < a) {
-                    timer.arm(due);
-                }
+            if let Some(ended) = self.io_step(wake, due) {
+                return ended;
             }
-            if self.uring.is_some() {
-                let wake_at = due.map_or(wake, |d| d.min(wake));
-                if let Err(e) = self.uring_wait(wake_at) {
-                    return (now_ns(), false, Some(e));
-                }
-                // The ring paces no looks (its naps are counts), so
-                // `last_look_ns` is the epoll loop's alone.
-                self.now = now_ns();
-                if let Some(end) = self.window.end_ns {
-                    if self.now >= end {
-                        return (end, false, None);
-                    }
-                }
-                self.uring_turn(wake);
-                self.send_deferred();
-                continue;
-            }
-            // Work left from the last turn is done before any wait.
-            let busy = !self.ready.is_empty();
-            // `events` still holds the last batch: the load is flowing if it
-            // had any, and only then is a nap worth taking.
-            let nap = if busy || events.is_empty() {
-                0
-            } else {
-                self.nap_ns(wake)
-            };
-            let mut polled = Ok(());
-            let mut ready = false;
-            if nap > 0 {
-                // What is left of a nap since the last look is slept
-                // first, whatever is waiting (see `paced_rest`); with no
-                // such rest, a look that finds nothing ready naps whole.
-                let mut sleep = self.paced_rest(nap, self.now);
-                if sleep == 0 {
-                    polled = self.poll.poll(events, Some(Duration::ZERO));
-                    ready = polled.is_err() || !events.is_empty();
-                    sleep = if ready { 0 } else { nap };
-                }
-                if sleep > 0 {
-                    if self.measuring {
-                        self.stats.naps += 1;
-                    }
-                    std::thread::sleep(Duration::from_nanos(sleep));
-                    polled = self.poll.poll(events, Some(Duration::ZERO));
-                    ready = polled.is_err() || !events.is_empty();
-                }
-            }
-            if !ready {
-                self.now = now_ns();
-                // epoll_wait counts milliseconds; round up so we never spin.
-                let timeout_ms = if busy {
-                    0
-                } else {
-                    wake.saturating_sub(self.now).div_ceil(1_000_000)
-                };
-                polled = self
-                    .poll
-                    .poll(events, Some(Duration::from_millis(timeout_ms)));
-            }
-            if let Err(e) = polled {
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return (now_ns(), false, Some(e));
-                }
-            }
-            self.now = now_ns();
-            self.last_look_ns = self.now;
-            // What arrived after the end belongs to no phase: it stays in
-            // flight at the end rather than stretching the measured window.
-            if let Some(end) = self.window.end_ns {
-                if self.now >= end {
-                    return (end, false, None);
-                }
-            }
-            self.turn(events, wake);
             self.send_deferred();
         }
     }
@@ -482,7 +388,7 @@ impl Worker<'_> {
                 let c = &self.conns[i];
                 let (since, kind) = match c.state {
                     State::Connecting => (c.connect_start_ns, ErrorKind::ConnectTimeout),
-                    State::Handshaking => (c.handshake_start_ns, ErrorKind::Tls),
+                    State::Handshaking => (c.proto.handshake_start_ns, ErrorKind::Tls),
                     State::Open if c.len > 0 => (c.front().issued_ns, ErrorKind::Timeout),
                     _ => break,
                 };
@@ -502,21 +408,3 @@ impl Worker<'_> {
         due
     }
 }
-
-impl Worker<'_> {
-    /// A whole run's end, on the ring: count what its last sends wrote.
-    /// Only there: between a session's windows the drain takes them.
-    pub(super) fn uring_count_last_sends(&mut self) {
-        let Some(u) = self.uring.as_mut() else {
-            return;
-        };
-        let bytes = u.last_sends(LAST_SENDS_WAIT_NS);
-        let measuring = self.measuring;
-        self.counters(measuring).bytes_written += bytes;
-    }
-}
-
-/// How long the end of a run waits for the completions of its last sends:
-/// those on a socket with room complete as they are submitted, and a
-/// cancelled one at once; this only bounds a kernel that is slow to.
-const LAST_SENDS_WAIT_NS: u64 = 5_000_000;

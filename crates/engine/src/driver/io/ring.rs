@@ -1,67 +1,41 @@
-//! The io_uring backend of the driver: the same `Worker`, requests,
-//! responses, timeouts and counts as with epoll, only the syscalls differ.
-//!
-//! Each thread has one ring. A connection's socket sits in the ring's
-//! table of registered files, at the connection's own index, so no
-//! operation looks its descriptor up; its connect, sends and close are
-//! queued on the ring as the loop goes, and submitted together by the one
-//! `io_uring_enter` that also waits for the next completions, once per
-//! loop turn. A connection receives through a multishot `recvmsg` armed
-//! once per connection: the kernel fills buffers the thread provided (one
-//! buffer ring per thread) as data arrives, each with the `SO_TIMESTAMPNS`
-//! stamp of its last segment, so a response still ends when its last byte
-//! reached the socket (see rx.rs), not when the loop got round to it.
-//!
-//! Where the kernel can (6.7 and later: sockets' `setsockopt` as a ring
-//! command), a connection's socket is made in its table slot by the ring
-//! itself, its options set and its connect issued in one linked chain,
-//! and closed there: no descriptor ever exists in the process, so
-//! `socket()`, the table update and `close()` cost no syscalls of their
-//! own. A load of new connections pays those once per request. Elsewhere
-//! the socket is opened as on epoll and put into the table, and its
-//! descriptor closed once the table holds it.
-//!
-//! A completion names its connection, what it was, and the connection's
-//! `epoch` when it was queued: one for a connection closed since is
-//! ignored (its buffer given back), as a close cancels what is still
-//! pending on the socket before taking it out of the table.
-//!
-//! Sends: at most one per connection in flight, of every request queued
-//! and not yet written (up to `WRITEV_MAX`), from the prepared request
-//! bytes, which outlive the run; `MSG_WAITALL` has the kernel send all of
-//! it before completing, or fail. A request counts as written once its
-//! send is queued, as it would once a write() took it: nothing can take it
-//! back after that, and the server may answer as soon as the turn ends.
+//! A thread's io_uring ring and what it owns: the table of registered
+//! files its connections' sockets sit in, the ring of buffers it provides
+//! the kernel for receives, each connection's send in flight, and the one
+//! enter per turn that submits what the turn queued and waits.
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::collections::VecDeque;
+use std::io;
 use std::mem::ManuallyDrop;
 use std::net::SocketAddr;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{OwnedFd, RawFd};
 
 use io_uring::types::{CancelBuilder, Fixed, SubmitArgs, Timespec};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
-use super::*;
+use crate::clock::now_ns;
+use crate::driver::WRITEV_MAX;
+
+use super::{nap, socket};
 
 /// One buffer of the provided ring: room for a read's header, its stamp
 /// and its data.
 const BUF_SIZE: usize = 16 * 1024;
 const MIN_BUFS: usize = 64;
 const MAX_BUFS: usize = 512;
-const BGID: u16 = 0;
+pub(super) const BGID: u16 = 0;
 /// Room for the `SCM_TIMESTAMPNS` control message of a receive.
 const CONTROL_LEN: usize = 64;
 
-const OP_CONNECT: u64 = 1;
-const OP_RECV: u64 = 2;
-const OP_SEND: u64 = 3;
+pub(super) const OP_CONNECT: u64 = 1;
+pub(super) const OP_RECV: u64 = 2;
+pub(super) const OP_SEND: u64 = 3;
 
-fn user_data(op: u64, i: usize, epoch: u64) -> u64 {
+pub(super) fn user_data(op: u64, i: usize, epoch: u64) -> u64 {
     (epoch << 32) | ((i as u64) << 3) | op
 }
 
-fn decode(ud: u64) -> (u64, usize, u32) {
+pub(super) fn decode(ud: u64) -> (u64, usize, u32) {
     (
         ud & 7,
         ((ud & 0xffff_ffff) >> 3) as usize,
@@ -77,12 +51,17 @@ pub(crate) const NO_DIRECT_ENV: &str = "THRONG_URING_NO_DIRECT";
 /// io_uring disabled would.
 pub(crate) const REFUSE_ENV: &str = "THRONG_URING_REFUSE";
 
+/// How long the end of a run waits for the completions of its last sends:
+/// those on a socket with room complete as they are submitted, and a
+/// cancelled one at once; this only bounds a kernel that is slow to.
+pub(super) const LAST_SENDS_WAIT_NS: u64 = 5_000_000;
+
 /// A connection's send in flight.
 #[derive(Clone, Copy, Default)]
-struct SendSlot {
-    busy: bool,
+pub(super) struct SendSlot {
+    pub(super) busy: bool,
     /// Bytes of the send in flight.
-    len: usize,
+    pub(super) len: usize,
 }
 
 pub(crate) struct Uring {
@@ -95,29 +74,29 @@ pub(crate) struct Uring {
     nbufs: u16,
     tail: u16,
     /// What a multishot recvmsg is told of the room for a name and control.
-    recv_msg: Box<libc::msghdr>,
-    sends: Box<[SendSlot]>,
+    pub(super) recv_msg: Box<libc::msghdr>,
+    pub(super) sends: Box<[SendSlot]>,
     /// Pipelined sends: `per` vectors a connection for the kernel to read
     /// its requests from, and the message that points at them. A
     /// connection with one request at a time sends from the request's
     /// bytes and needs neither, which keeps a ring's memory per
     /// connection near epoll's.
-    iovs: Box<[libc::iovec]>,
-    msgs: Box<[libc::msghdr]>,
-    per: usize,
+    pub(super) iovs: Box<[libc::iovec]>,
+    pub(super) msgs: Box<[libc::msghdr]>,
+    pub(super) per: usize,
     /// Where each target's connections connect, and the source
     /// addresses they bind to, for the run's whole life.
-    addrs: Box<[(libc::sockaddr_storage, libc::socklen_t)]>,
-    sources: Box<[(libc::sockaddr_storage, libc::socklen_t)]>,
+    pub(super) addrs: Box<[(libc::sockaddr_storage, libc::socklen_t)]>,
+    pub(super) sources: Box<[(libc::sockaddr_storage, libc::socklen_t)]>,
     /// The ring makes each connection's socket in the table itself.
-    direct: bool,
+    pub(super) direct: bool,
     /// Without `direct`: the descriptor each slot is set to, and those
     /// opened this turn, closed once what puts them into the table is
     /// submitted (the table keeps the socket).
-    fds: Box<[RawFd]>,
-    opened: Vec<OwnedFd>,
+    pub(super) fds: Box<[RawFd]>,
+    pub(super) opened: Vec<OwnedFd>,
     /// Completions taken from the ring, not yet handled.
-    cqes: VecDeque<cqueue::Entry>,
+    pub(super) cqes: VecDeque<cqueue::Entry>,
     /// The last turn had completions: the load is flowing.
     pub(super) flowing: bool,
     /// How many answers a nap waits for, and the count the last enter
@@ -128,7 +107,7 @@ pub(crate) struct Uring {
     pub(super) recvs: u64,
     /// Sends queued since the last enter: their completions come with
     /// it, and a nap's count is of completions beyond them.
-    sends_queued: usize,
+    pub(super) sends_queued: usize,
 }
 
 impl Uring {
@@ -276,7 +255,7 @@ impl Uring {
     }
 
     /// Hand buffer `bid` (back) to the kernel.
-    fn give_back(&mut self, bid: u16) {
+    pub(super) fn give_back(&mut self, bid: u16) {
         let mask = self.nbufs - 1;
         // SAFETY: the index is within the ring's `nbufs` entries, and the
         // buffer within the allocation.
@@ -296,16 +275,16 @@ impl Uring {
     ///
     /// # Safety
     /// The buffer must be one the kernel completed and not yet given back.
-    unsafe fn buffer<'b>(&self, bid: u16, len: usize) -> &'b [u8] {
+    pub(super) unsafe fn buffer<'b>(&self, bid: u16, len: usize) -> &'b [u8] {
         std::slice::from_raw_parts(self.bufs.add(bid as usize * BUF_SIZE), len.min(BUF_SIZE))
     }
 
-    fn push(&mut self, sqe: squeue::Entry) -> io::Result<()> {
+    pub(super) fn push(&mut self, sqe: squeue::Entry) -> io::Result<()> {
         self.push_all(&[sqe])
     }
 
     /// Queue `sqes` together (a link must not be split by a submit).
-    fn push_all(&mut self, sqes: &[squeue::Entry]) -> io::Result<()> {
+    pub(super) fn push_all(&mut self, sqes: &[squeue::Entry]) -> io::Result<()> {
         // SAFETY: every entry queued points at memory that outlives its
         // operation: the request bytes, the connection's send slot, the
         // ring's own tables.
@@ -323,7 +302,7 @@ impl Uring {
     }
 
     /// Take what has completed into `cqes`.
-    fn reap(&mut self) {
+    pub(super) fn reap(&mut self) {
         let mut cq = self.ring.completion();
         cq.sync();
         let before = self.cqes.len();
@@ -392,7 +371,7 @@ impl Uring {
     }
 
     /// Hand the kernel what the turn queued, without waiting.
-    pub(super) fn submit(&mut self) {
+    pub(crate) fn submit(&mut self) {
         let _ = self.enter(0, 0);
     }
 
@@ -456,335 +435,6 @@ fn msghdr_for(control: usize) -> libc::msghdr {
     let mut m: libc::msghdr = unsafe { std::mem::zeroed() };
     m.msg_controllen = control as _;
     m
-}
-
-impl Worker<'_> {
-    /// Queue connection `i`'s connect to `addr`.
-    pub(super) fn uring_connect(&mut self, i: usize, addr: SocketAddr) {
-        let from = self.next_source_index();
-        let direct = self.uring.as_ref().is_some_and(|u| u.direct);
-        if !direct {
-            self.uring_connect_opened(i, addr, from);
-            return;
-        }
-        let epoch = self.conns[i].epoch;
-        let target = self.conns[i].target_of_connect as usize;
-        let (reset, nodelay) = (self.plan.spec.linger_zero, !self.one_write);
-        let Some(u) = self.uring.as_mut() else {
-            return;
-        };
-        let setup = socket::RingSetup {
-            slot: i as u32,
-            to: &u.addrs[target],
-            from: from.map(|k| &u.sources[k]),
-            reset,
-            nodelay,
-        };
-        let (chain, n) = setup.chain(user_data(OP_CONNECT, i, epoch));
-        self.uring_queue_connect(i, &chain[..n]);
-    }
-
-    /// Queue what opens connection `i`'s socket and connects it; from now
-    /// on the slot holds a socket (`State` is not `Down`) until `shut`.
-    fn uring_queue_connect(&mut self, i: usize, sqes: &[squeue::Entry]) {
-        let Some(u) = self.uring.as_mut() else {
-            return;
-        };
-        u.sends[i].busy = false;
-        let queued = u.push_all(sqes);
-        self.conns[i].state = State::Connecting;
-        if let Err(e) = queued {
-            self.fail(i, classify_connect(&e));
-        }
-    }
-
-    /// Queue connection `i`'s connect to `addr` on a socket opened as on
-    /// epoll and put into the table.
-    fn uring_connect_opened(&mut self, i: usize, addr: SocketAddr, from: Option<usize>) {
-        let from = from.map(|k| self.plan.spec.sources[k]);
-        let opened = socket::open(addr, from, self.plan.spec.linger_zero, 0).and_then(|s| {
-            // As on epoll: one request in one write has nothing for Nagle
-            // to hold back.
-            if !self.one_write {
-                socket::nodelay(s.as_raw_fd())?;
-            }
-            rx::enable_stamps(s.as_raw_fd());
-            Ok(s)
-        });
-        let fd = match opened {
-            Ok(fd) => fd,
-            Err(e) => {
-                self.fail(i, classify_connect(&e));
-                return;
-            }
-        };
-        let epoch = self.conns[i].epoch;
-        let target = self.conns[i].target_of_connect as usize;
-        let Some(u) = self.uring.as_mut() else {
-            return;
-        };
-        u.fds[i] = fd.as_raw_fd();
-        let update = opcode::FilesUpdate::new(&u.fds[i], 1)
-            .offset(i as i32)
-            .build()
-            .flags(squeue::Flags::IO_LINK | squeue::Flags::SKIP_SUCCESS)
-            .user_data(0);
-        let (sa, len) = &u.addrs[target];
-        let connect = opcode::Connect::new(Fixed(i as u32), sa as *const _ as *const _, *len)
-            .build()
-            .user_data(user_data(OP_CONNECT, i, epoch));
-        // Open until the update is submitted, so no number is reused
-        // before; the table's reference keeps the socket after.
-        u.opened.push(fd);
-        self.uring_queue_connect(i, &[update, connect]);
-    }
-
-    /// Queue a send of what connection `i` has not written, unless one is
-    /// in flight (its completion sends the rest).
-    pub(super) fn uring_flush(&mut self, i: usize) {
-        let c = &self.conns[i];
-        if c.written >= c.len || c.peer_closed || c.state != State::Open {
-            return;
-        }
-        let (head, written, write_off, pending, epoch) =
-            (c.head, c.written, c.write_off, c.len - c.written, c.epoch);
-        let Some(u) = self.uring.as_mut() else {
-            return;
-        };
-        let slot = &mut u.sends[i];
-        if slot.busy {
-            return;
-        }
-        let n = pending.min(u.per);
-        let ring = &self.conns[i].ring;
-        let req_at = |k: usize| {
-            let f = &ring[(head + written + k) % ring.len()];
-            let req = self.plan.requests.get(f.target, f.last);
-            if k == 0 {
-                &req[write_off..]
-            } else {
-                req
-            }
-        };
-        let flags = libc::MSG_WAITALL | libc::MSG_NOSIGNAL;
-        let (sqe, total) = if n == 1 {
-            // The prepared request lives as long as the run.
-            let req = req_at(0);
-            let sqe = opcode::Send::new(Fixed(i as u32), req.as_ptr(), req.len() as u32)
-                .flags(flags)
-                .build();
-            (sqe, req.len())
-        } else {
-            let iov = &mut u.iovs[i * u.per..(i + 1) * u.per];
-            let mut total = 0;
-            for (k, v) in iov.iter_mut().enumerate().take(n) {
-                let req = req_at(k);
-                total += req.len();
-                *v = libc::iovec {
-                    iov_base: req.as_ptr() as *mut libc::c_void,
-                    iov_len: req.len(),
-                };
-            }
-            let msg = &mut u.msgs[i];
-            msg.msg_iov = iov.as_mut_ptr();
-            msg.msg_iovlen = n as _;
-            let sqe = opcode::SendMsg::new(Fixed(i as u32), msg)
-                .flags(flags as u32)
-                .build();
-            (sqe, total)
-        };
-        let slot = &mut u.sends[i];
-        slot.busy = true;
-        slot.len = total;
-        if let Err(e) = u.push(sqe.user_data(user_data(OP_SEND, i, epoch))) {
-            self.fail(i, classify_io(&e, ErrorKind::Write));
-            return;
-        }
-        u.sends_queued += 1;
-        // Handed to the kernel, which sends it all or fails the
-        // connection: on the wire from now on, as a write() would have it.
-        self.wrote(i, total);
-    }
-
-    /// Whether connection `i` has a send in flight on the ring: the ring
-    /// counts a request written once its send is submitted, so only this
-    /// tells that the kernel has not yet taken all of it.
-    pub(super) fn uring_sending(&self, i: usize) -> bool {
-        self.uring.as_ref().is_some_and(|u| u.sends[i].busy)
-    }
-
-    /// Connection `i` is closed: cancel what is pending on its socket and
-    /// close it in the table (the last reference: the socket's close).
-    pub(super) fn uring_shut(&mut self, i: usize) {
-        // A connection that is down holds no socket: its connect was never
-        // queued, or it was closed already.
-        if self.conns[i].state == State::Down {
-            return;
-        }
-        let Some(u) = self.uring.as_mut() else {
-            return;
-        };
-        u.sends[i].busy = false;
-        let cancel = opcode::AsyncCancel2::new(CancelBuilder::fd(Fixed(i as u32)).all())
-            .build()
-            .flags(squeue::Flags::SKIP_SUCCESS)
-            .user_data(0);
-        let close = opcode::Close::new(Fixed(i as u32))
-            .build()
-            .flags(squeue::Flags::SKIP_SUCCESS)
-            .user_data(0);
-        // A failure to queue leaves the socket in the table until the slot
-        // is reused or the ring closed: nothing more can be done.
-        let _ = u.push_all(&[cancel, close]);
-    }
-
-    fn arm_recv(&mut self, i: usize) {
-        let epoch = self.conns[i].epoch;
-        let Some(u) = self.uring.as_mut() else {
-            return;
-        };
-        let sqe = opcode::RecvMsgMulti::new(Fixed(i as u32), &*u.recv_msg, BGID)
-            .build()
-            .user_data(user_data(OP_RECV, i, epoch));
-        if let Err(e) = u.push(sqe) {
-            self.fail(i, classify_io(&e, ErrorKind::Read));
-        }
-    }
-
-    /// Handle what has completed, until the turn's time is up.
-    pub(super) fn uring_turn(&mut self, wake: u64) {
-        let mut end = (self.now + TURN_NS).min(wake);
-        if let Some(due) = self.next_clock_due() {
-            end = end.min(due);
-        }
-        self.turn_end_ns = end;
-        let Some(u) = self.uring.as_mut() else {
-            return;
-        };
-        u.reap();
-        u.flowing = !u.cqes.is_empty();
-        loop {
-            if self.turn_over() {
-                break;
-            }
-            let Some(cqe) = self.uring.as_mut().and_then(|u| u.cqes.pop_front()) else {
-                break;
-            };
-            self.uring_complete(cqe);
-        }
-    }
-
-    fn uring_complete(&mut self, cqe: cqueue::Entry) {
-        let (op, i, epoch) = decode(cqe.user_data());
-        let res = cqe.result();
-        let live = op != 0
-            && i < self.conns.len()
-            && self.conns[i].epoch as u32 == epoch
-            && self.conns[i].state != State::Down;
-        match op {
-            OP_CONNECT if live && self.conns[i].state == State::Connecting => {
-                if res < 0 {
-                    self.fail(i, classify_connect(&io::Error::from_raw_os_error(-res)));
-                } else {
-                    self.arm_recv(i);
-                    self.on_connected(i);
-                }
-            }
-            OP_SEND if live => {
-                let len = self.uring.as_mut().map_or(0, |u| {
-                    u.sends[i].busy = false;
-                    u.sends[i].len
-                });
-                if res > 0 {
-                    let measuring = self.measuring;
-                    self.counters(measuring).bytes_written += res as u64;
-                }
-                if res < 0 {
-                    let e = io::Error::from_raw_os_error(-res);
-                    self.fail(i, classify_io(&e, ErrorKind::Write));
-                } else if (res as usize) < len {
-                    // MSG_WAITALL sends it all unless the connection failed.
-                    self.fail(i, ErrorKind::Write);
-                } else {
-                    self.uring_flush(i);
-                }
-            }
-            // The send of a connection shut since (its request timed out,
-            // the window ended) was cut short, but what it had put on the
-            // wire reached the server all the same.
-            OP_SEND if res > 0 => {
-                let measuring = self.measuring;
-                self.counters(measuring).bytes_written += res as u64;
-            }
-            OP_RECV => {
-                let bid = cqueue::buffer_select(cqe.flags());
-                if live {
-                    self.uring_received(i, res, bid, cqueue::more(cqe.flags()));
-                }
-                if let (Some(bid), Some(u)) = (bid, self.uring.as_mut()) {
-                    u.give_back(bid);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn uring_received(&mut self, i: usize, res: i32, bid: Option<u16>, more: bool) {
-        if res < 0 {
-            if res == -libc::ENOBUFS {
-                // Every buffer was taken: receive again once some are back.
-                self.arm_recv(i);
-            } else {
-                let e = io::Error::from_raw_os_error(-res);
-                self.fail(i, classify_io(&e, ErrorKind::Read));
-            }
-            return;
-        }
-        let Some(bid) = bid else {
-            return;
-        };
-        let Some(u) = self.uring.as_ref() else {
-            return;
-        };
-        // SAFETY: the kernel completed this buffer; it is given back only
-        // after this function returns, and nothing else writes to it.
-        let buf = unsafe { u.buffer(bid, res as usize) };
-        let Ok(out) = types::RecvMsgOut::parse(buf, &u.recv_msg) else {
-            self.fail(i, ErrorKind::Read);
-            return;
-        };
-        let data = out.payload_data();
-        if data.is_empty() {
-            // A FIN carries no stamp: see `read`.
-            self.now = now_ns();
-            let at = self.now;
-            self.on_eof(i, at);
-            return;
-        }
-        let stamp = rx::stamp_in(out.control_data());
-        let epoch = self.conns[i].epoch;
-        self.conns[i].stale = false;
-        let arrived = self.arrival(stamp);
-        let measuring = self.read_phase(i);
-        self.counters(measuring).bytes_read += data.len() as u64;
-        if measuring {
-            self.tick_timeline(0, 0, data.len() as u64);
-        }
-        let open = self.feed(i, data, epoch, arrived);
-        if open && !more && self.conns[i].epoch == epoch {
-            self.arm_recv(i);
-        }
-    }
-
-    /// Sessions: take what completed while the connections sat idle.
-    pub(super) fn uring_sweep(&mut self) {
-        if let Some(u) = self.uring.as_mut() {
-            u.submit();
-        }
-        self.now = now_ns();
-        let wake = self.next_scan_ns;
-        self.uring_turn(wake);
-    }
 }
 
 #[cfg(test)]

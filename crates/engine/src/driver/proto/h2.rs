@@ -10,7 +10,9 @@
 //! popped; the others keep their order, and the head stays the oldest, the
 //! one the timeout scan looks at.
 
-use super::*;
+use std::io::{self, Write};
+
+use crate::driver::*;
 use crate::h2::{code_slot, Event, CODES, H2};
 use crate::spec::HttpVersion;
 
@@ -34,9 +36,9 @@ impl Worker<'_> {
     /// Connection `i` is open (TCP, and TLS if asked): whether it speaks
     /// HTTP/2, from ALPN's choice or prior knowledge. False when HTTP/2
     /// was required and the server did not agree (the connection failed).
-    pub(super) fn choose_http(&mut self, i: usize) -> bool {
+    pub(crate) fn choose_http(&mut self, i: usize) -> bool {
         let http = self.plan.spec.http;
-        let h2 = match &self.conns[i].tls {
+        let h2 = match &self.conns[i].proto.tls {
             Some(tls) => tls.alpn_protocol() == Some(b"h2"),
             None => http.version == HttpVersion::Http2,
         };
@@ -45,7 +47,7 @@ impl Worker<'_> {
             return false;
         }
         let c = &mut self.conns[i];
-        c.h2_on = h2;
+        c.proto.h2_on = h2;
         if h2 {
             let table = self.plan.requests.h2().map_or(0, |r| r.table_bytes);
             let cfg = crate::h2::Config {
@@ -53,7 +55,9 @@ impl Worker<'_> {
                 conn_window: http.conn_window,
                 checksum: self.plan.spec.checksum,
             };
-            c.h2.get_or_insert_with(|| Box::new(H2::new(cfg, table)))
+            c.proto
+                .h2
+                .get_or_insert_with(|| Box::new(H2::new(cfg, table)))
                 .start();
             if self.measuring {
                 self.stats.h2.connections += 1;
@@ -69,7 +73,7 @@ impl Worker<'_> {
     /// one over HTTP/2 until the server's SETTINGS come (`stream_limit`),
     /// so that the others are issued, and their latency starts, when they
     /// can go out rather than a round trip before.
-    pub(super) fn depth_of(&self, i: usize) -> usize {
+    pub(crate) fn depth_of(&self, i: usize) -> usize {
         let c = &self.conns[i];
         let spec = self.plan.spec;
         if c.state != State::Open {
@@ -79,7 +83,7 @@ impl Worker<'_> {
                 _ => spec.depth(false),
             };
         }
-        match (&c.h2, c.h2_on) {
+        match (&c.proto.h2, c.proto.h2_on) {
             (Some(h), true) => {
                 let cap = usize::try_from(h.stream_limit()).unwrap_or(usize::MAX);
                 spec.depth(true).min(cap).max(1)
@@ -90,20 +94,20 @@ impl Worker<'_> {
 
     /// Open streams for the requests not yet written, as the server's
     /// limit allows; queue their bodies; write.
-    pub(super) fn h2_flush(&mut self, i: usize) {
+    pub(crate) fn h2_flush(&mut self, i: usize) {
         let Some(reqs) = self.plan.requests.h2() else {
             return;
         };
         let c = &mut self.conns[i];
         let Conn {
-            h2,
+            proto,
             ring,
             head,
             len,
             written,
             ..
         } = c;
-        let Some(h) = h2.as_mut() else {
+        let Some(h) = proto.h2.as_mut() else {
             return;
         };
         while *written < *len && h.can_open() {
@@ -118,17 +122,21 @@ impl Worker<'_> {
 
     /// Write what the HTTP/2 layer has queued: into the socket, or into
     /// rustls (whose records `tls_write` sends).
-    pub(super) fn h2_write(&mut self, i: usize) {
+    pub(crate) fn h2_write(&mut self, i: usize) {
         loop {
             let c = &mut self.conns[i];
-            let Some(h) = c.h2.as_mut() else {
+            let Some(h) = c.proto.h2.as_mut() else {
                 return;
             };
             let out = h.pending();
             if out.is_empty() || c.unwritable.is_some() {
                 break;
             }
-            let res = match (c.tls.as_mut(), c.stream.as_mut()) {
+            let stream = match &mut self.io {
+                Io::Epoll(e) => e.stream(i),
+                Io::Uring(_) => None,
+            };
+            let res = match (c.proto.tls.as_mut(), stream) {
                 (Some(tls), _) => io::Write::write(&mut tls.writer(), out),
                 (None, Some(stream)) => stream.write(out),
                 (None, None) => return,
@@ -137,7 +145,7 @@ impl Worker<'_> {
                 Ok(0) => break,
                 Ok(n) => {
                     h.written(n);
-                    if c.tls.is_none() {
+                    if c.proto.tls.is_none() {
                         let measuring = self.measuring;
                         self.counters(measuring).bytes_written += n as u64;
                     }
@@ -150,7 +158,7 @@ impl Worker<'_> {
                 }
             }
         }
-        if self.conns[i].tls.is_some() {
+        if self.conns[i].proto.tls.is_some() {
             self.tls_write(i);
         }
     }
@@ -158,9 +166,9 @@ impl Worker<'_> {
     /// Frames read from connection `i`, which reached the socket at
     /// `arrived`. False when the connection was closed and reading must
     /// stop.
-    pub(super) fn h2_input(&mut self, i: usize, mut data: &[u8], epoch: u64, arrived: u64) -> bool {
+    pub(crate) fn h2_input(&mut self, i: usize, mut data: &[u8], epoch: u64, arrived: u64) -> bool {
         while !data.is_empty() {
-            let Some(h) = self.conns[i].h2.as_mut() else {
+            let Some(h) = self.conns[i].proto.h2.as_mut() else {
                 return false;
             };
             h.stamp(arrived);
@@ -187,7 +195,7 @@ impl Worker<'_> {
         // Acknowledgements, window updates, and the requests that the
         // streams just freed make room for.
         if self.conns[i].epoch == epoch {
-            if let Some(h) = self.conns[i].h2.as_mut() {
+            if let Some(h) = self.conns[i].proto.h2.as_mut() {
                 h.replenish();
             }
             self.h2_flush(i);
@@ -199,7 +207,11 @@ impl Worker<'_> {
         match ev {
             Event::Response { stream, resp } => {
                 if self.move_to_head(i, stream) {
-                    let first = self.conns[i].h2.as_ref().map_or(0, |h| h.first_byte_ns());
+                    let first = self.conns[i]
+                        .proto
+                        .h2
+                        .as_ref()
+                        .map_or(0, |h| h.first_byte_ns());
                     self.conns[i].first_rx_ns = first;
                     self.complete(i, resp, arrived);
                 }
@@ -230,7 +242,11 @@ impl Worker<'_> {
                 self.counters(measuring).errors[ErrorKind::Unsolicited.index()] += 1;
             }
             Event::Settings => {
-                let max = self.conns[i].h2.as_ref().map(|h| h.peer_max_streams());
+                let max = self.conns[i]
+                    .proto
+                    .h2
+                    .as_ref()
+                    .map(|h| h.peer_max_streams());
                 if let Some(m) = max.filter(|&m| m != u32::MAX) {
                     let seen = &mut self.stats.h2.peer_max_streams;
                     *seen = Some(seen.map_or(m, |s| s.min(m)));
@@ -287,14 +303,14 @@ impl Worker<'_> {
     /// timeout, and the streams beside it, which would have been answered,
     /// are not failed with it. False when the connection has been silent
     /// since: then it fails whole, as a silent HTTP/1.1 connection does.
-    pub(super) fn h2_time_out_stream(&mut self, i: usize) -> bool {
+    pub(crate) fn h2_time_out_stream(&mut self, i: usize) -> bool {
         let c = &mut self.conns[i];
-        if !c.h2_on || c.written == 0 {
+        if !c.proto.h2_on || c.written == 0 {
             return false;
         }
         let f = c.front();
         let epoch = c.epoch;
-        let Some(h) = c.h2.as_mut() else {
+        let Some(h) = c.proto.h2.as_mut() else {
             return false;
         };
         if h.last_arrival_ns() <= f.issued_ns {
@@ -314,9 +330,9 @@ impl Worker<'_> {
     /// as if it had gone unanswered, so it fails as a timeout; taken back
     /// unissued, as a request that never reached the wire is, a server that
     /// allows no stream showed no error at all.
-    pub(super) fn h2_time_out_unopened(&mut self, i: usize) -> bool {
+    pub(crate) fn h2_time_out_unopened(&mut self, i: usize) -> bool {
         let c = &mut self.conns[i];
-        if !c.h2_on || c.written > 0 || c.len == 0 {
+        if !c.proto.h2_on || c.written > 0 || c.len == 0 {
             return false;
         }
         let f = c.pop();
@@ -337,18 +353,18 @@ impl Worker<'_> {
     /// After a stream of connection `i` ended: the connection closes once
     /// it carried its last request or can open no stream, and nothing is
     /// left on it; otherwise its next requests go out.
-    pub(super) fn after_stream(&mut self, i: usize) {
+    pub(crate) fn after_stream(&mut self, i: usize) {
         let c = &self.conns[i];
-        let done = c.carried >= self.limit || c.h2.as_ref().is_some_and(|h| h.finished());
+        let done =
+            c.carried >= self.dial.limit || c.proto.h2.as_ref().is_some_and(|h| h.finished());
         if done && c.written == 0 {
             self.close_and_continue(i, None);
             return;
         }
         if self.plan.interval_ns.is_some() {
             self.schedule(i);
-        } else if !self.conns[i].deferred {
-            self.conns[i].deferred = true;
-            self.deferred.push(i);
+        } else {
+            self.defer(i);
         }
     }
 
@@ -379,7 +395,7 @@ impl Worker<'_> {
             if f.stream <= last {
                 continue;
             }
-            if let Some(h) = c.h2.as_mut() {
+            if let Some(h) = c.proto.h2.as_mut() {
                 h.forget(f.stream);
             }
             // Moved to the end of the written part, which then shrinks.

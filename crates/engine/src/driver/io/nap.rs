@@ -17,7 +17,9 @@
 //! exit; and a nap that reaches its bound teaches the next ones to ask
 //! for no more than it got.
 
-use super::*;
+use std::io;
+
+use crate::driver::*;
 
 /// The longest a nap waits for its count: past the scheduler's tick (4 ms
 /// at 250 Hz), short enough that a load which slowed down mid-nap loses
@@ -91,11 +93,11 @@ impl Worker<'_> {
     /// epoll loop's 500 µs) to keep looking: it ends when they have come.
     /// Once nothing more may be sent (the end of a counted run) there is
     /// nothing to batch, and no nap.
-    pub(super) fn uring_wait(&mut self, wake: u64) -> io::Result<()> {
+    pub(crate) fn uring_wait(&mut self, wake: u64) -> io::Result<()> {
         let now = now_ns();
-        let flowing = self.uring.as_ref().is_some_and(|u| u.flowing);
+        let flowing = self.io.uring_ref().is_some_and(|u| u.flowing);
         let naps = flowing && self.plan.spec.naps() && self.can_issue();
-        let Some(u) = self.uring.as_mut() else {
+        let Some(u) = self.io.uring() else {
             return Ok(());
         };
         let seen = self.stats.measured.completed + self.stats.warmup.completed;

@@ -5,7 +5,25 @@
 //! timed apart; a request's latency starts once its connection can carry
 //! it, as without TLS.
 
-use super::*;
+use std::io;
+
+use crate::driver::*;
+
+/// The thread's own TLS client (and session cache), and the buffer the
+/// plaintext out of its records goes through on its way to the parser.
+pub(crate) struct TlsClient {
+    config: Arc<rustls::ClientConfig>,
+    plain: Vec<u8>,
+}
+
+impl TlsClient {
+    pub(crate) fn new(spec: &crate::tls::TlsSpec) -> io::Result<Self> {
+        Ok(TlsClient {
+            config: spec.client_config().map_err(io::Error::other)?,
+            plain: vec![0; READ_BUF],
+        })
+    }
+}
 
 /// What a thread learnt of its handshakes, for one window.
 #[derive(Default)]
@@ -21,9 +39,9 @@ pub(crate) struct TlsStats {
 
 impl Worker<'_> {
     /// The TCP connect of `i` is done: start its handshake.
-    pub(super) fn start_tls(&mut self, i: usize) -> bool {
+    pub(crate) fn start_tls(&mut self, i: usize) -> bool {
         let (Some(config), Some(name)) = (
-            self.tls_config.clone(),
+            self.tls.as_ref().map(|t| t.config.clone()),
             self.plan
                 .server_names
                 .get(self.conns[i].target_of_connect as usize),
@@ -33,9 +51,9 @@ impl Worker<'_> {
         match rustls::ClientConnection::new(config, name.clone()) {
             Ok(conn) => {
                 let c = &mut self.conns[i];
-                c.tls = Some(Box::new(conn));
+                c.proto.tls = Some(Box::new(conn));
                 c.state = State::Handshaking;
-                c.handshake_start_ns = self.now;
+                c.proto.handshake_start_ns = self.now;
                 self.tls_write(i);
                 true
             }
@@ -48,10 +66,14 @@ impl Worker<'_> {
 
     /// Push what rustls has to send (handshake records, requests, alerts)
     /// into the socket, until it has nothing or the socket is full.
-    pub(super) fn tls_write(&mut self, i: usize) {
+    pub(crate) fn tls_write(&mut self, i: usize) {
         loop {
             let c = &mut self.conns[i];
-            let (Some(tls), Some(stream)) = (c.tls.as_mut(), c.stream.as_mut()) else {
+            let stream = match &mut self.io {
+                Io::Epoll(e) => e.stream(i),
+                Io::Uring(_) => None,
+            };
+            let (Some(tls), Some(stream)) = (c.proto.tls.as_mut(), stream) else {
                 return;
             };
             if !tls.wants_write() || c.unwritable.is_some() {
@@ -74,7 +96,7 @@ impl Worker<'_> {
 
     /// Hand requests to rustls, which seals them into records, then send
     /// the records: a request counts as written once rustls took it whole.
-    pub(super) fn tls_flush(&mut self, i: usize) {
+    pub(crate) fn tls_flush(&mut self, i: usize) {
         if self.between_windows {
             return;
         }
@@ -84,7 +106,7 @@ impl Worker<'_> {
             self.tls_write(i);
             return;
         }
-        if self.conns[i].h2_on {
+        if self.conns[i].proto.h2_on {
             self.h2_flush(i);
             return;
         }
@@ -95,7 +117,7 @@ impl Worker<'_> {
             }
             let f = c.ring[c.slot(c.written)];
             let req = self.plan.requests.get(f.target, f.last);
-            let Some(tls) = c.tls.as_mut() else {
+            let Some(tls) = c.proto.tls.as_mut() else {
                 return;
             };
             match io::Write::write(&mut tls.writer(), &req[c.write_off..]) {
@@ -123,11 +145,16 @@ impl Worker<'_> {
     /// `arrived`: decrypted and fed to the exchange. False when the
     /// connection was closed (an error, a response's `Connection: close`)
     /// and reading must stop.
-    pub(super) fn tls_input(&mut self, i: usize, data: &[u8], epoch: u64, arrived: u64) -> bool {
+    pub(crate) fn tls_input(&mut self, i: usize, data: &[u8], epoch: u64, arrived: u64) -> bool {
         let mut rest = data;
-        let mut plain = std::mem::take(&mut self.plain);
+        let Some(tls) = self.tls.as_mut() else {
+            return false;
+        };
+        let mut plain = std::mem::take(&mut tls.plain);
         let ok = self.tls_input_with(i, &mut rest, epoch, arrived, &mut plain);
-        self.plain = plain;
+        if let Some(tls) = self.tls.as_mut() {
+            tls.plain = plain;
+        }
         ok
     }
 
@@ -140,7 +167,7 @@ impl Worker<'_> {
         plain: &mut [u8],
     ) -> bool {
         loop {
-            let Some(tls) = self.conns[i].tls.as_mut() else {
+            let Some(tls) = self.conns[i].proto.tls.as_mut() else {
                 return false;
             };
             if !rest.is_empty() && tls.read_tls(rest).is_err() {
@@ -157,6 +184,7 @@ impl Worker<'_> {
             }
             if self.conns[i].state == State::Handshaking
                 && !self.conns[i]
+                    .proto
                     .tls
                     .as_ref()
                     .is_some_and(|t| t.is_handshaking())
@@ -169,7 +197,7 @@ impl Worker<'_> {
             // Drain the plaintext before reading more ciphertext: rustls
             // refuses records while its plaintext buffer is full.
             loop {
-                let Some(tls) = self.conns[i].tls.as_mut() else {
+                let Some(tls) = self.conns[i].proto.tls.as_mut() else {
                     return false;
                 };
                 match io::Read::read(&mut tls.reader(), plain) {
@@ -213,8 +241,8 @@ impl Worker<'_> {
         let now = self.now;
         let measuring = self.measuring;
         let c = &mut self.conns[i];
-        let took = now.saturating_sub(c.handshake_start_ns);
-        let Some(tls) = c.tls.as_ref() else {
+        let took = now.saturating_sub(c.proto.handshake_start_ns);
+        let Some(tls) = c.proto.tls.as_ref() else {
             return;
         };
         let resumed = tls.handshake_kind() == Some(rustls::HandshakeKind::Resumed);

@@ -1,0 +1,131 @@
+//! A connection slot: its state, its protocol layers, and the ring of
+//! requests it has in flight, in issue order; and how a socket's errors
+//! are told apart.
+
+use std::io;
+
+use crate::result::ErrorKind;
+
+use super::proto::Layers;
+
+#[derive(Clone, Copy, Default)]
+pub(crate) struct InFlight {
+    pub(crate) target: u32,
+    /// Set when issued, and again when a queued request finally goes out on
+    /// a fresh connection: connect time is reported apart from latency.
+    pub(crate) issued_ns: u64,
+    /// Open model: when the schedule wanted it sent.
+    pub(crate) intended_ns: u64,
+    /// Requests mode: issued in the measured phase (counts toward the quota).
+    pub(crate) measured: bool,
+    /// The connection's last request: sent with `Connection: close`, and
+    /// the connection is closed once it is answered.
+    pub(crate) last: bool,
+    /// HTTP/2: the stream that carries it, once its HEADERS are queued.
+    pub(crate) stream: u32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum State {
+    Down,
+    Connecting,
+    /// TCP is up, the TLS handshake is not done.
+    Handshaking,
+    Open,
+}
+
+/// A connection slot, whatever its backend: its socket is the backend's
+/// (`Io`), its protocol layers and its requests in flight are here.
+pub(crate) struct Conn {
+    /// Its protocol layers' state.
+    pub(crate) proto: Layers,
+    /// The target whose address (and TLS name) the connection was opened to.
+    pub(crate) target_of_connect: u32,
+    pub(crate) state: State,
+    /// Issued requests in order; `written` of them are fully on the wire.
+    pub(crate) ring: Box<[InFlight]>,
+    pub(crate) head: usize,
+    pub(crate) len: usize,
+    pub(crate) written: usize,
+    /// Bytes of the first unwritten request already written.
+    pub(crate) write_off: usize,
+    pub(crate) connect_start_ns: u64,
+    pub(crate) ever_connected: bool,
+    /// Requests issued on this connection since it was opened, against
+    /// the spec's limit; back to 0 when it closes.
+    pub(crate) carried: u64,
+    /// Bumped on every close, so a loop that handed control away can tell
+    /// that the connection it was reading is gone.
+    pub(crate) epoch: u64,
+    /// Open model.
+    pub(crate) next_intended_ns: u64,
+    pub(crate) in_heap: bool,
+    /// The server's FIN has arrived: requests issued from now on wait for
+    /// the next connection instead of being written to one that is gone.
+    pub(crate) peer_closed: bool,
+    /// A write failed with this: what the server sent before it went is
+    /// read out, nothing more is written, and the connection fails with it
+    /// once the socket is drained (`Worker::write_failed`).
+    pub(crate) unwritable: Option<ErrorKind>,
+    /// Closed model: queued to send its next request after this batch.
+    pub(crate) deferred: bool,
+    /// When the read that brought the first byte of the response being
+    /// read reached the socket: that response cannot have ended earlier.
+    pub(crate) first_rx_ns: u64,
+    /// Kept open, idle, from one session window to the next, and nothing
+    /// read on it since: the server may have closed it at any moment of
+    /// that wait, even as the window's first request went out.
+    pub(crate) stale: bool,
+    /// Closed model: places answered in the measured phase and not yet
+    /// taken by a new request, and the sum of their answers' arrival
+    /// times, for the client's hold.
+    pub(crate) freed: u64,
+    pub(crate) freed_at_sum: u64,
+}
+
+impl Conn {
+    pub(crate) fn front(&self) -> InFlight {
+        self.ring[self.head]
+    }
+    /// Ring index of the `i`-th request in flight.
+    pub(crate) fn slot(&self, i: usize) -> usize {
+        (self.head + i) % self.ring.len()
+    }
+    pub(crate) fn push(&mut self, f: InFlight) {
+        let idx = (self.head + self.len) % self.ring.len();
+        self.ring[idx] = f;
+        self.len += 1;
+    }
+    /// A request has reached the wire, whole or in part, and is not yet
+    /// answered: only then can a byte read be part of a response. (A server
+    /// may answer a request before reading all of it, an error to a large
+    /// upload for instance.)
+    pub(crate) fn awaiting(&self) -> bool {
+        self.written > 0 || (self.len > 0 && self.write_off > 0)
+    }
+    pub(crate) fn pop(&mut self) -> InFlight {
+        let f = self.ring[self.head];
+        self.head = (self.head + 1) % self.ring.len();
+        self.len -= 1;
+        f
+    }
+}
+
+pub(crate) fn classify_connect(e: &io::Error) -> ErrorKind {
+    match e.raw_os_error() {
+        Some(libc::ECONNREFUSED) => ErrorKind::ConnectRefused,
+        Some(libc::EADDRNOTAVAIL) => ErrorKind::AddrUnavailable,
+        Some(libc::ETIMEDOUT) => ErrorKind::ConnectTimeout,
+        Some(libc::ECONNRESET) => ErrorKind::Reset,
+        _ => ErrorKind::ConnectOther,
+    }
+}
+
+pub(crate) fn classify_io(e: &io::Error, default: ErrorKind) -> ErrorKind {
+    match e.kind() {
+        io::ErrorKind::ConnectionReset
+        | io::ErrorKind::BrokenPipe
+        | io::ErrorKind::ConnectionAborted => ErrorKind::Reset,
+        _ => default,
+    }
+}

@@ -1,0 +1,105 @@
+//! The protocol layers between a connection's bytes and its answers,
+//! whatever the backend that moved them: TLS (tls.rs) between the socket
+//! and HTTP, then HTTP/1.x (h1.rs, the exchange) or HTTP/2 (h2.rs, the
+//! frames), which ALPN or the spec chose when the connection opened. Each
+//! layer's per-connection state is its own (rustls's connection, the
+//! `Exchange`, the `H2` session) and sits in the connection's `Conn`; the
+//! loop hands a layer the bytes read and gets back responses, resets and
+//! closes through the driver's books, and the bytes a layer queues go out
+//! through the backend.
+
+use crate::driver::*;
+use crate::exchange::Exchange;
+use crate::h2::H2;
+use crate::http1::ParserConfig;
+
+pub(crate) mod h1;
+pub(crate) mod h2;
+pub(crate) mod tls;
+
+pub(crate) use h2::H2Stats;
+pub(crate) use tls::{TlsClient, TlsStats};
+
+/// A connection's protocol layers, each one's state its own.
+pub(crate) struct Layers {
+    /// TLS, on an `https://` connection.
+    pub(crate) tls: Option<Box<rustls::ClientConnection>>,
+    /// When its handshake began, for its timeout and its time.
+    pub(crate) handshake_start_ns: u64,
+    /// HTTP/1.x: which request a response answers, and its parser.
+    pub(crate) exchange: Exchange,
+    /// HTTP/2, kept from one connection to the next of the slot; `h2_on`
+    /// when the current connection speaks it.
+    pub(crate) h2: Option<Box<H2>>,
+    pub(crate) h2_on: bool,
+}
+
+impl Layers {
+    pub(crate) fn new(cfg: ParserConfig) -> Self {
+        Layers {
+            tls: None,
+            handshake_start_ns: 0,
+            exchange: Exchange::new(cfg),
+            h2: None,
+            h2_on: false,
+        }
+    }
+}
+
+impl Worker<'_> {
+    /// Bytes read from connection `i`, which reached the socket at
+    /// `arrived`: to TLS when the connection has it, else to HTTP. False
+    /// when the connection was closed and reading must stop.
+    #[inline]
+    pub(crate) fn input(&mut self, i: usize, data: &[u8], epoch: u64, arrived: u64) -> bool {
+        if self.conns[i].proto.tls.is_some() {
+            self.tls_input(i, data, epoch, arrived)
+        } else {
+            self.feed(i, data, epoch, arrived)
+        }
+    }
+
+    /// The peer closed connection `i` (a FIN, or TLS's close_notify) at
+    /// `at`: what it means depends on the layer it closed under.
+    pub(crate) fn on_eof(&mut self, i: usize, at: u64) {
+        if self.conns[i].state == State::Handshaking {
+            // Closed before the handshake was done: TLS failed, whatever
+            // the server meant by it.
+            self.close_and_continue(i, Some(ErrorKind::Tls));
+            return;
+        }
+        if self.conns[i].proto.h2_on {
+            // Streams under way end with the connection; an idle one
+            // closed by the server is no error.
+            let kind = (self.conns[i].written > 0).then_some(ErrorKind::Closed);
+            self.close_and_continue(i, kind);
+            return;
+        }
+        // RFC 9112 §9.8: over TLS, a body that ends at the close is whole
+        // only if the close was the server's close_notify; a bare FIN may
+        // be anyone's, and cut the body short (a truncation attack).
+        let unsigned = self.conns[i]
+            .proto
+            .tls
+            .as_mut()
+            .is_some_and(|t| !t.process_new_packets().is_ok_and(|s| s.peer_has_closed()));
+        match self.conns[i].proto.exchange.eof() {
+            Ok(Some(_)) if unsigned => self.close_and_continue(i, Some(ErrorKind::Closed)),
+            Ok(Some(resp)) => {
+                let epoch = self.conns[i].epoch;
+                self.complete(i, resp, at);
+                if self.conns[i].epoch == epoch {
+                    self.close_and_continue(i, None);
+                }
+            }
+            Ok(None) => {
+                // An idle keep-alive connection closed by the server is no
+                // error; requests already on the wire to it are, unless
+                // they may go out again (`may_resend`).
+                let kind = (!self.may_resend(i)).then_some(ErrorKind::Closed);
+                self.close_and_continue(i, kind);
+            }
+            Err(f) => self.close_and_continue(i, Some(f.kind())),
+        }
+    }
+}

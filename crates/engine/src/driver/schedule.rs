@@ -1,0 +1,92 @@
+//! When a connection's next request goes out: in the open model, at its
+//! intended time, from a heap of the connections waiting for theirs; in
+//! the closed model, once the batch of events that answered it is done.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::*;
+
+pub(crate) struct Schedule {
+    /// Open model: (intended time, connection), earliest first.
+    heap: BinaryHeap<Reverse<(u64, usize)>>,
+    /// Connections whose next request waits for the end of the event batch.
+    deferred: Vec<usize>,
+}
+
+impl Schedule {
+    pub(crate) fn new(conns: usize) -> Self {
+        Schedule {
+            heap: BinaryHeap::with_capacity(conns),
+            deferred: Vec::with_capacity(conns),
+        }
+    }
+
+    /// Open model: when the earliest send falls due.
+    pub(crate) fn next_due(&self) -> Option<u64> {
+        self.heap.peek().map(|Reverse((due, _))| *due)
+    }
+}
+
+impl Worker<'_> {
+    /// Closed model: connection `i` sends its next request after this
+    /// batch of events (`send_deferred`).
+    pub(super) fn defer(&mut self, i: usize) {
+        if !self.conns[i].deferred {
+            self.conns[i].deferred = true;
+            self.schedule.deferred.push(i);
+        }
+    }
+
+    /// Closed model: the next requests of the connections answered in this
+    /// batch go out together after it, as wrk's do, rather than one by one
+    /// between reads. The server then finds several requests per wake-up
+    /// instead of being woken for each, and a pipelined connection answered
+    /// several times in one read tops up with one writev.
+    pub(super) fn send_deferred(&mut self) {
+        let mut list = std::mem::take(&mut self.schedule.deferred);
+        for &i in &list {
+            self.conns[i].deferred = false;
+            self.fill(i);
+        }
+        list.clear();
+        self.schedule.deferred = list;
+    }
+
+    /// Open model: queue an idle connection for its next intended send.
+    pub(super) fn schedule(&mut self, i: usize) {
+        let depth = self.depth_of(i);
+        let c = &mut self.conns[i];
+        if c.in_heap || c.len >= depth {
+            return;
+        }
+        c.in_heap = true;
+        self.schedule.heap.push(Reverse((c.next_intended_ns, i)));
+    }
+
+    /// Open model: send every request whose intended time has come. A
+    /// connection still busy when its time comes sends as soon as it is
+    /// free, and that lateness is charged to the request's latency.
+    pub(super) fn fire_due(&mut self) {
+        let interval = self.plan.interval_ns.unwrap_or(0);
+        while let Some(&Reverse((due, i))) = self.schedule.heap.peek() {
+            if due > self.now {
+                break;
+            }
+            self.schedule.heap.pop();
+            self.conns[i].in_heap = false;
+            if !self.can_issue() {
+                continue;
+            }
+            let intended = self.conns[i].next_intended_ns;
+            self.conns[i].next_intended_ns = intended + interval;
+            self.issue(i, intended);
+            self.send(i);
+            // A connection that may carry more (HTTP/2 streams, a
+            // pipeline) takes its next send on time too, not once this one
+            // is answered: one at a time, 8 streams did the work of one
+            // and the schedule's lag was charged to the server.
+            self.schedule(i);
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! A thread's counters and histograms: what the hot path counts, flat and
+//! allocated once, and reset rather than replaced between a session's
+//! windows.
+
+use hdrhistogram::Histogram;
+
+use crate::result::ErrorKind;
+
+use super::proto::{H2Stats, TlsStats};
+use super::STATUS_SLOTS;
+
+/// A thread's counts on the hot path. The same figures as the result's
+/// `Counts`, but statuses in a flat array indexed by code (no map, no
+/// search per response); `run` compacts them into `Counts` once.
+#[derive(Clone)]
+pub(crate) struct Counters {
+    pub completed: u64,
+    pub sent: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub body_bytes: u64,
+    pub connects: u64,
+    /// Requests taken back from the wire unanswered and sent again.
+    pub resent: u64,
+    pub errors: [u64; ErrorKind::COUNT],
+    pub status: Box<[u64; STATUS_SLOTS]>,
+}
+
+impl Counters {
+    pub(crate) fn new() -> Self {
+        Counters {
+            completed: 0,
+            sent: 0,
+            bytes_read: 0,
+            bytes_written: 0,
+            body_bytes: 0,
+            connects: 0,
+            resent: 0,
+            errors: [0; ErrorKind::COUNT],
+            status: Box::new([0; STATUS_SLOTS]),
+        }
+    }
+
+    pub fn add(&mut self, o: &Counters) {
+        self.completed += o.completed;
+        self.sent += o.sent;
+        self.bytes_read += o.bytes_read;
+        self.bytes_written += o.bytes_written;
+        self.body_bytes += o.body_bytes;
+        self.connects += o.connects;
+        self.resent += o.resent;
+        for (a, b) in self.errors.iter_mut().zip(o.errors.iter()) {
+            *a += b;
+        }
+        for (a, b) in self.status.iter_mut().zip(o.status.iter()) {
+            *a += b;
+        }
+    }
+
+    pub fn errors_total(&self) -> u64 {
+        self.errors.iter().sum()
+    }
+
+    fn reset(&mut self) {
+        self.completed = 0;
+        self.sent = 0;
+        self.bytes_read = 0;
+        self.bytes_written = 0;
+        self.body_bytes = 0;
+        self.connects = 0;
+        self.resent = 0;
+        self.errors = [0; ErrorKind::COUNT];
+        self.status.fill(0);
+    }
+}
+
+pub(crate) fn histogram() -> Histogram<u64> {
+    // 1 µs to 1 hour at 3 significant digits: fixed size, never resized.
+    Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid histogram bounds")
+}
+
+/// A thread's counts and histograms for one window; a session's threads
+/// reset and reuse them, so a window allocates nothing.
+pub(crate) struct Stats {
+    pub(crate) measured: Counters,
+    pub(crate) warmup: Counters,
+    pub(crate) latency: Histogram<u64>,
+    pub(crate) uncorrected: Histogram<u64>,
+    /// From a request's send to its response's first byte.
+    pub(crate) first_byte: Histogram<u64>,
+    pub(crate) connect: Histogram<u64>,
+    pub(crate) lateness: Histogram<u64>,
+    pub(crate) late_sends: u64,
+    /// Open model: requests due in the measured phase, never sent.
+    pub(crate) unsent: u64,
+    pub(crate) naps: u64,
+    /// Closed model: how long places answered in the measured phase stood
+    /// empty on the client before a new request took them, in total, and
+    /// how many did.
+    pub(crate) hold_ns: u64,
+    pub(crate) holds: u64,
+    /// Per second of the measured phase: completed, errors, bytes read.
+    pub(crate) timeline: Vec<[u64; 3]>,
+    /// Connects after a slot's first one.
+    pub(crate) reconnects: u64,
+    /// TLS handshakes, microseconds from the TCP connect to the end of
+    /// the handshake, measured phase.
+    pub(crate) handshake: Histogram<u64>,
+    pub(crate) tls: TlsStats,
+    pub(crate) h2: H2Stats,
+}
+
+impl Stats {
+    pub(crate) fn new() -> Self {
+        Stats {
+            measured: Counters::new(),
+            warmup: Counters::new(),
+            latency: histogram(),
+            uncorrected: histogram(),
+            first_byte: histogram(),
+            connect: histogram(),
+            lateness: histogram(),
+            late_sends: 0,
+            unsent: 0,
+            naps: 0,
+            hold_ns: 0,
+            holds: 0,
+            timeline: Vec::new(),
+            reconnects: 0,
+            handshake: histogram(),
+            tls: Default::default(),
+            h2: Default::default(),
+        }
+    }
+
+    pub(crate) fn reset(&mut self) {
+        self.measured.reset();
+        self.warmup.reset();
+        self.latency.reset();
+        self.uncorrected.reset();
+        self.first_byte.reset();
+        self.connect.reset();
+        self.lateness.reset();
+        self.late_sends = 0;
+        self.unsent = 0;
+        self.naps = 0;
+        self.hold_ns = 0;
+        self.holds = 0;
+        self.timeline.clear();
+        self.reconnects = 0;
+        self.handshake.reset();
+        self.tls = Default::default();
+        self.h2 = Default::default();
+    }
+}
