@@ -198,18 +198,26 @@ pub fn summarize(r: &LoadResult) -> Summary {
     }
 }
 
+/// One client host's part of a load spread over hosts.
+pub struct HostLoad<'a> {
+    /// The host as its place is written (`ssh://user@host`, `local`).
+    pub host: String,
+    pub result: &'a LoadResult,
+    /// Its clock against this machine's.
+    pub clock_offset_ms: f64,
+}
+
 /// The summary of a load spread over hosts: the merged figures, with each
 /// host's share beside them, so a verdict can judge each client host on
 /// its own.
-pub fn summarize_fleet(run: &throng_remote::FleetRun) -> Summary {
-    let mut s = summarize(&run.merged);
-    s.per_host = run
-        .hosts
+pub fn summarize_spread(merged: &LoadResult, hosts: &[HostLoad]) -> Summary {
+    let mut s = summarize(merged);
+    s.per_host = hosts
         .iter()
         .map(|h| {
-            let one = summarize(&h.result);
+            let one = summarize(h.result);
             throng_model::HostShare {
-                host: h.place.to_string(),
+                host: h.host.clone(),
                 threads: one.threads,
                 duration_s: one.duration_s,
                 completed: one.completed,
@@ -217,7 +225,7 @@ pub fn summarize_fleet(run: &throng_remote::FleetRun) -> Summary {
                 requests_per_sec: one.requests_per_sec,
                 latency_us: one.latency_us,
                 client_cpu_s: one.client_cpu_s,
-                clock_offset_ms: h.offset.offset_ns as f64 / 1e6,
+                clock_offset_ms: h.clock_offset_ms,
             }
         })
         .collect();
