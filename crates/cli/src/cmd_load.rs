@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 use throng_engine::{Control, ExpectStatus, LoadSpec, Order, Stop, Target};
-use throng_model::{ErrorKind, Latency, Summary, Verdict};
+use throng_model::{ErrorKind, IoBackend, Latency, Summary, Verdict};
 
 use throng_load::target::{
     add_authorization, one_authorization, parse_target, url_credentials, url_list,
@@ -545,13 +545,16 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
         } else {
             "-".into()
         },
-        if s.io == "uring" { "io_uring" } else { "epoll" },
+        match s.io {
+            Some(IoBackend::Uring) => "io_uring",
+            _ => "epoll",
+        },
     );
     if s.coalesce {
         // On the ring a nap is a count of answers, not a time (the
         // engine's driver/nap.rs).
         let d = spec.nap_divisor;
-        let how = if s.io == "uring" {
+        let how = if s.io == Some(IoBackend::Uring) {
             format!("waits for as many as 1/{d} of the recent latency brings (when that is more than one)")
         } else {
             format!("looks for them at most once per 1/{d} of the recent latency")

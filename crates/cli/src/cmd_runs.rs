@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use throng_engine::LoadSpec;
+use throng_load::saved::SavedLoad;
 pub use throng_load::saved::{Outcome, Spread};
-use throng_load::saved::{SavedLoad, LOAD_STUDY};
 use throng_model::{HostRecord, RunRecord};
 use throng_remote::protocol::PathFacts;
 use throng_remote::{FleetRun, Place};
@@ -109,7 +109,7 @@ impl Row {
         Row {
             id: r.id,
             study: r.study.clone(),
-            command: is_load_run(r).then(|| r.study_toml.clone()),
+            command: r.load_command().map(str::to_string),
             started_unix_s: r.started_unix_s,
             when: local_time(r.started_unix_s),
             finished_unix_s: r.finished_unix_s,
@@ -120,13 +120,6 @@ impl Row {
             failed: c.failed,
         }
     }
-}
-
-/// A study file has several lines and a saved load's command line one
-/// (see [`shell_quote`]), so a lab study that happens to be named "load"
-/// is not taken for a command.
-fn is_load_run(r: &RunRecord) -> bool {
-    r.study == LOAD_STUDY && !r.study_toml.is_empty() && !r.study_toml.contains('\n')
 }
 
 /// The command with its program named as on a PATH: the directory it was

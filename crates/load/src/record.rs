@@ -88,17 +88,20 @@ pub fn summarize(r: &LoadResult) -> Summary {
     let open = r.model == LoadModel::Open;
     Summary {
         schema: SCHEMA_VERSION,
-        model: if open { "open" } else { "closed" }.to_string(),
+        model: if open {
+            throng_model::LoadModel::Open
+        } else {
+            throng_model::LoadModel::Closed
+        },
         urls: r.urls,
         threads: r.threads,
         pipeline: r.pipeline,
         keep_alive: r.keep_alive,
         coalesce: r.coalesce,
-        io: match r.io {
-            IoBackend::Uring => "uring",
-            _ => "epoll",
-        }
-        .to_string(),
+        io: Some(match r.io {
+            IoBackend::Uring => throng_model::IoBackend::Uring,
+            _ => throng_model::IoBackend::Epoll,
+        }),
         started_unix_s: r.started_unix_s,
         duration_s: r.duration_s,
         completed: c.completed,

@@ -10,8 +10,7 @@ use throng_model::{
 };
 use throng_store::{NewRun, RunWriter, Store};
 
-/// The study name of every run `throng load --save` stores.
-pub const LOAD_STUDY: &str = "load";
+pub use throng_model::LOAD_STUDY;
 
 /// How a load ended, as far as storing it goes.
 pub enum Outcome<'a> {

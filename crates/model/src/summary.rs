@@ -139,6 +139,27 @@ impl ErrorKind {
     }
 }
 
+/// How requests were paced. The serde names are the stored ones.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadModel {
+    /// Each connection sends when its last response is complete.
+    #[default]
+    Closed,
+    /// `--rate`: sends on a schedule, whatever is in flight.
+    Open,
+}
+
+/// The I/O backend the load threads ran on, as resolved for the run (an
+/// `auto` asked for is one of these by then). The serde names are the
+/// stored ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoBackend {
+    Uring,
+    Epoll,
+}
+
 /// Latency spectrum in microseconds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
@@ -216,9 +237,7 @@ pub struct TimelineRow {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub schema: u32,
-    /// "closed" (each connection sends when its last response is complete) or
-    /// "open" (`--rate`: sends on a schedule).
-    pub model: String,
+    pub model: LoadModel,
     pub urls: u64,
     pub threads: u64,
     pub pipeline: u64,
@@ -228,10 +247,10 @@ pub struct Summary {
     /// receive time either way.
     #[serde(default)]
     pub coalesce: bool,
-    /// The I/O backend the load threads ran on: "uring" or "epoll"; empty
-    /// (and not written) for runs stored before it was recorded.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub io: String,
+    /// The I/O backend the load threads ran on; `None` (and not written)
+    /// for runs stored before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<IoBackend>,
     /// Unix time the measured phase started.
     pub started_unix_s: f64,
     /// Length of the measured phase.
