@@ -306,6 +306,8 @@ pub fn run(a: LoadArgs) -> Result<u8> {
 /// The summary with its verdict, as documented in docs/json-schema.md.
 pub fn json_document(s: &Summary, v: &Verdict) -> Result<serde_json::Value> {
     let mut doc = serde_json::to_value(s)?;
+    // Stored as codes, printed in words, as they always were.
+    doc["warnings"] = s.warnings.iter().map(crate::load_warnings::text).collect();
     doc["verdict"] = serde_json::json!({
         "valid": v.is_valid(),
         "reasons": v.reasons,
@@ -611,7 +613,7 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
         }
     }
     for w in &s.warnings {
-        let _ = writeln!(o, "WARNING: {w}");
+        let _ = writeln!(o, "WARNING: {}", crate::load_warnings::text(w));
     }
     o
 }

@@ -23,7 +23,7 @@ pub use feature::{Feature, FeatureResult, FeatureStatus};
 pub use reason::{Reason, ReasonCode, Verdict};
 pub use summary::{
     Connections, CpuTime, ErrorKind, HostShare, Http2Report, IoBackend, Latency, LoadModel,
-    RateReport, Sessions, Summary, TimelineRow, TlsReport, Warmup,
+    RateReport, Sessions, Summary, TimelineRow, TlsReport, Warmup, Warning,
 };
 pub use workload::WorkloadKind;
 
@@ -564,6 +564,21 @@ mod tests {
         r.study = "quick".into();
         r.study_toml = "throng load http://h/".into();
         assert_eq!(r.load_command(), None);
+    }
+
+    #[test]
+    fn warnings_are_stored_as_codes_and_read_back_in_either_form() {
+        let w = Warning::LateSends { late: 5, sent: 200 };
+        let stored = serde_json::to_string(&w).unwrap();
+        assert_eq!(stored, r#"{"code":"late_sends","late":5,"sent":200}"#);
+        assert_eq!(serde_json::from_str::<Warning>(&stored).unwrap(), w);
+        let old = r#""only 8 of 10 connections could be established""#;
+        let read: Warning = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            read,
+            Warning::Worded("only 8 of 10 connections could be established".into())
+        );
+        assert_eq!(serde_json::to_string(&read).unwrap(), old);
     }
 
     #[test]
