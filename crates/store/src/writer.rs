@@ -92,3 +92,46 @@ impl<'a> RunWriter<'a> {
         self.store.finish_run(self.id, complete)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_is_begun_with_its_servers_and_stays_incomplete_until_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+        let new = || NewRun {
+            study: "quick".into(),
+            study_toml: "name = \"quick\"\n".into(),
+            started_unix_s: 1_700_000_000.0,
+            environment: Environment::default(),
+            doctor: Vec::new(),
+            baseline: Some("nginx".into()),
+            servers: vec![ServerRecord {
+                name: "nginx".into(),
+                recipe: "nginx".into(),
+                ..ServerRecord::default()
+            }],
+        };
+        let mut run = RunWriter::begin(&mut store, new()).unwrap();
+        run.step(&StepRecord::new("nginx", 1, "tiny", 4)).unwrap();
+        // Dropped unfinished, as a run whose process died.
+        let first = run.id();
+        let mut run = RunWriter::begin(&mut store, new()).unwrap();
+        run.finish(true).unwrap();
+        let second = run.id();
+        let one = store.load_run(first).unwrap();
+        assert_eq!(
+            (
+                one.run.complete,
+                one.run.finished_unix_s,
+                one.servers.len(),
+                one.steps.len()
+            ),
+            (false, None, 1, 1)
+        );
+        assert_eq!(one.run.baseline.as_deref(), Some("nginx"));
+        assert!(store.load_run(second).unwrap().run.complete);
+    }
+}
