@@ -12,7 +12,7 @@ use throng_engine::LoadSpec;
 use throng_model::{Summary, Verdict};
 use throng_remote::protocol::{HostFacts, PathFacts};
 use throng_remote::{Fleet, FleetRun, Place, Transport, CLOCK_LIMIT};
-use throng_trust::verdict::{round_verdict_with, PortUse, RoundContext};
+use throng_trust::verdict::PortUse;
 
 use crate::cmd_load::{json_document, render, render_verdict, LoadArgs};
 use crate::fmt::{human_bytes, human_count, human_us};
@@ -374,7 +374,7 @@ pub fn load_on_hosts(a: LoadArgs) -> Result<u8> {
         .load(spec, a.threads.is_none(), &|| flag.load(Ordering::SeqCst))
         .map_err(|e| anyhow!("{e}"))?;
     drop(fleet);
-    let summary = throng_lab::record::summarize_fleet(&run);
+    let summary = throng_lab::spread::summarize_fleet(&run);
     let (verdict, host_verdicts) = judge(&run, &summary, spec);
     let topology = topology(places.len(), None, &paths);
     if a.json {
@@ -451,32 +451,24 @@ pub fn load_on_hosts(a: LoadArgs) -> Result<u8> {
 /// is a client host's own, read there as its load ended: each host's
 /// verdict judges its own, the merged one the host closest to running out.
 fn judge(run: &FleetRun, merged: &Summary, spec: &LoadSpec) -> (Verdict, Vec<(Summary, Verdict)>) {
-    let ctx = |threads: u64| RoundContext {
-        server: None,
-        server_cores: None,
-        client_threads: threads as u32,
-        shared_cores: false,
-        close_mode: !spec.keep_alive,
-    };
-    let mut v = round_verdict_with(
+    use throng_load::verdict::{outside, Ports};
+    let close_mode = !spec.keep_alive;
+    let v = throng_load::verdict::load(
         merged,
-        Some(&run.merged.latency),
-        &ctx(merged.threads),
-        PortUse::worst(run.hosts.iter().map(|h| h.ports.clone())),
+        &run.merged.latency,
+        &outside(merged.threads, close_mode),
+        Ports::Read(PortUse::worst(run.hosts.iter().map(|h| h.ports.clone()))),
     );
-    if let Some(why) = throng_trust::verdict::schedule_not_kept(merged) {
-        v.push(throng_model::ReasonCode::Saturated, why);
-    }
     let per_host = run
         .hosts
         .iter()
         .map(|h| {
-            let s = throng_lab::record::summarize(&h.result);
-            let hv = round_verdict_with(
+            let s = throng_load::record::summarize(&h.result);
+            let hv = throng_load::verdict::round(
                 &s,
-                Some(&h.result.latency),
-                &ctx(s.threads),
-                h.ports.clone(),
+                &h.result.latency,
+                &outside(s.threads, close_mode),
+                Ports::Read(h.ports.clone()),
             );
             (s, hv)
         })
@@ -557,7 +549,7 @@ mod tests {
             hosts,
             start_skew_s: 0.0,
         };
-        let merged = throng_lab::record::summarize_fleet(&run);
+        let merged = throng_lab::spread::summarize_fleet(&run);
         judge(&run, &merged, spec)
     }
 

@@ -4,13 +4,15 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use throng_engine::{Control, ExpectStatus, LoadSpec, Order, Stop, Target};
-use throng_model::{ErrorKind, Latency, Summary, Verdict};
+use throng_model::{ErrorKind, IoBackend, Latency, Summary, Verdict};
 
-use crate::args::{
-    add_authorization, one_authorization, parse_duration, parse_target, url_credentials,
+use throng_load::target::{
+    add_authorization, one_authorization, parse_target, url_credentials, url_list,
 };
+
+use crate::args::parse_duration;
 use crate::fmt::{human_bytes, human_count, human_us};
 use crate::load_errors::{engine_error, spec_error};
 
@@ -158,51 +160,13 @@ fn read_url_list(
     file: &std::path::Path,
     base: Option<&str>,
 ) -> Result<Vec<(Target, Option<String>)>> {
+    use throng_load::target::UrlListError;
     let text = crate::args::read_text("--urls", file)?;
-    // A byte-order mark (editors on Windows write one) was taken as part
-    // of the first path, requested as /%EF%BB%BF/...
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let base = base.map(url::Url::parse).transpose()?;
-    let mut out = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        // Joined to the base, a path's tabs and line breaks would be
-        // dropped and its NUL escaped: what is listed would not be what
-        // is sent. (A space is sent as %20, as a browser sends it.)
-        if let Some(c) = line.chars().find(|c| c.is_control()) {
-            bail!(
-                "{}:{}: {line:?} holds {c:?}, which a request line cannot carry",
-                file.display(),
-                n + 1
-            );
-        }
-        let full = if line.starts_with("http://") || line.starts_with("https://") {
-            line.to_string()
-        } else {
-            let b = base.as_ref().with_context(|| {
-                format!(
-                    "{}:{}: `{line}` is a path, so a base URL must be given as well",
-                    file.display(),
-                    n + 1
-                )
-            })?;
-            b.join(line)
-                .with_context(|| format!("{}:{}: bad path `{line}`", file.display(), n + 1))?
-                .to_string()
-        };
-        let at = || format!("{}:{}", file.display(), n + 1);
-        out.push((
-            parse_target(&full).with_context(at)?,
-            url_credentials(&full).with_context(at)?,
-        ));
-    }
-    if out.is_empty() {
-        bail!("{} lists no URL", file.display());
-    }
-    Ok(out)
+    url_list(&text, base).map_err(|e| match e {
+        UrlListError::Line { line, why } => anyhow::anyhow!("{}:{line}: {why}", file.display()),
+        UrlListError::Empty => anyhow::anyhow!("{} lists no URL", file.display()),
+        UrlListError::Base(e) => e.into(),
+    })
 }
 
 /// The options into the engine's spec: what was not given keeps the
@@ -252,11 +216,9 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
         spec.method = m.to_ascii_uppercase();
     }
     for h in &a.headers {
-        let (n, v) = h
-            .split_once(':')
-            .with_context(|| format!("header `{h}` must look like `Name: value`"))?;
-        spec.headers
-            .push((n.trim().to_string(), v.trim().to_string()));
+        let field = throng_load::vocab::header(h)
+            .map_err(|_| anyhow::anyhow!("header `{h}` must look like `Name: value`"))?;
+        spec.headers.push(field);
     }
     add_authorization(&mut spec, authorization);
     spec.body = match (&a.body, &a.body_file) {
@@ -309,22 +271,8 @@ pub fn run(a: LoadArgs) -> Result<u8> {
             bail!(why)
         }
     };
-    let summary = throng_lab::record::summarize(&result);
+    let (summary, verdict) = throng_load::verdict::judged(&result, !spec.keep_alive);
     let s = &summary;
-    let mut verdict = throng_trust::verdict::round_verdict(
-        s,
-        Some(&result.latency),
-        &throng_trust::verdict::RoundContext {
-            server: None,
-            server_cores: None,
-            client_threads: s.threads as u32,
-            shared_cores: false,
-            close_mode: !spec.keep_alive,
-        },
-    );
-    if let Some(why) = throng_trust::verdict::schedule_not_kept(s) {
-        verdict.push(throng_model::ReasonCode::Saturated, why);
-    }
     if a.json {
         outln!(
             "{}",
@@ -358,6 +306,8 @@ pub fn run(a: LoadArgs) -> Result<u8> {
 /// The summary with its verdict, as documented in docs/json-schema.md.
 pub fn json_document(s: &Summary, v: &Verdict) -> Result<serde_json::Value> {
     let mut doc = serde_json::to_value(s)?;
+    // Stored as codes, printed in words, as they always were.
+    doc["warnings"] = s.warnings.iter().map(crate::load_warnings::text).collect();
     doc["verdict"] = serde_json::json!({
         "valid": v.is_valid(),
         "reasons": v.reasons,
@@ -597,13 +547,16 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
         } else {
             "-".into()
         },
-        if s.io == "uring" { "io_uring" } else { "epoll" },
+        match s.io {
+            Some(IoBackend::Uring) => "io_uring",
+            _ => "epoll",
+        },
     );
     if s.coalesce {
         // On the ring a nap is a count of answers, not a time (the
         // engine's driver/nap.rs).
         let d = spec.nap_divisor;
-        let how = if s.io == "uring" {
+        let how = if s.io == Some(IoBackend::Uring) {
             format!("waits for as many as 1/{d} of the recent latency brings (when that is more than one)")
         } else {
             format!("looks for them at most once per 1/{d} of the recent latency")
@@ -660,7 +613,7 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
         }
     }
     for w in &s.warnings {
-        let _ = writeln!(o, "WARNING: {w}");
+        let _ = writeln!(o, "WARNING: {}", crate::load_warnings::text(w));
     }
     o
 }

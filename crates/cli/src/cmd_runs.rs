@@ -7,17 +7,13 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
-use throng_engine::{LoadResult, LoadSpec};
-use throng_model::{
-    Environment, Estimate, HostRecord, RoundRecord, RunRecord, ServerRecord, ServerUsage,
-    StepRecord, StepStatus, Summary, Verdict,
-};
+use throng_engine::LoadSpec;
+use throng_load::saved::SavedLoad;
+pub use throng_load::saved::{Outcome, Spread};
+use throng_model::{HostRecord, RunRecord};
 use throng_remote::protocol::PathFacts;
 use throng_remote::{FleetRun, Place};
 use throng_store::{StepCounts, Store};
-
-/// The study name of every run `throng load --save` stores.
-pub const LOAD_STUDY: &str = "load";
 
 /// The database `throng lab` and `throng report` use when none is named.
 const DEFAULT_DB: &str = "throng.db";
@@ -113,7 +109,7 @@ impl Row {
         Row {
             id: r.id,
             study: r.study.clone(),
-            command: is_load_run(r).then(|| r.study_toml.clone()),
+            command: r.load_command().map(str::to_string),
             started_unix_s: r.started_unix_s,
             when: local_time(r.started_unix_s),
             finished_unix_s: r.finished_unix_s,
@@ -124,13 +120,6 @@ impl Row {
             failed: c.failed,
         }
     }
-}
-
-/// A study file has several lines and a saved load's command line one
-/// (see [`shell_quote`]), so a lab study that happens to be named "load"
-/// is not taken for a command.
-fn is_load_run(r: &RunRecord) -> bool {
-    r.study == LOAD_STUDY && !r.study_toml.is_empty() && !r.study_toml.contains('\n')
 }
 
 /// The command with its program named as on a PATH: the directory it was
@@ -194,27 +183,6 @@ pub fn save_path(db: Option<&PathBuf>, save: bool) -> Option<PathBuf> {
     }
 }
 
-/// How a load ended, as far as storing it goes.
-pub enum Outcome<'a> {
-    Measured {
-        result: &'a LoadResult,
-        summary: &'a Summary,
-        /// The verdict the command printed.
-        verdict: &'a Verdict,
-    },
-    /// The engine could not run the load; the words the command printed.
-    Failed(&'a str),
-}
-
-/// A load spread over hosts, as the run's environment records it.
-pub struct Spread {
-    pub topology: String,
-    pub hosts: Vec<HostRecord>,
-    /// Every host is this machine, so this machine's checks are the
-    /// clients'.
-    pub all_local: bool,
-}
-
 /// The client hosts of `throng load --hosts`, with the clock offsets and
 /// paths to the target measured before the load.
 pub fn spread(run: &FleetRun, paths: &[(Place, PathFacts)], topology: &str) -> Spread {
@@ -244,10 +212,6 @@ pub fn spread(run: &FleetRun, paths: &[(Place, PathFacts)], topology: &str) -> S
     }
 }
 
-/// Stores the load as a run of one step when `--save` or `--db` asks for
-/// it; does nothing otherwise. Called once the summary is printed, so a
-/// database that cannot be written loses no figure.
-/// `db`: where to store the run, from [`save_path`]; `None` stores nothing.
 /// Refuses, before a load runs, a database `save` could not write: in a
 /// folder that does not exist, a folder itself, or a file that is not one.
 /// A database is created only where none is.
@@ -298,6 +262,10 @@ pub fn check_db(db: Option<&std::path::Path>) -> Result<()> {
     }
 }
 
+/// Stores the load as a run of one step when `--save` or `--db` asks for
+/// it; does nothing otherwise. Called once the summary is printed, so a
+/// database that cannot be written loses no figure.
+/// `db`: where to store the run, from [`save_path`]; `None` stores nothing.
 pub fn save(
     db: Option<PathBuf>,
     spec: &LoadSpec,
@@ -307,150 +275,21 @@ pub fn save(
     let Some(db) = db else {
         return Ok(());
     };
-    let interrupted = matches!(outcome, Outcome::Measured { summary, .. } if summary.interrupted);
-    let client_cpus = if spread.is_some() {
-        Vec::new()
-    } else {
-        client_cpus(spec)
+    let load = SavedLoad {
+        spec,
+        outcome,
+        spread,
+        command: command_line(std::env::args_os()),
     };
-    let local_clients = spread.as_ref().is_none_or(|s| s.all_local);
-    // An interrupted run is stored at once: the check samples the machine
-    // for a second, which a user who pressed Ctrl-C should not wait for.
-    // Clients on other hosts were not checked, and this machine's findings
-    // would pass for theirs.
-    let doctor = if interrupted || !local_clients {
-        Vec::new()
-    } else {
-        throng_trust::doctor::check(&throng_trust::doctor::Plan {
-            connections: spec.connections as u64,
-            close_mode: !spec.keep_alive,
-            client_cpus: if client_cpus.is_empty() {
-                throng_engine::affinity::own_cpus()
-            } else {
-                client_cpus.clone()
-            },
-            server_cpus: Vec::new(),
-        })
-    };
-    let mut environment: Environment = throng_trust::doctor::environment();
-    if let Some(s) = spread {
-        environment.topology = s.topology;
-        environment.hosts = s.hosts;
-    }
-    let server = authority(spec);
-    // A load of users who think is labelled by its users, as a study's
-    // levels are; their connections are the users' times `conns_per_user`.
-    let level = match &spec.users {
-        Some(u) => u.slots(spec.connections),
-        None => spec.connections,
-    };
-    let mut step = StepRecord {
-        client_cpus,
-        ..StepRecord::new(&server, 0, &workload(spec), level as u32)
-    };
-    let started = match &outcome {
-        Outcome::Measured {
-            result,
-            summary,
-            verdict,
-        } => {
-            let rps = summary.requests_per_sec;
-            step.throughput = Estimate {
-                mean: rps,
-                median: rps,
-                ci_low: rps,
-                ci_high: rps,
-                n: 1,
-            };
-            step.rounds.push(RoundRecord {
-                index: 0,
-                summary: (*summary).clone(),
-                // The target is not a process throng started: nothing of it
-                // was sampled.
-                server: ServerUsage::default(),
-                histogram: throng_lab::record::serialize_histogram(&result.latency),
-                block: None,
-            });
-            step.verdict = (*verdict).clone();
-            let warmup = summary.warmup.as_ref().map_or(0.0, |w| w.duration_s);
-            summary.started_unix_s - warmup
-        }
-        Outcome::Failed(why) => {
-            step.status = StepStatus::Failed;
-            step.failure = Some(why.to_string());
-            throng_model::unix_now()
-        }
-    };
+    let complete = load.complete();
     let mut store = Store::open(&db)?;
-    let id = store.begin_run(&RunRecord {
-        id: 0,
-        study: LOAD_STUDY.to_string(),
-        study_toml: command_line(std::env::args_os()),
-        started_unix_s: if started > 0.0 {
-            started
-        } else {
-            throng_model::unix_now()
-        },
-        finished_unix_s: None,
-        complete: false,
-        environment,
-        doctor,
-        baseline: None,
-    })?;
-    store.add_server(
-        id,
-        &ServerRecord {
-            name: server,
-            recipe: "url".into(),
-            ..ServerRecord::default()
-        },
-    )?;
-    store.add_step(id, &step)?;
-    store.finish_run(id, !interrupted)?;
+    let id = throng_load::saved::save(&mut store, load)?;
     eprintln!(
         "saved as run {id} in {}{}",
         db.display(),
-        if interrupted { ", incomplete" } else { "" }
+        if complete { "" } else { ", incomplete" }
     );
     Ok(())
-}
-
-/// The CPUs the engine's threads are pinned to, as it assigns them: thread
-/// t on the t-th CPU of the mask, round and round.
-fn client_cpus(spec: &LoadSpec) -> Vec<usize> {
-    if spec.cpus.is_empty() {
-        return Vec::new();
-    }
-    let mut v: Vec<usize> = (0..spec.threads)
-        .map(|t| spec.cpus[t % spec.cpus.len()])
-        .collect();
-    v.sort_unstable();
-    v.dedup();
-    v
-}
-
-/// The "server" of a saved load: the host and port it was sent to, as the
-/// URL names them. Two loads of one address then compare step by step.
-fn authority(spec: &LoadSpec) -> String {
-    let mut names: Vec<&str> = Vec::new();
-    for t in &spec.targets {
-        if !names.contains(&t.host_header.as_str()) {
-            names.push(&t.host_header);
-        }
-    }
-    names.join(", ")
-}
-
-/// The step's workload: the path loaded, so loads of different paths are
-/// not compared with each other.
-fn workload(spec: &LoadSpec) -> String {
-    if spec.users.is_some() {
-        return format!("sessions over {} URLs", spec.targets.len());
-    }
-    match spec.targets.as_slice() {
-        [one] => one.path.clone(),
-        many => format!("{} URLs", many.len()),
-    }
 }
 
 /// The command line as a shell would take it back.
@@ -571,18 +410,5 @@ mod tests {
         );
         assert_eq!(shorten("abcdef", 6), "abcdef");
         assert_eq!(shorten("abcdefg", 6), "abcde…");
-    }
-
-    #[test]
-    fn threads_are_placed_round_the_mask() {
-        let target = crate::args::parse_target("http://127.0.0.1:1/x").unwrap();
-        let mut spec = LoadSpec::new(vec![target]);
-        spec.cpus = vec![2, 5];
-        spec.threads = 3;
-        assert_eq!(client_cpus(&spec), [2, 5]);
-        spec.threads = 1;
-        assert_eq!(client_cpus(&spec), [2]);
-        assert_eq!(authority(&spec), "127.0.0.1:1");
-        assert_eq!(workload(&spec), "/x");
     }
 }

@@ -10,7 +10,9 @@ use throng_engine::users::{Arrival, Spacing, Think, Users, UsersError};
 use throng_engine::LoadSpec;
 use throng_model::Summary;
 
-use crate::args::{parse_duration, parse_target, url_credentials};
+use throng_load::target::{parse_target, url_credentials};
+
+use crate::args::parse_duration;
 use crate::fmt::{human_count, human_us};
 
 /// Browsers open up to six connections per host for a page's objects.
@@ -60,14 +62,15 @@ pub enum ArrivalArg {
 
 /// "0.5s-2s", "500ms-1s".
 fn parse_range(s: &str) -> Result<(Duration, Duration), String> {
-    let (a, b) = s
-        .split_once('-')
-        .ok_or_else(|| format!("`{s}` is not a range (try 0.5s-2s)"))?;
-    let (low, high) = (parse_duration(a)?, parse_duration(b)?);
-    if high < low {
-        return Err(format!("`{s}` ends before it starts"));
-    }
-    Ok((low, high))
+    use throng_load::vocab::RangeError;
+    throng_load::vocab::duration_range(s).map_err(|e| match e {
+        RangeError::NotARange => format!("`{s}` is not a range (try 0.5s-2s)"),
+        // Worded as the end alone would be.
+        RangeError::End(end, _) => parse_duration(&end)
+            .err()
+            .unwrap_or_else(|| format!("`{end}` is not a duration")),
+        RangeError::Backwards => format!("`{s}` ends before it starts"),
+    })
 }
 
 /// Gives `spec` the users of `--sessions` (targets included), or leaves it
@@ -83,13 +86,13 @@ pub fn apply(
     };
     let text = crate::args::read_text("--sessions", file)?;
     let dir = file.parent();
-    let parsed = throng_lab::sessions::parse(&text, dir)
+    let parsed = throng_load::sessions::parse(&text, dir)
         .map_err(|e| anyhow::anyhow!(e.in_file(file.display())))?;
     let base = base.map(url::Url::parse).transpose()?;
     // Credentials written in the file's URLs (or the base's) were dropped
     // without a word; they are sent as the command line's are.
     let mut credentials = Vec::new();
-    let (targets, scripts) = throng_lab::sessions::compile(&parsed, |r| {
+    let (targets, scripts) = throng_load::sessions::compile(&parsed, |r| {
         let full = if r.target.starts_with("http://") || r.target.starts_with("https://") {
             r.target.clone()
         } else {
@@ -107,9 +110,9 @@ pub fn apply(
         parse_target(&full).map_err(|e| format!("{e:#}"))
     })
     .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-    let authorization = crate::args::one_authorization(credentials)
+    let authorization = throng_load::target::one_authorization(credentials)
         .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-    crate::args::add_authorization(spec, authorization);
+    throng_load::target::add_authorization(spec, authorization);
     let per_user = a.conns_per_user.unwrap_or(CONNS_PER_USER);
     let arrival = match a.users_per_sec {
         Some(per_sec) => Arrival::Open {

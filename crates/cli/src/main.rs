@@ -39,6 +39,7 @@ mod load_errors;
 mod load_h2;
 mod load_sessions;
 mod load_tls;
+mod load_warnings;
 mod signals;
 
 #[derive(Parser)]

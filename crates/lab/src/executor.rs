@@ -242,7 +242,7 @@ impl Server {
         let usage = sampler.map(Sampler::finish).unwrap_or_default();
         let r = result.map_err(|e| format!("the load engine failed: {e}"))?;
         Ok(Measured {
-            summary: crate::record::summarize(&r),
+            summary: throng_load::record::summarize(&r),
             latency: r.latency,
             usage,
             ports: None,

@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use anyhow::Context;
 
 use throng_model::{
-    Comparison, ConfigFile, MaxUsers, ParityEntry, RunRecord, ServerRecord, StepRecord, StepStatus,
+    Comparison, ConfigFile, MaxUsers, ParityEntry, ServerRecord, StepRecord, StepStatus,
 };
 use throng_servers::{RunAs, RunDir, Site};
-use throng_store::Store;
+use throng_store::{NewRun, RunWriter, Store};
 
 use crate::executor::{DoctorPlan, Executor, Local};
 use crate::group::Group;
@@ -38,30 +38,25 @@ pub struct Outcome {
     pub failed_steps: u32,
 }
 
-/// The store as a sweep's sink: rows written as steps end.
-struct Stored<'a> {
-    store: &'a mut Store,
-    run_id: i64,
-}
-
-impl Sink for Stored<'_> {
+/// The run being written as a sweep's sink: rows written as steps end.
+impl Sink for RunWriter<'_> {
     fn step(&mut self, step: &StepRecord) -> anyhow::Result<()> {
-        self.store.add_step(self.run_id, step).map(|_| ())
+        RunWriter::step(self, step).map(|_| ())
     }
     fn verdict(&mut self, step: &StepRecord) -> anyhow::Result<()> {
-        self.store.update_verdict(self.run_id, step)
+        RunWriter::verdict(self, step)
     }
     fn configs(&mut self, server: &str, configs: &[ConfigFile]) -> anyhow::Result<()> {
-        self.store.add_configs(self.run_id, server, configs)
+        RunWriter::configs(self, server, configs)
     }
     fn max_users(&mut self, server: &str, m: &MaxUsers) -> anyhow::Result<()> {
-        self.store.add_max_users(self.run_id, server, m)
+        RunWriter::max_users(self, server, m)
     }
     fn comparisons(&mut self, cs: &[Comparison]) -> anyhow::Result<()> {
-        self.store.add_comparisons(self.run_id, cs)
+        RunWriter::comparisons(self, cs)
     }
     fn parity(&mut self, server: &str, entries: &[ParityEntry]) -> anyhow::Result<()> {
-        self.store.add_parity(self.run_id, server, entries)
+        RunWriter::parity(self, server, entries)
     }
 }
 
@@ -144,30 +139,19 @@ pub fn run_study_with(
         client_cpus,
         server_cpus,
     });
-    let run = RunRecord {
-        id: 0,
-        study: study.name.clone(),
-        study_toml: study.toml.clone(),
-        started_unix_s: throng_model::unix_now(),
-        finished_unix_s: None,
-        complete: false,
-        environment,
-        doctor,
-        baseline: Some(study.servers[study.baseline].name.clone()),
-    };
-    let run_id = store.begin_run(&run)?;
-    for s in &study.servers {
-        // This machine's dpkg knows only this machine's servers.
-        let package = study
-            .hosts
-            .server
-            .is_local()
-            .then(|| crate::features::owning_package(&s.recipe.binary))
-            .flatten()
-            .unwrap_or_else(|| s.recipe.package.clone());
-        store.add_server(
-            run_id,
-            &ServerRecord {
+    let servers = study
+        .servers
+        .iter()
+        .map(|s| {
+            // This machine's dpkg knows only this machine's servers.
+            let package = study
+                .hosts
+                .server
+                .is_local()
+                .then(|| crate::features::owning_package(&s.recipe.binary))
+                .flatten()
+                .unwrap_or_else(|| s.recipe.package.clone());
+            ServerRecord {
                 name: s.name.clone(),
                 recipe: s.recipe.name.clone(),
                 version: s.recipe.version(),
@@ -177,9 +161,22 @@ pub fn run_study_with(
                 installed_bytes: crate::features::installed_bytes(&package),
                 profile: s.profile.name().to_string(),
                 ..ServerRecord::default()
-            },
-        )?;
-    }
+            }
+        })
+        .collect();
+    let mut run = RunWriter::begin(
+        store,
+        NewRun {
+            study: study.name.clone(),
+            study_toml: study.toml.clone(),
+            started_unix_s: throng_model::unix_now(),
+            environment,
+            doctor,
+            baseline: Some(study.servers[study.baseline].name.clone()),
+            servers,
+        },
+    )?;
+    let run_id = run.id();
     // Planned before the feature probes, so the estimate covers them.
     let runnable = plans
         .iter()
@@ -208,7 +205,7 @@ pub fn run_study_with(
                 break;
             }
             let found = exec.probe_features(site, s, &cpus);
-            store.add_features(run_id, &s.name, &found)?;
+            run.features(&s.name, &found)?;
         }
     }
     for p in &plans {
@@ -222,16 +219,15 @@ pub fn run_study_with(
                             rate: l.rate,
                             ..skipped_step(&s.name, *cores, w.name(), l.concurrency, reason)
                         };
-                        store.add_step(run_id, &st)?;
+                        run.step(&st)?;
                     }
                 }
             }
         }
     }
-    let mut sink = Stored { store, run_id };
     let mut ctx = Ctx {
         study,
-        sink: &mut sink,
+        sink: &mut run,
         observer,
         interrupt,
         failed_steps: 0,
@@ -294,7 +290,7 @@ pub fn run_study_with(
     })();
     let complete = result.is_ok() && !interrupt.is_set();
     let failed_steps = ctx.failed_steps;
-    sink.store.finish_run(run_id, complete)?;
+    run.finish(complete)?;
     result?;
     Ok(Outcome {
         run_id,

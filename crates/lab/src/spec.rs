@@ -123,7 +123,7 @@ pub struct RequestShape {
 pub struct UserShape {
     /// Parsed once when the study is read; its requests are paths, aimed
     /// at each server in turn.
-    pub file: std::sync::Arc<crate::sessions::SessionFile>,
+    pub file: std::sync::Arc<throng_load::sessions::SessionFile>,
     pub think: throng_engine::users::Think,
     pub arrival: throng_engine::users::Arrival,
     pub conns_per_user: usize,
@@ -135,7 +135,7 @@ impl UserShape {
     /// so nothing here can fail but a file over the compiler's caps, which
     /// the same check refused.
     pub fn at(&self, addr: SocketAddr) -> (Vec<Target>, Vec<throng_engine::users::Script>) {
-        crate::sessions::compile(&self.file, |r| {
+        throng_load::sessions::compile(&self.file, |r| {
             Ok(Target::new(
                 addr,
                 addr.to_string(),

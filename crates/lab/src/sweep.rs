@@ -26,9 +26,9 @@ pub use crate::live::live_parity;
 use crate::observer::{Event, Observer};
 use crate::pairs::{self, Shuffle};
 use crate::precision::Next;
-use crate::record::serialize_histogram;
 use crate::spec::{known_response_bytes, longer_round, round_seconds, secs, Pace, RoundLoad};
 use crate::study::{Level, Study};
+use throng_load::record::serialize_histogram;
 
 /// What a sweep writes to: the store in a real study, a list in tests.
 pub trait Sink {

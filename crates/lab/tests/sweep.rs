@@ -1109,7 +1109,7 @@ fn offered() -> TimedScript {
             _ => rate,
         };
         let mut m = measured(done * load.seconds, load.concurrency, &[], 1_000);
-        m.summary.model = "open".into();
+        m.summary.model = throng_model::LoadModel::Open;
         m.summary.duration_s = load.seconds;
         m.summary.requests_per_sec = done;
         m.summary.sent = (rate * load.seconds) as u64;

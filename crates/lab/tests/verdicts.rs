@@ -205,7 +205,7 @@ fn nagle_split_write_is_delayed_ack() {
     let _serial = serial();
     let server = TestServer::start(Behaviour::SplitNagle, None);
     let r = run(&spec(&server, 4, 200), &Control::new()).unwrap();
-    let summary = throng_lab::record::summarize(&r);
+    let summary = throng_load::record::summarize(&r);
     assert_eq!(summary.completed, 200);
     assert_eq!(summary.errors_total, 0);
     let v = round_verdict(&summary, Some(&r.latency), &ctx());
@@ -218,7 +218,7 @@ fn nodelay_split_write_is_valid() {
     let _serial = serial();
     let server = TestServer::start(Behaviour::SplitNoDelay, None);
     let r = run(&spec(&server, 4, 2000), &Control::new()).unwrap();
-    let summary = throng_lab::record::summarize(&r);
+    let summary = throng_load::record::summarize(&r);
     assert_eq!(summary.completed, 2000);
     assert_eq!(summary.errors_total, 0);
     assert_eq!(summary.connections.established, 4);
@@ -232,7 +232,7 @@ fn body_that_grows_mid_run_is_drift() {
     let _serial = serial();
     let server = TestServer::start(Behaviour::GrowsAt(51), None);
     let r = run(&spec(&server, 1, 200), &Control::new()).unwrap();
-    let summary = throng_lab::record::summarize(&r);
+    let summary = throng_load::record::summarize(&r);
     assert_eq!(summary.completed, 200);
     // Requests 51 to 200 came back 20 bytes longer than the first ones.
     assert_eq!(summary.errors.get("size_mismatch"), Some(&150));
@@ -253,7 +253,7 @@ fn unexpected_statuses_are_errors() {
     let _serial = serial();
     let server = TestServer::start(Behaviour::Unavailable(10), None);
     let r = run(&spec(&server, 1, 100), &Control::new()).unwrap();
-    let summary = throng_lab::record::summarize(&r);
+    let summary = throng_load::record::summarize(&r);
     assert_eq!(summary.completed, 100);
     assert_eq!(summary.status.get("503"), Some(&10));
     let v = judged(round_verdict(&summary, Some(&r.latency), &ctx()));
@@ -318,7 +318,7 @@ fn client_starved_of_cpu_is_client_bound() {
     s.rate = Some(2000.0);
     s.stop = Stop::Duration(Duration::from_secs(2));
     let r = run(&s, &Control::new()).unwrap();
-    let summary = throng_lab::record::summarize(&r);
+    let summary = throng_load::record::summarize(&r);
     let rate = summary.rate.as_ref().unwrap();
     assert!(
         rate.late_sends * 100 > summary.sent,
@@ -348,7 +348,7 @@ fn client_starved_in_the_closed_model_is_client_bound() {
     s.cpus = vec![0];
     s.stop = Stop::Duration(Duration::from_secs(2));
     let r = run(&s, &Control::new()).unwrap();
-    let summary = throng_lab::record::summarize(&r);
+    let summary = throng_load::record::summarize(&r);
     let wait = summary.client_cpu_s.runqueue / summary.duration_s;
     assert!(wait > 0.3, "waited only {wait:.2} of the run");
     let v = round_verdict(&summary, Some(&r.latency), &ctx());
@@ -369,7 +369,7 @@ fn connection_per_request_on_loopback_keeps_its_ports() {
     let mut s = spec(&server, 4, 3000);
     s.keep_alive = false;
     let r = run(&s, &Control::new()).unwrap();
-    let summary = throng_lab::record::summarize(&r);
+    let summary = throng_load::record::summarize(&r);
     let ports = PortUse::read();
     assert_eq!(summary.completed, 3000);
     assert_eq!(summary.errors_total, 0);
@@ -430,7 +430,7 @@ fn server_stall_under_rate_is_not_client_bound() {
     s.rate = Some(1000.0);
     s.stop = Stop::Duration(Duration::from_secs(2));
     let r = run(&s, &Control::new()).unwrap();
-    let summary = throng_lab::record::summarize(&r);
+    let summary = throng_load::record::summarize(&r);
     let rate = summary.rate.as_ref().unwrap();
     // The schedule was not kept: far more than 1% of sends left late...
     assert!(
@@ -474,7 +474,7 @@ fn client_saturated_under_rate_is_client_bound() {
     s.rate = Some(2000.0);
     s.stop = Stop::Duration(Duration::from_secs(2));
     let r = run(&s, &Control::new()).unwrap();
-    let summary = throng_lab::record::summarize(&r);
+    let summary = throng_load::record::summarize(&r);
     assert_eq!(summary.errors_total, 0);
     let (busy, waited) = client_load(&summary);
     assert!(
@@ -506,7 +506,7 @@ fn full_accept_queue_leaves_connections_unestablished() {
     s.timeout = Duration::from_millis(500);
     s.stop = Stop::Duration(Duration::from_secs(1));
     let r = run(&s, &Control::new()).unwrap();
-    let summary = throng_lab::record::summarize(&r);
+    let summary = throng_load::record::summarize(&r);
     let c = &summary.connections;
     // The engine's reachability handshake takes the one queue slot.
     assert_eq!((c.requested, c.established), (8, 0));
@@ -534,7 +534,7 @@ fn sends_a_stall_carries_past_the_warmup_stay_the_warmups() {
     s.warmup = Duration::from_millis(300);
     s.stop = Stop::Duration(Duration::from_secs(1));
     let r = run(&s, &Control::new()).unwrap();
-    let summary = throng_lab::record::summarize(&r);
+    let summary = throng_load::record::summarize(&r);
     // The measured window offered 1000 × its length; it never completes
     // more (give or take a send per connection at its edges), however many
     // of the warmup's sends landed in it.

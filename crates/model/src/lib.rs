@@ -22,8 +22,8 @@ pub use fairness::{Comparison, Decision, Diagnosis, ParityEntry, Setting, Source
 pub use feature::{Feature, FeatureResult, FeatureStatus};
 pub use reason::{Reason, ReasonCode, Verdict};
 pub use summary::{
-    Connections, CpuTime, ErrorKind, HostShare, Http2Report, Latency, RateReport, Sessions,
-    Summary, TimelineRow, TlsReport, Warmup,
+    Connections, CpuTime, ErrorKind, HostShare, Http2Report, IoBackend, Latency, LoadModel,
+    RateReport, Sessions, Summary, TimelineRow, TlsReport, Warmup, Warning,
 };
 pub use workload::WorkloadKind;
 
@@ -432,6 +432,46 @@ pub struct RunRecord {
     pub baseline: Option<String>,
 }
 
+/// The study name every run `throng load --save` stores.
+pub const LOAD_STUDY: &str = "load";
+
+/// What a stored run is, as its two stored columns (`study`,
+/// `study_toml`) say: a study with its file, or a saved `throng load`
+/// with its command line. The columns stay as they were, so databases of
+/// every version read the same; the rule that tells the two apart is
+/// here alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunKind<'a> {
+    Study { name: &'a str, toml: &'a str },
+    Load { command: &'a str },
+}
+
+impl RunRecord {
+    /// A study file has several lines and a saved load's command line one
+    /// (it is stored shell-quoted, its control characters escaped), so a
+    /// lab study that happens to be named "load" is not taken for a
+    /// command.
+    pub fn kind(&self) -> RunKind<'_> {
+        let command = &self.study_toml;
+        if self.study == LOAD_STUDY && !command.is_empty() && !command.contains('\n') {
+            RunKind::Load { command }
+        } else {
+            RunKind::Study {
+                name: &self.study,
+                toml: &self.study_toml,
+            }
+        }
+    }
+
+    /// A saved `throng load`: its command line.
+    pub fn load_command(&self) -> Option<&str> {
+        match self.kind() {
+            RunKind::Load { command } => Some(command),
+            RunKind::Study { .. } => None,
+        }
+    }
+}
+
 /// Everything a report needs about one run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunData {
@@ -502,6 +542,61 @@ pub const MAX_CPUS: usize = 8192;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_saved_load_is_told_from_a_study_by_its_one_line() {
+        let mut r = RunRecord {
+            study: LOAD_STUDY.into(),
+            study_toml: "throng load http://h/ -n 5".into(),
+            ..Default::default()
+        };
+        assert_eq!(
+            r.kind(),
+            RunKind::Load {
+                command: "throng load http://h/ -n 5"
+            }
+        );
+        // A lab study named "load" is a study file of several lines.
+        r.study_toml = "name = \"load\"\nservers = [\"nginx\"]\n".into();
+        assert!(matches!(r.kind(), RunKind::Study { name: "load", .. }));
+        r.study_toml = String::new();
+        assert_eq!(r.load_command(), None);
+        r.study = "quick".into();
+        r.study_toml = "throng load http://h/".into();
+        assert_eq!(r.load_command(), None);
+    }
+
+    #[test]
+    fn warnings_are_stored_as_codes_and_read_back_in_either_form() {
+        let w = Warning::LateSends { late: 5, sent: 200 };
+        let stored = serde_json::to_string(&w).unwrap();
+        assert_eq!(stored, r#"{"code":"late_sends","late":5,"sent":200}"#);
+        assert_eq!(serde_json::from_str::<Warning>(&stored).unwrap(), w);
+        let old = r#""only 8 of 10 connections could be established""#;
+        let read: Warning = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            read,
+            Warning::Worded("only 8 of 10 connections could be established".into())
+        );
+        assert_eq!(serde_json::to_string(&read).unwrap(), old);
+    }
+
+    #[test]
+    fn load_models_and_backends_keep_their_stored_names() {
+        assert_eq!(serde_json::to_string(&LoadModel::Open).unwrap(), "\"open\"");
+        assert_eq!(
+            serde_json::from_str::<LoadModel>("\"closed\"").unwrap(),
+            LoadModel::Closed
+        );
+        assert_eq!(
+            serde_json::to_string(&IoBackend::Uring).unwrap(),
+            "\"uring\""
+        );
+        assert_eq!(
+            serde_json::from_str::<IoBackend>("\"epoll\"").unwrap(),
+            IoBackend::Epoll
+        );
+    }
 
     #[test]
     fn cpu_lists_are_bounded() {

@@ -139,6 +139,55 @@ impl ErrorKind {
     }
 }
 
+/// How requests were paced. The serde names are the stored ones.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadModel {
+    /// Each connection sends when its last response is complete.
+    #[default]
+    Closed,
+    /// `--rate`: sends on a schedule, whatever is in flight.
+    Open,
+}
+
+/// The I/O backend the load threads ran on, as resolved for the run (an
+/// `auto` asked for is one of these by then). The serde names are the
+/// stored ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoBackend {
+    Uring,
+    Epoll,
+}
+
+/// Something the reader must know before believing a run's figures,
+/// stored as a code with its figures (`{"code": "late_sends", "late": 5,
+/// "sent": 200}`) and worded by whoever shows it, so the words can change
+/// without touching what databases hold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "code", rename_all = "snake_case")]
+pub enum Warning {
+    /// Threads saw different first responses for one URL, so each held the
+    /// later responses to its own.
+    ResponseChanged { url: String, sizes: Vec<u64> },
+    /// Fewer connections than asked for could be opened.
+    FewerConnections { established: u64, requested: u64 },
+    /// Open model: sends that went out more than 1 ms late.
+    LateSends { late: u64, sent: u64 },
+    /// Open model: requests that fell due in the measured phase and were
+    /// never sent.
+    Unsent { unsent: u64, sent: u64 },
+    /// io_uring would not be set up (the kernel's `reason`) and the load
+    /// ran on epoll.
+    UringUnavailable { reason: String },
+    /// More load threads than CPUs to pin them to: they took turns.
+    SharedCpus { threads: u64, cpus: u64 },
+    /// A warning as a build stored it before warnings had codes: its words,
+    /// kept as they were written.
+    #[serde(untagged)]
+    Worded(String),
+}
+
 /// Latency spectrum in microseconds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
@@ -216,9 +265,7 @@ pub struct TimelineRow {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub schema: u32,
-    /// "closed" (each connection sends when its last response is complete) or
-    /// "open" (`--rate`: sends on a schedule).
-    pub model: String,
+    pub model: LoadModel,
     pub urls: u64,
     pub threads: u64,
     pub pipeline: u64,
@@ -228,10 +275,10 @@ pub struct Summary {
     /// receive time either way.
     #[serde(default)]
     pub coalesce: bool,
-    /// The I/O backend the load threads ran on: "uring" or "epoll"; empty
-    /// (and not written) for runs stored before it was recorded.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub io: String,
+    /// The I/O backend the load threads ran on; `None` (and not written)
+    /// for runs stored before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<IoBackend>,
     /// Unix time the measured phase started.
     pub started_unix_s: f64,
     /// Length of the measured phase.
@@ -291,8 +338,9 @@ pub struct Summary {
     pub warmup: Option<Warmup>,
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub timeline: Vec<TimelineRow>,
-    /// Things the reader must know before believing the numbers.
-    pub warnings: Vec<String>,
+    /// Things the reader must know before believing the numbers, as
+    /// codes with their figures; the front ends word them.
+    pub warnings: Vec<Warning>,
     /// The run was stopped (a signal, the lab's supervisor) before its own
     /// end: the figures cover only the part that ran.
     #[serde(default)]

@@ -15,14 +15,12 @@ use throng_model::{
 /// reported its 21 MB file) rather than req/s.
 pub const LARGE_BODY_BYTES: f64 = 1024.0 * 1024.0;
 
-/// The study name of every run `throng load --save` stores.
-pub const LOAD_STUDY: &str = "load";
+pub use throng_model::LOAD_STUDY;
 
 /// A run `throng load --save` stored: its study text is the command line,
-/// not a study file. A command line is one line and a study file several,
-/// so a lab study that happens to be named "load" is not taken for one.
+/// not a study file ([`RunRecord::kind`]).
 pub fn is_load_run(run: &RunRecord) -> bool {
-    run.study == LOAD_STUDY && !run.study_toml.is_empty() && !run.study_toml.contains('\n')
+    run.load_command().is_some()
 }
 
 /// The command line of a load run as the report shows it: the program

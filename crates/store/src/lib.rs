@@ -17,7 +17,9 @@ use throng_model::{
 };
 
 mod schema;
+mod writer;
 use schema::MIGRATIONS;
+pub use writer::{NewRun, RunWriter};
 
 /// A database that is not throng's, in words naming the file: said as it
 /// is, not under "open FILE".

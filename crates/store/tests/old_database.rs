@@ -113,3 +113,75 @@ fn a_database_from_before_the_split_reads_back_exactly() {
         }
     }
 }
+
+/// Two runs `throng load --save` stored before the summary's model, I/O
+/// backend and run kind were typed (a closed load, and an open one that
+/// warned of late sends), written by that build against a local server.
+fn saved_loads() -> (tempfile::TempDir, std::path::PathBuf, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("loads.db");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/saved-loads-before-the-typed-model.db"),
+        &db,
+    )
+    .unwrap();
+    let store = Store::open(&db).unwrap();
+    (dir, db, store)
+}
+
+#[test]
+fn saved_loads_from_before_the_typed_model_read_back_exactly() {
+    use throng_model::{IoBackend, LoadModel, RunKind};
+    let (_dir, db, store) = saved_loads();
+    let closed = store.load_run(1).unwrap();
+    let open = store.load_run(2).unwrap();
+    let command = |r: &throng_model::RunData| match r.run.kind() {
+        RunKind::Load { command } => command.to_string(),
+        RunKind::Study { name, .. } => panic!("run of study {name}"),
+    };
+    assert_eq!(
+        command(&closed),
+        "/work/main/target/release/throng load http://127.0.0.1:18777/ -n 50 -c 2 -t 1 --save \
+         --db /tmp/oldmain/load-before-typed.db"
+    );
+    assert!(command(&open).contains("--rate 20"));
+    let c = &closed.steps[0].rounds[0].summary;
+    let o = &open.steps[0].rounds[0].summary;
+    assert_eq!(
+        (c.model, c.io, c.completed, o.model, o.io, o.completed),
+        (
+            LoadModel::Closed,
+            Some(IoBackend::Uring),
+            50,
+            LoadModel::Open,
+            Some(IoBackend::Uring),
+            20
+        )
+    );
+    // Worded then, kept in its words: no code is guessed from them.
+    assert!(c.warnings.is_empty());
+    assert!(
+        matches!(&o.warnings[..], [throng_model::Warning::Worded(w)]
+            if w.starts_with("1 of 20 sends (5.0%) went out more than 1 ms after")),
+        "{:?}",
+        o.warnings
+    );
+
+    // Every stored summary reads into the typed model and back to the
+    // very document that was stored.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT summary FROM rounds ORDER BY step_id")
+        .unwrap();
+    let stored: Vec<String> = stmt
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(stored.len(), 2);
+    for (raw, s) in stored.iter().zip([c, o]) {
+        let raw: serde_json::Value = serde_json::from_str(raw).unwrap();
+        assert_eq!(serde_json::to_value(s).unwrap(), raw);
+    }
+}

@@ -10,7 +10,7 @@ fn offered(rate: f64, completed: u64, late: u64, runqueue_s: f64) -> StepRecord 
     let round = |index| RoundRecord {
         index,
         summary: Summary {
-            model: "open".into(),
+            model: throng_model::LoadModel::Open,
             threads: 1,
             duration_s: 0.5,
             completed,
@@ -132,7 +132,7 @@ fn late_sends_a_starved_server_explains_are_the_machines() {
 fn a_load_that_left_due_requests_unsent_did_not_keep_its_schedule() {
     use throng_trust::verdict::schedule_not_kept;
     let run = |completed: u64, sent: u64, unsent: u64| Summary {
-        model: "open".into(),
+        model: throng_model::LoadModel::Open,
         threads: 1,
         duration_s: 5.0,
         completed,

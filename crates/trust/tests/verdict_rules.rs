@@ -13,7 +13,7 @@ use throng_trust::verdict::{
 fn clean() -> Summary {
     let mut s = Summary {
         schema: 1,
-        model: "closed".into(),
+        model: throng_model::LoadModel::Closed,
         threads: 2,
         keep_alive: true,
         duration_s: 10.0,
@@ -247,7 +247,7 @@ fn client_and_server_both_saturated_is_not_client_bound() {
 /// requests more than 1 ms late.
 fn late() -> Summary {
     let mut s = clean();
-    s.model = "open".into();
+    s.model = throng_model::LoadModel::Open;
     s.rate = Some(RateReport {
         target: 20_000.0,
         late_sends: 4_000,

@@ -307,7 +307,7 @@ impl<'a> Apart<'a> {
             None => e.to_string(),
         })?;
         Ok(Measured {
-            summary: crate::record::summarize_fleet(&run),
+            summary: crate::spread::summarize_fleet(&run),
             ports: Some(throng_trust::PortUse::worst(
                 run.hosts.iter().map(|h| h.ports.clone()),
             )),

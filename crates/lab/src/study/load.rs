@@ -4,61 +4,11 @@
 use std::time::Duration;
 
 use anyhow::bail;
-use serde::{Deserialize, Serialize};
 
-use super::{ListOrRange, StudyFile};
+use super::tables::{parse_duration, then_key, Tables};
+use super::StudyFile;
 use crate::spec::RequestShape;
 use crate::workload::WorkloadId;
-
-/// A `[load]` or `[workload.NAME]` table: `throng load`'s options, under
-/// the same names. Unset keys fall through to `[load]`, then to the
-/// engine's defaults.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LoadTable {
-    /// `false`: a new connection per request (`throng load --close`).
-    pub keep_alive: Option<bool>,
-    pub pipeline: Option<usize>,
-    /// Concurrent streams per connection over HTTP/2 (`throng load
-    /// --streams`): servers measured over `h2` and `h2c` only.
-    pub streams: Option<usize>,
-    /// "250ms", "3s", "1.5s", "2m".
-    pub timeout: Option<String>,
-    /// "Name: value" each.
-    pub headers: Option<Vec<String>>,
-    pub method: Option<String>,
-    pub body: Option<String>,
-    /// Requests a level completes in all, over `rounds.min` rounds.
-    pub requests: Option<u64>,
-    /// Offered requests per second, one level each (the open model, as
-    /// `throng load --rate`), over the workload's one concurrency.
-    #[serde(default, deserialize_with = "super::values::some_rate")]
-    pub rate: Option<ListOrRange>,
-    /// The levels of one workload; only in a `[workload.NAME]` table.
-    #[serde(default, deserialize_with = "super::values::some_concurrency")]
-    pub concurrency: Option<ListOrRange>,
-    pub requests_per_connection: Option<u64>,
-    /// "random" or "sequential": how a round walks the workload's URLs.
-    pub order: Option<String>,
-    /// A folder of the user's own to serve; only in a `[workload.NAME]`
-    /// table, which it makes a workload of its own.
-    pub docroot: Option<String>,
-    /// The URL list of a `docroot`: one path a line.
-    pub urls: Option<String>,
-    /// A session file (httperf's `--wsesslog` or siege's URL file), or
-    /// `builtin:NAME`: the level is then users who think.
-    pub sessions: Option<String>,
-    /// "1s": think time after pages whose session line gives none.
-    pub think: Option<String>,
-    /// "0.5s-2s": think time drawn from a range instead.
-    pub think_random: Option<String>,
-    /// Users arriving per second (an open model of users).
-    pub users_per_sec: Option<f64>,
-    /// "exponential" or "uniform" spacing of arrivals.
-    pub arrival: Option<String>,
-    /// Connections a user opens at most for a page's burst.
-    pub conns_per_user: Option<usize>,
-}
 
 /// One workload's load as the study runs it.
 #[derive(Debug, Clone, PartialEq)]
@@ -121,72 +71,6 @@ impl WorkloadLoad {
                 })
             })
             .collect()
-    }
-}
-
-/// "250ms", "3s", "1.5s", "2m", or a number of seconds: what `throng
-/// load --timeout` reads.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let (num, unit) = t.split_at(
-        t.find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(t.len()),
-    );
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration (try \"3s\", \"250ms\", \"2m\")"))?;
-    let secs = match unit.trim() {
-        "us" | "µs" => v / 1e6,
-        "ms" => v / 1e3,
-        "s" | "" => v,
-        "m" | "min" => v * 60.0,
-        "h" => v * 3600.0,
-        u => return Err(format!("{s:?}: unknown unit {u:?} (use ms, s, m or h)")),
-    };
-    // As every time of a study (limits.rs): a longer one is a typo, and
-    // ran a study whose every round was empty.
-    if secs > 86_400.0 {
-        return Err(format!(
-            "{s:?}: longer than a day, the most a study's time may be"
-        ));
-    }
-    Duration::try_from_secs_f64(secs).map_err(|_| format!("{s:?} is not a duration"))
-}
-
-/// Methods whose requests carry a body: RFC 9110 gives one no meaning in
-/// GET, HEAD, DELETE or OPTIONS, and a server may refuse it there.
-pub(super) const BODY_METHODS: &[&str] = &["POST", "PUT", "PATCH"];
-
-/// A workload's table over `[load]`: each key from the first that sets
-/// it, named as the study wrote it.
-pub(super) struct Tables<'a> {
-    pub(super) workload: &'a str,
-    pub(super) base: &'a LoadTable,
-    pub(super) own: Option<&'a LoadTable>,
-}
-
-impl<'a> Tables<'a> {
-    /// `key`'s value and `[workload.NAME] key` or `[load] key`.
-    pub(super) fn get<T>(
-        &self,
-        key: &str,
-        field: impl Fn(&'a LoadTable) -> &'a Option<T>,
-    ) -> Option<(&'a T, String)> {
-        if let Some(v) = self.own.and_then(|t| field(t).as_ref()) {
-            return Some((v, format!("[workload.{}] {key}", self.workload)));
-        }
-        field(self.base)
-            .as_ref()
-            .map(|v| (v, format!("[load] {key}")))
-    }
-}
-
-/// Key `b` in a message that already named key `a`: without its table
-/// when it is the same.
-pub(super) fn then_key(a: &str, b: &str) -> String {
-    match (a.split_once(' '), b.split_once(' ')) {
-        (Some((ta, _)), Some((tb, kb))) if ta == tb => kb.to_string(),
-        _ => b.to_string(),
     }
 }
 
@@ -365,7 +249,7 @@ pub(super) fn resolve_load(
         shape.method = upper;
     }
     if let Some((body, key)) = t.get("body", |x| &x.body) {
-        if !BODY_METHODS.contains(&shape.method.as_str()) {
+        if !throng_load::vocab::BODY_METHODS.contains(&shape.method.as_str()) {
             let asked = match &method {
                 Some((_, mk)) => format!(" ({} = {:?})", then_key(&key, mk), shape.method),
                 None => String::new(),
@@ -381,17 +265,15 @@ pub(super) fn resolve_load(
     let headers = t.get("headers", |x| &x.headers);
     if let Some((list, key)) = &headers {
         for h in list.iter() {
-            let (n, v) = h
-                .split_once(':')
-                .ok_or_else(|| anyhow!("{key}: {h:?} must look like \"Name: value\""))?;
-            let (n, v) = (n.trim(), v.trim());
+            let (n, v) = throng_load::vocab::header(h)
+                .map_err(|_| anyhow!("{key}: {h:?} must look like \"Name: value\""))?;
             if n.eq_ignore_ascii_case("connection") {
                 bail!(
                     "{key}: {h:?}: say it with keep_alive (and requests_per_connection), by \
                      which the load engine opens and closes its connections"
                 );
             }
-            shape.headers.push((n.to_string(), v.to_string()));
+            shape.headers.push((n, v));
         }
     }
     let concurrency = match t.own.and_then(|o| o.concurrency.as_ref()) {
@@ -495,9 +377,10 @@ pub(super) fn resolve_load(
     };
     let random_order = match t.get("order", |x| &x.order) {
         None => kind.random_order(),
-        Some((o, _)) if o == "random" => true,
-        Some((o, _)) if o == "sequential" => false,
-        Some((o, key)) => bail!("{key} = {o:?}: give \"random\" or \"sequential\""),
+        Some((o, key)) => match throng_load::vocab::order(o) {
+            Some(order) => order == throng_engine::Order::Random,
+            None => bail!("{key} = {o:?}: give \"random\" or \"sequential\""),
+        },
     };
     let load = WorkloadLoad {
         kind,

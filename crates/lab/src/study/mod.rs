@@ -20,15 +20,17 @@ mod load;
 mod machine;
 mod protocol;
 mod site;
+mod tables;
 mod users;
 mod values;
 
 pub use cores::{plan_cores, plan_cores_apart, CoresPlan};
 pub use hosts::Hosts;
 use load::*;
-pub use load::{parse_duration, Level, LoadTable, WorkloadLoad};
+pub use load::{Level, WorkloadLoad};
 use protocol::protocols;
 pub use protocol::Protocol;
+pub use tables::{parse_duration, LoadTable};
 pub use values::{parse_range, ListOrRange, ServerEntry};
 
 /// The highest concurrency the search may try: the study's cap, bounded by

@@ -10,8 +10,9 @@ use std::time::Duration;
 use anyhow::{anyhow, bail};
 use throng_engine::users::{Arrival, Spacing, Think};
 
-use super::load::{parse_duration, then_key, Tables};
-use crate::sessions::SessionFile;
+use throng_load::sessions::SessionFile;
+
+use super::tables::{parse_duration, then_key, Tables};
 use crate::spec::UserShape;
 
 /// Session logs that ship with throng, for the built-in studies: named
@@ -111,9 +112,8 @@ pub(super) fn user_shape(t: &Tables, base: &Path) -> anyhow::Result<Option<UserS
             }
             let spacing = match t.get("arrival", |x| &x.arrival) {
                 None => Spacing::Exponential,
-                Some((a, _)) if a == "exponential" => Spacing::Exponential,
-                Some((a, _)) if a == "uniform" => Spacing::Uniform,
-                Some((a, ak)) => bail!("{ak} = {a:?}: give \"exponential\" or \"uniform\""),
+                Some((a, ak)) => throng_load::vocab::spacing(a)
+                    .ok_or_else(|| anyhow!("{ak} = {a:?}: give \"exponential\" or \"uniform\""))?,
             };
             Arrival::Open { per_sec, spacing }
         }
@@ -165,7 +165,7 @@ fn read(name: &str, base: &Path, key: &str) -> anyhow::Result<SessionFile> {
             (text, path.parent().map(Path::to_path_buf))
         }
     };
-    crate::sessions::parse_paths(&text, dir.as_deref())
+    throng_load::sessions::parse_paths(&text, dir.as_deref())
         .map_err(|e| anyhow!("{key}: {}", e.in_file(name)))
 }
 

@@ -19,7 +19,7 @@ pub fn round(index: u32, rps: f64, body_per_req: u64, p50: u64, p99: u64, pss: u
         index,
         summary: Summary {
             schema: 1,
-            model: "closed".into(),
+            model: throng_model::LoadModel::Closed,
             urls: 1,
             threads: 1,
             keep_alive: true,

@@ -40,45 +40,23 @@ pub fn serialize_histogram(h: &Histogram<u64>) -> Vec<u8> {
     out
 }
 
-/// A warning in words for the reader of a summary. No option of any front
-/// end is named: the same words are stored with lab rounds.
-pub fn warning_text(w: &Warning) -> String {
-    match w {
-        Warning::ResponseChanged { url, sizes } => format!(
-            "threads saw different first responses for {url} (body sizes {sizes:?}): the \
-             response changed during the run, so size checks hold each thread to its own"
-        ),
+/// The engine's warning as the model stores it: the same figures, under
+/// the code the summary keeps.
+pub fn warning(w: &Warning) -> throng_model::Warning {
+    use throng_model::Warning as Stored;
+    match w.clone() {
+        Warning::ResponseChanged { url, sizes } => Stored::ResponseChanged { url, sizes },
         Warning::FewerConnections {
             established,
             requested,
-        } => format!(
-            "only {established} of {requested} connections could be established: \
-             the load was lighter than asked"
-        ),
-        Warning::LateSends { late, sent } => {
-            let sent = (*sent).max(1);
-            format!(
-                "{late} of {sent} sends ({:.1}%) went out more than 1 ms after their intended \
-                 time: latency includes that wait (no coordinated omission), but the client or \
-                 server could not keep up with the schedule",
-                *late as f64 * 100.0 / sent as f64
-            )
-        }
-        Warning::Unsent { unsent, sent } => format!(
-            "{unsent} requests fell due in the measured time but were never sent, beside the \
-             {sent} sent: every connection was still busy with an earlier request, so their \
-             latency (at least from their intended time to the end) is in no figure; use more \
-             connections or a lower rate"
-        ),
-        Warning::UringUnavailable { reason } => {
-            format!("io_uring could not be set up ({reason}): the load ran on epoll")
-        }
-        Warning::SharedCpus { threads, cpus } => format!(
-            "{threads} load threads shared {cpus} CPU{}: they took turns, so their latency \
-             and the client's CPU include waits for one another; one thread per CPU is the most \
-             that helps",
-            if *cpus == 1 { "" } else { "s" }
-        ),
+        } => Stored::FewerConnections {
+            established,
+            requested,
+        },
+        Warning::LateSends { late, sent } => Stored::LateSends { late, sent },
+        Warning::Unsent { unsent, sent } => Stored::Unsent { unsent, sent },
+        Warning::UringUnavailable { reason } => Stored::UringUnavailable { reason },
+        Warning::SharedCpus { threads, cpus } => Stored::SharedCpus { threads, cpus },
     }
 }
 
@@ -88,17 +66,20 @@ pub fn summarize(r: &LoadResult) -> Summary {
     let open = r.model == LoadModel::Open;
     Summary {
         schema: SCHEMA_VERSION,
-        model: if open { "open" } else { "closed" }.to_string(),
+        model: if open {
+            throng_model::LoadModel::Open
+        } else {
+            throng_model::LoadModel::Closed
+        },
         urls: r.urls,
         threads: r.threads,
         pipeline: r.pipeline,
         keep_alive: r.keep_alive,
         coalesce: r.coalesce,
-        io: match r.io {
-            IoBackend::Uring => "uring",
-            _ => "epoll",
-        }
-        .to_string(),
+        io: Some(match r.io {
+            IoBackend::Uring => throng_model::IoBackend::Uring,
+            _ => throng_model::IoBackend::Epoll,
+        }),
         started_unix_s: r.started_unix_s,
         duration_s: r.duration_s,
         completed: c.completed,
@@ -160,7 +141,7 @@ pub fn summarize(r: &LoadResult) -> Summary {
                 bytes_read: s.bytes_read,
             })
             .collect(),
-        warnings: r.warnings.iter().map(warning_text).collect(),
+        warnings: r.warnings.iter().map(warning).collect(),
         interrupted: r.interrupted,
         per_host: Vec::new(),
         tls: r.tls.as_ref().map(|t| throng_model::TlsReport {
@@ -198,18 +179,26 @@ pub fn summarize(r: &LoadResult) -> Summary {
     }
 }
 
+/// One client host's part of a load spread over hosts.
+pub struct HostLoad<'a> {
+    /// The host as its place is written (`ssh://user@host`, `local`).
+    pub host: String,
+    pub result: &'a LoadResult,
+    /// Its clock against this machine's.
+    pub clock_offset_ms: f64,
+}
+
 /// The summary of a load spread over hosts: the merged figures, with each
 /// host's share beside them, so a verdict can judge each client host on
 /// its own.
-pub fn summarize_fleet(run: &throng_remote::FleetRun) -> Summary {
-    let mut s = summarize(&run.merged);
-    s.per_host = run
-        .hosts
+pub fn summarize_spread(merged: &LoadResult, hosts: &[HostLoad]) -> Summary {
+    let mut s = summarize(merged);
+    s.per_host = hosts
         .iter()
         .map(|h| {
-            let one = summarize(&h.result);
+            let one = summarize(h.result);
             throng_model::HostShare {
-                host: h.place.to_string(),
+                host: h.host.clone(),
                 threads: one.threads,
                 duration_s: one.duration_s,
                 completed: one.completed,
@@ -217,7 +206,7 @@ pub fn summarize_fleet(run: &throng_remote::FleetRun) -> Summary {
                 requests_per_sec: one.requests_per_sec,
                 latency_us: one.latency_us,
                 client_cpu_s: one.client_cpu_s,
-                clock_offset_ms: h.offset.offset_ns as f64 / 1e6,
+                clock_offset_ms: h.clock_offset_ms,
             }
         })
         .collect();
@@ -251,22 +240,18 @@ mod tests {
     }
 
     #[test]
-    fn warnings_are_worded_without_option_names() {
-        let late = warning_text(&Warning::LateSends { late: 5, sent: 200 });
-        assert!(
-            late.starts_with("5 of 200 sends (2.5%) went out more than 1 ms"),
-            "{late}"
-        );
-        let few = warning_text(&Warning::FewerConnections {
-            established: 8,
-            requested: 10,
-        });
+    fn warnings_keep_their_figures() {
         assert_eq!(
-            few,
-            "only 8 of 10 connections could be established: the load was lighter than asked"
+            warning(&Warning::LateSends { late: 5, sent: 200 }),
+            throng_model::Warning::LateSends { late: 5, sent: 200 }
         );
-        for w in [late, few] {
-            assert!(!w.contains("--"), "{w}");
-        }
+        assert_eq!(
+            warning(&Warning::UringUnavailable {
+                reason: "EPERM".into()
+            }),
+            throng_model::Warning::UringUnavailable {
+                reason: "EPERM".into()
+            }
+        );
     }
 }

@@ -1,0 +1,58 @@
+//! Whether a load's figures can be believed: the one place a load's
+//! summary gets its verdict, for `throng load`, its spread over hosts and
+//! a lab round alike, so the same figures are judged by the same rules
+//! wherever they were measured.
+
+use hdrhistogram::Histogram;
+use throng_engine::LoadResult;
+use throng_model::{ReasonCode, Summary, Verdict};
+use throng_trust::verdict::{round_verdict, round_verdict_with, PortUse, RoundContext};
+
+/// The ports a verdict judges: this machine's, read as the round ends
+/// when the round churned connections, or those a client host read for
+/// itself (a load from elsewhere never concerns this machine's).
+#[derive(Debug, Clone)]
+pub enum Ports {
+    Here,
+    Read(PortUse),
+}
+
+/// A round's verdict: the checks of one measured window. A lab round is
+/// judged so; its step then judges the schedule over all its rounds.
+pub fn round(s: &Summary, latency: &Histogram<u64>, ctx: &RoundContext, ports: Ports) -> Verdict {
+    match ports {
+        Ports::Here => round_verdict(s, Some(latency), ctx),
+        Ports::Read(p) => round_verdict_with(s, Some(latency), ctx, p),
+    }
+}
+
+/// The verdict of a load that is a step of its own (`throng load`): its
+/// round's checks, and whether an open model's schedule was kept.
+pub fn load(s: &Summary, latency: &Histogram<u64>, ctx: &RoundContext, ports: Ports) -> Verdict {
+    let mut v = round(s, latency, ctx, ports);
+    if let Some(why) = throng_trust::verdict::schedule_not_kept(s) {
+        v.push(ReasonCode::Saturated, why);
+    }
+    v
+}
+
+/// The context of a load against a server throng did not start: nothing
+/// is known of its process or its cores.
+pub fn outside(client_threads: u64, close_mode: bool) -> RoundContext {
+    RoundContext {
+        server: None,
+        server_cores: None,
+        client_threads: client_threads as u32,
+        shared_cores: false,
+        close_mode,
+    }
+}
+
+/// A load run on this machine against a server outside the lab, as
+/// `throng load` prints and stores it: its summary and that summary's
+/// verdict.
+pub fn judged(r: &LoadResult, close_mode: bool) -> (Summary, Verdict) {
+    let s = crate::record::summarize(r);
+    let v = load(&s, &r.latency, &outside(s.threads, close_mode), Ports::Here);
+    (s, v)
+}
