@@ -19,7 +19,7 @@ use throng_model::{
     Comparison, ConfigFile, ParityEntry, RoundRecord, Setting, StepRecord, StepStatus, Verdict,
 };
 
-use crate::executor::{Executor, Measured};
+use crate::executor::Executor;
 use crate::group::Group;
 use crate::interrupt::Interrupt;
 pub use crate::live::live_parity;
@@ -27,6 +27,7 @@ use crate::observer::{Event, Observer};
 use crate::pairs::{self, Shuffle};
 use crate::precision::Next;
 use crate::record::serialize_histogram;
+use crate::round::{Measured, RoundError, RoundKind, ServerId};
 use crate::spec::{known_response_bytes, longer_round, round_seconds, secs, Pace, RoundLoad};
 use crate::study::{Level, Study};
 
@@ -130,7 +131,7 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
             }
             continue;
         }
-        match exec.start(&mine, s) {
+        match exec.start(&mine, ServerId(idx), s) {
             Ok(started) => {
                 ctx.sink.configs(&s.name, &started.configs)?;
                 let lab = throng_servers::LabSettings {
@@ -208,7 +209,7 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                 break;
             }
             load.client_cpus = group.client_cpus_of(idx).to_vec();
-            match exec.round(&study.servers[idx].name, &load, false) {
+            match exec.round(ServerId(idx), &load, RoundKind::Warmup) {
                 // The warmup's pace sizes the first level's rounds.
                 Ok(m) => paces.update(idx, &m.summary),
                 Err(e) => failed[idx] = Some(format!("warmup failed: {e}")),
@@ -252,13 +253,13 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
         // In the study's comparison order, so each pair is (earlier, later).
         pending.sort_by_key(|p| order.iter().position(|&i| i == p.server));
         let level_seed = ((group.cores as u64) << 48) ^ ((level as u64) << 32) ^ 0x7468_726f;
-        let live: Vec<(&str, RoundLoad)> = pending
+        let live: Vec<(ServerId, RoundLoad)> = pending
             .iter()
             .filter(|p| !p.done)
             .map(|p| {
                 let mut load = study.round_load(group, lv, level_seed);
                 load.client_cpus = group.client_cpus_of(p.server).to_vec();
-                (study.servers[p.server].name.as_str(), load)
+                (ServerId(p.server), load)
             })
             .collect();
         // Connections kept between slices run timed windows of the closed
@@ -359,9 +360,9 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                 };
                 let name = &study.servers[p.server].name;
                 let d = exec
-                    .diagnose(name, &load)
+                    .diagnose(ServerId(p.server), &load)
                     .unwrap_or_else(|e| throng_model::Diagnosis {
-                        unavailable: Some(e),
+                        unavailable: Some(e.to_string()),
                         ..Default::default()
                     });
                 let configured = ctx
@@ -410,7 +411,7 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                 }
             }
             if p.step.status == StepStatus::Failed && p.step.log_tail.is_none() {
-                p.step.log_tail = Some(exec.log_tail(&study.servers[p.server].name));
+                p.step.log_tail = Some(exec.log_tail(ServerId(p.server)));
             }
             record_step(ctx, p.step, &mut group_steps)?;
         }
@@ -450,7 +451,7 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
                 &crate::maxusers::Search {
                     study,
                     group: &group.for_server(idx),
-                    server: &s.name,
+                    server: ServerId(idx),
                     alive,
                     sweep: &sweep,
                     cap,
@@ -465,7 +466,7 @@ pub fn run_group(ctx: &mut Ctx, exec: &mut dyn Executor, group: &Group) -> anyho
         }
     }
     for &idx in &up {
-        exec.stop(&study.servers[idx].name);
+        exec.stop(ServerId(idx));
     }
     // Sweep-level verdicts need the whole sweep of each server.
     for s in &study.servers {
@@ -510,9 +511,8 @@ fn measure_round(
         return Ok(());
     };
     loop {
-        let name = &ctx.study.servers[p.server].name;
         let t0 = Instant::now();
-        let result = exec.round(name, &load, true);
+        let result = exec.round(ServerId(p.server), &load, RoundKind::Slice);
         p.spent += t0.elapsed();
         match absorb(ctx, exec, group, p, failed, paces, slice, &load, result)? {
             Absorbed::Done => return Ok(()),
@@ -539,23 +539,18 @@ fn measure_together(
         prepare(ctx, exec, group, b, failed, paces, slice),
     ];
     while loads.iter().any(Option::is_some) && !ctx.interrupt.is_set() {
-        let names = [
-            ctx.study.servers[a.server].name.clone(),
-            ctx.study.servers[b.server].name.clone(),
-        ];
-        let asked: Vec<(&str, &RoundLoad)> = names
+        let ids = [ServerId(a.server), ServerId(b.server)];
+        let asked: Vec<(ServerId, &RoundLoad)> = ids
             .iter()
             .zip(&loads)
-            .filter_map(|(n, l)| l.as_ref().map(|l| (n.as_str(), l)))
+            .filter_map(|(&n, l)| l.as_ref().map(|l| (n, l)))
             .collect();
         let t0 = Instant::now();
         let mut results = exec.rounds_together(&asked).into_iter();
         let elapsed = t0.elapsed();
         for (p, load) in [&mut *a, &mut *b].into_iter().zip(loads.iter_mut()) {
             let Some(l) = load.take() else { continue };
-            let r = results
-                .next()
-                .unwrap_or_else(|| Err("no result for the round".to_string()));
+            let r = results.next().unwrap_or(Err(RoundError::NotRunning));
             p.spent += elapsed;
             if let Absorbed::Again(longer) =
                 absorb(ctx, exec, group, p, failed, paces, slice, &l, r)?
@@ -580,8 +575,8 @@ fn prepare(
 ) -> Option<RoundLoad> {
     let study = ctx.study;
     let name = &study.servers[p.server].name;
-    if let Some(e) = exec.exited(name) {
-        fail(exec, name, p, failed, format!("the server {e}"));
+    if let Some(e) = exec.exited(ServerId(p.server)) {
+        fail(exec, p, failed, format!("the server {e}"));
         return None;
     }
     let c = p.step.concurrency;
@@ -624,16 +619,10 @@ fn prepare(
 
 /// The step failed: its server is stopped and its later steps in the
 /// group fail with it.
-fn fail(
-    exec: &mut dyn Executor,
-    name: &str,
-    p: &mut Pending,
-    failed: &mut [Option<String>],
-    msg: String,
-) {
+fn fail(exec: &mut dyn Executor, p: &mut Pending, failed: &mut [Option<String>], msg: String) {
     p.step.status = StepStatus::Failed;
-    p.step.log_tail = Some(exec.log_tail(name));
-    exec.stop(name);
+    p.step.log_tail = Some(exec.log_tail(ServerId(p.server)));
+    exec.stop(ServerId(p.server));
     failed[p.server] = Some(format!("failed earlier: {msg}"));
     p.step.failure = Some(msg);
     p.done = true;
@@ -651,7 +640,7 @@ fn absorb(
     paces: &mut Paces,
     slice: Slice,
     load: &RoundLoad,
-    result: Result<Measured, String>,
+    result: Result<Measured, RoundError>,
 ) -> anyhow::Result<Absorbed> {
     let study = ctx.study;
     let name = &study.servers[p.server].name;
@@ -662,18 +651,12 @@ fn absorb(
     let m = match result {
         Ok(m) => m,
         Err(e) => {
-            fail(exec, name, p, failed, e);
+            fail(exec, p, failed, e.to_string());
             return Ok(Absorbed::Done);
         }
     };
-    if let Some(e) = exec.exited(name) {
-        fail(
-            exec,
-            name,
-            p,
-            failed,
-            format!("the server {e} during the round"),
-        );
+    if let Some(e) = exec.exited(ServerId(p.server)) {
+        fail(exec, p, failed, format!("the server {e} during the round"));
         return Ok(Absorbed::Done);
     }
     paces.update(p.server, &m.summary);
@@ -699,10 +682,9 @@ fn absorb(
     if m.summary.completed == 0 {
         // A round without a response may be a stall of a busy machine; the
         // server has failed only if it does not answer a request on its own.
-        if let Err(e) = exec.answers(name) {
+        if let Err(e) = exec.answers(ServerId(p.server)) {
             fail(
                 exec,
-                name,
                 p,
                 failed,
                 format!("the server stopped answering: no response in a whole round, then {e}"),
