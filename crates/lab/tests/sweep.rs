@@ -707,6 +707,46 @@ fn max_users_steps_up_past_the_sweep_until_a_level_breaks() {
 }
 
 #[test]
+fn each_round_reaches_the_executor_as_its_kind_in_the_order_the_sweep_promises() {
+    // Every server is warmed up before any is measured; the levels' slices
+    // follow; each server's search comes after the whole sweep.
+    let s = study(
+        &["a", "b"],
+        "[4]",
+        (2, 2),
+        "max_users = true\nmax_users_cap = 8\ndiagnose = false\n",
+    );
+    let mut fake = Fake::new(Box::new(steady));
+    let (out, _) = run(&s, &mut fake, &Interrupt::new());
+    assert!(out.complete);
+    let kinds: Vec<RoundKind> = fake.kinds.iter().map(|(_, k)| *k).collect();
+    assert_eq!(
+        kinds,
+        [
+            RoundKind::Warmup,
+            RoundKind::Warmup,
+            RoundKind::Slice,
+            RoundKind::Slice,
+            RoundKind::Slice,
+            RoundKind::Slice,
+            RoundKind::Search,
+            RoundKind::Search,
+        ]
+    );
+    let of = |kind: RoundKind| -> Vec<&str> {
+        fake.kinds
+            .iter()
+            .filter(|(_, k)| *k == kind)
+            .map(|(server, _)| server.as_str())
+            .collect()
+    };
+    assert_eq!(of(RoundKind::Warmup), ["a", "b"]);
+    assert_eq!(of(RoundKind::Search), ["a", "b"]);
+    // The search's level is past the sweep's: twice its highest, at the cap.
+    assert_eq!(fake.rounds_of("search"), ["search a c=8", "search b c=8"]);
+}
+
+#[test]
 fn the_search_stops_at_its_cap() {
     let s = study(
         &["a"],
