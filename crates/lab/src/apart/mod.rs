@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use throng_model::{Diagnosis, Environment, Finding, HostRecord, ServerUsage, Severity};
 use throng_remote::protocol::{Reply, Request};
-use throng_remote::{Fleet, Place, RemoteError, CLOCK_LIMIT};
+use throng_remote::{Fleet, Place, CLOCK_LIMIT};
 use throng_servers::launch::StartFailure;
 
 use crate::executor::{server_load_spec, DoctorPlan, Executor, NotReady, Stage, Started};
@@ -227,10 +227,9 @@ impl<'a> Apart<'a> {
             .ok_or(RoundError::NotRunning)
     }
 
-    /// The name the hosts know a server by; a server not started has none
-    /// they would know.
-    fn name(&self, id: ServerId) -> String {
-        self.get(id).map(|r| r.name.clone()).unwrap_or_default()
+    /// The name the hosts know a started server by.
+    fn name(&self, id: ServerId) -> Result<String, RoundError> {
+        self.get(id).map(|r| r.name.clone())
     }
 
     fn call(&self, req: LabRequest) -> Result<LabReply, String> {
@@ -281,7 +280,7 @@ impl<'a> Apart<'a> {
         kind: RoundKind,
     ) -> Result<Measured, RoundError> {
         let spec = self.spec(server, load)?;
-        let name = self.name(server);
+        let name = self.name(server)?;
         let kept = self
             .kept
             .iter()
@@ -320,7 +319,7 @@ impl<'a> Apart<'a> {
         } else {
             ServerUsage::default()
         };
-        let run = run.map_err(|e: RemoteError| RoundError::Clients(e))?;
+        let run = run.map_err(RoundError::Clients)?;
         Ok(Measured {
             summary: crate::record::summarize_fleet(&run),
             ports: Some(throng_trust::PortUse::worst(
@@ -445,10 +444,10 @@ impl Executor for Apart<'_> {
         for &(id, ref load) in loads {
             // A server whose connections cannot be opened is measured
             // with fresh ones each slice, as on one machine.
-            let Ok(spec) = self.spec(id, load) else {
+            let (Ok(spec), Ok(name)) = (self.spec(id, load), self.name(id)) else {
                 continue;
             };
-            if self.clients.open(&self.name(id), &spec, true).is_ok() {
+            if self.clients.open(&name, &spec, true).is_ok() {
                 self.kept.push((id, load.concurrency));
             }
         }
@@ -456,12 +455,14 @@ impl Executor for Apart<'_> {
 
     fn close_level(&mut self) {
         for (id, _) in std::mem::take(&mut self.kept) {
-            let _ = self.clients.shut(&self.name(id));
+            if let Ok(name) = self.name(id) {
+                let _ = self.clients.shut(&name);
+            }
         }
     }
 
     fn diagnose(&mut self, server: ServerId, load: &RoundLoad) -> Result<Diagnosis, RoundError> {
-        let name = self.name(server);
+        let name = self.name(server)?;
         self.call_in_round(LabRequest::DiagnoseBegin {
             server: name.clone(),
         })?;
@@ -479,12 +480,10 @@ impl Executor for Apart<'_> {
     }
 
     fn exited(&mut self, server: ServerId) -> Option<String> {
-        let Ok(r) = self.get(server) else {
+        let Ok(name) = self.name(server) else {
             return Some("was not running".to_string());
         };
-        match self.call(LabRequest::Exited {
-            server: r.name.clone(),
-        }) {
+        match self.call(LabRequest::Exited { server: name }) {
             Ok(LabReply::Exited { how }) => how,
             Ok(other) => Some(format!("unexpected reply {other:?}")),
             Err(e) => Some(e),
@@ -492,12 +491,10 @@ impl Executor for Apart<'_> {
     }
 
     fn answers(&mut self, server: ServerId) -> Result<(), String> {
-        let Ok(r) = self.get(server) else {
+        let Ok(name) = self.name(server) else {
             return Err("it is not running".to_string());
         };
-        match self.call(LabRequest::Answers {
-            server: r.name.clone(),
-        })? {
+        match self.call(LabRequest::Answers { server: name })? {
             LabReply::Answers { error: None } => Ok(()),
             LabReply::Answers { error: Some(e) } => Err(e),
             other => Err(format!("unexpected reply {other:?}")),
@@ -505,19 +502,17 @@ impl Executor for Apart<'_> {
     }
 
     fn log_tail(&mut self, server: ServerId) -> String {
-        let Ok(r) = self.get(server) else {
+        let Ok(name) = self.name(server) else {
             return String::new();
         };
-        match self.call(LabRequest::LogTail {
-            server: r.name.clone(),
-        }) {
+        match self.call(LabRequest::LogTail { server: name }) {
             Ok(LabReply::LogTail { text }) => text,
             _ => String::new(),
         }
     }
 
     fn stop(&mut self, server: ServerId) {
-        let Ok(name) = self.get(server).map(|r| r.name.clone()) else {
+        let Ok(name) = self.name(server) else {
             return;
         };
         if let Some(k) = self.kept.iter().position(|&(s, _)| s == server) {
