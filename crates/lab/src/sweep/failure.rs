@@ -69,3 +69,30 @@ impl Sweep<'_, '_> {
         p.done = true;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_later_step_says_what_failed_first() {
+        let during = StepFailure::ExitedDuring("exited (signal: 9 (SIGKILL))".into());
+        assert_eq!(
+            during.to_string(),
+            "the server exited (signal: 9 (SIGKILL)) during the round"
+        );
+        assert_eq!(
+            Down::Earlier(during).to_string(),
+            "failed earlier: the server exited (signal: 9 (SIGKILL)) during the round"
+        );
+        assert_eq!(
+            Down::Warmup(RoundError::NotRunning).to_string(),
+            "warmup failed: the server is not running"
+        );
+        assert_eq!(
+            StepFailure::StoppedAnswering("connect failed: Connection refused".into()).to_string(),
+            "the server stopped answering: no response in a whole round, then connect failed: \
+             Connection refused"
+        );
+    }
+}
