@@ -7,8 +7,7 @@
 
 use std::time::Duration;
 
-use hdrhistogram::Histogram;
-use throng_model::{ConfigFile, Diagnosis, Environment, Finding, ServerUsage, Summary};
+use throng_model::{ConfigFile, Diagnosis, Environment, Finding, Summary};
 use throng_servers::launch::{self, Site, Start, StartFailure};
 use throng_servers::loopback::{self, Expected};
 use throng_servers::process::check_pinning;
@@ -18,21 +17,9 @@ pub use throng_trust::doctor::Plan as DoctorPlan;
 
 use crate::group::Group;
 use crate::interrupt::Interrupt;
+pub use crate::round::{Measured, RoundError, RoundKind, ServerId};
 use crate::spec::RoundLoad;
 use crate::study::StudyServer;
-
-/// What one round measured.
-#[derive(Debug, Clone)]
-pub struct Measured {
-    pub summary: Summary,
-    /// Latency in microseconds, for verdicts that look at its shape.
-    pub latency: Histogram<u64>,
-    /// What the server's process tree used (zero when not sampled).
-    pub usage: ServerUsage,
-    /// The client hosts' ephemeral ports, the worst of them, when the load
-    /// came from other hosts; `None`: this machine's, read by the verdict.
-    pub ports: Option<throng_trust::PortUse>,
-}
 
 /// How far a server got before it could not be measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,19 +63,33 @@ pub struct Started {
 }
 
 pub trait Executor {
-    /// Starts `server` for `group`: up, pinned and answering every URL of
-    /// the workload exactly. The configs it was given come back either way,
-    /// and a failure says how far the server got.
-    fn start(&mut self, group: &Group, server: &StudyServer) -> Result<Started, NotReady>;
-    /// One load round against a started server; `sample` asks for the
-    /// server's resource use. `Err` says why the load could not run.
-    fn round(&mut self, server: &str, load: &RoundLoad, sample: bool) -> Result<Measured, String>;
-    /// Measured rounds of several servers at the same time (a duet), each
+    /// Starts `server`, known from now on as `id`, for `group`: up, pinned
+    /// and answering every URL of the workload exactly. The configs it was
+    /// given come back either way, and a failure says how far the server
+    /// got.
+    fn start(
+        &mut self,
+        group: &Group,
+        id: ServerId,
+        server: &StudyServer,
+    ) -> Result<Started, NotReady>;
+    /// One load round of `kind` against a started server; a measured
+    /// slice's samples the server's resource use.
+    fn round(
+        &mut self,
+        server: ServerId,
+        load: &RoundLoad,
+        kind: RoundKind,
+    ) -> Result<Measured, RoundError>;
+    /// Measured slices of several servers at the same time (a duet), each
     /// on its own CPUs under its own load; results in the order asked.
-    fn rounds_together(&mut self, loads: &[(&str, &RoundLoad)]) -> Vec<Result<Measured, String>> {
+    fn rounds_together(
+        &mut self,
+        loads: &[(ServerId, &RoundLoad)],
+    ) -> Vec<Result<Measured, RoundError>> {
         loads
             .iter()
-            .map(|(server, load)| self.round(server, load, true))
+            .map(|&(server, load)| self.round(server, load, RoundKind::Slice))
             .collect()
     }
     /// Before a level's slices: connections to each server for its
@@ -96,19 +97,21 @@ pub trait Executor {
     /// measures serving rather than connecting. Rounds of these servers use
     /// them until [`Executor::close_level`]; a server whose connections
     /// cannot be opened gets fresh ones per round.
-    fn open_level(&mut self, _loads: &[(&str, RoundLoad)]) {}
+    fn open_level(&mut self, _loads: &[(ServerId, RoundLoad)]) {}
     /// After a level: the connections of [`Executor::open_level`] closed.
     fn close_level(&mut self) {}
     /// A diagnostic round: `load` while the server's syscalls and context
     /// switches are counted. Never a measured round.
-    fn diagnose(&mut self, server: &str, load: &RoundLoad) -> Result<Diagnosis, String>;
-    /// `None` while the server is up; how it ended otherwise.
-    fn exited(&mut self, server: &str) -> Option<String>;
+    fn diagnose(&mut self, server: ServerId, load: &RoundLoad) -> Result<Diagnosis, RoundError>;
+    /// `None` while the server is up; how it ended otherwise ("exited
+    /// (signal: 9 (SIGKILL))").
+    fn exited(&mut self, server: ServerId) -> Option<String>;
     /// After a round without a single response: whether the server answers
-    /// one request on its own (a stalled machine) or not (a dead server).
-    fn answers(&mut self, server: &str) -> Result<(), String>;
-    fn log_tail(&mut self, server: &str) -> String;
-    fn stop(&mut self, server: &str);
+    /// one request on its own (a stalled machine) or not (a dead server),
+    /// and what the request got.
+    fn answers(&mut self, server: ServerId) -> Result<(), String>;
+    fn log_tail(&mut self, server: ServerId) -> String;
+    fn stop(&mut self, server: ServerId);
     /// Processes the kernel's OOM killer has killed since boot, to name a
     /// server that ran out of memory; `None` where unknown.
     fn oom_kills(&self) -> Option<u64>;
@@ -174,6 +177,7 @@ pub fn server_load_spec(
 }
 
 struct Server {
+    id: ServerId,
     running: Running,
     paths: Vec<String>,
     /// The size and FNV-1a hash of each file's body, by URL path: what
@@ -217,11 +221,11 @@ impl Server {
     fn round(
         &mut self,
         load: &RoundLoad,
-        sample: bool,
+        kind: RoundKind,
         control: &throng_engine::Control,
-    ) -> Result<Measured, String> {
+    ) -> Result<Measured, RoundError> {
         let spec = self.spec(load);
-        let sampler = sample.then(|| {
+        let sampler = kind.sampled().then(|| {
             Sampler::start_window(
                 self.running.pid(),
                 self.running.behind_pid(),
@@ -240,7 +244,7 @@ impl Server {
             _ => throng_engine::run(&spec, control),
         };
         let usage = sampler.map(Sampler::finish).unwrap_or_default();
-        let r = result.map_err(|e| format!("the load engine failed: {e}"))?;
+        let r = result.map_err(RoundError::Engine)?;
         Ok(Measured {
             summary: throng_load::record::summarize(&r),
             latency: r.latency,
@@ -262,25 +266,25 @@ impl<'a> Local<'a> {
     }
 
     /// The port a started server listens on.
-    pub fn port(&self, name: &str) -> Option<u16> {
-        self.find(name).map(|s| s.running.port)
+    pub fn port(&self, id: ServerId) -> Option<u16> {
+        self.find(id).map(|s| s.running.port)
     }
 
     /// How a started TLS server is reached: the run's certificate to
     /// trust, and the one protocol ALPN offers.
-    pub fn tls_spec(&self, name: &str) -> Option<throng_engine::tls::TlsSpec> {
-        self.find(name).and_then(|s| s.tls.clone())
+    pub fn tls_spec(&self, id: ServerId) -> Option<throng_engine::tls::TlsSpec> {
+        self.find(id).and_then(|s| s.tls.clone())
     }
 
     /// A started server's leader and its backend's, for sampling.
-    pub fn pids(&self, name: &str) -> Option<(i32, Option<i32>)> {
-        self.find(name)
+    pub fn pids(&self, id: ServerId) -> Option<(i32, Option<i32>)> {
+        self.find(id)
             .map(|s| (s.running.pid(), s.running.behind_pid()))
     }
 
     /// A started server's processes and run directory, for counting.
-    pub fn tree(&self, name: &str) -> Option<(Vec<i32>, std::path::PathBuf)> {
-        self.find(name)
+    pub fn tree(&self, id: ServerId) -> Option<(Vec<i32>, std::path::PathBuf)> {
+        self.find(id)
             .map(|s| (s.running.processes(), s.running.dir.clone()))
     }
 
@@ -291,18 +295,23 @@ impl<'a> Local<'a> {
         }
     }
 
-    fn find(&self, name: &str) -> Option<&Server> {
-        self.running.iter().find(|s| s.running.name == name)
+    fn find(&self, id: ServerId) -> Option<&Server> {
+        self.running.iter().find(|s| s.id == id)
     }
 
-    fn get(&mut self, name: &str) -> Option<&mut Server> {
-        self.running.iter_mut().find(|s| s.running.name == name)
+    fn get(&mut self, id: ServerId) -> Option<&mut Server> {
+        self.running.iter_mut().find(|s| s.id == id)
     }
 }
 
 impl Executor for Local<'_> {
-    fn start(&mut self, group: &Group, server: &StudyServer) -> Result<Started, NotReady> {
-        self.stop(&server.name);
+    fn start(
+        &mut self,
+        group: &Group,
+        id: ServerId,
+        server: &StudyServer,
+    ) -> Result<Started, NotReady> {
+        self.stop(id);
         let w = &group.workload;
         let early = |message: String| NotReady {
             stage: Stage::Start,
@@ -379,6 +388,7 @@ impl Executor for Local<'_> {
             configs: running.configs.clone(),
         };
         self.running.push(Server {
+            id,
             running,
             paths: w.paths(),
             bodies: w
@@ -411,7 +421,7 @@ impl Executor for Local<'_> {
         Ok(started)
     }
 
-    fn open_level(&mut self, loads: &[(&str, RoundLoad)]) {
+    fn open_level(&mut self, loads: &[(ServerId, RoundLoad)]) {
         // Every server's connections stay open at once; when they would not
         // leave room under the open-file limit for one more load, each
         // round opens its own instead.
@@ -420,8 +430,8 @@ impl Executor for Local<'_> {
         if all + most.unwrap_or(0) > throng_engine::max_connections() {
             return;
         }
-        for (name, load) in loads {
-            if let Some(s) = self.get(name) {
+        for (id, load) in loads {
+            if let Some(s) = self.get(*id) {
                 let spec = s.spec(load);
                 s.session = throng_engine::Session::open(&spec)
                     .ok()
@@ -436,18 +446,17 @@ impl Executor for Local<'_> {
         }
     }
 
-    fn diagnose(&mut self, server: &str, load: &RoundLoad) -> Result<Diagnosis, String> {
-        let s = self
-            .get(server)
-            .ok_or_else(|| format!("{server} is not running"))?;
+    fn diagnose(&mut self, server: ServerId, load: &RoundLoad) -> Result<Diagnosis, RoundError> {
+        let s = self.get(server).ok_or(RoundError::NotRunning)?;
         let pids = s.running.processes();
         let dir = s.running.dir.clone();
         let logs_before = throng_servers::parity::log_bytes(&dir);
-        let counter = throng_servers::syscalls::Counter::attach(&pids)?;
+        let counter =
+            throng_servers::syscalls::Counter::attach(&pids).map_err(RoundError::Uncounted)?;
         let t0 = std::time::Instant::now();
-        let measured = self.round(server, load, false);
+        let measured = self.round(server, load, RoundKind::Diagnosis);
         let seconds = t0.elapsed().as_secs_f64();
-        let counts = counter.finish()?;
+        let counts = counter.finish().map_err(RoundError::Uncounted)?;
         let m = measured?;
         let logs_after = throng_servers::parity::log_bytes(&dir);
         Ok(diagnosis(
@@ -458,40 +467,44 @@ impl Executor for Local<'_> {
         ))
     }
 
-    fn round(&mut self, server: &str, load: &RoundLoad, sample: bool) -> Result<Measured, String> {
+    fn round(
+        &mut self,
+        server: ServerId,
+        load: &RoundLoad,
+        kind: RoundKind,
+    ) -> Result<Measured, RoundError> {
         let control = self.interrupt.control();
-        let s = self
-            .get(server)
-            .ok_or_else(|| format!("{server} is not running"))?;
-        s.round(load, sample, &control)
+        let s = self.get(server).ok_or(RoundError::NotRunning)?;
+        s.round(load, kind, &control)
     }
 
-    fn rounds_together(&mut self, loads: &[(&str, &RoundLoad)]) -> Vec<Result<Measured, String>> {
+    fn rounds_together(
+        &mut self,
+        loads: &[(ServerId, &RoundLoad)],
+    ) -> Vec<Result<Measured, RoundError>> {
         let control = self.interrupt.control();
         // Each server is measured by a thread of its own, on its own client
         // CPUs, so that the rounds overlap in time as closely as threads
         // can start together.
         let mut mine: Vec<(usize, &mut Server, &RoundLoad)> = Vec::new();
         let mut servers: Vec<Option<&mut Server>> = self.running.iter_mut().map(Some).collect();
-        for (k, (name, load)) in loads.iter().enumerate() {
+        for (k, &(id, load)) in loads.iter().enumerate() {
             let found = servers
                 .iter_mut()
-                .find(|s| s.as_ref().is_some_and(|s| s.running.name == *name))
+                .find(|s| s.as_ref().is_some_and(|s| s.id == id))
                 .and_then(Option::take);
             if let Some(s) = found {
-                mine.push((k, s, *load));
+                mine.push((k, s, load));
             }
         }
-        let mut out: Vec<Result<Measured, String>> = loads
-            .iter()
-            .map(|(name, _)| Err(format!("{name} is not running")))
-            .collect();
-        let done: Vec<(usize, Result<Measured, String>)> = std::thread::scope(|scope| {
+        let mut out: Vec<Result<Measured, RoundError>> =
+            loads.iter().map(|_| Err(RoundError::NotRunning)).collect();
+        let done: Vec<(usize, Result<Measured, RoundError>)> = std::thread::scope(|scope| {
             let handles: Vec<_> = mine
                 .into_iter()
                 .map(|(k, s, load)| {
                     let control = control.clone();
-                    scope.spawn(move || (k, s.round(load, true, &control)))
+                    scope.spawn(move || (k, s.round(load, RoundKind::Slice, &control)))
                 })
                 .collect();
             handles
@@ -505,17 +518,17 @@ impl Executor for Local<'_> {
         out
     }
 
-    fn exited(&mut self, server: &str) -> Option<String> {
+    fn exited(&mut self, server: ServerId) -> Option<String> {
         match self.get(server) {
             Some(s) => s.running.exited(),
             None => Some("was not running".to_string()),
         }
     }
 
-    fn answers(&mut self, server: &str) -> Result<(), String> {
+    fn answers(&mut self, server: ServerId) -> Result<(), String> {
         let s = self
             .get(server)
-            .ok_or_else(|| format!("{server} is not running"))?;
+            .ok_or_else(|| "it is not running".to_string())?;
         let timeout = s.timeout;
         s.running
             .endpoint()
@@ -524,14 +537,14 @@ impl Executor for Local<'_> {
             .map_err(|e| e.to_string())
     }
 
-    fn log_tail(&mut self, server: &str) -> String {
+    fn log_tail(&mut self, server: ServerId) -> String {
         self.get(server)
             .map(|s| s.running.log_tail())
             .unwrap_or_default()
     }
 
-    fn stop(&mut self, server: &str) {
-        if let Some(i) = self.running.iter().position(|s| s.running.name == server) {
+    fn stop(&mut self, server: ServerId) {
+        if let Some(i) = self.running.iter().position(|s| s.id == server) {
             let mut s = self.running.remove(i);
             s.running.stop();
         }

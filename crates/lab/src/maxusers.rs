@@ -14,6 +14,7 @@ use throng_model::{MaxUsers, StepRecord};
 use crate::executor::Executor;
 use crate::group::Group;
 use crate::interrupt::Interrupt;
+use crate::round::{RoundKind, ServerId};
 use crate::spec::{known_response_bytes, longer_round, round_seconds, secs, Pace, ROUND_CAP_S};
 use crate::study::Study;
 
@@ -34,7 +35,7 @@ fn exit_cause(exit: &str, oom_before: Option<u64>, oom_after: Option<u64>) -> St
 pub struct Search<'a> {
     pub study: &'a Study,
     pub group: &'a Group,
-    pub server: &'a str,
+    pub server: ServerId,
     /// The server is still running (a server that failed in the sweep is
     /// answered from the sweep alone).
     pub alive: bool,
@@ -121,8 +122,8 @@ pub fn search(exec: &mut dyn Executor, s: &Search, interrupt: &Interrupt) -> Max
                 .timed(seconds);
             // Past the patience a request is a timeout: no need to wait longer.
             load.timeout = patience + Duration::from_secs(1);
-            let r = match exec.round(server, &load, false) {
-                Err(e) => break Some(e),
+            let r = match exec.round(server, &load, RoundKind::Search) {
+                Err(e) => break Some(e.to_string()),
                 Ok(r) => r,
             };
             if let Some(e) = exec.exited(server) {

@@ -7,11 +7,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use hdrhistogram::Histogram;
-use throng_lab::executor::{DoctorPlan, Executor, Measured, NotReady, Stage, Started};
+use throng_lab::executor::{DoctorPlan, Executor, NotReady, Stage, Started};
 use throng_lab::group::Group;
 use throng_lab::spec::RoundLoad;
 use throng_lab::study::StudyServer;
-use throng_lab::{Interrupt, Quiet, Recipes, Store, Study};
+use throng_lab::{
+    Interrupt, Measured, Quiet, Recipes, RoundError, RoundKind, ServerId, Store, Study,
+};
 use throng_model::{
     Connections, Decision, Diagnosis, Environment, ErrorKind, Finding, Latency, RunData,
     StepStatus, Summary,
@@ -20,7 +22,7 @@ use throng_servers::{RunDir, Site, StartFailure};
 
 /// What a scripted round answers, from the server, the level and how many
 /// rounds that server has run so far.
-type Script = Box<dyn FnMut(&str, u32, usize) -> Result<Measured, String>>;
+type Script = Box<dyn FnMut(&str, u32, usize) -> Result<Measured, RoundError>>;
 
 /// A script that also sees the round's length and timeout.
 type TimedScript = Box<dyn FnMut(&str, &RoundLoad) -> Measured>;
@@ -52,6 +54,10 @@ struct Fake {
     /// Every load asked for, after its kind: "warmup", "round", "search"
     /// or "diagnose".
     loads: Vec<(&'static str, RoundLoad)>,
+    /// Each server's name, by the id the sweep started it as.
+    names: BTreeMap<ServerId, String>,
+    /// Every round asked for, with its server and its kind, in order.
+    kinds: Vec<(String, RoundKind)>,
 }
 
 impl Fake {
@@ -71,7 +77,16 @@ impl Fake {
             cpus: vec![0, 1],
             placed: Vec::new(),
             loads: Vec::new(),
+            names: BTreeMap::new(),
+            kinds: Vec::new(),
         }
+    }
+
+    fn name(&self, id: ServerId) -> String {
+        self.names
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| panic!("{id:?} was never started"))
     }
 
     fn rounds_of(&self, prefix: &str) -> Vec<&str> {
@@ -84,7 +99,13 @@ impl Fake {
 }
 
 impl Executor for Fake {
-    fn start(&mut self, group: &Group, server: &StudyServer) -> Result<Started, NotReady> {
+    fn start(
+        &mut self,
+        group: &Group,
+        id: ServerId,
+        server: &StudyServer,
+    ) -> Result<Started, NotReady> {
+        self.names.insert(id, server.name.clone());
         self.calls.push(format!("start {}", server.name));
         self.placed.push((
             server.name.clone(),
@@ -108,8 +129,28 @@ impl Executor for Fake {
         })
     }
 
-    fn round(&mut self, server: &str, load: &RoundLoad, sample: bool) -> Result<Measured, String> {
-        if !sample && load.warmup_s == 0.0 && !self.rounds.contains_key(server) {
+    fn round(
+        &mut self,
+        id: ServerId,
+        load: &RoundLoad,
+        kind: RoundKind,
+    ) -> Result<Measured, RoundError> {
+        let name = self.name(id);
+        let server = name.as_str();
+        self.kinds.push((name.clone(), kind));
+        let kind = match kind {
+            RoundKind::Warmup => {
+                assert_eq!(
+                    load.warmup_s, 0.0,
+                    "a warmup round with a warmup of its own"
+                );
+                "warmup"
+            }
+            RoundKind::Slice => "round",
+            RoundKind::Search => "search",
+            RoundKind::Diagnosis => panic!("a diagnostic round is asked through diagnose"),
+        };
+        if kind == "warmup" {
             self.loads.push(("warmup", load.clone()));
             self.calls
                 .push(format!("warmup {server} c={}", load.concurrency));
@@ -122,7 +163,6 @@ impl Executor for Fake {
             }
             return (self.script)(server, load.concurrency, 0);
         }
-        let kind = if sample { "round" } else { "search" };
         self.loads.push((kind, load.clone()));
         self.calls
             .push(format!("{kind} {server} c={}", load.concurrency));
@@ -148,29 +188,30 @@ impl Executor for Fake {
         (self.script)(server, load.concurrency, n)
     }
 
-    fn exited(&mut self, server: &str) -> Option<String> {
-        (!self.up.contains(server)).then(|| "exited (signal: 9 (SIGKILL))".to_string())
+    fn exited(&mut self, id: ServerId) -> Option<String> {
+        (!self.up.contains(&self.name(id))).then(|| "exited (signal: 9 (SIGKILL))".to_string())
     }
 
-    fn answers(&mut self, server: &str) -> Result<(), String> {
-        if self.silent.contains(server) {
+    fn answers(&mut self, id: ServerId) -> Result<(), String> {
+        if self.silent.contains(&self.name(id)) {
             Err("connect failed: Connection refused".into())
         } else {
             Ok(())
         }
     }
 
-    fn log_tail(&mut self, server: &str) -> String {
-        format!("{server} log\n")
+    fn log_tail(&mut self, id: ServerId) -> String {
+        format!("{} log\n", self.name(id))
     }
 
-    fn stop(&mut self, server: &str) {
+    fn stop(&mut self, id: ServerId) {
+        let server = self.name(id);
         self.calls.push(format!("stop {server}"));
-        self.up.remove(server);
+        self.up.remove(&server);
     }
 
-    fn open_level(&mut self, loads: &[(&str, RoundLoad)]) {
-        let names: Vec<&str> = loads.iter().map(|(n, _)| *n).collect();
+    fn open_level(&mut self, loads: &[(ServerId, RoundLoad)]) {
+        let names: Vec<String> = loads.iter().map(|(id, _)| self.name(*id)).collect();
         self.calls.push(format!(
             "open {} c={}",
             names.join(","),
@@ -182,10 +223,13 @@ impl Executor for Fake {
         self.calls.push("close".into());
     }
 
-    fn rounds_together(&mut self, loads: &[(&str, &RoundLoad)]) -> Vec<Result<Measured, String>> {
+    fn rounds_together(
+        &mut self,
+        loads: &[(ServerId, &RoundLoad)],
+    ) -> Vec<Result<Measured, RoundError>> {
         let names: Vec<String> = loads
             .iter()
-            .map(|(n, l)| format!("{n}@{:?}", l.client_cpus))
+            .map(|(id, l)| format!("{}@{:?}", self.name(*id), l.client_cpus))
             .collect();
         self.calls.push(format!(
             "together {} c={}",
@@ -194,7 +238,7 @@ impl Executor for Fake {
         ));
         loads
             .iter()
-            .map(|(server, load)| self.round(server, load, true))
+            .map(|&(id, load)| self.round(id, load, RoundKind::Slice))
             .collect()
     }
 
@@ -202,7 +246,9 @@ impl Executor for Fake {
         self.cpus.clone()
     }
 
-    fn diagnose(&mut self, server: &str, load: &RoundLoad) -> Result<Diagnosis, String> {
+    fn diagnose(&mut self, id: ServerId, load: &RoundLoad) -> Result<Diagnosis, RoundError> {
+        let name = self.name(id);
+        let server = name.as_str();
         self.loads.push(("diagnose", load.clone()));
         self.calls
             .push(format!("diagnose {server} c={}", load.concurrency));
@@ -211,7 +257,9 @@ impl Executor for Fake {
             load.concurrency, load.seconds
         ));
         if server.starts_with("untraceable") {
-            return Err("perf stat: permission denied; strace: not found".into());
+            return Err(RoundError::Uncounted(
+                "perf stat: permission denied; strace: not found".into(),
+            ));
         }
         Ok(Diagnosis {
             tool: "fake".into(),
@@ -271,7 +319,7 @@ fn measured(rps: f64, concurrency: u32, errors: &[(ErrorKind, u64)], p99_us: u64
     }
 }
 
-fn steady(_: &str, c: u32, _: usize) -> Result<Measured, String> {
+fn steady(_: &str, c: u32, _: usize) -> Result<Measured, RoundError> {
     Ok(measured(1000.0, c, &[], 1_000))
 }
 
@@ -656,6 +704,46 @@ fn max_users_steps_up_past_the_sweep_until_a_level_breaks() {
         fake.rounds_of("search"),
         ["search strong c=16", "search strong c=32"]
     );
+}
+
+#[test]
+fn each_round_reaches_the_executor_as_its_kind_in_the_order_the_sweep_promises() {
+    // Every server is warmed up before any is measured; the levels' slices
+    // follow; each server's search comes after the whole sweep.
+    let s = study(
+        &["a", "b"],
+        "[4]",
+        (2, 2),
+        "max_users = true\nmax_users_cap = 8\ndiagnose = false\n",
+    );
+    let mut fake = Fake::new(Box::new(steady));
+    let (out, _) = run(&s, &mut fake, &Interrupt::new());
+    assert!(out.complete);
+    let kinds: Vec<RoundKind> = fake.kinds.iter().map(|(_, k)| *k).collect();
+    assert_eq!(
+        kinds,
+        [
+            RoundKind::Warmup,
+            RoundKind::Warmup,
+            RoundKind::Slice,
+            RoundKind::Slice,
+            RoundKind::Slice,
+            RoundKind::Slice,
+            RoundKind::Search,
+            RoundKind::Search,
+        ]
+    );
+    let of = |kind: RoundKind| -> Vec<&str> {
+        fake.kinds
+            .iter()
+            .filter(|(_, k)| *k == kind)
+            .map(|(server, _)| server.as_str())
+            .collect()
+    };
+    assert_eq!(of(RoundKind::Warmup), ["a", "b"]);
+    assert_eq!(of(RoundKind::Search), ["a", "b"]);
+    // The search's level is past the sweep's: twice its highest, at the cap.
+    assert_eq!(fake.rounds_of("search"), ["search a c=8", "search b c=8"]);
 }
 
 #[test]
@@ -1086,9 +1174,8 @@ fn each_workload_is_swept_over_its_own_levels_with_its_own_requests() {
             ("round", 4, true, None),
             ("round", 8, true, None),
             ("round", 8, true, None),
-            // The page group's warmup: the fake calls a server's unsampled
-            // rounds after its first measured one searches.
-            ("search", 2, false, None),
+            // The page group's warmup, asked for as one.
+            ("warmup", 2, false, None),
             ("round", 2, false, Some(10)),
             ("round", 2, false, Some(10)),
         ]

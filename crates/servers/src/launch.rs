@@ -299,18 +299,33 @@ struct Launched {
     addr: SocketAddr,
 }
 
-/// Renders `recipe` into `dir` and starts it there, listening on `addr`.
-#[allow(clippy::too_many_arguments)]
+/// One process of a start: the server itself, or the backend in front of
+/// which it caches, each a recipe of its own rendered into a directory of
+/// its own, under the same start.
+#[derive(Clone, Copy)]
+struct Instance<'a> {
+    site: Site<'a>,
+    start: &'a Start<'a>,
+    recipe: &'a Recipe,
+    name: &'a str,
+    dir: &'a Path,
+}
+
+/// Renders the instance's recipe into its directory and starts it there,
+/// listening on `addr`.
 fn launch(
-    site: Site,
-    s: &Start,
-    recipe: &Recipe,
-    name: &str,
-    dir: &Path,
+    i: &Instance,
     addr: SocketAddr,
     backend_port: Option<u16>,
     configs: &mut Vec<ConfigFile>,
 ) -> anyhow::Result<Launched> {
+    let Instance {
+        site,
+        start: s,
+        recipe,
+        name,
+        dir,
+    } = *i;
     let rc = RenderContext {
         listen: addr.ip(),
         port: addr.port(),
@@ -384,16 +399,14 @@ pub fn start(site: Site, s: &Start) -> Result<Running, StartFailure> {
                 tls: None,
                 path: "/",
             };
-            match launch_ready(
+            let backend = Instance {
                 site,
-                s,
-                b,
-                &name,
-                &dir,
-                &on,
-                &mut configs,
-                loopback::free_port,
-            )? {
+                start: s,
+                recipe: b,
+                name: &name,
+                dir: &dir,
+            };
+            match launch_ready(&backend, &on, &mut configs, loopback::free_port)? {
                 Ready::Up(l, _) => {
                     let port = l.addr.port();
                     Ok(Ok((l, port)))
@@ -451,26 +464,25 @@ pub fn start(site: Site, s: &Start) -> Result<Running, StartFailure> {
         tls: tls.as_ref(),
         path: s.ready_path,
     };
-    let (addr, h2c_only, not_ready, l) = match launch_ready(
+    let server = Instance {
         site,
-        s,
-        s.recipe,
-        s.name,
-        &dir,
-        &on,
-        &mut configs,
-        loopback::free_port,
-    ) {
-        Ok(Ready::Up(l, h2c_only)) => (l.addr, h2c_only, None, l),
-        Ok(Ready::Not(e, l)) => (l.addr, false, Some(e), l),
-        Err(e) => {
-            let tail = behind
-                .as_ref()
-                .map(|b| b.log_tail(&logs, 10))
-                .unwrap_or_default();
-            return Err(fail(e, tail, configs));
-        }
+        start: s,
+        recipe: s.recipe,
+        name: s.name,
+        dir: &dir,
     };
+    let (addr, h2c_only, not_ready, l) =
+        match launch_ready(&server, &on, &mut configs, loopback::free_port) {
+            Ok(Ready::Up(l, h2c_only)) => (l.addr, h2c_only, None, l),
+            Ok(Ready::Not(e, l)) => (l.addr, false, Some(e), l),
+            Err(e) => {
+                let tail = behind
+                    .as_ref()
+                    .map(|b| b.log_tail(&logs, 10))
+                    .unwrap_or_default();
+                return Err(fail(e, tail, configs));
+            }
+        };
     logs.extend(l.logs);
     let r = Running {
         name: s.name.to_string(),
@@ -505,18 +517,13 @@ enum Ready {
     Not(anyhow::Error, Launched),
 }
 
-/// Starts `recipe` on a port of `on.ip` that `free_port` chose and waits
-/// until it answers. A port another program took before the recipe could
+/// Starts the instance on a port of `on.ip` that `free_port` chose and
+/// waits until it answers. A port another program took before the recipe could
 /// listen on it is given up (the recipe stopped, its configs taken back)
 /// for another, up to `PORT_TRIES` ports. Fails only when the recipe
 /// cannot be launched.
-#[allow(clippy::too_many_arguments)]
 fn launch_ready(
-    site: Site,
-    s: &Start,
-    recipe: &Recipe,
-    name: &str,
-    dir: &Path,
+    i: &Instance,
     on: &On,
     configs: &mut Vec<ConfigFile>,
     mut free_port: impl FnMut(IpAddr) -> anyhow::Result<u16>,
@@ -526,7 +533,7 @@ fn launch_ready(
         tries += 1;
         let addr = SocketAddr::new(on.ip, free_port(on.ip)?);
         let before = configs.len();
-        let mut l = launch(site, s, recipe, name, dir, addr, on.backend_port, configs)?;
+        let mut l = launch(i, addr, on.backend_port, configs)?;
         match wait_ready(&mut l.process, addr, on.tls, on.path, READY_WITHIN) {
             Ok(h2c_only) => return Ok(Ready::Up(l, h2c_only)),
             Err(e) if e.is::<PortTaken>() && tries < PORT_TRIES => {
@@ -671,7 +678,14 @@ mod tests {
                 loopback::free_port(ip)
             }
         };
-        let ready = launch_ready(site, &s, recipe, "nginx", &dir, &on, &mut configs, pick).unwrap();
+        let nginx = Instance {
+            site,
+            start: &s,
+            recipe,
+            name: "nginx",
+            dir: &dir,
+        };
+        let ready = launch_ready(&nginx, &on, &mut configs, pick).unwrap();
         Some((ready, configs, squatters, (rd, base)))
     }
 

@@ -18,12 +18,13 @@ use std::time::Duration;
 
 use throng_model::{Diagnosis, Environment, Finding, HostRecord, ServerUsage, Severity};
 use throng_remote::protocol::{Reply, Request};
-use throng_remote::{Fleet, Place, RemoteError, CLOCK_LIMIT};
+use throng_remote::{Fleet, Place, CLOCK_LIMIT};
 use throng_servers::launch::StartFailure;
 
-use crate::executor::{server_load_spec, DoctorPlan, Executor, Measured, NotReady, Stage, Started};
+use crate::executor::{server_load_spec, DoctorPlan, Executor, NotReady, Stage, Started};
 use crate::group::Group;
 use crate::interrupt::Interrupt;
+use crate::round::{Measured, RoundError, RoundKind, ServerId};
 use crate::spec::RoundLoad;
 use crate::study::{Study, StudyServer};
 
@@ -70,8 +71,10 @@ impl ServerEnd {
     }
 }
 
-/// A started server as the coordinator knows it.
+/// A started server as the coordinator knows it: the server host and the
+/// client hosts call it by its name.
 struct Remote {
+    id: ServerId,
     name: String,
     port: u16,
     paths: Vec<String>,
@@ -88,7 +91,7 @@ pub struct Apart<'a> {
     running: Vec<Remote>,
     /// Servers whose level's connections the client hosts keep between
     /// slices, and that level's concurrency.
-    kept: Vec<(String, u32)>,
+    kept: Vec<(ServerId, u32)>,
     cpus: Vec<usize>,
     hosts: Vec<HostRecord>,
     topology: String,
@@ -217,20 +220,33 @@ impl<'a> Apart<'a> {
         })
     }
 
-    fn get(&self, name: &str) -> Result<&Remote, String> {
+    fn get(&self, id: ServerId) -> Result<&Remote, RoundError> {
         self.running
             .iter()
-            .find(|r| r.name == name)
-            .ok_or_else(|| format!("{name} is not running"))
+            .find(|r| r.id == id)
+            .ok_or(RoundError::NotRunning)
+    }
+
+    /// The name the hosts know a started server by.
+    fn name(&self, id: ServerId) -> Result<String, RoundError> {
+        self.get(id).map(|r| r.name.clone())
     }
 
     fn call(&self, req: LabRequest) -> Result<LabReply, String> {
         self.server.borrow_mut().call(req)
     }
 
-    /// One round from the client hosts, the server sampled (when asked)
-    /// over the same window on its own host.
-    fn spec(&self, server: &str, load: &RoundLoad) -> Result<throng_engine::LoadSpec, String> {
+    /// A request of a round to the server host.
+    fn call_in_round(&self, req: LabRequest) -> Result<LabReply, RoundError> {
+        self.call(req).map_err(RoundError::ServerHost)
+    }
+
+    /// The engine's spec of a round against `server` from the client hosts.
+    fn spec(
+        &self,
+        server: ServerId,
+        load: &RoundLoad,
+    ) -> Result<throng_engine::LoadSpec, RoundError> {
         let r = self.get(server)?;
         Ok(server_load_spec(
             SocketAddr::new(self.listen, r.port),
@@ -244,7 +260,7 @@ impl<'a> Apart<'a> {
     /// Whether every client host has room under its open-file limit for
     /// all of `loads`' connections at once and one more load beside them,
     /// as this machine's executor asks of its own.
-    fn room_for(&self, loads: &[(&str, RoundLoad)]) -> bool {
+    fn room_for(&self, loads: &[(ServerId, RoundLoad)]) -> bool {
         let n = self.clients.links.len().max(1) as u64;
         let share = |l: &RoundLoad| u64::from(l.concurrency).div_ceil(n);
         let all: u64 = loads.iter().map(|(_, l)| share(l)).sum();
@@ -255,25 +271,28 @@ impl<'a> Apart<'a> {
         })
     }
 
+    /// One round from the client hosts, the server sampled (for a measured
+    /// slice) over the same window on its own host.
     fn round_apart(
         &mut self,
-        server: &str,
+        server: ServerId,
         load: &RoundLoad,
-        sample: bool,
-    ) -> Result<Measured, String> {
+        kind: RoundKind,
+    ) -> Result<Measured, RoundError> {
         let spec = self.spec(server, load)?;
+        let name = self.name(server)?;
         let kept = self
             .kept
             .iter()
-            .any(|(s, c)| s == server && *c == load.concurrency);
+            .any(|&(s, c)| s == server && c == load.concurrency);
         let lead = self.clients.lead();
         let start = throng_remote::agent::unix_ns() + lead.as_nanos() as u64;
-        if sample {
+        if kind.sampled() {
             // The sampler's delay is counted from when the request arrives,
             // a fraction of the lead earlier than the start: the window
             // begins that much late at worst, and ends by its own clock.
-            self.call(LabRequest::WindowBegin {
-                server: server.to_string(),
+            self.call_in_round(LabRequest::WindowBegin {
+                server: name.clone(),
                 delay_s: lead.as_secs_f64() + load.warmup_s,
                 seconds: load.seconds,
             })?;
@@ -281,7 +300,7 @@ impl<'a> Apart<'a> {
         let interrupt = self.interrupt;
         let run = if kept {
             self.clients.window_at(
-                server,
+                &name,
                 spec.warmup,
                 Duration::from_secs_f64(load.seconds),
                 spec.timeout,
@@ -292,20 +311,15 @@ impl<'a> Apart<'a> {
             self.clients
                 .load_at(&spec, true, start, &|| interrupt.is_set())
         };
-        let usage = if sample {
-            match self.call(LabRequest::WindowEnd {
-                server: server.to_string(),
-            })? {
+        let usage = if kind.sampled() {
+            match self.call_in_round(LabRequest::WindowEnd { server: name })? {
                 LabReply::Usage { usage } => usage,
-                other => return Err(format!("unexpected reply {other:?}")),
+                other => return Err(unexpected(other)),
             }
         } else {
             ServerUsage::default()
         };
-        let run = run.map_err(|e: RemoteError| match e.host() {
-            Some(_) => format!("client host {e}"),
-            None => e.to_string(),
-        })?;
+        let run = run.map_err(RoundError::Clients)?;
         Ok(Measured {
             summary: crate::spread::summarize_fleet(&run),
             ports: Some(throng_trust::PortUse::worst(
@@ -315,6 +329,10 @@ impl<'a> Apart<'a> {
             usage,
         })
     }
+}
+
+fn unexpected(reply: LabReply) -> RoundError {
+    RoundError::ServerHost(format!("unexpected reply {reply:?}"))
 }
 
 fn record(
@@ -345,8 +363,13 @@ fn record(
 }
 
 impl Executor for Apart<'_> {
-    fn start(&mut self, group: &Group, server: &StudyServer) -> Result<Started, NotReady> {
-        self.stop(&server.name);
+    fn start(
+        &mut self,
+        group: &Group,
+        id: ServerId,
+        server: &StudyServer,
+    ) -> Result<Started, NotReady> {
+        self.stop(id);
         let fail = |message: String| NotReady {
             stage: Stage::Start,
             failure: StartFailure {
@@ -379,6 +402,7 @@ impl Executor for Apart<'_> {
                     )));
                 }
                 self.running.push(Remote {
+                    id,
                     name: server.name.clone(),
                     port,
                     paths,
@@ -404,89 +428,99 @@ impl Executor for Apart<'_> {
         }
     }
 
-    fn round(&mut self, server: &str, load: &RoundLoad, sample: bool) -> Result<Measured, String> {
-        self.round_apart(server, load, sample)
+    fn round(
+        &mut self,
+        server: ServerId,
+        load: &RoundLoad,
+        kind: RoundKind,
+    ) -> Result<Measured, RoundError> {
+        self.round_apart(server, load, kind)
     }
 
-    fn open_level(&mut self, loads: &[(&str, RoundLoad)]) {
+    fn open_level(&mut self, loads: &[(ServerId, RoundLoad)]) {
         if !self.room_for(loads) {
             return;
         }
-        for (name, load) in loads {
+        for &(id, ref load) in loads {
             // A server whose connections cannot be opened is measured
             // with fresh ones each slice, as on one machine.
-            let Ok(spec) = self.spec(name, load) else {
+            let (Ok(spec), Ok(name)) = (self.spec(id, load), self.name(id)) else {
                 continue;
             };
-            if self.clients.open(name, &spec, true).is_ok() {
-                self.kept.push((name.to_string(), load.concurrency));
+            if self.clients.open(&name, &spec, true).is_ok() {
+                self.kept.push((id, load.concurrency));
             }
         }
     }
 
     fn close_level(&mut self) {
-        for (name, _) in std::mem::take(&mut self.kept) {
-            let _ = self.clients.shut(&name);
+        for (id, _) in std::mem::take(&mut self.kept) {
+            if let Ok(name) = self.name(id) {
+                let _ = self.clients.shut(&name);
+            }
         }
     }
 
-    fn diagnose(&mut self, server: &str, load: &RoundLoad) -> Result<Diagnosis, String> {
-        self.call(LabRequest::DiagnoseBegin {
-            server: server.to_string(),
+    fn diagnose(&mut self, server: ServerId, load: &RoundLoad) -> Result<Diagnosis, RoundError> {
+        let name = self.name(server)?;
+        self.call_in_round(LabRequest::DiagnoseBegin {
+            server: name.clone(),
         })?;
         let t0 = std::time::Instant::now();
-        let measured = self.round_apart(server, load, false);
+        let measured = self.round_apart(server, load, RoundKind::Diagnosis);
         let seconds = t0.elapsed().as_secs_f64();
-        let counted = self.call(LabRequest::DiagnoseEnd {
-            server: server.to_string(),
-        })?;
+        let counted = self.call_in_round(LabRequest::DiagnoseEnd { server: name })?;
         let m = measured?;
         match counted {
             LabReply::Counted { counts, log_bytes } => Ok(crate::executor::diagnosis(
                 &counts, &m.summary, seconds, log_bytes,
             )),
-            other => Err(format!("unexpected reply {other:?}")),
+            other => Err(unexpected(other)),
         }
     }
 
-    fn exited(&mut self, server: &str) -> Option<String> {
-        match self.call(LabRequest::Exited {
-            server: server.to_string(),
-        }) {
+    fn exited(&mut self, server: ServerId) -> Option<String> {
+        let Ok(name) = self.name(server) else {
+            return Some("was not running".to_string());
+        };
+        match self.call(LabRequest::Exited { server: name }) {
             Ok(LabReply::Exited { how }) => how,
             Ok(other) => Some(format!("unexpected reply {other:?}")),
             Err(e) => Some(e),
         }
     }
 
-    fn answers(&mut self, server: &str) -> Result<(), String> {
-        match self.call(LabRequest::Answers {
-            server: server.to_string(),
-        })? {
+    fn answers(&mut self, server: ServerId) -> Result<(), String> {
+        let Ok(name) = self.name(server) else {
+            return Err("it is not running".to_string());
+        };
+        match self.call(LabRequest::Answers { server: name })? {
             LabReply::Answers { error: None } => Ok(()),
             LabReply::Answers { error: Some(e) } => Err(e),
             other => Err(format!("unexpected reply {other:?}")),
         }
     }
 
-    fn log_tail(&mut self, server: &str) -> String {
-        match self.call(LabRequest::LogTail {
-            server: server.to_string(),
-        }) {
+    fn log_tail(&mut self, server: ServerId) -> String {
+        let Ok(name) = self.name(server) else {
+            return String::new();
+        };
+        match self.call(LabRequest::LogTail { server: name }) {
             Ok(LabReply::LogTail { text }) => text,
             _ => String::new(),
         }
     }
 
-    fn stop(&mut self, server: &str) {
-        if let Some(k) = self.kept.iter().position(|(s, _)| s == server) {
+    fn stop(&mut self, server: ServerId) {
+        let Ok(name) = self.name(server) else {
+            return;
+        };
+        if let Some(k) = self.kept.iter().position(|&(s, _)| s == server) {
             self.kept.remove(k);
-            let _ = self.clients.shut(server);
+            let _ = self.clients.shut(&name);
         }
-        self.running.retain(|r| r.name != server);
-        let _ = self.call(LabRequest::Stop {
-            server: server.to_string(),
-        });
+        self.running.retain(|r| r.id != server);
+        let _ = self.call(LabRequest::Stop { server: name });
     }
 
     fn oom_kills(&self) -> Option<u64> {
@@ -599,9 +633,9 @@ fn unsurveyed(why: &str) -> Finding {
 
 impl Drop for Apart<'_> {
     fn drop(&mut self) {
-        let names: Vec<String> = self.running.iter().map(|r| r.name.clone()).collect();
-        for n in names {
-            self.stop(&n);
+        let ids: Vec<ServerId> = self.running.iter().map(|r| r.id).collect();
+        for id in ids {
+            self.stop(id);
         }
         if let ServerEnd::Here(h) = &mut *self.server.borrow_mut() {
             h.shutdown();

@@ -10,6 +10,7 @@ use super::wire::{stage_name, LabReply, LabRequest};
 use crate::executor::{DoctorPlan, Executor, Local};
 use crate::group::Group;
 use crate::interrupt::Interrupt;
+use crate::round::ServerId;
 use crate::study::{Study, StudyServer};
 use crate::workload::{self, Workload, WorkloadKind};
 
@@ -40,6 +41,20 @@ impl ServerHost {
         self.state
             .as_mut()
             .ok_or_else(|| "no study is open on this host".to_string())
+    }
+
+    /// The study open here and the id of its server of this name: both
+    /// hosts parsed the same study, so its servers are in the same order.
+    fn server(&mut self, name: &str) -> Result<(&mut Opened, ServerId), String> {
+        let o = self.opened()?;
+        let id = o
+            .study
+            .servers
+            .iter()
+            .position(|s| s.name == name)
+            .map(ServerId)
+            .ok_or_else(|| format!("the study has no server {name:?}"))?;
+        Ok((o, id))
     }
 
     pub fn handle(&mut self, req: LabRequest) -> Result<LabReply, String> {
@@ -103,7 +118,7 @@ impl ServerHost {
                 workload,
                 max_concurrency,
             } => {
-                let o = self.opened()?;
+                let (o, id) = self.server(&server)?;
                 let kind = workload::parse_kind(&workload).map_err(|e| format!("{e:#}"))?;
                 let w = match o.docroots.iter().find(|(k, _)| *k == kind) {
                     Some((_, w)) => w.clone(),
@@ -117,13 +132,7 @@ impl ServerHost {
                         w
                     }
                 };
-                let s: StudyServer = o
-                    .study
-                    .servers
-                    .iter()
-                    .find(|s| s.name == server)
-                    .cloned()
-                    .ok_or_else(|| format!("the study has no server {server:?}"))?;
+                let s: StudyServer = o.study.servers[id.index()].clone();
                 let group = Group {
                     cores,
                     server_cpus,
@@ -133,13 +142,13 @@ impl ServerHost {
                     max_concurrency,
                     lanes: Vec::new(),
                 };
-                Ok(match o.exec.start(&group, &s) {
+                Ok(match o.exec.start(&group, id, &s) {
                     Ok(started) => LabReply::Started {
                         pid: started.pid,
-                        port: o.exec.port(&server).unwrap_or(0),
+                        port: o.exec.port(id).unwrap_or(0),
                         configs: started.configs,
                         paths: w.paths(),
-                        tls: o.exec.tls_spec(&server),
+                        tls: o.exec.tls_spec(id),
                     },
                     Err(n) => LabReply::NotReady {
                         stage: stage_name(n.stage).to_string(),
@@ -154,10 +163,10 @@ impl ServerHost {
                 delay_s,
                 seconds,
             } => {
-                let o = self.opened()?;
+                let (o, id) = self.server(&server)?;
                 let (pid, behind) = o
                     .exec
-                    .pids(&server)
+                    .pids(id)
                     .ok_or_else(|| format!("{server} is not running"))?;
                 o.windows.retain(|(n, _)| n != &server);
                 let s = Sampler::start_window(
@@ -182,10 +191,10 @@ impl ServerHost {
                 Ok(LabReply::Usage { usage: s.finish() })
             }
             LabRequest::DiagnoseBegin { server } => {
-                let o = self.opened()?;
+                let (o, id) = self.server(&server)?;
                 let (procs, dir) = o
                     .exec
-                    .tree(&server)
+                    .tree(id)
                     .ok_or_else(|| format!("{server} is not running"))?;
                 let before = throng_servers::parity::log_bytes(&dir);
                 let c = Counter::attach(&procs)?;
@@ -194,7 +203,7 @@ impl ServerHost {
                 Ok(LabReply::Done)
             }
             LabRequest::DiagnoseEnd { server } => {
-                let o = self.opened()?;
+                let (o, id) = self.server(&server)?;
                 let i = o
                     .counters
                     .iter()
@@ -204,7 +213,7 @@ impl ServerHost {
                 let counts = c.finish()?;
                 let after = o
                     .exec
-                    .tree(&server)
+                    .tree(id)
                     .map(|(_, dir)| throng_servers::parity::log_bytes(&dir))
                     .unwrap_or(before);
                 Ok(LabReply::Counted {
@@ -212,17 +221,27 @@ impl ServerHost {
                     log_bytes: after.saturating_sub(before),
                 })
             }
-            LabRequest::Exited { server } => Ok(LabReply::Exited {
-                how: self.opened()?.exec.exited(&server),
-            }),
-            LabRequest::Answers { server } => Ok(LabReply::Answers {
-                error: self.opened()?.exec.answers(&server).err(),
-            }),
-            LabRequest::LogTail { server } => Ok(LabReply::LogTail {
-                text: self.opened()?.exec.log_tail(&server),
-            }),
+            LabRequest::Exited { server } => {
+                let (o, id) = self.server(&server)?;
+                Ok(LabReply::Exited {
+                    how: o.exec.exited(id),
+                })
+            }
+            LabRequest::Answers { server } => {
+                let (o, id) = self.server(&server)?;
+                Ok(LabReply::Answers {
+                    error: o.exec.answers(id).err(),
+                })
+            }
+            LabRequest::LogTail { server } => {
+                let (o, id) = self.server(&server)?;
+                Ok(LabReply::LogTail {
+                    text: o.exec.log_tail(id),
+                })
+            }
             LabRequest::Stop { server } => {
-                self.opened()?.exec.stop(&server);
+                let (o, id) = self.server(&server)?;
+                o.exec.stop(id);
                 Ok(LabReply::Done)
             }
             LabRequest::Features { server, cpus } => {

@@ -1,0 +1,119 @@
+//! The group's servers started one after the other, each checked, its
+//! configs and settings stored; a server that cannot serve the workload,
+//! or could not start, has its steps stored as such at once.
+
+use throng_model::{Setting, StepStatus};
+
+use super::pending::level_step;
+use super::Sweep;
+use crate::executor::{NotReady, Started};
+use crate::observer::Event;
+use crate::round::ServerId;
+
+impl Sweep<'_, '_> {
+    pub(super) fn start_servers(&mut self) -> anyhow::Result<()> {
+        for index in 0..self.study.servers.len() {
+            if self.interrupted() {
+                break;
+            }
+            let id = ServerId(index);
+            let s = &self.study.servers[index];
+            // A server that cannot serve a dynamic workload shows that, not
+            // a number.
+            let unsupported = match &s.unsupported {
+                Some(why) => Err(why.clone()),
+                None => s.recipe.workload(self.group.workload.kind).map(|_| ()),
+            };
+            if let Err(reason) = unsupported {
+                self.unsupported(id, &reason)?;
+                continue;
+            }
+            let mine = self.group.for_server(index);
+            match self.exec.start(&mine, id, s) {
+                Ok(started) => self.started(id, &started)?,
+                Err(f) => self.not_ready(id, &f)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn unsupported(&mut self, id: ServerId, reason: &str) -> anyhow::Result<()> {
+        let mine = self.group.for_server(id.index());
+        for l in self.levels.clone() {
+            let mut st = level_step(&mine, self.name(id), l);
+            st.status = StepStatus::Unsupported;
+            st.failure = Some(reason.to_string());
+            self.record(st)?;
+        }
+        Ok(())
+    }
+
+    /// A server up: its configs and the settings they give it stored.
+    fn started(&mut self, id: ServerId, started: &Started) -> anyhow::Result<()> {
+        let (s, group) = (&self.study.servers[id.index()], self.group);
+        let ctx = &mut *self.ctx;
+        ctx.sink.configs(&s.name, &started.configs)?;
+        let lab = throng_servers::LabSettings {
+            protocol: s.protocol.description().to_string(),
+            cipher: if s.protocol.tls() {
+                format!(
+                    "the server's choice among rustls's TLS 1.3 and 1.2 suites, offered in \
+                     rustls's order, a {} certificate",
+                    s.certificate.name()
+                )
+            } else {
+                "none (cleartext)".to_string()
+            },
+            ..throng_servers::LabSettings::cleartext(
+                group.cores,
+                group.for_server(id.index()).server_cpus,
+                throng_servers::max_connections_for(group.max_concurrency),
+            )
+        };
+        let parity = throng_servers::parity(&s.recipe, &started.configs, &lab);
+        if let Some(e) = parity.iter().find(|e| e.setting == Setting::AccessLog) {
+            ctx.access_logs.retain(|(n, _)| n != &s.name);
+            ctx.access_logs.push((s.name.clone(), e.value.clone()));
+        }
+        ctx.sink.parity(&s.name, &parity)?;
+        ctx.observer.event(Event::ServerStarted {
+            server: &s.name,
+            cores: group.cores,
+            workload: group.workload.kind.name(),
+            pid: started.pid,
+        });
+        self.up.push(id);
+        Ok(())
+    }
+
+    /// A server that did not start: every step of it failed, or skipped
+    /// when the run was interrupted while it was being waited for.
+    fn not_ready(&mut self, id: ServerId, f: &NotReady) -> anyhow::Result<()> {
+        let name = self.name(id);
+        self.ctx.sink.configs(name, &f.failure.configs)?;
+        let msg = f.message();
+        self.ctx.observer.event(Event::ServerFailed {
+            server: name,
+            cores: self.group.cores,
+            workload: self.group.workload.kind.name(),
+            message: &msg,
+        });
+        // Interrupted while it was being waited for: nothing failed,
+        // nothing was measured.
+        let cut = self.interrupted();
+        let mine = self.group.for_server(id.index());
+        for l in self.levels.clone() {
+            let mut st = level_step(&mine, name, l);
+            if cut {
+                st.status = StepStatus::Skipped;
+                st.failure = Some(throng_servers::launch::ABANDONED.to_string());
+            } else {
+                st.status = StepStatus::Failed;
+                st.failure = Some(msg.clone());
+                st.log_tail = Some(f.failure.log_tail.clone());
+            }
+            self.record(st)?;
+        }
+        Ok(())
+    }
+}
