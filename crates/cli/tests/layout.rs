@@ -78,18 +78,35 @@ fn closure(graph: &BTreeMap<String, BTreeSet<String>>, from: &str) -> BTreeSet<S
 fn each_crate_links_only_what_its_room_may() {
     let graph: BTreeMap<String, BTreeSet<String>> =
         crate_dirs().iter().map(|d| manifest(d)).collect();
-    assert!(graph.contains_key("throng-load"), "crates: {:?}", graph.keys());
+    assert!(
+        graph.contains_key("throng-load"),
+        "crates: {:?}",
+        graph.keys()
+    );
     // `throng load` is the load crate under the CLI: no server, no lab, no
     // other host comes with it.
     let load = closure(&graph, "throng-load");
-    for banned in ["throng-lab", "throng-servers", "throng-remote", "throng-report"] {
-        assert!(!load.contains(banned), "throng-load links {banned}: {load:?}");
+    for banned in [
+        "throng-lab",
+        "throng-servers",
+        "throng-remote",
+        "throng-report",
+    ] {
+        assert!(
+            !load.contains(banned),
+            "throng-load links {banned}: {load:?}"
+        );
     }
     // The report and the store read old results on machines with nothing
     // else installed.
     for reader in ["throng-report", "throng-store"] {
         let deps = closure(&graph, reader);
-        for banned in ["throng-engine", "throng-lab", "throng-servers", "throng-remote"] {
+        for banned in [
+            "throng-engine",
+            "throng-lab",
+            "throng-servers",
+            "throng-remote",
+        ] {
             assert!(!deps.contains(banned), "{reader} links {banned}: {deps:?}");
         }
     }
@@ -113,7 +130,13 @@ fn each_crate_links_only_what_its_room_may() {
 fn code_of(text: &str) -> String {
     let body = text.split("#[cfg(test)]").next().unwrap_or("");
     body.lines()
-        .map(|l| if l.trim_start().starts_with("//") { "" } else { l })
+        .map(|l| {
+            if l.trim_start().starts_with("//") {
+                ""
+            } else {
+                l
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -131,7 +154,10 @@ fn no_function_needs_clippy_to_allow_its_arguments() {
             }
         }
     }
-    assert!(found.is_empty(), "allowed to take too many arguments in {found:?}");
+    assert!(
+        found.is_empty(),
+        "allowed to take too many arguments in {found:?}"
+    );
 }
 
 #[test]
@@ -149,7 +175,10 @@ fn no_source_file_passes_the_alarm_before_its_tests() {
             }
         }
     }
-    assert!(long.is_empty(), "over 800 lines before their tests: {long:?}");
+    assert!(
+        long.is_empty(),
+        "over 800 lines before their tests: {long:?}"
+    );
 }
 
 /// Every module path a file names through `crate::` or `super::`,
@@ -311,13 +340,19 @@ fn no_module_imports_another_that_imports_it_back() {
                 .components()
                 .map(|c| c.as_os_str().to_string_lossy().into_owned())
                 .collect();
-            if matches!(segs.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+            if matches!(
+                segs.last().map(String::as_str),
+                Some("mod" | "lib" | "main")
+            ) {
                 segs.pop();
             }
             code.insert(segs, code_of(&std::fs::read_to_string(f).unwrap()));
         }
         let known = |p: &[String]| -> Option<Vec<String>> {
-            (1..=p.len()).rev().map(|n| p[..n].to_vec()).find(|m| code.contains_key(m))
+            (1..=p.len())
+                .rev()
+                .map(|n| p[..n].to_vec())
+                .find(|m| code.contains_key(m))
         };
         // File by file, a module's own ancestors and descendants aside
         // (`use super::X` from a child is how Rust is written).
@@ -335,7 +370,10 @@ fn no_module_imports_another_that_imports_it_back() {
                     deps.insert(d.clone());
                 }
                 if !m.is_empty() && !d.is_empty() && d[0] != top[0] {
-                    top_graph.entry(top.clone()).or_default().insert(vec![d[0].clone()]);
+                    top_graph
+                        .entry(top.clone())
+                        .or_default()
+                        .insert(vec![d[0].clone()]);
                 }
             }
         }

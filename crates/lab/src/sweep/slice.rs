@@ -12,9 +12,9 @@ use super::pending::{Pending, Slice};
 use super::Sweep;
 use crate::observer::Event;
 use crate::precision::Next;
-use throng_load::record::serialize_histogram;
 use crate::round::{Measured, RoundError, RoundKind, ServerId};
 use crate::spec::{longer_round, round_seconds, secs, RoundLoad};
+use throng_load::record::serialize_histogram;
 
 /// What became of a round once measured.
 enum Absorbed {
