@@ -15,6 +15,7 @@ use crate::precision::Next;
 use crate::round::{Measured, RoundError, RoundKind, ServerId};
 use crate::spec::{longer_round, round_seconds, secs, RoundLoad};
 use throng_load::record::serialize_histogram;
+use throng_load::verdict::Ports;
 
 /// What became of a round once measured.
 enum Absorbed {
@@ -189,15 +190,11 @@ impl Sweep<'_, '_> {
         };
         // Apart, the client hosts read their own ports; this machine's are
         // no concern of a load that came from elsewhere.
-        let verdict = match &m.ports {
-            Some(ports) => throng_trust::verdict::round_verdict_with(
-                &m.summary,
-                Some(&m.latency),
-                &rc,
-                ports.clone(),
-            ),
-            None => throng_trust::verdict::round_verdict(&m.summary, Some(&m.latency), &rc),
+        let ports = match &m.ports {
+            Some(read) => Ports::Read(read.clone()),
+            None => Ports::Here,
         };
+        let verdict = throng_load::verdict::round(&m.summary, &m.latency, &rc, ports);
         let index = p.step.rounds.len() as u32;
         self.ctx.observer.event(Event::Round {
             server: self.name(p.server),
