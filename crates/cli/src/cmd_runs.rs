@@ -193,7 +193,7 @@ pub fn spread(run: &FleetRun, paths: &[(Place, PathFacts)], topology: &str) -> S
             let path = paths.iter().find(|(p, _)| *p == h.place).map(|(_, f)| f);
             HostRecord {
                 host: h.place.to_string(),
-                role: "client".into(),
+                role: throng_model::HostRole::Client,
                 clock_offset_ms: h.offset.offset_ns as f64 / 1e6,
                 clock_uncertainty_ms: h.offset.uncertainty_ns as f64 / 1e6,
                 rtt_ms: path.and_then(|p| p.rtt_min_us).map(|us| us / 1e3),

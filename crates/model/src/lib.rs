@@ -84,13 +84,34 @@ pub struct Environment {
     pub hosts: Vec<HostRecord>,
 }
 
+/// What a host of a run spread over hosts did. Stored by these names.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HostRole {
+    /// The host the servers ran on.
+    Server,
+    /// A host that sent load; the machine throng ran on, when it sent the
+    /// load itself, is one too.
+    #[default]
+    Client,
+}
+
+impl HostRole {
+    /// The stored name, which the report shows as it is.
+    pub fn name(self) -> &'static str {
+        match self {
+            HostRole::Server => "server",
+            HostRole::Client => "client",
+        }
+    }
+}
+
 /// One host of a run spread over hosts, as it was when the run began.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostRecord {
     /// `ssh://user@host:port`, or `local` for the machine throng ran on.
     pub host: String,
-    /// "server" or "client".
-    pub role: String,
+    pub role: HostRole,
     pub arch: String,
     pub cpu_model: String,
     pub cpus_online: u32,

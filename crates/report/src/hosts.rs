@@ -1,6 +1,6 @@
 //! The hosts of a run spread over hosts, as a table.
 
-use throng_model::{Finding, HostRecord, RunData, Severity};
+use throng_model::{Finding, HostRecord, HostRole, RunData, Severity};
 
 use crate::figures::mib;
 use crate::table::{Cell, Column, Table};
@@ -27,12 +27,12 @@ pub fn hosts(run: &RunData) -> Option<Table> {
     for h in hosts {
         t.push(vec![
             Cell::text(&h.host),
-            Cell::text(&h.role),
+            Cell::text(h.role.name()),
             text_or_none(machine(h)),
             text_or_none(h.kernel.clone()),
             Cell::lit(format!("{} / {}", h.nofile.0, h.nofile.1)),
             Cell::lit(clock_offset(h.clock_offset_ms, h.clock_uncertainty_ms)),
-            if h.role == "server" {
+            if h.role == HostRole::Server {
                 Cell::none()
             } else {
                 text_or_none(path_to_server(h))
@@ -144,7 +144,7 @@ mod tests {
     #[test]
     fn a_client_hosts_path_says_what_was_measured() {
         let mut h = HostRecord {
-            role: "client".into(),
+            role: HostRole::Client,
             rtt_ms: Some(0.0214),
             link_mbps: Some(1000),
             ..HostRecord::default()

@@ -16,7 +16,7 @@ use std::cell::RefCell;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
-use throng_model::{Diagnosis, Environment, Finding, HostRecord, ServerUsage, Severity};
+use throng_model::{Diagnosis, Environment, Finding, HostRecord, HostRole, ServerUsage, Severity};
 use throng_remote::protocol::{Reply, Request};
 use throng_remote::{Fleet, Place, CLOCK_LIMIT};
 use throng_servers::launch::StartFailure;
@@ -184,7 +184,7 @@ impl<'a> Apart<'a> {
         let mut hosts = Vec::new();
         let server_place = server.place();
         if let ServerEnd::Remote(f) = &server {
-            hosts.push(record(&f.links[0], "server", None));
+            hosts.push(record(&f.links[0], HostRole::Server, None));
         }
         let mut best_rtt: Option<f64> = None;
         for (l, p) in clients.links.iter().zip(paths) {
@@ -192,7 +192,7 @@ impl<'a> Apart<'a> {
             if let Some(r) = p.as_ref().and_then(|p| p.rtt_min_us) {
                 best_rtt = Some(best_rtt.map_or(r, |b: f64| b.min(r)));
             }
-            hosts.push(record(l, "client", p.as_ref()));
+            hosts.push(record(l, HostRole::Client, p.as_ref()));
         }
         let n = clients.links.len();
         let topology = format!(
@@ -337,13 +337,13 @@ fn unexpected(reply: LabReply) -> RoundError {
 
 fn record(
     l: &throng_remote::Link,
-    role: &str,
+    role: HostRole,
     path: Option<&throng_remote::protocol::PathFacts>,
 ) -> HostRecord {
     let e = &l.facts.environment;
     HostRecord {
         host: l.place.to_string(),
-        role: role.to_string(),
+        role,
         arch: l.facts.arch.clone(),
         cpu_model: e.cpu_model.clone(),
         cpus_online: e.cpus_online,
@@ -602,14 +602,14 @@ impl Executor for Apart<'_> {
             let k = self
                 .hosts
                 .iter()
-                .position(|h| h.host == host && h.role == "client");
+                .position(|h| h.host == host && h.role == HostRole::Client);
             if let Some(k) = k.or(Some(i)) {
                 if let Some(h) = self.hosts.get_mut(k) {
                     h.doctor = found;
                 }
             }
         }
-        if let Some(h) = self.hosts.iter_mut().find(|h| h.role == "server") {
+        if let Some(h) = self.hosts.iter_mut().find(|h| h.role == HostRole::Server) {
             h.doctor = findings
                 .iter()
                 .filter(|f| !f.message.starts_with("client host "))

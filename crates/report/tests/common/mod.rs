@@ -526,7 +526,7 @@ pub fn scale(s: &mut StepRecord, f: f64) {
 fn host(host: &str, role: &str, cpu_model: &str, cpus: u32, memory: u64) -> HostRecord {
     HostRecord {
         host: host.into(),
-        role: role.into(),
+        role: serde_json::from_value(serde_json::Value::from(role)).unwrap(),
         arch: "x86_64".into(),
         cpu_model: cpu_model.into(),
         cpus_online: cpus,
