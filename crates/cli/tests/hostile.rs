@@ -19,7 +19,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::edge::{chunked, ok, Server};
+use throng_testkit::http::{chunked, ok, Server};
 use support::{only_errors, run_bounded, throng, u};
 
 /// What a run may take beyond its own bound: process start-up, the

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::edge::{chunked, ok, Options, Server};
+use throng_testkit::http::{chunked, ok, Options, Server};
 use support::{free_port, only_errors, run_bounded, throng, throng_json, u};
 
 #[test]
@@ -837,6 +837,7 @@ fn stingy_server() -> Server {
     let opts = Options {
         accept_limit: Some(ACCEPTED),
         backlog: Some(0),
+        ..Options::default()
     };
     Server::with(opts, |mut c| {
         while c.next_request().is_some() {

@@ -3,7 +3,6 @@
 
 #![allow(dead_code)]
 
-pub mod edge;
 pub mod netns;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
