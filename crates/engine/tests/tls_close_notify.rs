@@ -44,9 +44,9 @@ impl Drop for Server {
 }
 
 fn config() -> Arc<rustls::ServerConfig> {
-    let key = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
-    let cert = key.cert.der().clone();
-    let pkey = rustls::pki_types::PrivateKeyDer::Pkcs8(key.key_pair.serialize_der().into());
+    let pair = throng_testkit::cert::localhost();
+    let cert = rustls::pki_types::CertificateDer::from(pair.cert_der);
+    let pkey = rustls::pki_types::PrivateKeyDer::Pkcs8(pair.key_der.into());
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     Arc::new(
         rustls::ServerConfig::builder_with_provider(provider)

@@ -1,9 +1,12 @@
 //! A self-signed certificate for loopback servers in tests.
 
-/// A certificate and its private key, both PEM.
+/// A certificate and its private key (PKCS#8), as PEM for a server that
+/// reads files and as DER for one built in the test.
 pub struct SelfSigned {
     pub cert_pem: Vec<u8>,
     pub key_pem: Vec<u8>,
+    pub cert_der: Vec<u8>,
+    pub key_der: Vec<u8>,
 }
 
 /// A self-signed ECDSA P-256 leaf for `localhost` and 127.0.0.1, valid
@@ -23,6 +26,8 @@ pub fn localhost() -> SelfSigned {
     SelfSigned {
         cert_pem: cert.pem().into_bytes(),
         key_pem: key.serialize_pem().into_bytes(),
+        cert_der: cert.der().to_vec(),
+        key_der: key.serialize_der(),
     }
 }
 
