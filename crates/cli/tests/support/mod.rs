@@ -164,8 +164,8 @@ impl Nginx {
         Nginx::start_with(files, format, Listen::Http, "", "")
     }
 
-    /// [`Nginx::start_logging`] over TLS: a self-signed ECDSA P-256
-    /// certificate for `localhost` and 127.0.0.1 made with openssl, at
+    /// [`Nginx::start_logging`] over TLS: the test kit's self-signed
+    /// ECDSA P-256 certificate for `localhost` and 127.0.0.1, at
     /// [`Nginx::cert`]; TLS 1.2 and 1.3.
     pub fn start_tls(files: &[(&str, &[u8])], format: &str) -> Nginx {
         Nginx::start_with(files, format, Listen::Tls, "", "")
@@ -224,31 +224,7 @@ impl Nginx {
         }
         let d = dir.path().display();
         if tls {
-            let out = Command::new("openssl")
-                .args([
-                    "req",
-                    "-x509",
-                    "-newkey",
-                    "ec",
-                    "-pkeyopt",
-                    "ec_paramgen_curve:P-256",
-                ])
-                .args(["-nodes", "-days", "2", "-subj", "/CN=localhost"])
-                .args(["-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
-                // A leaf, not a CA: WebPKI refuses a CA certificate as a
-                // server's.
-                .args(["-addext", "basicConstraints=critical,CA:FALSE"])
-                .arg("-keyout")
-                .arg(dir.path().join("key.pem"))
-                .arg("-out")
-                .arg(dir.path().join("cert.pem"))
-                .output()
-                .expect("openssl must be installed");
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            throng_testkit::cert::localhost_in(dir.path());
         }
         let server = server.replace("{dir}", &d.to_string());
         let http = http.replace("{dir}", &d.to_string());
