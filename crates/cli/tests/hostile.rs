@@ -19,8 +19,8 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use throng_testkit::http::{chunked, ok, Server};
 use support::{only_errors, run_bounded, throng, u};
+use throng_testkit::http::{chunked, ok, Server};
 
 /// What a run may take beyond its own bound: process start-up, the
 /// reachability check, a turn of the event loop, the verdict, exit. The

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use throng_testkit::http::{chunked, ok, Options, Server};
 use support::{free_port, only_errors, run_bounded, throng, throng_json, u};
+use throng_testkit::http::{chunked, ok, Options, Server};
 
 #[test]
 fn chunked_bodies_with_trailers() {

@@ -312,6 +312,11 @@ impl Nginx {
         read_log(&self.access_log())
     }
 
+    /// [`Nginx::quit_and_read_log`], each line as (status, bytes_sent).
+    pub fn quit_and_read_entries(self) -> Vec<(u16, u64)> {
+        entries(self.quit_and_read_log())
+    }
+
     /// Stops nginx gracefully and returns every line of its access log.
     ///
     /// SIGQUIT asks the master to shut down gracefully: the worker stops
@@ -367,10 +372,15 @@ impl Nginx {
 }
 
 pub fn read_log(p: &Path) -> Vec<(u16, u64)> {
-    std::fs::read_to_string(p)
-        .unwrap_or_default()
-        .lines()
+    entries(std::fs::read_to_string(p).unwrap_or_default().lines())
+}
+
+/// (status, bytes_sent) per line of a log in [`Nginx::start`]'s format.
+pub fn entries<S: AsRef<str>>(lines: impl IntoIterator<Item = S>) -> Vec<(u16, u64)> {
+    lines
+        .into_iter()
         .map(|l| {
+            let l = l.as_ref();
             let mut it = l.split_whitespace();
             (
                 it.next().unwrap().parse().unwrap(),
