@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use support::{run_bounded, throng, throng_json, u};
+use throng_testkit::wait::wait_for;
 
 fn nginx() -> support::Nginx {
     support::Nginx::start_tls(
@@ -21,29 +22,42 @@ fn nginx() -> support::Nginx {
     )
 }
 
-/// (status, protocol, reused, connection) per logged request, once `n`
-/// are logged, or what there is after a bound.
-fn log(ng: &support::Nginx, n: usize) -> Vec<(u16, String, bool, u64)> {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let lines: Vec<_> = std::fs::read_to_string(ng.access_log())
-            .unwrap_or_default()
-            .lines()
-            .map(|l| {
-                let f: Vec<&str> = l.split_whitespace().collect();
-                (
-                    f[0].parse().unwrap(),
-                    f[1].to_string(),
-                    f[2] == "r",
-                    f[3].parse().unwrap(),
-                )
-            })
-            .collect();
-        if lines.len() >= n || Instant::now() > deadline {
-            return lines;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+type Line = (u16, String, bool, u64);
+
+/// (status, protocol, reused, connection) per line of the access log.
+fn parse<S: AsRef<str>>(lines: impl IntoIterator<Item = S>) -> Vec<Line> {
+    lines
+        .into_iter()
+        .map(|l| {
+            let f: Vec<&str> = l.as_ref().split_whitespace().collect();
+            (
+                f[0].parse().unwrap(),
+                f[1].to_string(),
+                f[2] == "r",
+                f[3].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Every request nginx logged, read after a graceful quit.
+fn log(ng: support::Nginx) -> Vec<Line> {
+    parse(ng.quit_and_read_log())
+}
+
+/// The lines logged once there are `n` (nginx writes each just after its
+/// response), or what there is after a bound, for a test that goes on
+/// loading the same nginx.
+fn logged(ng: &support::Nginx, n: usize) -> Vec<Line> {
+    let read = || {
+        parse(
+            std::fs::read_to_string(ng.access_log())
+                .unwrap_or_default()
+                .lines(),
+        )
+    };
+    wait_for(Duration::from_secs(5), || read().len() >= n);
+    read()
 }
 
 #[test]
@@ -70,7 +84,7 @@ fn keep_alive_over_tls_counts_exactly_one_handshake_per_connection() {
     assert_eq!(u(t, "/handshakes"), 4);
     assert_eq!(u(t, "/resumed"), 0);
     assert_eq!(u(&t["handshake_us"], "/count"), 4);
-    let lines = log(&ng, 1000);
+    let lines = log(ng);
     assert_eq!(lines.len(), 1000);
     assert!(lines.iter().all(|l| l.0 == 200 && l.1 == "TLSv1.3" && !l.2));
     let mut conns: Vec<u64> = lines.iter().map(|l| l.3).collect();
@@ -97,7 +111,7 @@ fn close_mode_makes_full_handshakes_and_tls_resume_resumes_them() {
     assert_eq!(u(&full, "/completed"), 200);
     assert_eq!(u(&full["tls"], "/handshakes"), 200);
     assert_eq!(u(&full["tls"], "/resumed"), 0);
-    let lines = log(&ng, 200);
+    let lines = logged(&ng, 200);
     assert_eq!(lines.len(), 200);
     assert!(lines.iter().all(|l| !l.2), "nginx saw a resumed session");
 
@@ -118,7 +132,7 @@ fn close_mode_makes_full_handshakes_and_tls_resume_resumes_them() {
     let t = &resumed["tls"];
     assert_eq!(u(t, "/handshakes"), 200);
     // nginx's own count of the sessions it resumed is throng's.
-    let lines = log(&ng, 400);
+    let lines = log(ng);
     assert_eq!(lines.len(), 400);
     let reused = lines[200..].iter().filter(|l| l.2).count() as u64;
     assert_eq!(u(t, "/resumed"), reused);
@@ -142,7 +156,7 @@ fn tls_12_only_is_what_the_server_sees() {
     ]);
     assert_eq!(u(&j, "/completed"), 100);
     assert_eq!(j["tls"]["version"], "TLSv1_2");
-    let lines = log(&ng, 100);
+    let lines = log(ng);
     assert_eq!(lines.len(), 100);
     assert!(lines.iter().all(|l| l.1 == "TLSv1.2"));
 }
@@ -177,7 +191,7 @@ fn a_certificate_is_trusted_through_cacert_and_refused_without() {
         assert!(err.contains("--insecure"), "{err}");
     }
     // Nothing was requested.
-    assert_eq!(log(&ng, 51).len(), 50);
+    assert_eq!(log(ng).len(), 50);
     // TLS options on a cleartext URL are refused, not ignored.
     let mut cmd = throng();
     cmd.args(["load", "http://127.0.0.1:9/", "--insecure"]);
