@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use throng_testkit::wait::{poll_until, wait_for};
+
 pub fn throng() -> Command {
     Command::new(env!("CARGO_BIN_EXE_throng"))
 }
@@ -35,17 +37,12 @@ impl Bounded for Command {
 /// Waits for `child` until `deadline`; past it, kills it (through its
 /// handle, so never a process that took its pid) and returns `None`.
 pub fn wait_until(child: &mut Child, deadline: Instant) -> Option<std::process::ExitStatus> {
-    loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            return Some(s);
-        }
-        if Instant::now() > deadline {
-            child.kill().ok();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(10));
+    let status = poll_until(deadline, || child.try_wait().expect("wait"));
+    if status.is_none() {
+        child.kill().ok();
+        let _ = child.wait();
     }
+    status
 }
 
 fn run_bounded_mut(cmd: &mut Command, limit: Duration) -> Output {
@@ -111,16 +108,11 @@ pub fn free_port() -> u16 {
 /// nothing listens yet may pick that very port as its own source and
 /// connect to itself (TCP's simultaneous open): that is no listener.
 pub fn wait_listening(addr: SocketAddr, limit: Duration) {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Ok(s) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
-            if s.local_addr().ok() != Some(addr) {
-                return;
-            }
-        }
-        assert!(Instant::now() < deadline, "nothing listens on {addr}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let listens = || {
+        TcpStream::connect_timeout(&addr, Duration::from_millis(200))
+            .is_ok_and(|s| s.local_addr().ok() != Some(addr))
+    };
+    assert!(wait_for(limit, listens), "nothing listens on {addr}");
 }
 
 /// A real nginx from Debian's package, one worker, on a free loopback port,
@@ -267,18 +259,15 @@ impl Nginx {
             // all when it cannot bind: a connect alone could reach another
             // test's server that won the same port.
             let pid_file = dir.path().join("nginx.pid");
-            let deadline = Instant::now() + Duration::from_secs(10);
-            let up = loop {
+            let outcome = || {
                 let pid = std::fs::read_to_string(&pid_file).unwrap_or_default();
                 if pid.trim() == child.id().to_string() {
-                    break true;
+                    return Some(true);
                 }
-                if child.try_wait().ok().flatten().is_some() {
-                    break false;
-                }
-                assert!(Instant::now() < deadline, "nginx wrote no pid file");
-                std::thread::sleep(Duration::from_millis(20));
+                child.try_wait().ok().flatten().map(|_| false)
             };
+            let up = poll_until(Instant::now() + Duration::from_secs(10), outcome)
+                .expect("nginx wrote no pid file");
             if up {
                 wait_listening(
                     SocketAddr::from(([127, 0, 0, 1], port)),
@@ -333,23 +322,19 @@ impl Nginx {
         // zombie, which ignores the signal).
         kill(master, Signal::SIGQUIT).expect("SIGQUIT to nginx's master");
         let limit = Duration::from_secs(10);
-        let deadline = Instant::now() + limit;
         // Wait for the exit without reaping it (WNOWAIT): the zombie keeps
         // the pid, and so the group, this nginx's until it is reaped.
         let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
-        loop {
-            match waitid(Id::Pid(master), flags) {
-                Ok(WaitStatus::StillAlive) | Err(nix::errno::Errno::EINTR) => {}
-                Ok(_) => break,
-                Err(e) => panic!("waiting for nginx: {e}"),
-            }
-            // Panicking here leaves it unreaped: Drop kills the group.
-            assert!(
-                Instant::now() < deadline,
-                "nginx did not quit within {limit:?} of SIGQUIT"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        let exited = || match waitid(Id::Pid(master), flags) {
+            Ok(WaitStatus::StillAlive) | Err(nix::errno::Errno::EINTR) => false,
+            Ok(_) => true,
+            Err(e) => panic!("waiting for nginx: {e}"),
+        };
+        // Panicking here leaves it unreaped: Drop kills the group.
+        assert!(
+            wait_for(limit, exited),
+            "nginx did not quit within {limit:?} of SIGQUIT"
+        );
         // After a graceful quit no worker is left; after any other death
         // one may be, and the group is still this nginx's to clear.
         let _ = kill(
