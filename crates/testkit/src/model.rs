@@ -3,6 +3,9 @@
 
 use std::collections::BTreeMap;
 
+use serde::de::value::{Error, StrDeserializer};
+use serde::de::DeserializeOwned;
+
 use throng_model::{
     ConfigFile, Latency, RoundRecord, ServerRecord, ServerUsage, StepRecord, StepStatus, Summary,
     Verdict,
@@ -21,7 +24,7 @@ pub fn round(index: u32, rps: f64, body_per_req: u64, p50: u64, p99: u64, pss: u
         index,
         summary: Summary {
             schema: 1,
-            model: "closed".into(),
+            model: named("closed"),
             urls: 1,
             threads: 1,
             keep_alive: true,
@@ -123,4 +126,11 @@ pub fn server(name: &str, version: &str, model: &str, exe: u64, config: &str) ->
         }],
         ..ServerRecord::default()
     }
+}
+
+/// A value by the name a stored document gives it (the load model's
+/// "closed"), read as the store reads it: the builders write the stored
+/// schema, whatever type the summary holds the value in.
+fn named<T: DeserializeOwned>(name: &str) -> T {
+    T::deserialize(StrDeserializer::<Error>::new(name)).expect("a stored name")
 }
