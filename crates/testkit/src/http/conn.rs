@@ -86,6 +86,19 @@ impl Conn {
         }
     }
 
+    /// The body of the request last read, read whole; `None` when the
+    /// client closes or the server stops first.
+    pub fn body(&mut self) -> Option<Vec<u8>> {
+        while self.buf.len() < self.body_left {
+            if !self.read_more() {
+                return None;
+            }
+        }
+        let body = self.buf.drain(..self.body_left).collect();
+        self.body_left = 0;
+        Some(body)
+    }
+
     /// [`Conn::next_request`], for a play that needs only whether one came.
     pub fn request(&mut self) -> bool {
         self.next_request().is_some()
