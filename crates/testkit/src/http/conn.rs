@@ -72,18 +72,40 @@ impl Conn {
     /// `close_idle` found the connection waiting.
     pub fn next_request(&mut self) -> Option<Request> {
         loop {
-            let skip = self.body_left.min(self.buf.len());
-            self.buf.drain(..skip);
-            self.body_left -= skip;
-            if self.body_left == 0 {
-                if let Some(req) = self.take_buffered() {
-                    return Some(req);
-                }
+            if let Some(req) = self.buffered() {
+                return Some(req);
             }
             if !self.read_more() {
                 return None;
             }
         }
+    }
+
+    /// Every whole request the next read brought (at least one: reads that
+    /// complete none are read on from), as a pipelining client's batches
+    /// reach the server; `None` once the client has closed the connection
+    /// or the server stops.
+    pub fn next_batch(&mut self) -> Option<Vec<Request>> {
+        loop {
+            let batch: Vec<Request> = std::iter::from_fn(|| self.buffered()).collect();
+            if !batch.is_empty() {
+                return Some(batch);
+            }
+            if !self.read_more() {
+                return None;
+            }
+        }
+    }
+
+    /// The next request already read whole, past the body of the last.
+    fn buffered(&mut self) -> Option<Request> {
+        let skip = self.body_left.min(self.buf.len());
+        self.buf.drain(..skip);
+        self.body_left -= skip;
+        if self.body_left > 0 {
+            return None;
+        }
+        self.take_buffered()
     }
 
     /// The body of the request last read, read whole; `None` when the
