@@ -7,12 +7,12 @@
 mod support;
 
 use std::io::{Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use support::{run_bounded, throng, throng_json, u};
+use throng_testkit::http::Server;
 use throng_testkit::wait::wait_for;
 
 fn nginx() -> support::Nginx {
@@ -212,77 +212,45 @@ enum Past {
 }
 
 /// Forwards the first `good` connections to `to`; later ones meet `past`.
-fn proxy(to: std::net::SocketAddr, good: usize, past: Past) -> (u16, Arc<AtomicBool>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    let seen = Arc::new(AtomicUsize::new(0));
-    std::thread::spawn(move || {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !flag.load(Ordering::Relaxed) && Instant::now() < deadline {
-            let Ok((client, _)) = listener.accept() else {
-                std::thread::sleep(Duration::from_millis(2));
-                continue;
-            };
-            client.set_nonblocking(false).unwrap();
-            let n = seen.fetch_add(1, Ordering::SeqCst);
-            if n >= good && past == Past::Reset {
-                let linger = libc::linger {
-                    l_onoff: 1,
-                    l_linger: 0,
-                };
-                // SAFETY: a valid socket and a correctly sized option value.
-                unsafe {
-                    libc::setsockopt(
-                        std::os::fd::AsRawFd::as_raw_fd(&client),
-                        libc::SOL_SOCKET,
-                        libc::SO_LINGER,
-                        (&linger as *const libc::linger).cast(),
-                        std::mem::size_of::<libc::linger>() as libc::socklen_t,
-                    );
-                }
-                drop(client);
-                continue;
-            }
-            if n >= good && past == Past::Stall {
-                let flag = flag.clone();
-                std::thread::spawn(move || {
-                    let _held = client;
-                    let deadline = Instant::now() + Duration::from_secs(30);
-                    while !flag.load(Ordering::Relaxed) && Instant::now() < deadline {
-                        std::thread::sleep(Duration::from_millis(10));
-                    }
-                });
-                continue;
-            }
-            if n >= good {
-                let mut c = client;
-                let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
+/// Its port; dropping it stops it.
+fn proxy(to: std::net::SocketAddr, good: usize, past: Past) -> (u16, Server) {
+    let seen = AtomicUsize::new(0);
+    let relay = Server::start(move |mut c| {
+        let n = seen.fetch_add(1, Ordering::SeqCst);
+        match past {
+            _ if n < good => forward(c.stream, to),
+            Past::Reset => c.reset(),
+            Past::Stall => c.stall(),
+            Past::Close => {
+                let _ = c.stream.set_read_timeout(Some(Duration::from_secs(2)));
                 let mut hello = [0u8; 512];
-                let _ = c.read(&mut hello);
-                let _ = c.shutdown(Shutdown::Both);
-                continue;
-            }
-            let server = TcpStream::connect(to).unwrap();
-            for (mut a, mut b) in [
-                (client.try_clone().unwrap(), server.try_clone().unwrap()),
-                (server, client),
-            ] {
-                std::thread::spawn(move || {
-                    let mut buf = [0u8; 16384];
-                    while let Ok(n) = a.read(&mut buf) {
-                        if n == 0 || b.write_all(&buf[..n]).is_err() {
-                            break;
-                        }
-                    }
-                    let _ = b.shutdown(Shutdown::Write);
-                });
+                let _ = c.stream.read(&mut hello);
+                let _ = c.stream.shutdown(Shutdown::Both);
             }
         }
     });
-    (port, stop)
+    (relay.addr.port(), relay)
+}
+
+/// Copies bytes both ways between `client` and a new connection to `to`
+/// until each side has closed its half.
+fn forward(client: TcpStream, to: std::net::SocketAddr) {
+    client.set_read_timeout(None).unwrap();
+    let server = TcpStream::connect(to).unwrap();
+    let pipe = |mut a: TcpStream, mut b: TcpStream| {
+        let mut buf = [0u8; 16384];
+        while let Ok(n) = a.read(&mut buf) {
+            if n == 0 || b.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = b.shutdown(Shutdown::Write);
+    };
+    std::thread::scope(|s| {
+        let (c, v) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+        s.spawn(move || pipe(c, v));
+        pipe(server, client);
+    });
 }
 
 #[test]
@@ -297,7 +265,7 @@ fn a_server_closing_mid_handshake_is_a_tls_error() {
 fn closing_mid_handshake(past: Past) {
     let ng = nginx();
     // The check before the load, then nine good connections.
-    let (port, stop) = proxy(([127, 0, 0, 1], ng.port).into(), 10, past);
+    let (port, relay) = proxy(([127, 0, 0, 1], ng.port).into(), 10, past);
     let j = throng_json(&[
         "load",
         &format!("https://127.0.0.1:{port}/"),
@@ -310,7 +278,7 @@ fn closing_mid_handshake(past: Past) {
         "-t",
         "1",
     ]);
-    stop.store(true, Ordering::Relaxed);
+    drop(relay);
     assert_eq!(u(&j, "/completed"), 9, "{j}");
     assert_eq!(u(&j, "/errors/tls"), 11, "{j}");
     assert_eq!(u(&j, "/errors_total"), 11);
@@ -321,7 +289,7 @@ fn closing_mid_handshake(past: Past) {
 fn a_server_silent_mid_handshake_times_out_as_tls_within_the_deadline() {
     let ng = nginx();
     // The check before the load gets through; then every handshake stalls.
-    let (port, stop) = proxy(([127, 0, 0, 1], ng.port).into(), 1, Past::Stall);
+    let (port, relay) = proxy(([127, 0, 0, 1], ng.port).into(), 1, Past::Stall);
     let started = Instant::now();
     let j = throng_json(&[
         "load",
@@ -338,7 +306,7 @@ fn a_server_silent_mid_handshake_times_out_as_tls_within_the_deadline() {
         "1",
     ]);
     let took = started.elapsed();
-    stop.store(true, Ordering::Relaxed);
+    drop(relay);
     assert_eq!(u(&j, "/completed"), 0);
     assert_eq!(u(&j, "/errors/tls"), 3);
     assert_eq!(u(&j, "/errors_total"), 3);
@@ -350,7 +318,7 @@ fn a_server_silent_mid_handshake_times_out_as_tls_within_the_deadline() {
 fn a_server_silent_to_the_check_is_one_line_saying_it_did_not_answer() {
     let ng = nginx();
     // Every connection, the check's among them, stalls on its ClientHello.
-    let (port, stop) = proxy(([127, 0, 0, 1], ng.port).into(), 0, Past::Stall);
+    let (port, relay) = proxy(([127, 0, 0, 1], ng.port).into(), 0, Past::Stall);
     let mut cmd = throng();
     cmd.args([
         "load",
@@ -364,7 +332,7 @@ fn a_server_silent_to_the_check_is_one_line_saying_it_did_not_answer() {
         "1",
     ]);
     let out = run_bounded(cmd, Duration::from_secs(30));
-    stop.store(true, Ordering::Relaxed);
+    drop(relay);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
