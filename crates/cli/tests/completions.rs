@@ -148,15 +148,7 @@ fn a_full_or_closed_standard_output_is_no_panic() {
         .spawn()
         .unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("still running after 30 s");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let status = support::wait_until(&mut child, deadline)
+        .unwrap_or_else(|| panic!("still running after 30 s"));
     assert_eq!(status.code(), Some(141));
 }

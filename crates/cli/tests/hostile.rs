@@ -19,8 +19,8 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::edge::{chunked, ok, Server};
 use support::{only_errors, run_bounded, throng, u};
+use throng_testkit::http::{chunked, ok, Script, Server};
 
 /// What a run may take beyond its own bound: process start-up, the
 /// reachability check, a turn of the event loop, the verdict, exit. The
@@ -199,11 +199,7 @@ fn second_response_to_one_request_is_unsolicited() {
 fn truncated_head_then_close() {
     let _serial = serial();
     let head = b"HTTP/1.1 200 OK\r\nContent-Len";
-    let s = Server::start(move |mut c| {
-        if c.next_request().is_some() {
-            c.send(head);
-        }
-    });
+    let s = Server::scripted(Script::answering(head.to_vec()).close_after(1));
     let j = load(
         &s.url("/"),
         &["-n", "20", "-c", "2", "--timeout", "1s"],
@@ -448,16 +444,8 @@ fn interrupt(s: &Server, args: &[&str], answered: u64) -> (Option<i32>, String, 
         nix::sys::signal::Signal::SIGINT,
     )
     .unwrap();
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if signalled.elapsed() > Duration::from_secs(10) {
-            child.kill().ok();
-            panic!("throng did not end within 10 s of SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
+    let status = support::wait_until(&mut child, signalled + Duration::from_secs(10))
+        .unwrap_or_else(|| panic!("throng did not end within 10 s of SIGINT"));
     let took = signalled.elapsed();
     (status.code(), reader.join().unwrap(), took)
 }
@@ -597,14 +585,7 @@ fn an_upload_cut_short_by_its_timeout_still_counts_what_was_written() {
 #[test]
 fn requests_carried_over_from_the_warmup_are_accounted_for() {
     let _serial = serial();
-    let s = Server::start(|mut c| {
-        while c.next_request().is_some() {
-            std::thread::sleep(Duration::from_millis(100));
-            if !c.send(&ok(b"slow\n")) {
-                return;
-            }
-        }
-    });
+    let s = Server::scripted(Script::answering(ok(b"slow\n")).delay(Duration::from_millis(100)));
     for io in ["uring", "epoll"] {
         let args = [
             "--warmup", "0.5s", "-d", "1s", "-c", "4", "-t", "1", "--io", io,

@@ -10,6 +10,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use support::netns::Net;
+use throng_testkit::wait::wait_for;
 
 /// A real nginx inside the server host's namespace, on its segment address.
 struct NsNginx {
@@ -51,24 +52,21 @@ fn nginx_in(net: &Net, host: &str, body: &[u8]) -> NsNginx {
 }
 
 impl NsNginx {
-    /// Polls the access log until it has `n` lines, within a bound (nginx
-    /// writes a line just after its response).
+    /// The access log once it has `n` lines, or what there is after a
+    /// bound (nginx writes a line just after its response).
     fn lines(&self, n: usize) -> Vec<(u16, u64)> {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-            let v: Vec<(u16, u64)> = text
+        let read = || -> Vec<(u16, u64)> {
+            std::fs::read_to_string(&self.log)
+                .unwrap_or_default()
                 .lines()
                 .filter_map(|l| {
                     let (s, b) = l.split_once(' ')?;
                     Some((s.parse().ok()?, b.parse().ok()?))
                 })
-                .collect();
-            if v.len() >= n || Instant::now() > deadline {
-                return v;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+                .collect()
+        };
+        wait_for(Duration::from_secs(5), || read().len() >= n);
+        read()
     }
 }
 
@@ -110,17 +108,8 @@ fn wait_bounded(mut child: Child, limit: Duration) -> Output {
         let _ = se.read_to_end(&mut b);
         b
     });
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = support::wait_until(&mut child, Instant::now() + limit)
+        .unwrap_or_else(|| panic!("still running after {limit:?}"));
     Output {
         status,
         stdout: to.join().unwrap(),
@@ -212,9 +201,8 @@ fn nginx_recipe(net: &Net, name: &str, edits: &[(&str, &str)]) -> std::path::Pat
 /// No throng, nginx-spawned or ssh process is left in these hosts,
 /// polled within a bound (agents exit when their stdin closes).
 fn nothing_left(net: &Net, hosts: &[&str], except: &[&str]) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let left: Vec<(String, i32, String)> = hosts
+    let left = || -> Vec<(String, i32, String)> {
+        hosts
             .iter()
             .flat_map(|h| {
                 net.leftovers(h)
@@ -222,12 +210,10 @@ fn nothing_left(net: &Net, hosts: &[&str], except: &[&str]) {
                     .filter(|(_, c)| !except.contains(&c.as_str()))
                     .map(move |(p, c)| (h.to_string(), p, c))
             })
-            .collect();
-        if left.is_empty() {
-            return;
-        }
-        assert!(Instant::now() < deadline, "left running: {left:?}");
-        std::thread::sleep(Duration::from_millis(20));
+            .collect()
+    };
+    if !wait_for(Duration::from_secs(10), || left().is_empty()) {
+        panic!("left running: {:?}", left());
     }
 }
 
@@ -369,15 +355,16 @@ fn a_client_host_lost_mid_run_fails_by_name_and_leaves_nothing_running() {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let child: Child = cmd.spawn().unwrap();
     // Once both agents run their load, the second host's ssh dies.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !["c1", "c2"]
-        .iter()
-        .all(|h| net.leftovers(h).iter().any(|(_, c)| c == "throng"))
-        || ng.lines(0).len() < 100
-    {
-        assert!(Instant::now() < deadline, "the agents never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let started = || {
+        ["c1", "c2"]
+            .iter()
+            .all(|h| net.leftovers(h).iter().any(|(_, c)| c == "throng"))
+            && ng.lines(0).len() >= 100
+    };
+    assert!(
+        wait_for(Duration::from_secs(30), started),
+        "the agents never started"
+    );
     assert!(net.kill_sshd("c2") >= 1);
     let started = Instant::now();
     let out = wait_bounded(child, Duration::from_secs(60));
@@ -869,14 +856,12 @@ fn a_server_host_lost_mid_study_fails_its_steps_by_name_and_leaves_no_server_run
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let child = cmd.spawn().unwrap();
     // Once nginx serves on the server host, that host's ssh dies.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !net.leftovers("srv").iter().any(|(_, c)| c == "nginx") {
-        assert!(
-            Instant::now() < deadline,
-            "nginx never started on the server host"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert!(
+        wait_for(Duration::from_secs(60), || {
+            net.leftovers("srv").iter().any(|(_, c)| c == "nginx")
+        }),
+        "nginx never started on the server host"
+    );
     assert!(net.kill_sshd("srv") >= 1);
     let out = wait_bounded(child, Duration::from_secs(90));
     let stderr = String::from_utf8_lossy(&out.stderr);

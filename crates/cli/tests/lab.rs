@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
+use throng_testkit::wait::wait_for;
 
 const THRONG: &str = env!("CARGO_BIN_EXE_throng");
 
@@ -97,17 +98,8 @@ fn ctrl_c_leaves_no_server_behind_and_marks_the_run_incomplete() {
         "nginx master and worker, lighttpd: {servers:?}"
     );
     kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "throng did not exit after Ctrl-C"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = support::wait_until(&mut child, Instant::now() + Duration::from_secs(30))
+        .unwrap_or_else(|| panic!("throng did not exit after Ctrl-C"));
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert_eq!(status.code(), Some(130), "stdout {lines:?} stderr {err}");
@@ -116,10 +108,9 @@ fn ctrl_c_leaves_no_server_behind_and_marks_the_run_incomplete() {
         "{err}"
     );
     // Servers' workers may take a moment to notice their master is gone.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !processes_mentioning(&needle).is_empty() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for(Duration::from_secs(5), || {
+        processes_mentioning(&needle).is_empty()
+    });
     assert_eq!(processes_mentioning(&needle), []);
     assert_eq!(
         std::fs::read_dir(&work).unwrap().count(),
@@ -157,23 +148,16 @@ fn ctrl_c_ends_the_wait_for_a_server_to_be_ready() {
         .spawn()
         .unwrap();
     let needle = work.to_str().unwrap().to_string();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while processes_mentioning(&needle).is_empty() {
-        assert!(Instant::now() < deadline, "the server never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert!(
+        wait_for(Duration::from_secs(30), || {
+            !processes_mentioning(&needle).is_empty()
+        }),
+        "the server never started"
+    );
     let sent = Instant::now();
     kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            sent.elapsed() < Duration::from_secs(10),
-            "throng still waited for the server after Ctrl-C"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = support::wait_until(&mut child, sent + Duration::from_secs(10))
+        .unwrap_or_else(|| panic!("throng still waited for the server after Ctrl-C"));
     assert!(
         sent.elapsed() < Duration::from_secs(3),
         "{:?}",

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::edge::{chunked, ok, Options, Server};
 use support::{free_port, only_errors, run_bounded, throng, throng_json, u};
+use throng_testkit::http::{chunked, ok, Options, Script, Server};
 
 #[test]
 fn chunked_bodies_with_trailers() {
@@ -36,11 +36,7 @@ fn chunked_bodies_with_trailers() {
 #[test]
 fn close_delimited_bodies() {
     let resp = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nends when the server closes\n";
-    let s = Server::start(move |mut c| {
-        if c.next_request().is_some() {
-            c.send(resp);
-        }
-    });
+    let s = Server::scripted(Script::answering(resp.to_vec()).close_after(1));
     let j = throng_json(&["load", &s.url("/"), "-n", "50", "-c", "1"]);
     assert_eq!(j["completed"], 50);
     assert_eq!(u(&j, "/body_bytes"), 50 * 28);
@@ -182,11 +178,7 @@ fn truncated_body_then_close() {
     let mut resp = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n".to_vec();
     resp.extend_from_slice(b"only ten!\n");
     let wire = resp.len() as u64;
-    let s = Server::start(move |mut c| {
-        if c.next_request().is_some() {
-            c.send(&resp);
-        }
-    });
+    let s = Server::scripted(Script::answering(resp).close_after(1));
     let j = throng_json(&["load", &s.url("/"), "-n", "20", "-c", "2"]);
     assert_eq!(j["completed"], 0);
     // Incomplete bodies are read but are not bodies of complete responses.
@@ -314,14 +306,7 @@ fn requests_due_but_never_sent_are_counted_not_dropped() {
     // that takes 20 ms answers a quarter of them; the rest of the
     // schedule is left unsent when the second ends, and said so: every
     // request due in it was either sent or counted as unsent, none lost.
-    let slow = Server::start(|mut c| {
-        while c.next_request().is_some() {
-            std::thread::sleep(Duration::from_millis(20));
-            if !c.send(&ok(b"slow\n")) {
-                return;
-            }
-        }
-    });
+    let slow = Server::scripted(Script::answering(ok(b"slow\n")).delay(Duration::from_millis(20)));
     let j = throng_json(&[
         "load",
         &slow.url("/"),
@@ -356,13 +341,7 @@ fn requests_due_but_never_sent_are_counted_not_dropped() {
         "{reasons:?}"
     );
     // A server that keeps up leaves nothing unsent.
-    let quick = Server::start(|mut c| {
-        while c.next_request().is_some() {
-            if !c.send(&ok(b"quick\n")) {
-                return;
-            }
-        }
-    });
+    let quick = Server::scripted(Script::answering(ok(b"quick\n")));
     let j = throng_json(&[
         "load",
         &quick.url("/"),
@@ -837,6 +816,7 @@ fn stingy_server() -> Server {
     let opts = Options {
         accept_limit: Some(ACCEPTED),
         backlog: Some(0),
+        ..Options::default()
     };
     Server::with(opts, |mut c| {
         while c.next_request().is_some() {
@@ -1205,13 +1185,7 @@ fn a_run_by_time_counts_the_bytes_of_its_last_requests() {
     // On the ring, a send counts when its completion is taken, and the
     // sends of a run's last turn completed after the loop had ended: 3 of
     // 4 runs of 300 ms wrote one request less than the server read.
-    let s = Server::start(|mut c| {
-        while c.next_request().is_some() {
-            if !c.send(&ok(b"quick\n")) {
-                return;
-            }
-        }
-    });
+    let s = Server::scripted(Script::answering(ok(b"quick\n")));
     let len = request_len(&s.url("/"));
     for io in ["uring", "epoll"] {
         for _ in 0..4 {
@@ -1240,14 +1214,7 @@ fn answers_to_warmup_requests_bring_their_bytes_to_the_warmup() {
     // is a warmup answer, and its bytes were counted as measured: 197
     // answers with 200 answers' bytes. Every answer here takes 30 ms and
     // comes in one write, so what a phase read is its answers' bytes.
-    let s = Server::start(|mut c| {
-        while c.next_request().is_some() {
-            std::thread::sleep(Duration::from_millis(30));
-            if !c.send(&ok(b"late\n")) {
-                return;
-            }
-        }
-    });
+    let s = Server::scripted(Script::answering(ok(b"late\n")).delay(Duration::from_millis(30)));
     let one = throng_json(&["load", &s.url("/"), "-n", "1", "-c", "1"]);
     let answer = u(&one, "/bytes_read");
     let j = throng_json(&[

@@ -3,22 +3,7 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
-
 use support::{throng_json, Nginx};
-
-/// Poll the access log until it has `n` lines (nginx writes the line just
-/// after sending the response), or give up after a bound.
-fn log_with(ng: &Nginx, n: usize) -> Vec<(u16, u64)> {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let e = ng.log_entries();
-        if e.len() >= n || Instant::now() > deadline {
-            return e;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 #[test]
 fn exactly_n_requests_reach_the_server() {
@@ -33,7 +18,7 @@ fn exactly_n_requests_reach_the_server() {
     assert_eq!(j["connections"]["requested"], 10);
     assert_eq!(j["connections"]["established"], 10);
     assert_eq!(j["connections"]["reconnects"], 0);
-    let log = log_with(&ng, 10000);
+    let log = ng.quit_and_read_entries();
     assert_eq!(
         log.len(),
         10000,
@@ -55,7 +40,7 @@ fn close_mode_opens_one_connection_per_request() {
     // Each connection carries one request: 5 first connects, 495 reconnects.
     assert_eq!(j["connections"]["reconnects"], 495);
     assert_eq!(j["errors_total"], 0);
-    assert_eq!(log_with(&ng, 500).len(), 500);
+    assert_eq!(ng.quit_and_read_entries().len(), 500);
 }
 
 #[test]
@@ -76,7 +61,7 @@ fn pipelined_requests_are_all_answered() {
     assert_eq!(j["completed"], 4000);
     assert_eq!(j["pipeline"], 16);
     assert_eq!(j["errors_total"], 0);
-    let log = log_with(&ng, 4000);
+    let log = ng.quit_and_read_entries();
     assert_eq!(log.len(), 4000);
     let sent: u64 = log.iter().map(|(_, b)| b).sum();
     assert_eq!(j["bytes_read"], sent);
@@ -176,7 +161,7 @@ fn timeline_has_one_row_per_second() {
     assert_eq!(w["duration_s"], 0.5);
     let counted = j["completed"].as_u64().unwrap() + w["completed"].as_u64().unwrap();
     // The server also logs what was in flight when the run ended.
-    let logged = log_with(&ng, counted as usize).len() as u64;
+    let logged = ng.quit_and_read_entries().len() as u64;
     assert!(
         logged >= counted && logged <= counted + 4,
         "{logged} logged, {counted} counted"

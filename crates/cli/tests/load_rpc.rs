@@ -6,7 +6,7 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use support::{run_bounded, throng, throng_json, u};
 
@@ -28,30 +28,21 @@ impl Nginx {
         self.0.url("/")
     }
 
-    /// (status, connection, requests on it so far) per logged request, once
-    /// `n` are logged (nginx writes a line just after its response), or
-    /// what there is after a bound.
-    fn log(&self, n: usize) -> Vec<(u16, u64, u64)> {
-        let path = self.0.access_log();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            let lines: Vec<(u16, u64, u64)> = std::fs::read_to_string(&path)
-                .unwrap_or_default()
-                .lines()
-                .map(|l| {
-                    let f: Vec<&str> = l.split_whitespace().collect();
-                    (
-                        f[0].parse().unwrap(),
-                        f[1].parse().unwrap(),
-                        f[2].parse().unwrap(),
-                    )
-                })
-                .collect();
-            if lines.len() >= n || Instant::now() > deadline {
-                return lines;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
+    /// (status, connection, requests on it so far) per request nginx
+    /// logged, read whole after a graceful quit.
+    fn log(self) -> Vec<(u16, u64, u64)> {
+        self.0
+            .quit_and_read_log()
+            .iter()
+            .map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                (
+                    f[0].parse().unwrap(),
+                    f[1].parse().unwrap(),
+                    f[2].parse().unwrap(),
+                )
+            })
+            .collect()
     }
 }
 
@@ -107,7 +98,7 @@ fn ten_requests_per_connection() {
     // 250 per slot, 10 per connection: 25 connections a slot, 100 in all;
     // 4 first connects, 96 reconnects.
     assert_eq!(j["connections"]["reconnects"], 96);
-    let log = ng.log(1000);
+    let log = ng.log();
     assert_eq!(
         log.len(),
         1000,
@@ -124,7 +115,7 @@ fn seven_requests_per_connection() {
     let j = limited(&ng, 7, Some("4"));
     // 250 per slot = 35 × 7 + 5: 36 connections a slot, 144 in all.
     assert_eq!(j["connections"]["reconnects"], 140);
-    let log = ng.log(1000);
+    let log = ng.log();
     assert_eq!(log.len(), 1000);
     let mut conns = per_connection(&log);
     conns.sort_unstable();
@@ -146,7 +137,7 @@ fn shares_spread_by_the_scheduler_still_keep_the_limit() {
     let j = limited(&ng, 10, Some("1"));
     let reconnects = u(&j, "/connections/reconnects");
     assert!((96..=99).contains(&reconnects), "{reconnects}");
-    let log = ng.log(1000);
+    let log = ng.log();
     assert_eq!(log.len(), 1000);
     let conns = per_connection(&log);
     assert_eq!(conns.len() as u64, 4 + reconnects);

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use support::{throng, throng_json, Bounded, Nginx};
+use throng_testkit::wait::wait_for;
 
 fn run(args: &[&str]) -> Output {
     throng().args(args).bounded_output().expect("run throng")
@@ -235,11 +236,10 @@ fn an_interrupted_load_is_saved_incomplete() {
         .spawn()
         .unwrap();
     // Until nginx has answered, so the run is under way when it is stopped.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while ng.log_entries().len() < 100 {
-        assert!(Instant::now() < deadline, "no request reached nginx");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert!(
+        wait_for(Duration::from_secs(10), || ng.log_entries().len() >= 100),
+        "no request reached nginx"
+    );
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
         nix::sys::signal::Signal::SIGINT,

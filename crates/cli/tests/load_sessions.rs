@@ -9,6 +9,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use support::{run_bounded, throng, throng_json, u};
+use throng_testkit::wait::wait_for;
 
 /// (status, connection, uri, msec) per logged request.
 type Line = (u16, u64, String, f64);
@@ -26,29 +27,40 @@ fn nginx() -> support::Nginx {
     )
 }
 
-/// The log once `n` lines are there (nginx writes each just after its
-/// response), or what there is after a bound.
-fn log(ng: &support::Nginx, n: usize) -> Vec<Line> {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let lines: Vec<Line> = std::fs::read_to_string(ng.access_log())
-            .unwrap_or_default()
-            .lines()
-            .map(|l| {
-                let f: Vec<&str> = l.split_whitespace().collect();
-                (
-                    f[0].parse().unwrap(),
-                    f[1].parse().unwrap(),
-                    f[2].to_string(),
-                    f[3].parse().unwrap(),
-                )
-            })
-            .collect();
-        if lines.len() >= n || Instant::now() > deadline {
-            return lines;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+/// (status, connection, uri, msec) per line of the access log.
+fn parse<S: AsRef<str>>(lines: impl IntoIterator<Item = S>) -> Vec<Line> {
+    lines
+        .into_iter()
+        .map(|l| {
+            let f: Vec<&str> = l.as_ref().split_whitespace().collect();
+            (
+                f[0].parse().unwrap(),
+                f[1].parse().unwrap(),
+                f[2].to_string(),
+                f[3].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Every request nginx logged, read after a graceful quit.
+fn log(ng: support::Nginx) -> Vec<Line> {
+    parse(ng.quit_and_read_log())
+}
+
+/// The lines logged once there are `n` (nginx writes each just after its
+/// response), or what there is after a bound, for a test that waits on
+/// a load still running.
+fn logged(ng: &support::Nginx, n: usize) -> Vec<Line> {
+    let read = || {
+        parse(
+            std::fs::read_to_string(ng.access_log())
+                .unwrap_or_default()
+                .lines(),
+        )
+    };
+    wait_for(Duration::from_secs(5), || read().len() >= n);
+    read()
 }
 
 fn write(dir: &std::path::Path, name: &str, text: &str) -> String {
@@ -102,7 +114,7 @@ fn wsesslog_sessions_make_exactly_their_requests() {
     // Think observed once per page that has a next page: one per session.
     assert_eq!(u(&s["think_us"], "/count"), 6);
     assert!(u(&s["think_us"], "/min") >= 20_000);
-    let lines = log(&ng, 21);
+    let lines = log(ng);
     assert_eq!(lines.len(), 21);
     assert!(lines.iter().all(|l| l.0 == 200));
     let count = |uri: &str| lines.iter().filter(|l| l.2 == uri).count();
@@ -153,7 +165,7 @@ fn a_failed_request_ends_its_session_once() {
     assert_eq!(u(&j, "/completed"), 4);
     assert_eq!(j["status"]["404"], 2);
     assert_eq!(j["errors"]["status"], 2);
-    let lines = log(&ng, 4);
+    let lines = log(ng);
     assert_eq!(lines.len(), 4);
     assert!(!lines.iter().any(|l| l.2 == "/about.html"));
 }
@@ -189,7 +201,7 @@ fn a_siege_url_file_is_one_session_of_pages() {
     // --think after each page but the last.
     assert_eq!(u(&s["think_us"], "/count"), 8);
     assert!(u(&s["think_us"], "/min") >= 10_000);
-    let lines = log(&ng, 12);
+    let lines = log(ng);
     assert_eq!(lines.len(), 12);
     for uri in ["/index.html", "/style.css", "/about.html"] {
         assert_eq!(lines.iter().filter(|l| l.2 == uri).count(), 4, "{uri}");
@@ -316,7 +328,7 @@ fn sessions_run_from_another_host_with_the_same_counts() {
     let s = &j["sessions"];
     assert_eq!((u(s, "/started"), u(s, "/completed")), (4, 4));
     assert_eq!(u(&j, "/completed"), 12);
-    assert_eq!(log(&ng, 12).len(), 12);
+    assert_eq!(log(ng).len(), 12);
 }
 
 /// Users arrive on the client's schedule, whatever the server does: a
@@ -342,7 +354,7 @@ fn arrivals_a_stopped_client_takes_late_are_its_own_doing() {
     let pid = Pid::from_raw(child.id() as i32);
     // In the measured phase (it starts at once: no warmup) once the server
     // has logged 20 arrivals, the first 0.2 s of them.
-    assert!(log(&ng, 20).len() >= 20, "the load never reached nginx");
+    assert!(logged(&ng, 20).len() >= 20, "the load never reached nginx");
     let stopped = Instant::now();
     kill(pid, Signal::SIGSTOP).unwrap();
     std::thread::sleep(Duration::from_millis(300));

@@ -7,12 +7,13 @@
 mod support;
 
 use std::io::{Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use support::{run_bounded, throng, throng_json, u};
+use throng_testkit::http::Server;
+use throng_testkit::wait::wait_for;
 
 fn nginx() -> support::Nginx {
     support::Nginx::start_tls(
@@ -21,29 +22,42 @@ fn nginx() -> support::Nginx {
     )
 }
 
-/// (status, protocol, reused, connection) per logged request, once `n`
-/// are logged, or what there is after a bound.
-fn log(ng: &support::Nginx, n: usize) -> Vec<(u16, String, bool, u64)> {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let lines: Vec<_> = std::fs::read_to_string(ng.access_log())
-            .unwrap_or_default()
-            .lines()
-            .map(|l| {
-                let f: Vec<&str> = l.split_whitespace().collect();
-                (
-                    f[0].parse().unwrap(),
-                    f[1].to_string(),
-                    f[2] == "r",
-                    f[3].parse().unwrap(),
-                )
-            })
-            .collect();
-        if lines.len() >= n || Instant::now() > deadline {
-            return lines;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+type Line = (u16, String, bool, u64);
+
+/// (status, protocol, reused, connection) per line of the access log.
+fn parse<S: AsRef<str>>(lines: impl IntoIterator<Item = S>) -> Vec<Line> {
+    lines
+        .into_iter()
+        .map(|l| {
+            let f: Vec<&str> = l.as_ref().split_whitespace().collect();
+            (
+                f[0].parse().unwrap(),
+                f[1].to_string(),
+                f[2] == "r",
+                f[3].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Every request nginx logged, read after a graceful quit.
+fn log(ng: support::Nginx) -> Vec<Line> {
+    parse(ng.quit_and_read_log())
+}
+
+/// The lines logged once there are `n` (nginx writes each just after its
+/// response), or what there is after a bound, for a test that goes on
+/// loading the same nginx.
+fn logged(ng: &support::Nginx, n: usize) -> Vec<Line> {
+    let read = || {
+        parse(
+            std::fs::read_to_string(ng.access_log())
+                .unwrap_or_default()
+                .lines(),
+        )
+    };
+    wait_for(Duration::from_secs(5), || read().len() >= n);
+    read()
 }
 
 #[test]
@@ -70,7 +84,7 @@ fn keep_alive_over_tls_counts_exactly_one_handshake_per_connection() {
     assert_eq!(u(t, "/handshakes"), 4);
     assert_eq!(u(t, "/resumed"), 0);
     assert_eq!(u(&t["handshake_us"], "/count"), 4);
-    let lines = log(&ng, 1000);
+    let lines = log(ng);
     assert_eq!(lines.len(), 1000);
     assert!(lines.iter().all(|l| l.0 == 200 && l.1 == "TLSv1.3" && !l.2));
     let mut conns: Vec<u64> = lines.iter().map(|l| l.3).collect();
@@ -97,7 +111,7 @@ fn close_mode_makes_full_handshakes_and_tls_resume_resumes_them() {
     assert_eq!(u(&full, "/completed"), 200);
     assert_eq!(u(&full["tls"], "/handshakes"), 200);
     assert_eq!(u(&full["tls"], "/resumed"), 0);
-    let lines = log(&ng, 200);
+    let lines = logged(&ng, 200);
     assert_eq!(lines.len(), 200);
     assert!(lines.iter().all(|l| !l.2), "nginx saw a resumed session");
 
@@ -118,7 +132,7 @@ fn close_mode_makes_full_handshakes_and_tls_resume_resumes_them() {
     let t = &resumed["tls"];
     assert_eq!(u(t, "/handshakes"), 200);
     // nginx's own count of the sessions it resumed is throng's.
-    let lines = log(&ng, 400);
+    let lines = log(ng);
     assert_eq!(lines.len(), 400);
     let reused = lines[200..].iter().filter(|l| l.2).count() as u64;
     assert_eq!(u(t, "/resumed"), reused);
@@ -142,7 +156,7 @@ fn tls_12_only_is_what_the_server_sees() {
     ]);
     assert_eq!(u(&j, "/completed"), 100);
     assert_eq!(j["tls"]["version"], "TLSv1_2");
-    let lines = log(&ng, 100);
+    let lines = log(ng);
     assert_eq!(lines.len(), 100);
     assert!(lines.iter().all(|l| l.1 == "TLSv1.2"));
 }
@@ -177,7 +191,7 @@ fn a_certificate_is_trusted_through_cacert_and_refused_without() {
         assert!(err.contains("--insecure"), "{err}");
     }
     // Nothing was requested.
-    assert_eq!(log(&ng, 51).len(), 50);
+    assert_eq!(log(ng).len(), 50);
     // TLS options on a cleartext URL are refused, not ignored.
     let mut cmd = throng();
     cmd.args(["load", "http://127.0.0.1:9/", "--insecure"]);
@@ -198,77 +212,45 @@ enum Past {
 }
 
 /// Forwards the first `good` connections to `to`; later ones meet `past`.
-fn proxy(to: std::net::SocketAddr, good: usize, past: Past) -> (u16, Arc<AtomicBool>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    let seen = Arc::new(AtomicUsize::new(0));
-    std::thread::spawn(move || {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !flag.load(Ordering::Relaxed) && Instant::now() < deadline {
-            let Ok((client, _)) = listener.accept() else {
-                std::thread::sleep(Duration::from_millis(2));
-                continue;
-            };
-            client.set_nonblocking(false).unwrap();
-            let n = seen.fetch_add(1, Ordering::SeqCst);
-            if n >= good && past == Past::Reset {
-                let linger = libc::linger {
-                    l_onoff: 1,
-                    l_linger: 0,
-                };
-                // SAFETY: a valid socket and a correctly sized option value.
-                unsafe {
-                    libc::setsockopt(
-                        std::os::fd::AsRawFd::as_raw_fd(&client),
-                        libc::SOL_SOCKET,
-                        libc::SO_LINGER,
-                        (&linger as *const libc::linger).cast(),
-                        std::mem::size_of::<libc::linger>() as libc::socklen_t,
-                    );
-                }
-                drop(client);
-                continue;
-            }
-            if n >= good && past == Past::Stall {
-                let flag = flag.clone();
-                std::thread::spawn(move || {
-                    let _held = client;
-                    let deadline = Instant::now() + Duration::from_secs(30);
-                    while !flag.load(Ordering::Relaxed) && Instant::now() < deadline {
-                        std::thread::sleep(Duration::from_millis(10));
-                    }
-                });
-                continue;
-            }
-            if n >= good {
-                let mut c = client;
-                let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
+/// Its port; dropping it stops it.
+fn proxy(to: std::net::SocketAddr, good: usize, past: Past) -> (u16, Server) {
+    let seen = AtomicUsize::new(0);
+    let relay = Server::start(move |mut c| {
+        let n = seen.fetch_add(1, Ordering::SeqCst);
+        match past {
+            _ if n < good => forward(c.stream, to),
+            Past::Reset => c.reset(),
+            Past::Stall => c.stall(),
+            Past::Close => {
+                let _ = c.stream.set_read_timeout(Some(Duration::from_secs(2)));
                 let mut hello = [0u8; 512];
-                let _ = c.read(&mut hello);
-                let _ = c.shutdown(Shutdown::Both);
-                continue;
-            }
-            let server = TcpStream::connect(to).unwrap();
-            for (mut a, mut b) in [
-                (client.try_clone().unwrap(), server.try_clone().unwrap()),
-                (server, client),
-            ] {
-                std::thread::spawn(move || {
-                    let mut buf = [0u8; 16384];
-                    while let Ok(n) = a.read(&mut buf) {
-                        if n == 0 || b.write_all(&buf[..n]).is_err() {
-                            break;
-                        }
-                    }
-                    let _ = b.shutdown(Shutdown::Write);
-                });
+                let _ = c.stream.read(&mut hello);
+                let _ = c.stream.shutdown(Shutdown::Both);
             }
         }
     });
-    (port, stop)
+    (relay.addr.port(), relay)
+}
+
+/// Copies bytes both ways between `client` and a new connection to `to`
+/// until each side has closed its half.
+fn forward(client: TcpStream, to: std::net::SocketAddr) {
+    client.set_read_timeout(None).unwrap();
+    let server = TcpStream::connect(to).unwrap();
+    let pipe = |mut a: TcpStream, mut b: TcpStream| {
+        let mut buf = [0u8; 16384];
+        while let Ok(n) = a.read(&mut buf) {
+            if n == 0 || b.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = b.shutdown(Shutdown::Write);
+    };
+    std::thread::scope(|s| {
+        let (c, v) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+        s.spawn(move || pipe(c, v));
+        pipe(server, client);
+    });
 }
 
 #[test]
@@ -283,7 +265,7 @@ fn a_server_closing_mid_handshake_is_a_tls_error() {
 fn closing_mid_handshake(past: Past) {
     let ng = nginx();
     // The check before the load, then nine good connections.
-    let (port, stop) = proxy(([127, 0, 0, 1], ng.port).into(), 10, past);
+    let (port, relay) = proxy(([127, 0, 0, 1], ng.port).into(), 10, past);
     let j = throng_json(&[
         "load",
         &format!("https://127.0.0.1:{port}/"),
@@ -296,7 +278,7 @@ fn closing_mid_handshake(past: Past) {
         "-t",
         "1",
     ]);
-    stop.store(true, Ordering::Relaxed);
+    drop(relay);
     assert_eq!(u(&j, "/completed"), 9, "{j}");
     assert_eq!(u(&j, "/errors/tls"), 11, "{j}");
     assert_eq!(u(&j, "/errors_total"), 11);
@@ -307,7 +289,7 @@ fn closing_mid_handshake(past: Past) {
 fn a_server_silent_mid_handshake_times_out_as_tls_within_the_deadline() {
     let ng = nginx();
     // The check before the load gets through; then every handshake stalls.
-    let (port, stop) = proxy(([127, 0, 0, 1], ng.port).into(), 1, Past::Stall);
+    let (port, relay) = proxy(([127, 0, 0, 1], ng.port).into(), 1, Past::Stall);
     let started = Instant::now();
     let j = throng_json(&[
         "load",
@@ -324,7 +306,7 @@ fn a_server_silent_mid_handshake_times_out_as_tls_within_the_deadline() {
         "1",
     ]);
     let took = started.elapsed();
-    stop.store(true, Ordering::Relaxed);
+    drop(relay);
     assert_eq!(u(&j, "/completed"), 0);
     assert_eq!(u(&j, "/errors/tls"), 3);
     assert_eq!(u(&j, "/errors_total"), 3);
@@ -336,7 +318,7 @@ fn a_server_silent_mid_handshake_times_out_as_tls_within_the_deadline() {
 fn a_server_silent_to_the_check_is_one_line_saying_it_did_not_answer() {
     let ng = nginx();
     // Every connection, the check's among them, stalls on its ClientHello.
-    let (port, stop) = proxy(([127, 0, 0, 1], ng.port).into(), 0, Past::Stall);
+    let (port, relay) = proxy(([127, 0, 0, 1], ng.port).into(), 0, Past::Stall);
     let mut cmd = throng();
     cmd.args([
         "load",
@@ -350,7 +332,7 @@ fn a_server_silent_to_the_check_is_one_line_saying_it_did_not_answer() {
         "1",
     ]);
     let out = run_bounded(cmd, Duration::from_secs(30));
-    stop.store(true, Ordering::Relaxed);
+    drop(relay);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");

@@ -68,7 +68,7 @@ fn an_upload_the_server_stops_reading_times_out_and_counts_as_a_timeout() {
     // Part of each request reached the server, so each timeout is an
     // error: taken back unissued, as a request never written is, these
     // would go out again and again with none ever counted.
-    let server = Server::start(Peer::hold);
+    let server = Server::start(Peer::stall);
     let mut spec = server.spec();
     spec.connections = 2;
     spec.stop = Stop::Requests(4);

@@ -139,7 +139,7 @@ fn one_goes_on(p: &mut Peer) {
             return;
         }
     }
-    p.hold();
+    p.stall();
 }
 
 #[test]

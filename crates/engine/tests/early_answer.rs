@@ -25,7 +25,7 @@ fn refuse_and_close(p: &mut Peer) {
 /// Answers the head and reads no further, leaving the connection open.
 fn refuse_and_stall(p: &mut Peer) {
     let _ = p.stream.write_all(TOO_LARGE);
-    p.hold();
+    p.stall();
 }
 
 /// 12 uploads of 32 MiB over 2 connections; the timeout is far longer

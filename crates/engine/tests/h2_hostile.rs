@@ -8,16 +8,15 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::io::{ErrorKind as IoErrorKind, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::net::{Shutdown, TcpStream};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use throng_engine::{
     run, Control, ErrorKind, HttpSpec, HttpVersion, LoadResult, LoadSpec, Stop, Target,
 };
+use throng_testkit::http;
 
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
@@ -288,65 +287,36 @@ type Play = dyn Fn(&mut Conn) + Send + Sync;
 /// A loopback h2c server playing `play` on every connection that sends the
 /// client preface, a thread each.
 struct Server {
-    addr: SocketAddr,
+    listener: http::Server,
     seen: Arc<Mutex<Seen>>,
-    stop: Arc<AtomicBool>,
-    accept: Option<JoinHandle<()>>,
 }
 
 impl Server {
     fn start(play: impl Fn(&mut Conn) + Send + Sync + 'static) -> Server {
         let play: Arc<Play> = Arc::new(play);
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
         let seen = Arc::new(Mutex::new(Seen::default()));
-        let (flag, tally) = (stop.clone(), seen.clone());
-        let accept = std::thread::spawn(move || {
-            let mut workers = Vec::new();
-            for s in listener.incoming() {
-                if flag.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(s) = s else { continue };
-                let (play, seen) = (play.clone(), tally.clone());
-                workers.push(std::thread::spawn(move || serve(s, seen, &*play)));
-            }
-            for w in workers {
-                w.join().unwrap();
-            }
-        });
-        Server {
-            addr,
-            seen,
-            stop,
-            accept: Some(accept),
-        }
+        let tally = seen.clone();
+        let listener = http::Server::start(move |c| serve(c.stream, tally.clone(), &*play));
+        Server { listener, seen }
     }
 
     /// Stop accepting and wait for every connection's thread (the client
     /// closed them all when its run returned); what the server saw.
-    fn finish(mut self) -> Seen {
-        self.shut();
-        self.seen.lock().unwrap().clone()
-    }
-
-    fn shut(&mut self) {
-        if let Some(a) = self.accept.take() {
-            self.stop.store(true, Ordering::SeqCst);
-            let _ = TcpStream::connect(self.addr);
-            a.join().unwrap();
-        }
+    fn finish(self) -> Seen {
+        drop(self.listener);
+        let seen = self.seen.lock().unwrap().clone();
+        seen
     }
 
     /// `n` GET requests on `connections` connections of `streams` streams
     /// each, over h2c, on one thread; a second of timeout.
     fn spec(&self, n: u64, connections: usize, streams: usize) -> LoadSpec {
+        let addr = self.listener.addr;
         let mut spec = LoadSpec::new(vec![Target::new(
-            self.addr,
-            self.addr.to_string(),
+            addr,
+            addr.to_string(),
             "/".into(),
-            format!("http://{}/", self.addr),
+            format!("http://{addr}/"),
         )]);
         spec.connections = connections;
         spec.threads = 1;
@@ -359,12 +329,6 @@ impl Server {
             ..HttpSpec::default()
         };
         spec
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.shut();
     }
 }
 

@@ -6,57 +6,34 @@
 //! every request the moment it has it, one write per response, and counts
 //! the requests each of its reads brought.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener};
-use std::thread::JoinHandle;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod common;
 
 use throng_engine::{Control, IoBackend, LoadSpec, Stop, Warning};
 
-use common::OK;
+use throng_testkit::http::{Server, OK};
 
-/// Serves one connection; returns the number of whole requests each read
-/// completed.
-fn serve_one(listener: TcpListener) -> JoinHandle<Vec<usize>> {
-    std::thread::spawn(move || {
-        // The engine's reachability check connects and closes first.
-        let mut batches = Vec::new();
-        for stream in listener.incoming() {
-            let mut s = stream.unwrap();
-            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-            // One write per response: Nagle would hold each second one back
-            // for the client's delayed ACK.
-            s.set_nodelay(true).unwrap();
-            let mut buf = Vec::new();
-            let mut chunk = [0u8; 65536];
-            loop {
-                let n = match s.read(&mut chunk) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => n,
-                };
-                buf.extend_from_slice(&chunk[..n]);
-                let mut whole = 0;
-                while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                    buf.drain(..end + 4);
-                    whole += 1;
+/// A server that answers every request the moment it has it, one write
+/// per response (Nagle off: it would hold each second one back for the
+/// client's delayed ACK), and keeps the number of whole requests each of
+/// its reads brought.
+fn counting_server() -> (Server, Arc<Mutex<Vec<usize>>>) {
+    let batches = Arc::new(Mutex::new(Vec::new()));
+    let seen = batches.clone();
+    let server = Server::start(move |mut c| {
+        while let Some(batch) = c.next_batch() {
+            seen.lock().unwrap().push(batch.len());
+            for _ in batch {
+                if !c.send(OK) {
+                    return;
                 }
-                if whole > 0 {
-                    batches.push(whole);
-                }
-                for _ in 0..whole {
-                    if s.write_all(OK).is_err() {
-                        return batches;
-                    }
-                }
-            }
-            if !batches.is_empty() {
-                return batches;
             }
         }
-        batches
-    })
+    });
+    (server, batches)
 }
 
 fn spec(addr: SocketAddr, io: IoBackend, depth: usize, requests: u64) -> LoadSpec {
@@ -69,10 +46,8 @@ fn spec(addr: SocketAddr, io: IoBackend, depth: usize, requests: u64) -> LoadSpe
 }
 
 fn batches_of(io: IoBackend, depth: usize, requests: u64) -> Vec<usize> {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = serve_one(listener);
-    let r = throng_engine::run(&spec(addr, io, depth, requests), &Control::new()).unwrap();
+    let (server, batches) = counting_server();
+    let r = throng_engine::run(&spec(server.addr, io, depth, requests), &Control::new()).unwrap();
     assert_eq!(r.counts.completed, requests);
     assert_eq!(r.counts.sent, requests);
     assert_eq!(r.counts.errors_total(), 0, "{:?}", r.counts.errors);
@@ -81,7 +56,9 @@ fn batches_of(io: IoBackend, depth: usize, requests: u64) -> Vec<usize> {
         .warnings
         .iter()
         .any(|w| matches!(w, Warning::UringUnavailable { .. }));
-    let batches = server.join().unwrap();
+    // Each batch was counted before its answers went out, so before the
+    // run could end.
+    let batches = batches.lock().unwrap().clone();
     assert_eq!(batches.iter().sum::<usize>() as u64, requests);
     if fell_back {
         println!("skipped on io_uring: the kernel gives no ring");

@@ -8,10 +8,11 @@ mod common;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{answer, Peer, Server, Tally, OK};
 use throng_engine::{Control, LoadResult, LoadSpec, Session, Stop};
+use throng_testkit::wait::wait_for;
 
 /// Per connection, in the order they ended: for each request it carried,
 /// whether it asked for `Connection: close`. Keyed by the server's
@@ -49,20 +50,18 @@ fn ignore_close(p: &mut Peer) {
 /// What `server`'s connections carried, once every connection that sent a
 /// request has ended (run's end closes the client's side).
 fn seen(server: &Server) -> Vec<Vec<bool>> {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let mine: Vec<Vec<bool>> = SEEN
-            .lock()
+    let mine = || -> Vec<Vec<bool>> {
+        SEEN.lock()
             .unwrap()
             .iter()
             .filter(|(a, _)| *a == server.addr)
             .map(|(_, v)| v.clone())
-            .collect();
-        if mine.len() as u64 == Tally::get(&server.tally.used) || Instant::now() > deadline {
-            return mine;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+            .collect()
+    };
+    wait_for(Duration::from_secs(5), || {
+        mine().len() as u64 == Tally::get(&server.tally.used)
+    });
+    mine()
 }
 
 /// Runs `spec`, stopping it after a bound so a connection left with nothing

@@ -5,13 +5,15 @@
 //! request unanswered until the request's timeout, charged to nothing.
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::net::TcpStream;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use throng_engine::tls::TlsSpec;
 use throng_engine::{run, Control, LoadResult, LoadSpec, Stop, Target};
+use throng_testkit::http::{self, Conn};
+use throng_testkit::wait::wait_for;
 
 const ANSWER: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 
@@ -32,21 +34,12 @@ const TO_CLOSE: &[u8] = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nread until
 
 /// A rustls server on loopback that answers one request per connection,
 /// then closes TLS but not TCP, holding every connection until dropped.
-struct Server {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-    }
-}
+struct Server(http::Server);
 
 fn config() -> Arc<rustls::ServerConfig> {
-    let key = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
-    let cert = key.cert.der().clone();
-    let pkey = rustls::pki_types::PrivateKeyDer::Pkcs8(key.key_pair.serialize_der().into());
+    let pair = throng_testkit::cert::localhost();
+    let cert = rustls::pki_types::CertificateDer::from(pair.cert_der);
+    let pkey = rustls::pki_types::PrivateKeyDer::Pkcs8(pair.key_der.into());
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     Arc::new(
         rustls::ServerConfig::builder_with_provider(provider)
@@ -71,7 +64,8 @@ fn request(tls: &mut rustls::StreamOwned<rustls::ServerConnection, TcpStream>) -
     true
 }
 
-fn serve(cfg: Arc<rustls::ServerConfig>, tcp: TcpStream, after: After, stop: Arc<AtomicBool>) {
+fn serve(cfg: Arc<rustls::ServerConfig>, c: Conn, after: After) {
+    let (tcp, stop) = (c.stream, c.stop);
     tcp.set_read_timeout(Some(Duration::from_millis(200)))
         .unwrap();
     let conn = rustls::ServerConnection::new(cfg).unwrap();
@@ -98,40 +92,20 @@ fn serve(cfg: Arc<rustls::ServerConfig>, tcp: TcpStream, after: After, stop: Arc
     tls.conn.send_close_notify();
     let _ = tls.flush();
     // TCP stays open: no FIN until the test ends.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_for(Duration::from_secs(20), || stop.load(Ordering::Relaxed));
 }
 
 impl Server {
     fn start(after: After) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let addr = listener.local_addr().unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
         let cfg = config();
-        std::thread::spawn(move || {
-            let deadline = Instant::now() + Duration::from_secs(20);
-            while !flag.load(Ordering::Relaxed) && Instant::now() < deadline {
-                match listener.accept() {
-                    Ok((tcp, _)) => {
-                        tcp.set_nonblocking(false).unwrap();
-                        let (cfg, flag) = (cfg.clone(), flag.clone());
-                        std::thread::spawn(move || serve(cfg, tcp, after, flag));
-                    }
-                    Err(_) => std::thread::sleep(Duration::from_millis(2)),
-                }
-            }
-        });
-        Server { addr, stop }
+        Server(http::Server::start(move |c| serve(cfg.clone(), c, after)))
     }
 
     fn spec(&self, stop: Stop) -> LoadSpec {
-        let port = self.addr.port();
+        let addr = self.0.addr;
+        let port = addr.port();
         let mut spec = LoadSpec::new(vec![Target::new(
-            self.addr,
+            addr,
             format!("localhost:{port}"),
             "/".to_string(),
             format!("https://localhost:{port}/"),

@@ -3,15 +3,12 @@
 //! times as the script says, bursts in parallel on separate connections,
 //! and a failed session counted once.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use throng_engine::users::{Arrival, Page, Script, Spacing, Think, Users};
 use throng_engine::{run, Control, LoadSpec, Stop, Target};
+use throng_testkit::http::{Conn, Server};
 
 #[derive(Debug, Clone)]
 struct Seen {
@@ -26,49 +23,27 @@ struct Seen {
 /// Answers every request with 200 "ok", except `/fail` (500) and `/slow`
 /// (after 100 ms), and keeps what it saw.
 struct Recorder {
-    addr: SocketAddr,
+    server: Server,
     seen: Arc<Mutex<Vec<Seen>>>,
-    stop: Arc<AtomicBool>,
-    accept: Option<JoinHandle<()>>,
 }
 
 const SLOW: Duration = Duration::from_millis(100);
 
 impl Recorder {
     fn start() -> Recorder {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (log, flag) = (seen.clone(), stop.clone());
-        let accept = std::thread::spawn(move || {
-            let mut workers = Vec::new();
-            for (n, stream) in listener.incoming().enumerate() {
-                if flag.load(Ordering::Relaxed) {
-                    break;
-                }
-                let Ok(s) = stream else { continue };
-                let (log, flag) = (log.clone(), flag.clone());
-                workers.push(std::thread::spawn(move || serve(s, n as u64, &log, &flag)));
-            }
-            for w in workers {
-                w.join().unwrap();
-            }
-        });
-        Recorder {
-            addr,
-            seen,
-            stop,
-            accept: Some(accept),
-        }
+        let log = seen.clone();
+        let server = Server::start(move |c| serve(c, &log));
+        Recorder { server, seen }
     }
 
     fn target(&self, path: &str) -> Target {
+        let addr = self.server.addr;
         Target::new(
-            self.addr,
-            self.addr.to_string(),
+            addr,
+            addr.to_string(),
             path.to_string(),
-            format!("http://{}{path}", self.addr),
+            format!("http://{addr}{path}"),
         )
     }
 
@@ -77,57 +52,14 @@ impl Recorder {
     }
 }
 
-impl Drop for Recorder {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _ = TcpStream::connect(self.addr);
-        if let Some(a) = self.accept.take() {
-            a.join().unwrap();
-        }
-    }
-}
-
-fn serve(mut s: TcpStream, conn: u64, log: &Mutex<Vec<Seen>>, stop: &AtomicBool) {
-    s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    loop {
-        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
-            match s.read(&mut chunk) {
-                Ok(0) => return,
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                Err(_) if stop.load(Ordering::Relaxed) => return,
-                Err(_) => {}
-            }
-            continue;
-        };
+fn serve(mut c: Conn, log: &Mutex<Vec<Seen>>) {
+    while let Some(req) = c.next_request() {
         let arrived = Instant::now();
-        let head = String::from_utf8_lossy(&buf[..end]).to_string();
-        let mut words = head.split_whitespace();
-        let method = words.next().unwrap_or("").to_string();
-        let path = words.next().unwrap_or("").to_string();
-        let length: usize = head
-            .lines()
-            .find_map(|l| {
-                l.to_ascii_lowercase()
-                    .strip_prefix("content-length:")
-                    .map(|v| v.trim().parse().unwrap())
-            })
-            .unwrap_or(0);
-        while buf.len() < end + 4 + length {
-            match s.read(&mut chunk) {
-                Ok(0) => return,
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                Err(_) if stop.load(Ordering::Relaxed) => return,
-                Err(_) => {}
-            }
-        }
-        let body = buf[end + 4..end + 4 + length].to_vec();
-        buf.drain(..end + 4 + length);
-        if path == "/slow" {
+        let Some(body) = c.body() else { return };
+        if req.path == "/slow" {
             std::thread::sleep(SLOW);
         }
-        let reply: &[u8] = if path == "/fail" {
+        let reply: &[u8] = if req.path == "/fail" {
             b"HTTP/1.1 500 Oops\r\nContent-Length: 2\r\n\r\nno"
         } else {
             b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
@@ -135,14 +67,14 @@ fn serve(mut s: TcpStream, conn: u64, log: &Mutex<Vec<Seen>>, stop: &AtomicBool)
         // Logged before the answer goes out, so a test that sees the
         // answer sees the record.
         log.lock().unwrap().push(Seen {
-            conn,
-            path,
-            method,
+            conn: c.index,
+            path: req.path,
+            method: req.method,
             body,
             arrived,
             answered: Instant::now(),
         });
-        if s.write_all(reply).is_err() {
+        if !c.send(reply) {
             return;
         }
     }

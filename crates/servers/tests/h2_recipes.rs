@@ -123,7 +123,7 @@ fn every_installed_server_with_h2_serves_h2_and_https1_on_one_port() {
         return;
     }
     let base = tempfile::tempdir().unwrap();
-    let files = certificate(base.path());
+    let files = certificate();
     let rd = RunDir::create(base.path(), "h2", 0, false).unwrap();
     let docroot = rd.subdir(&["docroot"], None).unwrap();
     std::fs::write(docroot.join("index.html"), BODY).unwrap();

@@ -82,7 +82,7 @@ fn caches_have_no_tls_and_every_other_builtin_checks_over_tls() {
 #[test]
 fn every_installed_server_with_tls_serves_https1_only() {
     let base = tempfile::tempdir().unwrap();
-    let files = certificate(base.path());
+    let files = certificate();
     let rd = RunDir::create(base.path(), "tls", 0, false).unwrap();
     let docroot = rd.subdir(&["docroot"], None).unwrap();
     std::fs::write(docroot.join("index.html"), BODY).unwrap();

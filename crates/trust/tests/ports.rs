@@ -5,6 +5,7 @@ use std::io::Read;
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
+use throng_testkit::wait::poll_until;
 use throng_trust::snapshot::{ephemeral_range, read_time_wait_ports, time_wait_ports};
 use throng_trust::PortUse;
 
@@ -74,16 +75,12 @@ fn whoever_closes_first_holds_its_port() {
 
     // Loopback delivers each segment inside the sender's system call, so
     // the states are normally there already; allow the kernel a moment.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let held = loop {
-        let tcp = std::fs::read_to_string("/proc/net/tcp").unwrap();
-        let held = time_wait_ports(&tcp, lo, hi);
-        let there = held.contains(&client_port) && held.contains(&server_port);
-        if there || Instant::now() > deadline {
-            break held;
-        }
-        std::thread::yield_now();
-    };
+    let read = || time_wait_ports(&std::fs::read_to_string("/proc/net/tcp").unwrap(), lo, hi);
+    let held = poll_until(Instant::now() + Duration::from_secs(5), || {
+        let held = read();
+        (held.contains(&client_port) && held.contains(&server_port)).then_some(held)
+    })
+    .unwrap_or_else(read);
     assert!(held.contains(&client_port), "client port {client_port}");
     assert!((lo..=hi).contains(&server_port));
     assert!(held.contains(&server_port), "server port {server_port}");

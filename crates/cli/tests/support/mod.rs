@@ -3,7 +3,6 @@
 
 #![allow(dead_code)]
 
-pub mod edge;
 pub mod netns;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -12,6 +11,8 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+use throng_testkit::wait::{poll_until, wait_for};
 
 pub fn throng() -> Command {
     Command::new(env!("CARGO_BIN_EXE_throng"))
@@ -36,17 +37,12 @@ impl Bounded for Command {
 /// Waits for `child` until `deadline`; past it, kills it (through its
 /// handle, so never a process that took its pid) and returns `None`.
 pub fn wait_until(child: &mut Child, deadline: Instant) -> Option<std::process::ExitStatus> {
-    loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            return Some(s);
-        }
-        if Instant::now() > deadline {
-            child.kill().ok();
-            let _ = child.wait();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(10));
+    let status = poll_until(deadline, || child.try_wait().expect("wait"));
+    if status.is_none() {
+        child.kill().ok();
+        let _ = child.wait();
     }
+    status
 }
 
 fn run_bounded_mut(cmd: &mut Command, limit: Duration) -> Output {
@@ -112,16 +108,11 @@ pub fn free_port() -> u16 {
 /// nothing listens yet may pick that very port as its own source and
 /// connect to itself (TCP's simultaneous open): that is no listener.
 pub fn wait_listening(addr: SocketAddr, limit: Duration) {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Ok(s) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
-            if s.local_addr().ok() != Some(addr) {
-                return;
-            }
-        }
-        assert!(Instant::now() < deadline, "nothing listens on {addr}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let listens = || {
+        TcpStream::connect_timeout(&addr, Duration::from_millis(200))
+            .is_ok_and(|s| s.local_addr().ok() != Some(addr))
+    };
+    assert!(wait_for(limit, listens), "nothing listens on {addr}");
 }
 
 /// A real nginx from Debian's package, one worker, on a free loopback port,
@@ -165,8 +156,8 @@ impl Nginx {
         Nginx::start_with(files, format, Listen::Http, "", "")
     }
 
-    /// [`Nginx::start_logging`] over TLS: a self-signed ECDSA P-256
-    /// certificate for `localhost` and 127.0.0.1 made with openssl, at
+    /// [`Nginx::start_logging`] over TLS: the test kit's self-signed
+    /// ECDSA P-256 certificate for `localhost` and 127.0.0.1, at
     /// [`Nginx::cert`]; TLS 1.2 and 1.3.
     pub fn start_tls(files: &[(&str, &[u8])], format: &str) -> Nginx {
         Nginx::start_with(files, format, Listen::Tls, "", "")
@@ -225,31 +216,7 @@ impl Nginx {
         }
         let d = dir.path().display();
         if tls {
-            let out = Command::new("openssl")
-                .args([
-                    "req",
-                    "-x509",
-                    "-newkey",
-                    "ec",
-                    "-pkeyopt",
-                    "ec_paramgen_curve:P-256",
-                ])
-                .args(["-nodes", "-days", "2", "-subj", "/CN=localhost"])
-                .args(["-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"])
-                // A leaf, not a CA: WebPKI refuses a CA certificate as a
-                // server's.
-                .args(["-addext", "basicConstraints=critical,CA:FALSE"])
-                .arg("-keyout")
-                .arg(dir.path().join("key.pem"))
-                .arg("-out")
-                .arg(dir.path().join("cert.pem"))
-                .output()
-                .expect("openssl must be installed");
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            throng_testkit::cert::localhost_in(dir.path());
         }
         let server = server.replace("{dir}", &d.to_string());
         let http = http.replace("{dir}", &d.to_string());
@@ -292,18 +259,15 @@ impl Nginx {
             // all when it cannot bind: a connect alone could reach another
             // test's server that won the same port.
             let pid_file = dir.path().join("nginx.pid");
-            let deadline = Instant::now() + Duration::from_secs(10);
-            let up = loop {
+            let outcome = || {
                 let pid = std::fs::read_to_string(&pid_file).unwrap_or_default();
                 if pid.trim() == child.id().to_string() {
-                    break true;
+                    return Some(true);
                 }
-                if child.try_wait().ok().flatten().is_some() {
-                    break false;
-                }
-                assert!(Instant::now() < deadline, "nginx wrote no pid file");
-                std::thread::sleep(Duration::from_millis(20));
+                child.try_wait().ok().flatten().map(|_| false)
             };
+            let up = poll_until(Instant::now() + Duration::from_secs(10), outcome)
+                .expect("nginx wrote no pid file");
             if up {
                 wait_listening(
                     SocketAddr::from(([127, 0, 0, 1], port)),
@@ -337,6 +301,11 @@ impl Nginx {
         read_log(&self.access_log())
     }
 
+    /// [`Nginx::quit_and_read_log`], each line as (status, bytes_sent).
+    pub fn quit_and_read_entries(self) -> Vec<(u16, u64)> {
+        entries(self.quit_and_read_log())
+    }
+
     /// Stops nginx gracefully and returns every line of its access log.
     ///
     /// SIGQUIT asks the master to shut down gracefully: the worker stops
@@ -353,23 +322,19 @@ impl Nginx {
         // zombie, which ignores the signal).
         kill(master, Signal::SIGQUIT).expect("SIGQUIT to nginx's master");
         let limit = Duration::from_secs(10);
-        let deadline = Instant::now() + limit;
         // Wait for the exit without reaping it (WNOWAIT): the zombie keeps
         // the pid, and so the group, this nginx's until it is reaped.
         let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
-        loop {
-            match waitid(Id::Pid(master), flags) {
-                Ok(WaitStatus::StillAlive) | Err(nix::errno::Errno::EINTR) => {}
-                Ok(_) => break,
-                Err(e) => panic!("waiting for nginx: {e}"),
-            }
-            // Panicking here leaves it unreaped: Drop kills the group.
-            assert!(
-                Instant::now() < deadline,
-                "nginx did not quit within {limit:?} of SIGQUIT"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        let exited = || match waitid(Id::Pid(master), flags) {
+            Ok(WaitStatus::StillAlive) | Err(nix::errno::Errno::EINTR) => false,
+            Ok(_) => true,
+            Err(e) => panic!("waiting for nginx: {e}"),
+        };
+        // Panicking here leaves it unreaped: Drop kills the group.
+        assert!(
+            wait_for(limit, exited),
+            "nginx did not quit within {limit:?} of SIGQUIT"
+        );
         // After a graceful quit no worker is left; after any other death
         // one may be, and the group is still this nginx's to clear.
         let _ = kill(
@@ -392,10 +357,15 @@ impl Nginx {
 }
 
 pub fn read_log(p: &Path) -> Vec<(u16, u64)> {
-    std::fs::read_to_string(p)
-        .unwrap_or_default()
-        .lines()
+    entries(std::fs::read_to_string(p).unwrap_or_default().lines())
+}
+
+/// (status, bytes_sent) per line of a log in [`Nginx::start`]'s format.
+pub fn entries<S: AsRef<str>>(lines: impl IntoIterator<Item = S>) -> Vec<(u16, u64)> {
+    lines
+        .into_iter()
         .map(|l| {
+            let l = l.as_ref();
             let mut it = l.split_whitespace();
             (
                 it.next().unwrap().parse().unwrap(),

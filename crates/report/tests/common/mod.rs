@@ -9,62 +9,10 @@ use throng_model::*;
 
 pub const HOSTILE: &str = "<script>alert('x')</script>";
 
-pub fn round(index: u32, rps: f64, body_per_req: u64, p50: u64, p99: u64, pss: u64) -> RoundRecord {
-    let duration = 2.0;
-    let completed = (rps * duration).round() as u64;
-    let body = completed * body_per_req;
-    let mut status = BTreeMap::new();
-    status.insert("200".to_string(), completed);
-    RoundRecord {
-        index,
-        summary: Summary {
-            schema: 1,
-            model: throng_model::LoadModel::Closed,
-            urls: 1,
-            threads: 1,
-            keep_alive: true,
-            started_unix_s: 1_700_000_000.0 + f64::from(index) * 3.0,
-            duration_s: duration,
-            completed,
-            sent: completed,
-            requests_per_sec: rps,
-            bytes_read: body + completed * 200,
-            body_bytes: body,
-            mb_per_sec: body as f64 / duration / 1e6,
-            latency_us: Latency {
-                count: completed,
-                min: p50 / 4,
-                mean: p50 as f64 * 1.1,
-                stdev: p50 as f64 / 3.0,
-                p50,
-                p75: p50 * 3 / 2,
-                p90: p50 * 2,
-                p99,
-                p999: p99 * 2,
-                p9999: p99 * 3,
-                max: p99 * 4,
-            },
-            status,
-            ..Summary::default()
-        },
-        server: ServerUsage {
-            cpu_user_s: completed as f64 * 12e-6,
-            cpu_sys_s: completed as f64 * 20e-6,
-            rss_peak_bytes: pss * 2,
-            rss_end_bytes: pss * 2,
-            pss_peak_bytes: pss,
-            pss_end_bytes: pss,
-            processes: 2,
-            threads: 2,
-            wall_s: duration,
-            ..ServerUsage::default()
-        },
-        histogram: Vec::new(),
-        block: None,
-    }
-}
+pub use throng_testkit::model::{round, server};
 
-/// Rounds of a step with a fixed relative jitter pattern.
+/// The test kit's step, with the throughput the report's statistics
+/// estimate from its rounds.
 pub fn step(
     server: &str,
     cores: u32,
@@ -74,50 +22,14 @@ pub fn step(
     body: u64,
     pss: u64,
 ) -> StepRecord {
-    let jitter = [-0.012, 0.004, 0.008, -0.003, 0.006];
-    let rounds: Vec<RoundRecord> = jitter
+    let mut step = throng_testkit::model::step(server, cores, workload, conc, base_rps, body, pss);
+    let rps: Vec<f64> = step
+        .rounds
         .iter()
-        .enumerate()
-        .map(|(i, j)| {
-            let rps = (base_rps * (1.0 + j)).round();
-            let p50 = (f64::from(conc) / rps * 1e6) as u64;
-            round(i as u32, rps, body, p50, p50 * 3 + 200, pss)
-        })
+        .map(|r| r.summary.requests_per_sec)
         .collect();
-    let rps: Vec<f64> = rounds.iter().map(|r| r.summary.requests_per_sec).collect();
-    StepRecord {
-        server: server.into(),
-        cores,
-        workload: workload.into(),
-        concurrency: conc,
-        rate: None,
-        status: StepStatus::Ok,
-        failure: None,
-        log_tail: None,
-        server_cpus: (0..cores as usize).collect(),
-        client_cpus: vec![cores as usize],
-        shared_cores: false,
-        throughput: throng_stats::estimate(&rps),
-        rounds,
-        verdict: Verdict::valid(),
-        diagnosis: None,
-    }
-}
-
-pub fn server(name: &str, version: &str, model: &str, exe: u64, config: &str) -> ServerRecord {
-    ServerRecord {
-        name: name.into(),
-        recipe: name.into(),
-        version: version.into(),
-        package: name.into(),
-        model: model.into(),
-        exe_bytes: exe,
-        configs: vec![ConfigFile {
-            path: format!("/run/throng/{name}/{name}.conf"),
-            content: config.into(),
-        }],
-        ..ServerRecord::default()
-    }
+    step.throughput = throng_stats::estimate(&rps);
+    step
 }
 
 pub fn rich_run() -> RunData {

@@ -5,8 +5,7 @@
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use throng_servers::launch::TlsFiles;
 use throng_servers::process::is_alive;
@@ -27,42 +26,13 @@ pub fn installed(recipes: &Recipes) -> Vec<(&Recipe, Option<&Recipe>)> {
     out
 }
 
-/// A self-signed ECDSA P-256 leaf for localhost and 127.0.0.1, made by the
-/// `openssl` command as the lab's own certificate is made.
-pub fn certificate(dir: &Path) -> TlsFiles {
-    let (key, cert) = (dir.join("key.pem"), dir.join("cert.pem"));
-    let out = Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=localhost",
-            "-addext",
-            "subjectAltName=DNS:localhost,IP:127.0.0.1",
-            "-addext",
-            "basicConstraints=critical,CA:FALSE",
-            "-keyout",
-        ])
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .output()
-        .expect("openssl runs");
-    assert!(
-        out.status.success(),
-        "openssl req: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+/// The test kit's self-signed ECDSA P-256 leaf for localhost and
+/// 127.0.0.1, as a recipe's TLS files.
+pub fn certificate() -> TlsFiles {
+    let pair = throng_testkit::cert::localhost();
     TlsFiles {
-        cert_pem: std::fs::read(cert).unwrap(),
-        key_pem: std::fs::read(key).unwrap(),
+        cert_pem: pair.cert_pem,
+        key_pem: pair.key_pem,
     }
 }
 
@@ -85,14 +55,5 @@ pub fn missing(recipe: &Recipe, tls: bool) -> Option<String> {
 
 /// Waits, within `within`, until none of `pids` is alive.
 pub fn gone(pids: &[i32], within: Duration) -> bool {
-    let deadline = Instant::now() + within;
-    loop {
-        if pids.iter().all(|&p| !is_alive(p)) {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    throng_testkit::wait::wait_for(within, || pids.iter().all(|&p| !is_alive(p)))
 }
