@@ -6,6 +6,7 @@
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
+use throng_model::SessionCounts;
 
 use crate::spec::IoBackend;
 use std::collections::BTreeMap;
@@ -90,20 +91,9 @@ pub struct SessionOutcome {
     pub users: u64,
     /// Open model: users arriving per second asked for.
     pub arrival_per_sec: Option<f64>,
-    /// Sessions started in the measured phase.
-    pub started: u64,
-    /// Of those, ended with every request answered as expected.
-    pub completed: u64,
-    /// Ended early because a request failed, timed out or was answered
-    /// wrongly: counted once, however many of its requests failed.
-    pub failed: u64,
-    /// Still under way when the run ended.
-    pub unfinished: u64,
-    /// Open model: arrivals that found every user slot taken.
-    pub turned_away: u64,
-    /// Open model: arrivals taken more than 1 ms after their time.
-    #[serde(default)]
-    pub late_arrivals: u64,
+    /// Flattened, so a remote host's JSON keeps its keys where they were.
+    #[serde(flatten)]
+    pub counts: SessionCounts,
     /// Completed sessions, microseconds from first send to last answer.
     #[serde(with = "crate::wire::histogram")]
     pub duration: Histogram<u64>,
@@ -125,12 +115,7 @@ impl SessionOutcome {
             (Some(a), Some(b)) => Some(a + b),
             (a, b) => a.or(b),
         };
-        self.started += o.started;
-        self.completed += o.completed;
-        self.failed += o.failed;
-        self.unfinished += o.unfinished;
-        self.turned_away += o.turned_away;
-        self.late_arrivals += o.late_arrivals;
+        self.counts.add(&o.counts);
         // Same bounds everywhere, so adding cannot fail.
         let _ = self.duration.add(&o.duration);
         let _ = self.think.add(&o.think);
