@@ -615,4 +615,68 @@ mod tests {
         assert_eq!(back.latency.max(), r.latency.max());
         assert_eq!(back.latency.len(), 3);
     }
+
+    fn sessions(started: u64, late_arrivals: u64) -> SessionOutcome {
+        SessionOutcome {
+            users: 4,
+            arrival_per_sec: Some(10.0),
+            counts: SessionCounts {
+                started,
+                completed: started - 2,
+                failed: 1,
+                unfinished: 1,
+                turned_away: 3,
+                late_arrivals,
+            },
+            duration: hist(&[1_000, 2_000]),
+            think: hist(&[500]),
+            active: vec![2, 4],
+            active_max: 4,
+        }
+    }
+
+    #[test]
+    fn sessions_cross_the_wire_with_their_counts_among_their_keys() {
+        let mut r = part(5.0, &[1, 7], vec![(200, 2)]);
+        r.sessions = Some(sessions(20, 1));
+        let text = serde_json::to_string(&r).unwrap();
+        let keys: Vec<String> = serde_json::from_str::<serde_json::Value>(&text).unwrap()
+            ["sessions"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        // No key added or lost; the text below checks their order.
+        assert_eq!(keys.len(), 12);
+        assert!(text.contains(
+            r#""arrival_per_sec":10.0,"started":20,"completed":18,"failed":1,"unfinished":1,"turned_away":3,"late_arrivals":1,"duration":"#
+        ));
+        let back: LoadResult = serde_json::from_str(&text).unwrap();
+        let x = back.sessions.unwrap();
+        assert_eq!(x.counts, sessions(20, 1).counts);
+        assert_eq!((x.duration, x.think), (hist(&[1_000, 2_000]), hist(&[500])));
+        // A host older than late arrivals sends none.
+        let old = text.replace(r#","late_arrivals":1"#, "");
+        let back: LoadResult = serde_json::from_str(&old).unwrap();
+        assert_eq!(back.sessions.unwrap().counts.late_arrivals, 0);
+    }
+
+    #[test]
+    fn the_sessions_of_several_parts_add_their_counts() {
+        let x = SessionOutcome::sum(&[sessions(20, 1), sessions(10, 0)]).unwrap();
+        assert_eq!(
+            x.counts,
+            SessionCounts {
+                started: 30,
+                completed: 26,
+                failed: 2,
+                unfinished: 2,
+                turned_away: 6,
+                late_arrivals: 1,
+            }
+        );
+        assert_eq!((x.users, x.arrival_per_sec), (8, Some(20.0)));
+        assert_eq!((x.active, x.active_max), (vec![4, 8], 8));
+    }
 }

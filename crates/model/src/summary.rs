@@ -500,3 +500,55 @@ impl Summary {
                 .sum::<u64>()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_counts_keep_their_place_and_old_summaries_lack_late_arrivals() {
+        let x = Sessions {
+            users: 2,
+            counts: SessionCounts {
+                started: 5,
+                completed: 3,
+                failed: 1,
+                unfinished: 1,
+                turned_away: 0,
+                late_arrivals: 0,
+            },
+            ..Default::default()
+        };
+        let text = serde_json::to_string(&x).unwrap();
+        assert!(text.starts_with(
+            r#"{"users":2,"arrival_per_sec":null,"started":5,"completed":3,"failed":1,"unfinished":1,"turned_away":0,"late_arrivals":0,"sessions_per_sec":0.0,"#
+        ));
+        let old = text.replace(r#""late_arrivals":0,"#, "");
+        assert_eq!(serde_json::from_str::<Sessions>(&old).unwrap(), x);
+    }
+
+    #[test]
+    fn session_counts_sum_field_by_field() {
+        let one = SessionCounts {
+            started: 4,
+            completed: 2,
+            failed: 1,
+            unfinished: 1,
+            turned_away: 6,
+            late_arrivals: 1,
+        };
+        let sum: SessionCounts = [one, one, SessionCounts::default()].iter().sum();
+        assert_eq!(
+            sum,
+            SessionCounts {
+                started: 8,
+                completed: 4,
+                failed: 2,
+                unfinished: 2,
+                turned_away: 12,
+                late_arrivals: 2,
+            }
+        );
+        assert_eq!(sum.arrived(), 20);
+    }
+}
