@@ -940,6 +940,30 @@ mod tests {
     }
 
     #[test]
+    fn a_steps_session_counts_read_in_the_json_as_they_always_did() {
+        let x = SessionFigures {
+            sessions_per_sec: 2.0,
+            arrival_per_sec: Some(3.0),
+            counts: SessionCounts {
+                started: 9,
+                completed: 6,
+                failed: 1,
+                unfinished: 2,
+                turned_away: 4,
+                late_arrivals: 5,
+            },
+            duration_p50_us: None,
+            duration_p99_us: None,
+            think_mean_us: None,
+            active_max: 3,
+        };
+        assert_eq!(
+            serde_json::to_string(&x).unwrap(),
+            r#"{"sessions_per_sec":2.0,"arrival_per_sec":3.0,"started":9,"completed":6,"failed":1,"unfinished":2,"turned_away":4,"duration_p50_us":null,"duration_p99_us":null,"think_mean_us":null,"active_max":3}"#
+        );
+    }
+
+    #[test]
     fn rounds_without_a_response_add_no_latency_figures() {
         // A 21 MB transfer: two rounds with transfers of 98–306 ms, and one
         // that ended before any transfer completed.
