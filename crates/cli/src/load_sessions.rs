@@ -207,16 +207,16 @@ pub fn lines(s: &Summary) -> String {
     let _ = writeln!(
         o,
         "  sessions     {} started, {} completed ({:.1}/s), {} failed, {} unfinished{}",
-        human_count(x.started),
-        human_count(x.completed),
+        human_count(x.counts.started),
+        human_count(x.counts.completed),
         x.sessions_per_sec,
-        human_count(x.failed),
-        human_count(x.unfinished),
+        human_count(x.counts.failed),
+        human_count(x.counts.unfinished),
         if x.arrival_per_sec.is_some() {
             format!(
                 ", {} turned away, {} started late",
-                human_count(x.turned_away),
-                human_count(x.late_arrivals)
+                human_count(x.counts.turned_away),
+                human_count(x.counts.late_arrivals)
             )
         } else {
             String::new()

@@ -6,6 +6,7 @@
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
+use throng_model::SessionCounts;
 
 use crate::spec::IoBackend;
 use std::collections::BTreeMap;
@@ -90,20 +91,9 @@ pub struct SessionOutcome {
     pub users: u64,
     /// Open model: users arriving per second asked for.
     pub arrival_per_sec: Option<f64>,
-    /// Sessions started in the measured phase.
-    pub started: u64,
-    /// Of those, ended with every request answered as expected.
-    pub completed: u64,
-    /// Ended early because a request failed, timed out or was answered
-    /// wrongly: counted once, however many of its requests failed.
-    pub failed: u64,
-    /// Still under way when the run ended.
-    pub unfinished: u64,
-    /// Open model: arrivals that found every user slot taken.
-    pub turned_away: u64,
-    /// Open model: arrivals taken more than 1 ms after their time.
-    #[serde(default)]
-    pub late_arrivals: u64,
+    /// Flattened, so a remote host's JSON keeps its keys where they were.
+    #[serde(flatten)]
+    pub counts: SessionCounts,
     /// Completed sessions, microseconds from first send to last answer.
     #[serde(with = "crate::wire::histogram")]
     pub duration: Histogram<u64>,
@@ -125,12 +115,7 @@ impl SessionOutcome {
             (Some(a), Some(b)) => Some(a + b),
             (a, b) => a.or(b),
         };
-        self.started += o.started;
-        self.completed += o.completed;
-        self.failed += o.failed;
-        self.unfinished += o.unfinished;
-        self.turned_away += o.turned_away;
-        self.late_arrivals += o.late_arrivals;
+        self.counts.add(&o.counts);
         // Same bounds everywhere, so adding cannot fail.
         let _ = self.duration.add(&o.duration);
         let _ = self.think.add(&o.think);
@@ -629,5 +614,69 @@ mod tests {
         assert_eq!(back.timeline, r.timeline);
         assert_eq!(back.latency.max(), r.latency.max());
         assert_eq!(back.latency.len(), 3);
+    }
+
+    fn sessions(started: u64, late_arrivals: u64) -> SessionOutcome {
+        SessionOutcome {
+            users: 4,
+            arrival_per_sec: Some(10.0),
+            counts: SessionCounts {
+                started,
+                completed: started - 2,
+                failed: 1,
+                unfinished: 1,
+                turned_away: 3,
+                late_arrivals,
+            },
+            duration: hist(&[1_000, 2_000]),
+            think: hist(&[500]),
+            active: vec![2, 4],
+            active_max: 4,
+        }
+    }
+
+    #[test]
+    fn sessions_cross_the_wire_with_their_counts_among_their_keys() {
+        let mut r = part(5.0, &[1, 7], vec![(200, 2)]);
+        r.sessions = Some(sessions(20, 1));
+        let text = serde_json::to_string(&r).unwrap();
+        let keys: Vec<String> = serde_json::from_str::<serde_json::Value>(&text).unwrap()
+            ["sessions"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        // No key added or lost; the text below checks their order.
+        assert_eq!(keys.len(), 12);
+        assert!(text.contains(
+            r#""arrival_per_sec":10.0,"started":20,"completed":18,"failed":1,"unfinished":1,"turned_away":3,"late_arrivals":1,"duration":"#
+        ));
+        let back: LoadResult = serde_json::from_str(&text).unwrap();
+        let x = back.sessions.unwrap();
+        assert_eq!(x.counts, sessions(20, 1).counts);
+        assert_eq!((x.duration, x.think), (hist(&[1_000, 2_000]), hist(&[500])));
+        // A host older than late arrivals sends none.
+        let old = text.replace(r#","late_arrivals":1"#, "");
+        let back: LoadResult = serde_json::from_str(&old).unwrap();
+        assert_eq!(back.sessions.unwrap().counts.late_arrivals, 0);
+    }
+
+    #[test]
+    fn the_sessions_of_several_parts_add_their_counts() {
+        let x = SessionOutcome::sum(&[sessions(20, 1), sessions(10, 0)]).unwrap();
+        assert_eq!(
+            x.counts,
+            SessionCounts {
+                started: 30,
+                completed: 26,
+                failed: 2,
+                unfinished: 2,
+                turned_away: 6,
+                late_arrivals: 1,
+            }
+        );
+        assert_eq!((x.users, x.arrival_per_sec), (8, Some(20.0)));
+        assert_eq!((x.active, x.active_max), (vec![4, 8], 8));
     }
 }

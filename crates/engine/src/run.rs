@@ -606,12 +606,7 @@ pub(crate) fn merge(
                 .map(|s| SessionOutcome {
                     users: 0,
                     arrival_per_sec: None,
-                    started: s.started,
-                    completed: s.completed,
-                    failed: s.failed,
-                    unfinished: s.unfinished,
-                    turned_away: s.turned_away,
-                    late_arrivals: s.late_arrivals,
+                    counts: s.counts,
                     duration: s.duration.clone(),
                     think: s.think.clone(),
                     active: s.active.clone(),

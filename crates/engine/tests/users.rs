@@ -126,10 +126,10 @@ fn sessions_make_exactly_their_requests_and_think_as_written() {
     let sessions = r.sessions.clone().unwrap();
     assert_eq!(
         (
-            sessions.started,
-            sessions.completed,
-            sessions.failed,
-            sessions.unfinished
+            sessions.counts.started,
+            sessions.counts.completed,
+            sessions.counts.failed,
+            sessions.counts.unfinished
         ),
         (2, 2, 0, 0)
     );
@@ -191,7 +191,7 @@ fn a_burst_goes_out_at_once_on_separate_connections() {
     let started = Instant::now();
     let r = run(&s, &Control::new()).unwrap();
     let sessions = r.sessions.unwrap();
-    assert_eq!((sessions.completed, r.counts.completed), (1, 4));
+    assert_eq!((sessions.counts.completed, r.counts.completed), (1, 4));
     let seen = server.seen();
     let slow: Vec<&Seen> = seen.iter().filter(|x| x.path == "/slow").collect();
     assert_eq!(slow.len(), 3);
@@ -224,7 +224,11 @@ fn a_failed_session_counts_once_and_sends_nothing_more() {
     let r = run(&s, &Control::new()).unwrap();
     let sessions = r.sessions.unwrap();
     assert_eq!(
-        (sessions.started, sessions.completed, sessions.failed),
+        (
+            sessions.counts.started,
+            sessions.counts.completed,
+            sessions.counts.failed
+        ),
         (1, 0, 1)
     );
     assert_eq!(sessions.duration.len(), 0);
@@ -263,21 +267,21 @@ fn users_arrive_on_a_schedule_and_leave_when_done() {
     // Arrivals at 0, 25, ..., 975 ms: 40, unless the last one found the
     // loop past the end on a loaded machine.
     assert!(
-        (39..=40).contains(&sessions.started),
+        (39..=40).contains(&sessions.counts.started),
         "{}",
-        sessions.started
+        sessions.counts.started
     );
-    assert_eq!(sessions.turned_away, 0);
+    assert_eq!(sessions.counts.turned_away, 0);
     assert_eq!(
-        sessions.completed + sessions.failed + sessions.unfinished,
-        sessions.started
+        sessions.counts.completed + sessions.counts.failed + sessions.counts.unfinished,
+        sessions.counts.started
     );
-    assert_eq!(sessions.failed, 0);
+    assert_eq!(sessions.counts.failed, 0);
     assert!(sessions.active_max <= 2, "{}", sessions.active_max);
     // Each completed session made its two requests; an unfinished one one.
     assert_eq!(
         r.counts.completed,
-        2 * sessions.completed + sessions.unfinished - r.in_flight_at_end
+        2 * sessions.counts.completed + sessions.counts.unfinished - r.in_flight_at_end
     );
     assert_eq!(sessions.active.len(), 1);
 }

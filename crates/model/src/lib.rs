@@ -23,7 +23,7 @@ pub use feature::{Feature, FeatureResult, FeatureStatus};
 pub use reason::{Reason, ReasonCode, Verdict};
 pub use summary::{
     Connections, CpuTime, ErrorKind, HostShare, Http2Report, IoBackend, Latency, LoadModel,
-    RateReport, Sessions, Summary, TimelineRow, TlsReport, Warmup, Warning,
+    RateReport, SessionCounts, Sessions, Summary, TimelineRow, TlsReport, Warmup, Warning,
 };
 pub use workload::WorkloadKind;
 

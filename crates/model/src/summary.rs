@@ -401,20 +401,9 @@ pub struct Sessions {
     pub users: u64,
     /// Open model: users arriving per second asked for.
     pub arrival_per_sec: Option<f64>,
-    /// Started in the measured phase.
-    pub started: u64,
-    /// Ended with every request answered as expected.
-    pub completed: u64,
-    /// Ended early by a failed, timed-out or wrongly answered request,
-    /// counted once each.
-    pub failed: u64,
-    /// Still under way when the run ended.
-    pub unfinished: u64,
-    /// Open model: arrivals that found every user slot taken.
-    pub turned_away: u64,
-    /// Open model: arrivals started more than 1 ms after their time.
-    #[serde(default)]
-    pub late_arrivals: u64,
+    /// Flattened, so the counts keep their place among the JSON keys.
+    #[serde(flatten)]
+    pub counts: SessionCounts,
     pub sessions_per_sec: f64,
     /// Completed sessions, first send to last answer.
     pub duration_us: Latency,
@@ -423,6 +412,54 @@ pub struct Sessions {
     /// Users active at each whole second of the measured phase.
     pub active: Vec<u64>,
     pub active_max: u64,
+}
+
+/// What became of the sessions of the measured phase and of the users
+/// arriving for them. The engine counts them, the summary stores them and
+/// the report sums them over rounds, all in this one shape.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionCounts {
+    /// Started in the measured phase.
+    pub started: u64,
+    /// Of those, ended with every request answered as expected.
+    pub completed: u64,
+    /// Ended early because a request failed, timed out or was answered
+    /// wrongly: counted once, however many of its requests failed.
+    pub failed: u64,
+    /// Still under way when the run ended.
+    pub unfinished: u64,
+    /// Open model: arrivals that found every user slot taken.
+    pub turned_away: u64,
+    /// Open model: arrivals taken more than 1 ms after their time. 0 in
+    /// summaries stored before it was counted.
+    #[serde(default)]
+    pub late_arrivals: u64,
+}
+
+impl SessionCounts {
+    pub fn add(&mut self, o: &SessionCounts) {
+        self.started += o.started;
+        self.completed += o.completed;
+        self.failed += o.failed;
+        self.unfinished += o.unfinished;
+        self.turned_away += o.turned_away;
+        self.late_arrivals += o.late_arrivals;
+    }
+
+    /// Every arriving user: those who started a session and those turned
+    /// away.
+    pub fn arrived(&self) -> u64 {
+        self.started + self.turned_away
+    }
+}
+
+impl<'a> std::iter::Sum<&'a SessionCounts> for SessionCounts {
+    fn sum<I: Iterator<Item = &'a SessionCounts>>(it: I) -> Self {
+        it.fold(SessionCounts::default(), |mut acc, x| {
+            acc.add(x);
+            acc
+        })
+    }
 }
 
 /// One client host's share of a load spread over hosts: enough to see
@@ -461,5 +498,57 @@ impl Summary {
                 .filter(|(k, _)| k.unanswered())
                 .map(|(_, n)| n)
                 .sum::<u64>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_counts_keep_their_place_and_old_summaries_lack_late_arrivals() {
+        let x = Sessions {
+            users: 2,
+            counts: SessionCounts {
+                started: 5,
+                completed: 3,
+                failed: 1,
+                unfinished: 1,
+                turned_away: 0,
+                late_arrivals: 0,
+            },
+            ..Default::default()
+        };
+        let text = serde_json::to_string(&x).unwrap();
+        assert!(text.starts_with(
+            r#"{"users":2,"arrival_per_sec":null,"started":5,"completed":3,"failed":1,"unfinished":1,"turned_away":0,"late_arrivals":0,"sessions_per_sec":0.0,"#
+        ));
+        let old = text.replace(r#""late_arrivals":0,"#, "");
+        assert_eq!(serde_json::from_str::<Sessions>(&old).unwrap(), x);
+    }
+
+    #[test]
+    fn session_counts_sum_field_by_field() {
+        let one = SessionCounts {
+            started: 4,
+            completed: 2,
+            failed: 1,
+            unfinished: 1,
+            turned_away: 6,
+            late_arrivals: 1,
+        };
+        let sum: SessionCounts = [one, one, SessionCounts::default()].iter().sum();
+        assert_eq!(
+            sum,
+            SessionCounts {
+                started: 8,
+                completed: 4,
+                failed: 2,
+                unfinished: 2,
+                turned_away: 12,
+                late_arrivals: 2,
+            }
+        );
+        assert_eq!(sum.arrived(), 20);
     }
 }

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use throng_model::max_users;
 use throng_model::{
-    Diagnosis, Estimate, Latency, RoundRecord, RunData, RunRecord, ServerUsage, Sessions,
-    StepRecord, StepStatus, Verdict, WorkloadKind,
+    Diagnosis, Estimate, Latency, RoundRecord, RunData, RunRecord, ServerUsage, SessionCounts,
+    Sessions, StepRecord, StepStatus, Verdict, WorkloadKind,
 };
 
 /// Bodies at least this large make a workload a large-file one, reported in
@@ -137,13 +137,9 @@ pub struct SessionFigures {
     /// Median over rounds of the users asked to arrive per second; `None`
     /// for a fixed population, which can turn nobody away.
     pub arrival_per_sec: Option<f64>,
-    /// Sessions started, completed, failed and unfinished, and arriving
-    /// users turned away: sums over rounds.
-    pub started: u64,
-    pub completed: u64,
-    pub failed: u64,
-    pub unfinished: u64,
-    pub turned_away: u64,
+    /// Sums over rounds.
+    #[serde(flatten, serialize_with = "session_count_fields")]
+    pub counts: SessionCounts,
     /// Median over the rounds that completed a session of each round's p50
     /// (p99) session time, first send to last answer.
     pub duration_p50_us: Option<u64>,
@@ -155,6 +151,20 @@ pub struct SessionFigures {
     pub active_max: u64,
 }
 
+/// A step's session counts in the JSON as it always read: late arrivals
+/// stay out, since the verdict judges them round by round and a sum over
+/// rounds says nothing of any one.
+fn session_count_fields<S: serde::Serializer>(c: &SessionCounts, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(5))?;
+    m.serialize_entry("started", &c.started)?;
+    m.serialize_entry("completed", &c.completed)?;
+    m.serialize_entry("failed", &c.failed)?;
+    m.serialize_entry("unfinished", &c.unfinished)?;
+    m.serialize_entry("turned_away", &c.turned_away)?;
+    m.end()
+}
+
 /// The sessions of `rounds`, `None` when no round had users walking them.
 pub fn session_figures(rounds: &[RoundRecord]) -> Option<SessionFigures> {
     let of: Vec<&Sessions> = rounds
@@ -164,7 +174,6 @@ pub fn session_figures(rounds: &[RoundRecord]) -> Option<SessionFigures> {
     if of.is_empty() {
         return None;
     }
-    let sum = |f: fn(&Sessions) -> u64| of.iter().map(|x| f(x)).sum();
     // A round that completed no session has no session time: its zeros
     // are not short sessions. Percentiles are taken as each round measured
     // them and only their median is reported, since a mean of percentiles
@@ -183,11 +192,7 @@ pub fn session_figures(rounds: &[RoundRecord]) -> Option<SessionFigures> {
     Some(SessionFigures {
         sessions_per_sec: throng_stats::median(&per_sec).unwrap_or(0.0),
         arrival_per_sec: throng_stats::median(&arrivals),
-        started: sum(|x| x.started),
-        completed: sum(|x| x.completed),
-        failed: sum(|x| x.failed),
-        unfinished: sum(|x| x.unfinished),
-        turned_away: sum(|x| x.turned_away),
+        counts: of.iter().map(|x| &x.counts).sum(),
         duration_p50_us: percentile(|d| d.p50),
         duration_p99_us: percentile(|d| d.p99),
         think_mean_us: weighted_mean_us(of.iter().map(|x| &x.think_us)),
@@ -876,10 +881,13 @@ mod tests {
             summary: throng_model::Summary {
                 sessions: Some(Sessions {
                     sessions_per_sec: per_sec,
-                    started,
-                    completed: done,
-                    failed: 1,
-                    unfinished: started - done - 1,
+                    counts: SessionCounts {
+                        started,
+                        completed: done,
+                        failed: 1,
+                        unfinished: started - done - 1,
+                        ..Default::default()
+                    },
                     duration_us: Latency {
                         count: done,
                         p50,
@@ -909,11 +917,11 @@ mod tests {
         assert_eq!(x.arrival_per_sec, None);
         assert_eq!(
             (
-                x.started,
-                x.completed,
-                x.failed,
-                x.unfinished,
-                x.turned_away
+                x.counts.started,
+                x.counts.completed,
+                x.counts.failed,
+                x.counts.unfinished,
+                x.counts.turned_away
             ),
             (250, 200, 3, 47, 0)
         );
@@ -929,6 +937,30 @@ mod tests {
         assert_eq!(session_figures(&rounds), Some(x));
         assert_eq!(session_figures(&rounds[3..]), None);
         assert_eq!(session_figures(&[]), None);
+    }
+
+    #[test]
+    fn a_steps_session_counts_read_in_the_json_as_they_always_did() {
+        let x = SessionFigures {
+            sessions_per_sec: 2.0,
+            arrival_per_sec: Some(3.0),
+            counts: SessionCounts {
+                started: 9,
+                completed: 6,
+                failed: 1,
+                unfinished: 2,
+                turned_away: 4,
+                late_arrivals: 5,
+            },
+            duration_p50_us: None,
+            duration_p99_us: None,
+            think_mean_us: None,
+            active_max: 3,
+        };
+        assert_eq!(
+            serde_json::to_string(&x).unwrap(),
+            r#"{"sessions_per_sec":2.0,"arrival_per_sec":3.0,"started":9,"completed":6,"failed":1,"unfinished":2,"turned_away":4,"duration_p50_us":null,"duration_p99_us":null,"think_mean_us":null,"active_max":3}"#
+        );
     }
 
     #[test]

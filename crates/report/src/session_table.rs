@@ -61,14 +61,14 @@ pub fn sessions(figs: &[StepFigures]) -> Option<Table> {
             Cell::text(&f.workload),
             count(f.concurrency.into()),
             Cell::lit(format!("{:.1}", x.sessions_per_sec)),
-            count(x.started),
-            count(x.completed),
-            count(x.failed),
-            count(x.unfinished),
+            count(x.counts.started),
+            count(x.counts.completed),
+            count(x.counts.failed),
+            count(x.counts.unfinished),
             // A fixed population never arrives, so it has nobody to turn
             // away: "–", not a reassuring 0.
             if x.arrival_per_sec.is_some() {
-                count(x.turned_away)
+                count(x.counts.turned_away)
             } else {
                 Cell::none()
             },
@@ -120,28 +120,28 @@ pub fn sessions_lines(figs: &[StepFigures]) -> Vec<String> {
         )
     };
     let failed: Vec<String> = session_steps(figs)
-        .filter(|(_, x)| x.failed > 0)
+        .filter(|(_, x)| x.counts.failed > 0)
         .map(|(f, x)| {
             format!(
                 "{}: {} of {} {} failed",
                 step(f),
-                grouped(x.failed),
-                grouped(x.started),
-                plural(x.started, "session", "sessions")
+                grouped(x.counts.failed),
+                grouped(x.counts.started),
+                plural(x.counts.started, "session", "sessions")
             )
         })
         .collect();
     let away: Vec<String> = session_steps(figs)
-        .filter(|(_, x)| x.turned_away > 0)
+        .filter(|(_, x)| x.counts.turned_away > 0)
         .map(|(f, x)| {
-            let arrived = x.started + x.turned_away;
+            let arrived = x.counts.arrived();
             format!(
                 "{}: {} of {} arriving {} {} turned away",
                 step(f),
-                grouped(x.turned_away),
+                grouped(x.counts.turned_away),
                 grouped(arrived),
                 plural(arrived, "user", "users"),
-                plural(x.turned_away, "was", "were")
+                plural(x.counts.turned_away, "was", "were")
             )
         })
         .collect();

@@ -5,7 +5,7 @@
 
 mod common;
 
-use throng_model::{Latency, RunData, Sessions, StepRecord};
+use throng_model::{Latency, RunData, SessionCounts, Sessions, StepRecord};
 use throng_report::{Analysis, Exporter, HtmlExporter, JsonExporter, MarkdownExporter};
 
 fn text(e: &dyn Exporter, run: &RunData) -> String {
@@ -35,12 +35,14 @@ fn walked(
     Sessions {
         users: active_max,
         arrival_per_sec: None,
-        started,
-        completed,
-        failed,
-        unfinished,
-        turned_away: 0,
-        late_arrivals: 0,
+        counts: SessionCounts {
+            started,
+            completed,
+            failed,
+            unfinished,
+            turned_away: 0,
+            late_arrivals: 0,
+        },
         sessions_per_sec,
         duration_us,
         think_us,
@@ -85,7 +87,7 @@ fn session_run() -> RunData {
     ];
     for (x, away) in open.iter_mut().zip([40, 0]) {
         x.arrival_per_sec = Some(30.0);
-        x.turned_away = away;
+        x.counts.turned_away = away;
     }
     run.steps = vec![
         step(
@@ -253,9 +255,9 @@ fn steps_that_went_well_need_no_sentence() {
     for st in &mut run.steps {
         for r in &mut st.rounds {
             let x = r.summary.sessions.as_mut().unwrap();
-            x.unfinished += x.failed;
-            x.failed = 0;
-            x.turned_away = 0;
+            x.counts.unfinished += x.counts.failed;
+            x.counts.failed = 0;
+            x.counts.turned_away = 0;
         }
     }
     let md = text(&MarkdownExporter::default(), &run);

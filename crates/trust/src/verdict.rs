@@ -206,7 +206,12 @@ fn client_bound(v: &mut Verdict, s: &Summary, ctx: &RoundContext) {
         .sessions
         .as_ref()
         .filter(|x| x.arrival_per_sec.is_some())
-        .map(|x| (x.late_arrivals, x.started + x.turned_away))
+        .map(|x| {
+            (
+                x.counts.late_arrivals,
+                x.counts.started + x.counts.turned_away,
+            )
+        })
         .filter(|&(n, all)| all > 0 && n as f64 / all as f64 > LATE_SEND_SHARE)
         .map(|(n, all)| {
             format!(
@@ -507,14 +512,14 @@ fn connections(v: &mut Verdict, s: &Summary) {
     // what they could not have is users: arrivals that found every user
     // slot busy, which offered less load than the rate labelled.
     if let Some(x) = &s.sessions {
-        if x.turned_away > 0 {
+        if x.counts.turned_away > 0 {
             v.push(
                 ReasonCode::Connections,
                 format!(
                     "{} of {} arriving users were turned away, all {} user slots being busy: \
                      the arrival rate measured is lower than the one labelled; allow more users",
-                    x.turned_away,
-                    x.started + x.turned_away,
+                    x.counts.turned_away,
+                    x.counts.started + x.counts.turned_away,
                     x.users
                 ),
             );

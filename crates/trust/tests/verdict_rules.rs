@@ -541,13 +541,16 @@ fn arriving_users(x: throng_model::Sessions) -> Summary {
 fn users_turned_away_are_connections_and_idle_burst_connections_are_not() {
     // Users open their burst connections only when a page needs them.
     let mut s = arriving_users(throng_model::Sessions {
-        started: 90,
-        completed: 88,
-        unfinished: 2,
+        counts: throng_model::SessionCounts {
+            started: 90,
+            completed: 88,
+            unfinished: 2,
+            ..Default::default()
+        },
         ..Default::default()
     });
     assert!(round_verdict_with(&s, None, &ctx(), PORTS).is_valid());
-    s.sessions.as_mut().unwrap().turned_away = 10;
+    s.sessions.as_mut().unwrap().counts.turned_away = 10;
     let v = round_verdict_with(&s, None, &ctx(), PORTS);
     assert_eq!(codes(&v), vec!["connections"]);
     assert!(msg(&v, "connections")
@@ -560,14 +563,17 @@ fn arrivals_taken_late_are_the_clients_own_doing() {
     // thread that takes them late (stopped, starved) changed the process
     // the server saw, its CPU figures quiet or not.
     let mut s = arriving_users(throng_model::Sessions {
-        started: 100,
-        completed: 100,
-        late_arrivals: 1,
+        counts: throng_model::SessionCounts {
+            started: 100,
+            completed: 100,
+            late_arrivals: 1,
+            ..Default::default()
+        },
         ..Default::default()
     });
     // 1 in 100 is within LATE_SEND_SHARE.
     assert!(round_verdict_with(&s, None, &ctx(), PORTS).is_valid());
-    s.sessions.as_mut().unwrap().late_arrivals = 30;
+    s.sessions.as_mut().unwrap().counts.late_arrivals = 30;
     let v = round_verdict_with(&s, None, &ctx(), PORTS);
     assert_eq!(codes(&v), vec!["client_bound"]);
     assert!(

@@ -14,6 +14,7 @@
 
 use super::*;
 use crate::users::{Arrival, Spacing, Think, Users};
+use throng_model::SessionCounts;
 
 /// `want` of a connection with nothing to carry.
 const NONE: u32 = u32::MAX;
@@ -37,12 +38,10 @@ struct User {
 
 /// A thread's session figures, for one window.
 pub(crate) struct SessionStats {
-    pub started: u64,
-    pub completed: u64,
-    pub failed: u64,
-    pub turned_away: u64,
-    /// Open model: arrivals taken more than `LATE_NS` after their time.
-    pub late_arrivals: u64,
+    /// `late_arrivals` are those taken more than `LATE_NS` after their
+    /// time; `unfinished` are the measured sessions still under way when
+    /// the window ended.
+    pub counts: SessionCounts,
     /// Microseconds from a session's first send to its last answer.
     pub duration: Histogram<u64>,
     /// Microseconds from a page's last answer to the next page's send.
@@ -50,23 +49,16 @@ pub(crate) struct SessionStats {
     /// Users active at each whole second of the measured phase.
     pub active: Vec<u64>,
     pub active_max: u64,
-    /// Measured sessions still under way when the window ended.
-    pub unfinished: u64,
 }
 
 impl SessionStats {
     fn new() -> Self {
         SessionStats {
-            started: 0,
-            completed: 0,
-            failed: 0,
-            turned_away: 0,
-            late_arrivals: 0,
+            counts: SessionCounts::default(),
             duration: histogram(),
             think: histogram(),
             active: Vec::new(),
             active_max: 0,
-            unfinished: 0,
         }
     }
 }
@@ -148,7 +140,7 @@ impl UserState {
     /// The figures of the window just measured, replaced by empty ones.
     pub(crate) fn take_stats(&mut self) -> SessionStats {
         let mut s = std::mem::replace(&mut self.stats, SessionStats::new());
-        s.unfinished = self.users.iter().filter(|u| u.active && u.measured).count() as u64;
+        s.counts.unfinished = self.users.iter().filter(|u| u.active && u.measured).count() as u64;
         s
     }
 }
@@ -216,7 +208,7 @@ impl Worker<'_> {
         us.stats.active_max = us.stats.active_max.max(us.active);
         if measured {
             us.started_measured += 1;
-            us.stats.started += 1;
+            us.stats.counts.started += 1;
         }
         us.users[u] = User {
             active: true,
@@ -351,9 +343,9 @@ impl Worker<'_> {
         if user.measured {
             us.ended_measured += 1;
             if user.failed {
-                us.stats.failed += 1;
+                us.stats.counts.failed += 1;
             } else {
-                us.stats.completed += 1;
+                us.stats.counts.completed += 1;
                 let took = now.saturating_sub(user.started_ns) / 1000;
                 us.stats.duration.saturating_record(took.max(1));
             }
@@ -409,13 +401,13 @@ impl Worker<'_> {
                     // (short of CPU) starts them in bunches: the server
                     // then sees another process than the one asked for.
                     if self.measuring && now.saturating_sub(arrival) > LATE_NS {
-                        self.us().stats.late_arrivals += 1;
+                        self.us().stats.counts.late_arrivals += 1;
                     }
                     match self.us().free.pop() {
                         Some(u) => self.start_session(u),
                         None => {
                             if self.measuring {
-                                self.us().stats.turned_away += 1;
+                                self.us().stats.counts.turned_away += 1;
                             }
                         }
                     }
