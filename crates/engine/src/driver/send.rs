@@ -128,19 +128,14 @@ impl Worker<'_> {
         if self.between_windows {
             return;
         }
-        if self.io.is_uring() {
-            self.uring_flush(i);
-            return;
-        }
+        // HTTP/2 and TLS queue what they send for the backend to write.
         if self.conns[i].proto.h2_on {
             self.h2_flush(i);
-            return;
-        }
-        if self.conns[i].proto.tls.is_some() {
+        } else if self.conns[i].proto.tls.is_some() {
             self.tls_flush(i);
-            return;
+        } else {
+            self.io_write_requests(i);
         }
-        self.epoll_write(i);
     }
 
     /// A write on connection `i` failed with `e`. A server may answer

@@ -1,7 +1,8 @@
 //! A connection's HTTP/2 layer on the driver's loop: which connections
 //! speak it (ALPN's choice over TLS, prior knowledge over cleartext),
-//! requests turned into streams as the server's limit allows, frames out
-//! through the socket or TLS, and the server's frames turned into
+//! requests turned into streams as the server's limit allows, frames
+//! queued for the backend to write (sealed by TLS first, over TLS), and
+//! the server's frames turned into
 //! responses, resets and GOAWAYs.
 //!
 //! The ring keeps its meaning: requests in issue order, the first
@@ -9,8 +10,6 @@
 //! any order, so an ended stream's entry is moved to the head before it is
 //! popped; the others keep their order, and the head stays the oldest, the
 //! one the timeout scan looks at.
-
-use std::io::{self, Write};
 
 use crate::driver::*;
 use crate::h2::{code_slot, Event, CODES, H2};
@@ -120,47 +119,17 @@ impl Worker<'_> {
         self.h2_write(i);
     }
 
-    /// Write what the HTTP/2 layer has queued: into the socket, or into
-    /// rustls (whose records `tls_write` sends).
+    /// Send what the HTTP/2 layer has queued: sealed into TLS's records
+    /// first on a TLS connection; the backend writes them.
     pub(crate) fn h2_write(&mut self, i: usize) {
-        loop {
-            let c = &mut self.conns[i];
-            let Some(h) = c.proto.h2.as_mut() else {
+        let c = &mut self.conns[i];
+        if c.proto.tls.is_some() && c.unwritable.is_none() {
+            if let Err(e) = c.proto.seal_h2() {
+                self.write_failed(i, &e);
                 return;
-            };
-            let out = h.pending();
-            if out.is_empty() || c.unwritable.is_some() {
-                break;
-            }
-            let stream = match &mut self.io {
-                Io::Epoll(e) => e.stream(i),
-                Io::Uring(_) => None,
-            };
-            let res = match (c.proto.tls.as_mut(), stream) {
-                (Some(tls), _) => io::Write::write(&mut tls.writer(), out),
-                (None, Some(stream)) => stream.write(out),
-                (None, None) => return,
-            };
-            match res {
-                Ok(0) => break,
-                Ok(n) => {
-                    h.written(n);
-                    if c.proto.tls.is_none() {
-                        let measuring = self.measuring;
-                        self.counters(measuring).bytes_written += n as u64;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.write_failed(i, &e);
-                    return;
-                }
             }
         }
-        if self.conns[i].proto.tls.is_some() {
-            self.tls_write(i);
-        }
+        self.io_send_out(i);
     }
 
     /// Frames read from connection `i`, which reached the socket at

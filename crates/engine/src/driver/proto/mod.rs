@@ -8,6 +8,8 @@
 //! closes through the driver's books, and the bytes a layer queues go out
 //! through the backend.
 
+use std::io::{self, Write};
+
 use crate::driver::*;
 use crate::exchange::Exchange;
 use crate::h2::H2;
@@ -42,6 +44,49 @@ impl Layers {
             exchange: Exchange::new(cfg),
             h2: None,
             h2_on: false,
+        }
+    }
+
+    /// Write what the layers queued for the wire into `to`, the socket the
+    /// backend owns: TLS's records on a TLS connection, else HTTP/2's
+    /// frames. None when nothing is queued. No layer holds a socket, so a
+    /// backend that sends otherwise (a ring's send, a datagram) takes the
+    /// same bytes.
+    #[inline]
+    pub(crate) fn write_out(&mut self, to: &mut impl Write) -> Option<io::Result<usize>> {
+        if let Some(tls) = self.tls.as_mut() {
+            return tls.wants_write().then(|| tls.write_tls(to));
+        }
+        let h = self.h2.as_mut().filter(|_| self.h2_on)?;
+        let out = h.pending();
+        if out.is_empty() {
+            return None;
+        }
+        let res = to.write(out);
+        if let Ok(n) = res {
+            h.written(n);
+        }
+        Some(res)
+    }
+
+    /// Hand HTTP/2's queued frames to TLS, which seals them into records
+    /// for the backend to send, as far as rustls's buffer takes them.
+    pub(crate) fn seal_h2(&mut self) -> io::Result<()> {
+        let (Some(tls), Some(h)) = (self.tls.as_mut(), self.h2.as_mut()) else {
+            return Ok(());
+        };
+        loop {
+            let out = h.pending();
+            if out.is_empty() {
+                return Ok(());
+            }
+            match tls.writer().write(out) {
+                Ok(0) => return Ok(()),
+                Ok(n) => h.written(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
         }
     }
 }

@@ -1,7 +1,8 @@
 //! A connection's TLS layer on the driver's loop: the handshake after the
 //! TCP connect, ciphertext read from the socket handed to rustls and the
 //! plaintext it yields fed to the HTTP exchange, requests handed to rustls
-//! and its records written out. The TCP connect and the handshake are
+//! and its records left for the backend to write (`Layers::write_out`):
+//! no layer touches a socket. The TCP connect and the handshake are
 //! timed apart; a request's latency starts once its connection can carry
 //! it, as without TLS.
 
@@ -54,42 +55,12 @@ impl Worker<'_> {
                 c.proto.tls = Some(Box::new(conn));
                 c.state = State::Handshaking;
                 c.proto.handshake_start_ns = self.now;
-                self.tls_write(i);
+                self.io_send_out(i);
                 true
             }
             Err(_) => {
                 self.fail(i, ErrorKind::Tls);
                 false
-            }
-        }
-    }
-
-    /// Push what rustls has to send (handshake records, requests, alerts)
-    /// into the socket, until it has nothing or the socket is full.
-    pub(crate) fn tls_write(&mut self, i: usize) {
-        loop {
-            let c = &mut self.conns[i];
-            let stream = match &mut self.io {
-                Io::Epoll(e) => e.stream(i),
-                Io::Uring(_) => None,
-            };
-            let (Some(tls), Some(stream)) = (c.proto.tls.as_mut(), stream) else {
-                return;
-            };
-            if !tls.wants_write() || c.unwritable.is_some() {
-                return;
-            }
-            match tls.write_tls(stream) {
-                Ok(n) => {
-                    let measuring = self.measuring;
-                    self.counters(measuring).bytes_written += n as u64;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.write_failed(i, &e);
-                    return;
-                }
             }
         }
     }
@@ -103,7 +74,7 @@ impl Worker<'_> {
         // Until the handshake is done, the protocol (ALPN's choice) is not
         // known, and nothing may be written but the handshake.
         if self.conns[i].state != State::Open {
-            self.tls_write(i);
+            self.io_send_out(i);
             return;
         }
         if self.conns[i].proto.h2_on {
@@ -138,7 +109,7 @@ impl Worker<'_> {
                 }
             }
         }
-        self.tls_write(i);
+        self.io_send_out(i);
     }
 
     /// Ciphertext read from connection `i`, which reached the socket at
@@ -176,7 +147,7 @@ impl Worker<'_> {
             }
             if tls.process_new_packets().is_err() {
                 // The alert rustls queued tells the server why.
-                self.tls_write(i);
+                self.io_send_out(i);
                 if self.conns[i].epoch == epoch {
                     self.fail(i, ErrorKind::Tls);
                 }
@@ -232,7 +203,7 @@ impl Worker<'_> {
         if self.conns[i].written < self.conns[i].len {
             self.tls_flush(i);
         } else {
-            self.tls_write(i);
+            self.io_send_out(i);
         }
         self.conns[i].epoch == epoch
     }
