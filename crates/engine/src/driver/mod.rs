@@ -58,7 +58,7 @@ pub(crate) use io::socket;
 use io::Io;
 use issue::Targets;
 use pace::Pace;
-use proto::{Layers, TlsClient};
+use proto::{Happened, Layers, TlsClient};
 use schedule::Schedule;
 use send::Dial;
 pub(crate) use state::*;
@@ -148,7 +148,6 @@ impl<'a> Worker<'a> {
                 deferred: false,
                 peer_closed: false,
                 unwritable: None,
-                first_rx_ns: 0,
                 stale: false,
                 freed: 0,
                 freed_at_sum: 0,

@@ -28,7 +28,7 @@ impl Worker<'_> {
         if c.written > 0 {
             c.written -= 1;
         }
-        let first_rx_ns = c.first_rx_ns;
+        let first_rx_ns = c.proto.first_rx_ns;
         let measured = self.phase_of(&f);
         // The response ended when its last byte reached the socket, however
         // long this thread took to read it (rx.rs); and not before its first

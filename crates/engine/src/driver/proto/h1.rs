@@ -1,53 +1,41 @@
 //! HTTP/1.x on a connection: the plaintext read (after TLS, if any) fed
 //! to the connection's exchange (`crate::exchange`, around the sans-IO
-//! parser), each response it completes handed to the driver's books in
-//! order, and whether requests a server closed on may go out again.
+//! parser), each response it completes handed back as a `Happened` for
+//! the driver's books, and whether requests a server closed on may go out
+//! again.
 
 use crate::driver::*;
 use crate::exchange::Fault;
 
-impl Worker<'_> {
-    /// Parse what was read, which reached the socket at `arrived`. Returns
-    /// false when the connection was closed (by the server's `Connection:
-    /// close`, or an error) and reading must stop.
-    pub(crate) fn feed(&mut self, i: usize, mut data: &[u8], epoch: u64, arrived: u64) -> bool {
-        if self.conns[i].proto.h2_on {
-            return self.h2_input(i, data, epoch, arrived);
+impl Layers {
+    /// HTTP/1.x's share of `http_step`: the exchange parses `data` up to
+    /// the end of a response, stamping when its first byte came.
+    #[inline]
+    pub(crate) fn h1_step(
+        &mut self,
+        data: &[u8],
+        awaiting: bool,
+        arrived: u64,
+    ) -> (usize, Option<Happened>) {
+        // The first byte is the final answer's, as over HTTP/2: an
+        // interim 100 or 103 is sent early precisely because it is
+        // cheap, and would make any server look quick to answer.
+        if self.exchange.at_status_line() {
+            self.first_rx_ns = arrived;
         }
-        while !data.is_empty() {
-            let c = &mut self.conns[i];
-            // The first byte is the final answer's, as over HTTP/2: an
-            // interim 100 or 103 is sent early precisely because it is
-            // cheap, and would make any server look quick to answer.
-            if c.proto.exchange.at_status_line() {
-                c.first_rx_ns = arrived;
-            }
-            let fed = c.proto.exchange.feed(data, c.awaiting());
-            if c.proto.exchange.skipped_interim() {
-                c.first_rx_ns = arrived;
-            }
-            match fed {
-                Ok((used, Some(resp))) => {
-                    data = &data[used..];
-                    self.complete(i, resp, arrived);
-                    if self.conns[i].epoch != epoch {
-                        return false;
-                    }
-                }
-                Ok((used, None)) => data = &data[used..],
-                Err(Fault::Unsolicited) => {
-                    self.unsolicited(i);
-                    return false;
-                }
-                Err(f) => {
-                    self.fail(i, f.kind());
-                    return false;
-                }
-            }
+        let fed = self.exchange.feed(data, awaiting);
+        if self.exchange.skipped_interim() {
+            self.first_rx_ns = arrived;
         }
-        true
+        match fed {
+            Ok((used, resp)) => (used, resp.map(Happened::Answer)),
+            Err(Fault::Unsolicited) => (data.len(), Some(Happened::Unsolicited { fatal: true })),
+            Err(f) => (data.len(), Some(Happened::Failed(f.kind()))),
+        }
     }
+}
 
+impl Worker<'_> {
     /// Connection `i` closed cleanly (a FIN, or TLS's close_notify) with
     /// requests on the wire and no byte of their answers read: whether
     /// they go out again rather than fail. A server may close a keep-alive

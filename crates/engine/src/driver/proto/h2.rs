@@ -2,8 +2,8 @@
 //! speak it (ALPN's choice over TLS, prior knowledge over cleartext),
 //! requests turned into streams as the server's limit allows, frames
 //! queued for the backend to write (sealed by TLS first, over TLS), and
-//! the server's frames turned into
-//! responses, resets and GOAWAYs.
+//! the server's frames turned into what happened (`Happened`: responses,
+//! resets, GOAWAYs), which the driver maps onto the ring.
 //!
 //! The ring keeps its meaning: requests in issue order, the first
 //! `written` of them on the wire (their HEADERS queued). Streams end in
@@ -12,7 +12,7 @@
 //! one the timeout scan looks at.
 
 use crate::driver::*;
-use crate::h2::{code_slot, Event, CODES, H2};
+use crate::h2::{Event, CODES, H2};
 use crate::spec::HttpVersion;
 
 /// A thread's HTTP/2 figures for one window.
@@ -29,6 +29,40 @@ pub(crate) struct H2Stats {
     pub retried: u64,
     /// The lowest SETTINGS_MAX_CONCURRENT_STREAMS a server sent.
     pub peer_max_streams: Option<u32>,
+}
+
+impl Layers {
+    /// HTTP/2's share of `http_step`: the session takes `data` up to the
+    /// end of a frame that tells something. A fault of the server's has
+    /// the session queue a GOAWAY saying why, and fails the connection.
+    #[inline]
+    pub(crate) fn h2_step(&mut self, data: &[u8], arrived: u64) -> (usize, Option<Happened>) {
+        let Some(h) = self.h2.as_mut() else {
+            return (data.len(), Some(Happened::Failed(ErrorKind::H2Protocol)));
+        };
+        h.stamp(arrived);
+        let (used, ev) = match h.feed(data) {
+            Ok(fed) => fed,
+            Err(fault) => {
+                h.fail(fault);
+                return (data.len(), Some(Happened::Failed(fault.kind())));
+            }
+        };
+        let ev = ev.map(|ev| match ev {
+            Event::Response { stream, resp } => {
+                self.first_rx_ns = h.first_byte_ns();
+                Happened::StreamAnswer { stream, resp }
+            }
+            Event::Reset { stream, code } => Happened::Reset { stream, code },
+            Event::Malformed { stream } => Happened::Malformed { stream },
+            Event::GoAway { last_stream, code } => Happened::GoAway { last_stream, code },
+            Event::Settings => Happened::Settings {
+                max_streams: h.peer_max_streams(),
+            },
+            Event::Unsolicited { .. } => Happened::Unsolicited { fatal: false },
+        });
+        (used, ev)
+    }
 }
 
 impl Worker<'_> {
@@ -132,109 +166,25 @@ impl Worker<'_> {
         self.io_send_out(i);
     }
 
-    /// Frames read from connection `i`, which reached the socket at
-    /// `arrived`. False when the connection was closed and reading must
-    /// stop.
-    pub(crate) fn h2_input(&mut self, i: usize, mut data: &[u8], epoch: u64, arrived: u64) -> bool {
-        while !data.is_empty() {
-            let Some(h) = self.conns[i].proto.h2.as_mut() else {
-                return false;
-            };
-            h.stamp(arrived);
-            match h.feed(data) {
-                Ok((used, ev)) => {
-                    data = &data[used..];
-                    if let Some(ev) = ev {
-                        self.h2_event(i, ev, arrived);
-                        if self.conns[i].epoch != epoch {
-                            return false;
-                        }
-                    }
-                }
-                Err(fault) => {
-                    h.fail(fault);
-                    self.h2_write(i);
-                    if self.conns[i].epoch == epoch {
-                        self.fail(i, fault.kind());
-                    }
-                    return false;
-                }
-            }
+    /// The server's SETTINGS came on connection `i`, with its limit on
+    /// concurrent streams (`u32::MAX`: none said).
+    pub(crate) fn h2_settings(&mut self, i: usize, max_streams: u32) {
+        if max_streams != u32::MAX {
+            let seen = &mut self.stats.h2.peer_max_streams;
+            *seen = Some(seen.map_or(max_streams, |s| s.min(max_streams)));
         }
-        // Acknowledgements, window updates, and the requests that the
-        // streams just freed make room for.
-        if self.conns[i].epoch == epoch {
-            if let Some(h) = self.conns[i].proto.h2.as_mut() {
-                h.replenish();
-            }
-            self.h2_flush(i);
-        }
-        self.conns[i].epoch == epoch
-    }
-
-    fn h2_event(&mut self, i: usize, ev: Event, arrived: u64) {
-        match ev {
-            Event::Response { stream, resp } => {
-                if self.move_to_head(i, stream) {
-                    let first = self.conns[i]
-                        .proto
-                        .h2
-                        .as_ref()
-                        .map_or(0, |h| h.first_byte_ns());
-                    self.conns[i].first_rx_ns = first;
-                    self.complete(i, resp, arrived);
-                }
-            }
-            Event::Reset { stream, code } => {
-                if self.measuring {
-                    self.stats.h2.resets[code_slot(code)] += 1;
-                }
-                if self.move_to_head(i, stream) {
-                    self.fail_head(i, ErrorKind::StreamReset);
-                }
-            }
-            Event::Malformed { stream } => {
-                if self.move_to_head(i, stream) {
-                    self.fail_head(i, ErrorKind::H2Protocol);
-                }
-            }
-            Event::GoAway { last_stream, code } => {
-                if self.measuring {
-                    self.stats.h2.goaways[code_slot(code)] += 1;
-                }
-                self.goaway(i, last_stream);
-            }
-            // Counted on its own, as over HTTP/1.1; streams are told
-            // apart by their ids, so the connection goes on.
-            Event::Unsolicited { .. } => {
-                let measuring = self.measuring;
-                self.counters(measuring).errors[ErrorKind::Unsolicited.index()] += 1;
-            }
-            Event::Settings => {
-                let max = self.conns[i]
-                    .proto
-                    .h2
-                    .as_ref()
-                    .map(|h| h.peer_max_streams());
-                if let Some(m) = max.filter(|&m| m != u32::MAX) {
-                    let seen = &mut self.stats.h2.peer_max_streams;
-                    *seen = Some(seen.map_or(m, |s| s.min(m)));
-                }
-                if self.plan.interval_ns.is_some() {
-                    // Open now, with the server's stream limit known: it
-                    // may take more than the one request a connecting
-                    // connection is given.
-                    self.schedule(i);
-                } else if self.users.is_none() {
-                    self.fill(i);
-                }
-            }
+        if self.plan.interval_ns.is_some() {
+            // Open now, with the server's stream limit known: it may take
+            // more than the one request a connecting connection is given.
+            self.schedule(i);
+        } else if self.users.is_none() {
+            self.fill(i);
         }
     }
 
     /// Move the ring entry of `stream` to the head, keeping the order of
     /// the others; false when no written request has that stream.
-    fn move_to_head(&mut self, i: usize, stream: u32) -> bool {
+    pub(crate) fn move_to_head(&mut self, i: usize, stream: u32) -> bool {
         let c = &mut self.conns[i];
         let Some(k) = (0..c.written).find(|&k| c.ring[c.slot(k)].stream == stream) else {
             return false;
@@ -251,7 +201,7 @@ impl Worker<'_> {
 
     /// The request at the head failed alone with `kind`; its connection
     /// carries on.
-    fn fail_head(&mut self, i: usize, kind: ErrorKind) {
+    pub(crate) fn fail_head(&mut self, i: usize, kind: ErrorKind) {
         let c = &mut self.conns[i];
         let f = c.pop();
         c.written -= 1;
@@ -341,7 +291,7 @@ impl Worker<'_> {
     /// become unwritten again, behind the ones it will answer, and go out
     /// on a fresh connection once this one, which opens no stream any
     /// more, has nothing left on the wire and closes.
-    fn goaway(&mut self, i: usize, last: u32) {
+    pub(crate) fn goaway(&mut self, i: usize, last: u32) {
         let measuring = self.measuring;
         let c = &mut self.conns[i];
         // Turned away before the server answered anything on it: nothing

@@ -182,7 +182,7 @@ impl Worker<'_> {
                         return false;
                     }
                     Ok(n) => {
-                        if !self.feed(i, &plain[..n], epoch, arrived) {
+                        if !self.http_input(i, &plain[..n], epoch, arrived) {
                             return false;
                         }
                     }
