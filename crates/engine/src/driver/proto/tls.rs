@@ -38,6 +38,82 @@ pub(crate) struct TlsStats {
     pub alpn: Option<String>,
 }
 
+/// What the TLS layer made of the ciphertext it was handed, one thing at
+/// a time, for the `Worker` to act on.
+pub(crate) enum TlsRead {
+    /// `n` bytes of plaintext, for the HTTP layer.
+    Plain(usize),
+    /// The handshake just ended: the connection can carry requests.
+    Handshaken,
+    /// The server's close_notify: it sends nothing more.
+    Closed,
+    /// The connection failed; with `alert`, rustls queued one saying why,
+    /// to be sent first.
+    Failed { alert: bool },
+    /// Every byte handed in is taken and its plaintext drained.
+    Drained,
+}
+
+impl Layers {
+    /// Begin a handshake with `name` at `now`: the client's hello waits
+    /// in the layer for the backend to send.
+    pub(crate) fn start_tls(
+        &mut self,
+        config: Arc<rustls::ClientConfig>,
+        name: rustls::pki_types::ServerName<'static>,
+        now: u64,
+    ) -> Result<(), rustls::Error> {
+        self.tls = Some(Box::new(rustls::ClientConnection::new(config, name)?));
+        self.handshake_start_ns = now;
+        Ok(())
+    }
+
+    /// Hand plaintext to TLS, which seals it into records for the backend
+    /// to send; the bytes rustls took, as far as its buffer allows. None
+    /// without TLS.
+    pub(crate) fn seal(&mut self, plain: &[u8]) -> Option<io::Result<usize>> {
+        let tls = self.tls.as_mut()?;
+        Some(io::Write::write(&mut tls.writer(), plain))
+    }
+
+    /// The next thing the ciphertext in `rest` (taken from it as read)
+    /// yields: plaintext into `plain`, the end of the handshake (while
+    /// `handshaking`), the server's close, a failure, or nothing more.
+    /// The plaintext is drained before more ciphertext is read, since
+    /// rustls refuses records while its plaintext buffer is full.
+    pub(crate) fn tls_step(
+        &mut self,
+        rest: &mut &[u8],
+        plain: &mut [u8],
+        handshaking: bool,
+    ) -> TlsRead {
+        let Some(tls) = self.tls.as_mut() else {
+            return TlsRead::Drained;
+        };
+        loop {
+            match io::Read::read(&mut tls.reader(), plain) {
+                Ok(0) => return TlsRead::Closed,
+                Ok(n) => return TlsRead::Plain(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                // The peer closed without close_notify mid-record.
+                Err(_) => return TlsRead::Failed { alert: false },
+            }
+            if rest.is_empty() {
+                return TlsRead::Drained;
+            }
+            if tls.read_tls(rest).is_err() {
+                return TlsRead::Failed { alert: false };
+            }
+            if tls.process_new_packets().is_err() {
+                return TlsRead::Failed { alert: true };
+            }
+            if handshaking && !tls.is_handshaking() {
+                return TlsRead::Handshaken;
+            }
+        }
+    }
+}
+
 impl Worker<'_> {
     /// The TCP connect of `i` is done: start its handshake.
     pub(crate) fn start_tls(&mut self, i: usize) -> bool {
@@ -49,12 +125,10 @@ impl Worker<'_> {
         ) else {
             return false;
         };
-        match rustls::ClientConnection::new(config, name.clone()) {
-            Ok(conn) => {
-                let c = &mut self.conns[i];
-                c.proto.tls = Some(Box::new(conn));
-                c.state = State::Handshaking;
-                c.proto.handshake_start_ns = self.now;
+        let now = self.now;
+        match self.conns[i].proto.start_tls(config, name.clone(), now) {
+            Ok(()) => {
+                self.conns[i].state = State::Handshaking;
                 self.io_send_out(i);
                 true
             }
@@ -88,10 +162,10 @@ impl Worker<'_> {
             }
             let f = c.ring[c.slot(c.written)];
             let req = self.plan.requests.get(f.target, f.last);
-            let Some(tls) = c.proto.tls.as_mut() else {
+            let Some(sealed) = c.proto.seal(&req[c.write_off..]) else {
                 return;
             };
-            match io::Write::write(&mut tls.writer(), &req[c.write_off..]) {
+            match sealed {
                 Ok(0) => break,
                 Ok(n) if c.write_off + n == req.len() => {
                     c.written += 1;
@@ -138,64 +212,39 @@ impl Worker<'_> {
         plain: &mut [u8],
     ) -> bool {
         loop {
-            let Some(tls) = self.conns[i].proto.tls.as_mut() else {
-                return false;
-            };
-            if !rest.is_empty() && tls.read_tls(rest).is_err() {
-                self.fail(i, ErrorKind::Tls);
-                return false;
-            }
-            if tls.process_new_packets().is_err() {
-                // The alert rustls queued tells the server why.
-                self.io_send_out(i);
-                if self.conns[i].epoch == epoch {
-                    self.fail(i, ErrorKind::Tls);
-                }
-                return false;
-            }
-            if self.conns[i].state == State::Handshaking
-                && !self.conns[i]
-                    .proto
-                    .tls
-                    .as_ref()
-                    .is_some_and(|t| t.is_handshaking())
-            {
-                self.on_handshaken(i);
-                if self.conns[i].epoch != epoch {
-                    return false;
-                }
-            }
-            // Drain the plaintext before reading more ciphertext: rustls
-            // refuses records while its plaintext buffer is full.
-            loop {
-                let Some(tls) = self.conns[i].proto.tls.as_mut() else {
-                    return false;
-                };
-                match io::Read::read(&mut tls.reader(), plain) {
-                    Ok(0) => {
-                        // close_notify: the server sends nothing more, so
-                        // the exchange ends here as at a FIN, which may
-                        // not follow (a server can keep TCP open, waiting
-                        // for the client's own close_notify): waiting for
-                        // it left a request unanswered until its timeout.
-                        self.on_eof(i, arrived);
+            let handshaking = self.conns[i].state == State::Handshaking;
+            match self.conns[i].proto.tls_step(rest, plain, handshaking) {
+                TlsRead::Plain(n) => {
+                    if !self.http_input(i, &plain[..n], epoch, arrived) {
                         return false;
                     }
-                    Ok(n) => {
-                        if !self.http_input(i, &plain[..n], epoch, arrived) {
-                            return false;
-                        }
+                }
+                TlsRead::Handshaken => {
+                    self.on_handshaken(i);
+                    if self.conns[i].epoch != epoch {
+                        return false;
                     }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(_) => {
-                        // The peer closed without close_notify mid-record.
+                }
+                TlsRead::Closed => {
+                    // close_notify: the server sends nothing more, so the
+                    // exchange ends here as at a FIN, which may not follow
+                    // (a server can keep TCP open, waiting for the
+                    // client's own close_notify): waiting for it left a
+                    // request unanswered until its timeout.
+                    self.on_eof(i, arrived);
+                    return false;
+                }
+                TlsRead::Failed { alert } => {
+                    // The alert rustls queued tells the server why.
+                    if alert {
+                        self.io_send_out(i);
+                    }
+                    if self.conns[i].epoch == epoch {
                         self.fail(i, ErrorKind::Tls);
-                        return false;
                     }
+                    return false;
                 }
-            }
-            if rest.is_empty() {
-                break;
+                TlsRead::Drained => break,
             }
         }
         // Key updates, session tickets' acknowledgements, requests queued
