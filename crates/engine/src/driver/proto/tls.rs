@@ -1,20 +1,23 @@
-//! A connection's TLS layer on the driver's loop: the handshake after the
-//! TCP connect, ciphertext read from the socket handed to rustls and the
-//! plaintext it yields fed to the HTTP exchange, requests handed to rustls
-//! and its records left for the backend to write (`Layers::write_out`):
-//! no layer touches a socket. The TCP connect and the handshake are
-//! timed apart; a request's latency starts once its connection can carry
-//! it, as without TLS.
+//! A connection's TLS layer: the handshake begun after the TCP connect,
+//! ciphertext read handed to rustls and what it yields handed back one
+//! thing at a time (`TlsRead`: plaintext for the HTTP layer, the
+//! handshake's end, the server's close, a failure), plaintext sealed into
+//! records, and the records left for the backend to write
+//! (`Layers::write_out`). The TCP connect and the handshake are timed
+//! apart (driver/input.rs); a request's latency starts once its
+//! connection can carry it, as without TLS.
 
 use std::io;
+use std::sync::Arc;
 
-use crate::driver::*;
+use super::Layers;
+use crate::driver::READ_BUF;
 
 /// The thread's own TLS client (and session cache), and the buffer the
 /// plaintext out of its records goes through on its way to the parser.
 pub(crate) struct TlsClient {
-    config: Arc<rustls::ClientConfig>,
-    plain: Vec<u8>,
+    pub(crate) config: Arc<rustls::ClientConfig>,
+    pub(crate) plain: Vec<u8>,
 }
 
 impl TlsClient {
@@ -111,177 +114,5 @@ impl Layers {
                 return TlsRead::Handshaken;
             }
         }
-    }
-}
-
-impl Worker<'_> {
-    /// The TCP connect of `i` is done: start its handshake.
-    pub(crate) fn start_tls(&mut self, i: usize) -> bool {
-        let (Some(config), Some(name)) = (
-            self.tls.as_ref().map(|t| t.config.clone()),
-            self.plan
-                .server_names
-                .get(self.conns[i].target_of_connect as usize),
-        ) else {
-            return false;
-        };
-        let now = self.now;
-        match self.conns[i].proto.start_tls(config, name.clone(), now) {
-            Ok(()) => {
-                self.conns[i].state = State::Handshaking;
-                self.io_send_out(i);
-                true
-            }
-            Err(_) => {
-                self.fail(i, ErrorKind::Tls);
-                false
-            }
-        }
-    }
-
-    /// Hand requests to rustls, which seals them into records, then send
-    /// the records: a request counts as written once rustls took it whole.
-    pub(crate) fn tls_flush(&mut self, i: usize) {
-        if self.between_windows {
-            return;
-        }
-        // Until the handshake is done, the protocol (ALPN's choice) is not
-        // known, and nothing may be written but the handshake.
-        if self.conns[i].state != State::Open {
-            self.io_send_out(i);
-            return;
-        }
-        if self.conns[i].proto.h2_on {
-            self.h2_flush(i);
-            return;
-        }
-        loop {
-            let c = &mut self.conns[i];
-            if c.written >= c.len || c.peer_closed {
-                break;
-            }
-            let f = c.ring[c.slot(c.written)];
-            let req = self.plan.requests.get(f.target, f.last);
-            let Some(sealed) = c.proto.seal(&req[c.write_off..]) else {
-                return;
-            };
-            match sealed {
-                Ok(0) => break,
-                Ok(n) if c.write_off + n == req.len() => {
-                    c.written += 1;
-                    c.write_off = 0;
-                }
-                Ok(n) => {
-                    // rustls's send buffer is full: the rest goes once
-                    // records have left.
-                    c.write_off += n;
-                    break;
-                }
-                Err(_) => {
-                    self.fail(i, ErrorKind::Tls);
-                    return;
-                }
-            }
-        }
-        self.io_send_out(i);
-    }
-
-    /// Ciphertext read from connection `i`, which reached the socket at
-    /// `arrived`: decrypted and fed to the exchange. False when the
-    /// connection was closed (an error, a response's `Connection: close`)
-    /// and reading must stop.
-    pub(crate) fn tls_input(&mut self, i: usize, data: &[u8], epoch: u64, arrived: u64) -> bool {
-        let mut rest = data;
-        let Some(tls) = self.tls.as_mut() else {
-            return false;
-        };
-        let mut plain = std::mem::take(&mut tls.plain);
-        let ok = self.tls_input_with(i, &mut rest, epoch, arrived, &mut plain);
-        if let Some(tls) = self.tls.as_mut() {
-            tls.plain = plain;
-        }
-        ok
-    }
-
-    fn tls_input_with(
-        &mut self,
-        i: usize,
-        rest: &mut &[u8],
-        epoch: u64,
-        arrived: u64,
-        plain: &mut [u8],
-    ) -> bool {
-        loop {
-            let handshaking = self.conns[i].state == State::Handshaking;
-            match self.conns[i].proto.tls_step(rest, plain, handshaking) {
-                TlsRead::Plain(n) => {
-                    if !self.http_input(i, &plain[..n], epoch, arrived) {
-                        return false;
-                    }
-                }
-                TlsRead::Handshaken => {
-                    self.on_handshaken(i);
-                    if self.conns[i].epoch != epoch {
-                        return false;
-                    }
-                }
-                TlsRead::Closed => {
-                    // close_notify: the server sends nothing more, so the
-                    // exchange ends here as at a FIN, which may not follow
-                    // (a server can keep TCP open, waiting for the
-                    // client's own close_notify): waiting for it left a
-                    // request unanswered until its timeout.
-                    self.on_eof(i, arrived);
-                    return false;
-                }
-                TlsRead::Failed { alert } => {
-                    // The alert rustls queued tells the server why.
-                    if alert {
-                        self.io_send_out(i);
-                    }
-                    if self.conns[i].epoch == epoch {
-                        self.fail(i, ErrorKind::Tls);
-                    }
-                    return false;
-                }
-                TlsRead::Drained => break,
-            }
-        }
-        // Key updates, session tickets' acknowledgements, requests queued
-        // while records were being read.
-        if self.conns[i].written < self.conns[i].len {
-            self.tls_flush(i);
-        } else {
-            self.io_send_out(i);
-        }
-        self.conns[i].epoch == epoch
-    }
-
-    fn on_handshaken(&mut self, i: usize) {
-        let now = self.now;
-        let measuring = self.measuring;
-        let c = &mut self.conns[i];
-        let took = now.saturating_sub(c.proto.handshake_start_ns);
-        let Some(tls) = c.proto.tls.as_ref() else {
-            return;
-        };
-        let resumed = tls.handshake_kind() == Some(rustls::HandshakeKind::Resumed);
-        let t = &mut self.stats.tls;
-        if t.version.is_none() {
-            t.version = tls.protocol_version().and_then(|v| v.as_str());
-            t.cipher = tls
-                .negotiated_cipher_suite()
-                .and_then(|s| s.suite().as_str());
-            // Once per thread: not a per-request allocation.
-            t.alpn = tls
-                .alpn_protocol()
-                .map(|p| String::from_utf8_lossy(p).into_owned());
-        }
-        if measuring {
-            t.handshakes += 1;
-            t.resumed += u64::from(resumed);
-            self.stats.handshake.saturating_record((took / 1000).max(1));
-        }
-        self.open(i);
     }
 }
