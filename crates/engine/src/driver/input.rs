@@ -5,7 +5,7 @@
 //! means, by the layer it came under. The layers (proto/) see neither
 //! the ring nor the counters: they take bytes and hand back outcomes.
 
-use super::proto::{Happened, TlsRead};
+use super::proto::{AtEof, Happened, TlsRead};
 use super::*;
 use crate::h2::code_slot;
 
@@ -122,31 +122,22 @@ impl Worker<'_> {
             self.close_and_continue(i, kind);
             return;
         }
-        // RFC 9112 §9.8: over TLS, a body that ends at the close is whole
-        // only if the close was the server's close_notify; a bare FIN may
-        // be anyone's, and cut the body short (a truncation attack).
-        let unsigned = self.conns[i]
-            .proto
-            .tls
-            .as_mut()
-            .is_some_and(|t| !t.process_new_packets().is_ok_and(|s| s.peer_has_closed()));
-        match self.conns[i].proto.exchange.eof() {
-            Ok(Some(_)) if unsigned => self.close_and_continue(i, Some(ErrorKind::Closed)),
-            Ok(Some(resp)) => {
+        match self.conns[i].proto.h1_at_eof() {
+            AtEof::Answer(resp) => {
                 let epoch = self.conns[i].epoch;
                 self.complete(i, resp, at);
                 if self.conns[i].epoch == epoch {
                     self.close_and_continue(i, None);
                 }
             }
-            Ok(None) => {
+            AtEof::Idle => {
                 // An idle keep-alive connection closed by the server is no
                 // error; requests already on the wire to it are, unless
                 // they may go out again (`may_resend`).
                 let kind = (!self.may_resend(i)).then_some(ErrorKind::Closed);
                 self.close_and_continue(i, kind);
             }
-            Err(f) => self.close_and_continue(i, Some(f.kind())),
+            AtEof::Cut(kind) => self.close_and_continue(i, Some(kind)),
         }
     }
 
@@ -226,24 +217,19 @@ impl Worker<'_> {
         let measuring = self.measuring;
         let c = &mut self.conns[i];
         let took = now.saturating_sub(c.proto.handshake_start_ns);
-        let Some(tls) = c.proto.tls.as_ref() else {
+        let Some(agreed) = c.proto.agreed() else {
             return;
         };
-        let resumed = tls.handshake_kind() == Some(rustls::HandshakeKind::Resumed);
         let t = &mut self.stats.tls;
         if t.version.is_none() {
-            t.version = tls.protocol_version().and_then(|v| v.as_str());
-            t.cipher = tls
-                .negotiated_cipher_suite()
-                .and_then(|s| s.suite().as_str());
+            t.version = agreed.version;
+            t.cipher = agreed.cipher;
             // Once per thread: not a per-request allocation.
-            t.alpn = tls
-                .alpn_protocol()
-                .map(|p| String::from_utf8_lossy(p).into_owned());
+            t.alpn = agreed.alpn.map(|p| String::from_utf8_lossy(p).into_owned());
         }
         if measuring {
             t.handshakes += 1;
-            t.resumed += u64::from(resumed);
+            t.resumed += u64::from(agreed.resumed);
             self.stats.handshake.saturating_record((took / 1000).max(1));
         }
         self.open(i);

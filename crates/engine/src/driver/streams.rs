@@ -20,8 +20,8 @@ impl Worker<'_> {
     /// was required and the server did not agree (the connection failed).
     pub(crate) fn choose_http(&mut self, i: usize) -> bool {
         let http = self.plan.spec.http;
-        let h2 = match &self.conns[i].proto.tls {
-            Some(tls) => tls.alpn_protocol() == Some(b"h2"),
+        let h2 = match self.conns[i].proto.agreed() {
+            Some(agreed) => agreed.alpn == Some(b"h2"),
             None => http.version == HttpVersion::Http2,
         };
         if !h2 && http.version == HttpVersion::Http2 {

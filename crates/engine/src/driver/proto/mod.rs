@@ -26,6 +26,7 @@ pub(crate) mod h1;
 pub(crate) mod h2;
 pub(crate) mod tls;
 
+pub(crate) use h1::AtEof;
 pub(crate) use h2::H2Stats;
 pub(crate) use tls::{TlsClient, TlsRead, TlsStats};
 

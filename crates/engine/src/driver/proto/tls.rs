@@ -41,6 +41,16 @@ pub(crate) struct TlsStats {
     pub alpn: Option<String>,
 }
 
+/// What a finished handshake agreed.
+pub(crate) struct Agreed<'a> {
+    /// A session resumed, rather than a full handshake.
+    pub(crate) resumed: bool,
+    pub(crate) version: Option<&'static str>,
+    pub(crate) cipher: Option<&'static str>,
+    /// ALPN's choice, if the server made one.
+    pub(crate) alpn: Option<&'a [u8]>,
+}
+
 /// What the TLS layer made of the ciphertext it was handed, one thing at
 /// a time, for the `Worker` to act on.
 pub(crate) enum TlsRead {
@@ -69,6 +79,19 @@ impl Layers {
         self.tls = Some(Box::new(rustls::ClientConnection::new(config, name)?));
         self.handshake_start_ns = now;
         Ok(())
+    }
+
+    /// What the handshake agreed, once there is TLS.
+    pub(crate) fn agreed(&self) -> Option<Agreed<'_>> {
+        let tls = self.tls.as_ref()?;
+        Some(Agreed {
+            resumed: tls.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
+            version: tls.protocol_version().and_then(|v| v.as_str()),
+            cipher: tls
+                .negotiated_cipher_suite()
+                .and_then(|s| s.suite().as_str()),
+            alpn: tls.alpn_protocol(),
+        })
     }
 
     /// Hand plaintext to TLS, which seals it into records for the backend
