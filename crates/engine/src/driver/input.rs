@@ -15,7 +15,7 @@ impl Worker<'_> {
     /// when the connection was closed and reading must stop.
     #[inline]
     pub(crate) fn input(&mut self, i: usize, data: &[u8], epoch: u64, arrived: u64) -> bool {
-        if self.conns[i].proto.tls.is_some() {
+        if self.conns[i].proto.has_tls() {
             self.tls_input(i, data, epoch, arrived)
         } else {
             self.http_input(i, data, epoch, arrived)
@@ -45,10 +45,10 @@ impl Worker<'_> {
                 }
             }
         }
-        if self.conns[i].proto.h2_on {
+        if self.conns[i].proto.h2_on() {
             // Acknowledgements, window updates, and the requests that the
             // streams just freed make room for.
-            if let Some(h) = self.conns[i].proto.h2.as_mut() {
+            if let Some(h) = self.conns[i].proto.h2_mut() {
                 h.replenish();
             }
             self.h2_flush(i);
@@ -96,7 +96,7 @@ impl Worker<'_> {
             }
             Happened::Failed(kind) => {
                 let epoch = self.conns[i].epoch;
-                if self.conns[i].proto.h2_on {
+                if self.conns[i].proto.h2_on() {
                     self.h2_write(i);
                 }
                 if self.conns[i].epoch == epoch {
@@ -115,7 +115,7 @@ impl Worker<'_> {
             self.close_and_continue(i, Some(ErrorKind::Tls));
             return;
         }
-        if self.conns[i].proto.h2_on {
+        if self.conns[i].proto.h2_on() {
             // Streams under way end with the connection; an idle one
             // closed by the server is no error.
             let kind = (self.conns[i].written > 0).then_some(ErrorKind::Closed);
@@ -216,7 +216,7 @@ impl Worker<'_> {
         let now = self.now;
         let measuring = self.measuring;
         let c = &mut self.conns[i];
-        let took = now.saturating_sub(c.proto.handshake_start_ns);
+        let took = now.saturating_sub(c.proto.handshake_start_ns());
         let Some(agreed) = c.proto.agreed() else {
             return;
         };
@@ -249,10 +249,10 @@ impl Worker<'_> {
     /// it so; resent, the failure would show in no error.
     pub(crate) fn may_resend(&self, i: usize) -> bool {
         let c = &self.conns[i];
-        !c.proto.h2_on
+        !c.proto.h2_on()
             && c.state == State::Open
             && c.carried > c.len as u64
-            && c.proto.exchange.is_idle()
+            && c.proto.h1_idle()
             && (0..c.written).all(|k| self.plan.spec.idempotent(c.ring[c.slot(k)].target as usize))
     }
 }

@@ -107,7 +107,6 @@ impl Worker<'_> {
         let now = self.now;
         let c = &mut self.conns[i];
         c.state = State::Open;
-        c.proto.exchange.reset();
         // Queued requests waited for the handshake; their latency starts now.
         for k in 0..c.len {
             let s = c.slot(k);
@@ -130,9 +129,9 @@ impl Worker<'_> {
             return;
         }
         // HTTP/2 and TLS queue what they send for the backend to write.
-        if self.conns[i].proto.h2_on {
+        if self.conns[i].proto.h2_on() {
             self.h2_flush(i);
-        } else if self.conns[i].proto.tls.is_some() {
+        } else if self.conns[i].proto.has_tls() {
             self.tls_flush(i);
         } else {
             self.io_write_requests(i);
@@ -206,7 +205,7 @@ impl Worker<'_> {
             self.io_send_out(i);
             return;
         }
-        if self.conns[i].proto.h2_on {
+        if self.conns[i].proto.h2_on() {
             self.h2_flush(i);
             return;
         }

@@ -11,13 +11,13 @@
 //! one the timeout scan looks at.
 
 use super::*;
-use crate::h2::H2;
 use crate::spec::HttpVersion;
 
 impl Worker<'_> {
     /// Connection `i` is open (TCP, and TLS if asked): whether it speaks
-    /// HTTP/2, from ALPN's choice or prior knowledge. False when HTTP/2
-    /// was required and the server did not agree (the connection failed).
+    /// HTTP/2, from ALPN's choice or prior knowledge, its layers set for
+    /// it. False when HTTP/2 was required and the server did not agree
+    /// (the connection failed).
     pub(crate) fn choose_http(&mut self, i: usize) -> bool {
         let http = self.plan.spec.http;
         let h2 = match self.conns[i].proto.agreed() {
@@ -28,22 +28,18 @@ impl Worker<'_> {
             self.fail(i, ErrorKind::Tls);
             return false;
         }
-        let c = &mut self.conns[i];
-        c.proto.h2_on = h2;
-        if h2 {
+        let session = h2.then(|| {
             let table = self.plan.requests.h2().map_or(0, |r| r.table_bytes);
             let cfg = crate::h2::Config {
                 stream_window: http.stream_window,
                 conn_window: http.conn_window,
                 checksum: self.plan.spec.checksum,
             };
-            c.proto
-                .h2
-                .get_or_insert_with(|| Box::new(H2::new(cfg, table)))
-                .start();
-            if self.measuring {
-                self.stats.h2.connections += 1;
-            }
+            (cfg, table)
+        });
+        self.conns[i].proto.open(session);
+        if h2 && self.measuring {
+            self.stats.h2.connections += 1;
         }
         true
     }
@@ -65,7 +61,7 @@ impl Worker<'_> {
                 _ => spec.depth(false),
             };
         }
-        match (&c.proto.h2, c.proto.h2_on) {
+        match (c.proto.h2(), c.proto.h2_on()) {
             (Some(h), true) => {
                 let cap = usize::try_from(h.stream_limit()).unwrap_or(usize::MAX);
                 spec.depth(true).min(cap).max(1)
@@ -89,7 +85,7 @@ impl Worker<'_> {
             written,
             ..
         } = c;
-        let Some(h) = proto.h2.as_mut() else {
+        let Some(h) = proto.h2_mut() else {
             return;
         };
         while *written < *len && h.can_open() {
@@ -106,7 +102,7 @@ impl Worker<'_> {
     /// first on a TLS connection; the backend writes them.
     pub(crate) fn h2_write(&mut self, i: usize) {
         let c = &mut self.conns[i];
-        if c.proto.tls.is_some() && c.unwritable.is_none() {
+        if c.proto.has_tls() && c.unwritable.is_none() {
             if let Err(e) = c.proto.seal_h2() {
                 self.write_failed(i, &e);
                 return;
@@ -173,12 +169,12 @@ impl Worker<'_> {
     /// since: then it fails whole, as a silent HTTP/1.1 connection does.
     pub(crate) fn h2_time_out_stream(&mut self, i: usize) -> bool {
         let c = &mut self.conns[i];
-        if !c.proto.h2_on || c.written == 0 {
+        if !c.proto.h2_on() || c.written == 0 {
             return false;
         }
         let f = c.front();
         let epoch = c.epoch;
-        let Some(h) = c.proto.h2.as_mut() else {
+        let Some(h) = c.proto.h2_mut() else {
             return false;
         };
         if h.last_arrival_ns() <= f.issued_ns {
@@ -200,7 +196,7 @@ impl Worker<'_> {
     /// allows no stream showed no error at all.
     pub(crate) fn h2_time_out_unopened(&mut self, i: usize) -> bool {
         let c = &mut self.conns[i];
-        if !c.proto.h2_on || c.written > 0 || c.len == 0 {
+        if !c.proto.h2_on() || c.written > 0 || c.len == 0 {
             return false;
         }
         let f = c.pop();
@@ -223,8 +219,7 @@ impl Worker<'_> {
     /// left on it; otherwise its next requests go out.
     pub(crate) fn after_stream(&mut self, i: usize) {
         let c = &self.conns[i];
-        let done =
-            c.carried >= self.dial.limit || c.proto.h2.as_ref().is_some_and(|h| h.finished());
+        let done = c.carried >= self.dial.limit || c.proto.h2().is_some_and(|h| h.finished());
         if done && c.written == 0 {
             self.close_and_continue(i, None);
             return;
@@ -263,7 +258,7 @@ impl Worker<'_> {
             if f.stream <= last {
                 continue;
             }
-            if let Some(h) = c.proto.h2.as_mut() {
+            if let Some(h) = c.proto.h2_mut() {
                 h.forget(f.stream);
             }
             // Moved to the end of the written part, which then shrinks.

@@ -59,18 +59,18 @@ pub(crate) enum Happened {
 /// A connection's protocol layers, each one's state its own.
 pub(crate) struct Layers {
     /// TLS, on an `https://` connection.
-    pub(crate) tls: Option<Box<rustls::ClientConnection>>,
+    tls: Option<Box<rustls::ClientConnection>>,
     /// When its handshake began, for its timeout and its time.
-    pub(crate) handshake_start_ns: u64,
+    handshake_start_ns: u64,
     /// When the read that brought the first byte of the response being
     /// read reached the socket: that response cannot have ended earlier.
-    pub(crate) first_rx_ns: u64,
+    first_rx_ns: u64,
     /// HTTP/1.x: which request a response answers, and its parser.
-    pub(crate) exchange: Exchange,
+    exchange: Exchange,
     /// HTTP/2, kept from one connection to the next of the slot; `h2_on`
     /// when the current connection speaks it.
-    pub(crate) h2: Option<Box<H2>>,
-    pub(crate) h2_on: bool,
+    h2: Option<Box<H2>>,
+    h2_on: bool,
 }
 
 impl Layers {
@@ -83,6 +83,68 @@ impl Layers {
             h2: None,
             h2_on: false,
         }
+    }
+
+    /// The connection has TLS (its handshake begun, or done).
+    #[inline]
+    pub(crate) fn has_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
+    /// The connection speaks HTTP/2.
+    #[inline]
+    pub(crate) fn h2_on(&self) -> bool {
+        self.h2_on
+    }
+
+    /// The slot's HTTP/2 session, kept from one connection to the next:
+    /// whether the current one speaks it is `h2_on`.
+    #[inline]
+    pub(crate) fn h2(&self) -> Option<&H2> {
+        self.h2.as_deref()
+    }
+
+    #[inline]
+    pub(crate) fn h2_mut(&mut self) -> Option<&mut H2> {
+        self.h2.as_deref_mut()
+    }
+
+    /// When the TLS handshake began.
+    pub(crate) fn handshake_start_ns(&self) -> u64 {
+        self.handshake_start_ns
+    }
+
+    /// When the read that brought the first byte of the response just
+    /// completed reached the socket.
+    #[inline]
+    pub(crate) fn first_rx_ns(&self) -> u64 {
+        self.first_rx_ns
+    }
+
+    /// HTTP/1.x is between responses, no byte of the next one read.
+    pub(crate) fn h1_idle(&self) -> bool {
+        self.exchange.is_idle()
+    }
+
+    /// The connection is open: HTTP/1.x's exchange starts afresh, and
+    /// HTTP/2 is spoken when `h2` gives its session's config and header
+    /// table size.
+    pub(crate) fn open(&mut self, h2: Option<(crate::h2::Config, usize)>) {
+        self.exchange.reset();
+        self.h2_on = h2.is_some();
+        if let Some((cfg, table)) = h2 {
+            self.h2
+                .get_or_insert_with(|| Box::new(H2::new(cfg, table)))
+                .start();
+        }
+    }
+
+    /// The connection closed: its TLS goes with it, and HTTP/1.x's exchange
+    /// starts afresh; HTTP/2's session stays, for the slot's next one.
+    pub(crate) fn shut(&mut self) {
+        self.tls = None;
+        self.h2_on = false;
+        self.exchange.reset();
     }
 
     /// Take `data`, which reached the socket at `arrived`, up to the first
