@@ -138,6 +138,24 @@ impl Worker<'_> {
         }
     }
 
+    /// The socket of connection `i` may take more: what its layers could
+    /// not send before, and requests not yet written.
+    pub(crate) fn writable(&mut self, i: usize) {
+        if self.conns[i].proto.has_tls() {
+            // Records rustls could not write before, and requests.
+            if self.conns[i].state == State::Open {
+                self.tls_flush(i);
+            } else {
+                self.io_send_out(i);
+            }
+        } else if self.conns[i].proto.h2_on() {
+            // Frames that did not fit the socket, and requests.
+            self.h2_flush(i);
+        } else if self.conns[i].written < self.conns[i].len {
+            self.flush(i);
+        }
+    }
+
     /// A write on connection `i` failed with `e`. A server may answer
     /// before it has read the whole request (a 413 to a large upload) and
     /// close: its answer waits in the socket ahead of the reset the write

@@ -440,19 +440,7 @@ impl Worker<'_> {
                 if closed {
                     self.conns[i].peer_closed = true;
                 }
-                if self.conns[i].proto.has_tls() {
-                    // Records rustls could not write before, and requests.
-                    if self.conns[i].state == State::Open {
-                        self.tls_flush(i);
-                    } else {
-                        self.io_send_out(i);
-                    }
-                } else if self.conns[i].proto.h2_on() {
-                    // Frames that did not fit the socket, and requests.
-                    self.h2_flush(i);
-                } else if self.conns[i].written < self.conns[i].len {
-                    self.flush(i);
-                }
+                self.writable(i);
                 if readable && self.conns[i].state != State::Down {
                     self.read(i);
                 }
