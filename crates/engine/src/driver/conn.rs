@@ -69,9 +69,6 @@ pub(crate) struct Conn {
     pub(crate) unwritable: Option<ErrorKind>,
     /// Closed model: queued to send its next request after this batch.
     pub(crate) deferred: bool,
-    /// When the read that brought the first byte of the response being
-    /// read reached the socket: that response cannot have ended earlier.
-    pub(crate) first_rx_ns: u64,
     /// Kept open, idle, from one session window to the next, and nothing
     /// read on it since: the server may have closed it at any moment of
     /// that wait, even as the window's first request went out.

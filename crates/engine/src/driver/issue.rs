@@ -135,7 +135,7 @@ impl Worker<'_> {
         // burst the client takes in one read, where topping up each answer
         // settles into a write, a read and a server wake-up per response.
         let c = &self.conns[i];
-        if depth > 1 && !c.proto.h2_on && c.state == State::Open && c.len > depth / 2 {
+        if depth > 1 && !c.proto.h2_on() && c.state == State::Open && c.len > depth / 2 {
             self.send(i);
             return;
         }

@@ -13,11 +13,16 @@
 //! The `Worker` is the loop (window.rs: the turn, the deadlines, the
 //! phases) and the connections; what it drives is grouped by idea, each
 //! owning its state: the I/O backend (io/: epoll or io_uring, matched once
-//! per turn), the protocol layers (proto/: TLS, HTTP/1.x, HTTP/2), the
-//! target queue and the issue of requests (issue.rs), when the next ones
-//! go out (schedule.rs), the epoll loop's naps (pace.rs), the books beside
-//! the counters (books.rs), how connections are dialled (send.rs), answers
-//! and failures (respond.rs), and users who think (users.rs).
+//! per turn; the only code that touches a socket), the protocol layers
+//! (proto/: TLS, HTTP/1.x, HTTP/2, which take bytes and hand back what
+//! happened, and never see the ring or the counters), what a connection's
+//! bytes read come to (input.rs: the layers' outcomes mapped onto the ring
+//! and the counters, in one place), HTTP/2's streams on the ring
+//! (streams.rs), the target queue and the issue of requests (issue.rs),
+//! when the next ones go out (schedule.rs), the epoll loop's naps
+//! (pace.rs), the books beside the counters (books.rs), how connections
+//! are dialled and written (send.rs), answers and failures (respond.rs),
+//! and users who think (users.rs).
 //!
 //! Syscall budget per request in the closed model, on epoll: one write()
 //! and one read() (io/epoll.rs); on the ring, a share of the one enter per
@@ -40,6 +45,7 @@ use crate::spec::{IoBackend, LoadSpec, Order};
 
 mod books;
 mod conn;
+mod input;
 mod io;
 mod issue;
 mod pace;
@@ -49,6 +55,7 @@ mod schedule;
 mod send;
 mod state;
 mod stats;
+mod streams;
 mod users;
 mod window;
 
@@ -148,7 +155,6 @@ impl<'a> Worker<'a> {
                 deferred: false,
                 peer_closed: false,
                 unwritable: None,
-                first_rx_ns: 0,
                 stale: false,
                 freed: 0,
                 freed_at_sum: 0,

@@ -28,7 +28,7 @@ impl Worker<'_> {
         if c.written > 0 {
             c.written -= 1;
         }
-        let first_rx_ns = c.first_rx_ns;
+        let first_rx_ns = c.proto.first_rx_ns();
         let measured = self.phase_of(&f);
         // The response ended when its last byte reached the socket, however
         // long this thread took to read it (rx.rs); and not before its first
@@ -73,11 +73,11 @@ impl Worker<'_> {
             }
         }
 
-        if self.conns[i].proto.h2_on {
+        if self.conns[i].proto.h2_on() {
             if let Some(us) = self.users.as_mut() {
                 us.release(i);
                 let c = &self.conns[i];
-                if c.written == 0 && c.proto.h2.as_ref().is_some_and(|h| h.finished()) {
+                if c.written == 0 && c.proto.h2().is_some_and(|h| h.finished()) {
                     self.close_and_continue(i, None);
                 }
                 self.user_answered(i, error.is_none());
@@ -173,7 +173,7 @@ impl Worker<'_> {
         // a fresh connection, as after a response that closes, rather than
         // count one malformed answer as a pipeline's worth of them.
         let c = &mut self.conns[i];
-        if kind == ErrorKind::Parse && !c.proto.h2_on && c.written > 1 {
+        if kind == ErrorKind::Parse && !c.proto.h2_on() && c.written > 1 {
             let f = c.pop();
             c.written -= 1;
             let measured = self.phase_of(&f);
@@ -227,7 +227,7 @@ impl Worker<'_> {
         };
         let was_connecting = matches!(self.conns[i].state, State::Connecting | State::Handshaking);
         // HTTP/2 counts its own (`retried`, above a GOAWAY's last stream).
-        let h1 = !self.conns[i].proto.h2_on;
+        let h1 = !self.conns[i].proto.h2_on();
         let mut failed_here = 0;
         let connect_error = kind.is_some_and(|k| {
             matches!(
@@ -303,8 +303,7 @@ impl Worker<'_> {
     pub(super) fn shut(&mut self, i: usize) {
         self.io_close(i);
         let c = &mut self.conns[i];
-        c.proto.tls = None;
-        c.proto.h2_on = false;
+        c.proto.shut();
         c.state = State::Down;
         c.head = 0;
         c.len = 0;
@@ -315,6 +314,5 @@ impl Worker<'_> {
         c.unwritable = None;
         c.carried = 0;
         c.stale = false;
-        c.proto.exchange.reset();
     }
 }

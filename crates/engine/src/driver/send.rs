@@ -1,6 +1,7 @@
 //! A connection's way out: connecting it (from the next source address),
-//! opening it once TCP (and TLS) is up, and writing its requests, whole or
-//! in part, with what a write that fails leaves to be read first.
+//! starting its TLS handshake once TCP is up, opening it once TLS is too,
+//! and writing its requests (sealed by TLS first, when it has it), whole
+//! or in part, with what a write that fails leaves to be read first.
 
 use std::io;
 
@@ -106,7 +107,6 @@ impl Worker<'_> {
         let now = self.now;
         let c = &mut self.conns[i];
         c.state = State::Open;
-        c.proto.exchange.reset();
         // Queued requests waited for the handshake; their latency starts now.
         for k in 0..c.len {
             let s = c.slot(k);
@@ -128,19 +128,32 @@ impl Worker<'_> {
         if self.between_windows {
             return;
         }
-        if self.io.is_uring() {
-            self.uring_flush(i);
-            return;
-        }
-        if self.conns[i].proto.h2_on {
+        // HTTP/2 and TLS queue what they send for the backend to write.
+        if self.conns[i].proto.h2_on() {
             self.h2_flush(i);
-            return;
-        }
-        if self.conns[i].proto.tls.is_some() {
+        } else if self.conns[i].proto.has_tls() {
             self.tls_flush(i);
-            return;
+        } else {
+            self.io_write_requests(i);
         }
-        self.epoll_write(i);
+    }
+
+    /// The socket of connection `i` may take more: what its layers could
+    /// not send before, and requests not yet written.
+    pub(crate) fn writable(&mut self, i: usize) {
+        if self.conns[i].proto.has_tls() {
+            // Records rustls could not write before, and requests.
+            if self.conns[i].state == State::Open {
+                self.tls_flush(i);
+            } else {
+                self.io_send_out(i);
+            }
+        } else if self.conns[i].proto.h2_on() {
+            // Frames that did not fit the socket, and requests.
+            self.h2_flush(i);
+        } else if self.conns[i].written < self.conns[i].len {
+            self.flush(i);
+        }
     }
 
     /// A write on connection `i` failed with `e`. A server may answer
@@ -172,5 +185,76 @@ impl Worker<'_> {
                 n = 0;
             }
         }
+    }
+
+    /// The TCP connect of `i` is done: start its handshake.
+    pub(crate) fn start_tls(&mut self, i: usize) -> bool {
+        let (Some(config), Some(name)) = (
+            self.tls.as_ref().map(|t| t.config.clone()),
+            self.plan
+                .server_names
+                .get(self.conns[i].target_of_connect as usize),
+        ) else {
+            return false;
+        };
+        let now = self.now;
+        match self.conns[i].proto.start_tls(config, name.clone(), now) {
+            Ok(()) => {
+                self.conns[i].state = State::Handshaking;
+                self.io_send_out(i);
+                true
+            }
+            Err(_) => {
+                self.fail(i, ErrorKind::Tls);
+                false
+            }
+        }
+    }
+
+    /// Hand requests to rustls, which seals them into records, then send
+    /// the records: a request counts as written once rustls took it whole.
+    pub(crate) fn tls_flush(&mut self, i: usize) {
+        if self.between_windows {
+            return;
+        }
+        // Until the handshake is done, the protocol (ALPN's choice) is not
+        // known, and nothing may be written but the handshake.
+        if self.conns[i].state != State::Open {
+            self.io_send_out(i);
+            return;
+        }
+        if self.conns[i].proto.h2_on() {
+            self.h2_flush(i);
+            return;
+        }
+        loop {
+            let c = &mut self.conns[i];
+            if c.written >= c.len || c.peer_closed {
+                break;
+            }
+            let f = c.ring[c.slot(c.written)];
+            let req = self.plan.requests.get(f.target, f.last);
+            let Some(sealed) = c.proto.seal(&req[c.write_off..]) else {
+                return;
+            };
+            match sealed {
+                Ok(0) => break,
+                Ok(n) if c.write_off + n == req.len() => {
+                    c.written += 1;
+                    c.write_off = 0;
+                }
+                Ok(n) => {
+                    // rustls's send buffer is full: the rest goes once
+                    // records have left.
+                    c.write_off += n;
+                    break;
+                }
+                Err(_) => {
+                    self.fail(i, ErrorKind::Tls);
+                    return;
+                }
+            }
+        }
+        self.io_send_out(i);
     }
 }

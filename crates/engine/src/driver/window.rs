@@ -388,7 +388,7 @@ impl Worker<'_> {
                 let c = &self.conns[i];
                 let (since, kind) = match c.state {
                     State::Connecting => (c.connect_start_ns, ErrorKind::ConnectTimeout),
-                    State::Handshaking => (c.proto.handshake_start_ns, ErrorKind::Tls),
+                    State::Handshaking => (c.proto.handshake_start_ns(), ErrorKind::Tls),
                     State::Open if c.len > 0 => (c.front().issued_ns, ErrorKind::Timeout),
                     _ => break,
                 };

@@ -375,6 +375,40 @@ impl Worker<'_> {
         }
     }
 
+    /// Write what connection `i`'s protocol layers queued (TLS's records,
+    /// or HTTP/2's frames in cleartext) to its socket, until they have
+    /// nothing left or the socket is full.
+    pub(crate) fn epoll_send_out(&mut self, i: usize) {
+        loop {
+            let c = &mut self.conns[i];
+            if c.unwritable.is_some() {
+                return;
+            }
+            let Io::Epoll(ep) = &mut self.io else {
+                return;
+            };
+            let Some(stream) = ep.streams[i].as_mut() else {
+                return;
+            };
+            let Some(res) = c.proto.write_out(stream) else {
+                return;
+            };
+            match res {
+                Ok(0) => return,
+                Ok(n) => {
+                    let measuring = self.measuring;
+                    self.counters(measuring).bytes_written += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.write_failed(i, &e);
+                    return;
+                }
+            }
+        }
+    }
+
     pub(crate) fn on_event(&mut self, i: usize, readable: bool, closed: bool) {
         if i >= self.conns.len() {
             return;
@@ -406,19 +440,7 @@ impl Worker<'_> {
                 if closed {
                     self.conns[i].peer_closed = true;
                 }
-                if self.conns[i].proto.tls.is_some() {
-                    // Records rustls could not write before, and requests.
-                    if self.conns[i].state == State::Open {
-                        self.tls_flush(i);
-                    } else {
-                        self.tls_write(i);
-                    }
-                } else if self.conns[i].proto.h2_on {
-                    // Frames that did not fit the socket, and requests.
-                    self.h2_flush(i);
-                } else if self.conns[i].written < self.conns[i].len {
-                    self.flush(i);
-                }
+                self.writable(i);
                 if readable && self.conns[i].state != State::Down {
                     self.read(i);
                 }

@@ -71,11 +71,6 @@ impl Io {
         }
     }
 
-    #[inline]
-    pub(crate) fn is_uring(&self) -> bool {
-        matches!(self, Io::Uring(_))
-    }
-
     /// Why io_uring was asked for and epoll used instead.
     pub(crate) fn fallback(&self) -> Option<String> {
         match self {
@@ -85,9 +80,8 @@ impl Io {
     }
 }
 
-/// What the loop asks of its backend, matched here, and in `flush`
-/// (send.rs), since on epoll the protocol layers write to the socket
-/// themselves: a backend added is an arm in each.
+/// What the loop asks of its backend, matched here and only here: a
+/// backend added is an arm in each.
 impl Worker<'_> {
     /// One look: wait (or nap) until `wake`, or the clock's work `due`,
     /// then handle what came. Returns how the window ended, if it did.
@@ -112,6 +106,29 @@ impl Worker<'_> {
         match self.io {
             Io::Uring(_) => self.uring_connect(i, addr),
             Io::Epoll(_) => self.epoll_connect(i, addr),
+        }
+    }
+
+    /// Write connection `i`'s cleartext HTTP/1.1 requests not yet written,
+    /// straight from the prepared bytes, which outlive the run: no layer
+    /// copies them.
+    #[inline]
+    pub(crate) fn io_write_requests(&mut self, i: usize) {
+        match self.io {
+            Io::Epoll(_) => self.epoll_write(i),
+            Io::Uring(_) => self.uring_flush(i),
+        }
+    }
+
+    /// Send what connection `i`'s protocol layers queued for the wire
+    /// (TLS's records, HTTP/2's frames): the backend writes, no layer does.
+    #[inline]
+    pub(crate) fn io_send_out(&mut self, i: usize) {
+        match self.io {
+            Io::Epoll(_) => self.epoll_send_out(i),
+            // The ring drives neither TLS nor HTTP/2 yet: the spec refuses
+            // them there (`UringGap`).
+            Io::Uring(_) => {}
         }
     }
 

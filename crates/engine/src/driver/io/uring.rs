@@ -358,7 +358,7 @@ impl Worker<'_> {
         if measuring {
             self.tick_timeline(0, 0, data.len() as u64);
         }
-        let open = self.feed(i, data, epoch, arrived);
+        let open = self.input(i, data, epoch, arrived);
         if open && !more && self.conns[i].epoch == epoch {
             self.arm_recv(i);
         }

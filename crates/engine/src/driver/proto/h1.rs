@@ -1,71 +1,68 @@
 //! HTTP/1.x on a connection: the plaintext read (after TLS, if any) fed
 //! to the connection's exchange (`crate::exchange`, around the sans-IO
-//! parser), each response it completes handed to the driver's books in
-//! order, and whether requests a server closed on may go out again.
+//! parser), each response it completes handed back as a `Happened`, with
+//! when its first byte came.
 
-use crate::driver::*;
 use crate::exchange::Fault;
+use crate::http1::Response;
+use crate::result::ErrorKind;
 
-impl Worker<'_> {
-    /// Parse what was read, which reached the socket at `arrived`. Returns
-    /// false when the connection was closed (by the server's `Connection:
-    /// close`, or an error) and reading must stop.
-    pub(crate) fn feed(&mut self, i: usize, mut data: &[u8], epoch: u64, arrived: u64) -> bool {
-        if self.conns[i].proto.h2_on {
-            return self.h2_input(i, data, epoch, arrived);
+use super::{Happened, Layers};
+
+/// What the server's close (a FIN, or TLS's close_notify) means to
+/// HTTP/1.x.
+pub(crate) enum AtEof {
+    /// The response being read ended with the close (its body delimited
+    /// by it).
+    Answer(Response),
+    /// No response was being read.
+    Idle,
+    /// The close cut what was being read short.
+    Cut(ErrorKind),
+}
+
+impl Layers {
+    /// HTTP/1.x's share of `http_step`: the exchange parses `data` up to
+    /// the end of a response, stamping when its first byte came.
+    #[inline]
+    pub(crate) fn h1_step(
+        &mut self,
+        data: &[u8],
+        awaiting: bool,
+        arrived: u64,
+    ) -> (usize, Option<Happened>) {
+        // The first byte is the final answer's, as over HTTP/2: an
+        // interim 100 or 103 is sent early precisely because it is
+        // cheap, and would make any server look quick to answer.
+        if self.exchange.at_status_line() {
+            self.first_rx_ns = arrived;
         }
-        while !data.is_empty() {
-            let c = &mut self.conns[i];
-            // The first byte is the final answer's, as over HTTP/2: an
-            // interim 100 or 103 is sent early precisely because it is
-            // cheap, and would make any server look quick to answer.
-            if c.proto.exchange.at_status_line() {
-                c.first_rx_ns = arrived;
-            }
-            let fed = c.proto.exchange.feed(data, c.awaiting());
-            if c.proto.exchange.skipped_interim() {
-                c.first_rx_ns = arrived;
-            }
-            match fed {
-                Ok((used, Some(resp))) => {
-                    data = &data[used..];
-                    self.complete(i, resp, arrived);
-                    if self.conns[i].epoch != epoch {
-                        return false;
-                    }
-                }
-                Ok((used, None)) => data = &data[used..],
-                Err(Fault::Unsolicited) => {
-                    self.unsolicited(i);
-                    return false;
-                }
-                Err(f) => {
-                    self.fail(i, f.kind());
-                    return false;
-                }
-            }
+        let fed = self.exchange.feed(data, awaiting);
+        if self.exchange.skipped_interim() {
+            self.first_rx_ns = arrived;
         }
-        true
+        match fed {
+            Ok((used, resp)) => (used, resp.map(Happened::Answer)),
+            Err(Fault::Unsolicited) => (data.len(), Some(Happened::Unsolicited { fatal: true })),
+            Err(f) => (data.len(), Some(Happened::Failed(f.kind()))),
+        }
     }
 
-    /// Connection `i` closed cleanly (a FIN, or TLS's close_notify) with
-    /// requests on the wire and no byte of their answers read: whether
-    /// they go out again rather than fail. A server may close a keep-alive
-    /// connection at any moment, and RFC 9112 §9.3.1-2 has a client resend
-    /// what it had pipelined, or idempotent requests, that got no answer.
-    /// Only on a connection that answered something first: each fresh
-    /// connection then moves the run on by an answer, where a server that
-    /// closes every connection unanswered would be sent the same requests
-    /// for ever, a run of N requests never ending. A reset is not a close:
-    /// a server that aborts a connection it read a request from (a worker
-    /// that crashed on it) failed that request, and load generators count
-    /// it so; resent, the failure would show in no error.
-    pub(crate) fn may_resend(&self, i: usize) -> bool {
-        let c = &self.conns[i];
-        !c.proto.h2_on
-            && c.state == State::Open
-            && c.carried > c.len as u64
-            && c.proto.exchange.is_idle()
-            && (0..c.written).all(|k| self.plan.spec.idempotent(c.ring[c.slot(k)].target as usize))
+    /// The server closed the connection: what that makes of the response
+    /// being read.
+    pub(crate) fn h1_at_eof(&mut self) -> AtEof {
+        // RFC 9112 §9.8: over TLS, a body that ends at the close is whole
+        // only if the close was the server's close_notify; a bare FIN may
+        // be anyone's, and cut the body short (a truncation attack).
+        let unsigned = self
+            .tls
+            .as_mut()
+            .is_some_and(|t| !t.process_new_packets().is_ok_and(|s| s.peer_has_closed()));
+        match self.exchange.eof() {
+            Ok(Some(_)) if unsigned => AtEof::Cut(ErrorKind::Closed),
+            Ok(Some(resp)) => AtEof::Answer(resp),
+            Ok(None) => AtEof::Idle,
+            Err(f) => AtEof::Cut(f.kind()),
+        }
     }
 }
