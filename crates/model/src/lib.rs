@@ -10,6 +10,7 @@
 mod fairness;
 mod feature;
 pub mod max_users;
+mod profile;
 mod reason;
 pub mod summary;
 mod workload;
@@ -20,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 pub use fairness::{Comparison, Decision, Diagnosis, ParityEntry, Setting, Source};
 pub use feature::{Feature, FeatureResult, FeatureStatus};
+pub use profile::Profile;
 pub use reason::{Reason, ReasonCode, Verdict};
 pub use summary::{
     Connections, CpuTime, ErrorKind, HostShare, Http2Report, IoBackend, Latency, LoadModel,
@@ -150,16 +152,12 @@ pub struct ServerRecord {
     /// Max-users searches, one per core count and workload.
     #[serde(default)]
     pub max_users: Vec<MaxUsers>,
-    /// The recipe profile it ran with: "defaults" or "tuned".
-    #[serde(default = "default_profile")]
-    pub profile: String,
+    /// The recipe profile it ran with.
+    #[serde(default)]
+    pub profile: Profile,
     /// The settings that change results, with where each value comes from.
     #[serde(default)]
     pub parity: Vec<ParityEntry>,
-}
-
-fn default_profile() -> String {
-    "defaults".to_string()
 }
 
 impl Default for ServerRecord {
@@ -175,7 +173,7 @@ impl Default for ServerRecord {
             installed_bytes: 0,
             features: Vec::new(),
             max_users: Vec::new(),
-            profile: default_profile(),
+            profile: Profile::Defaults,
             parity: Vec::new(),
         }
     }
