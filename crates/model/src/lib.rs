@@ -27,7 +27,7 @@ pub use summary::{
     Connections, CpuTime, ErrorKind, HostShare, Http2Report, IoBackend, Latency, LoadModel,
     RateReport, Sessions, Summary, TimelineRow, TlsReport, Warmup, Warning,
 };
-pub use workload::WorkloadKind;
+pub use workload::{is_large_body, WorkloadKind, LARGE_BODY_BYTES};
 
 /// Open files a load needs beyond one per connection: stdio, an epoll and
 /// a timer descriptor per thread, the reachability check, and whatever the

@@ -10,11 +10,6 @@ use throng_model::{
     StepRecord, StepStatus, Verdict, WorkloadKind,
 };
 
-/// Bodies at least this large make a workload a large-file one, reported in
-/// MB/s with transfer times (as the Apache/lighttpd/nginx/Varnish article
-/// reported its 21 MB file) rather than req/s.
-pub const LARGE_BODY_BYTES: f64 = 1024.0 * 1024.0;
-
 pub use throng_model::LOAD_STUDY;
 
 /// A run `throng load --save` stored: its study text is the command line,
@@ -356,7 +351,7 @@ pub fn workload_body_bytes(figs: &[StepFigures], workload: &str) -> Option<f64> 
 }
 
 pub fn is_large(figs: &[StepFigures], workload: &str) -> bool {
-    workload_body_bytes(figs, workload).is_some_and(|b| b >= LARGE_BODY_BYTES)
+    workload_body_bytes(figs, workload).is_some_and(throng_model::is_large_body)
 }
 
 /// A step whose figures can be believed: a valid verdict, and its own
