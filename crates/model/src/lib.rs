@@ -13,6 +13,7 @@ pub mod max_users;
 mod profile;
 mod reason;
 pub mod summary;
+pub mod units;
 mod workload;
 
 use std::collections::BTreeMap;

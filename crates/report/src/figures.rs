@@ -466,15 +466,9 @@ pub fn mib(b: u64) -> String {
     format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0))
 }
 
-/// Microseconds as a short duration.
+/// Microseconds as a short duration, spaced as prose: "850 µs".
 pub fn duration_us(us: u64) -> String {
-    if us >= 1_000_000 {
-        format!("{:.2} s", us as f64 / 1e6)
-    } else if us >= 1_000 {
-        format!("{:.2} ms", us as f64 / 1e3)
-    } else {
-        format!("{us} µs")
-    }
+    throng_model::units::duration_us(us as f64, " ")
 }
 
 /// Thousands separated with commas: 1234567 → "1,234,567".
