@@ -7,7 +7,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 use throng_lab::run::RunEstimate;
 use throng_lab::{Event, Interrupt, LabOptions, Observer, Recipes, Store, Study};
-use throng_model::{Comparison, StepRecord, StepStatus};
+use throng_model::{Comparison, StepRecord, StepStatus, WorkloadKind};
 use throng_report::figures;
 
 #[derive(clap::Args)]
@@ -127,7 +127,7 @@ pub fn step_line(s: &StepRecord) -> String {
             };
             // A 21 MB transfer is measured by its bandwidth and by how long
             // one transfer takes at best and at worst.
-            let large = if s.workload == "large" {
+            let large = if WorkloadKind::parse(&s.workload).is_some_and(WorkloadKind::is_large) {
                 let span = match (f.min_us, f.max_us) {
                     (Some(min), Some(max)) => format!(
                         "transfer {:.1}–{:.1} ms",

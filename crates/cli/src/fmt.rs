@@ -1,17 +1,13 @@
 //! Number formatting for terminal output. Counts and dates come from the
-//! report's figures, so the terminal and the article print them alike.
+//! report's figures and durations from the model's units, so the terminal
+//! and the article print them alike.
 
 pub use throng_report::figures::{grouped as human_count, utc};
 
-/// Microseconds with a unit that keeps three significant digits.
+/// Microseconds with a unit that keeps three significant digits, unit
+/// against the number so a column of them stays narrow: "850µs".
 pub fn human_us(us: f64) -> String {
-    if us < 1000.0 {
-        format!("{us:.0}µs")
-    } else if us < 1_000_000.0 {
-        format!("{:.2}ms", us / 1e3)
-    } else {
-        format!("{:.2}s", us / 1e6)
-    }
+    throng_model::units::duration_us(us, "")
 }
 
 /// Bytes in decimal units (MB = 10^6 bytes, as network rates are given).

@@ -159,7 +159,7 @@ pub fn run_study_with(
                 model: s.recipe.model.clone(),
                 exe_bytes: s.recipe.exe_bytes(),
                 installed_bytes: crate::features::installed_bytes(&package),
-                profile: s.profile.name().to_string(),
+                profile: s.profile,
                 ..ServerRecord::default()
             }
         })

@@ -18,7 +18,7 @@ pub const SMALL_FILE_BYTES: usize = 1024;
 /// 6.3 KB.
 pub const PAGE_BYTES: usize = 6451;
 /// 21 MB.
-pub const LARGE_BYTES: usize = 21 * 1024 * 1024;
+pub const LARGE_BYTES: usize = WorkloadKind::LARGE_FILE_BYTES as usize;
 
 /// The built-in workload a study names, or an error naming the known ones.
 pub fn parse_kind(name: &str) -> anyhow::Result<WorkloadKind> {

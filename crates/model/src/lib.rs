@@ -10,8 +10,10 @@
 mod fairness;
 mod feature;
 pub mod max_users;
+mod profile;
 mod reason;
 pub mod summary;
+pub mod units;
 mod workload;
 
 use std::collections::BTreeMap;
@@ -20,12 +22,13 @@ use serde::{Deserialize, Serialize};
 
 pub use fairness::{Comparison, Decision, Diagnosis, ParityEntry, Setting, Source};
 pub use feature::{Feature, FeatureResult, FeatureStatus};
+pub use profile::Profile;
 pub use reason::{Reason, ReasonCode, Verdict};
 pub use summary::{
     Connections, CpuTime, ErrorKind, HostShare, Http2Report, IoBackend, Latency, LoadModel,
     RateReport, SessionCounts, Sessions, Summary, TimelineRow, TlsReport, Warmup, Warning,
 };
-pub use workload::WorkloadKind;
+pub use workload::{is_large_body, WorkloadKind, LARGE_BODY_BYTES};
 
 /// Open files a load needs beyond one per connection: stdio, an epoll and
 /// a timer descriptor per thread, the reachability check, and whatever the
@@ -171,16 +174,12 @@ pub struct ServerRecord {
     /// Max-users searches, one per core count and workload.
     #[serde(default)]
     pub max_users: Vec<MaxUsers>,
-    /// The recipe profile it ran with: "defaults" or "tuned".
-    #[serde(default = "default_profile")]
-    pub profile: String,
+    /// The recipe profile it ran with.
+    #[serde(default)]
+    pub profile: Profile,
     /// The settings that change results, with where each value comes from.
     #[serde(default)]
     pub parity: Vec<ParityEntry>,
-}
-
-fn default_profile() -> String {
-    "defaults".to_string()
 }
 
 impl Default for ServerRecord {
@@ -196,7 +195,7 @@ impl Default for ServerRecord {
             installed_bytes: 0,
             features: Vec::new(),
             max_users: Vec::new(),
-            profile: default_profile(),
+            profile: Profile::Defaults,
             parity: Vec::new(),
         }
     }

@@ -10,11 +10,6 @@ use throng_model::{
     Sessions, StepRecord, StepStatus, Verdict, WorkloadKind,
 };
 
-/// Bodies at least this large make a workload a large-file one, reported in
-/// MB/s with transfer times (as the Apache/lighttpd/nginx/Varnish article
-/// reported its 21 MB file) rather than req/s.
-pub const LARGE_BODY_BYTES: f64 = 1024.0 * 1024.0;
-
 pub use throng_model::LOAD_STUDY;
 
 /// A run `throng load --save` stored: its study text is the command line,
@@ -361,7 +356,7 @@ pub fn workload_body_bytes(figs: &[StepFigures], workload: &str) -> Option<f64> 
 }
 
 pub fn is_large(figs: &[StepFigures], workload: &str) -> bool {
-    workload_body_bytes(figs, workload).is_some_and(|b| b >= LARGE_BODY_BYTES)
+    workload_body_bytes(figs, workload).is_some_and(throng_model::is_large_body)
 }
 
 /// A step whose figures can be believed: a valid verdict, and its own
@@ -476,15 +471,9 @@ pub fn mib(b: u64) -> String {
     format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0))
 }
 
-/// Microseconds as a short duration.
+/// Microseconds as a short duration, spaced as prose: "850 µs".
 pub fn duration_us(us: u64) -> String {
-    if us >= 1_000_000 {
-        format!("{:.2} s", us as f64 / 1e6)
-    } else if us >= 1_000 {
-        format!("{:.2} ms", us as f64 / 1e3)
-    } else {
-        format!("{us} µs")
-    }
+    throng_model::units::duration_us(us as f64, " ")
 }
 
 /// Thousands separated with commas: 1234567 → "1,234,567".

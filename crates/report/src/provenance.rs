@@ -69,7 +69,7 @@ fn facts(s: &ServerRecord) -> Vec<Vec<Span>> {
         vec![
             Span::text("recipe "),
             Span::Code(s.recipe.clone()),
-            Span::text(format!(" ({} profile)", s.profile)),
+            Span::text(format!(" ({} profile)", s.profile.name())),
         ],
         vec![
             Span::text("package "),

@@ -21,7 +21,7 @@ pub struct SummaryWorkloads {
     /// The dynamic workload with the smallest mean response (req/s).
     pub dynamic: Option<String>,
     /// The workload with the largest mean response, when its bodies
-    /// average at least [`crate::figures::LARGE_BODY_BYTES`] (MB/s).
+    /// average at least [`throng_model::LARGE_BODY_BYTES`] (MB/s).
     pub large: Option<String>,
     /// The workload whose max users the summary gives: the small static
     /// one, else the dynamic one, else the large one.

@@ -539,7 +539,7 @@ pub fn parity(run: &RunData) -> Option<Table> {
     let mut columns = vec![Column::left("Setting")];
     columns.extend(run.servers.iter().map(|s| {
         Column::with_head(
-            Cell::text(&s.name).aside(format!("({})", s.profile)),
+            Cell::text(&s.name).aside(format!("({})", s.profile.name())),
             Align::Left,
         )
     }));

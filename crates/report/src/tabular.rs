@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::ser::SerializeMap;
 use serde::Serialize;
-use throng_model::{Comparison, RunData, Setting, Source};
+use throng_model::{Comparison, Profile, RunData, Setting, Source};
 
 use crate::analysis::Analysis;
 use crate::error::Result;
@@ -92,7 +92,7 @@ struct JsonReport<'a> {
 #[derive(Serialize)]
 struct JsonServer<'a> {
     name: &'a str,
-    profile: &'a str,
+    profile: Profile,
     parity: JsonParity<'a>,
 }
 
@@ -124,7 +124,7 @@ pub fn json(run: &RunData, a: &Analysis) -> Result<Vec<u8>> {
         .iter()
         .map(|s| JsonServer {
             name: &s.name,
-            profile: &s.profile,
+            profile: s.profile,
             parity: JsonParity(
                 s.parity
                     .iter()

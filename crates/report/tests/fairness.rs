@@ -179,7 +179,7 @@ fn old_run() -> throng_model::RunData {
     run.comparisons.clear();
     for s in &mut run.servers {
         s.parity.clear();
-        s.profile = "defaults".into();
+        s.profile = throng_model::Profile::Defaults;
     }
     for s in &mut run.steps {
         s.diagnosis = None;

@@ -11,7 +11,8 @@ use anyhow::bail;
 
 use crate::probe::Insert;
 use crate::recipe::{ProtocolTable, Recipe, TLS_CERT, TLS_KEY};
-pub use crate::rules::{Profile, ProfileSettings, Profiles};
+pub use crate::rules::{ProfileSettings, Profiles};
+pub use throng_model::Profile;
 
 impl Recipe {
     /// The recipe with `profile`'s changes in its config templates and its

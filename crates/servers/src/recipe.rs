@@ -24,12 +24,12 @@ use std::process::Command;
 use anyhow::{anyhow, bail, Context};
 use serde::{Deserialize, Serialize};
 
-use throng_model::WorkloadKind;
+use throng_model::{Profile, WorkloadKind};
 
 use crate::helper::Helper;
 use crate::names;
 use crate::probe::{Insert, ProbeSettings};
-use crate::rules::{self, ParityRule, Profile, Profiles};
+use crate::rules::{self, ParityRule, Profiles};
 use crate::spot::Spot;
 use crate::template::{substitute, unknown};
 

@@ -91,28 +91,6 @@ pub fn check(rules: &BTreeMap<String, ParityRule>) -> anyhow::Result<()> {
     Ok(())
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Profile {
-    Defaults,
-    Tuned,
-}
-
-impl Profile {
-    pub const ALL: [Profile; 2] = [Profile::Defaults, Profile::Tuned];
-
-    /// The stored name, as in studies and results.
-    pub fn name(self) -> &'static str {
-        match self {
-            Profile::Defaults => "defaults",
-            Profile::Tuned => "tuned",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Profile> {
-        Profile::ALL.into_iter().find(|p| p.name() == name)
-    }
-}
-
 /// One profile's changes to a recipe.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

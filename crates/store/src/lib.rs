@@ -12,8 +12,8 @@ use anyhow::Context;
 use rusqlite::{params, Connection, OptionalExtension};
 use throng_model::{
     Comparison, Decision, Environment, Estimate, Feature, FeatureResult, FeatureStatus, Finding,
-    MaxUsers, ParityEntry, RoundRecord, RunData, RunRecord, ServerRecord, ServerUsage, Setting,
-    Source, StepRecord, StepStatus, Summary, Verdict,
+    MaxUsers, ParityEntry, Profile, RoundRecord, RunData, RunRecord, ServerRecord, ServerUsage,
+    Setting, Source, StepRecord, StepStatus, Summary, Verdict,
 };
 
 mod schema;
@@ -80,6 +80,18 @@ fn insert_max_users(conn: &Connection, sid: i64, m: &MaxUsers) -> anyhow::Result
         params![sid, m.cores, m.workload, m.patience_s, m.level, m.broke_at, m.broke_by],
     )?;
     Ok(())
+}
+
+/// A server's stored profile. Only this program writes the column, so a
+/// name it does not know is a damaged database, said as one.
+fn profile(name: String) -> rusqlite::Result<Profile> {
+    Profile::parse(&name).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            8,
+            rusqlite::types::Type::Text,
+            format!("unknown profile {name:?}").into(),
+        )
+    })
 }
 
 impl Store {
@@ -231,7 +243,7 @@ impl Store {
                 s.model,
                 s.exe_bytes as i64,
                 s.installed_bytes as i64,
-                s.profile,
+                s.profile.name(),
             ],
         )?;
         let sid = tx.last_insert_rowid();
@@ -547,7 +559,7 @@ impl Store {
                     model: r.get(5)?,
                     exe_bytes: r.get::<_, i64>(6)? as u64,
                     installed_bytes: r.get::<_, i64>(7)? as u64,
-                    profile: r.get(8)?,
+                    profile: profile(r.get(8)?)?,
                     ..ServerRecord::default()
                 },
             ))
@@ -1140,7 +1152,7 @@ mod tests {
             model: "event loop".into(),
             exe_bytes: 7_123_456,
             installed_bytes: 13_894_656,
-            profile: "tuned".into(),
+            profile: Profile::Tuned,
             parity: vec![
                 ParityEntry {
                     setting: Setting::AccessLog,
@@ -1316,7 +1328,7 @@ INSERT INTO configs (server_id, seq, path, content) VALUES (1, 0, 'nginx.conf', 
                 installed_bytes: 0,
                 features: Vec::new(),
                 max_users: Vec::new(),
-                profile: "defaults".into(),
+                profile: Profile::Defaults,
                 parity: Vec::new(),
             }]
         );

@@ -224,7 +224,7 @@ fn fairness(run: &mut RunData) {
         ),
         entry(Workers, "1", Source::Lab, ""),
     ];
-    run.servers[1].profile = "tuned".into();
+    run.servers[1].profile = Profile::Tuned;
     run.servers[1].parity = vec![
         entry(
             AccessLog,
