@@ -181,7 +181,10 @@ fn report_and_compare_read_a_database_from_before_the_split() {
     // Both servers' four steps, with their stored verdicts, and each
     // server's best figure in the summary and in the best-per-workload
     // table (which the Markdown report carries as the HTML does).
-    assert_eq!(md.matches("suspect: client\\_bound, noisy").count(), 4 + 2 + 2);
+    assert_eq!(
+        md.matches("suspect: client\\_bound, noisy").count(),
+        4 + 2 + 2
+    );
     let out = throng(
         tmp.path(),
         &[
