@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 
 use support::{run_bounded, throng, throng_json, u};
 use throng_testkit::http::Server;
-use throng_testkit::wait::wait_for;
 
 fn nginx() -> support::Nginx {
     support::Nginx::start_tls(
@@ -45,19 +44,9 @@ fn log(ng: support::Nginx) -> Vec<Line> {
     parse(ng.quit_and_read_log())
 }
 
-/// The lines logged once there are `n` (nginx writes each just after its
-/// response), or what there is after a bound, for a test that goes on
-/// loading the same nginx.
+/// The lines logged once there are `n`, or what there is after a bound.
 fn logged(ng: &support::Nginx, n: usize) -> Vec<Line> {
-    let read = || {
-        parse(
-            std::fs::read_to_string(ng.access_log())
-                .unwrap_or_default()
-                .lines(),
-        )
-    };
-    wait_for(Duration::from_secs(5), || read().len() >= n);
-    read()
+    parse(ng.lines_once_logged(n))
 }
 
 #[test]

@@ -301,6 +301,22 @@ impl Nginx {
         read_log(&self.access_log())
     }
 
+    /// The access log's lines once there are `n` (nginx writes each just
+    /// after its response), or what there is after a bound: for a test
+    /// that reads the log while a load still runs or before it loads the
+    /// same nginx again, where [`Nginx::quit_and_read_log`] cannot serve.
+    pub fn lines_once_logged(&self, n: usize) -> Vec<String> {
+        let read = || {
+            std::fs::read_to_string(self.access_log())
+                .unwrap_or_default()
+                .lines()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        wait_for(Duration::from_secs(5), || read().len() >= n);
+        read()
+    }
+
     /// [`Nginx::quit_and_read_log`], each line as (status, bytes_sent).
     pub fn quit_and_read_entries(self) -> Vec<(u16, u64)> {
         entries(self.quit_and_read_log())

@@ -102,11 +102,7 @@ impl Worker<'_> {
             self.close_and_continue(i, None);
             return;
         }
-        if self.plan.interval_ns.is_some() {
-            self.schedule(i);
-        } else {
-            self.defer(i);
-        }
+        self.go_on(i);
     }
 
     /// Closed model: `issued` requests took places on connection `i` that

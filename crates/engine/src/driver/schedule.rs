@@ -38,6 +38,17 @@ impl Worker<'_> {
         }
     }
 
+    /// Connection `i` has room for its next requests: on the open model's
+    /// schedule, or with this batch's others in the closed model.
+    #[inline]
+    pub(super) fn go_on(&mut self, i: usize) {
+        if self.plan.interval_ns.is_some() {
+            self.schedule(i);
+        } else {
+            self.defer(i);
+        }
+    }
+
     /// Closed model: the next requests of the connections answered in this
     /// batch go out together after it, as wrk's do, rather than one by one
     /// between reads. The server then finds several requests per wake-up

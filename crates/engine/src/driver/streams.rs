@@ -224,11 +224,7 @@ impl Worker<'_> {
             self.close_and_continue(i, None);
             return;
         }
-        if self.plan.interval_ns.is_some() {
-            self.schedule(i);
-        } else {
-            self.defer(i);
-        }
+        self.go_on(i);
     }
 
     /// The server will process no stream above `last`: those requests
