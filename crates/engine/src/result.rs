@@ -156,38 +156,11 @@ pub struct TlsOutcome {
     pub handshake_time: Histogram<u64>,
 }
 
-/// Something the reader must know before believing the numbers. The
-/// engine only names the condition; callers word it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum Warning {
-    /// Threads saw different first responses for one URL, so each held the
-    /// later responses to its own.
-    ResponseChanged { url: String, sizes: Vec<u64> },
-    /// Fewer connections than asked for could be opened.
-    FewerConnections { established: u64, requested: u64 },
-    /// Open model: sends that went out more than 1 ms late.
-    LateSends { late: u64, sent: u64 },
-    /// Open model: requests that fell due in the measured phase and were
-    /// never sent.
-    Unsent { unsent: u64, sent: u64 },
-    /// io_uring was asked for, the kernel would not set up a ring (not
-    /// built in, disabled, refused to this process), and the threads used
-    /// epoll instead; `reason` is the kernel's.
-    UringUnavailable { reason: String },
-    /// More load threads than CPUs to pin them to: they took turns on a
-    /// CPU, so each one's latency stamps and the client's CPU figures
-    /// include waits for the others.
-    SharedCpus { threads: u64, cpus: u64 },
-}
-
-/// Whether sends follow responses or a schedule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum LoadModel {
-    /// Each connection sends when its last response is complete.
-    Closed,
-    /// Sends on a schedule (`rate`).
-    Open,
-}
+/// Something the reader must know before believing the numbers, and
+/// whether sends follow responses or a schedule: the model's own types,
+/// so the figures a run names are the ones every summary stores. The
+/// engine only names a condition; callers word it.
+pub use throng_model::{LoadModel, Warning};
 
 /// Everything one run measured. Serialisable, histograms included, so an
 /// agent on a client host can return it whole and the coordinator merges

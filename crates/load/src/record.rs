@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
-use throng_engine::{IoBackend, LoadModel, LoadResult, Warning};
+use throng_engine::{IoBackend, LoadResult};
 use throng_model::summary::SCHEMA_VERSION;
 use throng_model::{
     Connections, CpuTime, ErrorKind, Latency, RateReport, Summary, TimelineRow, Warmup,
@@ -40,37 +40,12 @@ pub fn serialize_histogram(h: &Histogram<u64>) -> Vec<u8> {
     out
 }
 
-/// The engine's warning as the model stores it: the same figures, under
-/// the code the summary keeps.
-pub fn warning(w: &Warning) -> throng_model::Warning {
-    use throng_model::Warning as Stored;
-    match w.clone() {
-        Warning::ResponseChanged { url, sizes } => Stored::ResponseChanged { url, sizes },
-        Warning::FewerConnections {
-            established,
-            requested,
-        } => Stored::FewerConnections {
-            established,
-            requested,
-        },
-        Warning::LateSends { late, sent } => Stored::LateSends { late, sent },
-        Warning::Unsent { unsent, sent } => Stored::Unsent { unsent, sent },
-        Warning::UringUnavailable { reason } => Stored::UringUnavailable { reason },
-        Warning::SharedCpus { threads, cpus } => Stored::SharedCpus { threads, cpus },
-    }
-}
-
 /// The summary document of a run.
 pub fn summarize(r: &LoadResult) -> Summary {
     let c = &r.counts;
-    let open = r.model == LoadModel::Open;
     Summary {
         schema: SCHEMA_VERSION,
-        model: if open {
-            throng_model::LoadModel::Open
-        } else {
-            throng_model::LoadModel::Closed
-        },
+        model: r.model,
         urls: r.urls,
         threads: r.threads,
         pipeline: r.pipeline,
@@ -141,7 +116,7 @@ pub fn summarize(r: &LoadResult) -> Summary {
                 bytes_read: s.bytes_read,
             })
             .collect(),
-        warnings: r.warnings.iter().map(warning).collect(),
+        warnings: r.warnings.clone(),
         interrupted: r.interrupted,
         per_host: Vec::new(),
         tls: r.tls.as_ref().map(|t| throng_model::TlsReport {
@@ -232,21 +207,5 @@ mod tests {
             .deserialize(&mut &bytes[..])
             .unwrap();
         assert_eq!(back, h);
-    }
-
-    #[test]
-    fn warnings_keep_their_figures() {
-        assert_eq!(
-            warning(&Warning::LateSends { late: 5, sent: 200 }),
-            throng_model::Warning::LateSends { late: 5, sent: 200 }
-        );
-        assert_eq!(
-            warning(&Warning::UringUnavailable {
-                reason: "EPERM".into()
-            }),
-            throng_model::Warning::UringUnavailable {
-                reason: "EPERM".into()
-            }
-        );
     }
 }
