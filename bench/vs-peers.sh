@@ -31,6 +31,11 @@
 # Client CPU is measured the same way for every tool: user+sys of the whole
 # client process (GNU time), divided by the responses it reports.
 #
+# BASE=/path/to/an/older/throng runs that build too, as the tool `base`,
+# with throng's default flags in the keepalive, pipeline and close modes:
+# a change's before and after alternate in the same rounds, so their
+# paired ratios to wrk (and to each other) share the machine's drift.
+#
 # Usage: bench/vs-peers.sh [rounds] [seconds] [modes...]
 # TOOLS="wrk floor5 throng-d32 ..." runs only those clients in hold and
 # wire modes (floorN: the floor example waiting for N answers; throng-dD:
@@ -118,6 +123,7 @@ for r in $(seq "$rounds"); do
       wire)      c=100; tools="wrk throng throng-nc throng-d32 throng-d16 floor1 floor25 h2load ab";;
       *) echo "unknown mode $mode" >&2; exit 1;;
     esac
+    case $mode in keepalive|pipeline|close) [ -z "${BASE:-}" ] || tools="base $tools";; esac
     # TOOLS="wrk floor5 throng-d32" picks the clients of a hold or wire run.
     case $mode in hold|wire) tools=${TOOLS:-$tools};; esac
     for tool in $tools; do
@@ -129,6 +135,7 @@ for r in $(seq "$rounds"); do
         keepalive/throng|hold/throng|wire/throng)
                              timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json > "$work/out"
                              n=$(completed "$work/out"); h=$(held "$work/out");;
+        keepalive/base)      timed "$BASE" load "$url" -t 1 -c $c -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
         keepalive/throng-epoll) timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --io epoll > "$work/out"; n=$(completed "$work/out");;
         keepalive/throng-nc|hold/throng-nc|wire/throng-nc)
                              timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --no-coalesce > "$work/out"
@@ -145,12 +152,14 @@ for r in $(seq "$rounds"); do
                              n=$(awk '/^Complete requests:/ {print $3}' "$work/out");;
         hold/floor*|wire/floor*)
                              timed "$floor" "127.0.0.1:$port" /index.html $c "$secs" "${tool#floor}" > "$work/out"; n=$(awk '{print $2}' "$work/out");;
+        pipeline/base)       timed "$BASE" load "$url" -t 1 -c $c --pipeline 16 -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
         pipeline/throng)     timed "$throng" load "$url" -t 1 -c $c --pipeline 16 -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
         # wrk counts every response of a batch (its parser completes each).
         pipeline/throng-epoll) timed "$throng" load "$url" -t 1 -c $c --pipeline 16 -d "${secs}s" --json --io epoll > "$work/out"; n=$(completed "$work/out");;
         pipeline/wrk)        timed wrk -t1 -c$c -d"${secs}s" -s "$work/pipeline.lua" "$url" > "$work/out"
                              n=$(awk '/requests in/ {print $1}' "$work/out");;
         pipeline/h2load)     timed h2load --h1 -t1 -c$c -m16 -D "$secs" "$url" > "$work/out"; n=$(awk '/^requests:/ {print $8}' "$work/out");;
+        close/base)          timed "$BASE" load "$url" -t 1 -c $c --close -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
         close/throng)        timed "$throng" load "$url" -t 1 -c $c --close -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
         close/throng-epoll)  timed "$throng" load "$url" -t 1 -c $c --close -d "${secs}s" --json --io epoll > "$work/out"; n=$(completed "$work/out");;
         close/throng-linger0) timed "$throng" load "$url" -t 1 -c $c --close --linger0 -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
@@ -204,5 +213,10 @@ for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold
     for t in tools:
         rps, cpu, all_rps, _, srv, held, wire = med[t]
         print(f"| {t} | {rps:,.0f} | {cpu:.2f} | {paired(t, 2):.2f} | {paired(t, 3):.2f} | {srv:.1f} | {held} | {wire} | {', '.join(f'{x:,.0f}' for x in all_rps)} |")
+    if "base" in med and "throng" in med:
+        def against_base(k):
+            return st.median(a / b for a, b in zip(med["throng"][k], med["base"][k]))
+        print(f"\nthrong against base, paired by round: req/s {against_base(2):.3f}, "
+              f"CPU/response {against_base(3):.3f}")
 print(f"\n{sys.argv[3]} rounds of {sys.argv[2]} s, one client thread on core 1, nginx (1 worker) on core 0.")
 PY
