@@ -131,7 +131,6 @@ fn summary(run: &RunData, a: &Analysis) -> Section {
     s.push(Block::note(vec![Span::text(tables::summary_note(
         &a.summary_workloads,
         &a.steps,
-        |w| w.to_string(),
     ))]));
     s
 }

@@ -321,19 +321,6 @@ impl Table {
         }
         self
     }
-
-    /// The table without the column headed `title`, for a narrower format.
-    pub fn without(mut self, title: &str) -> Table {
-        let Some(i) = self.columns.iter().position(|c| c.head.text == title) else {
-            debug_assert!(false, "no column {title:?}");
-            return self;
-        };
-        self.columns.remove(i);
-        for row in &mut self.rows {
-            row.remove(i);
-        }
-        self
-    }
 }
 
 /// A core count in a table: "–" when it is not known (a server throng did
@@ -351,14 +338,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_column_leaves_with_its_cells() {
+    fn a_page_only_column_leaves_a_narrow_table_with_its_cells() {
         let mut t = Table::new(vec![
             Column::left("a"),
-            Column::right("b"),
+            Column::right("b").page_only(),
             Column::left("c"),
         ]);
         t.push(vec![Cell::text("1"), Cell::lit("2"), Cell::code("3")]);
-        let t = t.without("b");
+        let t = t.narrow();
         assert_eq!(t.columns.len(), 2);
         assert_eq!(t.columns[1].head.text, "c");
         assert_eq!(t.rows[0][1], Cell::code("3"));

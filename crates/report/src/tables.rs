@@ -163,29 +163,23 @@ pub fn summary(cols: &SummaryWorkloads, rows: &[SummaryRow]) -> Table {
     t
 }
 
-/// What the summary's columns hold, below the table. `name` escapes a
-/// workload's name for the format.
-pub fn summary_note(
-    cols: &SummaryWorkloads,
-    figs: &[StepFigures],
-    name: impl Fn(&str) -> String,
-) -> String {
+/// What the summary's columns hold, below the table: words, which each
+/// writer escapes for its format.
+pub fn summary_note(cols: &SummaryWorkloads, figs: &[StepFigures]) -> String {
     let mut parts = Vec::new();
     let mut shown = Vec::new();
     if let Some(w) = &cols.small {
         shown.push(format!(
-            "req/s ({}), the static workload with the smallest responses",
-            name(w)
+            "req/s ({w}), the static workload with the smallest responses"
         ));
     }
     if let Some(w) = &cols.dynamic {
         shown.push(format!(
-            "req/s ({}), the dynamic workload with the smallest responses",
-            name(w)
+            "req/s ({w}), the dynamic workload with the smallest responses"
         ));
     }
     if let Some(w) = &cols.large {
-        shown.push(format!("MB/s ({}), the largest file", name(w)));
+        shown.push(format!("MB/s ({w}), the largest file"));
     }
     if !shown.is_empty() {
         parts.push(format!(
@@ -201,7 +195,7 @@ pub fn summary_note(
              from the search past the sweep when the run stored one for that core count \
              (searched), else from the sweep's own levels with a 3 s patience (sweep); the \
              highest over core counts. +: nothing broke up to the highest level tried.",
-            name(w)
+            w
         ));
     }
     parts.push(if any_unsampled(figs) {
@@ -748,7 +742,7 @@ mod tests {
             md.lines().nth(4).unwrap(),
             "| a | 1 | event loop | 9,000 — valid (1 core, c=100) | 842 (no valid step) — suspect: noisy (2 cores, c=50) | 1,600 (searched, 1 core) | – | – |"
         );
-        let note = summary_note(&cols, &[], |w| w.to_string());
+        let note = summary_note(&cols, &[]);
         assert!(
             note.starts_with(
                 "Req/s (tiny), the static workload with the smallest responses; req/s (cgi), the \
