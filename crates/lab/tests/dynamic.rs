@@ -130,8 +130,8 @@ fn assert_exact(step: &StepRecord, body: Option<u64>) {
         assert_eq!(s.errors_total, 0, "{}: {:?}", step.server, s.errors);
         assert_eq!(s.error_count(ErrorKind::SizeMismatch), 0);
         assert_eq!(s.error_count(ErrorKind::ChecksumMismatch), 0);
-        let statuses: Vec<(&str, u64)> = s.status.iter().map(|(k, v)| (k.as_str(), *v)).collect();
-        assert_eq!(statuses, [("200", s.completed)], "{}", step.server);
+        let statuses: Vec<(u16, u64)> = s.status.iter().map(|(k, v)| (*k, *v)).collect();
+        assert_eq!(statuses, [(200, s.completed)], "{}", step.server);
         if let Some(b) = body {
             assert_eq!(s.body_bytes, s.completed * b, "{}", step.server);
         }

@@ -187,7 +187,7 @@ fn two_servers_two_levels_end_to_end() {
             assert_eq!(r.summary.errors_total, errors);
             assert_eq!(errors, 0);
             assert!(r.summary.coalesce, "naps are the engine's default");
-            assert_eq!(r.summary.status.get("200"), Some(&completed));
+            assert_eq!(r.summary.status.get(&200), Some(&completed));
             assert_eq!(r.summary.connections.requested, s.concurrency as u64);
             // 7-byte body per response.
             assert_eq!(r.summary.body_bytes, 7 * completed);

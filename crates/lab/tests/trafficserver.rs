@@ -49,7 +49,7 @@ fn trafficserver_in_front_of_nginx_serves_exact_bytes_under_load() {
     assert_eq!(s.rounds.len(), 2);
     for r in &s.rounds {
         assert_eq!(r.summary.errors_total, 0);
-        assert_eq!(r.summary.status.get("200"), Some(&r.summary.completed));
+        assert_eq!(r.summary.status.get(&200), Some(&r.summary.completed));
         // 7-byte body, checksummed against the file.
         assert_eq!(r.summary.body_bytes, 7 * r.summary.completed);
         // traffic_server alone (no traffic_manager, no crash-log helper),

@@ -255,7 +255,7 @@ fn unexpected_statuses_are_errors() {
     let r = run(&spec(&server, 1, 100), &Control::new()).unwrap();
     let summary = throng_load::record::summarize(&r);
     assert_eq!(summary.completed, 100);
-    assert_eq!(summary.status.get("503"), Some(&10));
+    assert_eq!(summary.status.get(&503), Some(&10));
     let v = judged(round_verdict(&summary, Some(&r.latency), &ctx()));
     assert_eq!(codes(&v), vec!["errors"], "{v:#?}");
     let m = &v.reasons[0].message;

@@ -68,11 +68,7 @@ pub fn summarize(r: &LoadResult) -> Summary {
         latency_us: latency(&r.latency),
         latency_uncorrected_us: r.latency_uncorrected.as_ref().map(latency),
         first_byte_us: r.first_byte.as_ref().map(latency),
-        status: c
-            .status
-            .iter()
-            .map(|(code, n)| (code.to_string(), *n))
-            .collect(),
+        status: c.status.iter().copied().collect(),
         errors: ErrorKind::ALL
             .iter()
             .map(|k| (k.name().to_string(), c.error(*k)))

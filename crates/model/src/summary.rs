@@ -309,8 +309,9 @@ pub struct Summary {
     /// From each request's actual send to its response's first byte.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub first_byte_us: Option<Latency>,
-    /// Status code (as a string key) to count.
-    pub status: BTreeMap<String, u64>,
+    /// Status code to count. JSON keys are strings ("200"), which a
+    /// three-digit code orders the same way as its number.
+    pub status: BTreeMap<u16, u64>,
     /// Every cause, zero or not, so the document's shape never changes.
     pub errors: BTreeMap<String, u64>,
     pub errors_total: u64,

@@ -19,7 +19,7 @@ pub fn round(index: u32, rps: f64, body_per_req: u64, p50: u64, p99: u64, pss: u
     let completed = (rps * duration).round() as u64;
     let body = completed * body_per_req;
     let mut status = BTreeMap::new();
-    status.insert("200".to_string(), completed);
+    status.insert(200, completed);
     RoundRecord {
         index,
         summary: Summary {

@@ -402,7 +402,7 @@ fn errors(v: &mut Verdict, s: &Summary) {
     let statuses: Vec<String> = s
         .status
         .iter()
-        .filter(|(code, _)| !code.starts_with('2') && !code.starts_with('3'))
+        .filter(|(code, _)| !(200..400).contains(*code))
         .map(|(code, n)| format!("{code}×{n}"))
         .collect();
     let statuses = if statuses.is_empty() {

@@ -33,7 +33,7 @@ fn clean() -> Summary {
         },
         ..Summary::default()
     };
-    s.status.insert("200".into(), 200_000);
+    s.status.insert(200, 200_000);
     for k in ErrorKind::ALL {
         s.errors.insert(k.name().into(), 0);
     }
@@ -86,7 +86,7 @@ fn fewer_responses_than_connections_is_a_short_round() {
     // A large file at 100 connections: 40 transfers ended inside the round.
     let mut s = clean();
     s.completed = 40;
-    s.status.insert("200".into(), 40);
+    s.status.insert(200, 40);
     let v = round_verdict_with(&s, None, &ctx(), PORTS);
     assert!(codes(&v).contains(&"short_round"), "{v:#?}");
     assert_eq!(
@@ -116,7 +116,7 @@ fn connections_that_never_finish_tls_are_said_to_be_so() {
 fn a_response_per_connection_or_errors_are_not_a_short_round() {
     let mut s = clean();
     s.completed = 100;
-    s.status.insert("200".into(), 100);
+    s.status.insert(200, 100);
     assert!(round_verdict_with(&s, None, &ctx(), PORTS).is_valid());
     // Missing responses that errors explain are not a short round.
     s.completed = 40;
@@ -323,7 +323,7 @@ fn client_running_or_waiting_to_run_is_client_bound() {
 #[test]
 fn errors_and_unexpected_statuses() {
     let mut s = clean();
-    s.status.insert("503".into(), 12);
+    s.status.insert(503, 12);
     s.errors.insert("status".into(), 12);
     s.errors.insert("timeout".into(), 3);
     s.errors_total = 15;
