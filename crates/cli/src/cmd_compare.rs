@@ -1,6 +1,11 @@
 //! `throng compare A B`, or `throng compare RUN --servers X Y`: step by step,
 //! with a verdict only where the change is significant and beyond noise;
-//! two servers of a run that stored paired ratios lead with those.
+//! two servers of a run that stored paired ratios lead with those; two runs
+//! that both stored them are checked against each other pair by pair.
+//!
+//! Exit status: 0 when compared; 1 when a gate asked for fails
+//! (`--fail-if-slower`, `--fail-on-disagreement`); 2 when the comparison
+//! could not be made (a missing run, a bad option).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -25,6 +30,12 @@ pub enum TestArg {
 }
 
 #[derive(clap::Args)]
+#[command(
+    after_help = "Exit status: 0 when compared; 1 when --fail-if-slower finds a step \
+    significantly slower beyond its limit or lost, or --fail-on-disagreement finds a pair of \
+    servers whose ratios in the two runs lie outside each other's intervals; 2 when the \
+    comparison cannot be made (a missing run or database, a bad option)."
+)]
 pub struct CompareArgs {
     /// Two run ids (B is compared with A), or one with --servers.
     #[arg(required = true, num_args = 1..=2, value_name = "RUN")]
@@ -42,6 +53,10 @@ pub struct CompareArgs {
     /// this (e.g. 5%), or measured in A failed in B, for CI.
     #[arg(long, value_parser = parse_percent, value_name = "PERCENT")]
     pub fail_if_slower: Option<f64>,
+    /// Exit with status 1 when, for a pair of servers both runs compared,
+    /// one run's paired ratio lies outside the other's 95% interval.
+    #[arg(long, conflicts_with = "servers")]
+    pub fail_on_disagreement: bool,
     #[arg(long, value_enum, default_value = "table")]
     pub format: CompareFormat,
     #[arg(long, value_enum, default_value = "welch")]
@@ -103,7 +118,12 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
         _ => anyhow::bail!("give one or two runs"),
     };
     // Stored paired ratios are a comparison of their own, step or no step.
-    if comparison.rows.is_empty() && comparison.paired.is_empty() {
+    let checked = comparison.agreement.as_ref().is_some_and(|a| {
+        a.pairs
+            .iter()
+            .any(|p| p.first.is_some() && p.second.is_some())
+    });
+    if comparison.rows.is_empty() && comparison.paired.is_empty() && !checked {
         anyhow::bail!(
             "no step was measured on both sides{}",
             if comparison.unmatched.is_empty() {
@@ -122,6 +142,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
     stdout.write_all(&out).map_err(crate::stdout_error)?;
     stdout.flush().map_err(crate::stdout_error)?;
 
+    let mut failed = false;
     if let Some(limit) = args.fail_if_slower {
         let slow = comparison.slowdowns_beyond(limit);
         if !slow.is_empty() {
@@ -147,11 +168,39 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
                 eprintln!("  {l}");
             }
         }
-        if !slow.is_empty() || !comparison.lost.is_empty() {
-            return Ok(1);
-        }
+        failed |= !slow.is_empty() || !comparison.lost.is_empty();
     }
-    Ok(0)
+    if args.fail_on_disagreement {
+        failed |= disagreement(&comparison);
+    }
+    Ok(u8::from(failed))
+}
+
+/// Says on stderr which pairs of servers the two runs disagree on; true
+/// when there is one. A run without paired ratios leaves nothing to check,
+/// which is said rather than passed in silence.
+fn disagreement(comparison: &throng_report::compare::Comparison) -> bool {
+    let Some(agreement) = &comparison.agreement else {
+        eprintln!(
+            "throng: --fail-on-disagreement: {} and {} did not both store paired ratios, so none were checked",
+            comparison.a, comparison.b
+        );
+        return false;
+    };
+    let bad = agreement.disagreements();
+    if bad.is_empty() {
+        return false;
+    }
+    eprintln!(
+        "throng: {} pair(s) of servers disagree between {} and {} beyond their intervals:",
+        bad.len(),
+        comparison.a,
+        comparison.b
+    );
+    for p in &bad {
+        eprintln!("  {}", p.line(agreement.runs));
+    }
+    true
 }
 
 #[cfg(test)]

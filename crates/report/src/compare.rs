@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use throng_model::{ReasonCode, RunData, StepRecord, StepStatus};
 use throng_stats::MedianCi;
 
+use crate::agreement::{self, Agreement};
 use crate::article::Block;
 use crate::error::{ReportError, Result};
 use crate::figures::{self, grouped};
@@ -153,6 +154,10 @@ pub struct Comparison {
     /// and per level, turned to B over A when stored the other way round.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub paired: Vec<throng_model::Comparison>,
+    /// Two runs that both stored paired ratios: whether each pair of
+    /// servers' ratio in one run lies inside the other run's interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<Agreement>,
 }
 
 /// The line over the step-by-step table when paired ratios lead.
@@ -257,6 +262,7 @@ fn finish(
         lost: Vec::new(),
         cautions: Vec::new(),
         paired: Vec::new(),
+        agreement: None,
     }
 }
 
@@ -320,6 +326,7 @@ pub fn compare_runs(a: &RunData, b: &RunData, opts: CompareOptions) -> Compariso
     Comparison {
         lost,
         cautions,
+        agreement: agreement::between(a, b),
         ..finish(
             format!("run {}", a.run.id),
             format!("run {}", b.run.id),
@@ -625,7 +632,8 @@ impl Comparison {
 
     /// What a comparison says, in its order, for every format: the paired
     /// ratios when the lab stored them, then the step-by-step table with
-    /// what its marks mean, then each caution. Each part is a run of blocks;
+    /// what its marks mean, then, for two runs that both stored paired
+    /// ratios, whether they agree pair by pair, then each caution. Each part is a run of blocks;
     /// a terminal sets parts apart with a blank line.
     pub fn parts(&self) -> Vec<Vec<Block>> {
         let mut parts = Vec::new();
@@ -644,6 +652,13 @@ impl Comparison {
         }
         steps.push(Block::text(self.footer()));
         parts.push(steps);
+        if let Some(a) = &self.agreement {
+            parts.push(vec![
+                Block::text(a.title()),
+                Block::List(a.lines()),
+                Block::text(a.tally()),
+            ]);
+        }
         parts.extend(self.cautions.iter().map(|c| vec![Block::text(c)]));
         parts
     }

@@ -10,9 +10,11 @@
 //! charts and code in their sections and order as one [`article::Article`];
 //! `html` and `markdown` render that article block by block, `tabular` the
 //! CSV and JSON. A comparison is blocks of the same model, drawn by
-//! `markdown` and `terminal`. The statistics are `throng-stats`', the stored
+//! `markdown` and `terminal`; `agreement` checks two runs' paired ratios
+//! against each other's intervals. The statistics are `throng-stats`', the stored
 //! schema `throng-model`'s.
 
+pub mod agreement;
 pub mod analysis;
 pub mod article;
 pub mod charts;
