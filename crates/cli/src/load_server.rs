@@ -81,6 +81,16 @@ impl Watch {
     }
 }
 
+/// A few µs a request tell servers apart by their tenths, which the
+/// summary's whole µs would round away.
+fn per_request_us(us: f64) -> String {
+    if us < 100.0 {
+        format!("{us:.1}µs")
+    } else {
+        human_us(us)
+    }
+}
+
 /// The summary's line on the server found, empty when none was.
 pub fn line(s: &Summary) -> String {
     let Some(l) = &s.local_server else {
@@ -89,7 +99,7 @@ pub fn line(s: &Summary) -> String {
     let pids: Vec<String> = l.pids.iter().map(|p| p.to_string()).collect();
     let per_request = l
         .cpu_us_per_request
-        .map(|us| format!(", {} a request", human_us(us)))
+        .map(|us| format!(", {} a request", per_request_us(us)))
         .unwrap_or_default();
     format!(
         "  server on this machine: {}, pids {}, {:.2} of a CPU{per_request}, waited {:.2} s for a \
@@ -99,4 +109,34 @@ pub fn line(s: &Summary) -> String {
         l.usage.cpu_utilisation(),
         l.usage.runqueue_s,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use throng_model::ServerUsage;
+
+    #[test]
+    fn the_server_seen_is_named_with_its_cpu() {
+        let mut s = Summary::default();
+        assert_eq!(line(&s), "");
+        s.local_server = Some(LocalServer {
+            name: "nginx".into(),
+            pids: vec![1234, 1235],
+            cores: Some(1),
+            cpu_us_per_request: Some(6.1),
+            usage: ServerUsage {
+                cpu_user_s: 0.62,
+                cpu_sys_s: 1.24,
+                wall_s: 2.0,
+                runqueue_s: 0.014,
+                ..ServerUsage::default()
+            },
+        });
+        assert_eq!(
+            line(&s),
+            "  server on this machine: nginx, pids 1234 1235, 0.93 of a CPU, 6.1µs a request, \
+             waited 0.01 s for a CPU\n"
+        );
+    }
 }

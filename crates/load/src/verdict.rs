@@ -87,3 +87,64 @@ pub fn judged_seeing(
     let v = load(&s, &r.latency, &ctx, Ports::Here);
     (s, v)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use throng_model::ServerUsage;
+
+    /// One keep-alive round of 2 s on one thread, its client half idle.
+    fn summary() -> Summary {
+        let mut s = Summary {
+            duration_s: 2.0,
+            threads: 1,
+            keep_alive: true,
+            completed: 100_000,
+            sent: 100_000,
+            ..Summary::default()
+        };
+        s.client_cpu_s.user = 0.5;
+        s.connections.requested = 4;
+        s.connections.established = 4;
+        s
+    }
+
+    fn server(runqueue_s: f64, others_cpu_s: f64) -> LocalServer {
+        LocalServer {
+            name: "nginx".into(),
+            pids: vec![10, 11],
+            cores: Some(1),
+            cpu_us_per_request: None,
+            usage: ServerUsage {
+                cpu_user_s: 0.4,
+                cpu_sys_s: 0.6,
+                wall_s: 2.0,
+                runqueue_s,
+                others_cpu_s,
+                ..ServerUsage::default()
+            },
+        }
+    }
+
+    fn starved(ctx: &RoundContext) -> bool {
+        let h = Histogram::<u64>::new(3).unwrap();
+        load(&summary(), &h, ctx, Ports::Here).has(ReasonCode::ServerStarved)
+    }
+
+    #[test]
+    fn a_local_server_kept_off_its_core_is_judged_starved() {
+        // Half its core to a neighbour: 1 s waited while others ran 1 s.
+        let half = server(1.0, 1.0);
+        let ctx = local(1, false, &half);
+        assert_eq!(
+            (ctx.server.as_ref(), ctx.server_cores),
+            (Some(&half.usage), Some(1))
+        );
+        assert!(starved(&ctx));
+        // Its own queueing, or a busy core it never waited for, is not.
+        assert!(!starved(&local(1, false, &server(1.0, 0.0))));
+        assert!(!starved(&local(1, false, &server(0.05, 1.0))));
+        // Nothing known of the server: never judged.
+        assert!(!starved(&outside(1, false)));
+    }
+}
