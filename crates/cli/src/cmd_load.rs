@@ -258,9 +258,11 @@ pub fn run(a: LoadArgs) -> Result<u8> {
     let control = Control::new();
     let stopper = control.clone();
     crate::signals::on_interrupt(move || stopper.stop())?;
+    let watch = crate::load_server::watch(&spec);
     let result = match throng_engine::run(&spec, &control) {
         Ok(r) => r,
         Err(e) => {
+            drop(watch.map(crate::load_server::Watch::finish));
             let why = engine_error(&e);
             crate::cmd_runs::save(
                 crate::cmd_runs::save_path(a.db.as_ref(), a.save),
@@ -271,7 +273,8 @@ pub fn run(a: LoadArgs) -> Result<u8> {
             bail!(why)
         }
     };
-    let (summary, verdict) = throng_load::verdict::judged(&result, !spec.keep_alive);
+    let server = watch.map(crate::load_server::Watch::finish);
+    let (summary, verdict) = throng_load::verdict::judged_seeing(&result, !spec.keep_alive, server);
     let s = &summary;
     if a.json {
         outln!(
@@ -596,6 +599,7 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
             human_us(hold_us)
         );
     }
+    o.push_str(&crate::load_server::line(s));
     if timeline && !s.timeline.is_empty() {
         let _ = writeln!(
             o,

@@ -142,6 +142,8 @@ pub fn summarize(r: &LoadResult) -> Summary {
             active: x.active.clone(),
             active_max: x.active_max,
         }),
+        // Only this machine's processes can be seen, by the caller.
+        local_server: None,
     }
 }
 

@@ -26,7 +26,8 @@ pub use profile::Profile;
 pub use reason::{Reason, ReasonCode, Verdict};
 pub use summary::{
     Connections, CpuTime, ErrorKind, HostShare, Http2Report, IoBackend, Latency, LoadModel,
-    RateReport, SessionCounts, Sessions, Summary, TimelineRow, TlsReport, Warmup, Warning,
+    LocalServer, RateReport, SessionCounts, Sessions, Summary, TimelineRow, TlsReport, Warmup,
+    Warning,
 };
 pub use workload::{is_large_body, WorkloadKind, LARGE_BODY_BYTES};
 

@@ -261,6 +261,26 @@ pub struct TimelineRow {
     pub bytes_read: u64,
 }
 
+/// A server found listening on this machine, sampled as the lab samples
+/// the servers it starts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LocalServer {
+    /// The command name of the first process holding the listener.
+    pub name: String,
+    /// The processes holding the listening socket and their descendants.
+    pub pids: Vec<i32>,
+    /// The CPUs those processes may run on, counted once; `None` when
+    /// their affinity could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores: Option<u32>,
+    /// Server CPU time per completed response, in µs; `None` when none
+    /// completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_us_per_request: Option<f64>,
+    /// What the processes used over the measured window.
+    pub usage: crate::ServerUsage,
+}
+
 /// Everything `throng load --json` prints.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -360,6 +380,12 @@ pub struct Summary {
     /// Loads whose connections may speak HTTP/2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2Report>,
+    /// `throng load` against an address of this machine: the processes
+    /// holding the port's listening socket, and what they used over the
+    /// measured window. Absent when none could be seen (a remote address,
+    /// another user's processes, the load generator's own tree).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_server: Option<LocalServer>,
 }
 
 /// What a load's HTTP/2 connections did (docs/json-schema.md, `http2`).

@@ -305,6 +305,12 @@ pub fn process_tree(leader: i32) -> Vec<i32> {
     tree.into_iter().collect()
 }
 
+/// A process's command name (/proc/PID/comm).
+pub fn command_name(pid: i32) -> Option<String> {
+    let c = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    Some(c.trim_end().to_string())
+}
+
 /// The CPUs a process may run on, from /proc/PID/status.
 pub fn cpus_allowed(pid: i32) -> anyhow::Result<Vec<usize>> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status"))?;

@@ -109,6 +109,36 @@ fn socket_inodes_of(pid: i32) -> Option<BTreeSet<u64>> {
     )
 }
 
+/// The processes holding a listening socket that takes connections to
+/// `addr`, of all those whose descriptors can be read (another user's
+/// cannot, unprivileged): empty when none is found.
+pub fn listeners_of(addr: SocketAddr) -> Vec<i32> {
+    let inodes: BTreeSet<u64> = tcp_sockets()
+        .iter()
+        .filter(|s| s.state == LISTEN && takes(s.local, addr))
+        .map(|s| s.inode)
+        .collect();
+    if inodes.is_empty() {
+        return Vec::new();
+    }
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut all: Vec<i32> = dir
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    all.sort_unstable();
+    holders(&all, &inodes)
+}
+
+/// Whether connections to `ip` stay on this machine: a loopback address,
+/// or one bound on one of its interfaces (which a socket can be bound to
+/// only then).
+pub fn is_local(ip: IpAddr) -> bool {
+    ip.is_loopback() || std::net::UdpSocket::bind(SocketAddr::new(ip, 0)).is_ok()
+}
+
 /// Who listens where requests to `addr` go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Listener {
@@ -257,5 +287,44 @@ mod tests {
         let elsewhere: Vec<TcpSocket> = sockets.into_iter().filter(|s| s.local != addr).collect();
         assert_eq!(who_listens(addr, &elsewhere, &[me]), Listener::Unknown);
         drop(listener);
+    }
+
+    #[test]
+    fn the_holders_of_a_listener_are_found_among_all_processes() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let me = std::process::id() as i32;
+        // Another test spawning a process forks this one, and the fork
+        // holds every descriptor until its exec closes them.
+        let parent = |pid: i32| {
+            let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            s[s.rfind(')')? + 1..]
+                .split_whitespace()
+                .nth(1)?
+                .parse::<i32>()
+                .ok()
+        };
+        let unforked = |v: Vec<i32>| -> Vec<i32> {
+            v.into_iter().filter(|&p| parent(p) != Some(me)).collect()
+        };
+        assert_eq!(unforked(listeners_of(addr)), [me]);
+        // The port's other addresses lead to it too, others' do not.
+        let any: SocketAddr = format!("[::ffff:127.0.0.1]:{}", addr.port())
+            .parse()
+            .unwrap();
+        assert_eq!(unforked(listeners_of(any)), [me]);
+        assert!(
+            listeners_of(SocketAddr::new("127.0.0.2".parse().unwrap(), addr.port())).is_empty()
+        );
+        drop(listener);
+    }
+
+    #[test]
+    fn loopback_and_this_machines_addresses_are_local() {
+        assert!(is_local("127.0.0.1".parse().unwrap()));
+        assert!(is_local("127.3.2.1".parse().unwrap()));
+        assert!(is_local("::1".parse().unwrap()));
+        // TEST-NET-1 (RFC 5737) is never an interface's address.
+        assert!(!is_local("192.0.2.1".parse().unwrap()));
     }
 }

@@ -174,7 +174,7 @@ fn page_size() -> u64 {
 }
 
 /// Every process of the leaders' trees, each once.
-pub(crate) fn trees(leaders: &[i32]) -> Vec<i32> {
+pub fn trees(leaders: &[i32]) -> Vec<i32> {
     let mut v: Vec<i32> = leaders.iter().flat_map(|&l| process_tree(l)).collect();
     v.sort_unstable();
     v.dedup();
@@ -423,8 +423,21 @@ impl Sampler {
         length: Option<Duration>,
         interval: Duration,
     ) -> Sampler {
-        let stop = Arc::new(AtomicBool::new(false));
         let leaders: Vec<i32> = std::iter::once(leader).chain(backend).collect();
+        Sampler::start_trees(leaders, cpus, delay, length, interval)
+    }
+
+    /// [`Sampler::start_window`] over the trees of several leaders: every
+    /// process holding a server's listening socket, when the server was
+    /// found rather than started.
+    pub fn start_trees(
+        leaders: Vec<i32>,
+        cpus: &[usize],
+        delay: Duration,
+        length: Option<Duration>,
+        interval: Duration,
+    ) -> Sampler {
+        let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let cpus = cpus.to_vec();
         let handle = std::thread::spawn(move || {
