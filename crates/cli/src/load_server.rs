@@ -25,6 +25,7 @@ pub struct Watch {
     name: String,
     pids: Vec<i32>,
     cores: Option<u32>,
+    shared_cores: bool,
     sampler: Sampler,
 }
 
@@ -43,7 +44,19 @@ pub fn watch(spec: &LoadSpec) -> Option<Watch> {
         return None;
     }
     let name = process::command_name(holders[0]).unwrap_or_default();
-    let cores = cores_of(&pids);
+    let allowed = cpus_of(&pids);
+    // The load's threads are pinned round-robin to the CPUs of its mask:
+    // the first of them, one a thread.
+    let client: BTreeSet<usize> = spec
+        .cpus
+        .iter()
+        .take(spec.threads.max(1))
+        .copied()
+        .collect();
+    let shared_cores = allowed
+        .as_ref()
+        .is_some_and(|a| a.iter().any(|c| client.contains(c)));
+    let cores = allowed.map(|a| a.len() as u32);
     // The measured window: after the warmup, for the duration asked (a
     // count of requests ends when it ends, at `finish`).
     let length = match spec.stop {
@@ -55,17 +68,18 @@ pub fn watch(spec: &LoadSpec) -> Option<Watch> {
         name,
         pids,
         cores,
+        shared_cores,
         sampler,
     })
 }
 
 /// The CPUs any of `pids` may run on; `None` when one's cannot be read.
-fn cores_of(pids: &[i32]) -> Option<u32> {
+fn cpus_of(pids: &[i32]) -> Option<BTreeSet<usize>> {
     let mut cpus = BTreeSet::new();
     for &p in pids {
         cpus.extend(process::cpus_allowed(p).ok()?);
     }
-    Some(cpus.len() as u32)
+    Some(cpus)
 }
 
 impl Watch {
@@ -75,6 +89,7 @@ impl Watch {
             name: self.name,
             pids: self.pids,
             cores: self.cores,
+            shared_cores: self.shared_cores,
             cpu_us_per_request: None,
             usage: self.sampler.finish(),
         }
@@ -101,9 +116,14 @@ pub fn line(s: &Summary) -> String {
         .cpu_us_per_request
         .map(|us| format!(", {} a request", per_request_us(us)))
         .unwrap_or_default();
+    let shared = if l.shared_cores {
+        ", on CPUs the load ran on too"
+    } else {
+        ""
+    };
     format!(
         "  server on this machine: {}, pids {}, {:.2} of a CPU{per_request}, waited {:.2} s for a \
-         CPU\n",
+         CPU{shared}\n",
         l.name,
         pids.join(" "),
         l.usage.cpu_utilisation(),
@@ -124,6 +144,7 @@ mod tests {
             name: "nginx".into(),
             pids: vec![1234, 1235],
             cores: Some(1),
+            shared_cores: false,
             cpu_us_per_request: Some(6.1),
             usage: ServerUsage {
                 cpu_user_s: 0.62,

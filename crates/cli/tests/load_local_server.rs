@@ -144,6 +144,39 @@ fn a_server_on_a_core_of_its_own_is_found_and_not_starved() {
 }
 
 #[test]
+fn an_unpinned_server_shares_the_loads_cpus() {
+    let _cpu0 = CPU0.lock().unwrap_or_else(|e| e.into_inner());
+    // nginx and throng both on every CPU of this process's mask, as a
+    // user who pins neither runs them.
+    let ng = Nginx::start(&[("index.html", b"hello!\n")]);
+    let j = throng_json(&["load", &ng.url("/"), "-d", "1s", "-c", "4", "-t", "1"]);
+    assert_eq!(
+        j["local_server"]["shared_cores"], true,
+        "{:#}",
+        j["local_server"]
+    );
+    assert!(
+        codes(&j).contains(&"shared_cores".to_string()),
+        "{:#}",
+        j["verdict"]
+    );
+    // Pinned apart, it is not said.
+    let pids = nginx_pids(&ng);
+    pin(&pids, 0);
+    let j = load_on_cpu1(&ng.url("/"));
+    assert!(
+        j["local_server"].get("shared_cores").is_none(),
+        "{:#}",
+        j["local_server"]
+    );
+    assert!(
+        !codes(&j).contains(&"shared_cores".to_string()),
+        "{:#}",
+        j["verdict"]
+    );
+}
+
+#[test]
 fn a_listener_held_by_the_load_generators_own_parent_names_no_server() {
     // The test process holds the listener and is throng's parent: the
     // server's tree would hold the load generator too, and is not told.

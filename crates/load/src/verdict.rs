@@ -55,6 +55,7 @@ pub fn local(client_threads: u64, close_mode: bool, server: &LocalServer) -> Rou
     RoundContext {
         server: Some(server.usage.clone()),
         server_cores: server.cores,
+        shared_cores: server.shared_cores,
         ..outside(client_threads, close_mode)
     }
 }
@@ -114,6 +115,7 @@ mod tests {
             name: "nginx".into(),
             pids: vec![10, 11],
             cores: Some(1),
+            shared_cores: false,
             cpu_us_per_request: None,
             usage: ServerUsage {
                 cpu_user_s: 0.4,
@@ -146,5 +148,20 @@ mod tests {
         assert!(!starved(&local(1, false, &server(0.05, 1.0))));
         // Nothing known of the server: never judged.
         assert!(!starved(&outside(1, false)));
+    }
+
+    #[test]
+    fn a_local_server_on_the_loads_own_cpus_is_said_to_share_them() {
+        let h = Histogram::<u64>::new(3).unwrap();
+        let apart = server(0.0, 0.0);
+        let v = load(&summary(), &h, &local(1, false, &apart), Ports::Here);
+        assert!(!v.has(ReasonCode::SharedCores), "{v:?}");
+        let shared = LocalServer {
+            shared_cores: true,
+            ..apart
+        };
+        let v = load(&summary(), &h, &local(1, false, &shared), Ports::Here);
+        assert!(v.has(ReasonCode::SharedCores), "{v:?}");
+        assert!(!v.is_valid());
     }
 }

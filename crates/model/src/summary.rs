@@ -273,6 +273,11 @@ pub struct LocalServer {
     /// their affinity could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cores: Option<u32>,
+    /// Whether those CPUs include any the load's own threads ran on: the
+    /// client and the server then took CPU from each other, and the
+    /// figures measure both. Absent when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared_cores: bool,
     /// Server CPU time per completed response, in µs; `None` when none
     /// completed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
