@@ -11,7 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use throng_model::{Comparison, Decision, RunData};
+use throng_model::{Comparison, Decision};
 use throng_store::Store;
 
 fn pooled(a: &str, b: &str, workload: &str, cores: u32, r: [f64; 3], pairs: u32) -> Comparison {
@@ -29,19 +29,6 @@ fn pooled(a: &str, b: &str, workload: &str, cores: u32, r: [f64; 3], pairs: u32)
         pairs,
         decision: Decision::Undecided,
     }
-}
-
-fn store_run(store: &mut Store, run: &RunData, comparisons: &[Comparison]) -> i64 {
-    let id = store.begin_run(&run.run).unwrap();
-    for s in &run.servers {
-        store.add_server(id, s).unwrap();
-    }
-    for s in &run.steps {
-        store.add_step(id, s).unwrap();
-    }
-    store.add_comparisons(id, comparisons).unwrap();
-    store.finish_run(id, true).unwrap();
-    id
 }
 
 /// The first run's comparisons: a level's ratio among them, which is not
@@ -71,7 +58,10 @@ fn first() -> Vec<Comparison> {
 fn database(dir: &Path) -> PathBuf {
     let db = dir.join("throng.db");
     let mut store = Store::open(&db).unwrap();
-    assert_eq!(store_run(&mut store, &common::rich_run(), &first()), 1);
+    assert_eq!(
+        support::store_run(&mut store, &common::rich_run(), &first()),
+        1
+    );
     let second = [
         pooled("lighttpd", "nginx", "tiny", 1, [0.68, 0.66, 0.70], 20),
         pooled(
@@ -85,8 +75,14 @@ fn database(dir: &Path) -> PathBuf {
         pooled("nginx", "apache2-event", "large", 1, [0.52, 0.50, 0.54], 20),
         pooled("nginx", "lighttpd", "large", 1, [0.9, 0.85, 0.95], 20),
     ];
-    assert_eq!(store_run(&mut store, &common::second_run(), &second), 2);
-    assert_eq!(store_run(&mut store, &common::second_run(), &first()), 3);
+    assert_eq!(
+        support::store_run(&mut store, &common::second_run(), &second),
+        2
+    );
+    assert_eq!(
+        support::store_run(&mut store, &common::second_run(), &first()),
+        3
+    );
     db
 }
 
@@ -229,7 +225,10 @@ fn the_gate_needs_two_runs_and_says_when_there_is_nothing_to_check() {
     let tmp = tempfile::tempdir().unwrap();
     let db = database(tmp.path());
     let mut store = Store::open(&db).unwrap();
-    assert_eq!(store_run(&mut store, &common::second_run(), &[]), 4);
+    assert_eq!(
+        support::store_run(&mut store, &common::second_run(), &[]),
+        4
+    );
     drop(store);
     let db = db.to_str().unwrap();
 

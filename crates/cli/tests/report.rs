@@ -14,15 +14,7 @@ use throng_model::RunData;
 use throng_store::Store;
 
 fn store_run(store: &mut Store, run: &RunData) -> i64 {
-    let id = store.begin_run(&run.run).unwrap();
-    for s in &run.servers {
-        store.add_server(id, s).unwrap();
-    }
-    for s in &run.steps {
-        store.add_step(id, s).unwrap();
-    }
-    store.finish_run(id, true).unwrap();
-    id
+    support::store_run(store, run, &[])
 }
 
 /// A database with the fixture run and the same run measured again.

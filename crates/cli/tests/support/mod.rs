@@ -453,3 +453,32 @@ pub fn lab_report(study: &Path, db: &Path, limit: Duration) -> serde_json::Value
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+/// Stores `run` as a finished run with `comparisons`, through the store's
+/// one writer of runs, as a study's run is stored; its id.
+pub fn store_run(
+    store: &mut throng_store::Store,
+    run: &throng_model::RunData,
+    comparisons: &[throng_model::Comparison],
+) -> i64 {
+    let r = &run.run;
+    let mut w = throng_store::RunWriter::begin(
+        store,
+        throng_store::NewRun {
+            study: r.study.clone(),
+            study_toml: r.study_toml.clone(),
+            started_unix_s: r.started_unix_s,
+            environment: r.environment.clone(),
+            doctor: r.doctor.clone(),
+            baseline: r.baseline.clone(),
+            servers: run.servers.clone(),
+        },
+    )
+    .unwrap();
+    for s in &run.steps {
+        w.step(s).unwrap();
+    }
+    w.comparisons(comparisons).unwrap();
+    w.finish(true).unwrap();
+    w.id()
+}
