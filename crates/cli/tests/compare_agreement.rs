@@ -28,6 +28,8 @@ fn pooled(a: &str, b: &str, workload: &str, cores: u32, r: [f64; 3], pairs: u32)
         ci_high,
         pairs,
         decision: Decision::Undecided,
+        interval: throng_model::IntervalKind::OrderStatistic,
+        launch_ratios: Vec::new(),
     }
 }
 

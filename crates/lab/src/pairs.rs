@@ -7,7 +7,7 @@
 //! randomized multiple interleaved trials). The median of the per-block
 //! ratios, with its distribution-free interval, is what the lab decides on.
 
-use throng_model::{Comparison, Decision, StepRecord};
+use throng_model::{Comparison, Decision, IntervalKind, StepRecord};
 
 /// The order-statistic interval needs this many pairs to reach 95%
 /// coverage; with fewer, a comparison stays undecided however it looks.
@@ -60,6 +60,8 @@ pub fn compare(
         ci_high: ci.high,
         pairs: ratios.len() as u32,
         decision,
+        interval: IntervalKind::OrderStatistic,
+        launch_ratios: Vec::new(),
     })
 }
 
@@ -170,6 +172,8 @@ fn pooled(
         ci_high: hi.max(ratio),
         pairs: pairs as u32,
         decision,
+        interval: IntervalKind::OrderStatistic,
+        launch_ratios: Vec::new(),
     })
 }
 

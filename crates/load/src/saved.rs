@@ -118,6 +118,7 @@ pub fn save(store: &mut Store, load: SavedLoad) -> anyhow::Result<i64> {
                 server: ServerUsage::default(),
                 histogram: crate::record::serialize_histogram(&result.latency),
                 block: None,
+                launch: None,
             });
             step.verdict = (*verdict).clone();
             let warmup = summary.warmup.as_ref().map_or(0.0, |w| w.duration_s);

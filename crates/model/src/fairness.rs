@@ -212,9 +212,65 @@ pub struct Comparison {
     pub ci_high: f64,
     pub pairs: u32,
     pub decision: Decision,
+    /// How the interval was drawn; `Unbounded` when the pairs are too few
+    /// for any method to bound the ratio (then `ci_low` and `ci_high` are
+    /// the ratio itself and say nothing).
+    #[serde(default)]
+    pub interval: IntervalKind,
+    /// Each launch's own ratio (the median of its pairs, or over a sweep
+    /// the geometric mean of its levels' medians), in launch order; empty
+    /// when every server was started once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub launch_ratios: Vec<f64>,
+}
+
+/// How a comparison's 95% interval was drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntervalKind {
+    /// The order statistics of one launch's per-pair ratios around their
+    /// median (distribution-free); what every run stored before launches
+    /// were a level reads as.
+    #[default]
+    OrderStatistic,
+    /// Levels of one launch pooled: each level's pairs resampled within
+    /// the level.
+    StratifiedBootstrap,
+    /// Launches as the unit: Student's t over each launch's log ratio,
+    /// with one degree of freedom fewer than launches.
+    Launches,
+    /// Too few pairs for a 95% interval of any of the above.
+    Unbounded,
+}
+
+impl IntervalKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            IntervalKind::OrderStatistic => "order_statistic",
+            IntervalKind::StratifiedBootstrap => "stratified_bootstrap",
+            IntervalKind::Launches => "launches",
+            IntervalKind::Unbounded => "unbounded",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<IntervalKind> {
+        [
+            IntervalKind::OrderStatistic,
+            IntervalKind::StratifiedBootstrap,
+            IntervalKind::Launches,
+            IntervalKind::Unbounded,
+        ]
+        .into_iter()
+        .find(|k| k.name() == name)
+    }
 }
 
 impl Comparison {
+    /// Whether the interval bounds the ratio at all.
+    pub fn bounded(&self) -> bool {
+        self.interval != IntervalKind::Unbounded
+    }
+
     /// Half-width of the interval relative to the ratio (0.05 = ±5%).
     pub fn relative_half_width(&self) -> f64 {
         if self.ratio == 0.0 {

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use fairness::{Comparison, Decision, Diagnosis, ParityEntry, Setting, Source};
+pub use fairness::{Comparison, Decision, Diagnosis, IntervalKind, ParityEntry, Setting, Source};
 pub use feature::{Feature, FeatureResult, FeatureStatus};
 pub use profile::Profile;
 pub use reason::{Reason, ReasonCode, Verdict};
@@ -279,6 +279,12 @@ pub struct RoundRecord {
     /// of different servers with the same block are paired.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block: Option<u32>,
+    /// Which start of its server this round measured (0 for the first):
+    /// rounds of one launch share what that start left behind (pool sizes,
+    /// memory layout), so launches are a level of the design of their own.
+    /// `None` in runs stored before servers were started more than once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch: Option<u32>,
 }
 
 /// A point estimate with its 95% confidence interval.

@@ -270,6 +270,8 @@ mod tests {
             ci_high: hi,
             pairs,
             decision: Decision::Lower,
+            interval: throng_model::IntervalKind::OrderStatistic,
+            launch_ratios: Vec::new(),
         }
     }
 

@@ -95,6 +95,8 @@ mod tests {
             ci_high: ratio + 0.05,
             pairs: 40,
             decision: Decision::Higher,
+            interval: throng_model::IntervalKind::OrderStatistic,
+            launch_ratios: Vec::new(),
         }
     }
 

@@ -40,6 +40,7 @@ pub fn oriented(c: &Comparison, a: &str, b: &str) -> Option<Comparison> {
                 Decision::Lower => Decision::Higher,
                 d => d,
             },
+            launch_ratios: c.launch_ratios.iter().map(|r| 1.0 / r).collect(),
             ..c.clone()
         })
     } else {
@@ -293,6 +294,8 @@ mod tests {
             ci_high: hi,
             pairs: 48,
             decision: d,
+            interval: throng_model::IntervalKind::OrderStatistic,
+            launch_ratios: Vec::new(),
         }
     }
 

@@ -126,6 +126,7 @@ fn the_json_carries_comparisons_parity_and_diagnoses() {
             "concurrency",
             "cores",
             "decision",
+            "interval",
             "pairs",
             "ratio",
             "workload"
@@ -133,6 +134,7 @@ fn the_json_carries_comparisons_parity_and_diagnoses() {
     );
     assert_eq!(pooled["concurrency"], serde_json::Value::Null);
     assert_eq!(pooled["decision"], "lower");
+    assert_eq!(pooled["interval"], "order_statistic");
     assert_eq!(v["comparisons"][1]["concurrency"], 10);
     assert_eq!(v["servers"][1]["name"], "lighttpd");
     assert_eq!(v["servers"][1]["profile"], "tuned");

@@ -57,6 +57,8 @@ fn rate_run() -> RunData {
             } else {
                 Decision::Lower
             },
+            interval: throng_model::IntervalKind::OrderStatistic,
+            launch_ratios: Vec::new(),
         });
     }
     run

@@ -12,8 +12,8 @@ use anyhow::Context;
 use rusqlite::{params, Connection, OptionalExtension};
 use throng_model::{
     Comparison, Decision, Environment, Estimate, Feature, FeatureResult, FeatureStatus, Finding,
-    MaxUsers, ParityEntry, Profile, RoundRecord, RunData, RunRecord, ServerRecord, ServerUsage,
-    Setting, Source, StepRecord, StepStatus, Summary, Verdict,
+    IntervalKind, MaxUsers, ParityEntry, Profile, RoundRecord, RunData, RunRecord, ServerRecord,
+    ServerUsage, Setting, Source, StepRecord, StepStatus, Summary, Verdict,
 };
 
 mod schema;
@@ -331,8 +331,8 @@ impl Store {
         )?;
         for (i, c) in cs.iter().enumerate() {
             tx.execute(
-                "INSERT INTO comparisons (run_id, seq, a, b, workload, cores, concurrency, ratio, ci_low, ci_high, pairs, decision, rate)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                "INSERT INTO comparisons (run_id, seq, a, b, workload, cores, concurrency, ratio, ci_low, ci_high, pairs, decision, rate, interval, launch_ratios)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                 params![
                     run_id,
                     next + i as i64,
@@ -346,7 +346,9 @@ impl Store {
                     c.ci_high,
                     c.pairs,
                     c.decision.name(),
-                    c.rate
+                    c.rate,
+                    c.interval.name(),
+                    serde_json::to_string(&c.launch_ratios)?
                 ],
             )?;
         }
@@ -415,8 +417,8 @@ impl Store {
         let step_id = tx.last_insert_rowid();
         for r in &s.rounds {
             tx.execute(
-                "INSERT INTO rounds (step_id, idx, requests_per_sec, summary, server_usage, histogram, block)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT INTO rounds (step_id, idx, requests_per_sec, summary, server_usage, histogram, block, launch)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![
                     step_id,
                     r.index,
@@ -425,6 +427,7 @@ impl Store {
                     serde_json::to_string(&r.server)?,
                     r.histogram,
                     r.block,
+                    r.launch,
                 ],
             )?;
         }
@@ -655,7 +658,7 @@ impl Store {
              FROM steps WHERE run_id = ?1 ORDER BY server, cores, workload, concurrency, rate, id",
         )?;
         let mut rq = self.conn.prepare(
-            "SELECT idx, summary, server_usage, histogram, block FROM rounds WHERE step_id = ?1 ORDER BY idx",
+            "SELECT idx, summary, server_usage, histogram, block, launch FROM rounds WHERE step_id = ?1 ORDER BY idx",
         )?;
         let mut dq = self
             .conn
@@ -713,22 +716,30 @@ impl Store {
             rate,
         ) in rows
         {
-            type RoundRow = (u32, String, String, Vec<u8>, Option<u32>);
+            type RoundRow = (u32, String, String, Vec<u8>, Option<u32>, Option<u32>);
             let rounds: Vec<RoundRow> = rq
                 .query_map([sid], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                    ))
                 })?
                 .collect::<Result<_, _>>()?;
             let rounds = rounds
                 .into_iter()
                 .map(
-                    |(index, summary, usage, histogram, block)| -> anyhow::Result<RoundRecord> {
+                    |(index, summary, usage, histogram, block, launch)| -> anyhow::Result<RoundRecord> {
                         Ok(RoundRecord {
                             index,
                             summary: serde_json::from_str::<Summary>(&summary)?,
                             server: serde_json::from_str::<ServerUsage>(&usage)?,
                             histogram,
                             block,
+                            launch,
                         })
                     },
                 )
@@ -757,7 +768,8 @@ impl Store {
             });
         }
         let mut q = self.conn.prepare(
-            "SELECT a, b, workload, cores, concurrency, ratio, ci_low, ci_high, pairs, decision, rate
+            "SELECT a, b, workload, cores, concurrency, ratio, ci_low, ci_high, pairs, decision, rate,
+                    interval, launch_ratios
              FROM comparisons WHERE run_id = ?1 ORDER BY seq",
         )?;
         let comparisons = q
@@ -775,6 +787,15 @@ impl Store {
                     pairs: r.get(8)?,
                     decision: Decision::parse(&r.get::<_, String>(9)?)
                         .unwrap_or(Decision::Undecided),
+                    interval: r
+                        .get::<_, Option<String>>(11)?
+                        .as_deref()
+                        .and_then(IntervalKind::parse)
+                        .unwrap_or_default(),
+                    launch_ratios: r
+                        .get::<_, Option<String>>(12)?
+                        .and_then(|j| serde_json::from_str(&j).ok())
+                        .unwrap_or_default(),
                 })
             })?
             .collect::<Result<_, _>>()?;
@@ -819,6 +840,7 @@ mod tests {
                     },
                     histogram: vec![1, 2, 3, i as u8],
                     block: None,
+                    launch: None,
                 })
                 .collect(),
             ..StepRecord::new(server, 1, "tiny", concurrency)
@@ -872,6 +894,8 @@ mod tests {
             ci_high: 1.75,
             pairs: 40,
             decision: Decision::Higher,
+            interval: throng_model::IntervalKind::OrderStatistic,
+            launch_ratios: Vec::new(),
         }];
         st.add_comparisons(id, &cs).unwrap();
         let data = st.load_run(id).unwrap();
@@ -924,6 +948,8 @@ mod tests {
             ci_high: 1.01,
             pairs: 6,
             decision: Decision::Equal,
+            interval: throng_model::IntervalKind::OrderStatistic,
+            launch_ratios: Vec::new(),
         }];
         st.add_comparisons(id, &cs).unwrap();
         let data = st.load_run(id).unwrap();
@@ -975,7 +1001,7 @@ mod tests {
         }
         let st = Store::open(&path).unwrap();
         assert_eq!(st.schema_version().unwrap(), SCHEMA_VERSION);
-        assert_eq!(SCHEMA_VERSION, 4);
+        assert_eq!(SCHEMA_VERSION, 5);
         let data = st.load_run(1).unwrap();
         assert_eq!((data.steps[0].concurrency, data.steps[0].rate), (10, None));
         assert_eq!(

@@ -127,4 +127,13 @@ CREATE TABLE comparisons (
 ALTER TABLE steps ADD COLUMN rate REAL;
 ALTER TABLE comparisons ADD COLUMN rate REAL;
 "#,
+    // Servers are started several times a run: a round says which start
+    // it measured, and a comparison how its interval was drawn and each
+    // launch's own ratio (a JSON array). NULL, as older rows read, is one
+    // launch and the order-statistic interval.
+    r#"
+ALTER TABLE rounds ADD COLUMN launch INTEGER;
+ALTER TABLE comparisons ADD COLUMN interval TEXT;
+ALTER TABLE comparisons ADD COLUMN launch_ratios TEXT;
+"#,
 ];

@@ -66,6 +66,7 @@ pub fn round(index: u32, rps: f64, body_per_req: u64, p50: u64, p99: u64, pss: u
         },
         histogram: Vec::new(),
         block: None,
+        launch: None,
     }
 }
 

@@ -630,6 +630,7 @@ fn step(
             },
             histogram: Vec::new(),
             block: None,
+            launch: None,
         }
     };
     StepRecord {
@@ -715,6 +716,8 @@ fn paired(a: &str, b: &str, c: u32, lo: f64, hi: f64, pairs: u32) -> Comparison 
         ci_high: hi,
         pairs,
         decision: Decision::of(lo, hi, 0.02),
+        interval: throng_model::IntervalKind::OrderStatistic,
+        launch_ratios: Vec::new(),
     }
 }
 

@@ -211,6 +211,7 @@ impl Sweep<'_, '_> {
             summary: m.summary,
             server: m.usage,
             block: slice.block,
+            launch: None,
         });
         // Paired slices end together, when their comparisons say (see
         // `rotation`); a lone server ends by its own interval, or at its

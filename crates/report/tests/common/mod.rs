@@ -369,6 +369,8 @@ fn fairness(run: &mut RunData) {
             } else {
                 Decision::Lower
             },
+            interval: throng_model::IntervalKind::OrderStatistic,
+            launch_ratios: Vec::new(),
         }
     };
     for cores in [1, 2] {
