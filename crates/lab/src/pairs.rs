@@ -5,7 +5,22 @@
 //! measured back to back in one block see nearly the same slowness, so the
 //! ratio of their rates cancels most of it (Abedi and Brecht, ICPE 2017:
 //! randomized multiple interleaved trials). The median of the per-block
-//! ratios, with its distribution-free interval, is what the lab decides on.
+//! ratios, with its distribution-free interval, is what the lab decides on
+//! within one start of the servers.
+//!
+//! Pairing cannot cancel what differs between two starts of one server:
+//! its pools as they happened to grow, its memory layout, the kernel's
+//! state after the server before it. When the servers are started several
+//! times (launches), the launch is the unit the interval is drawn over
+//! (Kalibera and Jones: repeat at every level where variance enters): each
+//! launch's median ratio, and Student's t over their logarithms with one
+//! degree of freedom fewer than launches. For a balanced two-level design
+//! that is the exact interval of the grand mean, whatever the split of the
+//! variance between slices and launches; a bootstrap over three to five
+//! launches would be too narrow (its variance is (L − 1)/L of the truth,
+//! from a handful of distinct resamples).
+
+use std::collections::BTreeMap;
 
 use throng_model::{Comparison, Decision, IntervalKind, StepRecord};
 
@@ -16,7 +31,19 @@ pub const MIN_PAIRS: usize = 6;
 /// Per-block ratios of B's requests per second over A's: one for each
 /// block in which both were measured and A completed responses.
 pub fn block_ratios(a: &StepRecord, b: &StepRecord) -> Vec<f64> {
-    let mut out = Vec::new();
+    launch_block_ratios(a, b).into_iter().flatten().collect()
+}
+
+/// The per-block ratios grouped by the launch they were measured in, in
+/// launch order; a run of one launch (or stored before launches) is one
+/// group. Launches without a pair are left out.
+pub fn launch_block_ratios(a: &StepRecord, b: &StepRecord) -> Vec<Vec<f64>> {
+    by_launch(a, b).into_values().collect()
+}
+
+/// The per-block ratios keyed by launch.
+fn by_launch(a: &StepRecord, b: &StepRecord) -> BTreeMap<u32, Vec<f64>> {
+    let mut by: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
     for rb in &b.rounds {
         let Some(block) = rb.block else { continue };
         let Some(ra) = a.rounds.iter().find(|r| r.block == Some(block)) else {
@@ -24,29 +51,26 @@ pub fn block_ratios(a: &StepRecord, b: &StepRecord) -> Vec<f64> {
         };
         let (x, y) = (ra.summary.requests_per_sec, rb.summary.requests_per_sec);
         if x > 0.0 && x.is_finite() && y.is_finite() {
-            out.push(y / x);
+            by.entry(rb.launch.unwrap_or(0)).or_default().push(y / x);
         }
     }
-    out
+    by
 }
 
-/// The comparison of B with A from their per-pair ratios; `None` without
-/// any pair. `threshold` is the relative noise band around 1 (the study's
-/// precision target).
+/// The comparison of B with A from their per-pair ratios, grouped by
+/// launch; `None` without any pair. `threshold` is the relative noise band
+/// around 1 (the study's precision target).
 pub fn compare(
     a: &StepRecord,
     b: &StepRecord,
     concurrency: Option<u32>,
-    ratios: &[f64],
+    launches: &[Vec<f64>],
     threshold: f64,
 ) -> Option<Comparison> {
-    let ci = throng_stats::median_ci(ratios, 0.95)?;
-    let decision = if ratios.len() < MIN_PAIRS || ci.coverage < 0.95 {
-        Decision::Undecided
-    } else {
-        Decision::of(ci.low, ci.high, threshold)
-    };
-    Some(Comparison {
+    let launches: Vec<&Vec<f64>> = launches.iter().filter(|l| !l.is_empty()).collect();
+    let pairs: usize = launches.iter().map(|l| l.len()).sum();
+    let all: Vec<f64> = launches.iter().flat_map(|l| l.iter().copied()).collect();
+    let base = Comparison {
         a: a.server.clone(),
         b: b.server.clone(),
         workload: a.workload.clone(),
@@ -55,14 +79,71 @@ pub fn compare(
         // A level's comparison is at its rate too; the sweep's pooled one
         // is at none.
         rate: concurrency.and(a.rate),
+        ratio: throng_stats::median(&all)?,
+        ci_low: 0.0,
+        ci_high: 0.0,
+        pairs: pairs as u32,
+        decision: Decision::Undecided,
+        interval: IntervalKind::Unbounded,
+        launch_ratios: Vec::new(),
+    };
+    if launches.len() >= 2 {
+        let medians: Vec<f64> = launches
+            .iter()
+            .map(|l| throng_stats::median(l))
+            .collect::<Option<_>>()?;
+        return Some(over_launches(base, medians, threshold));
+    }
+    let ci = throng_stats::median_ci(&all, 0.95)?;
+    if ci.coverage < 0.95 {
+        return Some(unbounded(base));
+    }
+    Some(Comparison {
         ratio: ci.median,
         ci_low: ci.low,
         ci_high: ci.high,
-        pairs: ratios.len() as u32,
-        decision,
+        decision: Decision::of(ci.low, ci.high, threshold),
         interval: IntervalKind::OrderStatistic,
-        launch_ratios: Vec::new(),
+        ..base
     })
+}
+
+/// Too few pairs to bound the ratio: the estimate alone, undecided.
+fn unbounded(base: Comparison) -> Comparison {
+    Comparison {
+        ci_low: base.ratio,
+        ci_high: base.ratio,
+        decision: Decision::Undecided,
+        interval: IntervalKind::Unbounded,
+        ..base
+    }
+}
+
+/// The comparison over launches, from each launch's own ratio: their
+/// geometric mean, and Student's t over their logarithms (ratios compose
+/// by multiplying, and B at half A's rate is as far from equal as B at
+/// twice). A launch whose B completed nothing leaves the ratio unbounded.
+fn over_launches(base: Comparison, launch_ratios: Vec<f64>, threshold: f64) -> Comparison {
+    if launch_ratios.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
+        return unbounded(Comparison {
+            launch_ratios,
+            ..base
+        });
+    }
+    let logs: Vec<f64> = launch_ratios.iter().map(|r| r.ln()).collect();
+    let Some((m, lo, hi)) = throng_stats::mean_ci95(&logs) else {
+        return unbounded(base);
+    };
+    let (lo, hi) = (lo.exp(), hi.exp());
+    Comparison {
+        ratio: m.exp(),
+        ci_low: lo,
+        ci_high: hi,
+        decision: Decision::of(lo, hi, threshold),
+        interval: IntervalKind::Launches,
+        launch_ratios,
+        ..base
+    }
 }
 
 /// Every pair of `steps` (one level of one group, in the order the study
@@ -72,7 +153,7 @@ pub fn compare_level(steps: &[&StepRecord], threshold: f64) -> Vec<Comparison> {
     let mut out = Vec::new();
     for (i, a) in steps.iter().enumerate() {
         for b in &steps[i + 1..] {
-            let ratios = block_ratios(a, b);
+            let ratios = launch_block_ratios(a, b);
             if let Some(c) = compare(a, b, Some(a.concurrency), &ratios, threshold) {
                 out.push(c);
             }
@@ -97,10 +178,10 @@ pub fn compare_sweep(sweeps: &[Vec<&StepRecord>], threshold: f64) -> Vec<Compari
     let mut out = Vec::new();
     for (i, sa) in sweeps.iter().enumerate() {
         for sb in &sweeps[i + 1..] {
-            let mut levels: Vec<Vec<f64>> = Vec::new();
+            let mut levels: Vec<BTreeMap<u32, Vec<f64>>> = Vec::new();
             for a in sa {
                 if let Some(b) = sb.iter().find(|b| b.same_level(a)) {
-                    let r = block_ratios(a, b);
+                    let r = by_launch(a, b);
                     if !r.is_empty() {
                         levels.push(r);
                     }
@@ -117,34 +198,82 @@ pub fn compare_sweep(sweeps: &[Vec<&StepRecord>], threshold: f64) -> Vec<Compari
     out
 }
 
-/// The sweep's comparison from each level's per-pair ratios.
+/// The geometric mean of positive values (0 when one is 0).
+fn gmean(xs: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = xs.fold((0.0, 0usize), |(s, n), m| (s + m.ln(), n + 1));
+    (sum / n as f64).exp()
+}
+
+/// The sweep's comparison from each level's per-pair ratios by launch.
+/// Over launches, each launch's ratio is the geometric mean of its levels'
+/// medians, and the interval is drawn over launches as a level's is; a
+/// launch that did not reach every level (an interrupt) is left out. With
+/// one launch, the levels' pairs are resampled within each level.
 fn pooled(
     a: &StepRecord,
     b: &StepRecord,
-    levels: &[Vec<f64>],
+    levels: &[BTreeMap<u32, Vec<f64>>],
     threshold: f64,
 ) -> Option<Comparison> {
-    // One level: its own median and distribution-free interval.
+    // One level: its own comparison.
     if let [only] = levels {
-        return compare(a, b, None, only, threshold);
+        let launches: Vec<Vec<f64>> = only.values().cloned().collect();
+        return compare(a, b, None, &launches, threshold);
     }
-    let gmean = |medians: &mut dyn Iterator<Item = f64>| -> f64 {
-        let (sum, n) = medians.fold((0.0, 0usize), |(s, n), m| (s + m.ln(), n + 1));
-        (sum / n as f64).exp()
-    };
-    let medians: Vec<f64> = levels
+    let first = levels.first()?;
+    let common: Vec<u32> = first
+        .keys()
+        .filter(|k| levels.iter().all(|l| l.contains_key(k)))
+        .copied()
+        .collect();
+    let pairs: usize = levels.iter().flat_map(|l| l.values()).map(Vec::len).sum();
+    let flat: Vec<Vec<f64>> = levels
+        .iter()
+        .map(|l| l.values().flatten().copied().collect())
+        .collect();
+    let medians: Vec<f64> = flat
         .iter()
         .map(|l| throng_stats::median(l))
         .collect::<Option<_>>()?;
     if medians.is_empty() || medians.iter().any(|m| *m <= 0.0) {
         return None;
     }
-    let ratio = gmean(&mut medians.iter().copied());
-    let mut rng = Shuffle::new(levels.iter().map(Vec::len).sum::<usize>() as u64);
+    let base = Comparison {
+        a: a.server.clone(),
+        b: b.server.clone(),
+        workload: a.workload.clone(),
+        cores: a.cores,
+        concurrency: None,
+        rate: None,
+        ratio: gmean(medians.iter().copied()),
+        ci_low: 0.0,
+        ci_high: 0.0,
+        pairs: pairs as u32,
+        decision: Decision::Undecided,
+        interval: IntervalKind::Unbounded,
+        launch_ratios: Vec::new(),
+    };
+    if common.len() >= 2 {
+        let per_launch: Vec<f64> = common
+            .iter()
+            .map(|k| {
+                gmean(
+                    levels
+                        .iter()
+                        .map(|l| throng_stats::median(&l[k]).unwrap_or(0.0)),
+                )
+            })
+            .collect();
+        return Some(over_launches(base, per_launch, threshold));
+    }
+    if pairs < MIN_PAIRS {
+        return Some(unbounded(base));
+    }
+    let mut rng = Shuffle::new(pairs as u64);
     let mut scratch: Vec<f64> = Vec::new();
     let mut means: Vec<f64> = (0..RESAMPLES)
         .map(|_| {
-            gmean(&mut levels.iter().map(|l| {
+            gmean(flat.iter().map(|l| {
                 scratch.clear();
                 scratch.extend((0..l.len()).map(|_| l[rng.below(l.len())]));
                 throng_stats::median(&scratch).unwrap_or(1.0)
@@ -154,26 +283,12 @@ fn pooled(
     means.sort_by(f64::total_cmp);
     let lo = means[(RESAMPLES as f64 * 0.025) as usize];
     let hi = means[(RESAMPLES as f64 * 0.975) as usize - 1];
-    let pairs: usize = levels.iter().map(Vec::len).sum();
-    let decision = if pairs < MIN_PAIRS {
-        Decision::Undecided
-    } else {
-        Decision::of(lo, hi, threshold)
-    };
     Some(Comparison {
-        a: a.server.clone(),
-        b: b.server.clone(),
-        workload: a.workload.clone(),
-        cores: a.cores,
-        concurrency: None,
-        rate: None,
-        ratio,
-        ci_low: lo.min(ratio),
-        ci_high: hi.max(ratio),
-        pairs: pairs as u32,
-        decision,
-        interval: IntervalKind::OrderStatistic,
-        launch_ratios: Vec::new(),
+        ci_low: lo.min(base.ratio),
+        ci_high: hi.max(base.ratio),
+        decision: Decision::of(lo, hi, threshold),
+        interval: IntervalKind::StratifiedBootstrap,
+        ..base
     })
 }
 
@@ -181,7 +296,7 @@ fn pooled(
 /// within `target` of its ratio, from enough pairs for a 95% interval.
 pub fn all_narrow(cs: &[Comparison], target: f64) -> bool {
     cs.iter()
-        .all(|c| c.pairs as usize >= MIN_PAIRS && c.relative_half_width() <= target)
+        .all(|c| c.bounded() && c.pairs as usize >= MIN_PAIRS && c.relative_half_width() <= target)
 }
 
 /// A small deterministic generator for the order of slices in a block: a
@@ -322,6 +437,74 @@ mod tests {
         assert!((c.ratio - g).abs() < 1e-12, "{c:?}");
         assert!(c.ci_low >= g * 0.98 && c.ci_high <= g * 1.02, "{c:?}");
         assert_eq!((c.pairs, c.decision), (16, Decision::Lower));
+    }
+
+    /// A step whose rounds are `(block, launch, rps)`.
+    fn launched(server: &str, c: u32, rates: &[(u32, u32, f64)]) -> StepRecord {
+        let mut st = step(
+            server,
+            c,
+            &rates.iter().map(|&(b, _, r)| (b, r)).collect::<Vec<_>>(),
+        );
+        for (r, &(_, launch, _)) in st.rounds.iter_mut().zip(rates) {
+            r.launch = Some(launch);
+        }
+        st
+    }
+
+    #[test]
+    fn over_launches_the_interval_is_students_t_over_each_launchs_log_ratio() {
+        // Two blocks a launch; B/A is 1.0, 1.12 and 1.0 in launches 0-2.
+        let a = launched(
+            "a",
+            10,
+            &(0..6).map(|k| (k, k / 2, 1000.0)).collect::<Vec<_>>(),
+        );
+        let rates = [1000.0, 1000.0, 1120.0, 1120.0, 1000.0, 1000.0];
+        let b = launched(
+            "b",
+            10,
+            &(0..6)
+                .map(|k| (k, k / 2, rates[k as usize]))
+                .collect::<Vec<_>>(),
+        );
+        let c = &compare_level(&[&a, &b], 0.02)[0];
+        assert_eq!(c.interval, IntervalKind::Launches);
+        assert_eq!(c.launch_ratios, [1.0, 1.12, 1.0]);
+        let logs = [0.0, 1.12f64.ln(), 0.0];
+        let m = logs.iter().sum::<f64>() / 3.0;
+        let sd = (logs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 2.0).sqrt();
+        // t(0.975, 2 df) = 4.302653.
+        let half = 4.302_652_729_911_275 * sd / 3f64.sqrt();
+        assert!((c.ratio - m.exp()).abs() < 1e-12, "{c:?}");
+        assert!((c.ci_low - (m - half).exp()).abs() < 1e-9, "{c:?}");
+        assert!((c.ci_high - (m + half).exp()).abs() < 1e-9, "{c:?}");
+        assert_eq!((c.pairs, c.decision), (6, Decision::Undecided));
+    }
+
+    #[test]
+    fn too_few_pairs_are_unbounded_not_stretched() {
+        // Five pairs of one launch, one wild: the order statistics would
+        // reach 93.75% at most, from the lowest to the wildest ratio.
+        let a = step("a", 10, &(0..5).map(|k| (k, 100.0)).collect::<Vec<_>>());
+        let b = step(
+            "b",
+            10,
+            &[(0, 365.0), (1, 269.0), (2, 14705.0), (3, 300.0), (4, 400.0)],
+        );
+        let c = &compare_level(&[&a, &b], 0.02)[0];
+        assert_eq!(c.interval, IntervalKind::Unbounded);
+        assert!(!c.bounded());
+        assert_eq!((c.ratio, c.ci_low, c.ci_high), (3.65, 3.65, 3.65));
+        assert_eq!((c.pairs, c.decision), (5, Decision::Undecided));
+        // And the sweep of such levels is unbounded too.
+        let a2 = step("a", 20, &[(0, 100.0), (1, 100.0)]);
+        let b2 = step("b", 20, &[(0, 120.0), (1, 130.0)]);
+        let few_a = step("a", 10, &[(0, 100.0), (1, 100.0)]);
+        let few_b = step("b", 10, &[(0, 120.0), (1, 110.0)]);
+        let cs = compare_sweep(&[vec![&few_a, &a2], vec![&few_b, &b2]], 0.02);
+        assert_eq!(cs[0].interval, IntervalKind::Unbounded);
+        assert!(!all_narrow(&cs, 0.5));
     }
 
     #[test]

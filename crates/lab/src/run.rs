@@ -190,6 +190,9 @@ pub fn run_study_with(
         // The longer end: what to plan for. `estimate` gives both.
         estimated_s: estimate_groups(study, groups).max_s,
     });
+    for note in study.loads.iter().filter_map(|w| w.split_note.as_ref()) {
+        observer.event(Event::Note(note.clone()));
+    }
     // ACME's feature table: each server probed live on an instance of its
     // own, before any load.
     if study.features {
@@ -349,33 +352,57 @@ pub fn estimate_groups(study: &Study, groups: u64) -> RunEstimate {
     let round = study.round_s + study.round_warmup_s + ROUND_OVERHEAD_S;
     let p = &study.precision;
     // A step stops at its minimum rounds at best; at worst at its maximum,
-    // or earlier when its own rounds pass its time cap. A counted step
-    // runs its minimum exactly.
-    let min_rounds = f64::from(p.min_rounds);
-    let by_time = (p.max_step_s / round).ceil().max(min_rounds);
-    let max_rounds = f64::from(p.max_rounds).min(by_time);
+    // or earlier when its own rounds pass its time cap. Over launches, a
+    // timed step gets its share of blocks in each of its least launches at
+    // best, in each of its most at worst. A counted step runs its rounds
+    // exactly.
+    let (min_rounds, max_rounds) = if p.launched() {
+        let per = f64::from(p.per_launch());
+        (per * f64::from(p.launches), per * f64::from(p.launch_cap()))
+    } else {
+        let min = f64::from(p.min_rounds);
+        let by_time = (p.max_step_s / round).ceil().max(min);
+        (min, f64::from(p.max_rounds).min(by_time))
+    };
     let per_cores = groups / study.workloads.len().max(1) as f64;
-    let (mut steps, mut timed_steps) = (0.0, 0.0);
+    let (mut timed_steps, mut counted_rounds) = (0.0, 0.0);
+    // Starts of every server per group: the least and the most.
+    let (mut starts_min, mut starts_max) = (0.0, 0.0);
     for w in &study.loads {
         let n = per_cores * servers * w.levels().len() as f64;
-        steps += n;
-        if w.round_requests.is_none() {
-            timed_steps += n;
+        let g = per_cores * servers;
+        match w.counted_rounds {
+            Some(rounds) => {
+                counted_rounds += n * f64::from(rounds);
+                let launches = p.counted_shares(rounds).len() as f64;
+                starts_min += g * launches;
+                starts_max += g * launches;
+            }
+            None => {
+                timed_steps += n;
+                starts_min += g * f64::from(p.launches.max(1));
+                starts_max += g * f64::from(p.launch_cap());
+            }
         }
     }
-    let extra_rounds = timed_steps * (max_rounds - min_rounds);
+    let steps: f64 = study
+        .loads
+        .iter()
+        .map(|w| per_cores * servers * w.levels().len() as f64)
+        .sum();
     // Per started server: its start and checks, then its warmup round.
     let warmup = if study.warmup_s > 0.0 {
         study.warmup_s + ROUND_OVERHEAD_S
     } else {
         0.0
     };
-    let fixed = groups * servers * (SERVER_START_S + warmup)
-        + if study.features {
-            servers * FEATURE_PROBE_S
-        } else {
-            0.0
-        };
+    let probes = if study.features {
+        servers * FEATURE_PROBE_S
+    } else {
+        0.0
+    };
+    let fixed_min = starts_min * (SERVER_START_S + warmup) + probes;
+    let fixed_max = starts_max * (SERVER_START_S + warmup) + probes;
     // The search doubles from the sweep's highest level to its cap, one
     // round a level; it may stop at the first.
     let search_levels = match study.max_users_cap {
@@ -402,10 +429,13 @@ pub fn estimate_groups(study: &Study, groups: u64) -> RunEstimate {
         0.0
     };
     RunEstimate {
-        min_s: fixed + diagnose + steps * min_rounds * round + search * search_levels.min(1.0),
-        max_s: fixed
+        min_s: fixed_min
             + diagnose
-            + (steps * min_rounds + extra_rounds) * round
+            + (timed_steps * min_rounds + counted_rounds) * round
+            + search * search_levels.min(1.0),
+        max_s: fixed_max
+            + diagnose
+            + (timed_steps * max_rounds + counted_rounds) * round
             + search * search_levels,
     }
 }
@@ -433,31 +463,52 @@ mod tests {
     fn the_estimate_counts_starts_warmups_probes_searches_and_extra_rounds() {
         let r = Recipes::builtin();
         // quick: 4 servers, 4 levels, one group; 0.1 s slices with 0.02 s
-        // of warmup, 20 to 80 per step but 6 s of its own slices at most
-        // (47 of 0.13 s); features and diagnoses on.
+        // of warmup, 8 blocks a level in each launch, 3 launches at least
+        // and 5 at most, every server started and warmed up in each;
+        // features and diagnoses (in the first launch) on.
         let quick = Study::load("quick", &r).unwrap();
         let e = estimate_groups(&quick, 1);
         let round = 0.1 + 0.02 + ROUND_OVERHEAD_S;
-        let fixed = 4.0 * (SERVER_START_S + 1.0 + ROUND_OVERHEAD_S)
-            + 4.0 * FEATURE_PROBE_S
-            + 16.0 * (quick.round_s.max(0.5) + DIAGNOSE_OVERHEAD_S);
+        let start = SERVER_START_S + 1.0 + ROUND_OVERHEAD_S;
+        let once = 4.0 * FEATURE_PROBE_S + 16.0 * (quick.round_s.max(0.5) + DIAGNOSE_OVERHEAD_S);
         assert!(
-            (e.min_s - (fixed + 16.0 * 20.0 * round)).abs() < 1e-9,
+            (e.min_s - (once + 3.0 * 4.0 * start + 16.0 * 24.0 * round)).abs() < 1e-9,
             "{e:?}"
         );
         assert!(
-            (e.max_s - (fixed + 16.0 * 47.0 * round)).abs() < 1e-9,
+            (e.max_s - (once + 5.0 * 4.0 * start + 16.0 * 40.0 * round)).abs() < 1e-9,
+            "{e:?}"
+        );
+        // The same in one launch: 24 to 40 slices a step, as its precision
+        // loop decides, every server started once.
+        let one = Study::load("quick", &r).unwrap();
+        let one = Study {
+            precision: crate::precision::Precision {
+                launches: 1,
+                max_launches: 1,
+                ..one.precision
+            },
+            ..one
+        };
+        let e = estimate_groups(&one, 1);
+        assert!(
+            (e.min_s - (once + 4.0 * start + 16.0 * 24.0 * round)).abs() < 1e-9,
+            "{e:?}"
+        );
+        assert!(
+            (e.max_s - (once + 4.0 * start + 16.0 * 40.0 * round)).abs() < 1e-9,
             "{e:?}"
         );
         // Two workloads and a search that doubles from the sweep's highest
         // level, 100, to its cap of 300 (200, 300): one level at least, two
-        // at most. 2 s rounds with 0.5 s of warmup, 3 to 8 rounds, but the
-        // 12 s time cap ends a step after 5 of them.
+        // at most. One launch: 2 s rounds with 0.5 s of warmup, 3 to 8
+        // rounds, but the 12 s time cap ends a step after 5 of them.
         let searched = Study::parse(
             "name = 's'\nservers = ['nginx', 'lighttpd']\nworkloads = ['tiny', 'large']\n\
              cores = [1]\nconcurrency = [10, 100]\nfeatures = false\nwarmup_seconds = 0\ndiagnose = false\n\
              max_users = true\nmax_users_cap = 300\n\
-             [rounds]\nseconds = 2.0\nwarmup_seconds = 0.5\nmin = 3\nmax = 8\nstep_seconds = 12.0\n",
+             [rounds]\nseconds = 2.0\nwarmup_seconds = 0.5\nmin = 3\nmax = 8\nstep_seconds = 12.0\n\
+             launches = 1\n",
             &r,
         )
         .unwrap();

@@ -27,6 +27,10 @@ type Script = Box<dyn FnMut(&str, u32, usize) -> Result<Measured, RoundError>>;
 /// A script that also sees the round's length and timeout.
 type TimedScript = Box<dyn FnMut(&str, &RoundLoad) -> Measured>;
 
+/// A script that sees which start of its server a slice measures (0 for
+/// the first) and how many slices that server has run so far.
+type LaunchScript = Box<dyn FnMut(&str, usize, usize) -> Measured>;
+
 struct Fake {
     /// Every call, in order: "start a", "warmup a c=4", "round a c=4".
     calls: Vec<String>,
@@ -36,6 +40,12 @@ struct Fake {
     script: Script,
     /// Replaces `script` when set.
     timed: Option<TimedScript>,
+    /// Replaces `script` for measured slices when set.
+    launched: Option<LaunchScript>,
+    /// Starts of each server so far.
+    starts: BTreeMap<String, usize>,
+    /// Servers that refuse every start after this many.
+    refuse_after_starts: BTreeMap<String, usize>,
     /// Servers whose start fails, with how far they got and the message.
     refuse: BTreeMap<String, (Stage, String)>,
     /// Server -> after how many measured rounds it exits.
@@ -67,6 +77,9 @@ impl Fake {
             lengths: Vec::new(),
             script,
             timed: None,
+            launched: None,
+            starts: BTreeMap::new(),
+            refuse_after_starts: BTreeMap::new(),
             refuse: BTreeMap::new(),
             dies_after: BTreeMap::new(),
             silent: BTreeSet::new(),
@@ -107,6 +120,22 @@ impl Executor for Fake {
     ) -> Result<Started, NotReady> {
         self.names.insert(id, server.name.clone());
         self.calls.push(format!("start {}", server.name));
+        let started = self.starts.entry(server.name.clone()).or_default();
+        *started += 1;
+        if self
+            .refuse_after_starts
+            .get(&server.name)
+            .is_some_and(|&n| *started > n)
+        {
+            return Err(NotReady {
+                stage: Stage::Start,
+                failure: StartFailure {
+                    message: "refused".into(),
+                    log_tail: String::new(),
+                    configs: Vec::new(),
+                },
+            });
+        }
         self.placed.push((
             server.name.clone(),
             group.server_cpus.clone(),
@@ -181,6 +210,10 @@ impl Executor for Fake {
         }
         if self.dies_after.get(server) == Some(&n) {
             self.up.remove(server);
+        }
+        if let Some(l) = &mut self.launched {
+            let launch = self.starts.get(server).copied().unwrap_or(1) - 1;
+            return Ok(l(server, launch, n));
         }
         if let Some(t) = &mut self.timed {
             return Ok(t(server, load));
@@ -331,7 +364,8 @@ fn study(servers: &[&str], concurrency: &str, rounds: (u32, u32), extra: &str) -
     let toml = format!(
         "name = \"fake\"\nservers = [{}]\nworkloads = [\"tiny\"]\ncores = [1]\nconcurrency = {concurrency}\n\
          features = false\nallow_shared_cores = true\nwarmup_seconds = 0.5\n{extra}\n\
-         [rounds]\nseconds = 1.0\nwarmup_seconds = 0.25\nmin = {}\nmax = {}\nprecision = 0.02\n",
+         [rounds]\nseconds = 1.0\nwarmup_seconds = 0.25\nmin = {}\nmax = {}\nprecision = 0.02\n\
+         launches = 1\n",
         list.join(", "),
         rounds.0,
         rounds.1
@@ -1061,10 +1095,11 @@ fn loads_of<'a>(fake: &'a Fake, kind: &str) -> Vec<&'a RoundLoad> {
 }
 
 #[test]
-fn a_counted_level_runs_its_minimum_rounds_each_completing_an_exact_share() {
-    // 600 requests a level over rounds.min = 3: rounds of 200, three a
-    // level however the rates scatter, and no connections kept between
-    // them (each round opens its own, one per request here).
+fn a_counted_level_runs_its_rounds_each_completing_an_exact_share() {
+    // 600 requests a level over rounds.min = 3 would leave 3 pairs, too
+    // few to bound a comparison: rounds of 100 instead, six a level
+    // however the rates scatter, and no connections kept between them
+    // (each round opens its own, one per request here).
     let s = study(
         &["a", "b"],
         "[4, 8]",
@@ -1078,24 +1113,24 @@ fn a_counted_level_runs_its_minimum_rounds_each_completing_an_exact_share() {
     assert_eq!(
         rounds_per_step(&data),
         [
-            ("a".to_string(), 4, StepStatus::Ok, 3),
-            ("a".to_string(), 8, StepStatus::Ok, 3),
-            ("b".to_string(), 4, StepStatus::Ok, 3),
-            ("b".to_string(), 8, StepStatus::Ok, 3),
+            ("a".to_string(), 4, StepStatus::Ok, 6),
+            ("a".to_string(), 8, StepStatus::Ok, 6),
+            ("b".to_string(), 4, StepStatus::Ok, 6),
+            ("b".to_string(), 8, StepStatus::Ok, 6),
         ]
     );
     assert!(fake.rounds_of("open").is_empty());
     let rounds = loads_of(&fake, "round");
-    assert_eq!(rounds.len(), 12);
+    assert_eq!(rounds.len(), 24);
     for l in &rounds {
-        assert_eq!(l.requests, Some(200));
+        assert_eq!(l.requests, Some(100));
         assert_eq!(l.seconds, throng_lab::spec::COUNTED_ROUND_WATCH_S);
         assert!(!l.shape.keep_alive);
         let spec = throng_lab::spec::load_spec(
             throng_lab::spec::targets(([127, 0, 0, 1], 80).into(), &["/".into()]),
             l,
         );
-        assert_eq!(spec.stop, throng_engine::Stop::Requests(200));
+        assert_eq!(spec.stop, throng_engine::Stop::Requests(100));
         assert!(!spec.keep_alive);
     }
     // The warmup of each started server readies it for a time; the
@@ -1106,15 +1141,15 @@ fn a_counted_level_runs_its_minimum_rounds_each_completing_an_exact_share() {
     }
     let diagnosed = loads_of(&fake, "diagnose");
     assert_eq!(diagnosed.len(), 4);
-    assert!(diagnosed.iter().all(|l| l.requests == Some(200)));
+    assert!(diagnosed.iter().all(|l| l.requests == Some(100)));
     for st in &data.steps {
         let blocks: Vec<Option<u32>> = st.rounds.iter().map(|r| r.block).collect();
-        assert_eq!(blocks, [Some(0), Some(1), Some(2)]);
-        assert!(st.rounds.iter().all(|r| r.summary.completed == 200));
+        assert_eq!(blocks, (0..6).map(Some).collect::<Vec<_>>());
+        assert!(st.rounds.iter().all(|r| r.summary.completed == 100));
     }
     // Still paired, block by block, at each level and over the sweep.
     assert_eq!(data.comparisons.len(), 3);
-    assert!(data.comparisons.iter().take(2).all(|c| c.pairs == 3));
+    assert!(data.comparisons.iter().take(2).all(|c| c.pairs == 6));
 
     // One server alone: its count of rounds, not its interval, ends it.
     let s = study(&["a"], "[4]", (3, 10), "[load]\nrequests = 300\n");
@@ -1143,7 +1178,7 @@ fn each_workload_is_swept_over_its_own_levels_with_its_own_requests() {
                 workloads = [\"tiny\", \"page\"]\ncores = [1]\nconcurrency = [4, 8]\n\
                 features = false\nallow_shared_cores = true\nwarmup_seconds = 0.5\ndiagnose = false\n\
                 [workload.page]\nconcurrency = [2]\nkeep_alive = false\nrequests = 20\n\
-                [rounds]\nseconds = 1.0\nwarmup_seconds = 0.25\nmin = 2\nmax = 2\n";
+                [rounds]\nseconds = 1.0\nwarmup_seconds = 0.25\nmin = 2\nmax = 2\nlaunches = 1\n";
     let s = Study::parse(toml, &Recipes::builtin()).unwrap();
     let mut fake = Fake::new(Box::new(steady));
     let (out, data) = run(&s, &mut fake, &Interrupt::new());
@@ -1438,4 +1473,207 @@ fn a_log_written_where_the_lab_does_not_look_is_not_called_off() {
     };
     let grown = throng_lab::sweep::live_parity(&d, Some("off"));
     assert_eq!(grown[0].value, "on");
+}
+
+/// A study of servers `a` and `b` at two levels, in 0.1 s slices, started
+/// `launches` times at least and `max` at most, 4 blocks a level each
+/// time.
+fn launched_study(launches: u32, max: u32) -> Study {
+    let toml = format!(
+        "name = \"launched\"\nservers = [{{ name = \"a\", command = [\"/bin/true\"] }}, \
+         {{ name = \"b\", command = [\"/bin/true\"] }}]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+         concurrency = [10, 20]\nfeatures = false\nallow_shared_cores = true\ndiagnose = false\n\
+         warmup_seconds = 0.5\n\
+         [rounds]\nseconds = 0.1\nwarmup_seconds = 0\nmin = {}\nmax = 40\nprecision = 0.05\n\
+         launches = {launches}\nmax_launches = {max}\n",
+        4 * launches
+    );
+    Study::parse(&toml, &Recipes::builtin()).unwrap()
+}
+
+/// ±1% of slice-to-slice scatter that every launch shares, so a launch's
+/// median ratio is its true ratio within about half a percent.
+fn jitter(n: usize) -> f64 {
+    [1.0, 1.01, 0.99, 1.005, 0.995, 1.0][n % 6]
+}
+
+/// The pooled comparison of b with a, and each level's.
+fn b_over_a(data: &RunData) -> (&throng_model::Comparison, Vec<&throng_model::Comparison>) {
+    let pooled = data
+        .comparisons
+        .iter()
+        .find(|c| c.concurrency.is_none())
+        .expect("a pooled comparison");
+    let levels = data
+        .comparisons
+        .iter()
+        .filter(|c| c.concurrency.is_some())
+        .collect();
+    (pooled, levels)
+}
+
+#[test]
+fn launches_that_differ_widen_the_interval_to_cover_them() {
+    // b is a's equal in launches 1 and 3 and 12% faster in launch 2, as
+    // Apache was in one run of three: every slice of a launch agrees, so
+    // one launch alone would give a narrow interval around its own ratio.
+    let s = launched_study(3, 3);
+    let mut fake = Fake::new(Box::new(steady));
+    fake.launched = Some(Box::new(|server, launch, n| {
+        let rate = match (server, launch) {
+            ("b", 1) => 1120.0,
+            _ => 1000.0,
+        };
+        measured(rate * jitter(n), 10, &[], 1_000)
+    }));
+    let (out, data) = run(&s, &mut fake, &Interrupt::new());
+    assert!(out.complete);
+    assert_eq!(
+        fake.starts,
+        BTreeMap::from([("a".into(), 3), ("b".into(), 3)])
+    );
+    let (pooled, levels) = b_over_a(&data);
+    assert_eq!(levels.len(), 2);
+    for c in levels.iter().copied().chain([pooled]) {
+        assert_eq!(c.interval, throng_model::IntervalKind::Launches, "{c:?}");
+        assert_eq!(c.launch_ratios.len(), 3, "{c:?}");
+        assert!(
+            (c.launch_ratios[1] / c.launch_ratios[0] - 1.12).abs() < 0.012,
+            "{c:?}"
+        );
+        // Student's t with 2 degrees of freedom over ln 1, ln 1.12, ln 1:
+        // the geometric mean 1.039, from 0.88 to 1.23: both launches'
+        // ratios inside, and nothing decided.
+        assert!((c.ratio - 1.12f64.powf(1.0 / 3.0)).abs() < 0.01, "{c:?}");
+        assert!(c.ci_low < 0.9 && c.ci_low > 0.86, "{c:?}");
+        assert!(c.ci_high > 1.2 && c.ci_high < 1.26, "{c:?}");
+        assert_eq!(c.decision, Decision::Undecided, "{c:?}");
+        assert_eq!(c.pairs, if c.concurrency.is_some() { 12 } else { 24 });
+    }
+    // Every round says which launch it measured; blocks are unique in a
+    // level across launches.
+    for st in &data.steps {
+        let launches: Vec<Option<u32>> = st.rounds.iter().map(|r| r.launch).collect();
+        let blocks: Vec<Option<u32>> = st.rounds.iter().map(|r| r.block).collect();
+        let mut want = vec![Some(0); 4];
+        want.extend([Some(1); 4]);
+        want.extend([Some(2); 4]);
+        assert_eq!(launches, want, "{}", st.server);
+        assert_eq!(blocks, (0..12).map(Some).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn launches_that_agree_keep_the_interval_narrow() {
+    // b is 10% faster than a in every launch: the interval over launches
+    // holds 1.10 within a percent, and b is decided faster.
+    let s = launched_study(3, 3);
+    let mut fake = Fake::new(Box::new(steady));
+    fake.launched = Some(Box::new(|server, _, n| {
+        let rate = if server == "b" { 1100.0 } else { 1000.0 };
+        measured(rate * jitter(n), 10, &[], 1_000)
+    }));
+    let (_, data) = run(&s, &mut fake, &Interrupt::new());
+    let (pooled, levels) = b_over_a(&data);
+    for c in levels.iter().copied().chain([pooled]) {
+        assert_eq!(c.interval, throng_model::IntervalKind::Launches, "{c:?}");
+        assert!(c.ci_low > 1.09 && c.ci_high < 1.11, "{c:?}");
+        assert!(c.ci_low <= 1.1 && c.ci_high >= 1.1 - 0.005, "{c:?}");
+        assert_eq!(c.decision, Decision::Higher, "{c:?}");
+    }
+}
+
+#[test]
+fn servers_are_started_again_until_the_comparisons_are_narrow_or_the_launches_run_out() {
+    // Identical launches: two are enough, and the servers are started
+    // twice.
+    let s = launched_study(2, 5);
+    let mut fake = Fake::new(Box::new(steady));
+    fake.launched = Some(Box::new(|server, _, _| {
+        measured(if server == "b" { 900.0 } else { 1000.0 }, 10, &[], 1_000)
+    }));
+    let (_, data) = run(&s, &mut fake, &Interrupt::new());
+    assert_eq!(
+        fake.starts,
+        BTreeMap::from([("a".into(), 2), ("b".into(), 2)])
+    );
+    assert!(data.comparisons.iter().all(|c| c.launch_ratios.len() == 2));
+    // Launches that alternate by 20%: never narrow, so five, the most.
+    let s = launched_study(2, 5);
+    let mut fake = Fake::new(Box::new(steady));
+    fake.launched = Some(Box::new(|server, launch, _| {
+        let b = if launch % 2 == 0 { 900.0 } else { 1100.0 };
+        measured(if server == "b" { b } else { 1000.0 }, 10, &[], 1_000)
+    }));
+    let mut seen = Notes(Vec::new());
+    let (_, data) = run_seen(&s, &mut fake, &Interrupt::new(), &mut seen);
+    assert_eq!(
+        fake.starts,
+        BTreeMap::from([("a".into(), 5), ("b".into(), 5)])
+    );
+    assert!(data.comparisons.iter().all(|c| c.launch_ratios.len() == 5));
+    assert_eq!(
+        seen.0,
+        [
+            "tiny on 1 core: launch 2 of at least 2; every server is started again",
+            "tiny on 1 core: launch 3 of at most 5: 2 of 2 levels still have a comparison wider \
+             than ±5.0%; every server is started again",
+            "tiny on 1 core: launch 4 of at most 5: 2 of 2 levels still have a comparison wider \
+             than ±5.0%; every server is started again",
+            "tiny on 1 core: launch 5 of at most 5: 2 of 2 levels still have a comparison wider \
+             than ±5.0%; every server is started again",
+        ]
+    );
+    // Each launch starts and stops every server, later ones in a shuffled
+    // order.
+    let starts: Vec<&str> = fake
+        .calls
+        .iter()
+        .filter(|c| c.starts_with("start") || c.starts_with("stop"))
+        .map(String::as_str)
+        .collect();
+    assert_eq!(starts.len(), 20);
+    assert_eq!(&starts[..2], ["start a", "start b"]);
+}
+
+/// The notes the lab tells its caller.
+struct Notes(Vec<String>);
+
+impl throng_lab::Observer for Notes {
+    fn event(&mut self, e: throng_lab::Event<'_>) {
+        if let throng_lab::Event::Note(n) = e {
+            self.0.push(n);
+        }
+    }
+}
+
+#[test]
+fn a_server_that_does_not_start_again_fails_its_later_launches_and_says_why() {
+    let s = launched_study(3, 3);
+    let mut fake = Fake::new(Box::new(steady));
+    fake.launched = Some(Box::new(|_, _, n| {
+        measured(1000.0 * jitter(n), 10, &[], 1_000)
+    }));
+    // b refuses its second start.
+    fake.refuse_after_starts = BTreeMap::from([("b".to_string(), 1)]);
+    let (out, data) = run(&s, &mut fake, &Interrupt::new());
+    assert!(out.complete);
+    // It is not asked to start a third time, nor warmed up when down.
+    assert_eq!(
+        fake.starts,
+        BTreeMap::from([("a".into(), 3), ("b".into(), 2)])
+    );
+    assert_eq!(fake.rounds_of("warmup b").len(), 1);
+    for st in data.steps.iter().filter(|s| s.server == "b") {
+        assert_eq!(st.status, StepStatus::Failed);
+        assert_eq!(
+            st.failure.as_deref(),
+            Some("did not start again for launch 2: did not start: refused")
+        );
+        // What it measured in its first launch is kept.
+        assert_eq!(st.rounds.len(), 4);
+    }
+    for st in data.steps.iter().filter(|s| s.server == "a") {
+        assert_eq!((st.status, st.rounds.len()), (StepStatus::Ok, 12));
+    }
 }

@@ -601,33 +601,44 @@ pub fn step_verdict_paired(
                 && c.cores == step.cores
                 && c.workload == step.workload
                 && c.decision == Decision::Undecided
-                && c.relative_half_width() > precision
+                && (!c.bounded() || c.relative_half_width() > precision)
         })
         .collect();
-    if let Some(widest) = open
-        .iter()
-        .max_by(|x, y| x.relative_half_width().total_cmp(&y.relative_half_width()))
-    {
+    // An unbounded comparison is wider than any bound: it is named first.
+    let width = |c: &Comparison| {
+        if c.bounded() {
+            c.relative_half_width()
+        } else {
+            f64::INFINITY
+        }
+    };
+    if let Some(widest) = open.iter().max_by(|x, y| width(x).total_cmp(&width(y))) {
         let other = if widest.a == step.server {
             &widest.b
         } else {
             &widest.a
         };
-        v.push(
-            ReasonCode::Noisy,
+        let spread = if widest.bounded() {
             format!(
-                "{} of its comparisons stayed undecided; the widest, with {other}: {}/{} = {:.3} \
-                 (95% interval {:.3}–{:.3}, ±{:.1}% after {} pairs), above the ±{:.1}% target; \
-                 quiet the machine (see throng doctor) or give the step more time",
-                open.len(),
-                widest.b,
-                widest.a,
-                widest.ratio,
+                "(95% interval {:.3}–{:.3}, ±{:.1}% after {} pairs), above the ±{:.1}% target",
                 widest.ci_low,
                 widest.ci_high,
                 widest.relative_half_width() * 100.0,
                 widest.pairs,
                 precision * 100.0
+            )
+        } else {
+            format!("(too few pairs to bound: {})", widest.pairs)
+        };
+        v.push(
+            ReasonCode::Noisy,
+            format!(
+                "{} of its comparisons stayed undecided; the widest, with {other}: {}/{} = {:.3} \
+                 {spread}; quiet the machine (see throng doctor) or give the step more time",
+                open.len(),
+                widest.b,
+                widest.a,
+                widest.ratio,
             ),
         );
     }

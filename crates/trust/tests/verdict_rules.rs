@@ -754,6 +754,18 @@ fn a_paired_step_is_noisy_only_while_a_comparison_is_undecided_and_wide() {
          (95% interval 0.900–1.100, ±10.0% after 14 pairs), above the ±2.0% target; quiet the \
          machine (see throng doctor) or give the step more time"
     );
+    // Too few pairs to bound a comparison: wider than any bound, and said
+    // so rather than given bounds it does not have.
+    let mut few = paired("nginx", "apache2-prefork", 8, 3.65, 3.65, 5);
+    few.interval = throng_model::IntervalKind::Unbounded;
+    few.decision = Decision::Undecided;
+    let v = step_verdict_paired(&st, &[Verdict::valid()], 0.02, &[open[1].clone(), few]);
+    assert_eq!(
+        msg(&v, "noisy"),
+        "2 of its comparisons stayed undecided; the widest, with apache2-prefork: \
+         apache2-prefork/nginx = 3.650 (too few pairs to bound: 5); quiet the machine (see \
+         throng doctor) or give the step more time"
+    );
 }
 
 #[test]

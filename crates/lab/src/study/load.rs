@@ -22,6 +22,11 @@ pub struct WorkloadLoad {
     /// With `requests`: what each round of a level completes. `None`:
     /// timed rounds.
     pub round_requests: Option<u64>,
+    /// With `requests`: how many rounds a level's requests are split into.
+    pub counted_rounds: Option<u32>,
+    /// With `requests`: why the level's requests are split into more
+    /// rounds than the study's `rounds.min`, said before the run starts.
+    pub split_note: Option<String>,
     /// The study's `order`, else the workload's own.
     pub random_order: bool,
     /// With `rate`: the offered rates, in increasing order, each a level
@@ -150,10 +155,38 @@ pub(super) fn resolve_loads(
         shape: RequestShape::default(),
         timeout: None,
         round_requests: None,
+        counted_rounds: None,
+        split_note: None,
         random_order: workloads[0].random_order(),
         rates: Vec::new(),
     };
     Ok((default, loads))
+}
+
+/// A level's `requests` split into rounds: the study's `rounds.min`, or,
+/// when those are too few for paired slices to bound a comparison, the
+/// fewest more that divide the requests evenly and still give each of
+/// `top` connections one; with a note saying so. The same requests in
+/// all, in shorter rounds.
+pub(super) fn counted_split(requests: u64, min: u32, top: u32) -> (u32, Option<String>) {
+    let enough = crate::pairs::MIN_PAIRS as u32;
+    if min >= enough {
+        return (min, None);
+    }
+    let fits =
+        |r: u32| requests.is_multiple_of(u64::from(r)) && requests / u64::from(r) >= u64::from(top);
+    match (enough..=enough * 4).find(|&r| fits(r)) {
+        Some(r) => (
+            r,
+            Some(format!(
+                "{requests} requests a level as {r} rounds of {} rather than {min} of {}, so that \
+                 the paired slices are enough to bound each comparison ({enough} or more)",
+                requests / u64::from(r),
+                requests / u64::from(min.max(1)),
+            )),
+        ),
+        None => (min, None),
+    }
 }
 
 /// One workload's load from its tables; every combination that would mean
@@ -333,6 +366,7 @@ pub(super) fn resolve_load(
             v.into_iter().map(f64::from).collect()
         }
     };
+    let mut counted: Option<(u32, Option<String>)> = None;
     let round_requests = match t.get("requests", |x| &x.requests) {
         None => None,
         Some((&n, key)) => {
@@ -355,23 +389,35 @@ pub(super) fn resolve_load(
                      count ends each round at its own time; remove `requests` or `duet = true`"
                 );
             }
-            let rounds = u64::from(f.rounds.min);
             if n == 0 {
                 bail!("{key} = 0: give at least one request per round");
             }
-            if n % rounds != 0 {
+            let min = u64::from(f.rounds.min);
+            if n % min != 0 {
                 bail!(
-                    "{key} = {n} is not a multiple of rounds.min = {rounds}: each of a level's \
-                     {rounds} rounds completes the same number of requests"
+                    "{key} = {n} is not a multiple of rounds.min = {min}: each of a level's \
+                     {min} rounds completes the same number of requests"
                 );
             }
-            let per = n / rounds;
-            if let Some(&c) = concurrency.iter().find(|&&c| u64::from(c) > per) {
+            if let Some(&c) = concurrency.iter().find(|&&c| u64::from(c) > n / min) {
                 bail!(
-                    "{key} = {n} makes rounds of {per} requests (over rounds.min = {rounds}), \
-                     fewer than concurrency {c}: some connections would never send one"
+                    "{key} = {n} makes rounds of {} requests (over rounds.min = {min}), \
+                     fewer than concurrency {c}: some connections would never send one",
+                    n / min
                 );
             }
+            let top = concurrency.iter().copied().max().unwrap_or(1);
+            // A server measured alone has no pairs to form.
+            let entries = f.servers.len()
+                * f.profiles.as_ref().map_or(1, Vec::len)
+                * f.protocols.as_ref().map_or(1, Vec::len);
+            let (rounds, note) = if entries >= 2 {
+                counted_split(n, f.rounds.min, top)
+            } else {
+                (f.rounds.min, None)
+            };
+            let per = n / u64::from(rounds);
+            counted = Some((rounds, note.map(|n| format!("{}: {n}", kind.name()))));
             Some(per)
         }
     };
@@ -382,6 +428,10 @@ pub(super) fn resolve_load(
             None => bail!("{key} = {o:?}: give \"random\" or \"sequential\""),
         },
     };
+    let (counted_rounds, split_note) = match counted {
+        Some((r, note)) => (Some(r), note),
+        None => (None, None),
+    };
     let load = WorkloadLoad {
         kind,
         random_order,
@@ -389,6 +439,8 @@ pub(super) fn resolve_load(
         shape,
         timeout,
         round_requests,
+        counted_rounds,
+        split_note,
         rates,
     };
     check_with_engine(&load, t, headers.as_ref().map(|(_, k)| k.as_str()))?;

@@ -68,7 +68,20 @@ pub struct RoundsFile {
     pub step_seconds: f64,
     #[serde(default = "d_precision")]
     pub precision: f64,
+    /// Starts of every server a group gets at least (see
+    /// `Precision::launches`).
+    /// Default: 2, or `max` when that is fewer.
+    #[serde(default)]
+    pub launches: Option<u32>,
+    /// Starts a timed group may get while its comparisons are not narrow
+    /// enough; at least `launches`.
+    #[serde(default)]
+    pub max_launches: Option<u32>,
 }
+
+/// The most starts a study may ask of each server in a group: each costs
+/// every server's start and warmup.
+pub const MAX_LAUNCHES: u32 = 20;
 
 fn d_seconds() -> f64 {
     5.0
@@ -101,6 +114,8 @@ impl Default for RoundsFile {
             max: d_max(),
             step_seconds: d_step_seconds(),
             precision: d_precision(),
+            launches: None,
+            max_launches: None,
         }
     }
 }
@@ -471,6 +486,23 @@ impl Study {
         {
             bail!("rounds: need seconds > 0, 1 <= min <= max, precision > 0");
         }
+        // Each launch measures every level once at least.
+        let launches = r.launches.unwrap_or(2.min(r.max));
+        if launches == 0 || launches > MAX_LAUNCHES.min(r.max) {
+            bail!(
+                "rounds.launches = {launches}: give 1 to {} starts of each server (each \
+                 measures every level once at least, and rounds.max = {})",
+                MAX_LAUNCHES.min(r.max),
+                r.max
+            );
+        }
+        let max_launches = r.max_launches.unwrap_or(launches.max(5));
+        if max_launches < launches || max_launches > MAX_LAUNCHES {
+            bail!(
+                "rounds.max_launches = {max_launches}: give {launches} to {MAX_LAUNCHES}, at \
+                 least rounds.launches"
+            );
+        }
         let (default_load, loads) = resolve_loads(&f, &workloads, &concurrency, base)?;
         let hosts = Hosts::parse(&f)?;
         // A server host elsewhere is reached only when the study runs; its
@@ -549,6 +581,8 @@ impl Study {
                 min_rounds: r.min,
                 max_rounds: r.max,
                 max_step_s: r.step_seconds,
+                launches,
+                max_launches,
             },
             allow_shared_cores: f.allow_shared_cores,
             features: f.features,
@@ -1146,8 +1180,16 @@ seconds = 0.5
         );
         assert_eq!(w.shape.method, "POST");
         assert_eq!(w.shape.body.as_deref(), Some(&b"a=1"[..]));
-        // 600 requests a level over 3 rounds: 200 each.
-        assert_eq!(w.round_requests, Some(200));
+        // 600 requests a level over 3 rounds would leave 3 pairs: split
+        // into 6 rounds of 100 instead, and said.
+        assert_eq!((w.round_requests, w.counted_rounds), (Some(100), Some(6)));
+        assert_eq!(
+            w.split_note.as_deref(),
+            Some(
+                "php: 600 requests a level as 6 rounds of 100 rather than 3 of 200, so that the \
+                 paired slices are enough to bound each comparison (6 or more)"
+            )
+        );
         assert!(s.close_mode());
         let s = with_load(
             "['tiny']",
@@ -1208,10 +1250,8 @@ seconds = 0.5
             .iter()
             .map(|w| (w.concurrency[0], w.round_requests))
             .collect();
-        assert_eq!(
-            rounds,
-            [(10, Some(1000)), (10, Some(1000)), (10, Some(100))]
-        );
+        // rounds.min = 3 would leave 3 pairs: 6 rounds each.
+        assert_eq!(rounds, [(10, Some(500)), (10, Some(500)), (10, Some(50))]);
     }
 
     #[test]

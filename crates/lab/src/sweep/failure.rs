@@ -46,6 +46,9 @@ pub enum Down {
     Warmup(RoundError),
     /// A step of an earlier level failed.
     Earlier(StepFailure),
+    /// It did not start again for a later launch: the launch's number
+    /// (1 for the second) and why.
+    Restart(u32, String),
 }
 
 impl fmt::Display for Down {
@@ -53,6 +56,9 @@ impl fmt::Display for Down {
         match self {
             Down::Warmup(e) => write!(f, "warmup failed: {e}"),
             Down::Earlier(e) => write!(f, "failed earlier: {e}"),
+            Down::Restart(launch, why) => {
+                write!(f, "did not start again for launch {}: {why}", launch + 1)
+            }
         }
     }
 }

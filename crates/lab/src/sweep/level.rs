@@ -1,7 +1,8 @@
 //! One level of the sweep: a step per server still measured, its blocks of
-//! slices run over connections kept open between them (see `rotation`),
-//! its diagnostic rounds, then each step closed: its verdict, paired with
-//! the level's comparisons, and whether its server kept up with the rate.
+//! slices run over connections kept open between them (see `rotation`) in
+//! each launch, its diagnostic rounds in the first, then, once every launch
+//! is done, each step closed: its verdict, paired with the level's
+//! comparisons, and whether its server kept up with the rate.
 
 use throng_model::{Comparison, StepStatus};
 
@@ -22,8 +23,11 @@ pub struct LevelRun {
     /// pair is (earlier, later).
     pub pending: Vec<Pending>,
     pub shuffle: Shuffle,
-    /// Blocks run so far.
+    /// Blocks run so far, over every launch: a block's number is unique
+    /// within its level.
     pub block: u32,
+    /// Blocks run in the current launch.
+    pub launch_blocks: u32,
     /// The level's paired comparisons, as its last block left them.
     pub comparisons: Vec<Comparison>,
 }
@@ -39,9 +43,22 @@ impl LevelRun {
 }
 
 impl Sweep<'_, '_> {
-    pub(super) fn level(&mut self, index: usize, lv: Level) -> anyhow::Result<()> {
-        self.skip_saturated(lv)?;
-        let mut run = self.begin_level(index, lv);
+    /// The level's blocks of the current launch, with its diagnostic rounds
+    /// in the first.
+    pub(super) fn level(&mut self, run: &mut LevelRun) -> anyhow::Result<()> {
+        let lv = run.level;
+        run.launch_blocks = 0;
+        for p in &mut run.pending {
+            // A server that failed since this level was last measured fails
+            // its step here, with what it measured before.
+            if let Some(down) = &self.down[p.server.index()] {
+                if p.step.status == StepStatus::Ok {
+                    p.step.status = StepStatus::Failed;
+                    p.step.failure = Some(down.to_string());
+                }
+            }
+            p.done = p.step.status != StepStatus::Ok;
+        }
         // Connections kept between slices run timed windows of the closed
         // model only; a counted or rate round opens its own.
         let live: Vec<(ServerId, RoundLoad)> = run
@@ -54,11 +71,26 @@ impl Sweep<'_, '_> {
             self.exec.open_level(&live);
         }
         while run.pending.iter().any(|p| !p.done) && !self.interrupted() {
-            self.block(&mut run)?;
+            self.block(run)?;
+        }
+        if self.launch == 0 {
+            self.diagnose_level(run)?;
+        }
+        self.exec.close_level();
+        if self.launch == 0 && lv.rate.is_some() {
+            self.note_saturated(run);
+        }
+        Ok(())
+    }
+
+    /// Once every launch is done: the level's comparisons stored and each
+    /// step closed with them.
+    pub(super) fn close_level(&mut self, mut run: LevelRun) -> anyhow::Result<()> {
+        let lv = run.level;
+        if self.study.precision.launched() || self.counted {
+            run.comparisons = self.level_comparisons(&run);
         }
         self.keep_alive_parity(&run)?;
-        self.diagnose_level(&mut run)?;
-        self.exec.close_level();
         if !run.comparisons.is_empty() {
             self.ctx.sink.comparisons(&run.comparisons)?;
             self.ctx.observer.event(Event::Compared(&run.comparisons));
@@ -71,9 +103,24 @@ impl Sweep<'_, '_> {
         Ok(())
     }
 
+    /// A server that did not keep up with a rate in the first launch is
+    /// offered no higher one, in this launch or the next.
+    fn note_saturated(&mut self, run: &LevelRun) {
+        for p in &run.pending {
+            if p.step.status == StepStatus::Ok
+                && throng_trust::verdict::saturation(&p.step).is_some()
+            {
+                if let Some(r) = run.level.rate {
+                    self.saturated[p.server.index()] =
+                        Some(format!("the server did not keep up at {r} req/s"));
+                }
+            }
+        }
+    }
+
     /// A server that did not keep up with a lower rate is offered no
     /// higher one: its step is stored skipped, saying so.
-    fn skip_saturated(&mut self, lv: Level) -> anyhow::Result<()> {
+    pub(super) fn skip_saturated(&mut self, lv: Level) -> anyhow::Result<()> {
         for id in self.up.clone() {
             if let Some(why) = self.saturated[id.index()].clone() {
                 let mut st = level_step(&self.group.for_server(id.index()), self.name(id), lv);
@@ -87,7 +134,7 @@ impl Sweep<'_, '_> {
 
     /// The level's steps, one per server up and not saturated; a server
     /// already down has its step failed at once.
-    fn begin_level(&self, index: usize, lv: Level) -> LevelRun {
+    pub(super) fn begin_level(&self, index: usize, lv: Level) -> LevelRun {
         let group = self.group;
         let mut pending: Vec<Pending> = self
             .up
@@ -115,6 +162,7 @@ impl Sweep<'_, '_> {
             pending,
             shuffle: Shuffle::new(seed),
             block: 0,
+            launch_blocks: 0,
             comparisons: Vec::new(),
         }
     }

@@ -1,5 +1,9 @@
 //! The sweep of one group: every server started fresh on the group's
-//! cores and checked, warmed up, then measured level by level. A level is
+//! cores and checked, warmed up, then measured level by level; then, when
+//! the study asks for launches, every server stopped and started again
+//! (in a shuffled order) and every level measured once more, until the
+//! study's launches are done and the comparisons drawn over them are
+//! narrow enough, or the launches run out. A level is
 //! measured in blocks: each block gives every server one short round (a
 //! slice) in a shuffled order, over connections kept open and idle between
 //! slices, and the slices of one block are paired (see [`crate::pairs`]).
@@ -31,10 +35,12 @@ use crate::observer::{Event, Observer};
 use crate::round::ServerId;
 use crate::spec::{known_response_bytes, Pace};
 use crate::study::{Level, Study};
+use level::LevelRun;
 
 mod after;
 mod diagnosis;
 mod failure;
+mod launches;
 mod level;
 mod pending;
 mod rotation;
@@ -108,6 +114,9 @@ pub struct Sweep<'s, 'a> {
     levels: Vec<Level>,
     /// Rounds end at a request count rather than a time.
     counted: bool,
+    /// With `counted`: how many rounds each level's requests are split
+    /// into, over every launch.
+    counted_rounds: Option<u32>,
     /// The servers started for the group, in the study's order: all stay
     /// up for the whole group, idle on the same cores while another one is
     /// measured.
@@ -123,6 +132,8 @@ pub struct Sweep<'s, 'a> {
     compared: Vec<Comparison>,
     /// The group's steps as stored, for the verdicts of a whole sweep.
     steps: Vec<StepRecord>,
+    /// The start of the servers being measured: 0 for the first.
+    launch: u32,
 }
 
 impl<'s, 'a> Sweep<'s, 'a> {
@@ -133,6 +144,9 @@ impl<'s, 'a> Sweep<'s, 'a> {
         Sweep {
             levels: load.levels(),
             counted: load.round_requests.is_some(),
+            counted_rounds: load
+                .round_requests
+                .map(|_| load.counted_rounds.unwrap_or(study.precision.min_rounds)),
             ctx,
             exec,
             group,
@@ -146,6 +160,7 @@ impl<'s, 'a> Sweep<'s, 'a> {
             },
             compared: Vec::new(),
             steps: Vec::new(),
+            launch: 0,
         }
     }
 
@@ -153,13 +168,30 @@ impl<'s, 'a> Sweep<'s, 'a> {
     /// the sweep's comparisons and max-users searches, servers stopped, and
     /// the verdicts only a whole sweep can give.
     pub fn run(mut self) -> anyhow::Result<()> {
-        self.start_servers()?;
-        self.warm_up();
-        for (index, lv) in self.levels.clone().into_iter().enumerate() {
-            self.level(index, lv)?;
-            if self.interrupted() {
+        let mut runs: Vec<LevelRun> = Vec::new();
+        loop {
+            self.start_servers()?;
+            self.warm_up();
+            for (index, lv) in self.levels.clone().into_iter().enumerate() {
+                if self.interrupted() {
+                    break;
+                }
+                if self.launch == 0 {
+                    self.skip_saturated(lv)?;
+                    runs.push(self.begin_level(index, lv));
+                }
+                self.level(&mut runs[index])?;
+            }
+            if self.interrupted() || !self.another_launch(&mut runs) {
                 break;
             }
+            for &id in &self.up {
+                self.exec.stop(id);
+            }
+            self.launch += 1;
+        }
+        for run in runs {
+            self.close_level(run)?;
         }
         self.pool_comparisons()?;
         self.search_max_users()?;

@@ -8,12 +8,14 @@ use crate::group::Group;
 use crate::round::ServerId;
 use crate::study::Level;
 
-/// Where a round sits: its load's seed and, when it is paired with the
-/// other servers' rounds, its block.
+/// Where a round sits: its load's seed, when it is paired with the other
+/// servers' rounds its block, and its launch.
 #[derive(Debug, Clone, Copy)]
 pub struct Slice {
     pub seed: u64,
     pub block: Option<u32>,
+    /// The start of the server it measures, when the study has several.
+    pub launch: Option<u32>,
 }
 
 /// A step in progress for one server at one level.

@@ -1,8 +1,10 @@
 //! A level's blocks: each gives every server still measured one slice, in
 //! a shuffled order (or, in a duet, both at once), and the slices of a
-//! block are paired. The precision loop ends the level's steps together,
-//! when every paired comparison is narrow enough or the rounds or time run
-//! out; a server left alone is judged by its own interval, slice by slice.
+//! block are paired. Over launches, or for a request count, each launch
+//! gives the level its share of blocks (see `launches`). In one launch,
+//! the precision loop ends the level's steps together, when every paired
+//! comparison is narrow enough or the rounds or time run out; a server
+//! left alone is judged by its own interval, slice by slice.
 
 use throng_model::StepRecord;
 
@@ -22,6 +24,7 @@ impl Sweep<'_, '_> {
             .collect();
         let paired = live.len() >= 2;
         let block = run.block;
+        let launch = self.study.precision.launched().then_some(self.launch);
         // A duet measures its two servers at once; otherwise each gets a
         // slice in turn, in a shuffled order.
         let mut turn: Vec<usize> = Vec::new();
@@ -29,6 +32,7 @@ impl Sweep<'_, '_> {
             let slice = Slice {
                 seed: run.seed ^ (u64::from(block) << 8),
                 block: Some(block),
+                launch,
             };
             let [a, b] = run
                 .pending
@@ -47,11 +51,17 @@ impl Sweep<'_, '_> {
             let slice = Slice {
                 seed: run.seed ^ (u64::from(block) << 8) ^ k as u64,
                 block: paired.then_some(block),
+                launch,
             };
             self.measure_round(p, slice)?;
         }
         run.block += 1;
-        if paired {
+        run.launch_blocks += 1;
+        if let Some(quota) = self.quota() {
+            for x in run.pending.iter_mut().filter(|x| !x.done) {
+                x.done = run.launch_blocks >= quota;
+            }
+        } else if paired {
             self.judge_pairs(run);
         }
         Ok(())

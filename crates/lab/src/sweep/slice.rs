@@ -211,20 +211,15 @@ impl Sweep<'_, '_> {
             summary: m.summary,
             server: m.usage,
             block: slice.block,
-            launch: None,
+            launch: slice.launch,
         });
         // Paired slices end together, when their comparisons say (see
-        // `rotation`); a lone server ends by its own interval, or at its
-        // count of rounds.
-        if slice.block.is_none() {
-            let precision = &self.study.precision;
-            if load.requests.is_some() {
-                p.done = p.step.rounds.len() >= precision.min_rounds as usize;
-            } else {
-                match precision.next(&p.rps, p.spent.as_secs_f64()) {
-                    Next::More => {}
-                    Next::Converged | Next::Capped => p.done = true,
-                }
+        // `rotation`), as do the slices of a launch or of a count; a lone
+        // server in one launch ends by its own interval.
+        if slice.block.is_none() && self.quota().is_none() {
+            match self.study.precision.next(&p.rps, p.spent.as_secs_f64()) {
+                Next::More => {}
+                Next::Converged | Next::Capped => p.done = true,
             }
         }
     }

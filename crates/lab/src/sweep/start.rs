@@ -1,17 +1,25 @@
 //! The group's servers started one after the other, each checked, its
 //! configs and settings stored; a server that cannot serve the workload,
-//! or could not start, has its steps stored as such at once.
+//! or could not start, has its steps stored as such at once. For a later
+//! launch the servers still measured start again, in a shuffled order, so
+//! that no server always follows the same one.
 
 use throng_model::{Setting, StepStatus};
 
+use super::failure::Down;
 use super::pending::level_step;
 use super::Sweep;
 use crate::executor::{NotReady, Started};
 use crate::observer::Event;
+use crate::pairs::Shuffle;
 use crate::round::ServerId;
 
 impl Sweep<'_, '_> {
     pub(super) fn start_servers(&mut self) -> anyhow::Result<()> {
+        if self.launch > 0 {
+            self.start_again();
+            return Ok(());
+        }
         for index in 0..self.study.servers.len() {
             if self.interrupted() {
                 break;
@@ -35,6 +43,36 @@ impl Sweep<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// A later launch: every server up and still measured started again;
+    /// one that does not start is down for the rest of the group.
+    fn start_again(&mut self) {
+        let mut order: Vec<ServerId> = self
+            .up
+            .iter()
+            .copied()
+            .filter(|id| self.down[id.index()].is_none())
+            .collect();
+        let seed = (u64::from(self.group.cores) << 32) ^ u64::from(self.launch);
+        Shuffle::new(seed).shuffle(&mut order);
+        for id in order {
+            if self.interrupted() {
+                break;
+            }
+            let s = &self.study.servers[id.index()];
+            let mine = self.group.for_server(id.index());
+            if let Err(f) = self.exec.start(&mine, id, s) {
+                let msg = f.message();
+                self.ctx.observer.event(Event::ServerFailed {
+                    server: &s.name,
+                    cores: self.group.cores,
+                    workload: self.group.workload.kind.name(),
+                    message: &msg,
+                });
+                self.down[id.index()] = Some(Down::Restart(self.launch, msg));
+            }
+        }
     }
 
     fn unsupported(&mut self, id: ServerId, reason: &str) -> anyhow::Result<()> {

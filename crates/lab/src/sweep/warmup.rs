@@ -23,6 +23,10 @@ impl Sweep<'_, '_> {
             if self.interrupted() {
                 break;
             }
+            // Not started again for this launch: nothing to warm.
+            if self.down[id.index()].is_some() {
+                continue;
+            }
             load.client_cpus = self.group.client_cpus_of(id.index()).to_vec();
             match self.exec.round(id, &load, RoundKind::Warmup) {
                 Ok(m) => self.paces.update(id, &m.summary),
