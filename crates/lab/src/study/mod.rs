@@ -1180,8 +1180,19 @@ seconds = 0.5
         );
         assert_eq!(w.shape.method, "POST");
         assert_eq!(w.shape.body.as_deref(), Some(&b"a=1"[..]));
-        // 600 requests a level over 3 rounds would leave 3 pairs: split
-        // into 6 rounds of 100 instead, and said.
+        // 600 requests a level over 3 rounds: 200 each. One server has no
+        // pairs to form, so they are not split further.
+        assert_eq!((w.round_requests, w.counted_rounds), (Some(200), Some(3)));
+        assert_eq!(w.split_note, None);
+        // Two servers: 3 rounds would leave 3 pairs, too few to bound a
+        // comparison; 6 rounds of 100 instead, and said.
+        let two = Study::parse(
+            "name='x'\nservers=['nginx', 'lighttpd']\nworkloads=['php']\ncores=[1]\n\
+             concurrency=[10, 50]\nfeatures=false\n[load]\nrequests = 600\n[rounds]\nmin = 3\n",
+            &Recipes::builtin(),
+        )
+        .unwrap();
+        let w = two.load_of(WorkloadKind::Php);
         assert_eq!((w.round_requests, w.counted_rounds), (Some(100), Some(6)));
         assert_eq!(
             w.split_note.as_deref(),
@@ -1250,8 +1261,10 @@ seconds = 0.5
             .iter()
             .map(|w| (w.concurrency[0], w.round_requests))
             .collect();
-        // rounds.min = 3 would leave 3 pairs: 6 rounds each.
-        assert_eq!(rounds, [(10, Some(500)), (10, Some(500)), (10, Some(50))]);
+        assert_eq!(
+            rounds,
+            [(10, Some(1000)), (10, Some(1000)), (10, Some(100))]
+        );
     }
 
     #[test]
