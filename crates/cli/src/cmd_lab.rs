@@ -57,16 +57,26 @@ pub fn comparison_line(c: &Comparison) -> String {
         (Some(n), None) => format!("c={n}"),
         (None, _) => "all levels".to_string(),
     };
+    let interval = if !c.bounded() {
+        format!("too few pairs to bound: {}", c.pairs)
+    } else if c.launch_ratios.is_empty() {
+        format!("95% CI {:.3}–{:.3}, {} pairs", c.ci_low, c.ci_high, c.pairs)
+    } else {
+        format!(
+            "95% CI {:.3}–{:.3}, {} pairs over {} launches",
+            c.ci_low,
+            c.ci_high,
+            c.pairs,
+            c.launch_ratios.len()
+        )
+    };
     format!(
-        "{}/{} {} {} {level}: {:.3}× (95% CI {:.3}–{:.3}, {} pairs) {}",
+        "{}/{} {} {} {level}: {:.3}× ({interval}) {}",
         c.b,
         c.a,
         figures::cores_label(c.cores),
         c.workload,
         c.ratio,
-        c.ci_low,
-        c.ci_high,
-        c.pairs,
         c.decision.name()
     )
 }
@@ -302,7 +312,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
     let mut progress = Progress {
         bar: bar.clone(),
         quiet: args.quiet,
-        min_rounds: study.precision.min_rounds as u64,
+        min_rounds: u64::from(study.precision.least_rounds()),
         steps_total: 0,
         steps_done: 0,
         rounds: 0,

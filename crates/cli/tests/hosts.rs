@@ -562,8 +562,14 @@ fn a_study_runs_its_server_on_the_server_host_and_its_load_from_a_client_host() 
         assert!(d["requests"].as_u64().unwrap() > 0, "{d}");
         let writev = d["syscalls_per_request"]["writev"].as_f64().unwrap();
         assert!((writev - 1.0).abs() < 0.01, "{d}");
+        // Two starts of the server on its host, two blocks each.
         let rounds = s["rounds"].as_array().unwrap();
-        assert_eq!(rounds.len(), 3);
+        assert_eq!(rounds.len(), 4);
+        let launches: Vec<u64> = rounds
+            .iter()
+            .map(|r| r["launch"].as_u64().unwrap())
+            .collect();
+        assert_eq!(launches, [0, 0, 1, 1]);
         for r in rounds {
             assert_eq!(r["summary"]["errors_total"], 0);
             // The client host's share is stored beside the merged figures.
@@ -616,7 +622,10 @@ fn a_study_apart_keeps_each_servers_connections_between_its_slices() {
         &["c1", "c2"],
         "servers = [\"nginx\", \"nginx-conns\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
          concurrency = [6]\nwarmup_seconds = 0\ndiagnose = false\nfeatures = false\n",
-        "[rounds]\nseconds = 0.3\nwarmup_seconds = 0.05\nmin = 3\nmax = 3\nprecision = 0.5\n",
+        // One start of each server: its access log then numbers the
+        // level's connections once.
+        "[rounds]\nseconds = 0.3\nwarmup_seconds = 0.05\nmin = 3\nmax = 3\nprecision = 0.5\n\
+         launches = 1\n",
         &["--keep-workdir", "--recipes", &recipes],
     );
     let steps = j["run"]["steps"].as_array().unwrap();
@@ -708,14 +717,15 @@ fn a_study_apart_speaks_tls_and_http2_to_the_server_host() {
     for s in steps {
         let name = s["server"].as_str().unwrap();
         assert_eq!(s["status"], "ok", "{s}");
+        // 400 requests a level, split into 8 rounds so that pairs form.
         let rounds = s["rounds"].as_array().unwrap();
-        assert_eq!(rounds.len(), 2, "{name}");
+        assert_eq!(rounds.len(), 8, "{name}");
         for r in rounds {
             let sum = &r["summary"];
-            assert_eq!(sum["completed"], 200, "{name}: {sum}");
+            assert_eq!(sum["completed"], 50, "{name}: {sum}");
             assert_eq!(sum["errors_total"], 0, "{name}: {sum}");
             assert_eq!(sum["per_host"][0]["host"], net.url("c1"), "{name}");
-            assert_eq!(sum["per_host"][0]["completed"], 200, "{name}");
+            assert_eq!(sum["per_host"][0]["completed"], 50, "{name}");
             match name {
                 "nginx" => {
                     assert_eq!(sum["tls"]["alpn"], "http/1.1", "{sum}");

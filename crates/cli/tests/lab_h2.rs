@@ -40,7 +40,8 @@ fn a_study_runs_each_server_over_h2_and_h2c() {
         assert_eq!(s["status"], "ok", "{s}");
         for r in s["rounds"].as_array().unwrap() {
             let sum = &r["summary"];
-            assert_eq!(sum["completed"], 200, "{name}: {sum}");
+            // 400 requests a level, split into 8 rounds so that pairs form.
+            assert_eq!(sum["completed"], 50, "{name}: {sum}");
             assert_eq!(sum["errors_total"], 0, "{name}: {sum}");
             let h = &sum["http2"];
             assert_eq!(h["connections"], 2, "{name}: {h}");

@@ -70,23 +70,7 @@ pub fn compare(
     let launches: Vec<&Vec<f64>> = launches.iter().filter(|l| !l.is_empty()).collect();
     let pairs: usize = launches.iter().map(|l| l.len()).sum();
     let all: Vec<f64> = launches.iter().flat_map(|l| l.iter().copied()).collect();
-    let base = Comparison {
-        a: a.server.clone(),
-        b: b.server.clone(),
-        workload: a.workload.clone(),
-        cores: a.cores,
-        concurrency,
-        // A level's comparison is at its rate too; the sweep's pooled one
-        // is at none.
-        rate: concurrency.and(a.rate),
-        ratio: throng_stats::median(&all)?,
-        ci_low: 0.0,
-        ci_high: 0.0,
-        pairs: pairs as u32,
-        decision: Decision::Undecided,
-        interval: IntervalKind::Unbounded,
-        launch_ratios: Vec::new(),
-    };
+    let base = estimate_only(a, b, concurrency, throng_stats::median(&all)?, pairs);
     if launches.len() >= 2 {
         let medians: Vec<f64> = launches
             .iter()
@@ -106,6 +90,34 @@ pub fn compare(
         interval: IntervalKind::OrderStatistic,
         ..base
     })
+}
+
+/// B's comparison with A at `concurrency` (`None`: the whole sweep) as
+/// the estimate alone: unbounded and undecided until an interval is drawn.
+fn estimate_only(
+    a: &StepRecord,
+    b: &StepRecord,
+    concurrency: Option<u32>,
+    ratio: f64,
+    pairs: usize,
+) -> Comparison {
+    Comparison {
+        a: a.server.clone(),
+        b: b.server.clone(),
+        workload: a.workload.clone(),
+        cores: a.cores,
+        concurrency,
+        // A level's comparison is at its rate too; the sweep's pooled one
+        // is at none.
+        rate: concurrency.and(a.rate),
+        ratio,
+        ci_low: ratio,
+        ci_high: ratio,
+        pairs: pairs as u32,
+        decision: Decision::Undecided,
+        interval: IntervalKind::Unbounded,
+        launch_ratios: Vec::new(),
+    }
 }
 
 /// Too few pairs to bound the ratio: the estimate alone, undecided.
@@ -238,21 +250,7 @@ fn pooled(
     if medians.is_empty() || medians.iter().any(|m| *m <= 0.0) {
         return None;
     }
-    let base = Comparison {
-        a: a.server.clone(),
-        b: b.server.clone(),
-        workload: a.workload.clone(),
-        cores: a.cores,
-        concurrency: None,
-        rate: None,
-        ratio: gmean(medians.iter().copied()),
-        ci_low: 0.0,
-        ci_high: 0.0,
-        pairs: pairs as u32,
-        decision: Decision::Undecided,
-        interval: IntervalKind::Unbounded,
-        launch_ratios: Vec::new(),
-    };
+    let base = estimate_only(a, b, None, gmean(medians.iter().copied()), pairs);
     if common.len() >= 2 {
         let per_launch: Vec<f64> = common
             .iter()

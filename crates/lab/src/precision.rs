@@ -43,6 +43,15 @@ impl Precision {
         self.min_rounds.div_ceil(self.launches.max(1)).max(1)
     }
 
+    /// The least rounds a timed step gets over all its launches.
+    pub fn least_rounds(&self) -> u32 {
+        if self.launched() {
+            self.per_launch() * self.launches
+        } else {
+            self.min_rounds
+        }
+    }
+
     /// The most launches a timed group gets: `max_launches`, and no more
     /// than the step's maximum rounds allow.
     pub fn launch_cap(&self) -> u32 {
@@ -115,6 +124,7 @@ mod tests {
         };
         // 20 rounds over 3 launches: 7 a launch, up to 5 launches.
         assert_eq!((p.per_launch(), p.launch_cap()), (7, 5));
+        assert_eq!(p.least_rounds(), 21);
         // The step's maximum rounds cap the launches too.
         let tight = Precision {
             max_rounds: 21,

@@ -22,6 +22,8 @@ struct Record {
     /// Every process of every server, seen just after it started.
     pids: Vec<i32>,
     leaders: BTreeMap<String, i32>,
+    /// Every start of every server, in order: (server, leader).
+    starts: Vec<(String, i32)>,
     steps: Vec<(String, u32, StepStatus)>,
     kill_on_first_round_of: Option<String>,
     interrupt_after_steps: Option<(usize, Interrupt)>,
@@ -34,6 +36,7 @@ impl Observer for Record {
             Event::ServerStarted { server, pid, .. } => {
                 self.pids.extend(process_tree(pid));
                 self.leaders.insert(server.to_string(), pid);
+                self.starts.push((server.to_string(), pid));
             }
             Event::Round {
                 server,
@@ -68,10 +71,17 @@ impl Observer for Record {
     }
 }
 
+/// A study of one start of each server: a level's rounds are then its
+/// blocks, in the order they ran.
 fn study(servers: &str, concurrency: &str, rounds: u32) -> String {
+    launched(servers, concurrency, rounds, 1)
+}
+
+fn launched(servers: &str, concurrency: &str, rounds: u32, launches: u32) -> String {
     format!(
         "name = \"test\"\nservers = {servers}\nworkloads = [\"tiny\"]\ncores = [1]\nconcurrency = {concurrency}\n\
-         warmup_seconds = 0.2\n[rounds]\nseconds = 0.3\nwarmup_seconds = 0.1\nmin = {rounds}\nmax = {rounds}\n"
+         warmup_seconds = 0.2\n[rounds]\nseconds = 0.3\nwarmup_seconds = 0.1\nmin = {rounds}\nmax = {rounds}\n\
+         launches = {launches}\nmax_launches = {launches}\n"
     )
 }
 
@@ -330,6 +340,58 @@ fn killed_server_is_recorded_failed_and_the_study_goes_on() {
         .as_deref()
         .unwrap()
         .starts_with("failed earlier: the server exited"));
+}
+
+#[test]
+fn each_launch_starts_every_server_again_and_leaves_nothing_behind() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let mut rec = Record::default();
+    let out = run(
+        &launched("[\"nginx\", \"lighttpd\"]", "[4, 8]", 4, 2),
+        &db,
+        &mut rec,
+        &Interrupt::new(),
+    );
+    assert!(out.complete);
+    assert_no_leftovers(&rec, dir.path());
+    // Two starts of each, each a new process group.
+    let starts: Vec<&str> = rec.starts.iter().map(|(s, _)| s.as_str()).collect();
+    assert_eq!(starts.len(), 4);
+    assert_eq!(&starts[..2], ["nginx", "lighttpd"]);
+    for server in ["nginx", "lighttpd"] {
+        let leaders: Vec<i32> = rec
+            .starts
+            .iter()
+            .filter(|(s, _)| s == server)
+            .map(|&(_, p)| p)
+            .collect();
+        assert_eq!(leaders.len(), 2, "{server}");
+        assert_ne!(leaders[0], leaders[1], "{server}");
+    }
+    let data = Store::open(&db).unwrap().load_run(out.run_id).unwrap();
+    // 4 blocks a level over 2 launches: 2 in each, the launch stored with
+    // every round, and each level compared over both launches.
+    for s in &data.steps {
+        assert_eq!(s.status, StepStatus::Ok, "{:?}", s.failure);
+        let launches: Vec<Option<u32>> = s.rounds.iter().map(|r| r.launch).collect();
+        assert_eq!(
+            launches,
+            [Some(0), Some(0), Some(1), Some(1)],
+            "{}",
+            s.server
+        );
+        let blocks: Vec<Option<u32>> = s.rounds.iter().map(|r| r.block).collect();
+        assert_eq!(blocks, [Some(0), Some(1), Some(2), Some(3)]);
+        assert!(s.rounds.iter().all(|r| r.summary.errors_total == 0));
+    }
+    assert_eq!(data.comparisons.len(), 3);
+    for c in &data.comparisons {
+        assert_eq!(c.interval, throng_model::IntervalKind::Launches, "{c:?}");
+        assert_eq!(c.launch_ratios.len(), 2, "{c:?}");
+        assert_eq!(c.pairs, if c.concurrency.is_some() { 4 } else { 8 });
+    }
 }
 
 #[test]

@@ -31,6 +31,11 @@ impl Sweep<'_, '_> {
         }
     }
 
+    /// Whether the group is started once only.
+    pub(super) fn one_launch(&self) -> bool {
+        self.launch_range().1 == 1
+    }
+
     /// The launches a group gets at least, and at most.
     fn launch_range(&self) -> (u32, u32) {
         let p = &self.study.precision;

@@ -178,9 +178,18 @@ impl<'s, 'a> Sweep<'s, 'a> {
                 }
                 if self.launch == 0 {
                     self.skip_saturated(lv)?;
-                    runs.push(self.begin_level(index, lv));
+                    let run = self.begin_level(index, lv);
+                    runs.push(run);
                 }
-                self.level(&mut runs[index])?;
+                let at = if self.one_launch() { 0 } else { index };
+                self.level(&mut runs[at])?;
+                // In a group of one launch, a level is done once measured:
+                // stored now, so an interrupt later keeps it.
+                if self.one_launch() {
+                    if let Some(run) = runs.pop() {
+                        self.close_level(run)?;
+                    }
+                }
             }
             if self.interrupted() || !self.another_launch(&mut runs) {
                 break;

@@ -6,8 +6,6 @@
 //! comparison is narrow enough or the rounds or time run out; a server
 //! left alone is judged by its own interval, slice by slice.
 
-use throng_model::StepRecord;
-
 use super::level::LevelRun;
 use super::pending::Slice;
 use super::Sweep;
@@ -71,13 +69,7 @@ impl Sweep<'_, '_> {
     /// done.
     fn judge_pairs(&self, run: &mut LevelRun) {
         let p = &self.study.precision;
-        let steps: Vec<&StepRecord> = run
-            .pending
-            .iter()
-            .filter(|p| !p.step.rounds.is_empty())
-            .map(|p| &p.step)
-            .collect();
-        run.comparisons = pairs::compare_level(&steps, p.target);
+        run.comparisons = self.level_comparisons(run);
         let narrow = pairs::all_narrow(&run.comparisons, p.target);
         // The rounds a step has, not the blocks it was given: a block cut
         // short (an interrupt, a round asked again) measured nothing for
@@ -85,7 +77,7 @@ impl Sweep<'_, '_> {
         for x in run.pending.iter_mut().filter(|x| !x.done) {
             let spent = x.spent.as_secs_f64();
             x.done = x.step.rounds.len() >= p.min_rounds as usize
-                && (self.counted || narrow || run.block >= p.max_rounds || spent >= p.max_step_s);
+                && (narrow || run.block >= p.max_rounds || spent >= p.max_step_s);
         }
     }
 }

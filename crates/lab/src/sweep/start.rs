@@ -62,15 +62,23 @@ impl Sweep<'_, '_> {
             }
             let s = &self.study.servers[id.index()];
             let mine = self.group.for_server(id.index());
-            if let Err(f) = self.exec.start(&mine, id, s) {
-                let msg = f.message();
-                self.ctx.observer.event(Event::ServerFailed {
+            match self.exec.start(&mine, id, s) {
+                Ok(started) => self.ctx.observer.event(Event::ServerStarted {
                     server: &s.name,
                     cores: self.group.cores,
                     workload: self.group.workload.kind.name(),
-                    message: &msg,
-                });
-                self.down[id.index()] = Some(Down::Restart(self.launch, msg));
+                    pid: started.pid,
+                }),
+                Err(f) => {
+                    let msg = f.message();
+                    self.ctx.observer.event(Event::ServerFailed {
+                        server: &s.name,
+                        cores: self.group.cores,
+                        workload: self.group.workload.kind.name(),
+                        message: &msg,
+                    });
+                    self.down[id.index()] = Some(Down::Restart(self.launch, msg));
+                }
             }
         }
     }
