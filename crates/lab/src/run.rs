@@ -173,6 +173,7 @@ pub fn run_study_with(
             environment,
             doctor,
             baseline: Some(study.servers[study.baseline].name.clone()),
+            threshold: None,
             servers,
         },
     )?;
