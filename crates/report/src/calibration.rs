@@ -63,7 +63,7 @@ pub fn threshold_line(r: &RunRecord) -> Option<Block> {
 pub const NOTE: &str = "Each A/A pair is one setup run twice, so each of its comparisons (every \
     level's and the pooled one) should find 1.00. Excluding 1.00: the intervals that lie wholly \
     above or below it; a 95% interval does so by chance about one time in twenty. Largest \
-    |ratio − 1|: the farthest a ratio fell from 1.00. Largest half-width: the widest interval, \
+    shift: the farthest a ratio fell from 1.00, |ratio − 1|. Largest half-width: the widest interval, \
     half its width. Reach: the farthest an interval's bound lay from 1.00, which is at least \
     both.";
 
@@ -101,7 +101,7 @@ pub fn section(run: &RunData) -> Option<Section> {
         Column::left("B"),
         Column::right("Intervals"),
         Column::right("Excluding 1.00"),
-        Column::right("Largest |ratio − 1|"),
+        Column::right("Largest shift"),
         Column::right("Largest half-width"),
         Column::right("Reach"),
     ]);
