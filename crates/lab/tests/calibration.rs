@@ -185,7 +185,7 @@ fn same(server: &str, n: usize) -> f64 {
     } else {
         9_000.0
     };
-    let own = if server.ends_with("-again") && n % 2 == 0 {
+    let own = if server.ends_with("-again") && n.is_multiple_of(2) {
         1.005
     } else if server.ends_with("-again") {
         0.995
