@@ -9,6 +9,7 @@
 //! through an [`Observer`] and stops when its [`Interrupt`] is triggered.
 
 pub mod apart;
+pub mod calibration;
 pub mod certs;
 pub mod executor;
 pub mod features;

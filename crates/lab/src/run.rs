@@ -139,6 +139,12 @@ pub fn run_study_with(
         client_cpus,
         server_cpus,
     });
+    // Chosen before the run is begun, so a run never takes its own
+    // comparisons for a calibration.
+    let threshold = crate::calibration::threshold(study.precision_rule, store, &environment)?;
+    let mut decided = study.clone();
+    decided.precision.target = threshold.value;
+    let study = &decided;
     let servers = study
         .servers
         .iter()
@@ -173,6 +179,7 @@ pub fn run_study_with(
             environment,
             doctor,
             baseline: Some(study.servers[study.baseline].name.clone()),
+            threshold: Some(threshold),
             servers,
         },
     )?;
@@ -190,6 +197,7 @@ pub fn run_study_with(
         // The longer end: what to plan for. `estimate` gives both.
         estimated_s: estimate_groups(study, groups).max_s,
     });
+    observer.event(Event::Note(crate::calibration::note(&threshold)));
     for note in study.loads.iter().filter_map(|w| w.split_note.as_ref()) {
         observer.event(Event::Note(note.clone()));
     }

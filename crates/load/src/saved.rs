@@ -143,6 +143,7 @@ pub fn save(store: &mut Store, load: SavedLoad) -> anyhow::Result<i64> {
             environment,
             doctor,
             baseline: None,
+            threshold: None,
             servers: vec![ServerRecord {
                 name: server,
                 recipe: "url".into(),

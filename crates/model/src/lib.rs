@@ -13,6 +13,7 @@ pub mod max_users;
 mod profile;
 mod reason;
 pub mod summary;
+mod threshold;
 pub mod units;
 mod workload;
 
@@ -28,6 +29,9 @@ pub use summary::{
     Connections, CpuTime, ErrorKind, HostShare, Http2Report, IoBackend, Latency, LoadModel,
     LocalServer, RateReport, SessionCounts, Sessions, Summary, TimelineRow, TlsReport, Warmup,
     Warning,
+};
+pub use threshold::{
+    Threshold, ThresholdSource, CALIBRATED_CEILING, CALIBRATED_FLOOR, DEFAULT_PRECISION,
 };
 pub use workload::{is_large_body, WorkloadKind, LARGE_BODY_BYTES};
 
@@ -457,6 +461,11 @@ pub struct RunRecord {
     /// `baseline`, or its first server.
     #[serde(default)]
     pub baseline: Option<String>,
+    /// The decision threshold its comparisons were decided with, and where
+    /// it came from; `None` for runs stored before it was kept, and for a
+    /// saved load, which compares nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<Threshold>,
 }
 
 /// The study name every run `throng load --save` stores.

@@ -17,6 +17,7 @@
 pub mod agreement;
 pub mod analysis;
 pub mod article;
+pub mod calibration;
 pub mod charts;
 pub mod compare;
 pub mod cost;

@@ -7,7 +7,7 @@ use throng_model::RunData;
 
 use crate::analysis::Analysis;
 use crate::article::{Article, Block, Medium, Paragraph, Section, Span, Tone};
-use crate::{cost, figures, parity, protocols, provenance, ratios, tables};
+use crate::{calibration, cost, figures, parity, protocols, provenance, ratios, tables};
 
 /// The article of a run, from its title to the way to measure it again.
 pub fn article(run: &RunData, a: &Analysis) -> Article {
@@ -19,6 +19,7 @@ pub fn article(run: &RunData, a: &Analysis) -> Article {
     };
     let sections = [
         Some(summary(run, a)),
+        calibration::section(run),
         features(run),
         tables::best(run, &a.steps).map(Section::opened_by),
         settings(run),
@@ -81,6 +82,7 @@ fn lead(run: &RunData) -> Vec<Block> {
             env.throng_version, env.hostname
         )),
     ])];
+    lead.extend(calibration::threshold_line(r));
     // A figure measured on a machine that failed its check is read with
     // that in mind.
     let flagged = figures::flagged_findings(run).len();

@@ -11,11 +11,11 @@ use std::path::Path;
 use anyhow::Context;
 use rusqlite::{params, Connection, OptionalExtension};
 use throng_model::{
-    Comparison, Decision, Environment, Estimate, Feature, FeatureResult, FeatureStatus, Finding,
-    IntervalKind, MaxUsers, ParityEntry, Profile, RoundRecord, RunData, RunRecord, ServerRecord,
-    ServerUsage, Setting, Source, StepRecord, StepStatus, Summary, Verdict,
+    Comparison, Estimate, FeatureResult, MaxUsers, ParityEntry, Profile, RoundRecord, RunData,
+    RunRecord, ServerRecord, ServerUsage, StepRecord, StepStatus, Summary, Verdict,
 };
 
+mod runs;
 mod schema;
 mod writer;
 use schema::MIGRATIONS;
@@ -84,7 +84,7 @@ fn insert_max_users(conn: &Connection, sid: i64, m: &MaxUsers) -> anyhow::Result
 
 /// A server's stored profile. Only this program writes the column, so a
 /// name it does not know is a damaged database, said as one.
-fn profile(name: String) -> rusqlite::Result<Profile> {
+pub(crate) fn profile(name: String) -> rusqlite::Result<Profile> {
     Profile::parse(&name).ok_or_else(|| {
         rusqlite::Error::FromSqlConversionFailure(
             8,
@@ -200,14 +200,16 @@ impl Store {
     pub fn begin_run(&mut self, run: &RunRecord) -> anyhow::Result<i64> {
         let tx = self.conn.transaction()?;
         tx.execute(
-            "INSERT INTO runs (study, study_toml, started_unix_s, finished_unix_s, complete, environment, baseline)
-             VALUES (?1, ?2, ?3, NULL, 0, ?4, ?5)",
+            "INSERT INTO runs (study, study_toml, started_unix_s, finished_unix_s, complete, environment, baseline,
+                               threshold)
+             VALUES (?1, ?2, ?3, NULL, 0, ?4, ?5, ?6)",
             params![
                 run.study,
                 run.study_toml,
                 run.started_unix_s,
                 serde_json::to_string(&run.environment)?,
                 run.baseline,
+                run.threshold.map(|t| serde_json::to_string(&t)).transpose()?,
             ],
         )?;
         let id = tx.last_insert_rowid();
@@ -451,74 +453,6 @@ impl Store {
         Ok(())
     }
 
-    pub fn latest_run(&self) -> anyhow::Result<Option<i64>> {
-        Ok(self
-            .conn
-            .query_row("SELECT max(id) FROM runs", [], |r| {
-                r.get::<_, Option<i64>>(0)
-            })
-            .optional()?
-            .flatten())
-    }
-
-    fn run_record(&self, id: i64) -> anyhow::Result<RunRecord> {
-        let mut run = self
-            .conn
-            .query_row(
-                "SELECT id, study, study_toml, started_unix_s, finished_unix_s, complete, environment, baseline FROM runs WHERE id = ?1",
-                [id],
-                |r| {
-                    Ok((
-                        RunRecord {
-                            id: r.get(0)?,
-                            study: r.get(1)?,
-                            study_toml: r.get(2)?,
-                            started_unix_s: r.get(3)?,
-                            finished_unix_s: r.get(4)?,
-                            complete: r.get(5)?,
-                            environment: Environment::default(),
-                            doctor: Vec::new(),
-                            baseline: r.get(7)?,
-                        },
-                        r.get::<_, String>(6)?,
-                    ))
-                },
-            )
-            .optional()?
-            .with_context(|| format!("no run {id} in the database"))
-            .map(|(mut run, env)| -> anyhow::Result<RunRecord> {
-                run.environment = serde_json::from_str(&env)?;
-                Ok(run)
-            })??;
-        let mut q = self.conn.prepare(
-            "SELECT check_id, severity, message, fix FROM findings WHERE run_id = ?1 ORDER BY seq",
-        )?;
-        let rows = q.query_map([id], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get(2)?,
-                r.get(3)?,
-            ))
-        })?;
-        for row in rows {
-            let (check, sev, message, fix) = row?;
-            run.doctor.push(Finding {
-                check,
-                severity: serde_json::from_value(serde_json::Value::String(sev))?,
-                message,
-                fix,
-            });
-        }
-        Ok(run)
-    }
-
-    pub fn list_runs(&self) -> anyhow::Result<Vec<RunRecord>> {
-        let mut q = self.conn.prepare("SELECT id FROM runs ORDER BY id")?;
-        let ids: Vec<i64> = q.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
-        ids.into_iter().map(|id| self.run_record(id)).collect()
-    }
-
     /// Each run's steps counted by outcome, without reading their rounds:
     /// what a list of runs shows. Runs without a step are absent.
     pub fn step_counts(&self) -> anyhow::Result<BTreeMap<i64, StepCounts>> {
@@ -547,110 +481,7 @@ impl Store {
 
     pub fn load_run(&self, id: i64) -> anyhow::Result<RunData> {
         let run = self.run_record(id)?;
-        let mut servers = Vec::new();
-        let mut q = self.conn.prepare(
-            "SELECT id, name, recipe, version, package, model, exe_bytes, installed_bytes, profile FROM servers WHERE run_id = ?1 ORDER BY id",
-        )?;
-        let rows = q.query_map([id], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                ServerRecord {
-                    name: r.get(1)?,
-                    recipe: r.get(2)?,
-                    version: r.get(3)?,
-                    package: r.get(4)?,
-                    model: r.get(5)?,
-                    exe_bytes: r.get::<_, i64>(6)? as u64,
-                    installed_bytes: r.get::<_, i64>(7)? as u64,
-                    profile: profile(r.get(8)?)?,
-                    ..ServerRecord::default()
-                },
-            ))
-        })?;
-        let mut cq = self
-            .conn
-            .prepare("SELECT path, content FROM configs WHERE server_id = ?1 ORDER BY seq")?;
-        let mut fq = self.conn.prepare(
-            "SELECT name, status, evidence FROM features WHERE server_id = ?1 ORDER BY seq",
-        )?;
-        let mut mq = self.conn.prepare(
-            "SELECT cores, workload, patience_s, level, broke_at, broke_by FROM max_users
-             WHERE server_id = ?1 ORDER BY seq",
-        )?;
-        let mut pq = self.conn.prepare(
-            "SELECT setting, value, source, detail FROM parity WHERE server_id = ?1 ORDER BY rowid",
-        )?;
-        for row in rows {
-            let (sid, mut s) = row?;
-            let rows = pq
-                .query_map([sid], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, String>(3)?,
-                    ))
-                })?
-                .collect::<Result<Vec<_>, _>>()?;
-            // In the model's order of settings, whatever order they came in.
-            let mut parity: Vec<ParityEntry> = rows
-                .into_iter()
-                .filter_map(|(setting, value, source, detail)| {
-                    Some(ParityEntry {
-                        setting: Setting::parse(&setting)?,
-                        value,
-                        source: [Source::Config, Source::Default, Source::Lab, Source::Live]
-                            .into_iter()
-                            .find(|s| s.name() == source)?,
-                        detail,
-                    })
-                })
-                .collect();
-            parity.sort_by_key(|p| p.setting);
-            s.parity = parity;
-            s.configs = cq
-                .query_map([sid], |r| {
-                    Ok(throng_model::ConfigFile {
-                        path: r.get(0)?,
-                        content: r.get(1)?,
-                    })
-                })?
-                .collect::<Result<_, _>>()?;
-            let rows = fq
-                .query_map([sid], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                    ))
-                })?
-                .collect::<Result<Vec<_>, _>>()?;
-            // Only this program writes these rows, with names from
-            // `Feature::ALL`; a name it does not know cannot be shown.
-            s.features = rows
-                .into_iter()
-                .filter_map(|(name, status, evidence)| {
-                    Some(FeatureResult::new(
-                        Feature::parse(&name)?,
-                        FeatureStatus::parse(&status),
-                        evidence,
-                    ))
-                })
-                .collect();
-            s.max_users = mq
-                .query_map([sid], |r| {
-                    Ok(MaxUsers {
-                        cores: r.get(0)?,
-                        workload: r.get(1)?,
-                        patience_s: r.get(2)?,
-                        level: r.get(3)?,
-                        broke_at: r.get(4)?,
-                        broke_by: r.get(5)?,
-                    })
-                })?
-                .collect::<Result<_, _>>()?;
-            servers.push(s);
-        }
+        let servers = self.servers_of(id)?;
         let mut steps = Vec::new();
         let mut q = self.conn.prepare(
             "SELECT id, server, cores, workload, concurrency, status, failure, log_tail, server_cpus,
@@ -767,38 +598,7 @@ impl Store {
                 diagnosis,
             });
         }
-        let mut q = self.conn.prepare(
-            "SELECT a, b, workload, cores, concurrency, ratio, ci_low, ci_high, pairs, decision, rate,
-                    interval, launch_ratios
-             FROM comparisons WHERE run_id = ?1 ORDER BY seq",
-        )?;
-        let comparisons = q
-            .query_map([id], |r| {
-                Ok(Comparison {
-                    a: r.get(0)?,
-                    b: r.get(1)?,
-                    workload: r.get(2)?,
-                    cores: r.get(3)?,
-                    concurrency: r.get(4)?,
-                    rate: r.get(10)?,
-                    ratio: r.get(5)?,
-                    ci_low: r.get(6)?,
-                    ci_high: r.get(7)?,
-                    pairs: r.get(8)?,
-                    decision: Decision::parse(&r.get::<_, String>(9)?)
-                        .unwrap_or(Decision::Undecided),
-                    interval: r
-                        .get::<_, Option<String>>(11)?
-                        .as_deref()
-                        .and_then(IntervalKind::parse)
-                        .unwrap_or_default(),
-                    launch_ratios: r
-                        .get::<_, Option<String>>(12)?
-                        .and_then(|j| serde_json::from_str(&j).ok())
-                        .unwrap_or_default(),
-                })
-            })?
-            .collect::<Result<_, _>>()?;
+        let comparisons = self.comparisons_of(id)?;
         Ok(RunData {
             run,
             servers,
@@ -811,7 +611,10 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use throng_model::{ConfigFile, Severity};
+    use throng_model::{
+        ConfigFile, Decision, Environment, Feature, FeatureStatus, Finding, Setting, Severity,
+        Source,
+    };
 
     fn step(server: &str, concurrency: u32, rounds: u32) -> StepRecord {
         StepRecord {
@@ -1001,8 +804,10 @@ mod tests {
         }
         let st = Store::open(&path).unwrap();
         assert_eq!(st.schema_version().unwrap(), SCHEMA_VERSION);
-        assert_eq!(SCHEMA_VERSION, 5);
+        assert_eq!(SCHEMA_VERSION, 6);
         let data = st.load_run(1).unwrap();
+        // Older runs kept no threshold: it is unknown, not a default.
+        assert_eq!(data.run.threshold, None);
         assert_eq!((data.steps[0].concurrency, data.steps[0].rate), (10, None));
         assert_eq!(
             (data.comparisons[0].concurrency, data.comparisons[0].rate),
@@ -1031,6 +836,7 @@ mod tests {
                 message: "m".into(),
                 fix: "f".into(),
             }],
+            threshold: Some(throng_model::Threshold::calibrated(7, 1.0e9, 0.031)),
             ..RunRecord::default()
         };
         let id = st.begin_run(&run).unwrap();
@@ -1062,7 +868,14 @@ mod tests {
         assert_eq!(data.run.finished_unix_s, None);
         assert_eq!(data.run.doctor, run.doctor);
         assert_eq!(data.run.environment.cpus_online, 2);
+        assert_eq!(data.run.threshold, run.threshold);
         assert_eq!(data.servers[0].configs[0].content, "x");
+        // The outline is the run without its steps.
+        let outline = st.load_outline(id).unwrap();
+        assert_eq!(
+            (outline.run, outline.servers, outline.steps.len()),
+            (data.run.clone(), data.servers.clone(), 0)
+        );
         let order: Vec<(&str, u32)> = data
             .steps
             .iter()

@@ -136,4 +136,10 @@ ALTER TABLE rounds ADD COLUMN launch INTEGER;
 ALTER TABLE comparisons ADD COLUMN interval TEXT;
 ALTER TABLE comparisons ADD COLUMN launch_ratios TEXT;
 "#,
+    // The decision threshold a run used and where it came from (the
+    // model's `Threshold` as JSON). NULL, as older runs read, is unknown:
+    // they kept only the study file that may name it.
+    r#"
+ALTER TABLE runs ADD COLUMN threshold TEXT;
+"#,
 ];

@@ -6,7 +6,7 @@
 
 use throng_model::{
     Comparison, ConfigFile, Environment, Finding, MaxUsers, ParityEntry, RunRecord, ServerRecord,
-    StepRecord,
+    StepRecord, Threshold,
 };
 
 use crate::Store;
@@ -21,6 +21,8 @@ pub struct NewRun {
     pub environment: Environment,
     pub doctor: Vec<Finding>,
     pub baseline: Option<String>,
+    /// The decision threshold the run's comparisons are decided with.
+    pub threshold: Option<Threshold>,
     pub servers: Vec<ServerRecord>,
 }
 
@@ -43,6 +45,7 @@ impl<'a> RunWriter<'a> {
             environment: run.environment,
             doctor: run.doctor,
             baseline: run.baseline,
+            threshold: run.threshold,
         })?;
         for s in &run.servers {
             store.add_server(id, s)?;
@@ -108,6 +111,7 @@ mod tests {
             environment: Environment::default(),
             doctor: Vec::new(),
             baseline: Some("nginx".into()),
+            threshold: None,
             servers: vec![ServerRecord {
                 name: "nginx".into(),
                 recipe: "nginx".into(),

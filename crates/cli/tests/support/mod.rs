@@ -471,6 +471,7 @@ pub fn store_run(
             environment: r.environment.clone(),
             doctor: r.doctor.clone(),
             baseline: r.baseline.clone(),
+            threshold: r.threshold,
             servers: run.servers.clone(),
         },
     )

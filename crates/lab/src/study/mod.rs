@@ -21,6 +21,7 @@ mod machine;
 mod protocol;
 mod site;
 mod tables;
+mod threshold;
 mod users;
 mod values;
 
@@ -31,6 +32,7 @@ pub use load::{Level, WorkloadLoad};
 use protocol::protocols;
 pub use protocol::Protocol;
 pub use tables::{parse_duration, LoadTable};
+pub use threshold::{PrecisionKey, PrecisionRule};
 pub use values::{parse_range, ListOrRange, ServerEntry};
 
 /// The highest concurrency the search may try: the study's cap, bounded by
@@ -51,6 +53,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("ladder", include_str!("../../studies/ladder.toml")),
     ("shootout", include_str!("../../studies/shootout.toml")),
     ("sessions", include_str!("../../studies/sessions.toml")),
+    ("calibrate", include_str!("../../studies/calibrate.toml")),
 ];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,8 +69,13 @@ pub struct RoundsFile {
     pub max: u32,
     #[serde(default = "d_step_seconds")]
     pub step_seconds: f64,
-    #[serde(default = "d_precision")]
-    pub precision: f64,
+    /// A number pins the decision threshold; absent (or "calibrated"),
+    /// it comes from the machine's calibration run.
+    #[serde(default)]
+    pub precision: PrecisionKey,
+    /// The threshold when the machine has no calibration run.
+    #[serde(default)]
+    pub fallback_precision: Option<f64>,
     /// Starts of every server a group gets at least (see
     /// `Precision::launches`).
     /// Default: 2, or `max` when that is fewer.
@@ -98,9 +106,6 @@ fn d_max() -> u32 {
 fn d_step_seconds() -> f64 {
     60.0
 }
-fn d_precision() -> f64 {
-    0.02
-}
 fn d_warmup() -> f64 {
     2.0
 }
@@ -113,7 +118,8 @@ impl Default for RoundsFile {
             min: d_min(),
             max: d_max(),
             step_seconds: d_step_seconds(),
-            precision: d_precision(),
+            precision: PrecisionKey::default(),
+            fallback_precision: None,
             launches: None,
             max_launches: None,
         }
@@ -270,7 +276,10 @@ pub struct Study {
     pub warmup_s: f64,
     pub round_s: f64,
     pub round_warmup_s: f64,
+    /// `precision.target` is the threshold before the run looks for a
+    /// calibration run; this says whether it may.
     pub precision: Precision,
+    pub precision_rule: PrecisionRule,
     pub allow_shared_cores: bool,
     pub features: bool,
     /// `Some(cap)` when the study searches max users, up to `cap`.
@@ -477,14 +486,8 @@ impl Study {
         values::once("concurrency", &concurrency, "level")?;
         limits::check(&f)?;
         let r = &f.rounds;
-        if r.seconds.is_nan()
-            || r.seconds <= 0.0
-            || r.min == 0
-            || r.max < r.min
-            || r.precision.is_nan()
-            || r.precision <= 0.0
-        {
-            bail!("rounds: need seconds > 0, 1 <= min <= max, precision > 0");
+        if r.seconds.is_nan() || r.seconds <= 0.0 || r.min == 0 || r.max < r.min {
+            bail!("rounds: need seconds > 0, 1 <= min <= max");
         }
         // Each launch measures every level once at least.
         let launches = r.launches.unwrap_or(2.min(r.max));
@@ -503,6 +506,7 @@ impl Study {
                  least rounds.launches"
             );
         }
+        let precision_rule = threshold::rule(r)?;
         let (default_load, loads) = resolve_loads(&f, &workloads, &concurrency, base)?;
         let hosts = Hosts::parse(&f)?;
         // A server host elsewhere is reached only when the study runs; its
@@ -577,13 +581,14 @@ impl Study {
             round_s: r.seconds,
             round_warmup_s: r.warmup_seconds.max(0.0),
             precision: Precision {
-                target: r.precision,
+                target: precision_rule.before_calibration(),
                 min_rounds: r.min,
                 max_rounds: r.max,
                 max_step_s: r.step_seconds,
                 launches,
                 max_launches,
             },
+            precision_rule,
             allow_shared_cores: f.allow_shared_cores,
             features: f.features,
             max_users_cap,

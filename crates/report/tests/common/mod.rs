@@ -159,6 +159,7 @@ pub fn rich_run() -> RunData {
             started_unix_s: 1_700_000_000.0,
             finished_unix_s: Some(1_700_000_170.0),
             complete: true,
+            threshold: None,
             environment: Environment {
                 hostname: "bench-1".into(),
                 cpu_model: "Intel(R) Xeon(R) CPU @ 2.20GHz".into(),
@@ -561,6 +562,7 @@ pub fn load_run() -> RunData {
             started_unix_s: 1_700_000_000.0,
             finished_unix_s: Some(1_700_000_002.0),
             complete: true,
+            threshold: None,
             environment: Environment {
                 hostname: "bench-1".into(),
                 cpu_model: "Intel(R) Xeon(R) CPU @ 2.20GHz".into(),
