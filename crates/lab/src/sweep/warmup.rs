@@ -9,9 +9,10 @@
 //! listening sockets) changing, within that round or since the one
 //! before, up to [`SETTLE_ROUNDS`] more rounds; the observer is told how
 //! many it took and the shape it held, or that it never settled (its
-//! steps then say `shape_changed` if it goes on changing). A server whose
-//! first warmup found it steady, or that was not sampled, costs no round
-//! more.
+//! steps then say `shape_changed` if it goes on changing). A first warmup
+//! shorter than [`SETTLE_S`] is followed by one more round in any case, to
+//! compare with. A server whose first warmup found it steady over
+//! `SETTLE_S` or longer, or that was not sampled, costs no round more.
 
 use throng_model::{ServerUsage, Shape};
 
@@ -76,7 +77,10 @@ impl Sweep<'_, '_> {
     /// More warmup rounds while the server's shape changes, after a first
     /// that left it as `first` says.
     fn settle(&mut self, id: ServerId, load: &RoundLoad, first: ServerUsage) {
-        if !changing(&first, None) {
+        // A first round shorter than a second may have fallen between two
+        // of Apache's looks at its pool: steady in it says nothing yet.
+        let short = first.processes > 0 && load.seconds < SETTLE_S;
+        if !changing(&first, None) && !short {
             return;
         }
         let again = load.clone().timed(load.seconds.max(SETTLE_S));
