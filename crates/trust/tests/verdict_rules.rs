@@ -977,10 +977,12 @@ fn a_server_slow_to_begin_its_answer_is_not_delayed_ack() {
     }
 }
 
-/// A step whose rounds found the server in these shapes: (processes,
-/// threads, listening sockets) at each round's end, and the range within
-/// the round when it changed there.
-fn shaped(rounds: &[((u32, u32, u32), Option<ShapeRange>)]) -> StepRecord {
+/// A round's shape: (processes, threads, listening sockets) at its end,
+/// and the range within it when it changed there.
+type RoundShape = ((u32, u32, u32), Option<ShapeRange>);
+
+/// A step whose rounds found the server in these shapes.
+fn shaped(rounds: &[RoundShape]) -> StepRecord {
     let mut st = step("apache2-event", 64, 1000.0, 500, 1.0);
     st.rounds = rounds
         .iter()
