@@ -21,11 +21,13 @@ impl ServerId {
     }
 }
 
-/// Why the sweep runs a round: the executor samples the server only for a
-/// measured slice, and a scripted executor checks what it is asked for.
+/// Why the sweep runs a round: the executor samples the server for a
+/// measured slice and a warmup, and a scripted executor checks what it is
+/// asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RoundKind {
-    /// Before a group's first level: readies the server, measures nothing.
+    /// Before a group's first level: readies the server, measures nothing
+    /// but the shape it leaves the server in.
     Warmup,
     /// A measured round of a level: the server's resource use is sampled.
     Slice,
@@ -36,10 +38,11 @@ pub enum RoundKind {
 }
 
 impl RoundKind {
-    /// Whether the server's resource use is sampled over the round: only a
-    /// measured slice's is stored.
+    /// Whether the server's resource use is sampled over the round: a
+    /// measured slice's is stored, a warmup's says whether the server's
+    /// pool has settled (its processes, threads and listeners).
     pub fn sampled(self) -> bool {
-        self == RoundKind::Slice
+        matches!(self, RoundKind::Slice | RoundKind::Warmup)
     }
 }
 
@@ -91,9 +94,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_a_measured_slice_is_sampled() {
+    fn only_a_measured_slice_and_a_warmup_are_sampled() {
         assert!(RoundKind::Slice.sampled());
-        for k in [RoundKind::Warmup, RoundKind::Search, RoundKind::Diagnosis] {
+        assert!(RoundKind::Warmup.sampled());
+        for k in [RoundKind::Search, RoundKind::Diagnosis] {
             assert!(!k.sampled());
         }
     }

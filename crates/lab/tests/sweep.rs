@@ -1636,13 +1636,15 @@ fn servers_are_started_again_until_the_comparisons_are_narrow_or_the_launches_ru
     assert_eq!(&starts[..2], ["start a", "start b"]);
 }
 
-/// The notes the lab tells its caller.
+/// Every note the lab tells its caller but the one on its decision
+/// threshold, which every run starts with.
 struct Notes(Vec<String>);
 
 impl throng_lab::Observer for Notes {
     fn event(&mut self, e: throng_lab::Event<'_>) {
-        if let throng_lab::Event::Note(n) = e {
-            self.0.push(n);
+        match e {
+            throng_lab::Event::Note(n) if !n.starts_with("decision threshold") => self.0.push(n),
+            _ => {}
         }
     }
 }
@@ -1676,4 +1678,120 @@ fn a_server_that_does_not_start_again_fails_its_later_launches_and_says_why() {
     for st in data.steps.iter().filter(|s| s.server == "a") {
         assert_eq!((st.status, st.rounds.len()), (StepStatus::Ok, 12));
     }
+}
+
+/// A round of `c` connections that found the server's tree with these
+/// processes and threads and one listener at its end, having had `from`
+/// processes (and 25 threads each) during it when that differs.
+fn shaped(c: u32, processes: u32, from: Option<u32>) -> Measured {
+    let mut m = measured(1000.0, c, &[], 1_000);
+    let shape = |p: u32| throng_model::Shape {
+        processes: p,
+        threads: p * 25,
+        listeners: 1,
+    };
+    m.usage.processes = processes;
+    m.usage.threads = processes * 25;
+    m.usage.listeners = 1;
+    m.usage.shape_range = from.map(|f| throng_model::ShapeRange {
+        min: shape(f.min(processes)),
+        max: shape(f.max(processes)),
+    });
+    m
+}
+
+#[test]
+fn a_server_whose_pool_grows_is_warmed_until_it_holds() {
+    // a's pool grows in its first two warmups (2 to 3 children, then 3 to
+    // 4) and holds at 4 from then on; b's holds from the start.
+    let mut warmups = 0;
+    let mut exec = Fake::new(Box::new(move |server, c, n| {
+        if server == "b" {
+            return Ok(shaped(c, 2, None));
+        }
+        if n > 0 {
+            return Ok(shaped(c, 4, None));
+        }
+        warmups += 1;
+        Ok(match warmups {
+            1 => shaped(c, 3, Some(2)),
+            2 => shaped(c, 4, Some(3)),
+            _ => shaped(c, 4, None),
+        })
+    }));
+    // Six blocks: pairs enough for a comparison to be bounded.
+    let s = study(&["a", "b"], "[4]", (6, 6), "");
+    let mut notes = Notes(Vec::new());
+    let (out, data) = run_seen(&s, &mut exec, &Interrupt::new(), &mut notes);
+    assert!(out.complete);
+    // The first warmup at the study's 0.5 s, then a round of at least a
+    // second while the last one found the pool changing: the second grew
+    // it, the third found it as the second left it. b's first warmup was
+    // shorter than the second Apache takes between looks at its pool, so
+    // one more round makes sure.
+    let warmups: Vec<&str> = exec
+        .lengths
+        .iter()
+        .map(String::as_str)
+        .filter(|l| l.starts_with("warmup"))
+        .collect();
+    assert_eq!(
+        warmups,
+        [
+            "warmup a c=4 0.5s",
+            "warmup a c=4 1s",
+            "warmup a c=4 1s",
+            "warmup b c=4 0.5s",
+            "warmup b c=4 1s",
+        ]
+    );
+    assert_eq!(
+        notes.0,
+        [
+            "a: 2 more warmup rounds until its shape held, at 4 processes, 100 threads, 1 listening socket",
+            "b: 1 more warmup round until its shape held, at 2 processes, 50 threads, 1 listening socket",
+        ]
+    );
+    // Measured after it held: neither step says its shape changed.
+    let labels: Vec<(String, String)> = data
+        .steps
+        .iter()
+        .map(|s| (s.server.clone(), s.verdict.label()))
+        .collect();
+    assert_eq!(
+        labels,
+        [("a".into(), "valid".into()), ("b".into(), "valid".into())]
+    );
+}
+
+#[test]
+fn a_pool_that_never_holds_is_warmed_five_more_rounds_and_its_steps_say_so() {
+    // One child more at every round, warmup or measured.
+    let mut children = 1;
+    let mut exec = Fake::new(Box::new(move |_, c, _| {
+        children += 1;
+        Ok(shaped(c, children, Some(children - 1)))
+    }));
+    let s = study(&["a"], "[4]", (3, 3), "");
+    let mut notes = Notes(Vec::new());
+    let (_, data) = run_seen(&s, &mut exec, &Interrupt::new(), &mut notes);
+    assert_eq!(exec.rounds_of("warmup").len(), 6);
+    assert_eq!(
+        notes.0,
+        [
+            "a: its shape still changed after 5 more warmup rounds, now 7 processes, 175 threads, \
+          1 listening socket: its steps say shape_changed if it goes on changing"
+        ]
+    );
+    let step = &data.steps[0];
+    assert_eq!(step.rounds.len(), 3);
+    assert_eq!(step.verdict.label(), "suspect: shape_changed");
+    assert!(
+        step.verdict.reasons[0].message.starts_with(
+            "the server's shape changed during measurement: 7–10 processes, 175–250 threads \
+             over 3 rounds, 10 processes and 250 threads at the end:"
+        ),
+        "{:?}",
+        step.verdict
+    );
 }

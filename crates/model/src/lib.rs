@@ -251,6 +251,73 @@ pub struct ServerUsage {
     /// own.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub others_cpu_s: f64,
+    /// Listening sockets the tree held at the last reading that could see
+    /// them, each counted once however many of its processes share it (an
+    /// Apache's parent and children hold one). 0 when none could be read:
+    /// another user's descriptors, or usage stored before it was counted.
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub listeners: u32,
+    /// The fewest and most processes, threads and listening sockets the
+    /// readings found over the round, when they were not the same
+    /// throughout; `None` when every reading found the shape the round
+    /// ended with (`processes`, `threads` and `listeners`, which are the
+    /// last reading's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape_range: Option<ShapeRange>,
+}
+
+/// What a server's process tree is made of at one reading: the pool a
+/// server sized for itself, which a figure depends on as much as on its
+/// code.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shape {
+    pub processes: u32,
+    pub threads: u32,
+    /// 0 when the tree's descriptors could not be read.
+    #[serde(default)]
+    pub listeners: u32,
+}
+
+/// The fewest and the most of each count of a [`Shape`] over some
+/// readings, each count on its own: `min.processes` and `min.threads` may
+/// come from different readings.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShapeRange {
+    pub min: Shape,
+    pub max: Shape,
+}
+
+impl ShapeRange {
+    /// The range of one reading.
+    pub fn of(s: Shape) -> ShapeRange {
+        ShapeRange { min: s, max: s }
+    }
+
+    /// Whether any count took more than one value.
+    pub fn varied(&self) -> bool {
+        self.min != self.max
+    }
+
+    /// Widened to cover `other` too. Listening sockets of 0 were not read,
+    /// so they widen nothing.
+    pub fn cover(&mut self, other: &ShapeRange) {
+        let (lo, hi) = (&mut self.min, &mut self.max);
+        lo.processes = lo.processes.min(other.min.processes);
+        hi.processes = hi.processes.max(other.max.processes);
+        lo.threads = lo.threads.min(other.min.threads);
+        hi.threads = hi.threads.max(other.max.threads);
+        if other.min.listeners > 0 {
+            lo.listeners = match lo.listeners {
+                0 => other.min.listeners,
+                l => l.min(other.min.listeners),
+            };
+        }
+        hi.listeners = hi.listeners.max(other.max.listeners);
+    }
+}
+
+fn is_zero_count(v: &u32) -> bool {
+    *v == 0
 }
 
 /// Zero figures are left out of the JSON, so usage measured before these
@@ -260,6 +327,22 @@ fn is_zero(v: &f64) -> bool {
 }
 
 impl ServerUsage {
+    /// The shape the tree ended the round with.
+    pub fn shape(&self) -> Shape {
+        Shape {
+            processes: self.processes,
+            threads: self.threads,
+            listeners: self.listeners,
+        }
+    }
+
+    /// The shapes the round's readings found: its range, or its last
+    /// reading's when the shape held throughout.
+    pub fn shapes(&self) -> ShapeRange {
+        self.shape_range
+            .unwrap_or_else(|| ShapeRange::of(self.shape()))
+    }
+
     /// Server CPU seconds per second of wall time (1.0 = one core busy).
     pub fn cpu_utilisation(&self) -> f64 {
         if self.wall_s > 0.0 {
@@ -667,5 +750,63 @@ mod tests {
             serde_json::from_str::<ServerUsage>(&json).unwrap(),
             measured
         );
+        assert_eq!((u.listeners, u.shape_range), (0, None));
+    }
+
+    #[test]
+    fn a_shape_that_varied_is_stored_with_its_range_and_one_that_held_is_not() {
+        let held = ServerUsage {
+            processes: 2,
+            threads: 54,
+            listeners: 1,
+            ..ServerUsage::default()
+        };
+        let json = serde_json::to_string(&held).unwrap();
+        assert!(json.ends_with(r#""wall_s":0.0,"listeners":1}"#), "{json}");
+        assert_eq!(
+            held.shapes(),
+            ShapeRange::of(Shape {
+                processes: 2,
+                threads: 54,
+                listeners: 1
+            })
+        );
+        let mut range = held.shapes();
+        // A reading whose descriptors could not be read widens no
+        // listener count.
+        range.cover(&ShapeRange::of(Shape {
+            processes: 3,
+            threads: 80,
+            listeners: 0,
+        }));
+        assert_eq!(
+            range,
+            ShapeRange {
+                min: Shape {
+                    processes: 2,
+                    threads: 54,
+                    listeners: 1
+                },
+                max: Shape {
+                    processes: 3,
+                    threads: 80,
+                    listeners: 1
+                },
+            }
+        );
+        assert!(range.varied());
+        let grew = ServerUsage {
+            shape_range: Some(range),
+            ..held
+        };
+        let json = serde_json::to_string(&grew).unwrap();
+        assert!(
+            json.ends_with(
+                r#""listeners":1,"shape_range":{"min":{"processes":2,"threads":54,"listeners":1},"max":{"processes":3,"threads":80,"listeners":1}}}"#
+            ),
+            "{json}"
+        );
+        assert_eq!(serde_json::from_str::<ServerUsage>(&json).unwrap(), grew);
+        assert_eq!(grew.shapes(), range);
     }
 }

@@ -62,10 +62,11 @@ pub enum ReasonCode {
     ServerStarved,
     Interrupted,
     Saturated,
+    ShapeChanged,
 }
 
 impl ReasonCode {
-    pub const ALL: [ReasonCode; 13] = [
+    pub const ALL: [ReasonCode; 14] = [
         ReasonCode::ClientBound,
         ReasonCode::Errors,
         ReasonCode::Drift,
@@ -79,6 +80,7 @@ impl ReasonCode {
         ReasonCode::ServerStarved,
         ReasonCode::Interrupted,
         ReasonCode::Saturated,
+        ReasonCode::ShapeChanged,
     ];
 
     pub fn name(self) -> &'static str {
@@ -96,6 +98,7 @@ impl ReasonCode {
             ReasonCode::ServerStarved => "server_starved",
             ReasonCode::Interrupted => "interrupted",
             ReasonCode::Saturated => "saturated",
+            ReasonCode::ShapeChanged => "shape_changed",
         }
     }
 }
@@ -132,6 +135,10 @@ mod tests {
             serde_json::to_string(&ReasonCode::Saturated).unwrap(),
             "\"saturated\""
         );
-        assert_eq!(ReasonCode::ALL.len(), 13);
+        assert_eq!(
+            serde_json::to_string(&ReasonCode::ShapeChanged).unwrap(),
+            "\"shape_changed\""
+        );
+        assert_eq!(ReasonCode::ALL.len(), 14);
     }
 }

@@ -236,6 +236,12 @@ mod tests {
                 "apache2-prefork",
                 "    Options None\n    Options FollowSymLinks\n",
             ),
+            // A child for each of the study's 3000 connections and one spare
+            // for each of its 2 cores, all started at once.
+            (
+                "apache2-prefork",
+                "MaxConnectionsPerChild 0\nStartServers 3002\n",
+            ),
             ("varnish", "    set beresp.ttl = 1h;\n"),
             ("squid", "client_db off\n"),
             (

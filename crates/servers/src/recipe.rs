@@ -188,7 +188,7 @@ fn default_stop_signal() -> String {
 
 /// Every placeholder [`RenderContext`] fills (`{{root}}` aside, which
 /// only starts a line); a recipe naming another is refused when it loads.
-pub const PLACEHOLDERS: [&str; 15] = [
+pub const PLACEHOLDERS: [&str; 16] = [
     "listen",
     "listen_url_host",
     "port",
@@ -202,6 +202,7 @@ pub const PLACEHOLDERS: [&str; 15] = [
     "nofile",
     "threads_per_child",
     "max_request_workers",
+    "start_servers",
     "binary",
     "dynamic",
 ];
@@ -258,6 +259,9 @@ impl RenderContext {
             "nofile" => (self.max_connections() * 4 + 1024).to_string(),
             "threads_per_child" => threads_per_child.to_string(),
             "max_request_workers" => (threads_per_child * workers).to_string(),
+            // Apache prefork: a process for every connection of the study's
+            // highest level, and a spare one per core, all started at once.
+            "start_servers" => self.concurrency.saturating_add(workers).to_string(),
             "binary" => binary.to_string(),
             // Filled by Recipe::for_workload; static workloads add nothing.
             "dynamic" => String::new(),

@@ -40,22 +40,70 @@ pub fn tcp_sockets() -> Vec<TcpSocket> {
 
 /// The rows of one table; a row that does not parse is left out.
 pub fn parse_table(text: &str) -> Vec<TcpSocket> {
-    text.lines()
-        .skip(1)
-        .filter_map(|l| {
-            // sl, local, remote, state, ..., inode at 9.
-            let f: Vec<&str> = l.split_whitespace().collect();
-            if f.len() <= 9 {
-                return None;
-            }
-            Some(TcpSocket {
-                local: parse_addr(f[1])?,
-                remote: parse_addr(f[2])?,
-                state: u8::from_str_radix(f[3], 16).ok()?,
-                inode: f[9].parse().ok()?,
-            })
-        })
+    text.lines().skip(1).filter_map(parse_row).collect()
+}
+
+fn parse_row(l: &str) -> Option<TcpSocket> {
+    // sl, local, remote, state, ..., inode at 9.
+    let f: Vec<&str> = l.split_whitespace().collect();
+    if f.len() <= 9 {
+        return None;
+    }
+    Some(TcpSocket {
+        local: parse_addr(f[1])?,
+        remote: parse_addr(f[2])?,
+        state: u8::from_str_radix(f[3], 16).ok()?,
+        inode: f[9].parse().ok()?,
+    })
+}
+
+/// The inodes of every listening TCP socket of this host's network
+/// namespace. The kernel lists a table's listening sockets before any
+/// other (it walks its hash of listeners, then that of connections, where
+/// TIME_WAIT sockets are too), and makes the text as it is read, so the
+/// reading stops at the first row of another state: a round that opened a
+/// connection per request leaves tens of thousands of TIME_WAIT rows,
+/// megabytes the sampler would otherwise make the kernel print and parse
+/// on the client's CPU at every reading.
+pub fn listening_inodes() -> BTreeSet<u64> {
+    use std::io::BufRead;
+    let mut out = BTreeSet::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(f) = std::fs::File::open(table) else {
+            continue;
+        };
+        let rows = std::io::BufReader::new(f)
+            .lines()
+            .skip(1)
+            .map_while(Result::ok);
+        out.extend(listening_prefix(rows));
+    }
+    out
+}
+
+/// The inodes of the listening rows a table starts with.
+fn listening_prefix(rows: impl Iterator<Item = String>) -> Vec<u64> {
+    rows.map_while(|l| parse_row(&l).filter(|s| s.state == LISTEN))
+        .map(|s| s.inode)
         .collect()
+}
+
+/// How many listening TCP sockets the processes of `tree` hold, each
+/// counted once however many of them share it; `None` when the tree is
+/// empty or one of its processes' descriptors cannot be read (another
+/// user's, or a process gone meanwhile): a count that may have missed one
+/// would read as a socket closed. The table is read before the
+/// descriptors, so a socket made meanwhile is in a process looked at.
+pub fn listeners_held(tree: &[i32]) -> Option<u32> {
+    if tree.is_empty() {
+        return None;
+    }
+    let listening = listening_inodes();
+    let mut held = BTreeSet::new();
+    for &pid in tree {
+        held.extend(socket_inodes_of(pid)?.intersection(&listening).copied());
+    }
+    Some(held.len() as u32)
 }
 
 /// `0100007F:1F90`: the address as the kernel keeps it in memory (32-bit
@@ -317,6 +365,57 @@ mod tests {
             listeners_of(SocketAddr::new("127.0.0.2".parse().unwrap(), addr.port())).is_empty()
         );
         drop(listener);
+    }
+
+    #[test]
+    fn only_the_listening_rows_a_table_starts_with_are_read() {
+        let rows = [
+            "   0: 00000000:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000    33        0 11 1 0 100 0 0 10 0",
+            "   1: 0100007F:1F91 00000000:0000 0A 00000000:00000000 00:00000000 00000000    33        0 12 1 0 100 0 0 10 0",
+            "   2: 0100007F:1F90 0100007F:C350 06 00000000:00000000 03:00000000 00000000     0        0 0 3 0",
+            "   3: 00000000:1F92 00000000:0000 0A 00000000:00000000 00:00000000 00000000    33        0 13 1 0 100 0 0 10 0",
+        ];
+        assert_eq!(
+            listening_prefix(rows.iter().map(|r| r.to_string())),
+            [11, 12]
+        );
+    }
+
+    #[test]
+    fn the_listeners_a_tree_holds_are_counted_once() {
+        use std::io::BufRead;
+        // A parent listening on two ports and a child sharing both, as an
+        // Apache's parent and its children share theirs; it says when both
+        // hold them, and ends by itself should this test die first.
+        let script = "import os, socket, sys, time\n\
+            a = socket.socket(); a.bind(('127.0.0.1', 0)); a.listen()\n\
+            b = socket.socket(); b.bind(('127.0.0.1', 0)); b.listen()\n\
+            pid = os.fork()\n\
+            if pid == 0:\n    time.sleep(30); os._exit(0)\n\
+            print(pid, flush=True)\n\
+            time.sleep(30)\n";
+        let mut p = std::process::Command::new("/usr/bin/python3")
+            .args(["-c", script])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(p.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let child: i32 = line.trim().parse().unwrap();
+        let parent = p.id() as i32;
+        let both = listeners_held(&[parent, child]);
+        let one = listeners_held(&[child]);
+        let unreadable = listeners_held(&[parent, i32::MAX]);
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(child),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let _ = p.kill();
+        let _ = p.wait();
+        assert_eq!((both, one, unreadable), (Some(2), Some(2), None));
+        assert_eq!(listeners_held(&[]), None);
     }
 
     #[test]

@@ -17,6 +17,13 @@
 //! tree may run on, /proc/stat's busy and steal time, from which the CPU
 //! other processes took on those cores follows.
 //!
+//! The tree's shape (its processes, threads and listening sockets) is
+//! kept as the last reading found it, with the fewest and most of each
+//! when they changed within the round: a server whose pool grew or shrank
+//! while it was measured measured two servers. Listening sockets are read
+//! with PSS, on the slower readings (the first, every fifth and the last):
+//! they take a walk of every descriptor of the tree.
+//!
 //! Threads are read twice a round, the first time before its measured part
 //! begins (during its warmup) when it has one. A server of a thousand
 //! threads (Apache's event MPM) costs a thousand files a reading, on the
@@ -30,7 +37,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use throng_model::ServerUsage;
+use throng_model::{ServerUsage, Shape, ShapeRange};
 
 use crate::process::process_tree;
 
@@ -212,6 +219,8 @@ pub struct Usage {
     cpu_base: Option<CpuTicks>,
     started: Instant,
     usage: ServerUsage,
+    /// The shapes the readings found so far.
+    shapes: Option<ShapeRange>,
     samples: u32,
 }
 
@@ -271,6 +280,7 @@ impl Usage {
             cpus,
             started: Instant::now(),
             usage: ServerUsage::default(),
+            shapes: None,
             samples: 0,
         }
     }
@@ -303,6 +313,23 @@ impl Usage {
         self.leader_children_last = children_ticks(&self.leaders).max(self.leader_children_last);
         self.usage.processes = procs;
         self.usage.threads = threads;
+        let listeners = if with_pss {
+            crate::sockets::listeners_held(&pids)
+        } else {
+            None
+        };
+        if let Some(l) = listeners {
+            self.usage.listeners = l;
+        }
+        let now = ShapeRange::of(Shape {
+            processes: procs,
+            threads,
+            listeners: listeners.unwrap_or(0),
+        });
+        match &mut self.shapes {
+            Some(r) => r.cover(&now),
+            None => self.shapes = Some(now),
+        }
         self.usage.rss_end_bytes = rss;
         self.usage.rss_peak_bytes = self.usage.rss_peak_bytes.max(rss);
         if with_pss {
@@ -316,6 +343,7 @@ impl Usage {
     /// proportion of the processes' own user and system ticks.
     pub fn finish(mut self) -> ServerUsage {
         self.sample(true);
+        self.usage.shape_range = self.shapes.filter(ShapeRange::varied);
         for (tid, d) in thread_waits(&self.leaders) {
             self.delay_last.insert(tid, d);
             self.delay_base.entry(tid).or_insert(0);
@@ -529,6 +557,8 @@ mod tests {
         p.stop(Duration::from_secs(1));
         assert_eq!(u.processes, 2);
         assert_eq!(u.threads, 2);
+        // It held its shape throughout, and listened on nothing.
+        assert_eq!((u.listeners, u.shape_range), (0, None));
         // The spinner has core 0 to itself or shares it with this test's
         // build; either way it gets a good part of the wall time.
         assert!(
@@ -541,6 +571,57 @@ mod tests {
             "{u:?}"
         );
         assert!(u.wall_s >= 0.6);
+    }
+
+    #[test]
+    fn a_tree_that_grows_within_the_round_keeps_its_range() {
+        use std::io::{BufRead, Write};
+        // A server listening, that forks a child (sharing its listener)
+        // when told to, and says so; it ends by itself should this test
+        // die first.
+        let script = "import os, socket, sys, time\n\
+            a = socket.socket(); a.bind(('127.0.0.1', 0)); a.listen()\n\
+            print('listening', flush=True)\n\
+            sys.stdin.readline()\n\
+            pid = os.fork()\n\
+            if pid == 0:\n    time.sleep(30); os._exit(0)\n\
+            print(pid, flush=True)\n\
+            time.sleep(30)\n";
+        let mut p = std::process::Command::new("/usr/bin/python3")
+            .args(["-c", script])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = std::io::BufReader::new(p.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        let pid = p.id() as i32;
+        let mut u = Usage::start(&[pid]);
+        u.sample(true);
+        writeln!(p.stdin.as_mut().unwrap()).unwrap();
+        line.clear();
+        out.read_line(&mut line).unwrap();
+        let child: i32 = line.trim().parse().unwrap();
+        let u = u.finish();
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(child),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let _ = p.kill();
+        let _ = p.wait();
+        let one = Shape {
+            processes: 1,
+            threads: 1,
+            listeners: 1,
+        };
+        let two = Shape {
+            processes: 2,
+            threads: 2,
+            listeners: 1,
+        };
+        assert_eq!(u.shape(), two);
+        assert_eq!(u.shape_range, Some(ShapeRange { min: one, max: two }));
     }
 
     #[test]

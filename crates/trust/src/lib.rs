@@ -2,7 +2,8 @@
 //!
 //! [`doctor`] checks the machine before a study (sysctls, limits, CPU
 //! frequency, neighbours) and [`verdict`] judges each measurement after it
-//! (client-bound, server-starved, errors, drift, delayed ACK, ports, noise). Both are pure
+//! (client-bound, server-starved, errors, drift, delayed ACK, ports, noise,
+//! a server whose shape changed). Both are pure
 //! functions over data read once ([`snapshot`] for the machine, the engine's
 //! summary for a run), so every rule can be shown to fire on crafted input.
 
@@ -10,6 +11,7 @@ mod delayed_ack;
 mod denied;
 pub mod doctor;
 mod saturation;
+mod shape;
 pub mod snapshot;
 pub mod verdict;
 

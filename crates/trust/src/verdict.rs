@@ -546,6 +546,7 @@ fn connections(v: &mut Verdict, s: &Summary) {
 /// [`step_verdict_paired`].
 pub fn step_verdict(step: &StepRecord, round_verdicts: &[Verdict], precision: f64) -> Verdict {
     let mut v = rounds_verdict(step, round_verdicts);
+    crate::shape::shape_changed(&mut v, step);
     let t = &step.throughput;
     let hw = t.relative_half_width();
     if t.n >= 2 && hw > precision {
@@ -592,6 +593,7 @@ pub fn step_verdict_paired(
         let k = round_verdicts.iter().filter(|rv| rv.has(r.code)).count();
         k as f64 >= PACE_SHARE * n as f64
     });
+    crate::shape::shape_changed(&mut v, step);
     let open: Vec<&Comparison> = comparisons
         .iter()
         .filter(|c| {
@@ -689,6 +691,7 @@ pub use crate::delayed_ack::{
 };
 pub use crate::denied::server_cpu_denied_s;
 pub use crate::saturation::{saturation, schedule_not_kept, KEEP_UP_SHARE, LATE_SEND_SHARE};
+pub use crate::shape::shape_changed;
 
 /// Adds `bottleneck_elsewhere` to steps of one (server, cores, workload)
 /// sweep where throughput stays flat from the previous concurrency while

@@ -4,6 +4,7 @@ use hdrhistogram::Histogram;
 use throng_model::{Comparison, Decision, ErrorKind};
 use throng_model::{Connections, CpuTime, Latency, RateReport, ReasonCode};
 use throng_model::{Estimate, RoundRecord, ServerUsage, StepRecord, StepStatus, Summary, Verdict};
+use throng_model::{Shape, ShapeRange};
 use throng_trust::verdict::{
     round_verdict_with, server_cpu_denied_s, step_verdict, step_verdict_paired, sweep_verdicts,
     PortUse, RoundContext, PORTS_SHARE, SERVER_STARVED,
@@ -986,4 +987,108 @@ fn a_server_slow_to_begin_its_answer_is_not_delayed_ack() {
         let v = round_verdict_with(&idle, Some(h), &ctx(), PORTS);
         assert_eq!(codes(&v), vec!["delayed_ack"]);
     }
+}
+
+/// A round's shape: (processes, threads, listening sockets) at its end,
+/// and the range within it when it changed there.
+type RoundShape = ((u32, u32, u32), Option<ShapeRange>);
+
+/// A step whose rounds found the server in these shapes.
+fn shaped(rounds: &[RoundShape]) -> StepRecord {
+    let mut st = step("apache2-event", 64, 1000.0, 500, 1.0);
+    st.rounds = rounds
+        .iter()
+        .enumerate()
+        .map(|(i, &((processes, threads, listeners), range))| {
+            let mut r = st.rounds[0].clone();
+            r.index = i as u32;
+            r.server.processes = processes;
+            r.server.threads = threads;
+            r.server.listeners = listeners;
+            r.server.shape_range = range;
+            // Memory grows from round to round, as it does in any run.
+            r.server.rss_peak_bytes = (i as u64 + 1) << 24;
+            r.server.rss_end_bytes = (i as u64 + 1) << 24;
+            r
+        })
+        .collect();
+    st
+}
+
+fn shape(processes: u32, threads: u32, listeners: u32) -> Shape {
+    Shape {
+        processes,
+        threads,
+        listeners,
+    }
+}
+
+#[test]
+fn a_pool_that_grew_between_rounds_changed_the_servers_shape() {
+    // Apache's event MPM starting a third child in the second round.
+    let grew = ShapeRange {
+        min: shape(2, 52, 1),
+        max: shape(3, 77, 1),
+    };
+    let st = shaped(&[
+        ((2, 52, 1), None),
+        ((3, 77, 1), Some(grew)),
+        ((3, 77, 1), None),
+    ]);
+    let three = vec![Verdict::valid(); 3];
+    let v = step_verdict(&st, &three, 0.02);
+    assert_eq!(v.label(), "suspect: shape_changed");
+    assert_eq!(
+        msg(&v, "shape_changed"),
+        "the server's shape changed during measurement: 2–3 processes, 52–77 threads over 3 \
+         rounds, 3 processes and 77 threads at the end: its pool grew or shrank while it was \
+         measured, so its rounds did not all measure the same server; warm it up until its \
+         pool holds, or fix the pool's size (as Apache's tuned profile does)"
+    );
+    // Paired in slices, the same.
+    let v = step_verdict_paired(&st, &three, 0.02, &[]);
+    assert_eq!(codes(&v), vec!["shape_changed"]);
+    // Each round steady in itself, but not the same as the others: a
+    // shrinking pool, told by where it ended.
+    let st = shaped(&[((3, 77, 1), None), ((2, 52, 1), None)]);
+    let v = step_verdict(&st, &three[..2], 0.02);
+    assert!(msg(&v, "shape_changed").starts_with(
+        "the server's shape changed during measurement: 2–3 processes, 52–77 threads over 2 \
+         rounds, 2 processes and 52 threads at the end:"
+    ));
+}
+
+#[test]
+fn a_listener_opened_within_one_round_changed_the_servers_shape() {
+    let st = shaped(&[(
+        (4, 4, 4),
+        Some(ShapeRange {
+            min: shape(4, 4, 1),
+            max: shape(4, 4, 4),
+        }),
+    )]);
+    let v = step_verdict(&st, &[Verdict::valid()], 0.02);
+    assert!(
+        msg(&v, "shape_changed").starts_with(
+            "the server's shape changed during measurement: 1–4 listening sockets over 1 \
+             round, 4 listening sockets at the end:"
+        ),
+        "{v:?}"
+    );
+}
+
+#[test]
+fn a_steady_shape_with_growing_memory_changes_nothing() {
+    let st = shaped(&[((2, 52, 1), None), ((2, 52, 1), None), ((2, 52, 1), None)]);
+    let three = vec![Verdict::valid(); 3];
+    assert!(step_verdict(&st, &three, 0.02).is_valid());
+    assert!(step_verdict_paired(&st, &three, 0.02, &[]).is_valid());
+    // A round whose server was not sampled, and one stored before
+    // listeners were counted (or whose descriptors could not be read),
+    // are no change either.
+    let st = shaped(&[((2, 52, 1), None), ((0, 0, 0), None), ((2, 52, 0), None)]);
+    assert!(step_verdict(&st, &three, 0.02).is_valid());
+    // No sampled round at all: nothing to judge.
+    let st = shaped(&[((0, 0, 0), None)]);
+    assert!(step_verdict(&st, &three[..1], 0.02).is_valid());
 }
