@@ -7,6 +7,8 @@
 //! intervals, an exact Mann–Whitney distribution when there are no ties, and
 //! order-statistic intervals for medians that say what coverage they reach.
 
+pub mod launches;
+
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 use throng_model::Estimate;
 
