@@ -24,6 +24,7 @@ pub mod error;
 pub mod escape;
 pub mod export;
 pub mod figures;
+pub mod forest;
 pub mod hosts;
 pub mod html;
 pub mod markdown;
