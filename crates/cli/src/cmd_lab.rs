@@ -57,16 +57,20 @@ pub fn comparison_line(c: &Comparison) -> String {
         (Some(n), None) => format!("c={n}"),
         (None, _) => "all levels".to_string(),
     };
+    // A ratio no interval bounds stores itself as both bounds, which
+    // printed as an interval would read as certainty.
+    let interval = if c.bounded() {
+        format!("95% CI {:.3}–{:.3}, {} pairs", c.ci_low, c.ci_high, c.pairs)
+    } else {
+        format!("too few pairs to bound: {}", c.pairs)
+    };
     format!(
-        "{}/{} {} {} {level}: {:.3}× (95% CI {:.3}–{:.3}, {} pairs) {}",
+        "{}/{} {} {} {level}: {:.3}× ({interval}) {}",
         c.b,
         c.a,
         figures::cores_label(c.cores),
         c.workload,
         c.ratio,
-        c.ci_low,
-        c.ci_high,
-        c.pairs,
         c.decision.name()
     )
 }
