@@ -119,8 +119,15 @@ impl Axis {
     }
 }
 
+/// A row's marks, or its three lines of words (label, detail, flag)
+/// when it has a flag, whichever is taller.
 fn row_height(r: &Row) -> f64 {
-    MARK_HEIGHT * r.marks.len().max(1) as f64 + ROW_PAD
+    let marks = MARK_HEIGHT * r.marks.len().max(1) as f64 + ROW_PAD;
+    if r.flag.is_some() {
+        marks.max(52.0)
+    } else {
+        marks
+    }
 }
 
 /// The plot as a standalone SVG.
@@ -170,7 +177,8 @@ pub fn render(f: &Forest) -> String {
         (LEFT + RIGHT) / 2.0,
         bottom + 34.0
     );
-    let mut legend = String::from("square: the ratio, with its 95% interval; circles: each launch's own ratio");
+    let mut legend =
+        String::from("square: the ratio, with its 95% interval; circles: each launch's own ratio");
     if let Some(t) = f.band {
         let _ = write!(legend, "; shaded: 1 ± {}%", svg::si(t * 100.0));
     }
@@ -215,8 +223,8 @@ fn row(out: &mut String, r: &Row, axis: &Axis, y: f64) {
     if let Some(flag) = &r.flag {
         let _ = writeln!(
             out,
-            "<text class=\"flag\" x=\"748\" y=\"{:.1}\" text-anchor=\"end\" font-weight=\"bold\" fill=\"{ALARM}\">{}</text>",
-            y + 17.0,
+            "<text class=\"flag\" x=\"12\" y=\"{:.1}\" font-weight=\"bold\" fill=\"{ALARM}\">{}</text>",
+            y + 45.0,
             xml(flag)
         );
     }
@@ -250,10 +258,19 @@ fn mark(out: &mut String, m: &Mark, axis: &Axis, cy: f64) {
             );
         }
         None => {
+            // The words beside the point, on the side with room for them.
+            let (wx, anchor) = if x < (LEFT + RIGHT) / 2.0 {
+                (x + 8.0, "start")
+            } else {
+                (x - 8.0, "end")
+            };
+            let words = unbounded_words(m.pairs);
             let _ = writeln!(
                 out,
-                "<circle class=\"ratio unbounded\" cx=\"{x:.1}\" cy=\"{cy:.1}\" r=\"4\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"><title>{}</title></circle>",
-                xml(&format!("{name}{}", m.text))
+                "<circle class=\"ratio unbounded\" cx=\"{x:.1}\" cy=\"{cy:.1}\" r=\"4\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"><title>{}</title></circle>\
+                 <text class=\"unbounded\" x=\"{wx:.1}\" y=\"{:.1}\" text-anchor=\"{anchor}\" font-size=\"11\" font-style=\"italic\" fill=\"{color}\">{words}</text>",
+                xml(&format!("{name}{}", m.text)),
+                cy + 4.0
             );
         }
     }
@@ -323,11 +340,11 @@ mod tests {
         assert_eq!(format!("{:.1}", a.x(2.0)), "539.3");
         assert_eq!(format!("{:.1}", a.x(0.5)), "280.7");
         assert_eq!(a.ticks(), [0.5, 1.0, 1.5, 2.0]);
+        assert_eq!(Axis::over([0.9, 1.1]).ticks(), [0.9, 0.95, 1.0, 1.05, 1.1]);
         assert_eq!(
-            Axis::over([0.9, 1.1]).ticks(),
-            [0.9, 0.95, 1.0, 1.05, 1.1]
+            Axis::over([0.05, 3.0]).ticks(),
+            [0.05, 0.1, 0.2, 0.5, 1.0, 2.0]
         );
-        assert_eq!(Axis::over([0.05, 3.0]).ticks(), [0.05, 0.1, 0.2, 0.5, 1.0, 2.0]);
     }
 
     #[test]
@@ -335,8 +352,14 @@ mod tests {
         let f = Forest {
             title: "Paired ratios".into(),
             rows: vec![
-                row("lighttpd / nginx", vec![mark(1.0, Some((0.9, 1.1)), vec![0.5, 2.0])]),
-                row("apache2-event / nginx", vec![mark(0.6, Some((0.58, 0.62)), vec![])]),
+                row(
+                    "lighttpd / nginx",
+                    vec![mark(1.0, Some((0.9, 1.1)), vec![0.5, 2.0])],
+                ),
+                row(
+                    "apache2-event / nginx",
+                    vec![mark(0.6, Some((0.58, 0.62)), vec![])],
+                ),
                 row("h2o / nginx", vec![mark(1.2, None, vec![])]),
             ],
             band: Some(0.02),
@@ -352,6 +375,11 @@ mod tests {
         assert_eq!(attrs(&svg, "band", "width"), ["7.5"]);
         assert_eq!(attrs(&svg, "ratio", "x").len(), 2);
         assert_eq!(attrs(&svg, "ratio unbounded", "cx").len(), 1);
+        // Right of 1 on this axis, so its words lie to its left.
+        assert!(svg.contains(
+            "text-anchor=\"end\" font-size=\"11\" font-style=\"italic\" fill=\"#0072b2\">too few \
+             pairs to bound: 3</text>"
+        ));
         assert_eq!(svg.matches("class=\"ci\"").count(), 2);
         assert!(svg.contains("<title>1 ± 2%: equal within noise</title>"));
         assert!(svg.contains("shaded: 1 ± 2%"));

@@ -20,6 +20,11 @@ const CAPTION: &str = "Each row is B over A: the square is the ratio of their re
     wholly outside it is a decided difference. A hollow point is a ratio from too few pairs to \
     bound.";
 
+/// What a group's per-level plot says under it, after the pooled one.
+const LEVELS_CAPTION: &str = "The plot of the summary for each level of this group: B over A with \
+    its 95% interval on a log axis, each launch's own ratio as a circle, 1 ± the study's precision \
+    shaded.";
+
 /// `c` read against the baseline when it compares the baseline, so every
 /// row of the baseline's says "X / baseline".
 fn readable(c: &Comparison, baseline: Option<&str>) -> Comparison {
@@ -41,18 +46,11 @@ fn level(c: &Comparison) -> String {
 
 /// One comparison as one mark: its figures after the axis.
 pub fn mark(c: &Comparison, name: String, color: usize) -> Mark {
+    // An unbounded ratio's words are drawn beside its point.
     let text = if c.bounded() {
-        format!(
-            "{} [{}]",
-            ratios::ratio_text(c),
-            ratios::interval_text(c)
-        )
+        format!("{} [{}]", ratios::ratio_text(c), ratios::interval_text(c))
     } else {
-        format!(
-            "{} · {}",
-            ratios::ratio_text(c),
-            forest::unbounded_words(c.pairs)
-        )
+        ratios::ratio_text(c)
     };
     Mark {
         name,
@@ -134,7 +132,7 @@ pub fn levels(run: &RunData) -> Vec<NamedChart> {
         };
         out.push(NamedChart {
             id,
-            caption: CAPTION.into(),
+            caption: LEVELS_CAPTION.into(),
             svg: forest::render(&Forest {
                 title: title.clone(),
                 rows: rows(run, group),

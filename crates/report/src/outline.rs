@@ -236,7 +236,9 @@ fn paired_levels(run: &RunData, a: &Analysis) -> Option<Section> {
 fn launch_split(a: &Analysis) -> Option<Section> {
     let first = a.launches.first()?;
     let mut s = Section::new("launches", "Slices and launches");
-    s.push(Block::note(vec![Span::text(launches::note(first.threshold))]));
+    s.push(Block::note(vec![Span::text(launches::note(
+        first.threshold,
+    ))]));
     for g in &a.launches {
         s.push(Block::Table(launches::table(g)));
         for line in launches::sentences(g) {

@@ -169,7 +169,12 @@ fn anova(launches: &BTreeMap<u32, Vec<f64>>, threshold: f64) -> Option<LaunchSpl
     let (df_b, df_w) = ((k - 1) as f64, (n - k) as f64);
     let (ms_b, ms_w) = (between / df_b, within / df_w);
     // The slices a launch's mean stands on, for launches of unequal size.
-    let n0 = (n as f64 - launches.values().map(|v| (v.len() as f64).powi(2)).sum::<f64>() / n as f64)
+    let n0 = (n as f64
+        - launches
+            .values()
+            .map(|v| (v.len() as f64).powi(2))
+            .sum::<f64>()
+            / n as f64)
         / df_b;
     let launch_var = ((ms_b - ms_w) / n0).max(0.0);
     let (f, p_value) = if ms_w > 0.0 {

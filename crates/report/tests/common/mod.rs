@@ -594,7 +594,9 @@ pub fn load_run() -> RunData {
 pub fn launched_run() -> RunData {
     let mut run = rich_run();
     run.run.id = 9;
-    run.run.study_toml.push_str("\n[rounds]\nprecision = 0.03\n");
+    run.run
+        .study_toml
+        .push_str("\n[rounds]\nprecision = 0.03\n");
     let noise = [0.01, -0.01, 0.005, -0.005];
     let servers = ["nginx", "lighttpd", "apache2-event"];
     for s in &mut run.steps {
