@@ -10,6 +10,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use anyhow::Context;
+
 use throng_report::compare::{compare_runs, compare_servers, CompareOptions, Test};
 
 use crate::cmd_report::open_store;
@@ -59,6 +61,10 @@ pub struct CompareArgs {
     pub fail_on_disagreement: bool,
     #[arg(long, value_enum, default_value = "table")]
     pub format: CompareFormat,
+    /// Also draw the two runs' paired ratios, pair by pair with their 95%
+    /// intervals on one log axis, as an SVG forest plot in FILE.
+    #[arg(long, value_name = "FILE", conflicts_with = "servers", value_parser = crate::args::out_path)]
+    pub svg: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "welch")]
     pub test: TestArg,
 }
@@ -132,6 +138,20 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
                 format!(": {}", comparison.unmatched.join("; "))
             }
         );
+    }
+    // Before anything is printed: a picture asked for and not drawable is
+    // the command's failure, not a footnote.
+    if let Some(path) = &args.svg {
+        let Some(chart) = &comparison.agreement_chart else {
+            anyhow::bail!(
+                "--svg {}: {} and {} did not both store paired ratios, so there is nothing to draw",
+                path.display(),
+                comparison.a,
+                comparison.b
+            );
+        };
+        crate::args::write_whole(path, chart.svg.as_bytes())
+            .with_context(|| format!("write {}", path.display()))?;
     }
     let out = match args.format {
         CompareFormat::Table => comparison.to_table().into_bytes(),

@@ -132,7 +132,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
     if let Some(dir) = &args.png {
         let renderer = PngRenderer::with_system_fonts()?;
         std::fs::create_dir_all(dir).with_context(|| format!("create {}", dir.display()))?;
-        let charts = Analysis::of(&data).charts;
+        let analysis = Analysis::of(&data);
+        let charts = analysis.every_chart();
         for c in &charts {
             let path = dir.join(format!("{}.png", c.id));
             let png = renderer.render(&c.id, &c.svg, 2.0)?;

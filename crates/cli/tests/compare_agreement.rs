@@ -99,8 +99,8 @@ fn throng(dir: &Path, args: &[&str]) -> Output {
 /// In the run's reading order: its workloads as its steps list them
 /// (large first), fewer cores first; then what only run 2 measured.
 const LINES: [&str; 5] = [
-    "- apache2-event/nginx (large, 1 core): 0.500 (no interval: 4 pairs) in run 1, \
-     0.520 (0.500–0.540) in run 2: not judged, an interval needs 6 pairs or more",
+    "- apache2-event/nginx (large, 1 core): 0.500 (too few pairs to bound: 4) in run 1, \
+     0.520 (0.500–0.540) in run 2: not judged, for want of an interval",
     "- lighttpd/nginx (tiny, 1 core): 1.460 (1.420–1.500) in run 1, 1.471 (1.429–1.515) in run 2: \
      the runs agree within their intervals",
     "- apache2-event/nginx (tiny, 1 core): 0.239 (0.232–0.246) in run 1, 0.268 (0.256–0.281) in run 2: \
@@ -262,4 +262,64 @@ fn the_gate_needs_two_runs_and_says_when_there_is_nothing_to_check() {
         ],
     );
     assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+#[test]
+fn svg_draws_the_check_as_a_forest_plot() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = database(tmp.path());
+    let mut store = Store::open(&db).unwrap();
+    assert_eq!(
+        support::store_run(&mut store, &common::second_run(), &[]),
+        4
+    );
+    drop(store);
+    let db = db.to_str().unwrap();
+    let svg = tmp.path().join("agreement.svg");
+    let out = throng(
+        tmp.path(),
+        &[
+            "compare",
+            "1",
+            "2",
+            "--db",
+            db,
+            "--svg",
+            svg.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    // A row per pair, in the lines' order; the pair the runs disagree on
+    // and the one they could not judge are marked.
+    assert_eq!(drawn.matches("<g class=\"row\">").count(), LINES.len());
+    assert_eq!(drawn.matches(">disagree</text>").count(), 1);
+    assert_eq!(drawn.matches(">not judged</text>").count(), 1);
+    assert!(drawn.contains(">run 1: 0.50×</text>"));
+    assert!(drawn.contains(">too few pairs to bound: 4</text>"));
+
+    // Nothing to draw is said, with the option, and nothing is written.
+    let none = tmp.path().join("none.svg");
+    let out = throng(
+        tmp.path(),
+        &[
+            "compare",
+            "1",
+            "4",
+            "--db",
+            db,
+            "--svg",
+            none.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "throng: --svg {}: run 1 and run 4 did not both store paired ratios, so there is \
+             nothing to draw\n",
+            none.display()
+        )
+    );
+    assert!(!none.exists());
 }

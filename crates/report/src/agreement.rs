@@ -12,7 +12,10 @@ use serde::Serialize;
 
 use throng_model::{Comparison, RunData};
 
+use crate::charts::NamedChart;
 use crate::figures;
+use crate::forest::{self, Forest, Row};
+use crate::forests;
 use crate::ratios;
 
 /// Pairs behind a ratio below which its stored interval is no 95% interval:
@@ -59,9 +62,15 @@ pub struct Agreement {
     pub pairs: Vec<PairCheck>,
 }
 
-/// Whether `c` has an interval a 95% claim can rest on.
-fn has_interval(c: &Comparison) -> bool {
-    c.pairs >= MIN_PAIRS && c.ci_low.is_finite() && c.ci_high.is_finite() && c.ci_low <= c.ci_high
+/// Whether `c` has an interval a 95% claim can rest on: one the lab
+/// bounded, from enough pairs (runs stored before the lab said which it
+/// could not bound kept min–max there).
+pub fn has_interval(c: &Comparison) -> bool {
+    c.bounded()
+        && c.pairs >= MIN_PAIRS
+        && c.ci_low.is_finite()
+        && c.ci_high.is_finite()
+        && c.ci_low <= c.ci_high
 }
 
 fn inside(x: f64, c: &Comparison) -> bool {
@@ -148,14 +157,14 @@ pub fn between(first: &RunData, second: &RunData) -> Option<Agreement> {
 }
 
 /// "0.239 (0.232–0.246)", or the ratio with why it has no interval.
-fn figure(c: &Comparison) -> String {
+pub fn figure(c: &Comparison) -> String {
     if has_interval(c) {
         format!("{:.3} ({:.3}–{:.3})", c.ratio, c.ci_low, c.ci_high)
     } else {
         format!(
-            "{:.3} (no interval: {})",
+            "{:.3} ({})",
             c.ratio,
-            ratios::pairs_text(c.pairs)
+            crate::forest::unbounded_words(c.pairs)
         )
     }
 }
@@ -192,11 +201,7 @@ impl PairCheck {
             (Some(f), Some(s), Accord::Disagree) => {
                 both(f, s, "the runs disagree beyond their intervals".into())
             }
-            (Some(f), Some(s), _) => both(
-                f,
-                s,
-                format!("not judged, an interval needs {MIN_PAIRS} pairs or more"),
-            ),
+            (Some(f), Some(s), _) => both(f, s, "not judged, for want of an interval".into()),
             (_, None, _) => format!("{}: measured in run {one} only", self.label()),
             (None, _, _) => format!("{}: measured in run {two} only", self.label()),
         }
@@ -240,6 +245,63 @@ impl Agreement {
             s.push_str(&format!(", {unjudged} not judged for want of an interval"));
         }
         s
+    }
+
+    /// Each pair's two ratios drawn as a forest plot, run by run, on one
+    /// log axis with the decision band of `threshold`, a pair the runs
+    /// disagree on marked; `None` when no pair was measured.
+    pub fn chart(&self, threshold: Option<f64>) -> Option<NamedChart> {
+        if self.pairs.is_empty() {
+            return None;
+        }
+        let [one, two] = self.runs;
+        let rows = self
+            .pairs
+            .iter()
+            .map(|p| {
+                let marks = [(&p.first, one, 0), (&p.second, two, 1)]
+                    .into_iter()
+                    .filter_map(|(c, run, color)| {
+                        let mut c = c.as_ref()?.clone();
+                        // Drawn as judged: min–max from too few pairs is
+                        // no interval here either.
+                        if !has_interval(&c) {
+                            c.interval = throng_model::IntervalKind::Unbounded;
+                        }
+                        Some(forests::mark(&c, format!("run {run}"), color))
+                    })
+                    .collect();
+                Row {
+                    label: format!("{} / {}", p.b, p.a),
+                    detail: figures::labelled([
+                        Some(p.workload.clone()),
+                        figures::known_cores(p.cores),
+                        Some("all levels".into()),
+                    ]),
+                    marks,
+                    flag: match p.accord {
+                        Accord::Disagree => Some("disagree".into()),
+                        Accord::NoInterval => Some("not judged".into()),
+                        _ => None,
+                    },
+                }
+            })
+            .collect();
+        let title = format!("Paired ratios in run {one} and run {two}, with their 95% intervals");
+        Some(NamedChart {
+            id: "agreement".into(),
+            caption: format!(
+                "Each pair of servers as B over A, run {one}'s ratio over run {two}'s, on a log \
+                 axis; the runs agree on a pair when each ratio lies inside the other's interval, \
+                 and a pair they disagree on is marked. Circles are each launch's own ratio."
+            ),
+            svg: forest::render(&Forest {
+                title: title.clone(),
+                rows,
+                band: threshold,
+            }),
+            title,
+        })
     }
 
     /// The line over the pairs.
@@ -365,7 +427,7 @@ mod tests {
             l,
             [
                 "lighttpd/nginx (tiny, 1 core): 0.810 (0.780–0.840) in run 1, \
-                 0.950 (no interval: 3 pairs) in run 2: not judged, an interval needs 6 pairs or more",
+                 0.950 (too few pairs to bound: 3) in run 2: not judged, for want of an interval",
                 "caddy/nginx (tiny, 1 core): 0.500 (0.400–0.600) in run 1, \
                  0.700 (0.650–0.750) in run 2: the runs disagree beyond their intervals",
             ]
@@ -401,6 +463,39 @@ mod tests {
         assert_eq!(t, "1 of 1 pair agrees");
         let (_, t) = lines(&[c("nginx", "caddy", 0.5, 0.4, 0.6, 20)], &[]);
         assert_eq!(t, "No pair of servers was measured in both runs.");
+    }
+
+    #[test]
+    fn the_chart_draws_both_runs_per_pair_and_marks_a_disagreement() {
+        let mut unbounded = c("nginx", "h2o", 1.1, 1.1, 1.1, 3);
+        unbounded.interval = throng_model::IntervalKind::Unbounded;
+        let mut launched = c("nginx", "apache2-event", 0.239, 0.232, 0.246, 20);
+        launched.launch_ratios = vec![0.235, 0.243];
+        let f = [
+            launched,
+            c("nginx", "lighttpd", 0.8, 0.7, 0.9, 20),
+            c("nginx", "h2o", 1.0, 0.98, 1.02, 20),
+        ];
+        let s = [
+            c("nginx", "apache2-event", 0.268, 0.256, 0.281, 20),
+            c("lighttpd", "nginx", 1.25, 1.2, 1.3, 20),
+            unbounded,
+        ];
+        let (f, s): (Vec<&Comparison>, Vec<&Comparison>) = (f.iter().collect(), s.iter().collect());
+        let svg = check([1, 2], &f, &s).chart(Some(0.02)).unwrap().svg;
+        assert_eq!(svg.matches("<g class=\"row\">").count(), 3);
+        // Two marks a row: five bounded, one hollow.
+        assert_eq!(svg.matches("class=\"ratio\"").count(), 5);
+        assert_eq!(svg.matches("class=\"ratio unbounded\"").count(), 1);
+        assert_eq!(svg.matches("class=\"launch\"").count(), 2);
+        assert_eq!(svg.matches("class=\"flagged\"").count(), 2);
+        assert!(svg.contains(">disagree</text>"));
+        assert!(svg.contains(">not judged</text>"));
+        assert!(svg.contains(">run 2: 1.10×</text>"));
+        assert!(svg.contains(">too few pairs to bound: 3</text>"));
+        assert!(svg.contains(">run 1: 0.24× [0.23–0.25]</text>"));
+        assert!(svg.contains(">apache2-event / nginx</text>"));
+        assert_eq!(svg.matches("class=\"band\"").count(), 1);
     }
 
     #[test]

@@ -4,6 +4,8 @@ use throng_model::RunData;
 
 use crate::charts::{self, NamedChart};
 use crate::figures::{self, StepFigures};
+use crate::forests;
+use crate::launches::{self, LaunchGroup};
 use crate::ratios::{self, RatioGroup};
 use crate::summary::{self, SummaryRow, SummaryWorkloads};
 
@@ -20,6 +22,12 @@ pub struct Analysis {
     /// and core count: what the summary leads with when the run has them.
     pub ratios: Vec<RatioGroup>,
     pub charts: Vec<NamedChart>,
+    /// The pooled paired ratios drawn, which open the report.
+    pub forest: Option<NamedChart>,
+    /// Each group's per-level paired ratios drawn.
+    pub level_forests: Vec<NamedChart>,
+    /// How each server's variance splits between slices and launches.
+    pub launches: Vec<LaunchGroup>,
 }
 
 impl Analysis {
@@ -35,6 +43,18 @@ impl Analysis {
             ratios: ratios::summary(run, &steps),
             steps,
             charts,
+            forest: forests::pooled(run),
+            level_forests: forests::levels(run),
+            launches: launches::groups(run),
         }
+    }
+
+    /// Every chart the article draws, in its order: what `--png` writes.
+    pub fn every_chart(&self) -> Vec<&NamedChart> {
+        self.forest
+            .iter()
+            .chain(&self.charts)
+            .chain(&self.level_forests)
+            .collect()
     }
 }

@@ -13,6 +13,7 @@ use throng_stats::MedianCi;
 
 use crate::agreement::{self, Agreement};
 use crate::article::Block;
+use crate::charts::NamedChart;
 use crate::error::{ReportError, Result};
 use crate::figures::{self, grouped};
 use crate::markdown;
@@ -158,6 +159,9 @@ pub struct Comparison {
     /// servers' ratio in one run lies inside the other run's interval.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agreement: Option<Agreement>,
+    /// That check drawn, for `--svg`; the JSON has its figures already.
+    #[serde(skip)]
+    pub agreement_chart: Option<NamedChart>,
 }
 
 /// The line over the step-by-step table when paired ratios lead.
@@ -263,6 +267,7 @@ fn finish(
         cautions: Vec::new(),
         paired: Vec::new(),
         agreement: None,
+        agreement_chart: None,
     }
 }
 
@@ -323,10 +328,16 @@ pub fn compare_runs(a: &RunData, b: &RunData, opts: CompareOptions) -> Compariso
         }
     }
     let cautions = cautions(a, b, &rows);
+    let agreement = agreement::between(a, b);
+    // The first run's band: the second is read against it.
+    let agreement_chart = agreement
+        .as_ref()
+        .and_then(|g| g.chart(Some(ratios::threshold(a))));
     Comparison {
         lost,
         cautions,
-        agreement: agreement::between(a, b),
+        agreement,
+        agreement_chart,
         ..finish(
             format!("run {}", a.run.id),
             format!("run {}", b.run.id),

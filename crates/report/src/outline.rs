@@ -7,7 +7,7 @@ use throng_model::RunData;
 
 use crate::analysis::Analysis;
 use crate::article::{Article, Block, Medium, Paragraph, Section, Span, Tone};
-use crate::{calibration, cost, figures, parity, protocols, provenance, ratios, tables};
+use crate::{calibration, cost, figures, launches, parity, protocols, provenance, ratios, tables};
 
 /// The article of a run, from its title to the way to measure it again.
 pub fn article(run: &RunData, a: &Analysis) -> Article {
@@ -24,7 +24,8 @@ pub fn article(run: &RunData, a: &Analysis) -> Article {
         tables::best(run, &a.steps).map(Section::opened_by),
         settings(run),
         Some(charts(a)),
-        paired_levels(run),
+        paired_levels(run, a),
+        launch_split(a),
         Some(steps(a)),
         sessions(a),
         costs(run, a),
@@ -115,6 +116,9 @@ fn summary(run: &RunData, a: &Analysis) -> Section {
         let mut s = Section::new("summary", "Summary");
         if let Some(base) = &a.baseline {
             s.push(Block::text(ratios::intro(base)));
+        }
+        if let Some(f) = &a.forest {
+            s.push(Block::Chart(f.clone()));
         }
         for g in &a.ratios {
             s.push(Block::paragraph(vec![Span::Strong(g.title())]));
@@ -211,14 +215,41 @@ fn charts(a: &Analysis) -> Section {
     s
 }
 
-fn paired_levels(run: &RunData) -> Option<Section> {
+/// Each group's per-level table with its forest plot after it.
+fn paired_levels(run: &RunData, a: &Analysis) -> Option<Section> {
     let levels = tables::paired_per_level(run);
     if levels.is_empty() {
         return None;
     }
     let mut s = Section::new("paired", "Paired comparisons per level");
     s.push(Block::note(vec![Span::text(ratios::LEVELS_NOTE)]));
-    s.blocks.extend(levels.into_iter().map(Block::Table));
+    for (i, t) in levels.into_iter().enumerate() {
+        s.push(Block::Table(t));
+        // Both are built from the same groups in the same order.
+        if let Some(f) = a.level_forests.get(i) {
+            s.push(Block::Chart(f.clone()));
+        }
+    }
+    Some(s)
+}
+
+/// How each server's variance splits between slices and launches, when
+/// servers were started more than once.
+fn launch_split(a: &Analysis) -> Option<Section> {
+    let first = a.launches.first()?;
+    let mut s = Section::new("launches", "Slices and launches");
+    s.push(Block::note(vec![Span::text(launches::note(
+        first.threshold,
+    ))]));
+    for g in &a.launches {
+        s.push(Block::Table(launches::table(g)));
+        for line in launches::sentences(g) {
+            s.push(Block::Paragraph(Paragraph {
+                tone: Tone::Warn,
+                spans: vec![Span::text(line)],
+            }));
+        }
+    }
     Some(s)
 }
 

@@ -60,6 +60,9 @@ pub fn decision_words(d: Decision) -> &'static str {
 /// as it takes for the interval's bounds to read apart, since "0.60–0.60"
 /// would hide a tight interval as if it had none.
 fn decimals(c: &Comparison) -> usize {
+    if !c.bounded() {
+        return 2;
+    }
     (2..4)
         .find(|&d| format!("{:.d$}", c.ci_low) != format!("{:.d$}", c.ci_high))
         .unwrap_or(4)
@@ -70,10 +73,43 @@ pub fn ratio_text(c: &Comparison) -> String {
     format!("{:.d$}×", c.ratio, d = decimals(c))
 }
 
-/// "0.79–0.81".
+/// "0.79–0.81", or for a ratio no interval bounds, why: its stored
+/// bounds are the ratio itself and would read as certainty.
 pub fn interval_text(c: &Comparison) -> String {
+    if !c.bounded() {
+        return crate::forest::unbounded_words(c.pairs);
+    }
     let d = decimals(c);
     format!("{:.d$}–{:.d$}", c.ci_low, c.ci_high)
+}
+
+/// "(95% CI 0.79–0.81, 48 pairs)", or "(too few pairs to bound: 3)".
+pub fn interval_aside(c: &Comparison) -> String {
+    if c.bounded() {
+        format!("(95% CI {}, {})", interval_text(c), pairs_text(c.pairs))
+    } else {
+        format!("({})", interval_text(c))
+    }
+}
+
+/// The relative noise band around 1 the lab decided with: the threshold
+/// the run stored; for a run stored before it kept one, the study's
+/// `[rounds] precision` as the run stored its study file, else the lab's
+/// default.
+pub fn threshold(run: &RunData) -> f64 {
+    const DEFAULT: f64 = throng_model::DEFAULT_PRECISION;
+    if let Some(t) = &run.run.threshold {
+        return t.value;
+    }
+    let Ok(study) = run.run.study_toml.parse::<toml::Table>() else {
+        return DEFAULT;
+    };
+    study
+        .get("rounds")
+        .and_then(|r| r.get("precision"))
+        .and_then(|p| p.as_float().or_else(|| p.as_integer().map(|i| i as f64)))
+        .filter(|p| p.is_finite() && *p > 0.0)
+        .unwrap_or(DEFAULT)
 }
 
 /// "20 pairs", "1 pair".
@@ -138,12 +174,11 @@ impl RatioLine {
     pub fn sentence(&self) -> String {
         let c = &self.comparison;
         let mut s = format!(
-            "{}: {} {}'s requests per second (95% CI {}, {}) — {}",
+            "{}: {} {}'s requests per second {} — {}",
             c.b,
             ratio_text(c),
             c.a,
-            interval_text(c),
-            pairs_text(c.pairs),
+            interval_aside(c),
             decision_words(c.decision)
         );
         if let Some(g) = &self.gap {
@@ -346,6 +381,37 @@ mod tests {
         );
         let c = comparison("a", "b", 1.0, 1.0, 1.0, Decision::Equal);
         assert_eq!(interval_text(&c), "1.0000–1.0000");
+    }
+
+    #[test]
+    fn an_unbounded_ratio_says_why_instead_of_an_interval() {
+        let mut c = comparison("nginx", "h2o", 1.1, 1.1, 1.1, Decision::Undecided);
+        c.interval = throng_model::IntervalKind::Unbounded;
+        c.pairs = 3;
+        let line = RatioLine {
+            comparison: c.clone(),
+            gap: None,
+            suspect: None,
+        };
+        assert_eq!(
+            line.sentence(),
+            "h2o: 1.10× nginx's requests per second (too few pairs to bound: 3) — undecided"
+        );
+        assert_eq!(interval_text(&c), "too few pairs to bound: 3");
+    }
+
+    #[test]
+    fn the_threshold_is_the_studys_precision() {
+        let mut run = RunData::default();
+        assert_eq!(threshold(&run), 0.02);
+        run.run.study_toml = "name = \"q\"\n[rounds]\nmin = 3\nprecision = 0.05\n".into();
+        assert_eq!(threshold(&run), 0.05);
+        run.run.study_toml = "throng load http://h/ --save".into();
+        assert_eq!(threshold(&run), 0.02);
+        // The threshold the run decided with wins over its study file.
+        run.run.study_toml = "name = \"q\"\n[rounds]\nmin = 3\nprecision = 0.05\n".into();
+        run.run.threshold = Some(throng_model::Threshold::calibrated(12, 0.0, 0.031));
+        assert_eq!(threshold(&run), 0.031);
     }
 
     #[test]

@@ -125,7 +125,7 @@ fn trim(v: f64) -> String {
     }
 }
 
-fn open(out: &mut String, height: f64, title: &str) {
+pub(crate) fn open(out: &mut String, height: f64, title: &str) {
     let _ = write!(
         out,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {WIDTH} {height}\" \

@@ -507,13 +507,22 @@ pub fn paired_per_level(run: &RunData) -> Vec<Table> {
                     c.concurrency == Some(level) && c.rate == rate && c.a == *a && c.b == *b
                 });
                 row.push(c.map_or_else(Cell::none, |c| {
-                    Cell::lit(format!(
-                        "{} [{}] {}",
-                        ratios::ratio_text(c),
-                        ratios::interval_text(c),
-                        ratios::decision_words(c.decision)
-                    ))
-                    .aside(format!("({})", ratios::pairs_text(c.pairs)))
+                    if c.bounded() {
+                        Cell::lit(format!(
+                            "{} [{}] {}",
+                            ratios::ratio_text(c),
+                            ratios::interval_text(c),
+                            ratios::decision_words(c.decision)
+                        ))
+                        .aside(format!("({})", ratios::pairs_text(c.pairs)))
+                    } else {
+                        Cell::lit(format!(
+                            "{} {}",
+                            ratios::ratio_text(c),
+                            ratios::decision_words(c.decision)
+                        ))
+                        .aside(ratios::interval_aside(c))
+                    }
                 }));
             }
             t.push(row);

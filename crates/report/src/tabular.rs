@@ -10,6 +10,7 @@ use crate::analysis::Analysis;
 use crate::error::Result;
 use crate::escape::csv_text;
 use crate::figures::StepFigures;
+use crate::launches::LaunchGroup;
 use crate::summary::SummaryRow;
 
 /// Version of the JSON report document. Bump on any incompatible change.
@@ -84,6 +85,9 @@ struct JsonReport<'a> {
     run: &'a RunData,
     summary: &'a [SummaryRow],
     comparisons: &'a [Comparison],
+    /// Per group, each server's variance split between slices and
+    /// launches; empty when every server was started once.
+    launches: &'a [LaunchGroup],
     servers: Vec<JsonServer<'a>>,
     steps: &'a [StepFigures],
 }
@@ -146,6 +150,7 @@ pub fn json(run: &RunData, a: &Analysis) -> Result<Vec<u8>> {
         run,
         summary: &a.summary,
         comparisons: &run.comparisons,
+        launches: &a.launches,
         servers,
         steps: &a.steps,
     })?;

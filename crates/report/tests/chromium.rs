@@ -30,8 +30,10 @@ fn report_renders_in_chromium_without_errors() {
     let dom_text = String::from_utf8_lossy(&dom.stdout);
     let stderr = String::from_utf8_lossy(&dom.stderr);
     assert_eq!(console_errors(&stderr), Vec::<&str>::new());
-    // Rendered: every chart is an SVG element in the DOM, the tables are there.
-    assert_eq!(dom_text.matches("<svg ").count(), 12);
+    // Rendered: every chart is an SVG element in the DOM (twelve, the
+    // pooled ratios' forest and one per group's levels), the tables are
+    // there.
+    assert_eq!(dom_text.matches("<svg ").count(), 16);
     assert!(dom_text.contains("<h2 id=\"summary\">Summary</h2>"));
     // The hostile banner, config and error text are text, not elements.
     assert!(!dom_text.to_ascii_lowercase().contains("<script"));

@@ -102,6 +102,9 @@ fn chart_snapshots() {
     for c in &a.charts {
         check(&format!("{}.svg", c.id), c.svg.as_bytes());
     }
+    // The pooled ratios, drawn before every other chart.
+    let forest = a.forest.as_ref().unwrap();
+    check(&format!("{}.svg", forest.id), forest.svg.as_bytes());
 }
 
 #[test]

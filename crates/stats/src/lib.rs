@@ -8,6 +8,7 @@
 //! order-statistic intervals for medians that say what coverage they reach.
 
 pub mod calibration;
+pub mod launches;
 
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 use throng_model::Estimate;
