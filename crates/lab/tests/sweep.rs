@@ -1479,13 +1479,21 @@ fn a_log_written_where_the_lab_does_not_look_is_not_called_off() {
 /// `launches` times at least and `max` at most, 4 blocks a level each
 /// time.
 fn launched_study(launches: u32, max: u32) -> Study {
+    launched_servers(&["a", "b"], launches, max)
+}
+
+fn launched_servers(servers: &[&str], launches: u32, max: u32) -> Study {
+    let list: Vec<String> = servers
+        .iter()
+        .map(|s| format!("{{ name = \"{s}\", command = [\"/bin/true\"] }}"))
+        .collect();
     let toml = format!(
-        "name = \"launched\"\nservers = [{{ name = \"a\", command = [\"/bin/true\"] }}, \
-         {{ name = \"b\", command = [\"/bin/true\"] }}]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+        "name = \"launched\"\nservers = [{}]\nworkloads = [\"tiny\"]\ncores = [1]\n\
          concurrency = [10, 20]\nfeatures = false\nallow_shared_cores = true\ndiagnose = false\n\
          warmup_seconds = 0.5\n\
          [rounds]\nseconds = 0.1\nwarmup_seconds = 0\nmin = {}\nmax = 40\nprecision = 0.05\n\
          launches = {launches}\nmax_launches = {max}\n",
+        list.join(", "),
         4 * launches
     );
     Study::parse(&toml, &Recipes::builtin()).unwrap()
@@ -1561,6 +1569,34 @@ fn launches_that_differ_widen_the_interval_to_cover_them() {
         assert_eq!(launches, want, "{}", st.server);
         assert_eq!(blocks, (0..12).map(Some).collect::<Vec<_>>());
     }
+}
+
+#[test]
+fn a_server_whose_launches_differ_beyond_its_slices_is_named() {
+    // Three servers; b ran 12% faster in its second start, and only b.
+    let s = launched_servers(&["a", "b", "c"], 3, 3);
+    let mut fake = Fake::new(Box::new(steady));
+    fake.launched = Some(Box::new(|server, launch, n| {
+        let rate = match (server, launch) {
+            ("b", 1) => 1120.0,
+            _ => 1000.0,
+        };
+        measured(rate * jitter(n), 10, &[], 1_000)
+    }));
+    let (_, data) = run(&s, &mut fake, &Interrupt::new());
+    for st in &data.steps {
+        let named = st.verdict.has(throng_model::ReasonCode::LaunchesDiffer);
+        assert_eq!(named, st.server == "b", "{}: {:?}", st.server, st.verdict);
+    }
+    let b = data.steps.iter().find(|s| s.server == "b").unwrap();
+    let why = &b
+        .verdict
+        .reasons
+        .iter()
+        .find(|r| r.code == throng_model::ReasonCode::LaunchesDiffer)
+        .unwrap()
+        .message;
+    assert!(why.starts_with("its launches differed by 12% ("), "{why}");
 }
 
 #[test]

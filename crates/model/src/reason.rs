@@ -63,10 +63,11 @@ pub enum ReasonCode {
     Interrupted,
     Saturated,
     ShapeChanged,
+    LaunchesDiffer,
 }
 
 impl ReasonCode {
-    pub const ALL: [ReasonCode; 14] = [
+    pub const ALL: [ReasonCode; 15] = [
         ReasonCode::ClientBound,
         ReasonCode::Errors,
         ReasonCode::Drift,
@@ -81,6 +82,7 @@ impl ReasonCode {
         ReasonCode::Interrupted,
         ReasonCode::Saturated,
         ReasonCode::ShapeChanged,
+        ReasonCode::LaunchesDiffer,
     ];
 
     pub fn name(self) -> &'static str {
@@ -99,6 +101,7 @@ impl ReasonCode {
             ReasonCode::Interrupted => "interrupted",
             ReasonCode::Saturated => "saturated",
             ReasonCode::ShapeChanged => "shape_changed",
+            ReasonCode::LaunchesDiffer => "launches_differ",
         }
     }
 }

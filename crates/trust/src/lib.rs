@@ -10,6 +10,7 @@
 mod delayed_ack;
 mod denied;
 pub mod doctor;
+mod launches;
 mod saturation;
 mod shape;
 pub mod snapshot;

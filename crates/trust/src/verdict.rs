@@ -690,6 +690,7 @@ pub use crate::delayed_ack::{
     MIN_RESPONSES,
 };
 pub use crate::denied::server_cpu_denied_s;
+pub use crate::launches::launches_differ;
 pub use crate::saturation::{saturation, schedule_not_kept, KEEP_UP_SHARE, LATE_SEND_SHARE};
 pub use crate::shape::shape_changed;
 

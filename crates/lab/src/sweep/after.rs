@@ -1,8 +1,8 @@
 //! What follows a group's levels: every pair compared over the whole
 //! sweep, each server's max-users search, and the verdicts that need a
-//! server's whole sweep.
+//! server's whole sweep, or the whole group's launches.
 
-use throng_model::{StepRecord, Verdict};
+use throng_model::{ReasonCode, StepRecord, StepStatus, Verdict};
 
 use super::Sweep;
 use crate::maxusers::{self, Search};
@@ -70,10 +70,26 @@ impl Sweep<'_, '_> {
     /// Sweep-level verdicts need the whole sweep of each server; a step
     /// whose verdict they change is stored again and told.
     pub(super) fn revise_verdicts(&mut self) -> anyhow::Result<()> {
+        let split = throng_stats::launches::split(&self.steps, self.study.precision.target);
         for s in &self.study.servers {
             let mut sweep = self.sweep_of(&s.name);
             let before: Vec<Verdict> = sweep.iter().map(|x| x.verdict.clone()).collect();
             throng_trust::verdict::sweep_verdicts(&mut sweep);
+            let differs = split
+                .iter()
+                .find(|x| x.server == s.name)
+                .and_then(|x| x.split.as_ref())
+                .filter(|x| x.differs);
+            if let Some(d) = differs {
+                let factors: Vec<f64> = d.launches.iter().map(|l| l.factor).collect();
+                let why = throng_trust::verdict::launches_differ(d.spread, &factors, d.slice_sd);
+                for st in sweep
+                    .iter_mut()
+                    .filter(|x| x.status == StepStatus::Ok && !x.rounds.is_empty())
+                {
+                    st.verdict.push(ReasonCode::LaunchesDiffer, why.clone());
+                }
+            }
             for (st, b) in sweep.iter().zip(before) {
                 if st.verdict != b {
                     self.ctx.sink.verdict(st)?;
