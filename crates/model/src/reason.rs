@@ -142,6 +142,10 @@ mod tests {
             serde_json::to_string(&ReasonCode::ShapeChanged).unwrap(),
             "\"shape_changed\""
         );
-        assert_eq!(ReasonCode::ALL.len(), 14);
+        assert_eq!(
+            serde_json::to_string(&ReasonCode::LaunchesDiffer).unwrap(),
+            "\"launches_differ\""
+        );
+        assert_eq!(ReasonCode::ALL.len(), 15);
     }
 }
