@@ -586,7 +586,7 @@ fn a_recipe_that_cannot_render_or_parse_is_refused_at_its_file_line_and_column()
                 "throng: {}:8:29: recipe mine: [[configs]] nginx.conf: unknown placeholder \
                  {{{{max_conections}}}} (known: listen, listen_url_host, port, backend_port, \
                  docroot, rundir, workers, user, group, max_connections, nofile, \
-                 threads_per_child, max_request_workers, binary, dynamic)\n",
+                 threads_per_child, max_request_workers, start_servers, binary, dynamic)\n",
                 recipe.display()
             )
         )
