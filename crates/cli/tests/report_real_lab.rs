@@ -70,9 +70,12 @@ fn lab_quick_report_renders_in_chromium() {
     let summary = dom.find("× nginx's requests per second").unwrap();
     let table = dom.find("<td class=\"t\">nginx</td>").unwrap();
     assert!(summary < table, "the ratios come before the summary table");
-    // Throughput, latency, memory, time per 100k requests, CPU per request:
-    // one core count, one workload.
-    assert_eq!(dom.matches("<svg ").count(), 5);
+    // The forest plot of the pooled ratios and the one of the group's
+    // levels; throughput, latency, memory, time per 100k requests, CPU per
+    // request: one core count, one workload.
+    assert_eq!(dom.matches("<svg ").count(), 7);
+    // Every ratio drawn over quick's launches, three at least.
+    assert!(dom.contains("each circle under it is one launch"), "no launches drawn");
     assert!(!dom.to_ascii_lowercase().contains("<script"));
 
     let shots = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-screenshots");
