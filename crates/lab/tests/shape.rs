@@ -11,14 +11,16 @@ use std::time::{Duration, Instant};
 use throng_lab::{Event, Interrupt, LabOptions, Observer, Recipes, Store, Study};
 use throng_model::{ReasonCode, Shape, StepRecord};
 
-/// The warmup notes the lab tells.
+/// The warmup notes the lab tells (not the one on its decision threshold
+/// every run starts with).
 #[derive(Default)]
 struct Notes(Vec<String>);
 
 impl Observer for Notes {
     fn event(&mut self, e: Event<'_>) {
-        if let Event::Note(n) = e {
-            self.0.push(n);
+        match e {
+            Event::Note(n) if !n.starts_with("decision threshold") => self.0.push(n),
+            _ => {}
         }
     }
 }
@@ -42,7 +44,7 @@ fn measured(server: &str, profile: &str) -> Option<(StepRecord, Vec<String>)> {
     let toml = format!(
         "name = \"shape\"\nservers = [\"{server}\"]\nprofile = \"{profile}\"\nworkloads = [\"tiny\"]\n\
          cores = [1]\nconcurrency = [{CONNECTIONS}]\nwarmup_seconds = 0.5\n\
-         [rounds]\nseconds = 0.3\nwarmup_seconds = 0.1\nmin = 3\nmax = 3\n"
+         [rounds]\nseconds = 0.3\nwarmup_seconds = 0.1\nmin = 3\nmax = 3\nlaunches = 1\n"
     );
     let study = Study::parse(&toml, &Recipes::builtin()).unwrap();
     let mut store = Store::open(&db).unwrap();
@@ -107,7 +109,9 @@ fn a_growing_pool_is_flagged_and_a_held_one_is_not() {
 
     // The tuned profile forks a child per connection and one spare at
     // start, which all stay: the parent and 129 children throughout. The
-    // first warmup was shorter than a second, so one more round confirms.
+    // first warmup was shorter than a second, so one more round confirms;
+    // on a busy machine the 129 forks may outlast that one too, and a
+    // round more holds it.
     let (held, notes) = measured("apache2-prefork", "tuned").unwrap();
     let all = Shape {
         processes: CONNECTIONS + 2,
@@ -121,12 +125,17 @@ fn a_growing_pool_is_flagged_and_a_held_one_is_not() {
     );
     assert_eq!(shapes(&held), [all; 3]);
     assert!(held.rounds.iter().all(|r| r.server.shape_range.is_none()));
-    assert_eq!(
-        notes,
-        [
-            "apache2-prefork: 1 more warmup round until its shape held, at 130 processes, \
-          130 threads, 1 listening socket"
-        ]
+    let held_after = |n: u32| {
+        format!(
+            "apache2-prefork: {n} more warmup round{} until its shape held, at 130 processes, \
+             130 threads, 1 listening socket",
+            if n == 1 { "" } else { "s" }
+        )
+    };
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0] == held_after(1) || notes[0] == held_after(2),
+        "{notes:?}"
     );
 
     // The event MPM's recipe holds its pool as it is: the parent and one
