@@ -63,8 +63,12 @@ pub fn comparison_line(c: &Comparison) -> String {
     } else if c.launch_ratios.is_empty() {
         format!("95% CI {:.3}–{:.3}, {} pairs", c.ci_low, c.ci_high, c.pairs)
     } else {
+        let next = c
+            .next_run
+            .map(|[lo, hi]| format!(", next run {lo:.3}–{hi:.3}"))
+            .unwrap_or_default();
         format!(
-            "95% CI {:.3}–{:.3}, {} pairs over {} launches",
+            "95% CI {:.3}–{:.3}{next}, {} pairs over {} launches",
             c.ci_low,
             c.ci_high,
             c.pairs,

@@ -30,6 +30,7 @@ fn pooled(a: &str, b: &str, workload: &str, cores: u32, r: [f64; 3], pairs: u32)
         decision: Decision::Undecided,
         interval: throng_model::IntervalKind::OrderStatistic,
         launch_ratios: Vec::new(),
+        next_run: None,
     }
 }
 

@@ -117,6 +117,7 @@ fn estimate_only(
         decision: Decision::Undecided,
         interval: IntervalKind::Unbounded,
         launch_ratios: Vec::new(),
+        next_run: None,
     }
 }
 
@@ -146,6 +147,9 @@ fn over_launches(base: Comparison, launch_ratios: Vec<f64>, threshold: f64) -> C
     let Some((m, lo, hi)) = throng_stats::mean_ci95(&logs) else {
         return unbounded(base);
     };
+    // The next run's mean of as many launches errs as this one does: its
+    // difference from this run's has twice the variance.
+    let next = (hi - m) * std::f64::consts::SQRT_2;
     let (lo, hi) = (lo.exp(), hi.exp());
     Comparison {
         ratio: m.exp(),
@@ -154,6 +158,7 @@ fn over_launches(base: Comparison, launch_ratios: Vec<f64>, threshold: f64) -> C
         decision: Decision::of(lo, hi, threshold),
         interval: IntervalKind::Launches,
         launch_ratios,
+        next_run: Some([(m - next).exp(), (m + next).exp()]),
         ..base
     }
 }
@@ -477,6 +482,11 @@ mod tests {
         assert!((c.ratio - m.exp()).abs() < 1e-12, "{c:?}");
         assert!((c.ci_low - (m - half).exp()).abs() < 1e-9, "{c:?}");
         assert!((c.ci_high - (m + half).exp()).abs() < 1e-9, "{c:?}");
+        // The next run's range counts this run's spread and its own.
+        let [lo, hi] = c.next_run.unwrap();
+        let next = half * std::f64::consts::SQRT_2;
+        assert!((lo - (m - next).exp()).abs() < 1e-9, "{c:?}");
+        assert!((hi - (m + next).exp()).abs() < 1e-9, "{c:?}");
         assert_eq!((c.pairs, c.decision), (6, Decision::Undecided));
     }
 

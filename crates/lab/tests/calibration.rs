@@ -328,6 +328,7 @@ fn store_calibration(store: &mut Store, hostname: &str, complete: bool) -> (i64,
         decision: Decision::Undecided,
         interval: IntervalKind::OrderStatistic,
         launch_ratios: Vec::new(),
+        next_run: None,
     };
     w.comparisons(&[cmp(Some(10), 0.98, 1.02), cmp(Some(200), 0.969, 1.01)])
         .unwrap();

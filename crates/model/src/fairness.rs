@@ -222,6 +222,14 @@ pub struct Comparison {
     /// when every server was started once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub launch_ratios: Vec<f64>,
+    /// Where the next run's ratio should land, 95%, low then high: over
+    /// launches, Student's t over the launches' log ratios with their
+    /// spread counted for this run and for the next one (√2 × the
+    /// interval's half-width). The interval says where the true ratio is;
+    /// this says what running the study again will show. `None` where the
+    /// interval is not drawn over launches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_run: Option<[f64; 2]>,
 }
 
 /// How a comparison's 95% interval was drawn.

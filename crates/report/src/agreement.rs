@@ -73,8 +73,12 @@ pub fn has_interval(c: &Comparison) -> bool {
         && c.ci_low <= c.ci_high
 }
 
+/// Whether `x`, another run's ratio, is where `c` said it would be: in
+/// the range `c` gave the next run when it gave one (drawn over launches:
+/// it counts the spread of both runs), else inside its interval.
 fn inside(x: f64, c: &Comparison) -> bool {
-    c.ci_low <= x && x <= c.ci_high
+    let [lo, hi] = c.next_run.unwrap_or([c.ci_low, c.ci_high]);
+    lo <= x && x <= hi
 }
 
 /// The judgement on two figures of the same B over A.
@@ -158,7 +162,12 @@ pub fn between(first: &RunData, second: &RunData) -> Option<Agreement> {
 
 /// "0.239 (0.232–0.246)", or the ratio with why it has no interval.
 pub fn figure(c: &Comparison) -> String {
-    if has_interval(c) {
+    if let (true, Some([lo, hi])) = (has_interval(c), c.next_run) {
+        format!(
+            "{:.3} ({:.3}–{:.3}, next run {lo:.3}–{hi:.3})",
+            c.ratio, c.ci_low, c.ci_high
+        )
+    } else if has_interval(c) {
         format!("{:.3} ({:.3}–{:.3})", c.ratio, c.ci_low, c.ci_high)
     } else {
         format!(
@@ -315,6 +324,42 @@ impl Agreement {
 }
 
 #[cfg(test)]
+mod next_run_tests {
+    use super::*;
+
+    #[test]
+    fn runs_over_launches_are_judged_by_where_each_said_the_next_would_land() {
+        let c = |ratio: f64, lo: f64, hi: f64, next: Option<[f64; 2]>| Comparison {
+            a: "nginx".into(),
+            b: "lighttpd".into(),
+            workload: "tiny".into(),
+            cores: 1,
+            concurrency: None,
+            rate: None,
+            ratio,
+            ci_low: lo,
+            ci_high: hi,
+            pairs: 96,
+            decision: throng_model::Decision::Higher,
+            interval: throng_model::IntervalKind::Launches,
+            launch_ratios: vec![ratio; 3],
+            next_run: next,
+        };
+        // 1.408 is outside 1.374–1.406, the first run's interval of the
+        // true ratio, but where it said the next run would land.
+        let first = c(1.390, 1.374, 1.406, Some([1.368, 1.412]));
+        let second = c(1.408, 1.377, 1.440, Some([1.364, 1.453]));
+        assert_eq!(accord(&first, &second), Accord::Agree);
+        assert_eq!(figure(&first), "1.390 (1.374–1.406, next run 1.368–1.412)");
+        // Without the next run's range, the intervals themselves judge.
+        let (mut f, mut s) = (first.clone(), second.clone());
+        f.next_run = None;
+        s.next_run = None;
+        assert_eq!(accord(&f, &s), Accord::Disagree);
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use throng_model::Decision;
@@ -334,6 +379,7 @@ mod tests {
             decision: Decision::Lower,
             interval: throng_model::IntervalKind::OrderStatistic,
             launch_ratios: Vec::new(),
+            next_run: None,
         }
     }
 

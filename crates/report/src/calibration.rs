@@ -110,6 +110,20 @@ pub fn section(run: &RunData) -> Option<Section> {
     }
     s.push(Block::Table(t));
     s.push(Block::note(vec![Span::text(NOTE)]));
+    let unsteady: Vec<String> = c
+        .pairs
+        .iter()
+        .filter(|p| p.unsteady)
+        .map(|p| format!("{}/{}", p.b, p.a))
+        .collect();
+    if !unsteady.is_empty() && unsteady.len() < c.pairs.len() {
+        s.push(Block::text(format!(
+            "{}: a twin's launches differed beyond its slices (launches_differ), a spread of \
+             that server's own starts rather than the machine's; left out of the smallest \
+             difference below.",
+            unsteady.join(", ")
+        )));
+    }
     let unbounded: u32 = c.pairs.iter().map(|p| p.unbounded).sum();
     if unbounded > 0 {
         s.push(Block::text(format!(
@@ -128,7 +142,7 @@ pub fn section(run: &RunData) -> Option<Section> {
                 percent(d)
             )),
             Span::text(
-                ", the farthest any A/A interval reached from 1.00: at that threshold every \
+                ", the farthest any steady A/A interval reached from 1.00: at that threshold every \
                  comparison of a server with itself is decided equal. Studies that do not pin \
                  their precision take it as their decision threshold on this machine.",
             ),
@@ -168,6 +182,7 @@ mod tests {
             decision: Decision::Undecided,
             interval: IntervalKind::OrderStatistic,
             launch_ratios: Vec::new(),
+            next_run: None,
         }
     }
 
@@ -238,7 +253,8 @@ mod tests {
         assert_eq!(
             texts(&s.blocks[3]),
             "1 of 3 A/A intervals exclude 1.00. The smallest difference this machine can \
-             decide: ±5.0%, the farthest any A/A interval reached from 1.00: at that threshold \
+             decide: ±5.0%, the farthest any steady A/A interval reached from 1.00: at that \
+             threshold \
              every comparison of a server with itself is decided equal. Studies that do not pin \
              their precision take it as their decision threshold on this machine."
         );

@@ -97,6 +97,7 @@ mod tests {
             decision: Decision::Higher,
             interval: throng_model::IntervalKind::OrderStatistic,
             launch_ratios: Vec::new(),
+            next_run: None,
         }
     }
 

@@ -41,6 +41,7 @@ pub fn oriented(c: &Comparison, a: &str, b: &str) -> Option<Comparison> {
                 d => d,
             },
             launch_ratios: c.launch_ratios.iter().map(|r| 1.0 / r).collect(),
+            next_run: c.next_run.map(|[lo, hi]| [1.0 / hi, 1.0 / lo]),
             ..c.clone()
         })
     } else {
@@ -331,6 +332,7 @@ mod tests {
             decision: d,
             interval: throng_model::IntervalKind::OrderStatistic,
             launch_ratios: Vec::new(),
+            next_run: None,
         }
     }
 

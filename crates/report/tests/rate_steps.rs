@@ -59,6 +59,7 @@ fn rate_run() -> RunData {
             },
             interval: throng_model::IntervalKind::OrderStatistic,
             launch_ratios: Vec::new(),
+            next_run: None,
         });
     }
     run

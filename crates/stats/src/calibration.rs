@@ -8,7 +8,7 @@
 //! (showing a calibration run) both compute it here, so the figure a run
 //! was decided with is the figure its calibration run's report shows.
 
-use throng_model::{Comparison, RunData, ServerRecord, Setting};
+use throng_model::{Comparison, ReasonCode, RunData, ServerRecord, Setting};
 
 /// How the lab spoke to `s` (its parity row), the same for every server
 /// of a run stored before the row said more.
@@ -53,6 +53,11 @@ pub struct PairSpread {
     pub largest_half_width: f64,
     /// The farthest an interval reaches from 1.00: max |bound − 1|.
     pub reach: f64,
+    /// A twin's launches differed beyond its slices (its steps say
+    /// `launches_differ`): the spread is that server's own, how it happens
+    /// to start, not the machine's, and it does not set the threshold
+    /// while a steadier pair can.
+    pub unsteady: bool,
 }
 
 impl PairSpread {
@@ -103,6 +108,11 @@ impl Calibration {
                         largest_shift: 0.0,
                         largest_half_width: 0.0,
                         reach: 0.0,
+                        unsteady: [&c.a, &c.b].iter().any(|name| {
+                            run.steps.iter().any(|st| {
+                                &&st.server == name && st.verdict.has(ReasonCode::LaunchesDiffer)
+                            })
+                        }),
                     });
                     pairs.len() - 1
                 }
@@ -127,14 +137,21 @@ impl Calibration {
     /// comparison of the run would have been decided "equal", never higher,
     /// lower or undecided, so a difference decided at it is larger than
     /// any the machine made between a server and itself. It is at least
-    /// every interval's half-width and every |ratio − 1|. `None` when no
-    /// A/A comparison has a bounded interval.
+    /// every interval's half-width and every |ratio − 1|. Taken over the
+    /// steady pairs (no twin named `launches_differ`), over every pair when
+    /// none is steady. `None` when no A/A comparison has a bounded
+    /// interval.
     pub fn smallest_decidable(&self) -> Option<f64> {
-        self.pairs
-            .iter()
-            .filter(|p| p.intervals > 0)
-            .map(|p| p.reach)
-            .reduce(f64::max)
+        let reach = |steady: bool| {
+            self.pairs
+                .iter()
+                .filter(|p| p.intervals > 0 && (!steady || !p.unsteady))
+                .map(|p| p.reach)
+                .reduce(f64::max)
+        };
+        // A server whose starts differ is named in every run it is in; the
+        // machine's own noise is what the steady twins show.
+        reach(true).or_else(|| reach(false))
     }
 }
 
@@ -183,6 +200,7 @@ mod tests {
             decision: Decision::of(lo, hi, 0.05),
             interval: IntervalKind::OrderStatistic,
             launch_ratios: Vec::new(),
+            next_run: None,
         }
     }
 
@@ -302,6 +320,36 @@ mod tests {
         assert!(close(a.reach, 0.07), "{a:?}");
         assert_eq!((c.intervals(), c.excluding()), (5, 1));
         assert!(close(c.smallest_decidable().unwrap(), 0.07));
+    }
+
+    #[test]
+    fn a_server_whose_starts_differ_does_not_set_the_machines_threshold() {
+        // nginx's twins reach 3% from 1.00; Apache's 40%, in a run whose
+        // steps name an Apache twin's launches as differing.
+        let mut run = calibrate_run(vec![
+            cmp("nginx", "nginx-again", None, 1.0, 0.97, 1.03),
+            cmp("apache2-event", "apache2-event-again", None, 1.1, 0.85, 1.4),
+        ]);
+        let steady = Calibration::of(&run).unwrap();
+        assert!(close(steady.smallest_decidable().unwrap(), 0.4));
+        let mut step = throng_model::StepRecord::new("apache2-event-again", 1, "tiny", 10);
+        step.verdict
+            .push(ReasonCode::LaunchesDiffer, "its launches differed by 40%");
+        run.steps.push(step);
+        let c = Calibration::of(&run).unwrap();
+        assert_eq!(
+            c.pairs.iter().map(|p| p.unsteady).collect::<Vec<_>>(),
+            [false, true]
+        );
+        assert!(close(c.smallest_decidable().unwrap(), 0.03));
+        // Every pair unsteady: the widest still says what the run could do.
+        let mut nginx = throng_model::StepRecord::new("nginx", 1, "tiny", 10);
+        nginx.verdict.push(ReasonCode::LaunchesDiffer, "differed");
+        run.steps.push(nginx);
+        assert!(close(
+            Calibration::of(&run).unwrap().smallest_decidable().unwrap(),
+            0.4
+        ));
     }
 
     #[test]

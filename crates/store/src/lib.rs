@@ -333,8 +333,8 @@ impl Store {
         )?;
         for (i, c) in cs.iter().enumerate() {
             tx.execute(
-                "INSERT INTO comparisons (run_id, seq, a, b, workload, cores, concurrency, ratio, ci_low, ci_high, pairs, decision, rate, interval, launch_ratios)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                "INSERT INTO comparisons (run_id, seq, a, b, workload, cores, concurrency, ratio, ci_low, ci_high, pairs, decision, rate, interval, launch_ratios, next_run)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
                 params![
                     run_id,
                     next + i as i64,
@@ -350,7 +350,8 @@ impl Store {
                     c.decision.name(),
                     c.rate,
                     c.interval.name(),
-                    serde_json::to_string(&c.launch_ratios)?
+                    serde_json::to_string(&c.launch_ratios)?,
+                    c.next_run.map(|r| serde_json::to_string(&r)).transpose()?
                 ],
             )?;
         }
@@ -699,6 +700,7 @@ mod tests {
             decision: Decision::Higher,
             interval: throng_model::IntervalKind::OrderStatistic,
             launch_ratios: Vec::new(),
+            next_run: None,
         }];
         st.add_comparisons(id, &cs).unwrap();
         let data = st.load_run(id).unwrap();
@@ -753,6 +755,7 @@ mod tests {
             decision: Decision::Equal,
             interval: throng_model::IntervalKind::OrderStatistic,
             launch_ratios: Vec::new(),
+            next_run: None,
         }];
         st.add_comparisons(id, &cs).unwrap();
         let data = st.load_run(id).unwrap();
@@ -804,7 +807,7 @@ mod tests {
         }
         let st = Store::open(&path).unwrap();
         assert_eq!(st.schema_version().unwrap(), SCHEMA_VERSION);
-        assert_eq!(SCHEMA_VERSION, 6);
+        assert_eq!(SCHEMA_VERSION, 7);
         let data = st.load_run(1).unwrap();
         // Older runs kept no threshold: it is unknown, not a default.
         assert_eq!(data.run.threshold, None);

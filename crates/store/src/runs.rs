@@ -207,7 +207,7 @@ impl Store {
     pub(crate) fn comparisons_of(&self, id: i64) -> anyhow::Result<Vec<Comparison>> {
         let mut q = self.conn.prepare(
             "SELECT a, b, workload, cores, concurrency, ratio, ci_low, ci_high, pairs, decision, rate,
-                    interval, launch_ratios
+                    interval, launch_ratios, next_run
              FROM comparisons WHERE run_id = ?1 ORDER BY seq",
         )?;
         let comparisons = q
@@ -234,6 +234,9 @@ impl Store {
                         .get::<_, Option<String>>(12)?
                         .and_then(|j| serde_json::from_str(&j).ok())
                         .unwrap_or_default(),
+                    next_run: r
+                        .get::<_, Option<String>>(13)?
+                        .and_then(|j| serde_json::from_str(&j).ok()),
                 })
             })?
             .collect::<Result<_, _>>()?;

@@ -142,4 +142,9 @@ ALTER TABLE comparisons ADD COLUMN launch_ratios TEXT;
     r#"
 ALTER TABLE runs ADD COLUMN threshold TEXT;
 "#,
+    // Where the next run's ratio should land, as a JSON pair; NULL where
+    // the interval was not drawn over launches.
+    r#"
+ALTER TABLE comparisons ADD COLUMN next_run TEXT;
+"#,
 ];

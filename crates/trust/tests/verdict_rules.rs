@@ -719,6 +719,7 @@ fn paired(a: &str, b: &str, c: u32, lo: f64, hi: f64, pairs: u32) -> Comparison 
         decision: Decision::of(lo, hi, 0.02),
         interval: throng_model::IntervalKind::OrderStatistic,
         launch_ratios: Vec::new(),
+        next_run: None,
     }
 }
 

@@ -372,6 +372,7 @@ fn fairness(run: &mut RunData) {
             },
             interval: throng_model::IntervalKind::OrderStatistic,
             launch_ratios: Vec::new(),
+            next_run: None,
         }
     };
     for cores in [1, 2] {
