@@ -109,19 +109,9 @@ pub fn pooled(run: &RunData) -> Option<NamedChart> {
 
 /// Each group's per-level comparisons, a plot per workload and core count.
 pub fn levels(run: &RunData) -> Vec<NamedChart> {
-    let all: Vec<&Comparison> = ratios::sorted(run)
-        .into_iter()
-        .filter(|c| c.concurrency.is_some())
-        .collect();
     let mut out = Vec::new();
-    let mut rest = all.as_slice();
-    while let Some(first) = rest.first() {
-        let n = rest
-            .iter()
-            .take_while(|c| c.workload == first.workload && c.cores == first.cores)
-            .count();
-        let (group, tail) = rest.split_at(n);
-        rest = tail;
+    for group in ratios::level_groups(run) {
+        let first = group[0];
         let title = figures::labelled([
             Some(format!("Paired ratios per level, {}", first.workload)),
             figures::known_cores(first.cores),
@@ -135,7 +125,7 @@ pub fn levels(run: &RunData) -> Vec<NamedChart> {
             caption: LEVELS_CAPTION.into(),
             svg: forest::render(&Forest {
                 title: title.clone(),
-                rows: rows(run, group),
+                rows: rows(run, &group),
                 band: Some(ratios::threshold(run)),
             }),
             title,

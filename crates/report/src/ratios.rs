@@ -135,6 +135,19 @@ pub fn sweep_label(c: &Comparison) -> String {
     ])
 }
 
+/// The stored per-level comparisons in reading order, one group per
+/// workload and core count.
+pub fn level_groups(run: &RunData) -> Vec<Vec<&Comparison>> {
+    let mut out: Vec<Vec<&Comparison>> = Vec::new();
+    for c in sorted(run).into_iter().filter(|c| c.concurrency.is_some()) {
+        match out.last_mut() {
+            Some(g) if g[0].workload == c.workload && g[0].cores == c.cores => g.push(c),
+            _ => out.push(vec![c]),
+        }
+    }
+    out
+}
+
 /// The stored comparisons in reading order: workloads as the run lists
 /// them, fewer cores first, the pooled one before the levels, then the
 /// pairs in server order.

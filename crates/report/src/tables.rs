@@ -460,23 +460,13 @@ pub(crate) fn comparison_cells(c: &Comparison) -> [Cell; 6] {
 /// The stored per-level comparisons, one table per workload and core
 /// count: a row per level, a column per pair of servers.
 pub fn paired_per_level(run: &RunData) -> Vec<Table> {
-    let levels: Vec<&Comparison> = ratios::sorted(run)
-        .into_iter()
-        .filter(|c| c.concurrency.is_some())
-        .collect();
     let mut out = Vec::new();
-    let mut rest = levels.as_slice();
-    while let Some(first) = rest.first() {
-        let n = rest
-            .iter()
-            .take_while(|c| c.workload == first.workload && c.cores == first.cores)
-            .count();
-        let (group, tail) = rest.split_at(n);
-        rest = tail;
+    for group in ratios::level_groups(run) {
+        let first = group[0];
         let mut pairs: Vec<(&str, &str)> = Vec::new();
         // Levels of offered rate share their concurrency: a level is both.
         let mut levels: Vec<(u32, Option<f64>)> = Vec::new();
-        for c in group {
+        for c in &group {
             if !pairs.contains(&(c.a.as_str(), c.b.as_str())) {
                 pairs.push((&c.a, &c.b));
             }
