@@ -330,20 +330,17 @@ mod next_run_tests {
     #[test]
     fn runs_over_launches_are_judged_by_where_each_said_the_next_would_land() {
         let c = |ratio: f64, lo: f64, hi: f64, next: Option<[f64; 2]>| Comparison {
-            a: "nginx".into(),
-            b: "lighttpd".into(),
-            workload: "tiny".into(),
-            cores: 1,
-            concurrency: None,
-            rate: None,
-            ratio,
-            ci_low: lo,
-            ci_high: hi,
-            pairs: 96,
-            decision: throng_model::Decision::Higher,
             interval: throng_model::IntervalKind::Launches,
             launch_ratios: vec![ratio; 3],
             next_run: next,
+            ..throng_testkit::model::comparison(
+                "nginx",
+                "lighttpd",
+                None,
+                [ratio, lo, hi],
+                96,
+                throng_model::Decision::Higher,
+            )
         };
         // 1.408 is outside 1.374–1.406, the first run's interval of the
         // true ratio, but where it said the next run would land.
@@ -365,22 +362,7 @@ mod tests {
     use throng_model::Decision;
 
     fn c(a: &str, b: &str, ratio: f64, lo: f64, hi: f64, pairs: u32) -> Comparison {
-        Comparison {
-            a: a.into(),
-            b: b.into(),
-            workload: "tiny".into(),
-            cores: 1,
-            concurrency: None,
-            rate: None,
-            ratio,
-            ci_low: lo,
-            ci_high: hi,
-            pairs,
-            decision: Decision::Lower,
-            interval: throng_model::IntervalKind::OrderStatistic,
-            launch_ratios: Vec::new(),
-            next_run: None,
-        }
+        throng_testkit::model::comparison(a, b, None, [ratio, lo, hi], pairs, Decision::Lower)
     }
 
     fn lines(first: &[Comparison], second: &[Comparison]) -> (Vec<String>, String) {

@@ -157,7 +157,7 @@ pub fn section(run: &RunData) -> Option<Section> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use throng_model::{Comparison, Decision, IntervalKind, ServerRecord};
+    use throng_model::{Comparison, Decision, ServerRecord};
 
     fn server(name: &str, recipe: &str) -> ServerRecord {
         ServerRecord {
@@ -168,22 +168,8 @@ mod tests {
     }
 
     fn cmp(a: &str, b: &str, level: Option<u32>, lo: f64, hi: f64) -> Comparison {
-        Comparison {
-            a: a.into(),
-            b: b.into(),
-            workload: "tiny".into(),
-            cores: 1,
-            concurrency: level,
-            rate: None,
-            ratio: (lo + hi) / 2.0,
-            ci_low: lo,
-            ci_high: hi,
-            pairs: 40,
-            decision: Decision::Undecided,
-            interval: IntervalKind::OrderStatistic,
-            launch_ratios: Vec::new(),
-            next_run: None,
-        }
+        let ratio = (lo + hi) / 2.0;
+        throng_testkit::model::comparison(a, b, level, [ratio, lo, hi], 40, Decision::Undecided)
     }
 
     fn texts(b: &Block) -> String {

@@ -186,22 +186,8 @@ mod tests {
     }
 
     fn cmp(a: &str, b: &str, level: Option<u32>, ratio: f64, lo: f64, hi: f64) -> Comparison {
-        Comparison {
-            a: a.into(),
-            b: b.into(),
-            workload: "tiny".into(),
-            cores: 1,
-            concurrency: level,
-            rate: None,
-            ratio,
-            ci_low: lo,
-            ci_high: hi,
-            pairs: 40,
-            decision: Decision::of(lo, hi, 0.05),
-            interval: IntervalKind::OrderStatistic,
-            launch_ratios: Vec::new(),
-            next_run: None,
-        }
+        let decision = Decision::of(lo, hi, 0.05);
+        throng_testkit::model::comparison(a, b, level, [ratio, lo, hi], 40, decision)
     }
 
     fn calibrate_run(comparisons: Vec<Comparison>) -> RunData {

@@ -135,3 +135,32 @@ pub fn server(name: &str, version: &str, model: &str, exe: u64, config: &str) ->
 fn named<T: DeserializeOwned>(name: &str) -> T {
     T::deserialize(StrDeserializer::<Error>::new(name)).expect("a stored name")
 }
+
+/// B over A at 1 core of the tiny workload, at level `concurrency` (`None`:
+/// the sweep pooled), its ratio inside the order-statistic interval
+/// `lo`–`hi` from `pairs` pairs, decided `decision`; no launches.
+pub fn comparison(
+    a: &str,
+    b: &str,
+    concurrency: Option<u32>,
+    [ratio, lo, hi]: [f64; 3],
+    pairs: u32,
+    decision: throng_model::Decision,
+) -> throng_model::Comparison {
+    throng_model::Comparison {
+        a: a.into(),
+        b: b.into(),
+        workload: "tiny".into(),
+        cores: 1,
+        concurrency,
+        rate: None,
+        ratio,
+        ci_low: lo,
+        ci_high: hi,
+        pairs,
+        decision,
+        interval: throng_model::IntervalKind::OrderStatistic,
+        launch_ratios: Vec::new(),
+        next_run: None,
+    }
+}
