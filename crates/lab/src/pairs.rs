@@ -28,15 +28,11 @@ use throng_model::{Comparison, Decision, IntervalKind, StepRecord};
 /// coverage; with fewer, a comparison stays undecided however it looks.
 pub const MIN_PAIRS: usize = 6;
 
-/// Per-block ratios of B's requests per second over A's: one for each
-/// block in which both were measured and A completed responses.
-pub fn block_ratios(a: &StepRecord, b: &StepRecord) -> Vec<f64> {
-    launch_block_ratios(a, b).into_iter().flatten().collect()
-}
-
-/// The per-block ratios grouped by the launch they were measured in, in
-/// launch order; a run of one launch (or stored before launches) is one
-/// group. Launches without a pair are left out.
+/// Per-block ratios of B's requests per second over A's, one for each
+/// block in which both were measured and A completed responses, grouped
+/// by the launch they were measured in, in launch order; a run of one
+/// launch (or stored before launches) is one group. Launches without a
+/// pair are left out.
 pub fn launch_block_ratios(a: &StepRecord, b: &StepRecord) -> Vec<Vec<f64>> {
     by_launch(a, b).into_values().collect()
 }
@@ -368,7 +364,7 @@ mod tests {
             &[(0, 0.0), (1, 600.0), (2, 1000.0), (3, 700.0), (4, 900.0)],
         );
         let b = step("b", 10, &[(0, 10.0), (1, 900.0), (2, 1500.0), (3, 1050.0)]);
-        assert_eq!(block_ratios(&a, &b), [1.5, 1.5, 1.5]);
+        assert_eq!(launch_block_ratios(&a, &b), [[1.5, 1.5, 1.5]]);
     }
 
     #[test]
