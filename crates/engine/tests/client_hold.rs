@@ -76,9 +76,11 @@ fn every_request_after_a_places_first_takes_a_freed_place() {
 /// Little's law over a run: connection-time = time waiting for answers
 /// (latency) + time held by the client. The run's edges (a connect before
 /// the first request, places left empty once the quota is issued, the
-/// threads' start and end) come to about one cycle per connection and a
-/// few milliseconds, which a loaded machine can stretch: the runs are
-/// long enough for that to stay within 5%.
+/// threads' start and end) are neither: about one cycle per place and a
+/// few milliseconds, which a loaded machine stretched to 14 ms a place
+/// once (6% of a 4-place run of 400 answers at 2 ms). They are allowed for
+/// as 10 ms a place on top of 5%: a fixed sum, while counting the server's
+/// time as hold, or leaving the hold out, is a share of the whole run.
 fn books_balance(server: &Server, conns: usize, requests: u64) -> (f64, f64) {
     books_balance_piped(server, conns, 1, requests)
 }
@@ -95,8 +97,9 @@ fn books_balance_piped(server: &Server, conns: usize, depth: usize, requests: u6
     let waited = (r.latency.mean() + 0.5) * 1e3 * r.counts.completed as f64;
     let had = conns as f64 * r.duration_s * 1e9;
     let books = waited + r.hold_ns as f64;
+    let edges = conns as f64 * 10e6;
     assert!(
-        (books - had).abs() < had * 0.05,
+        (books - had).abs() < had * 0.05 + edges,
         "latency {waited:.0} ns + hold {} ns against {had:.0} ns of connections",
         r.hold_ns
     );
@@ -117,8 +120,8 @@ fn a_runs_connections_are_either_at_the_server_or_held_by_the_client() {
     // answer on the ring once, 12% of the connections' time), but a hold
     // that counted any of the server's 2 ms would pass half of them.
     let late = Server::start(answer_late);
-    let (hold, had) = books_balance(&late, 4, 400);
-    let per_answer_us = hold / 400.0 / 1e3;
+    let (hold, had) = books_balance(&late, 4, 2_000);
+    let per_answer_us = hold / 2_000.0 / 1e3;
     assert!(
         hold > 0.0 && per_answer_us < 1_000.0,
         "hold {hold:.0} ns of {had:.0}: {per_answer_us:.0} µs an answer"
