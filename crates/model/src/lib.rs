@@ -7,6 +7,7 @@
 //! [`ErrorKind`] the documents are keyed by. Every enum here keeps the
 //! names earlier databases hold.
 
+mod article;
 mod fairness;
 mod feature;
 pub mod max_users;
@@ -21,6 +22,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use article::{ArticleNote, MAX_ARTICLE_TEXT};
 pub use fairness::{Comparison, Decision, Diagnosis, IntervalKind, ParityEntry, Setting, Source};
 pub use feature::{Feature, FeatureResult, FeatureStatus};
 pub use profile::Profile;

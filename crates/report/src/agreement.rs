@@ -310,6 +310,7 @@ impl Agreement {
                 band: threshold,
             }),
             title,
+            data: None,
         })
     }
 

@@ -2,12 +2,14 @@
 
 use throng_model::RunData;
 
+use crate::chart_data;
 use crate::escape::slug;
 use crate::figures::{
     self, best, core_counts, is_large, labelled, measured, server_names, workload_names,
     StepFigures,
 };
 use crate::svg::{self, Bar, BarChart, LineChart, Point, Series};
+use crate::table::Table;
 
 /// A bar's value, optional whisker and note.
 type BarValue = Option<(f64, Option<(f64, f64)>, String)>;
@@ -20,6 +22,34 @@ pub struct NamedChart {
     /// What the reader should know to read it.
     pub caption: String,
     pub svg: String,
+    /// Its figures as a table, for a format that cannot show the picture;
+    /// `None` for a drawing of figures the report's tables already hold
+    /// (the forest plots of the paired comparisons).
+    pub data: Option<Table>,
+}
+
+impl NamedChart {
+    /// A line chart, drawn and kept as a table.
+    pub fn line(id: String, caption: String, chart: LineChart) -> NamedChart {
+        NamedChart {
+            id,
+            title: chart.title.clone(),
+            caption,
+            svg: svg::line_chart(&chart),
+            data: Some(chart_data::of_line(&chart)),
+        }
+    }
+
+    /// A bar chart, drawn and kept as a table.
+    pub fn bars(id: String, caption: String, chart: BarChart) -> NamedChart {
+        NamedChart {
+            id,
+            title: chart.title.clone(),
+            caption,
+            svg: svg::bar_chart(&chart),
+            data: Some(chart_data::of_bars(&chart)),
+        }
+    }
 }
 
 /// "1 server core", "2 server cores"; `None` when the cores are not known
@@ -74,21 +104,20 @@ fn latency_under_load(
         slug(w)
     };
     let title = labelled([Some(format!("Latency under load, {w}")), cores_text(cores)]);
-    NamedChart {
-        id: format!("latency-rate-{id}"),
-        caption: "Median over rounds of each round's p50 (solid) and p99 (dashed) latency, \
+    NamedChart::line(
+        format!("latency-rate-{id}"),
+        "Median over rounds of each round's p50 (solid) and p99 (dashed) latency, \
                   counted from each request's intended send time, against the rate offered; a \
                   server's lines end at the first rate it did not keep up with."
             .into(),
-        svg: svg::line_chart(&LineChart {
-            title: title.clone(),
+        LineChart {
+            title,
             x_label: "offered requests per second".into(),
             y_label: "latency (ms)".into(),
             series,
             whole_x: true,
-        }),
-        title,
-    }
+        },
+    )
 }
 
 /// Completed sessions per second against the users walking them, a line
@@ -134,20 +163,19 @@ fn sessions_per_sec(
         slug(w)
     };
     let title = labelled([Some(format!("Sessions, {w}")), cores_text(cores)]);
-    Some(NamedChart {
-        id: format!("sessions-{id}"),
-        caption: "Median over rounds of completed sessions per second, against the users \
+    Some(NamedChart::line(
+        format!("sessions-{id}"),
+        "Median over rounds of completed sessions per second, against the users \
                   walking sessions at once."
             .into(),
-        svg: svg::line_chart(&LineChart {
-            title: title.clone(),
+        LineChart {
+            title,
             x_label: "users".into(),
             y_label: "completed sessions per second".into(),
             series,
             whole_x: true,
-        }),
-        title,
-    })
+        },
+    ))
 }
 
 /// Every chart of the report, in reading order.
@@ -231,53 +259,53 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
             // A lone level drawn on ticks at fractions of a connection
             // (0.2, 0.4, …) would read as levels that were never run.
             let one_level = steps.iter().all(|f| f.concurrency == steps[0].concurrency);
+            let level = one_level.then_some(steps[0].concurrency);
             if !large {
                 let title = labelled([Some(format!("Throughput, {w}")), cores_text(c)]);
-                out.push(NamedChart {
-                    id: format!("throughput-{id}"),
-                    caption: "Mean requests per second over rounds; the band is the 95% confidence interval of the mean.".into(),
-                    svg: svg::line_chart(&LineChart {
-                        title: title.clone(),
+                out.push(sweep_chart(
+                    format!("throughput-{id}"),
+                    "Mean requests per second over rounds; the band is the 95% confidence interval of the mean.".into(),
+                    LineChart {
+                        title,
                         x_label: "concurrent connections".into(),
                         y_label: "requests per second".into(),
                         series: tput,
                         whole_x: one_level,
-                    }),
-                    title,
-                });
+                    },
+                    level,
+                ));
             } else {
                 // A large file's requests per second is a handful whatever
                 // the server: bytes per second is the figure that differs,
                 // drawn against concurrency as the Apache/lighttpd/nginx/
                 // Varnish article drew its 21 MB file.
                 let title = labelled([Some(format!("Transfer rate, {w}")), cores_text(c)]);
-                out.push(NamedChart {
-                    id: format!("transfer-{id}"),
-                    caption: "Mean MB/s over rounds (bytes read from the socket, headers included), the figure the summary and the best-per-workload table use.".into(),
-                    svg: svg::line_chart(&LineChart {
-                        title: title.clone(),
+                out.push(sweep_chart(
+                    format!("transfer-{id}"),
+                    "Mean MB/s over rounds (bytes read from the socket, headers included), the figure the summary and the best-per-workload table use.".into(),
+                    LineChart {
+                        title,
                         x_label: "concurrent connections".into(),
                         y_label: "MB/s".into(),
                         series: transfer,
                         whole_x: one_level,
-                    }),
-                    title,
-                });
+                    },
+                    level,
+                ));
             }
             let title = labelled([Some(format!("Latency, {w}")), cores_text(c)]);
-            out.push(NamedChart {
-                id: format!("latency-{id}"),
-                caption: "Median over rounds of each round's p50 (solid) and p99 (dashed) latency."
-                    .into(),
-                svg: svg::line_chart(&LineChart {
-                    title: title.clone(),
+            out.push(sweep_chart(
+                format!("latency-{id}"),
+                "Median over rounds of each round's p50 (solid) and p99 (dashed) latency.".into(),
+                LineChart {
+                    title,
                     x_label: "concurrent connections".into(),
                     y_label: "latency (ms)".into(),
                     series: lat,
                     whole_x: one_level,
-                }),
-                title,
-            });
+                },
+                level,
+            ));
             out.extend(sessions_per_sec(&w, c, &steps, &servers));
         }
         if !large {
@@ -339,16 +367,15 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
     });
     if !memory.is_empty() {
         let title = "Server memory, peak PSS".to_string();
-        out.push(NamedChart {
-            id: "memory".into(),
-            caption: "Highest proportional set size of the server's whole process tree over the steps at each core count; shared pages are split between the processes that share them, so forked workers are not counted many times.".into(),
-            svg: svg::bar_chart(&BarChart {
-                title: title.clone(),
+        out.push(NamedChart::bars(
+            "memory".into(),
+            "Highest proportional set size of the server's whole process tree over the steps at each core count; shared pages are split between the processes that share them, so forked workers are not counted many times.".into(),
+            BarChart {
+                title,
                 x_label: "MiB".into(),
                 bars: memory,
-            }),
-            title,
-        });
+            },
+        ));
     }
 
     for w in workload_names(run) {
@@ -374,16 +401,15 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
             });
             if !total.is_empty() {
                 let title = format!("Time to serve 100,000 requests per step, {w}");
-                out.push(NamedChart {
-                    id: format!("total-time-{ws}"),
-                    caption: "Sum over the sweep's steps at each core count of 100,000 requests divided by the step's mean throughput, as if each step had served a fixed number of requests.".into(),
-                    svg: svg::bar_chart(&BarChart {
-                        title: title.clone(),
+                out.push(NamedChart::bars(
+                    format!("total-time-{ws}"),
+                    "Sum over the sweep's steps at each core count of 100,000 requests divided by the step's mean throughput, as if each step had served a fixed number of requests.".into(),
+                    BarChart {
+                        title,
                         x_label: "seconds".into(),
                         bars: total,
-                    }),
-                    title,
-                });
+                    },
+                ));
             }
         }
 
@@ -410,16 +436,15 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
         });
         if !cpu.is_empty() {
             let title = format!("Server CPU per request, {w}");
-            out.push(NamedChart {
-                id: format!("cpu-{ws}"),
-                caption: "Server CPU time (user + system, whole process tree) per completed request over all steps; the whisker spans the steps' lowest and highest.".into(),
-                svg: svg::bar_chart(&BarChart {
-                    title: title.clone(),
+            out.push(NamedChart::bars(
+                format!("cpu-{ws}"),
+                "Server CPU time (user + system, whole process tree) per completed request over all steps; the whisker spans the steps' lowest and highest.".into(),
+                BarChart {
+                    title,
                     x_label: "µs of CPU per request".into(),
                     bars: cpu,
-                }),
-                title,
-            });
+                },
+            ));
         }
 
         if large {
@@ -437,20 +462,54 @@ pub fn charts(run: &RunData, figs: &[StepFigures]) -> Vec<NamedChart> {
             });
             if !mb.is_empty() {
                 let title = format!("Large-file transfer, {w}");
-                out.push(NamedChart {
-                    id: format!("large-{ws}"),
-                    caption: "Best mean MB/s over the sweep, with the fastest and slowest single transfer at that step.".into(),
-                    svg: svg::bar_chart(&BarChart {
-                        title: title.clone(),
+                out.push(NamedChart::bars(
+                    format!("large-{ws}"),
+                    "Best mean MB/s over the sweep, with the fastest and slowest single transfer at that step.".into(),
+                    BarChart {
+                        title,
                         x_label: "MB/s".into(),
                         bars: mb,
-                    }),
-                    title,
-                });
+                    },
+                ));
             }
         }
     }
     out
+}
+
+/// A chart of a sweep: lines against concurrency, or with one `level`
+/// only, bars (a line of one dot a server draws nothing to follow).
+fn sweep_chart(id: String, caption: String, chart: LineChart, level: Option<u32>) -> NamedChart {
+    let Some(level) = level else {
+        return NamedChart::line(id, caption, chart);
+    };
+    let bars = chart
+        .series
+        .iter()
+        .flat_map(|s| {
+            s.points.iter().map(|p| Bar {
+                label: s.name.clone(),
+                value: p.y,
+                color: s.color,
+                range: p.band,
+                note: String::new(),
+            })
+        })
+        .collect();
+    let connections = if level == 1 {
+        "connection"
+    } else {
+        "connections"
+    };
+    NamedChart::bars(
+        id,
+        caption,
+        BarChart {
+            title: format!("{}, {level} {connections}", chart.title),
+            x_label: chart.y_label,
+            bars,
+        },
+    )
 }
 
 /// A step's mean requests per second at `x`, banded by its 95% interval
@@ -501,19 +560,18 @@ fn scaling(
         return None;
     }
     let title = format!("Throughput by server cores, {workload}");
-    Some(NamedChart {
-        id: format!("scaling-{}", slug(workload)),
-        caption: "Each server's best mean requests per second at each core count, over its \
+    Some(NamedChart::line(
+        format!("scaling-{}", slug(workload)),
+        "Each server's best mean requests per second at each core count, over its \
                   concurrency levels (valid steps first, as in the summary); the band is that \
                   step's 95% confidence interval."
             .into(),
-        svg: svg::line_chart(&LineChart {
-            title: title.clone(),
+        LineChart {
+            title,
             x_label: "server cores".into(),
             y_label: "requests per second".into(),
             series,
             whole_x: true,
-        }),
-        title,
-    })
+        },
+    ))
 }

@@ -104,6 +104,7 @@ pub fn pooled(run: &RunData) -> Option<NamedChart> {
             band: Some(ratios::threshold(run)),
         }),
         title,
+        data: None,
     })
 }
 
@@ -129,6 +130,7 @@ pub fn levels(run: &RunData) -> Vec<NamedChart> {
                 band: Some(ratios::threshold(run)),
             }),
             title,
+            data: None,
         });
     }
     out

@@ -9,7 +9,9 @@ use crate::escape::{md_cell as cell, md_fence};
 use crate::table::{Align, Aside, Cell, Heading, Kind, Table};
 
 /// The article in Markdown; charts are images in `image_dir` when it is
-/// given (the PNGs written beside the file), else left out.
+/// given (the PNGs written beside the file), else their figures as tables
+/// (a forest plot's are the comparisons' tables already, and it is left
+/// out).
 pub fn render(article: &Article, image_dir: Option<&str>) -> String {
     let md = Markdown { image_dir };
     let mut o = String::new();
@@ -79,7 +81,18 @@ impl Markdown<'_> {
                     c.id,
                     c.caption
                 ),
-                None => String::new(),
+                // Without an image to point to, the chart's figures as
+                // its table, so the text report holds every number the
+                // page draws.
+                None => match &c.data {
+                    Some(data) => format!(
+                        "{}\n{}\n\n{}",
+                        heading(&Heading::subsection(&c.title)),
+                        c.caption,
+                        table(data)
+                    ),
+                    None => String::new(),
+                },
             },
             Block::Code { text, lang } => md_fence(text, lang),
             Block::File { name, content } => {

@@ -7,7 +7,9 @@ use throng_model::RunData;
 
 use crate::analysis::Analysis;
 use crate::article::{Article, Block, Medium, Paragraph, Section, Span, Tone};
-use crate::{calibration, cost, figures, launches, parity, protocols, provenance, ratios, tables};
+use crate::{
+    calibration, cost, figures, launches, origin, parity, protocols, provenance, ratios, tables,
+};
 
 /// The article of a run, from its title to the way to measure it again.
 pub fn article(run: &RunData, a: &Analysis) -> Article {
@@ -18,6 +20,7 @@ pub fn article(run: &RunData, a: &Analysis) -> Article {
         &r.study
     };
     let sections = [
+        origin::section(r),
         Some(summary(run, a)),
         calibration::section(run),
         features(run),

@@ -124,21 +124,16 @@ fn charts_of_one_unsampled_step_skip_the_server_figures() {
     // No memory or CPU chart of zeros; no "-0c" in the file names.
     assert_eq!(ids, ["throughput-x", "latency-x", "total-time-x"]);
     let tput = &a.charts[0];
-    assert_eq!(tput.title, "Throughput, /");
-    // The one level at c=5 on an axis of whole connections, not of 0.5s.
-    for tick in ["0", "1", "2", "3", "4", "5"] {
-        assert!(
-            tput.svg.contains(&format!(
-                "text-anchor=\"middle\" fill=\"currentColor\">{tick}</text>"
-            )),
-            "tick {tick}: {}",
-            tput.svg
-        );
-    }
+    // One level: a bar a server, not a line of one dot on an axis of
+    // fractions of a connection.
+    assert_eq!(tput.title, "Throughput, /, 5 connections");
+    assert!(tput.svg.contains("<title>127.0.0.1:8080: "), "{}", tput.svg);
+    assert!(!tput.svg.contains("<circle") && !tput.svg.contains("<polyline"));
     assert!(!tput.svg.contains("NaN") && !tput.svg.contains("inf"));
-    assert!(tput
-        .svg
-        .contains("<circle cx=\"580.0\" cy=\"44.0\" r=\"3\""));
+    // Its figures as a table for a text report: one row, the server's.
+    let data = tput.data.as_ref().unwrap();
+    assert_eq!(data.rows.len(), 1);
+    assert_eq!(data.rows[0][0].text, "127.0.0.1:8080");
     assert!(
         a.charts[2].svg.contains("s over 1 step<"),
         "{}",

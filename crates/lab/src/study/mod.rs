@@ -132,6 +132,9 @@ pub struct StudyFile {
     pub name: String,
     #[serde(default)]
     pub description: String,
+    /// The published article the study rebuilds, and how it differs.
+    #[serde(default)]
+    pub article: Option<throng_model::ArticleNote>,
     pub servers: Vec<ServerEntry>,
     pub workloads: Vec<String>,
     #[serde(deserialize_with = "values::cores")]
@@ -365,6 +368,9 @@ impl Study {
     /// A study's TOML, its paths (`docroot`, `urls`) relative to `base`.
     pub fn parse_at(text: &str, recipes: &Recipes, base: &Path) -> anyhow::Result<Study> {
         let f: StudyFile = throng_servers::spot::from_str(text)?;
+        if let Some(problem) = f.article.as_ref().and_then(|a| a.problem()) {
+            bail!("{problem}");
+        }
         let profiles = profiles(&f)?;
         let protocols = protocols(&f)?;
         let certificate = match &f.certificate {
