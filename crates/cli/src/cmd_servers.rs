@@ -37,7 +37,11 @@ pub fn run(args: ServersArgs) -> anyhow::Result<u8> {
             (true, false) => format!("backend {} missing", r.backend.as_deref().unwrap_or("")),
             _ => "no".to_string(),
         };
-        let package = if installed || r.package.is_empty() {
+        // The package a report of this server will name: dpkg's owner of
+        // the binary (nginx, apache2-bin), not the one to install it with.
+        let package = if installed {
+            throng_lab::features::installed_package(r)
+        } else if r.package.is_empty() {
             r.package.clone()
         } else {
             format!("apt-get install {}", r.package)

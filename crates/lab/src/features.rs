@@ -103,6 +103,13 @@ pub fn owning_package(binary: &str) -> Option<String> {
         .filter(|pkg| !pkg.is_empty() && !pkg.contains(','))
 }
 
+/// The package that installed a recipe's server on this machine, as every
+/// report and `throng servers` name it: dpkg's owner of its binary, else
+/// the package the recipe installs it with.
+pub fn installed_package(recipe: &Recipe) -> String {
+    owning_package(&recipe.binary).unwrap_or_else(|| recipe.package.clone())
+}
+
 /// dpkg's Installed-Size (KiB) of a package, in bytes; 0 when unknown.
 pub fn installed_bytes(package: &str) -> u64 {
     if package.is_empty() {
@@ -380,10 +387,23 @@ pub fn probe_dir_listing_off(addr: SocketAddr) -> FeatureResult {
 }
 
 /// From the rendered configuration: the only place the choice is made.
+/// A server with no such setting (h2o, Varnish) answers from its recipe's
+/// parity entry, the same documented default the settings table shows, so
+/// the two tables of a report cannot disagree on it.
 pub fn sendfile_from_config(recipe: &Recipe, config: &str) -> FeatureResult {
-    match recipe.probe.sendfile(config) {
-        Some(a) => result(Feature::Sendfile, a.status, a.evidence.clone()),
-        None => result(
+    if let Some(a) = recipe.probe.sendfile(config) {
+        return result(Feature::Sendfile, a.status, a.evidence.clone());
+    }
+    match recipe.parity.get("sendfile") {
+        Some(rule) if rule.after.is_none() && rule.value.is_none() => {
+            let status = match rule.default.as_str() {
+                "on" => FeatureStatus::Yes,
+                "off" => FeatureStatus::No,
+                _ => FeatureStatus::Untested,
+            };
+            result(Feature::Sendfile, status, rule.doc.clone())
+        }
+        _ => result(
             Feature::Sendfile,
             FeatureStatus::Untested,
             "no sendfile setting in the recipe",
@@ -723,5 +743,21 @@ mod tests {
         assert_eq!(owning_package("/usr/bin/dpkg").as_deref(), Some("dpkg"));
         assert_eq!(owning_package("/nonexistent/server"), None);
         assert_eq!(owning_package("nginx"), None);
+    }
+
+    #[test]
+    fn a_server_without_a_sendfile_setting_answers_from_its_documented_default() {
+        let recipes = throng_servers::Recipes::builtin();
+        for name in ["h2o", "varnish"] {
+            let r = recipes.get(name).unwrap();
+            let f = sendfile_from_config(r, "");
+            assert_eq!(f.status, FeatureStatus::No, "{name}");
+            assert_eq!(f.evidence, r.parity["sendfile"].doc, "{name}");
+        }
+        let nginx = recipes.get("nginx").unwrap();
+        assert_eq!(
+            sendfile_from_config(nginx, "sendfile on;\n").status,
+            FeatureStatus::Yes
+        );
     }
 }

@@ -150,13 +150,11 @@ pub fn run_study_with(
         .iter()
         .map(|s| {
             // This machine's dpkg knows only this machine's servers.
-            let package = study
-                .hosts
-                .server
-                .is_local()
-                .then(|| crate::features::owning_package(&s.recipe.binary))
-                .flatten()
-                .unwrap_or_else(|| s.recipe.package.clone());
+            let package = if study.hosts.server.is_local() {
+                crate::features::installed_package(&s.recipe)
+            } else {
+                s.recipe.package.clone()
+            };
             ServerRecord {
                 name: s.name.clone(),
                 recipe: s.recipe.name.clone(),

@@ -316,7 +316,15 @@ pub fn best(run: &RunData, figs: &[StepFigures]) -> Option<Table> {
                     } else {
                         rate_with_ci(&f.throughput)
                     };
-                    best_cell(value, Mark::verdict(&f.verdict), &StepRef::of(f))
+                    let cell = best_cell(value, Mark::verdict(&f.verdict), &StepRef::of(f));
+                    match faster_suspect(figs, f, large) {
+                        Some(other) => cell.warn(format!(
+                            "best valid step: its faster one ({}) was suspect, so servers \
+                             may be compared at different levels",
+                            figures::step_source(other.cores, other.concurrency)
+                        )),
+                        None => cell,
+                    }
                 }
                 None => Cell::none(),
             });
@@ -324,6 +332,29 @@ pub fn best(run: &RunData, figs: &[StepFigures]) -> Option<Table> {
         t.push(row);
     }
     Some(t)
+}
+
+/// The server's faster step at another level than `chosen`, when the
+/// best figure fell back to a valid step below it: the reader comparing
+/// the row with another server's must know they were measured apart.
+fn faster_suspect<'a>(
+    figs: &'a [StepFigures],
+    chosen: &StepFigures,
+    large: bool,
+) -> Option<&'a StepFigures> {
+    let key = |f: &StepFigures| {
+        if large {
+            f.mb_per_sec
+        } else {
+            f.throughput.mean
+        }
+    };
+    figs.iter()
+        .filter(|f| f.server == chosen.server && f.workload == chosen.workload)
+        .filter(|f| figures::measured(f) && !figures::is_valid(f))
+        .filter(|f| (f.cores, f.concurrency) != (chosen.cores, chosen.concurrency))
+        .filter(|f| key(f) > key(chosen))
+        .max_by(|a, b| key(a).total_cmp(&key(b)))
 }
 
 /// Every step with its figures and verdict.
@@ -592,8 +623,17 @@ pub fn costs(figs: &[StepFigures]) -> Option<Table> {
             Cell::text(cost::syscalls_or_why(d)),
             f.cpu_us_per_request
                 .map_or_else(Cell::none, |c| Cell::lit(format!("{c:.1} µs"))),
-            Cell::lit(format!("{:.2}", cost::switches(d))),
-            Cell::lit(format!("{:.0} B", d.log_bytes_per_request)),
+            // Per request of none is unmeasured, not 0.
+            if d.requests == 0 {
+                Cell::none()
+            } else {
+                Cell::lit(format!("{:.2}", cost::switches(d)))
+            },
+            if d.requests == 0 {
+                Cell::none()
+            } else {
+                Cell::lit(format!("{:.0} B", d.log_bytes_per_request))
+            },
             if d.tool.is_empty() {
                 Cell::none()
             } else {
