@@ -211,8 +211,8 @@ pub struct LoadResult {
     #[serde(with = "crate::wire::histogram")]
     pub connect_time: Histogram<u64>,
     /// Microseconds from a connect's start to the connection's close, for
-    /// connections closed in the measured phase (httperf's connection
-    /// time). `None` from agents that did not measure it.
+    /// connections opened and closed in the measured phase (httperf's
+    /// connection time). `None` from agents that did not measure it.
     #[serde(default, with = "crate::wire::histogram_opt")]
     pub connection_time: Option<Histogram<u64>>,
     /// Requests sent but not answered when the run ended.

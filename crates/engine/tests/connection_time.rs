@@ -37,7 +37,14 @@ fn sessions(server: &Server, paths: &[&str], pages: &[u32], sessions: u64) -> Lo
     let addr = server.addr;
     let targets = paths
         .iter()
-        .map(|p| Target::new(addr, addr.to_string(), p.to_string(), format!("http://{addr}{p}")))
+        .map(|p| {
+            Target::new(
+                addr,
+                addr.to_string(),
+                p.to_string(),
+                format!("http://{addr}{p}"),
+            )
+        })
         .collect();
     let mut spec = LoadSpec::new(targets);
     spec.threads = 1;
@@ -77,10 +84,7 @@ fn a_connection_lives_from_its_connect_to_its_close() {
     let slow = SLOW.as_micros() as u64;
     assert!(life.min() >= slow, "{} µs", life.min());
     assert!(life.max() < slow + 50_000, "{} µs", life.max());
-    assert_eq!(
-        (r.counts.head_replies, r.counts.head_bytes),
-        (3, 3 * HEAD)
-    );
+    assert_eq!((r.counts.head_replies, r.counts.head_bytes), (3, 3 * HEAD));
     assert_eq!(r.counts.body_bytes, 6);
     let s = r.sessions.expect("sessions");
     assert_eq!(s.lengths, [0, 3]);

@@ -217,8 +217,8 @@ pub struct Connections {
     /// Time from connect() to writable, for connects in the measured phase.
     pub connect_time_us: Latency,
     /// A connection's life, from its connect's start to its close, for
-    /// connections closed in the measured phase (httperf's connection
-    /// time). `None` in summaries stored before it was measured.
+    /// connections opened and closed in the measured phase (httperf's
+    /// connection time). `None` in summaries stored before it was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection_time_us: Option<Latency>,
 }

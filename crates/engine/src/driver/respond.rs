@@ -304,7 +304,7 @@ impl Worker<'_> {
     pub(super) fn shut(&mut self, i: usize) {
         self.io_close(i);
         let connected = matches!(self.conns[i].state, State::Open | State::Handshaking);
-        if connected && self.measuring && !self.between_windows {
+        if connected && self.conns[i].connect_measured && self.measuring && !self.between_windows {
             let life = self.now.saturating_sub(self.conns[i].connect_start_ns) / 1000;
             self.stats.conn_life.saturating_record(life.max(1));
         }

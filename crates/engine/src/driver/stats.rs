@@ -99,7 +99,8 @@ pub(crate) struct Stats {
     pub(crate) first_byte: Histogram<u64>,
     pub(crate) connect: Histogram<u64>,
     /// A connection's life, from its connect's start to its close, for
-    /// those closed in the measured phase (httperf's connection time).
+    /// those opened and closed in the measured phase (httperf's connection
+    /// time).
     pub(crate) conn_life: Histogram<u64>,
     pub(crate) lateness: Histogram<u64>,
     pub(crate) late_sends: u64,
