@@ -507,6 +507,7 @@ mod tests {
             connections_established: 5,
             reconnects: 0,
             connect_time: latency.clone(),
+            connection_time: None,
             in_flight_at_end: 0,
             cpu_user_s: cpu_s,
             cpu_sys_s: 0.0,

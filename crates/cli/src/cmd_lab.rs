@@ -12,8 +12,8 @@ use throng_report::figures;
 
 #[derive(clap::Args)]
 pub struct LabArgs {
-    /// A built-in study (quick, static-sweep, acme, ladder, shootout, sessions, calibrate) or a
-    /// study TOML file.
+    /// A built-in study (quick, static-sweep, acme, ladder, shootout, sessions, site-visits,
+    /// calibrate) or a study TOML file.
     pub study: String,
     /// SQLite database the run is stored in.
     #[arg(long, default_value = "throng.db", value_parser = crate::args::out_path)]

@@ -330,8 +330,8 @@ fn a_scaled_down_shootout_keeps_each_workloads_own_concurrency() {
 }
 
 #[test]
-fn sessions_is_users_who_think_and_fits_in_ten_minutes() {
-    let study = Study::load("sessions", &Recipes::builtin()).unwrap();
+fn site_visits_is_users_who_think_and_fits_in_ten_minutes() {
+    let study = Study::load("site-visits", &Recipes::builtin()).unwrap();
     let servers: Vec<&str> = study.servers.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(
         servers,
@@ -346,15 +346,15 @@ fn sessions_is_users_who_think_and_fits_in_ten_minutes() {
     assert_eq!(users.file.sessions.len(), 4);
     assert!(study.max_users_cap.is_some());
     let (min_s, max_s) = two_cpu_estimate_s(&study);
-    eprintln!("sessions: estimated {min_s:.0}-{max_s:.0} s");
-    assert!(max_s < 600.0, "sessions estimated at {max_s:.0} s");
+    eprintln!("site-visits: estimated {min_s:.0}-{max_s:.0} s");
+    assert!(max_s < 600.0, "site-visits estimated at {max_s:.0} s");
 }
 
 #[test]
-fn a_scaled_down_sessions_study_completes_exact_visits() {
+fn a_scaled_down_site_visits_study_completes_exact_visits() {
     let servers = installed(&["nginx", "lighttpd"]);
     if !servers.iter().any(|s| s == "nginx") {
-        eprintln!("skipping the scaled-down sessions study: it needs nginx");
+        eprintln!("skipping the scaled-down site-visits study: it needs nginx");
         return;
     }
     let _one = REAL_RUN.lock().unwrap_or_else(|e| e.into_inner());
@@ -363,7 +363,7 @@ fn a_scaled_down_sessions_study_completes_exact_visits() {
         .map(|s| format!("{s:?}"))
         .collect::<Vec<_>>()
         .join(", ");
-    let text = builtin_text("sessions");
+    let text = builtin_text("site-visits");
     let text = substitute(
         &text,
         "servers = [\"nginx\", \"lighttpd\", \"apache2-event\", \"h2o\", \"caddy\"]\n",

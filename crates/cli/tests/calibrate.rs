@@ -22,7 +22,8 @@ fn the_built_in_studies_name_calibrate() {
     let help = String::from_utf8_lossy(&out.stdout);
     assert!(
         help.contains(
-            "A built-in study (quick, static-sweep, acme, ladder, shootout, sessions, calibrate)"
+            "A built-in study (quick, static-sweep, acme, ladder, shootout, sessions, site-visits, \
+             calibrate)"
         ),
         "{help}"
     );
@@ -37,7 +38,7 @@ fn the_built_in_studies_name_calibrate() {
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         "throng: no study named \"no-such-study\": built-in studies are quick, static-sweep, \
-         acme, ladder, shootout, sessions, calibrate, or give a TOML file\n"
+         acme, ladder, shootout, sessions, site-visits, calibrate, or give a TOML file\n"
     );
     assert!(!db.exists());
 }

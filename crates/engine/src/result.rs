@@ -24,6 +24,13 @@ pub struct Counts {
     pub bytes_written: u64,
     /// Body bytes of complete responses.
     pub body_bytes: u64,
+    /// HTTP/1.x responses complete, and their bytes that were not body
+    /// (status line, headers, chunk framing, interim responses): httperf's
+    /// reply header size. 0 from agents that did not count them.
+    #[serde(default)]
+    pub head_replies: u64,
+    #[serde(default)]
+    pub head_bytes: u64,
     /// Successful connects.
     pub connects: u64,
     /// Requests on the wire of a connection that closed before answering
@@ -106,6 +113,11 @@ pub struct SessionOutcome {
     /// Most users active at once (summed over threads and hosts, each at
     /// its own peak: an upper bound).
     pub active_max: u64,
+    /// Sessions ended in the measured phase, completed or failed, by how
+    /// many of their requests were answered as expected (httperf's session
+    /// length histogram); the last slot also counts longer ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lengths: Vec<u64>,
 }
 
 impl SessionOutcome {
@@ -126,6 +138,12 @@ impl SessionOutcome {
             *a += b;
         }
         self.active_max += o.active_max;
+        if self.lengths.len() < o.lengths.len() {
+            self.lengths.resize(o.lengths.len(), 0);
+        }
+        for (a, b) in self.lengths.iter_mut().zip(&o.lengths) {
+            *a += b;
+        }
     }
 
     /// The parts of one load (threads, or hosts) as one.
@@ -192,6 +210,11 @@ pub struct LoadResult {
     /// Microseconds from connect() to writable, measured phase.
     #[serde(with = "crate::wire::histogram")]
     pub connect_time: Histogram<u64>,
+    /// Microseconds from a connect's start to the connection's close, for
+    /// connections opened and closed in the measured phase (httperf's
+    /// connection time). `None` from agents that did not measure it.
+    #[serde(default, with = "crate::wire::histogram_opt")]
+    pub connection_time: Option<Histogram<u64>>,
     /// Requests sent but not answered when the run ended.
     pub in_flight_at_end: u64,
     /// CPU seconds of the load threads.
@@ -342,6 +365,8 @@ impl LoadResult {
             o.bytes_read += c.bytes_read;
             o.bytes_written += c.bytes_written;
             o.body_bytes += c.body_bytes;
+            o.head_replies += c.head_replies;
+            o.head_bytes += c.head_bytes;
             o.connects += c.connects;
             o.resent += c.resent;
             for (a, b) in o.errors.iter_mut().zip(c.errors) {
@@ -373,6 +398,14 @@ impl LoadResult {
             // caller has already refused.
             let _ = out.latency.add(&p.latency);
             let _ = out.connect_time.add(&p.connect_time);
+            out.connection_time = match (out.connection_time.take(), &p.connection_time) {
+                (Some(mut a), Some(b)) => {
+                    let _ = a.add(b);
+                    Some(a)
+                }
+                // A part that did not measure it leaves the whole unknown.
+                _ => None,
+            };
             if let (Some(a), Some(b)) = (&mut out.first_byte, &p.first_byte) {
                 let _ = a.add(b);
             }
@@ -491,6 +524,8 @@ mod tests {
                 bytes_read: 100 * n,
                 bytes_written: 50 * n,
                 body_bytes: 60 * n,
+                head_replies: n,
+                head_bytes: 30 * n,
                 connects: 4,
                 resent: n + 2,
                 errors,
@@ -500,6 +535,7 @@ mod tests {
             connections_established: 4,
             reconnects: 1,
             connect_time: hist(&[30, 40]),
+            connection_time: Some(hist(&[50, 60])),
             in_flight_at_end: 0,
             cpu_user_s: 0.5,
             cpu_sys_s: 0.25,
@@ -573,6 +609,13 @@ mod tests {
             (3, 5, 2)
         );
         assert!(r.warnings.is_empty());
+        assert_eq!((r.counts.head_replies, r.counts.head_bytes), (8, 240));
+        assert_eq!(r.connection_time, Some(hist(&[50, 60, 50, 60])));
+        // A host that did not time its connections leaves the whole unknown.
+        let mut old = part(1000.0, &b, vec![(200, 3)]);
+        old.connection_time = None;
+        let r = LoadResult::combine(&[part(1000.0, &a, vec![(200, 5)]), old]).unwrap();
+        assert_eq!(r.connection_time, None);
     }
 
     #[test]
@@ -605,6 +648,7 @@ mod tests {
             think: hist(&[500]),
             active: vec![2, 4],
             active_max: 4,
+            lengths: Vec::new(),
         }
     }
 
@@ -651,5 +695,11 @@ mod tests {
         );
         assert_eq!((x.users, x.arrival_per_sec), (8, Some(20.0)));
         assert_eq!((x.active, x.active_max), (vec![4, 8], 8));
+        // Session lengths add slot by slot, the shorter list padded.
+        let (mut one, mut two) = (sessions(3, 0), sessions(4, 0));
+        one.lengths = vec![0, 3];
+        two.lengths = vec![1, 1, 2];
+        let x = SessionOutcome::sum(&[one, two]).unwrap();
+        assert_eq!(x.lengths, [1, 4, 2]);
     }
 }

@@ -386,6 +386,7 @@ pub(crate) fn merge(
     let mut latency = histogram();
     let mut uncorrected = histogram();
     let mut connect = histogram();
+    let mut conn_life = histogram();
     let mut lateness = histogram();
     let (mut late_sends, mut established, mut reconnects, mut in_flight) = (0, 0, 0, 0);
     let mut unsent = 0;
@@ -404,6 +405,7 @@ pub(crate) fn merge(
         let _ = latency.add(&st.latency);
         let _ = uncorrected.add(&st.uncorrected);
         let _ = connect.add(&st.connect);
+        let _ = conn_life.add(&st.conn_life);
         let _ = lateness.add(&st.lateness);
         late_sends += st.late_sends;
         unsent += st.unsent;
@@ -501,6 +503,8 @@ pub(crate) fn merge(
         bytes_read: measured.bytes_read,
         bytes_written: measured.bytes_written,
         body_bytes: measured.body_bytes,
+        head_replies: measured.head_replies,
+        head_bytes: measured.head_bytes,
         connects: measured.connects,
         resent: measured.resent,
         errors: measured.errors,
@@ -525,6 +529,7 @@ pub(crate) fn merge(
         connections_established: established,
         reconnects,
         connect_time: connect,
+        connection_time: Some(conn_life),
         in_flight_at_end: in_flight,
         cpu_user_s: user,
         cpu_sys_s: sys,
@@ -611,6 +616,10 @@ pub(crate) fn merge(
                     think: s.think.clone(),
                     active: s.active.clone(),
                     active_max: s.active_max,
+                    lengths: {
+                        let used = s.lengths.iter().rposition(|&n| n > 0).map_or(0, |k| k + 1);
+                        s.lengths[..used].to_vec()
+                    },
                 })
                 .collect();
             let mut out = SessionOutcome::sum(&each)?;

@@ -64,6 +64,10 @@ pub fn summarize(r: &LoadResult) -> Summary {
         bytes_read: c.bytes_read,
         bytes_written: c.bytes_written,
         body_bytes: c.body_bytes,
+        reply_heads: (c.head_replies > 0).then_some(throng_model::ReplyHeads {
+            replies: c.head_replies,
+            bytes: c.head_bytes,
+        }),
         mb_per_sec: r.per_sec(c.bytes_read) / 1e6,
         latency_us: latency(&r.latency),
         latency_uncorrected_us: r.latency_uncorrected.as_ref().map(latency),
@@ -80,6 +84,7 @@ pub fn summarize(r: &LoadResult) -> Summary {
             reconnects: r.reconnects,
             per_sec: r.per_sec(c.connects),
             connect_time_us: latency(&r.connect_time),
+            connection_time_us: r.connection_time.as_ref().map(latency),
         },
         in_flight_at_end: r.in_flight_at_end,
         client_cpu_s: CpuTime {
@@ -141,6 +146,7 @@ pub fn summarize(r: &LoadResult) -> Summary {
             think_us: latency(&x.think),
             active: x.active.clone(),
             active_max: x.active_max,
+            lengths: x.lengths.clone(),
         }),
         // Only this machine's processes can be seen, by the caller.
         local_server: None,

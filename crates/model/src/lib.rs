@@ -29,8 +29,8 @@ pub use profile::Profile;
 pub use reason::{Reason, ReasonCode, Verdict};
 pub use summary::{
     Connections, CpuTime, ErrorKind, HostShare, Http2Report, IoBackend, Latency, LoadModel,
-    LocalServer, RateReport, SessionCounts, Sessions, Summary, TimelineRow, TlsReport, Warmup,
-    Warning,
+    LocalServer, RateReport, ReplyHeads, SessionCounts, Sessions, Summary, TimelineRow, TlsReport,
+    Warmup, Warning,
 };
 pub use threshold::{
     Threshold, ThresholdSource, CALIBRATED_CEILING, CALIBRATED_FLOOR, DEFAULT_PRECISION,

@@ -216,6 +216,11 @@ pub struct Connections {
     pub per_sec: f64,
     /// Time from connect() to writable, for connects in the measured phase.
     pub connect_time_us: Latency,
+    /// A connection's life, from its connect's start to its close, for
+    /// connections opened and closed in the measured phase (httperf's
+    /// connection time). `None` in summaries stored before it was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_time_us: Option<Latency>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -324,6 +329,11 @@ pub struct Summary {
     pub bytes_written: u64,
     /// Body bytes of complete responses.
     pub body_bytes: u64,
+    /// HTTP/1.x responses complete in the measured phase and their bytes
+    /// that were not body (httperf's reply header size); `None` when none
+    /// was, and in summaries stored before it was counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_heads: Option<ReplyHeads>,
     pub mb_per_sec: f64,
     /// Service time from the intended send time in the open model (no
     /// coordinated omission), from the actual send time in the closed model.
@@ -426,6 +436,14 @@ pub struct TlsReport {
     pub handshake_us: Latency,
 }
 
+/// The heads of a load's HTTP/1.x replies: status line, headers, chunk
+/// framing and interim responses, everything on the wire but the body.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplyHeads {
+    pub replies: u64,
+    pub bytes: u64,
+}
+
 /// What users walking sessions did (docs/json-schema.md, `sessions`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Sessions {
@@ -444,6 +462,13 @@ pub struct Sessions {
     /// Users active at each whole second of the measured phase.
     pub active: Vec<u64>,
     pub active_max: u64,
+    /// Sessions ended in the measured phase, completed or failed, by how
+    /// many of their requests were answered as expected: `lengths[n]`
+    /// sessions had n (httperf's session length histogram; the engine's
+    /// last slot, 63, also counts longer ones). Empty in summaries stored
+    /// before it was counted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lengths: Vec<u64>,
 }
 
 /// What became of the sessions of the measured phase and of the users

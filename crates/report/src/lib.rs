@@ -30,6 +30,7 @@ pub mod forest;
 pub mod forests;
 pub mod hosts;
 pub mod html;
+pub mod httperf;
 pub mod launches;
 pub mod markdown;
 pub mod origin;

@@ -31,6 +31,7 @@ pub fn article(run: &RunData, a: &Analysis) -> Article {
         launch_split(a),
         Some(steps(a)),
         sessions(a),
+        crate::httperf::section(run),
         costs(run, a),
         failures(run),
         Some(provenance::environment(run)),

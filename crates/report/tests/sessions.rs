@@ -48,6 +48,7 @@ fn walked(
         think_us,
         active: vec![active_max],
         active_max,
+        lengths: Vec::new(),
     }
 }
 

@@ -50,6 +50,9 @@ pub(crate) struct Conn {
     /// Bytes of the first unwritten request already written.
     pub(crate) write_off: usize,
     pub(crate) connect_start_ns: u64,
+    /// Its connect started in the measured phase: only then is its life,
+    /// counted at its close, wholly the measured phase's.
+    pub(crate) connect_measured: bool,
     pub(crate) ever_connected: bool,
     /// Requests issued on this connection since it was opened, against
     /// the spec's limit; back to 0 when it closes.

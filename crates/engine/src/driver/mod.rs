@@ -147,6 +147,7 @@ impl<'a> Worker<'a> {
                 written: 0,
                 write_off: 0,
                 connect_start_ns: 0,
+                connect_measured: false,
                 ever_connected: false,
                 carried: 0,
                 epoch: 0,

@@ -62,6 +62,11 @@ impl Worker<'_> {
         let c = self.counters(measured);
         c.completed += 1;
         c.body_bytes += resp.body_bytes;
+        // HTTP/2 frames carry no byte count of a response (0).
+        if resp.wire_bytes > 0 {
+            c.head_replies += 1;
+            c.head_bytes += resp.wire_bytes.saturating_sub(resp.body_bytes);
+        }
         c.status[(resp.status as usize).min(STATUS_SLOTS - 1)] += 1;
         if let Some(kind) = error {
             c.errors[kind.index()] += 1;
@@ -298,6 +303,11 @@ impl Worker<'_> {
     /// Close connection `i` and forget what was on it.
     pub(super) fn shut(&mut self, i: usize) {
         self.io_close(i);
+        let connected = matches!(self.conns[i].state, State::Open | State::Handshaking);
+        if connected && self.conns[i].connect_measured && self.measuring && !self.between_windows {
+            let life = self.now.saturating_sub(self.conns[i].connect_start_ns) / 1000;
+            self.stats.conn_life.saturating_record(life.max(1));
+        }
         let c = &mut self.conns[i];
         c.proto.shut();
         c.state = State::Down;

@@ -71,6 +71,7 @@ impl Worker<'_> {
             addr
         };
         self.conns[i].connect_start_ns = self.now;
+        self.conns[i].connect_measured = self.measuring && !self.between_windows;
         self.io_connect(i, addr);
     }
 

@@ -19,6 +19,9 @@ pub(crate) struct Counters {
     pub bytes_read: u64,
     pub bytes_written: u64,
     pub body_bytes: u64,
+    /// HTTP/1.x responses complete, and their bytes that were not body.
+    pub head_replies: u64,
+    pub head_bytes: u64,
     pub connects: u64,
     /// Requests taken back from the wire unanswered and sent again.
     pub resent: u64,
@@ -34,6 +37,8 @@ impl Counters {
             bytes_read: 0,
             bytes_written: 0,
             body_bytes: 0,
+            head_replies: 0,
+            head_bytes: 0,
             connects: 0,
             resent: 0,
             errors: [0; ErrorKind::COUNT],
@@ -47,6 +52,8 @@ impl Counters {
         self.bytes_read += o.bytes_read;
         self.bytes_written += o.bytes_written;
         self.body_bytes += o.body_bytes;
+        self.head_replies += o.head_replies;
+        self.head_bytes += o.head_bytes;
         self.connects += o.connects;
         self.resent += o.resent;
         for (a, b) in self.errors.iter_mut().zip(o.errors.iter()) {
@@ -67,6 +74,8 @@ impl Counters {
         self.bytes_read = 0;
         self.bytes_written = 0;
         self.body_bytes = 0;
+        self.head_replies = 0;
+        self.head_bytes = 0;
         self.connects = 0;
         self.resent = 0;
         self.errors = [0; ErrorKind::COUNT];
@@ -89,6 +98,10 @@ pub(crate) struct Stats {
     /// From a request's send to its response's first byte.
     pub(crate) first_byte: Histogram<u64>,
     pub(crate) connect: Histogram<u64>,
+    /// A connection's life, from its connect's start to its close, for
+    /// those opened and closed in the measured phase (httperf's connection
+    /// time).
+    pub(crate) conn_life: Histogram<u64>,
     pub(crate) lateness: Histogram<u64>,
     pub(crate) late_sends: u64,
     /// Open model: requests due in the measured phase, never sent.
@@ -119,6 +132,7 @@ impl Stats {
             uncorrected: histogram(),
             first_byte: histogram(),
             connect: histogram(),
+            conn_life: histogram(),
             lateness: histogram(),
             late_sends: 0,
             unsent: 0,
@@ -140,6 +154,7 @@ impl Stats {
         self.uncorrected.reset();
         self.first_byte.reset();
         self.connect.reset();
+        self.conn_life.reset();
         self.lateness.reset();
         self.late_sends = 0;
         self.unsent = 0;

@@ -30,6 +30,8 @@ struct User {
     page: u32,
     next_burst: u32,
     outstanding: u32,
+    /// Requests of the session answered as expected.
+    answered: u32,
     started_ns: u64,
     /// When the last page was answered: the think time observed runs from
     /// here to the next page's send.
@@ -49,12 +51,20 @@ pub(crate) struct SessionStats {
     /// Users active at each whole second of the measured phase.
     pub active: Vec<u64>,
     pub active_max: u64,
+    /// Measured sessions ended (completed or failed) by the requests of
+    /// theirs answered as expected; the last slot holds that many or more.
+    pub lengths: [u64; SESSION_LENGTHS],
 }
+
+/// Slots of a thread's session length histogram: httperf's session files
+/// rarely pass a few dozen requests a session.
+pub(crate) const SESSION_LENGTHS: usize = 64;
 
 impl SessionStats {
     fn new() -> Self {
         SessionStats {
             counts: SessionCounts::default(),
+            lengths: [0; SESSION_LENGTHS],
             duration: histogram(),
             think: histogram(),
             active: Vec::new(),
@@ -218,6 +228,7 @@ impl Worker<'_> {
             page: 0,
             next_burst: MAIN,
             outstanding: 0,
+            answered: 0,
             started_ns: now,
             think_from_ns: 0,
         };
@@ -265,7 +276,9 @@ impl Worker<'_> {
             return;
         }
         user.outstanding = user.outstanding.saturating_sub(1);
-        if !ok {
+        if ok {
+            user.answered += 1;
+        } else {
             user.failed = true;
         }
         if user.failed {
@@ -342,6 +355,7 @@ impl Worker<'_> {
         us.active -= 1;
         if user.measured {
             us.ended_measured += 1;
+            us.stats.lengths[(user.answered as usize).min(SESSION_LENGTHS - 1)] += 1;
             if user.failed {
                 us.stats.counts.failed += 1;
             } else {

@@ -53,6 +53,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("ladder", include_str!("../../studies/ladder.toml")),
     ("shootout", include_str!("../../studies/shootout.toml")),
     ("sessions", include_str!("../../studies/sessions.toml")),
+    (
+        "site-visits",
+        include_str!("../../studies/site-visits.toml"),
+    ),
     ("calibrate", include_str!("../../studies/calibrate.toml")),
 ];
 

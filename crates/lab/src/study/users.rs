@@ -17,10 +17,16 @@ use crate::spec::UserShape;
 
 /// Session logs that ship with throng, for the built-in studies: named
 /// `builtin:NAME` in a study.
-const BUILTIN_FILES: &[(&str, &str)] = &[(
-    "site-visits",
-    include_str!("../../studies/site-visits.wsesslog"),
-)];
+const BUILTIN_FILES: &[(&str, &str)] = &[
+    (
+        "site-visits",
+        include_str!("../../studies/site-visits.wsesslog"),
+    ),
+    (
+        "one-request",
+        include_str!("../../studies/one-request.wsesslog"),
+    ),
+];
 
 /// Browsers open up to six connections per host for a page's objects.
 const CONNS_PER_USER: usize = 6;
