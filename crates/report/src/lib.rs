@@ -29,6 +29,7 @@ pub mod forest;
 pub mod forests;
 pub mod hosts;
 pub mod html;
+pub mod ladder;
 pub mod launches;
 pub mod markdown;
 pub mod outline;
