@@ -77,6 +77,7 @@ fn table(md: &str, section: &str, sub: &str) -> Vec<Vec<(String, String)>> {
     let lines: Vec<&str> = rest[start..]
         .lines()
         .skip(1)
+        .skip_while(|l| l.is_empty())
         .take_while(|l| l.starts_with('|'))
         .collect();
     let cells = |l: &str| -> Vec<String> {
