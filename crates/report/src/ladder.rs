@@ -376,3 +376,86 @@ pub fn section(run: &RunData) -> Option<Section> {
     }
     Some(s)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use throng_model::{Latency, RunData};
+    use throng_testkit::model::step;
+
+    /// A step of `server` at `c` whose rounds each opened a connection per
+    /// request: 1000 connects of 3 ms mean and 1000 latencies of the
+    /// testkit's mean, `errors` connect timeouts in its first round.
+    fn close_step(server: &str, c: u32, errors: u64) -> StepRecord {
+        let mut s = step(server, 1, "page", c, 500.0, 6451, 4 << 20);
+        for (i, r) in s.rounds.iter_mut().enumerate() {
+            r.summary.keep_alive = false;
+            r.summary.connections.connect_time_us = Latency {
+                count: r.summary.completed,
+                mean: 3000.0,
+                ..Latency::default()
+            };
+            if i == 0 && errors > 0 {
+                r.summary.errors.insert("connect_timeout".into(), errors);
+                r.summary.errors_total = errors;
+            }
+        }
+        s
+    }
+
+    fn run(steps: Vec<StepRecord>) -> RunData {
+        RunData {
+            steps,
+            ..RunData::default()
+        }
+    }
+
+    #[test]
+    fn abs_time_per_request_is_the_connect_mean_plus_the_latency_mean() {
+        let r = run(vec![close_step("nginx", 10, 0)]);
+        let rows = rows(&r);
+        assert_eq!(rows.len(), 1);
+        let latency = weighted_mean_us(r.steps[0].rounds.iter().map(|r| &r.summary.latency_us));
+        assert_eq!(rows[0].connect_us, Some(3000.0));
+        assert_eq!(rows[0].total_us(), Some(3000.0 + latency.unwrap()));
+        // Five rounds of 2 s, 1000 responses each at 500/s (jittered).
+        assert_eq!(rows[0].seconds, 10.0);
+        assert_eq!(rows[0].connects, rows[0].completed);
+    }
+
+    #[test]
+    fn the_section_names_the_server_that_failed_and_where() {
+        let mut failed = close_step("squid", 1000, 0);
+        failed.status = StepStatus::Failed;
+        failed.failure = Some("the server exited".into());
+        failed.rounds.clear();
+        let r = run(vec![
+            close_step("nginx", 1000, 0),
+            close_step("squid", 500, 37),
+            failed,
+        ]);
+        let lines: Vec<String> = rows(&r).iter().filter_map(failure_line).collect();
+        let first = r.steps[1].rounds[0].summary.completed;
+        let all: u64 = r.steps[1].rounds.iter().map(|r| r.summary.completed).sum();
+        assert!(first > 0);
+        assert_eq!(
+            lines,
+            [
+                format!(
+                    "squid at c=500 (page): 37 of {} requests failed (connect_timeout 37)",
+                    figures::grouped(all + 37)
+                ),
+                "squid at c=1000 (page): failed: the server exited".to_string(),
+            ]
+        );
+        assert!(section(&r).is_some());
+    }
+
+    #[test]
+    fn keep_alive_runs_have_no_such_section() {
+        let r = run(vec![step("nginx", 1, "page", 10, 500.0, 6451, 4 << 20)]);
+        assert!(rows(&r).is_empty());
+        assert!(section(&r).is_none());
+        assert!(charts(&r).is_empty());
+    }
+}
