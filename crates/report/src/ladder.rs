@@ -133,7 +133,8 @@ fn row(s: &StepRecord) -> Row {
 }
 
 /// Every step of the run that opened a connection per request, and the
-/// steps that failed in a workload that did, in the run's order.
+/// steps that failed in a workload that did, by server in the run's order
+/// and then by level.
 pub fn rows(run: &RunData) -> Vec<Row> {
     let close = |s: &StepRecord| s.rate.is_none() && s.rounds.iter().any(one_per_request);
     let workloads: Vec<&str> = run
@@ -142,7 +143,8 @@ pub fn rows(run: &RunData) -> Vec<Row> {
         .filter(|s| close(s))
         .map(|s| s.workload.as_str())
         .collect();
-    run.steps
+    let mut rows: Vec<Row> = run
+        .steps
         .iter()
         .filter(|s| {
             close(s)
@@ -151,7 +153,13 @@ pub fn rows(run: &RunData) -> Vec<Row> {
                     && workloads.contains(&s.workload.as_str()))
         })
         .map(row)
-        .collect()
+        .collect();
+    // The study's order of servers, each from its lowest level up, as the
+    // article's charts read.
+    let servers = server_names(run);
+    let place = |r: &Row| servers.iter().position(|s| s == &r.server);
+    rows.sort_by_key(|r| (place(r), r.concurrency));
+    rows
 }
 
 fn ms(us: Option<f64>) -> Cell {
