@@ -101,7 +101,8 @@ fn ladder_is_seravos_ab_ladder_and_fits_in_ten_minutes() {
     // A static HTML page, one core, from one visitor up to a hundred and
     // on to a thousand, a count of requests per level, each on a
     // connection of its own as ab without -k makes them; then siege's
-    // thousand users over a site, each fetching its 400 files once.
+    // thousand users over a site, scaled from each fetching its 400 files
+    // once to 48 files a user.
     assert_eq!(
         loads(&study),
         [
@@ -111,7 +112,7 @@ fn ladder_is_seravos_ab_ladder_and_fits_in_ten_minutes() {
                 Some(6000),
                 false
             ),
-            ("site".to_string(), vec![1000], Some(400_000), false)
+            ("site".to_string(), vec![1000], Some(48_000), false)
         ]
     );
     // Every level runs exactly its count: no precision loop.
