@@ -28,6 +28,8 @@ pub struct Analysis {
     pub level_forests: Vec<NamedChart>,
     /// How each server's variance splits between slices and launches.
     pub launches: Vec<LaunchGroup>,
+    /// The time per request with its connect, drawn per workload.
+    pub connect_included: Vec<NamedChart>,
 }
 
 impl Analysis {
@@ -46,6 +48,7 @@ impl Analysis {
             forest: forests::pooled(run),
             level_forests: forests::levels(run),
             launches: launches::groups(run),
+            connect_included: crate::ladder::charts(run),
         }
     }
 
@@ -54,6 +57,7 @@ impl Analysis {
         self.forest
             .iter()
             .chain(&self.charts)
+            .chain(&self.connect_included)
             .chain(&self.level_forests)
             .collect()
     }

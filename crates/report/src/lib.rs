@@ -31,6 +31,7 @@ pub mod forests;
 pub mod hosts;
 pub mod html;
 pub mod httperf;
+pub mod ladder;
 pub mod launches;
 pub mod markdown;
 pub mod origin;

@@ -24,6 +24,7 @@ pub fn article(run: &RunData, a: &Analysis) -> Article {
         Some(summary(run, a)),
         calibration::section(run),
         features(run),
+        crate::ladder::section(run),
         tables::best(run, &a.steps).map(Section::opened_by),
         settings(run),
         Some(charts(a)),
