@@ -292,6 +292,8 @@ fn chart(run: &RunData, workload: &str, cores: u32, rows: &[&Row]) -> Option<Nam
                 whole_x: true,
             }),
             title,
+            // Its figures are the section's table.
+            data: None,
         });
     }
     let bars: Vec<Bar> = measured
@@ -324,6 +326,7 @@ fn chart(run: &RunData, workload: &str, cores: u32, rows: &[&Row]) -> Option<Nam
             bars,
         }),
         title,
+        data: None,
     })
 }
 
