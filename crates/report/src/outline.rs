@@ -19,6 +19,7 @@ pub fn article(run: &RunData, a: &Analysis) -> Article {
     };
     let sections = [
         Some(summary(run, a)),
+        crate::workload_table::section(&a.steps),
         calibration::section(run),
         features(run),
         tables::best(run, &a.steps).map(Section::opened_by),
