@@ -110,7 +110,9 @@ fn grouped(v: u64) -> String {
 
 #[test]
 fn a_scaled_down_shootout_draws_the_articles_table() {
-    let servers = installed(&["lighttpd", "nginx", "apache2-prefork", "varnish-apache"]);
+    // Three of its five servers keep the run short: an event loop, Apache
+    // alone and Varnish in front of Apache.
+    let servers = installed(&["nginx", "apache2-prefork", "varnish-apache"]);
     if !servers.iter().any(|s| s == "nginx") {
         eprintln!("skipping the scaled-down shootout: it needs nginx");
         return;
@@ -122,7 +124,7 @@ fn a_scaled_down_shootout_draws_the_articles_table() {
         );
     }
     // The page and phpinfo() at 5 clients and the 21 MB file at 1 (the
-    // article's 50 and 10), 200 and 5 requests a level (its 10000 and
+    // article's 50 and 10), 120 and 5 requests a level (its 10000 and
     // 100), each server started once.
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../lab/studies/shootout.toml");
     let text = std::fs::read_to_string(&path).unwrap();
@@ -151,7 +153,7 @@ fn a_scaled_down_shootout_draws_the_articles_table() {
         "warmup_seconds = 2.0\n",
         "warmup_seconds = 0.2\nfeatures = false\ndiagnose = false\n",
     );
-    let text = substitute(&text, "requests = 10000\n", "requests = 200\n");
+    let text = substitute(&text, "requests = 10000\n", "requests = 120\n");
     let text = substitute(
         &text,
         "[workload.large]\nconcurrency = [10]\nrequests = 100\n",
@@ -166,10 +168,10 @@ fn a_scaled_down_shootout_draws_the_articles_table() {
     let j = support::lab_report(&study, &db, Duration::from_secs(90));
     let steps = j["run"]["steps"].as_array().unwrap();
 
-    // With two servers to pair, 200 requests are 8 rounds of 25 rather
-    // than 5 of 40; the 5 of the large file cannot be split further.
+    // With two servers to pair, 120 requests are 6 rounds of 20 rather
+    // than 5 of 24; the 5 of the large file cannot be split further.
     let two = servers.len() >= 2;
-    let (n, page) = if two { (8, 25) } else { (5, 40) };
+    let (n, page) = if two { (6, 20) } else { (5, 24) };
     let workloads: &[(&str, u64, usize, u64)] = if php {
         &[
             ("page", 5, n, page),
@@ -222,11 +224,12 @@ fn a_scaled_down_shootout_draws_the_articles_table() {
         head.push(c.into());
     }
     assert_eq!(rows[0], head);
-    let names: Vec<&str> = rows[1..].iter().map(|r| r[0].as_str()).collect();
-    assert_eq!(
-        names,
-        servers.iter().map(String::as_str).collect::<Vec<_>>()
-    );
+    // One row a server.
+    let mut names: Vec<&str> = rows[1..].iter().map(|r| r[0].as_str()).collect();
+    names.sort_unstable();
+    let mut want: Vec<&str> = servers.iter().map(String::as_str).collect();
+    want.sort_unstable();
+    assert_eq!(names, want);
     for row in &rows[1..] {
         let server = row[0].as_str();
         let small: Vec<&str> = workloads
