@@ -228,7 +228,7 @@ impl Server {
         let sampler = kind.sampled().then(|| {
             Sampler::start_window(
                 self.running.pid(),
-                self.running.behind_pid(),
+                &self.running.behind_pids(),
                 &self.client_cpus,
                 Duration::from_secs_f64(load.warmup_s),
                 Some(Duration::from_secs_f64(load.seconds)),
@@ -276,10 +276,11 @@ impl<'a> Local<'a> {
         self.find(id).and_then(|s| s.tls.clone())
     }
 
-    /// A started server's leader and its backend's, for sampling.
-    pub fn pids(&self, id: ServerId) -> Option<(i32, Option<i32>)> {
+    /// A started server's leader and those behind it (its backend's, its
+    /// helper's), for sampling.
+    pub fn pids(&self, id: ServerId) -> Option<(i32, Vec<i32>)> {
         self.find(id)
-            .map(|s| (s.running.pid(), s.running.behind_pid()))
+            .map(|s| (s.running.pid(), s.running.behind_pids()))
     }
 
     /// A started server's processes and run directory, for counting.
@@ -329,12 +330,22 @@ impl Executor for Local<'_> {
             // A site of the user's own is static files: the recipe as it is.
             None => server.recipe.clone(),
         };
-        let helper = match server.recipe.workload(w.kind) {
+        // A cache passes a dynamic workload to its backend, which serves
+        // it as it would alone: its config and its helper.
+        let backend = match (&server.backend, w.kind.builtin()) {
+            (Some(b), Some(kind)) => Some(
+                b.for_workload(kind)
+                    .map_err(|e| early(format!("backend {}: {e:#}", b.name)))?,
+            ),
+            (b, _) => b.clone(),
+        };
+        let helper = match backend.as_ref().unwrap_or(&server.recipe).workload(w.kind) {
             Ok(Some(c)) => c.helper,
             _ => None,
         };
         let group_dir = group.dir_name();
-        let first_path = w.files.first().map(|f| f.0.clone()).unwrap_or_default();
+        // phpinfo() alone has no exact body, only a checked one.
+        let first_path = w.paths().first().cloned().unwrap_or_default();
         let tls_files = match server.protocol.tls() {
             false => None,
             true => {
@@ -350,7 +361,7 @@ impl Executor for Local<'_> {
         let start = Start {
             name: &server.name,
             recipe: &recipe,
-            backend: server.backend.as_ref(),
+            backend: backend.as_ref(),
             helper,
             group_dir: &group_dir,
             docroot: w.docroot.clone(),

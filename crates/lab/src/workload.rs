@@ -307,6 +307,12 @@ pub fn generate(kind: WorkloadKind, docroot: &Path) -> anyhow::Result<Workload> 
             expect(docroot, PHP_PAGE_PATH, &php_page_body(), &mut files)?;
             checked.push((PHP_INFO_PATH.to_string(), "text/html".to_string()));
         }
+        WorkloadKind::Phpinfo => {
+            let php = docroot.join("php");
+            std::fs::create_dir_all(&php)?;
+            std::fs::write(php.join("info.php"), PHP_INFO)?;
+            checked.push((PHP_INFO_PATH.to_string(), "text/html".to_string()));
+        }
         WorkloadKind::App => {
             // The same bytes as the `page` workload, so `page` (static) and
             // `app` (proxied) compare like for like; only the proxied path is
@@ -806,6 +812,16 @@ mod tests {
         assert!(page.contains("<title>Servers &lt;5&gt;</title>"));
         assert!(page.contains("<li>Apache2: processes &amp; threads (7)</li>\n"));
 
+        // phpinfo() alone: the same script and URL as `php`'s second.
+        let info = generate(WorkloadKind::Phpinfo, &dir.path().join("i")).unwrap();
+        assert_eq!(info.paths(), ["/php/info.php"]);
+        assert!(info.files.is_empty());
+        assert_eq!(php.checked, info.checked);
+        assert_eq!(
+            std::fs::read(dir.path().join("i/php/info.php")).unwrap(),
+            std::fs::read(dir.path().join("p/php/info.php")).unwrap()
+        );
+
         // The app's body is the page workload's, byte for byte.
         let app = generate(WorkloadKind::App, &dir.path().join("a")).unwrap();
         let static_page = generate(WorkloadKind::Page, &dir.path().join("s")).unwrap();
@@ -837,7 +853,7 @@ mod tests {
         let e = parse_kind("huge").unwrap_err().to_string();
         assert_eq!(
             e,
-            "unknown workload \"huge\" (known: tiny, small-files, page, large, site, cgi, php, app)"
+            "unknown workload \"huge\" (known: tiny, small-files, page, large, site, cgi, php, phpinfo, app)"
         );
         for k in WorkloadKind::ALL {
             assert_eq!(parse_kind(k.name()).unwrap(), k);

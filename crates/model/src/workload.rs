@@ -34,9 +34,11 @@ pub enum WorkloadKind {
     /// A hello-world CGI program in C, compiled by the lab, as in ACME's
     /// comparison.
     Cgi,
-    /// A small templated PHP page and phpinfo() through php-fpm, as the
-    /// Apache/lighttpd/nginx/Varnish article measured.
+    /// A small templated PHP page and phpinfo() in turn, through php-fpm.
     Php,
+    /// phpinfo() alone, through the same PHP path as `php`: the
+    /// Apache/lighttpd/nginx/Varnish article's second test.
+    Phpinfo,
     /// The `page` body served by a Node.js app behind the server, the
     /// reverse-proxy case of Seravo's article.
     App,
@@ -46,7 +48,7 @@ impl WorkloadKind {
     /// The `large` workload's one file: 21 MiB.
     pub const LARGE_FILE_BYTES: u64 = 21 * 1024 * 1024;
 
-    pub const ALL: [WorkloadKind; 8] = [
+    pub const ALL: [WorkloadKind; 9] = [
         WorkloadKind::Tiny,
         WorkloadKind::SmallFiles,
         WorkloadKind::Page,
@@ -54,6 +56,7 @@ impl WorkloadKind {
         WorkloadKind::Site,
         WorkloadKind::Cgi,
         WorkloadKind::Php,
+        WorkloadKind::Phpinfo,
         WorkloadKind::App,
     ];
 
@@ -71,7 +74,18 @@ impl WorkloadKind {
             WorkloadKind::Site => "site",
             WorkloadKind::Cgi => "cgi",
             WorkloadKind::Php => "php",
+            WorkloadKind::Phpinfo => "phpinfo",
             WorkloadKind::App => "app",
+        }
+    }
+
+    /// The recipe table (`[workloads.NAME]`) that says how a server serves
+    /// it: `phpinfo` goes through the PHP path `php` sets up, so a recipe
+    /// states its PHP once and both workloads measure the same path.
+    pub fn recipe_table(self) -> &'static str {
+        match self {
+            WorkloadKind::Phpinfo => WorkloadKind::Php.name(),
+            k => k.name(),
         }
     }
 
@@ -86,7 +100,7 @@ impl WorkloadKind {
     pub fn is_dynamic(self) -> bool {
         matches!(
             self,
-            WorkloadKind::Cgi | WorkloadKind::Php | WorkloadKind::App
+            WorkloadKind::Cgi | WorkloadKind::Php | WorkloadKind::Phpinfo | WorkloadKind::App
         )
     }
 
@@ -119,5 +133,17 @@ mod tests {
             .filter(|k| k.is_large())
             .collect();
         assert_eq!(large, [WorkloadKind::Large]);
+    }
+
+    #[test]
+    fn phpinfo_is_served_through_the_php_table() {
+        assert_eq!(WorkloadKind::parse("phpinfo"), Some(WorkloadKind::Phpinfo));
+        assert_eq!(WorkloadKind::Phpinfo.recipe_table(), "php");
+        assert!(WorkloadKind::Phpinfo.is_dynamic());
+        let own: Vec<_> = WorkloadKind::ALL
+            .into_iter()
+            .filter(|k| k.recipe_table() != k.name())
+            .collect();
+        assert_eq!(own, [WorkloadKind::Phpinfo]);
     }
 }

@@ -48,6 +48,7 @@ pub mod table;
 pub mod tables;
 pub mod tabular;
 pub mod terminal;
+pub mod workload_table;
 
 pub use analysis::Analysis;
 pub use charts::NamedChart;

@@ -22,6 +22,7 @@ pub fn article(run: &RunData, a: &Analysis) -> Article {
     let sections = [
         origin::section(r),
         Some(summary(run, a)),
+        crate::workload_table::section(&a.steps),
         calibration::section(run),
         features(run),
         crate::ladder::section(run),

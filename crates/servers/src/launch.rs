@@ -40,7 +40,8 @@ pub struct Start<'a> {
     /// A cache's backend, started first on a port of its own.
     pub backend: Option<&'a Recipe>,
     /// The program behind a dynamic workload, started first in the
-    /// server's directory.
+    /// server's directory, or in its backend's when it has one: a cache
+    /// passes the workload to its backend, which serves it through this.
     pub helper: Option<Helper>,
     /// Directory inside the run directory that holds this server's
     /// directory (one per group, e.g. `c1-tiny`).
@@ -145,7 +146,8 @@ pub struct Running {
     pub listen: IpAddr,
     pub port: u16,
     server: ServerProcess,
-    behind: Option<ServerProcess>,
+    /// The backend and the helper behind it, or the helper alone.
+    behind: Vec<ServerProcess>,
     /// Every config file written, relative to the run directory.
     pub configs: Vec<ConfigFile>,
     /// Error logs to show when it fails.
@@ -170,15 +172,15 @@ impl Running {
         self.server.pid()
     }
 
-    /// The leader of the backend's or helper's group, if any.
-    pub fn behind_pid(&self) -> Option<i32> {
-        self.behind.as_ref().map(ServerProcess::pid)
+    /// The leaders of the groups behind it: its backend's and helper's.
+    pub fn behind_pids(&self) -> Vec<i32> {
+        self.behind.iter().map(ServerProcess::pid).collect()
     }
 
     /// Every process of the server and of what runs behind it.
     pub fn processes(&self) -> Vec<i32> {
         let mut v = self.server.tree();
-        if let Some(b) = &self.behind {
+        for b in &self.behind {
             v.extend(b.tree());
         }
         v
@@ -186,7 +188,7 @@ impl Running {
 
     pub fn log_tail(&self) -> String {
         let mut t = self.server.log_tail(&self.logs, 20);
-        if let Some(b) = &self.behind {
+        for b in &self.behind {
             t.push_str(&b.log_tail(&[], 10));
         }
         t
@@ -198,7 +200,7 @@ impl Running {
         if let Some(e) = self.server.exited() {
             return Some(format!("exited ({e})"));
         }
-        if let Some(b) = &mut self.behind {
+        for b in &mut self.behind {
             if let Some(e) = b.exited() {
                 return Some(format!("its backend exited ({e})"));
             }
@@ -208,7 +210,7 @@ impl Running {
 
     pub fn stop(&mut self) {
         self.server.stop(STOP_GRACE);
-        if let Some(b) = &mut self.behind {
+        for b in &mut self.behind {
             b.stop(STOP_GRACE);
         }
     }
@@ -383,13 +385,27 @@ pub fn start(site: Site, s: &Start) -> Result<Running, StartFailure> {
         log_tail: tail,
         configs,
     };
-    let mut behind = None;
+    let mut behind = Vec::new();
     let mut logs = Vec::new();
     let mut backend_port = None;
     if let Some(b) = s.backend {
+        let name = format!("{}-backend", s.name);
+        let dir = match site.rundir.subdir(&[s.group_dir, &name], site.user) {
+            Ok(d) => d,
+            Err(e) => return Err(fail(e, String::new(), configs)),
+        };
+        // The backend serves a dynamic workload, so its helper runs in
+        // the backend's directory, where the backend's config points.
+        if let Some(helper) = s.helper {
+            match start_helper(site, s, helper, &dir, &mut configs) {
+                Ok(h) => {
+                    logs.extend(h.logs);
+                    behind.push(h.process);
+                }
+                Err(e) => return Err(fail(e, String::new(), configs)),
+            }
+        }
         let result = (|| {
-            let name = format!("{}-backend", s.name);
-            let dir = site.rundir.subdir(&[s.group_dir, &name], site.user)?;
             // The cache in front reaches its backend on loopback, wherever
             // the cache itself listens.
             let ip = IpAddr::V4(Ipv4Addr::LOCALHOST);
@@ -421,7 +437,7 @@ pub fn start(site: Site, s: &Start) -> Result<Running, StartFailure> {
         match result {
             Ok(Ok((l, port))) => {
                 logs.extend(l.logs);
-                behind = Some(l.process);
+                behind.push(l.process);
                 backend_port = Some(port);
             }
             Ok(Err((e, tail))) => return Err(fail(e, tail, configs)),
@@ -436,24 +452,11 @@ pub fn start(site: Site, s: &Start) -> Result<Running, StartFailure> {
         Ok(t) => t,
         Err(e) => return Err(fail(e, String::new(), configs)),
     };
-    if let (None, Some(helper)) = (&behind, s.helper) {
-        let plan = HelperPlan {
-            helper,
-            rundir: dir.clone(),
-            docroot: s.docroot.clone(),
-            cores: s.workers,
-            cpus: s.cpus.clone(),
-            run_as: site.user.cloned(),
-            backlog: s.concurrency,
-        };
-        match plan.start(READY_WITHIN) {
+    if let (None, Some(helper)) = (s.backend, s.helper) {
+        match start_helper(site, s, helper, &dir, &mut configs) {
             Ok(h) => {
-                configs.extend(h.configs.iter().map(|(path, content)| ConfigFile {
-                    path: site.rundir.relative(path),
-                    content: content.clone(),
-                }));
                 logs.extend(h.logs);
-                behind = Some(h.process);
+                behind.push(h.process);
             }
             Err(e) => return Err(fail(e, String::new(), configs)),
         }
@@ -477,7 +480,7 @@ pub fn start(site: Site, s: &Start) -> Result<Running, StartFailure> {
             Ok(Ready::Not(e, l)) => (l.addr, false, Some(e), l),
             Err(e) => {
                 let tail = behind
-                    .as_ref()
+                    .first()
                     .map(|b| b.log_tail(&logs, 10))
                     .unwrap_or_default();
                 return Err(fail(e, tail, configs));
@@ -500,6 +503,32 @@ pub fn start(site: Site, s: &Start) -> Result<Running, StartFailure> {
         None => Ok(r),
         Some(e) => Err(r.fail(e)),
     }
+}
+
+/// Starts `helper` in `dir` for the start's document root, cores and
+/// connections, its files added to `configs`.
+fn start_helper(
+    site: Site,
+    s: &Start,
+    helper: Helper,
+    dir: &Path,
+    configs: &mut Vec<ConfigFile>,
+) -> anyhow::Result<crate::helper::RunningHelper> {
+    let plan = HelperPlan {
+        helper,
+        rundir: dir.to_path_buf(),
+        docroot: s.docroot.clone(),
+        cores: s.workers,
+        cpus: s.cpus.clone(),
+        run_as: site.user.cloned(),
+        backlog: s.concurrency,
+    };
+    let h = plan.start(READY_WITHIN)?;
+    configs.extend(h.configs.iter().map(|(path, content)| ConfigFile {
+        path: site.rundir.relative(path),
+        content: content.clone(),
+    }));
+    Ok(h)
 }
 
 /// Where a recipe is started and how its readiness is asked.

@@ -310,7 +310,7 @@ mod tests {
             throttle_kib_s: 64,
         };
         for r in Recipes::builtin().all() {
-            if ["varnish", "squid", "trafficserver"].contains(&r.name.as_str()) {
+            if ["varnish", "varnish-apache", "squid", "trafficserver"].contains(&r.name.as_str()) {
                 assert!(
                     r.tls.is_none() && r.over_tls().unwrap().is_none(),
                     "{}",

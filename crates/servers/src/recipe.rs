@@ -52,6 +52,10 @@ const BUILTIN: &[(&str, &str)] = &[
     ("h2o", include_str!("../recipes/h2o.toml")),
     ("caddy", include_str!("../recipes/caddy.toml")),
     ("varnish", include_str!("../recipes/varnish.toml")),
+    (
+        "varnish-apache",
+        include_str!("../recipes/varnish-apache.toml"),
+    ),
     ("squid", include_str!("../recipes/squid.toml")),
     (
         "trafficserver",
@@ -417,7 +421,10 @@ impl Recipe {
         self.over_h2c()?;
         rules::check(&self.parity).with_context(|| format!("recipe {}", self.name))?;
         for (k, w) in &self.workloads {
-            let kind = WorkloadKind::parse(k).filter(|k| k.is_dynamic());
+            // A workload served through another's table (phpinfo through
+            // php's) takes none of its own.
+            let kind =
+                WorkloadKind::parse(k).filter(|k| k.is_dynamic() && k.recipe_table() == k.name());
             if kind.is_none() {
                 bail!(
                     "recipe {}: [workloads.{k}]: only dynamic workloads (cgi, php, app) take a table",
@@ -507,7 +514,7 @@ impl Recipe {
         let Some(kind) = kind.into().filter(|k| k.is_dynamic()) else {
             return Ok(None);
         };
-        match self.workloads.get(kind.name()) {
+        match self.workloads.get(kind.recipe_table()) {
             Some(w) => match &w.unsupported {
                 Some(reason) => Err(reason.clone()),
                 None => Ok(Some(w)),
@@ -526,17 +533,19 @@ impl Recipe {
         let Some(w) = self.workload(kind).map_err(|e| anyhow!(e))? else {
             return Ok(r);
         };
-        if !self
-            .configs
-            .iter()
-            .any(|c| c.template.contains("{{dynamic}}"))
+        let snippet = w.config.trim_start_matches('\n').trim_end_matches('\n');
+        // A cache that passes the workload to its backend adds nothing.
+        if !snippet.is_empty()
+            && !self
+                .configs
+                .iter()
+                .any(|c| c.template.contains("{{dynamic}}"))
         {
             bail!(
                 "recipe {}: no template has a {{{{dynamic}}}} line",
                 self.name
             );
         }
-        let snippet = w.config.trim_start_matches('\n').trim_end_matches('\n');
         for c in &mut r.configs {
             c.template = c.template.replace("{{dynamic}}", snippet);
         }
@@ -802,6 +811,7 @@ mod tests {
                 "h2o",
                 "caddy",
                 "varnish",
+                "varnish-apache",
                 "squid",
                 "trafficserver"
             ]
@@ -909,7 +919,7 @@ mod tests {
         // server's host: the only loopback addresses left.
         let backend = |name: &str| -> &[&str] {
             match name {
-                "varnish" => &[".host = \"127.0.0.1\";"],
+                "varnish" | "varnish-apache" => &[".host = \"127.0.0.1\";"],
                 "squid" => &["cache_peer 127.0.0.1 parent 8082 "],
                 "trafficserver" => &[
                     "map / http://127.0.0.1:8082/",
@@ -1019,7 +1029,31 @@ mod tests {
         let varnish = recipes.get("varnish").unwrap();
         assert!(varnish.workload(WorkloadKind::Php).is_err());
         assert!(varnish.for_workload(WorkloadKind::Php).is_err());
+        assert!(varnish.workload(WorkloadKind::Phpinfo).is_err());
         assert_eq!(varnish.workload(WorkloadKind::Tiny), Ok(None));
+        // phpinfo() alone goes through each recipe's PHP table.
+        for name in ["nginx", "lighttpd", "apache2-prefork", "apache2-worker"] {
+            let r = recipes.get(name).unwrap();
+            assert_eq!(
+                r.workload(WorkloadKind::Phpinfo),
+                r.workload(WorkloadKind::Php)
+            );
+            assert_eq!(
+                r.for_workload(WorkloadKind::Phpinfo).unwrap(),
+                r.for_workload(WorkloadKind::Php).unwrap()
+            );
+        }
+        // In front of Apache, Varnish passes PHP on: nothing of its own,
+        // no helper (the backend's is started), the VCL unchanged.
+        let front = recipes.get("varnish-apache").unwrap();
+        assert_eq!(front.backend.as_deref(), Some("apache2-prefork"));
+        let php = front.workload(WorkloadKind::Phpinfo).unwrap().unwrap();
+        assert_eq!((php.helper, php.config.as_str()), (None, ""));
+        assert_eq!(
+            front.for_workload(WorkloadKind::Phpinfo).unwrap().configs,
+            front.configs
+        );
+        assert!(front.workload(WorkloadKind::Cgi).is_err());
         let mine = Recipe::from_command("mine", &["/bin/x".into()]).unwrap();
         assert_eq!(
             mine.workload(WorkloadKind::Cgi),

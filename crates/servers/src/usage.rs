@@ -434,7 +434,7 @@ impl Sampler {
         delay: Duration,
         interval: Duration,
     ) -> Sampler {
-        Sampler::start_window(leader, backend, cpus, delay, None, interval)
+        Sampler::start_window(leader, backend.as_slice(), cpus, delay, None, interval)
     }
 
     /// Samples from `delay` after now for `length` (until stopped when
@@ -445,13 +445,15 @@ impl Sampler {
     /// percent of it.
     pub fn start_window(
         leader: i32,
-        backend: Option<i32>,
+        behind: &[i32],
         cpus: &[usize],
         delay: Duration,
         length: Option<Duration>,
         interval: Duration,
     ) -> Sampler {
-        let leaders: Vec<i32> = std::iter::once(leader).chain(backend).collect();
+        let leaders: Vec<i32> = std::iter::once(leader)
+            .chain(behind.iter().copied())
+            .collect();
         Sampler::start_trees(leaders, cpus, delay, length, interval)
     }
 

@@ -15,7 +15,24 @@
 //! are what the server serves with, and change only when it (or its
 //! config) decides so.
 
-use throng_model::{ReasonCode, StepRecord, Verdict};
+use throng_model::{ReasonCode, ServerUsage, StepRecord, Verdict};
+
+/// Why a round's figure is the server's growth rather than a busy
+/// client's limit: its pool of processes or threads changed within the
+/// round. Apache's prefork, started with one child, forks more while the
+/// first round runs (1, 2, 4... a second), and connections wait in its
+/// listen queue meanwhile; the load generator may look busy, but what
+/// held the rate down was the server still growing.
+pub fn grew_in_round(u: &ServerUsage) -> Option<String> {
+    let r = u.shape_range.filter(|r| r.varied())?;
+    Some(format!(
+        "the server's pool changed during the round ({}–{} processes, {}–{} threads): it was \
+         still starting workers while it was measured, so the round measured its growth, not \
+         the load generator's limit nor its capacity; warm it up until its pool holds, or fix \
+         the pool's size",
+        r.min.processes, r.max.processes, r.min.threads, r.max.threads
+    ))
+}
 
 /// Adds `shape_changed` when the step's measured rounds did not all find
 /// the server in one shape, within a round or between rounds. Rounds
@@ -66,6 +83,9 @@ pub fn shape_changed(v: &mut Verdict, step: &StepRecord) {
         .clone()
         .map(|(lo, hi, _, _, many)| format!("{lo}–{hi} {many}"))
         .collect();
+    // The step's range and ends say it for the whole step: a round's
+    // own (a busy client before a growing pool) gives way to them.
+    v.reasons.retain(|r| r.code != ReasonCode::ShapeChanged);
     let ends: Vec<String> = varied
         .map(|&(_, _, n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
         .collect();

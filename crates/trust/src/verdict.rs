@@ -228,6 +228,12 @@ fn client_bound(v: &mut Verdict, s: &Summary, ctx: &RoundContext) {
         // waiting for a server that stopped answering send late too.
         return;
     }
+    // A server still starting processes or threads held the load back
+    // itself, whatever the client's CPU says: it names the server.
+    if let Some(why) = ctx.server.as_ref().and_then(crate::shape::grew_in_round) {
+        v.push(ReasonCode::ShapeChanged, why);
+        return;
+    }
     let server = match (&ctx.server, ctx.server_cores) {
         (Some(u), Some(cores)) if cores > 0 => {
             let used = u.cpu_utilisation();

@@ -230,6 +230,44 @@ fn a_load_from_several_hosts_is_judged_host_by_host() {
 }
 
 #[test]
+fn a_busy_client_before_a_growing_server_names_the_server() {
+    let mut s = clean();
+    s.client_cpu_s = CpuTime {
+        user: 12.0,
+        sys: 7.0,
+        runqueue: 0.0,
+    };
+    // Prefork forking children through the round: 1 to 9 processes.
+    let mut c = ctx();
+    let grew = ShapeRange {
+        min: Shape {
+            processes: 1,
+            threads: 1,
+            listeners: 1,
+        },
+        max: Shape {
+            processes: 9,
+            threads: 9,
+            listeners: 1,
+        },
+    };
+    c.server.as_mut().unwrap().shape_range = Some(grew);
+    let v = round_verdict_with(&s, None, &c, PORTS);
+    assert_eq!(codes(&v), vec!["shape_changed"]);
+    assert_eq!(
+        msg(&v, "shape_changed"),
+        "the server's pool changed during the round (1–9 processes, 1–9 threads): it was \
+         still starting workers while it was measured, so the round measured its growth, not \
+         the load generator's limit nor its capacity; warm it up until its pool holds, or fix \
+         the pool's size"
+    );
+    // The same pool held: the client is named, as before.
+    c.server.as_mut().unwrap().shape_range = None;
+    let v = round_verdict_with(&s, None, &c, PORTS);
+    assert_eq!(codes(&v), vec!["client_bound"]);
+}
+
+#[test]
 fn client_and_server_both_saturated_is_not_client_bound() {
     let mut s = clean();
     s.client_cpu_s = CpuTime {

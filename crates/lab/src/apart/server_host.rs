@@ -171,7 +171,7 @@ impl ServerHost {
                 o.windows.retain(|(n, _)| n != &server);
                 let s = Sampler::start_window(
                     pid,
-                    behind,
+                    &behind,
                     &[],
                     Duration::from_secs_f64(delay_s.max(0.0)),
                     Some(Duration::from_secs_f64(seconds)),

@@ -1333,7 +1333,7 @@ seconds = 0.5
                 "['tiny']",
                 "[workload.huge]\nconcurrency = [10]\n",
                 "[workload.huge]: unknown workload \"huge\" (known: tiny, small-files, page, \
-                 large, site, cgi, php, app)",
+                 large, site, cgi, php, phpinfo, app)",
             ),
             (
                 "['tiny']",

@@ -153,7 +153,7 @@ mod tests {
                 "['mirror']",
                 "",
                 "unknown workload \"mirror\" (known: tiny, small-files, page, large, site, cgi, \
-                 php, app)",
+                 php, phpinfo, app)",
             ),
             (
                 "['tiny']",
