@@ -7,6 +7,7 @@
 //! [`ErrorKind`] the documents are keyed by. Every enum here keeps the
 //! names earlier databases hold.
 
+pub mod cores;
 mod fairness;
 mod feature;
 pub mod max_users;

@@ -20,6 +20,7 @@ pub mod article;
 pub mod calibration;
 pub mod charts;
 pub mod compare;
+pub mod cores_note;
 pub mod cost;
 pub mod error;
 pub mod escape;

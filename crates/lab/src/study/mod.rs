@@ -25,7 +25,7 @@ mod threshold;
 mod users;
 mod values;
 
-pub use cores::{plan_cores, plan_cores_apart, CoresPlan};
+pub use cores::{auto_note as auto_cores_note, plan_cores, plan_cores_apart, CoresPlan};
 pub use hosts::Hosts;
 use load::*;
 pub use load::{Level, WorkloadLoad};
