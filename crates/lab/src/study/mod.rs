@@ -811,7 +811,11 @@ mod tests {
         let acme = Study::load("acme", &r).unwrap();
         assert_eq!(
             acme.workloads,
-            [WorkloadKind::SmallFiles.into(), WorkloadKind::Large.into()]
+            [
+                WorkloadKind::SmallFiles.into(),
+                WorkloadKind::Cgi.into(),
+                WorkloadKind::Large.into()
+            ]
         );
         let e = Study::load("nope", &r).unwrap_err().to_string();
         assert!(e.contains("quick, static-sweep, acme"), "{e}");
