@@ -31,6 +31,42 @@ fn exit_cause(exit: &str, oom_before: Option<u64>, oom_after: Option<u64>) -> St
     }
 }
 
+/// The most users a level can open on this machine: the load generator's
+/// open files, less its spare ones, shared among each user's connections.
+pub fn machine_users(study: &Study) -> u32 {
+    let per_user = study
+        .loads
+        .iter()
+        .map(|w| w.conns_per_user())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    crate::study::cap_by_open_files(u32::MAX) / per_user
+}
+
+/// Why a search that never broke the server stopped: at the study's own
+/// cap, or at the machine's, which is no finding about the server and is
+/// said with what sets it.
+fn unbroken(study: &Study, cap: u32) -> String {
+    if cap < machine_users(study) {
+        return format!("no failure up to the cap of {cap}");
+    }
+    let files = throng_engine::max_connections() + throng_model::SPARE_FDS;
+    machine_limit_words(cap, files)
+}
+
+/// "none found up to 19,936 (the machine's limit: ...)": a process may
+/// hold `files` open files, the load generator keeps some for itself, and
+/// the server spends one per connection from its own as well.
+fn machine_limit_words(cap: u32, files: u64) -> String {
+    format!(
+        "none found up to {cap} (the machine's limit: the load generator and the server each \
+         hold an open file per connection, a process may hold {files} (the hard limit, which \
+         throng cannot raise), and the load generator keeps {} for its own files)",
+        throng_model::SPARE_FDS
+    )
+}
+
 /// One server's search after its group's sweep.
 pub struct Search<'a> {
     pub study: &'a Study,
@@ -93,7 +129,7 @@ pub fn search(exec: &mut dyn Executor, s: &Search, interrupt: &Interrupt) -> Max
     let cap = s.cap.max(highest);
     let mut level = highest.saturating_mul(2).min(cap);
     if level <= highest {
-        m.broke_by = format!("no failure up to the cap of {cap}");
+        m.broke_by = unbroken(study, cap);
         return m;
     }
     let known = known_response_bytes(&group.workload);
@@ -162,7 +198,7 @@ pub fn search(exec: &mut dyn Executor, s: &Search, interrupt: &Interrupt) -> Max
         }
         m.level = Some(level);
         if level >= cap {
-            m.broke_by = format!("no failure up to the cap of {cap}");
+            m.broke_by = unbroken(study, cap);
             return m;
         }
         level = level.saturating_mul(2).min(cap);
@@ -172,6 +208,16 @@ pub fn search(exec: &mut dyn Executor, s: &Search, interrupt: &Interrupt) -> Max
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_search_that_reached_the_machines_limit_says_so() {
+        assert_eq!(
+            machine_limit_words(19_936, 20_000),
+            "none found up to 19936 (the machine's limit: the load generator and the server each \
+             hold an open file per connection, a process may hold 20000 (the hard limit, which \
+             throng cannot raise), and the load generator keeps 64 for its own files)"
+        );
+    }
 
     #[test]
     fn an_oom_kill_during_the_level_is_named_memory() {

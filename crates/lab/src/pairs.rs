@@ -28,7 +28,8 @@ use throng_model::{Comparison, Decision, IntervalKind, StepRecord};
 /// coverage; with fewer, a comparison stays undecided however it looks.
 pub const MIN_PAIRS: usize = 6;
 
-/// Per-block ratios of B's requests per second over A's, one for each
+/// Per-block ratios of B's requests per second over A's (bytes per second
+/// for large bodies, see [`by_bytes`]), one for each
 /// block in which both were measured and A completed responses, grouped
 /// by the launch they were measured in, in launch order; a run of one
 /// launch (or stored before launches) is one group. Launches without a
@@ -37,15 +38,36 @@ pub fn launch_block_ratios(a: &StepRecord, b: &StepRecord) -> Vec<Vec<f64>> {
     by_launch(a, b).into_values().collect()
 }
 
+/// Whether two steps are compared on bytes per second: their responses
+/// average a large body. A short round completes few 21 MB responses (a
+/// 2 s one 50 or 60), so its request rate moves in steps of a response and
+/// ratios of it jump between a few values; the bytes it read, partial
+/// responses included, do not.
+fn by_bytes(a: &StepRecord, b: &StepRecord) -> bool {
+    let (body, completed) = a
+        .rounds
+        .iter()
+        .chain(&b.rounds)
+        .fold((0u64, 0u64), |(x, n), r| {
+            (x + r.summary.body_bytes, n + r.summary.completed)
+        });
+    completed > 0 && throng_model::is_large_body(body as f64 / completed as f64)
+}
+
 /// The per-block ratios keyed by launch.
 fn by_launch(a: &StepRecord, b: &StepRecord) -> BTreeMap<u32, Vec<f64>> {
+    let rate = if by_bytes(a, b) {
+        |s: &throng_model::Summary| s.mb_per_sec
+    } else {
+        |s: &throng_model::Summary| s.requests_per_sec
+    };
     let mut by: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
     for rb in &b.rounds {
         let Some(block) = rb.block else { continue };
         let Some(ra) = a.rounds.iter().find(|r| r.block == Some(block)) else {
             continue;
         };
-        let (x, y) = (ra.summary.requests_per_sec, rb.summary.requests_per_sec);
+        let (x, y) = (rate(&ra.summary), rate(&rb.summary));
         if x > 0.0 && x.is_finite() && y.is_finite() {
             by.entry(rb.launch.unwrap_or(0)).or_default().push(y / x);
         }

@@ -196,6 +196,11 @@ pub fn run_study_with(
         estimated_s: estimate_groups(study, groups).max_s,
     });
     observer.event(Event::Note(crate::calibration::note(&threshold)));
+    // Apart, every CPU of the server host serves: "auto" sweeps them all.
+    let auto = crate::study::auto_cores_note(study.cores.as_deref(), &cpus);
+    if let Some(note) = auto.filter(|_| !exec.clients_apart()) {
+        observer.event(Event::Note(note));
+    }
     for note in study.loads.iter().filter_map(|w| w.split_note.as_ref()) {
         observer.event(Event::Note(note.clone()));
     }

@@ -8,6 +8,7 @@
 //! names earlier databases hold.
 
 mod article;
+pub mod cores;
 mod fairness;
 mod feature;
 pub mod max_users;

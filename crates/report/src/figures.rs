@@ -491,6 +491,34 @@ pub fn grouped(v: u64) -> String {
 
 /// A rate with its 95% interval: "12,345 [12,100–12,590]".
 pub fn rate_with_ci(e: &Estimate) -> String {
+    rate_with_ci_to(e, 0)
+}
+
+/// A step's req/s with its interval, to one decimal for a large file: a
+/// short round completes few 21 MB responses, so whole numbers hide its
+/// spread ("30 [30–30]") where its MB/s shows one.
+pub fn step_rate_with_ci(f: &StepFigures) -> String {
+    let large = f
+        .body_bytes_per_response
+        .is_some_and(throng_model::is_large_body);
+    rate_with_ci_to(&f.throughput, if large { 1 } else { 0 })
+}
+
+/// "12,345 [12,100–12,590]", or with `decimals`, "30.4 [29.8–31.0]".
+fn rate_with_ci_to(e: &Estimate, decimals: usize) -> String {
+    if decimals > 0 {
+        let d = decimals;
+        return if e.n >= 2 {
+            format!(
+                "{:.d$} [{:.d$}–{:.d$}]",
+                e.mean,
+                e.ci_low.max(0.0),
+                e.ci_high
+            )
+        } else {
+            format!("{:.d$}", e.mean)
+        };
+    }
     if e.n >= 2 {
         format!(
             "{} [{}–{}]",

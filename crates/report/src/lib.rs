@@ -21,6 +21,7 @@ pub mod calibration;
 pub mod chart_data;
 pub mod charts;
 pub mod compare;
+pub mod cores_note;
 pub mod cost;
 pub mod error;
 pub mod escape;

@@ -8,7 +8,8 @@ use throng_model::RunData;
 use crate::analysis::Analysis;
 use crate::article::{Article, Block, Medium, Paragraph, Section, Span, Tone};
 use crate::{
-    calibration, cost, figures, launches, origin, parity, protocols, provenance, ratios, tables,
+    calibration, cores_note, cost, figures, launches, origin, parity, protocols, provenance, ratios,
+    tables,
 };
 
 /// The article of a run, from its title to the way to measure it again.
@@ -90,6 +91,12 @@ fn lead(run: &RunData) -> Vec<Block> {
         )),
     ])];
     lead.extend(calibration::threshold_line(r));
+    if let Some(note) = cores_note::auto_cores(run) {
+        lead.push(Block::Paragraph(Paragraph {
+            tone: Tone::Warn,
+            spans: vec![Span::text(note)],
+        }));
+    }
     // A figure measured on a machine that failed its check is read with
     // that in mind.
     let flagged = figures::flagged_findings(run).len();
@@ -142,6 +149,7 @@ fn summary(run: &RunData, a: &Analysis) -> Section {
     };
     s.push(Block::note(vec![Span::text(tables::summary_note(
         &a.summary_workloads,
+        &a.summary,
         &a.steps,
     ))]));
     s
@@ -152,6 +160,7 @@ fn summary(run: &RunData, a: &Analysis) -> Section {
 /// text), and the search for max users.
 fn features(run: &RunData) -> Option<Section> {
     let mut s = Section::opened_by(tables::features(run)?);
+    s.push(Block::note(vec![Span::text(tables::FEATURES_NOTE)]));
     s.push(Block::only(
         Medium::Page,
         Block::text("Every answer was seen on the running server; hover a cell for what was seen."),

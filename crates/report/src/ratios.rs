@@ -180,6 +180,9 @@ pub struct RatioLine {
     /// The two servers' measured steps behind the ratio whose verdicts are
     /// suspect, with the reasons: `None` when all are valid.
     pub suspect: Option<String>,
+    /// Compared on bytes per second, as the lab pairs rounds of a large
+    /// file, rather than on requests per second.
+    pub bytes: bool,
 }
 
 impl RatioLine {
@@ -188,10 +191,15 @@ impl RatioLine {
     pub fn sentence(&self) -> String {
         let c = &self.comparison;
         let mut s = format!(
-            "{}: {} {}'s requests per second {} — {}",
+            "{}: {} {}'s {} {} — {}",
             c.b,
             ratio_text(c),
             c.a,
+            if self.bytes {
+                "MB/s"
+            } else {
+                "requests per second"
+            },
             interval_aside(c),
             decision_words(c.decision)
         );
@@ -240,10 +248,12 @@ pub fn summary(run: &RunData, figs: &[StepFigures]) -> Vec<RatioGroup> {
         };
         let gap = cost::biggest_gap(figs, &base, other, &c.workload, c.cores);
         let suspect = suspect_behind(figs, &[&base, other], &c.workload, c.cores);
+        let bytes = figures::is_large(figs, &c.workload);
         let line = RatioLine {
             comparison: c,
             gap,
             suspect,
+            bytes,
         };
         let c = &line.comparison;
         match groups.last_mut() {
@@ -356,6 +366,7 @@ mod tests {
                 comparison: c,
                 gap: None,
                 suspect: None,
+                bytes: false,
             }
             .sentence()
         };
@@ -407,6 +418,7 @@ mod tests {
             comparison: c.clone(),
             gap: None,
             suspect: None,
+            bytes: false,
         };
         assert_eq!(
             line.sentence(),

@@ -23,8 +23,9 @@ pub struct SummaryWorkloads {
     /// The workload with the largest mean response, when its bodies
     /// average at least [`throng_model::LARGE_BODY_BYTES`] (MB/s).
     pub large: Option<String>,
-    /// The workload whose max users the summary gives: the small static
-    /// one, else the dynamic one, else the large one.
+    /// The workload whose max users the summary gives: the large one when
+    /// the run searched it (ACME's table gives max users on large files),
+    /// else the small static one, else the dynamic one, else the large one.
     pub max_users: Option<String>,
 }
 
@@ -50,7 +51,17 @@ pub fn summary_workloads(run: &RunData, figs: &[StepFigures]) -> SummaryWorkload
             size(a).total_cmp(&size(b))
         })
         .cloned();
-    let max_users = small.clone().or(dynamic.clone()).or(large.clone());
+    let searched = |w: &String| {
+        run.servers
+            .iter()
+            .any(|s| s.max_users.iter().any(|m| &m.workload == w))
+    };
+    let max_users = large
+        .clone()
+        .filter(searched)
+        .or(small.clone())
+        .or(dynamic.clone())
+        .or(large.clone());
     SummaryWorkloads {
         small,
         dynamic,
@@ -102,6 +113,9 @@ impl MaxUsersSource {
 #[derive(Debug, Clone, PartialEq)]
 struct MaxUsersAt {
     level: Option<u32>,
+    /// Why a search that broke nothing stopped (its cap, or the machine's
+    /// limit), as stored.
+    unbroken_by: Option<String>,
     broke_at: Option<u32>,
     tested: Option<u32>,
     cores: u32,
@@ -130,6 +144,8 @@ fn max_users_at(run: &RunData, server: &str, workload: &str) -> Vec<MaxUsersAt> 
         if let Some(m) = searched {
             out.push(MaxUsersAt {
                 level: m.level,
+                unbroken_by: (m.broke_at.is_none() && m.level.is_some())
+                    .then(|| m.broke_by.clone()),
                 broke_at: m.broke_at,
                 tested: m.broke_at.or(m.level),
                 cores,
@@ -151,6 +167,7 @@ fn max_users_at(run: &RunData, server: &str, workload: &str) -> Vec<MaxUsersAt> 
         let (level, end) = max_users::from_sweep(&sweep, patience);
         out.push(MaxUsersAt {
             level,
+            unbroken_by: None,
             broke_at: match end {
                 SweepEnd::Broke(at, _) => Some(at),
                 SweepEnd::Unbroken | SweepEnd::Undecided(_) => None,
@@ -161,6 +178,26 @@ fn max_users_at(run: &RunData, server: &str, workload: &str) -> Vec<MaxUsersAt> 
         });
     }
     out
+}
+
+/// Why `server` has no figure on `workload`: the stored reason of its
+/// unsupported steps (a recipe that cannot serve the workload), `None` when
+/// some step of it was measured or none was stored unsupported.
+fn unmeasured_because(run: &RunData, server: &str, workload: &str) -> Option<String> {
+    let mut steps = run
+        .steps
+        .iter()
+        .filter(|s| s.server == server && s.workload == workload)
+        .peekable();
+    steps.peek()?;
+    let mut why = None;
+    for s in steps {
+        if s.status != StepStatus::Unsupported {
+            return None;
+        }
+        why = why.or(s.failure.clone());
+    }
+    Some(why.unwrap_or_else(|| "unsupported".to_string()))
 }
 
 /// A summary figure's verdict in the JSON: its label alone.
@@ -195,6 +232,11 @@ pub struct SummaryRow {
     #[serde(serialize_with = "verdict_label")]
     pub dynamic_verdict: Option<Verdict>,
     pub dynamic_step: Option<StepRef>,
+    /// Why the server has no dynamic figure, when its steps were not
+    /// measured: its recipe's reason for an unsupported workload ("the
+    /// varnish recipe measures the cache ...").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dynamic_missing: Option<String>,
     /// Max users on `max_users_workload` (see [`SummaryWorkloads`]), the
     /// highest over core counts: at each, the stored search when there is
     /// one, else the sweep's answer by the one rule of
@@ -211,6 +253,11 @@ pub struct SummaryRow {
     /// The first level that broke; `None` when nothing broke up to the
     /// highest level tried (the limit was not found).
     pub max_users_broke_at: Option<u32>,
+    /// What stopped a search that broke nothing, as stored: its cap, or
+    /// the machine's limit ("none found up to 19936 (the machine's limit:
+    /// ...)"); `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_users_unbroken_by: Option<String>,
     /// Highest PSS of the server's process tree over the whole run.
     pub memory_bytes: Option<u64>,
     /// `None` (null) when not known: a URL `throng load` was pointed at.
@@ -266,12 +313,17 @@ pub fn summary_rows(run: &RunData, figs: &[StepFigures]) -> Vec<SummaryRow> {
                 dynamic_rps: dynamic.as_ref().map(|(_, f)| f.throughput.mean),
                 dynamic_verdict: dynamic.as_ref().map(|(_, f)| f.verdict.clone()),
                 dynamic_step: dynamic.as_ref().map(|(_, f)| StepRef::of(f)),
+                dynamic_missing: match (&dynamic, &cols.dynamic) {
+                    (None, Some(w)) => unmeasured_because(run, &name, w),
+                    _ => None,
+                },
                 max_users: users.as_ref().and_then(|u| u.level),
                 max_users_tested: users.as_ref().and_then(|u| u.tested),
                 max_users_workload: users.as_ref().and(cols.max_users.clone()),
                 max_users_cores: users.as_ref().map(|u| u.cores),
                 max_users_source: users.as_ref().map(|u| u.source),
                 max_users_broke_at: users.as_ref().and_then(|u| u.broke_at),
+                max_users_unbroken_by: users.as_ref().and_then(|u| u.unbroken_by.clone()),
                 memory_bytes: memory,
                 exe_bytes: rec.map(|r| r.exe_bytes).filter(|&b| b > 0),
             }

@@ -127,7 +127,10 @@ pub fn summary(cols: &SummaryWorkloads, rows: &[SummaryRow]) -> Table {
             row.push(rate(&s.small_rps, &s.small_verdict, &s.small_step));
         }
         if cols.dynamic.is_some() {
-            row.push(rate(&s.dynamic_rps, &s.dynamic_verdict, &s.dynamic_step));
+            row.push(match &s.dynamic_missing {
+                Some(why) => Cell::none().warn(format!("unsupported: {why}")),
+                None => rate(&s.dynamic_rps, &s.dynamic_verdict, &s.dynamic_step),
+            });
         }
         if cols.large.is_some() {
             row.push(
@@ -141,12 +144,22 @@ pub fn summary(cols: &SummaryWorkloads, rows: &[SummaryRow]) -> Table {
         }
         row.push(match (s.max_users_source, s.max_users_cores) {
             (Some(source), Some(cores)) => {
-                let value = match s.max_users {
-                    Some(u) if s.max_users_broke_at.is_none() => format!("{}+", grouped(u.into())),
-                    Some(u) => grouped(u.into()),
-                    None => "none".into(),
+                let value = match (s.max_users, &s.max_users_unbroken_by) {
+                    // A search that broke nothing found no limit of the
+                    // server's: its highest level is only where it stopped.
+                    (Some(u), Some(_)) => format!("none found up to {}", grouped(u.into())),
+                    (Some(u), None) if s.max_users_broke_at.is_none() => {
+                        format!("{}+", grouped(u.into()))
+                    }
+                    (Some(u), None) => grouped(u.into()),
+                    (None, _) => "none".into(),
                 };
-                Cell::lit(value).source(figures::labelled([
+                let cell = Cell::lit(value);
+                let cell = match s.max_users_unbroken_by.as_deref().and_then(limit_of) {
+                    Some(limit) => cell.aside(limit),
+                    None => cell,
+                };
+                cell.source(figures::labelled([
                     Some(source.label().to_string()),
                     figures::known_cores(cores),
                 ]))
@@ -163,9 +176,21 @@ pub fn summary(cols: &SummaryWorkloads, rows: &[SummaryRow]) -> Table {
     t
 }
 
+/// What set the highest level of a search that broke nothing, from its
+/// stored words: "the machine's limit" or "the study's cap".
+fn limit_of(unbroken_by: &str) -> Option<&'static str> {
+    if unbroken_by.contains("the machine's limit") {
+        Some("(the machine's limit)")
+    } else if unbroken_by.starts_with("no failure up to the cap") {
+        Some("(the study's cap)")
+    } else {
+        None
+    }
+}
+
 /// What the summary's columns hold, below the table: words, which each
 /// writer escapes for its format.
-pub fn summary_note(cols: &SummaryWorkloads, figs: &[StepFigures]) -> String {
+pub fn summary_note(cols: &SummaryWorkloads, rows: &[SummaryRow], figs: &[StepFigures]) -> String {
     let mut parts = Vec::new();
     let mut shown = Vec::new();
     if let Some(w) = &cols.small {
@@ -194,8 +219,15 @@ pub fn summary_note(cols: &SummaryWorkloads, figs: &[StepFigures]) -> String {
             "Max users ({}): the highest concurrency with no error and p99 under the patience, \
              from the search past the sweep when the run stored one for that core count \
              (searched), else from the sweep's own levels with a 3 s patience (sweep); the \
-             highest over core counts. +: nothing broke up to the highest level tried.",
-            w
+             highest over core counts. +: nothing broke up to the highest level tried.{}",
+            w,
+            if rows.iter().any(|r| r.max_users_unbroken_by.is_some()) {
+                " None found up to N: the search broke nothing up to the highest level it could \
+                 try, which is no limit of the server's; what set that level is beside it and \
+                 under Max users, searched."
+            } else {
+                ""
+            }
         ));
     }
     parts.push(if any_unsampled(figs) {
@@ -224,12 +256,24 @@ pub fn features(run: &RunData) -> Option<Table> {
     {
         return None;
     }
-    let mut columns = vec![Column::left("Server"), Column::left("Model")];
+    let mut columns = vec![
+        Column::left("Server"),
+        Column::left("Version"),
+        Column::left("Model"),
+    ];
     columns.extend(Feature::ALL.map(|f| Column::left(f.title())));
     columns.extend([Column::right("Package"), Column::right("Executable")]);
     let mut t = Table::new(columns).section("features", "Features").wide();
     for s in &run.servers {
-        let mut row = vec![Cell::text(&s.name), Cell::text(&s.model)];
+        let mut row = vec![
+            Cell::text(&s.name),
+            if s.version.is_empty() {
+                Cell::none()
+            } else {
+                Cell::text(&s.version)
+            },
+            Cell::text(&s.model),
+        ];
         for f in Feature::ALL {
             row.push(match s.features.iter().find(|x| x.name == f) {
                 Some(x) => {
@@ -247,6 +291,16 @@ pub fn features(run: &RunData) -> Option<Table> {
     }
     Some(t)
 }
+
+/// What ACME's feature and size columns become here, under the features
+/// table: the ones with a counterpart, and the ones without.
+pub const FEATURES_NOTE: &str = "As ACME's thttpd table: Version is the installed package's \
+    version, Model the concurrency model the recipe runs (processes for the table's pre-fork, \
+    threads, an event loop for its select), Basic auth and Throttling probed live; Package is the installed size of the Debian \
+    package and Executable the size of the server's binary (the table's exe). The table's release \
+    date, active development, autoconf, chroot, tar bytes, source files and source lines have no \
+    counterpart: the servers are binary packages, and the package metadata gives no upstream \
+    release date.";
 
 /// The stored max-users searches (Sametz's httperf comparison and ACME's
 /// table reported max users); `None` when the run searched none.
@@ -418,7 +472,7 @@ pub fn steps(figs: &[StepFigures]) -> Table {
                 Cell::lit(f.rounds.to_string())
             },
             if f.rounds > 0 {
-                Cell::lit(rate_with_ci(&f.throughput))
+                Cell::lit(figures::step_rate_with_ci(f))
             } else {
                 Cell::none()
             },
@@ -763,12 +817,14 @@ mod tests {
                 concurrency: 50,
                 valid: false,
             }),
+            dynamic_missing: None,
             max_users: Some(1600),
             max_users_tested: Some(3200),
             max_users_workload: Some("tiny".into()),
             max_users_cores: Some(1),
             max_users_source: Some(MaxUsersSource::Searched),
             max_users_broke_at: Some(3200),
+            max_users_unbroken_by: None,
             memory_bytes: None,
             exe_bytes: None,
         };
@@ -781,7 +837,7 @@ mod tests {
             md.lines().nth(4).unwrap(),
             "| a | 1 | event loop | 9,000 — valid (1 core, c=100) | 842 (no valid step) — suspect: noisy (2 cores, c=50) | 1,600 (searched, 1 core) | – | – |"
         );
-        let note = summary_note(&cols, &[]);
+        let note = summary_note(&cols, &[], &[]);
         assert!(
             note.starts_with(
                 "Req/s (tiny), the static workload with the smallest responses; req/s (cgi), the \

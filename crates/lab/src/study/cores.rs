@@ -62,6 +62,24 @@ pub fn plan_cores_apart(requested: Option<&[u32]>, cpus: &[usize]) -> Vec<CoresP
         .collect()
 }
 
+/// What `cores = "auto"` sweeps here when that is less than a full sweep
+/// (1, 2, 4, 8), and what to do about it; `None` for a study that lists
+/// its core counts, or a machine big enough. Said before the run starts,
+/// as the report says it after.
+pub fn auto_note(requested: Option<&[u32]>, cpus: &[usize]) -> Option<String> {
+    if requested.is_some() {
+        return None;
+    }
+    let swept: Vec<u32> = plan_cores(None, cpus, false)
+        .iter()
+        .filter_map(|p| match p {
+            CoresPlan::Run { cores, .. } => Some(*cores),
+            CoresPlan::Skip { .. } => None,
+        })
+        .collect();
+    throng_model::cores::auto_cores_note(&swept, cpus.len() as u32)
+}
+
 /// Server on the first `cores` CPUs, the load generator on the others.
 /// Never shares silently: without `allow_shared`, a count that leaves no
 /// CPU for the client is skipped with the reason.
@@ -114,7 +132,35 @@ pub fn plan_cores(requested: Option<&[u32]>, cpus: &[usize], allow_shared: bool)
 
 #[cfg(test)]
 mod tests {
-    use super::check_cpus;
+    use super::{auto_note, check_cpus};
+
+    #[test]
+    fn auto_on_a_two_cpu_machine_says_it_sweeps_one_core_and_what_to_do() {
+        // static-sweep's `cores = "auto"`, on a machine of 2 CPUs.
+        let study = crate::study::Study::parse(
+            crate::study::BUILTIN
+                .iter()
+                .find(|(n, _)| *n == "static-sweep")
+                .unwrap()
+                .1,
+            &throng_servers::Recipes::builtin(),
+        )
+        .unwrap();
+        assert_eq!(study.cores, None);
+        assert_eq!(
+            auto_note(study.cores.as_deref(), &[0, 1]).unwrap(),
+            "cores = \"auto\" swept 1 server core only on this machine, not 1, 2, 4 and 8: it \
+             has 2 CPUs, and each count keeps a CPU for the load generator (one CPU for the \
+             server, one for the client). To sweep 2, 4 and 8 cores, run the study on a machine \
+             of 9 CPUs or more, or with the servers on a host of their own and the load from \
+             another (server_host and client_hosts, docs/study-format.md#hosts), where every CPU \
+             of the server host serves."
+        );
+        // A machine of 9 CPUs sweeps 1, 2, 4 and 8; a study that lists its
+        // counts is told nothing.
+        assert_eq!(auto_note(None, &(0..9).collect::<Vec<_>>()), None);
+        assert_eq!(auto_note(Some(&[1]), &[0, 1]), None);
+    }
     use crate::study::Study;
     use throng_servers::Recipes;
 

@@ -25,7 +25,7 @@ mod threshold;
 mod users;
 mod values;
 
-pub use cores::{plan_cores, plan_cores_apart, CoresPlan};
+pub use cores::{auto_note as auto_cores_note, plan_cores, plan_cores_apart, CoresPlan};
 pub use hosts::Hosts;
 use load::*;
 pub use load::{Level, WorkloadLoad};
@@ -821,7 +821,11 @@ mod tests {
         let acme = Study::load("acme", &r).unwrap();
         assert_eq!(
             acme.workloads,
-            [WorkloadKind::SmallFiles.into(), WorkloadKind::Large.into()]
+            [
+                WorkloadKind::SmallFiles.into(),
+                WorkloadKind::Cgi.into(),
+                WorkloadKind::Large.into()
+            ]
         );
         let e = Study::load("nope", &r).unwrap_err().to_string();
         assert!(e.contains("quick, static-sweep, acme"), "{e}");
