@@ -275,4 +275,13 @@ fn a_scaled_ladder_reports_abs_time_per_request_and_sieges_time_taken() {
         );
     }
     assert!(md.contains("No request failed at any level."), "{md}");
+    // The report opens with the article the study rebuilds, before any
+    // figure, and each way the study differs from it.
+    let article = md.find("\n## The article and this study\n").expect("article");
+    assert!(article < md.find("\n## Summary\n").unwrap(), "{md}");
+    assert!(
+        md.contains("**The fastest web server in the world?** (Seravo, Linux-natives blog)"),
+        "{md}"
+    );
+    assert!(md.contains("- Node.js is left out: "), "{md}");
 }

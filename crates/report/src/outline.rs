@@ -8,8 +8,8 @@ use throng_model::RunData;
 use crate::analysis::Analysis;
 use crate::article::{Article, Block, Medium, Paragraph, Section, Span, Tone};
 use crate::{
-    calibration, cores_note, cost, figures, launches, origin, parity, protocols, provenance, ratios,
-    tables,
+    calibration, cores_note, cost, figures, launches, origin, parity, protocols, provenance,
+    ratios, tables,
 };
 
 /// The article of a run, from its title to the way to measure it again.

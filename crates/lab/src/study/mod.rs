@@ -832,6 +832,55 @@ mod tests {
     }
 
     #[test]
+    fn every_study_that_rebuilds_an_article_says_which_and_how_it_differs() {
+        for (name, text) in BUILTIN {
+            let f: StudyFile = toml::from_str(text).unwrap();
+            let rebuilds = ["static-sweep", "acme", "ladder", "shootout", "sessions"];
+            match f.article {
+                Some(a) => {
+                    assert!(rebuilds.contains(name), "{name}");
+                    assert_eq!(a.problem(), None, "{name}");
+                    assert!(!a.differences.is_empty(), "{name}");
+                }
+                None => assert!(!rebuilds.contains(name), "{name} has no [article]"),
+            }
+        }
+    }
+
+    #[test]
+    fn an_article_table_the_report_could_not_show_is_refused() {
+        let r = Recipes::builtin();
+        let base = "name = \"x\"\nservers = [\"nginx\"]\nworkloads = [\"tiny\"]\ncores = [1]\nconcurrency = [10]\n";
+        let with = |article: &str| format!("{base}[article]\n{article}");
+        let e = Study::parse(
+            &with("title = \"t\"\nsource = \"s\"\nmeasured = \"m\"\nhere = \" \"\n"),
+            &r,
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(e, "article.here is empty: say it in a sentence");
+        let e = Study::parse(
+            &with("title = \"t\\u0007\"\nsource = \"s\"\nmeasured = \"m\"\nhere = \"h\"\n"),
+            &r,
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(e, "article.title holds a control character");
+        let e = Study::parse(
+            &with("title = \"t\"\nsource = \"s\"\nmeasured = \"m\"\nhere = \"h\"\nseen = 1\n"),
+            &r,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("unknown field `seen`"), "{e}");
+        assert!(Study::parse(
+            &with("title = \"t\"\nsource = \"s\"\nmeasured = \"m\"\nhere = \"h\"\n"),
+            &r
+        )
+        .is_ok());
+    }
+
+    #[test]
     fn a_study_files_toml_error_is_one_line_at_its_file_line_and_column() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.toml");
