@@ -10,25 +10,8 @@ mod support;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use support::studies::{is_installed as installed, substitute};
 use support::{run_bounded, throng};
-
-/// `text` with `from`, which must occur exactly once, replaced: a change
-/// of the built-in fails here rather than run at full size.
-fn substitute(text: &str, from: &str, to: &str) -> String {
-    assert_eq!(
-        text.matches(from).count(),
-        1,
-        "expected {from:?} once in the study:\n{text}"
-    );
-    text.replacen(from, to, 1)
-}
-
-fn installed(name: &str) -> bool {
-    let recipes = throng_lab::Recipes::builtin();
-    let r = recipes.get(name).expect("a built-in recipe");
-    let backend = r.backend.as_deref().and_then(|b| recipes.get(b));
-    r.is_installed() && backend.is_none_or(|b| b.is_installed())
-}
 
 #[test]
 fn a_scaled_down_acme_reports_the_tables_columns_per_server() {

@@ -7,54 +7,15 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use support::studies::{builtin_text, installed, substitute};
 use throng_lab::run::estimate_groups;
 use throng_lab::{Recipes, Study};
 
 /// The real runs share one core for the servers: one at a time.
 static REAL_RUN: Mutex<()> = Mutex::new(());
-
-/// A built-in study's text, as `throng lab NAME` runs it.
-fn builtin_text(name: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../lab/studies")
-        .join(format!("{name}.toml"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// `text` with `from`, which must occur exactly once, replaced: a built-in
-/// that changes fails here rather than run at full size.
-fn substitute(text: &str, from: &str, to: &str) -> String {
-    assert_eq!(
-        text.matches(from).count(),
-        1,
-        "expected {from:?} once in the study:\n{text}"
-    );
-    text.replacen(from, to, 1)
-}
-
-/// The servers of `wanted` whose recipes are installed; the others are
-/// named with the package that would install them.
-fn installed(wanted: &[&str]) -> Vec<String> {
-    let recipes = Recipes::builtin();
-    let mut out = Vec::new();
-    for name in wanted {
-        let r = recipes.get(name).expect("a built-in recipe");
-        let backend = r.backend.as_deref().and_then(|b| recipes.get(b));
-        if r.is_installed() && backend.is_none_or(|b| b.is_installed()) {
-            out.push(name.to_string());
-        } else {
-            eprintln!(
-                "skipping {name}: {} is not installed (apt-get install {})",
-                r.binary, r.package
-            );
-        }
-    }
-    out
-}
 
 /// The estimate `throng lab` prints when the study starts on a 2-CPU
 /// machine: one core for the servers, one group per workload.

@@ -9,45 +9,10 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::Value;
-use throng_lab::Recipes;
-
-/// The built-in study's text, as `throng lab ladder` runs it.
-fn builtin_text() -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../lab/studies/ladder.toml");
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// `text` with `from`, which must occur exactly once, replaced: a built-in
-/// that changes fails here rather than run at full size.
-fn substitute(text: &str, from: &str, to: &str) -> String {
-    assert_eq!(
-        text.matches(from).count(),
-        1,
-        "expected {from:?} once in the study:\n{text}"
-    );
-    text.replacen(from, to, 1)
-}
-
-/// The servers of `wanted` whose recipes are installed.
-fn installed(wanted: &[&str]) -> Vec<String> {
-    let recipes = Recipes::builtin();
-    wanted
-        .iter()
-        .filter(|name| {
-            let r = recipes.get(name).expect("a built-in recipe");
-            let ok = r.is_installed();
-            if !ok {
-                eprintln!("skipping {name}: {} is not installed", r.binary);
-            }
-            ok
-        })
-        .map(|s| s.to_string())
-        .collect()
-}
+use support::studies::{builtin_text, installed, substitute};
 
 /// The mean of every sample behind the spectra at `key` of `rounds`,
 /// each round's mean weighed by its count, as the report takes it.
@@ -117,7 +82,7 @@ fn a_scaled_ladder_reports_abs_time_per_request_and_sieges_time_taken() {
     // Two of its levels, 120 requests a level instead of 6000, the site at
     // c = 20 for 400 requests instead of 1000 users for 48,000, one start
     // of each server.
-    let mut text = builtin_text();
+    let mut text = builtin_text("ladder");
     for (from, to) in [
         (
             "servers = [\"nginx\", \"lighttpd\", \"apache2-prefork\", \"apache2-worker\", \"squid\"]\n",
@@ -277,7 +242,9 @@ fn a_scaled_ladder_reports_abs_time_per_request_and_sieges_time_taken() {
     assert!(md.contains("No request failed at any level."), "{md}");
     // The report opens with the article the study rebuilds, before any
     // figure, and each way the study differs from it.
-    let article = md.find("\n## The article and this study\n").expect("article");
+    let article = md
+        .find("\n## The article and this study\n")
+        .expect("article");
     assert!(article < md.find("\n## Summary\n").unwrap(), "{md}");
     assert!(
         md.contains("**The fastest web server in the world?** (Seravo, Linux-natives blog)"),

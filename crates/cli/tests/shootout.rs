@@ -10,37 +10,7 @@ mod support;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use throng_lab::Recipes;
-
-/// `text` with `from`, which must occur exactly once, replaced: a built-in
-/// that changes fails here rather than run at full size.
-fn substitute(text: &str, from: &str, to: &str) -> String {
-    assert_eq!(
-        text.matches(from).count(),
-        1,
-        "expected {from:?} once in the study:\n{text}"
-    );
-    text.replacen(from, to, 1)
-}
-
-/// The servers of `wanted` whose recipes (and backends) are installed.
-fn installed(wanted: &[&str]) -> Vec<String> {
-    let recipes = Recipes::builtin();
-    let mut out = Vec::new();
-    for name in wanted {
-        let r = recipes.get(name).expect("a built-in recipe");
-        let backend = r.backend.as_deref().and_then(|b| recipes.get(b));
-        if r.is_installed() && backend.is_none_or(|b| b.is_installed()) {
-            out.push(name.to_string());
-        } else {
-            eprintln!(
-                "skipping {name}: {} is not installed (apt-get install {})",
-                r.binary, r.package
-            );
-        }
-    }
-    out
-}
+use support::studies::{installed, substitute};
 
 /// Asserts every round of `step` completed exactly `per_round` requests
 /// with no error, over keep-alive.

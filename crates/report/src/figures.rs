@@ -366,6 +366,17 @@ pub fn is_valid(f: &StepFigures) -> bool {
     f.verdict.is_valid() && !f.shared_cores
 }
 
+/// The figure a step is ranked by: MB/s for a large file, whose
+/// requests per second are a handful whatever the server, else requests
+/// per second.
+pub fn headline(f: &StepFigures, large: bool) -> f64 {
+    if large {
+        f.mb_per_sec
+    } else {
+        f.throughput.mean
+    }
+}
+
 /// The best step of a server for a workload: the highest mean throughput
 /// (or mean MB/s for large files) over core counts and concurrency
 /// levels among the steps with a valid verdict; the best of the suspect
@@ -377,13 +388,7 @@ pub fn best<'a>(
     workload: &str,
     large: bool,
 ) -> Option<&'a StepFigures> {
-    let key = |f: &StepFigures| {
-        if large {
-            f.mb_per_sec
-        } else {
-            f.throughput.mean
-        }
-    };
+    let key = |f: &StepFigures| headline(f, large);
     let steps = || {
         figs.iter()
             .filter(move |f| f.server == server && f.workload == workload && measured(f))

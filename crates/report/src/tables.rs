@@ -396,13 +396,7 @@ fn faster_suspect<'a>(
     chosen: &StepFigures,
     large: bool,
 ) -> Option<&'a StepFigures> {
-    let key = |f: &StepFigures| {
-        if large {
-            f.mb_per_sec
-        } else {
-            f.throughput.mean
-        }
-    };
+    let key = |f: &StepFigures| figures::headline(f, large);
     figs.iter()
         .filter(|f| f.server == chosen.server && f.workload == chosen.workload)
         .filter(|f| figures::measured(f) && !figures::is_valid(f))
