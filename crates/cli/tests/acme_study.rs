@@ -11,7 +11,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use support::studies::{is_installed as installed, substitute};
-use support::{run_bounded, throng};
 
 #[test]
 fn a_scaled_down_acme_reports_the_tables_columns_per_server() {
@@ -121,17 +120,7 @@ fn a_scaled_down_acme_reports_the_tables_columns_per_server() {
 
     // The Markdown article: the summary's columns named by workload, and
     // each server's line with its figures.
-    let mut report = throng();
-    report
-        .args(["report", "--format", "markdown", "--db"])
-        .arg(&db);
-    let out = run_bounded(report, Duration::from_secs(60));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let md = String::from_utf8_lossy(&out.stdout);
+    let md = support::report_markdown(&db);
     let head = md
         .lines()
         .find(|l| l.starts_with("| Server | Version | Model |") && l.contains("Max users"))

@@ -108,17 +108,7 @@ fn a_scaled_ladder_reports_abs_time_per_request_and_sieges_time_taken() {
     std::fs::write(&study, &text).unwrap();
     let db = dir.path().join("t.db");
     let j = support::lab_report(&study, &db, Duration::from_secs(60));
-    let mut report = support::throng();
-    report
-        .args(["report", "--format", "markdown", "--db"])
-        .arg(&db);
-    let out = support::run_bounded(report, Duration::from_secs(60));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let md = String::from_utf8(out.stdout).unwrap();
+    let md = support::report_markdown(&db);
 
     let steps = j["run"]["steps"].as_array().unwrap();
     let mut seen: Vec<(String, String, u64)> = steps

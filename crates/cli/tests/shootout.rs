@@ -170,15 +170,7 @@ fn a_scaled_down_shootout_draws_the_articles_table() {
     assert_eq!(steps.len(), servers.len() * workloads.len());
 
     // The article's table, drawn from the same steps.
-    let mut report = support::throng();
-    report.args(["report", "--format", "md", "--db"]).arg(&db);
-    let out = support::run_bounded(report, Duration::from_secs(60));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let md = String::from_utf8(out.stdout).unwrap();
+    let md = support::report_markdown(&db);
     let rows = markdown_table(&md, "Each workload at its level");
     let mut head = vec!["Server".to_string(), "req/s (page)".to_string()];
     if php {

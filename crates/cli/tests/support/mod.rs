@@ -484,3 +484,19 @@ pub fn store_run(
     w.finish(true).unwrap();
     w.id()
 }
+
+/// The latest run of `db` as `throng report --format markdown` prints it,
+/// the command required to succeed within a minute.
+pub fn report_markdown(db: &Path) -> String {
+    let mut report = throng();
+    report
+        .args(["report", "--format", "markdown", "--db"])
+        .arg(db);
+    let out = run_bounded(report, Duration::from_secs(60));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
