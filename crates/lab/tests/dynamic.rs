@@ -83,10 +83,15 @@ impl Observer for Record {
     }
 }
 
+/// A study of the servers at one level. These tests check bodies and the
+/// processes behind a server, not its features nor its syscalls: the live
+/// feature probes and the diagnostic rounds would start and load every
+/// server again for nothing they assert.
 fn study(servers: &str, workload: &str, concurrency: u32) -> String {
     format!(
         "name = \"dynamic\"\nservers = {servers}\nworkloads = [\"{workload}\"]\ncores = [1]\n\
          concurrency = [{concurrency}]\nwarmup_seconds = 0.2\n\
+         features = false\ndiagnose = false\n\
          [rounds]\nseconds = 0.4\nwarmup_seconds = 0.1\nmin = 2\nmax = 2\n"
     )
 }
