@@ -77,10 +77,12 @@ fn study(servers: &str, concurrency: &str, rounds: u32) -> String {
     launched(servers, concurrency, rounds, 1)
 }
 
+/// The live feature probes and the diagnostic rounds are left out: these
+/// tests assert neither, and each would start or load every server again.
 fn launched(servers: &str, concurrency: &str, rounds: u32, launches: u32) -> String {
     format!(
         "name = \"test\"\nservers = {servers}\nworkloads = [\"tiny\"]\ncores = [1]\nconcurrency = {concurrency}\n\
-         warmup_seconds = 0.2\n[rounds]\nseconds = 0.3\nwarmup_seconds = 0.1\nmin = {rounds}\nmax = {rounds}\n\
+         warmup_seconds = 0.2\nfeatures = false\ndiagnose = false\n[rounds]\nseconds = 0.3\nwarmup_seconds = 0.1\nmin = {rounds}\nmax = {rounds}\n\
          launches = {launches}\nmax_launches = {launches}\n"
     )
 }
