@@ -850,34 +850,25 @@ mod tests {
     #[test]
     fn an_article_table_the_report_could_not_show_is_refused() {
         let r = Recipes::builtin();
-        let base = "name = \"x\"\nservers = [\"nginx\"]\nworkloads = [\"tiny\"]\ncores = [1]\nconcurrency = [10]\n";
-        let with = |article: &str| format!("{base}[article]\n{article}");
-        let e = Study::parse(
-            &with("title = \"t\"\nsource = \"s\"\nmeasured = \"m\"\nhere = \" \"\n"),
-            &r,
-        )
-        .unwrap_err()
-        .to_string();
-        assert_eq!(e, "article.here is empty: say it in a sentence");
-        let e = Study::parse(
-            &with("title = \"t\\u0007\"\nsource = \"s\"\nmeasured = \"m\"\nhere = \"h\"\n"),
-            &r,
-        )
-        .unwrap_err()
-        .to_string();
-        assert_eq!(e, "article.title holds a control character");
-        let e = Study::parse(
-            &with("title = \"t\"\nsource = \"s\"\nmeasured = \"m\"\nhere = \"h\"\nseen = 1\n"),
-            &r,
-        )
-        .unwrap_err()
-        .to_string();
+        let parse = |article: &str| {
+            let text = format!(
+                "name = \"x\"\nservers = [\"nginx\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+                 concurrency = [10]\n[article]\n{article}"
+            );
+            Study::parse(&text, &r).map_err(|e| e.to_string())
+        };
+        let fine = "source = \"s\"\nmeasured = \"m\"\n";
+        assert_eq!(
+            parse(&format!("title = \"t\"\n{fine}here = \" \"\n")).unwrap_err(),
+            "article.here is empty: say it in a sentence"
+        );
+        assert_eq!(
+            parse(&format!("title = \"t\\u0007\"\n{fine}here = \"h\"\n")).unwrap_err(),
+            "article.title holds a control character"
+        );
+        let e = parse(&format!("title = \"t\"\n{fine}here = \"h\"\nseen = 1\n")).unwrap_err();
         assert!(e.contains("unknown field `seen`"), "{e}");
-        assert!(Study::parse(
-            &with("title = \"t\"\nsource = \"s\"\nmeasured = \"m\"\nhere = \"h\"\n"),
-            &r
-        )
-        .is_ok());
+        assert!(parse(&format!("title = \"t\"\n{fine}here = \"h\"\n")).is_ok());
     }
 
     #[test]
