@@ -31,6 +31,8 @@ fn pooled(a: &str, b: &str, workload: &str, cores: u32, r: [f64; 3], pairs: u32)
         interval: throng_model::IntervalKind::OrderStatistic,
         launch_ratios: Vec::new(),
         next_run: None,
+        next_run_runs: None,
+        runs_differ: false,
     }
 }
 

@@ -136,6 +136,8 @@ fn estimate_only(
         interval: IntervalKind::Unbounded,
         launch_ratios: Vec::new(),
         next_run: None,
+        next_run_runs: None,
+        runs_differ: false,
     }
 }
 
@@ -177,6 +179,7 @@ fn over_launches(base: Comparison, launch_ratios: Vec<f64>, threshold: f64) -> C
         interval: IntervalKind::Launches,
         launch_ratios,
         next_run: Some([(m - next).exp(), (m + next).exp()]),
+        next_run_runs: Some(1),
         ..base
     }
 }

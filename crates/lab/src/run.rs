@@ -142,6 +142,7 @@ pub fn run_study_with(
     // Chosen before the run is begun, so a run never takes its own
     // comparisons for a calibration.
     let threshold = crate::calibration::threshold(study.precision_rule, store, &environment)?;
+    let earlier = crate::reruns::Earlier::load(store, study, &environment)?;
     let mut decided = study.clone();
     decided.precision.target = threshold.value;
     let study = &decided;
@@ -196,6 +197,9 @@ pub fn run_study_with(
         estimated_s: estimate_groups(study, groups).max_s,
     });
     observer.event(Event::Note(crate::calibration::note(&threshold)));
+    if let Some(note) = earlier.note() {
+        observer.event(Event::Note(note));
+    }
     // Apart, every CPU of the server host serves: "auto" sweeps them all.
     let auto = crate::study::auto_cores_note(study.cores.as_deref(), &cpus);
     if let Some(note) = auto.filter(|_| !exec.clients_apart()) {
@@ -246,6 +250,7 @@ pub fn run_study_with(
         interrupt,
         failed_steps: 0,
         access_logs: Vec::new(),
+        earlier: &earlier,
     };
     let mut docroots: Vec<(WorkloadId, Workload)> = Vec::new();
     let result = (|| -> anyhow::Result<()> {

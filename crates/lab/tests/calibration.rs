@@ -329,6 +329,8 @@ fn store_calibration(store: &mut Store, hostname: &str, complete: bool) -> (i64,
         interval: IntervalKind::OrderStatistic,
         launch_ratios: Vec::new(),
         next_run: None,
+        next_run_runs: None,
+        runs_differ: false,
     };
     w.comparisons(&[cmp(Some(10), 0.98, 1.02), cmp(Some(200), 0.969, 1.01)])
         .unwrap();
@@ -481,4 +483,82 @@ fn two_entries_of_one_recipe_run_side_by_side() {
         assert_eq!(still.status, 200);
         second.stop();
     }
+}
+
+/// B 4% faster than A in this run...
+fn b_at_104(server: &str, n: usize) -> f64 {
+    let more = if server == "b" { 1.04 } else { 1.0 };
+    10_000.0 * block_noise(n) * more
+}
+
+/// ...and 12% faster in a run whose machine was in another phase: every
+/// launch of the run alike, so no launch inside it can tell.
+fn b_at_112(server: &str, n: usize) -> f64 {
+    let more = if server == "b" { 1.12 } else { 1.0 };
+    10_000.0 * block_noise(n) * more
+}
+
+/// Three runs of one study: `scripts` says each run's slices.
+fn three_runs(scripts: [Script; 3]) -> Vec<Comparison> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("t.db")).unwrap();
+    let study = two_servers("launches = 3\nmax_launches = 3\nprecision = 0.05");
+    scripts
+        .iter()
+        .map(|s| {
+            let (data, _) = run(&study, &mut Fake::new(*s), &mut store);
+            let pooled: Vec<&Comparison> = data
+                .comparisons
+                .iter()
+                .filter(|c| c.concurrency.is_none())
+                .collect();
+            assert_eq!(pooled.len(), 1);
+            pooled[0].clone()
+        })
+        .collect()
+}
+
+#[test]
+fn runs_that_differ_from_run_to_run_widen_the_next_runs_range_to_cover_them_and_agreeing_runs_do_not(
+) {
+    let close = |x: f64, y: f64| assert!((x - y).abs() < 1e-9, "{x} against {y}");
+    // Runs alike: every launch of every run says 1.04, and so does the
+    // range for the next run, drawn over all three.
+    let alike = three_runs([b_at_104, b_at_104, b_at_104]);
+    for (i, c) in alike.iter().enumerate() {
+        assert_eq!(c.interval, IntervalKind::Launches);
+        assert_eq!(c.launch_ratios.len(), 3);
+        assert_eq!(
+            (c.next_run_runs, c.runs_differ),
+            (Some(i as u32 + 1), false)
+        );
+        let [lo, hi] = c.next_run.unwrap();
+        close(lo, 1.04);
+        close(hi, 1.04);
+    }
+
+    // The middle run 12% apart. The first run alone cannot know; the
+    // third, drawn over all three, reaches both figures, by Student's t
+    // at 2 degrees of freedom over the runs' own spread.
+    let apart = three_runs([b_at_104, b_at_112, b_at_104]);
+    let [lo, hi] = apart[0].next_run.unwrap();
+    close(lo, 1.04);
+    close(hi, 1.04);
+    assert_eq!(
+        (apart[0].next_run_runs, apart[0].runs_differ),
+        (Some(1), false)
+    );
+    let third = &apart[2];
+    assert_eq!((third.next_run_runs, third.runs_differ), (Some(3), true));
+    let logs = [1.04f64.ln(), 1.12f64.ln(), 1.04f64.ln()];
+    let m = logs.iter().sum::<f64>() / 3.0;
+    let var = logs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 2.0;
+    let half = 4.302652729911275 * (2.0 * var).sqrt();
+    let [lo, hi] = third.next_run.unwrap();
+    close(lo, (1.04f64.ln() - half).exp());
+    close(hi, (1.04f64.ln() + half).exp());
+    assert!(lo < 1.04 && hi > 1.12, "{lo}–{hi}");
+    // The run's own interval is still this run's: launches alike, 1.04.
+    close(third.ci_low, 1.04);
+    close(third.ci_high, 1.04);
 }

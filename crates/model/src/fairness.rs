@@ -230,6 +230,16 @@ pub struct Comparison {
     /// interval is not drawn over launches.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_run: Option<[f64; 2]>,
+    /// How many runs of this study on this machine `next_run` was drawn
+    /// over, this one included (1: it had no earlier run to learn from).
+    /// Runs minutes apart differ by what no launch inside one run can
+    /// sample; only earlier runs show it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_run_runs: Option<u32>,
+    /// Those runs' ratios spread beyond what their launches give, so the
+    /// next-run range is the runs' own spread.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub runs_differ: bool,
 }
 
 /// How a comparison's 95% interval was drawn.

@@ -163,8 +163,12 @@ pub fn between(first: &RunData, second: &RunData) -> Option<Agreement> {
 /// "0.239 (0.232–0.246)", or the ratio with why it has no interval.
 pub fn figure(c: &Comparison) -> String {
     if let (true, Some([lo, hi])) = (has_interval(c), c.next_run) {
+        let over = match c.next_run_runs {
+            Some(n) if n > 1 => format!(" over {n} runs"),
+            _ => String::new(),
+        };
         format!(
-            "{:.3} ({:.3}–{:.3}, next run {lo:.3}–{hi:.3})",
+            "{:.3} ({:.3}–{:.3}, next run {lo:.3}–{hi:.3}{over})",
             c.ratio, c.ci_low, c.ci_high
         )
     } else if has_interval(c) {
@@ -349,6 +353,15 @@ mod next_run_tests {
         let second = c(1.408, 1.377, 1.440, Some([1.364, 1.453]));
         assert_eq!(accord(&first, &second), Accord::Agree);
         assert_eq!(figure(&first), "1.390 (1.374–1.406, next run 1.368–1.412)");
+        // A range drawn over earlier runs of the study says over how many.
+        let over = Comparison {
+            next_run_runs: Some(4),
+            ..second.clone()
+        };
+        assert_eq!(
+            figure(&over),
+            "1.408 (1.377–1.440, next run 1.364–1.453 over 4 runs)"
+        );
         // Without the next run's range, the intervals themselves judge.
         let (mut f, mut s) = (first.clone(), second.clone());
         f.next_run = None;

@@ -42,6 +42,7 @@ pub mod png;
 pub mod protocols;
 pub mod provenance;
 pub mod ratios;
+pub mod reruns;
 pub mod session_table;
 pub mod summary;
 pub mod svg;

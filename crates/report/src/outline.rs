@@ -32,6 +32,7 @@ pub fn article(run: &RunData, a: &Analysis) -> Article {
         Some(charts(a)),
         paired_levels(run, a),
         launch_split(a),
+        run_to_run(run),
         Some(steps(a)),
         sessions(a),
         crate::httperf::section(run),
@@ -264,6 +265,24 @@ fn launch_split(a: &Analysis) -> Option<Section> {
                 spans: vec![Span::text(line)],
             }));
         }
+    }
+    Some(s)
+}
+
+/// Where the next run should put each pooled ratio, and over how many
+/// runs of the study that range was drawn.
+fn run_to_run(run: &RunData) -> Option<Section> {
+    let table = crate::reruns::table(run)?;
+    let mut s = Section::new("reruns", "From run to run");
+    if let Some(note) = crate::reruns::note(run) {
+        s.push(Block::note(vec![Span::text(note)]));
+    }
+    s.push(Block::Table(table));
+    for line in crate::reruns::sentences(run) {
+        s.push(Block::Paragraph(Paragraph {
+            tone: Tone::Warn,
+            spans: vec![Span::text(line)],
+        }));
     }
     Some(s)
 }

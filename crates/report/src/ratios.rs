@@ -356,6 +356,8 @@ mod tests {
             interval: throng_model::IntervalKind::OrderStatistic,
             launch_ratios: Vec::new(),
             next_run: None,
+            next_run_runs: None,
+            runs_differ: false,
         }
     }
 

@@ -60,6 +60,8 @@ fn rate_run() -> RunData {
             interval: throng_model::IntervalKind::OrderStatistic,
             launch_ratios: Vec::new(),
             next_run: None,
+            next_run_runs: None,
+            runs_differ: false,
         });
     }
     run

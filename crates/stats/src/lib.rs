@@ -9,6 +9,7 @@
 
 pub mod calibration;
 pub mod launches;
+pub mod reruns;
 
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 use throng_model::Estimate;

@@ -333,8 +333,8 @@ impl Store {
         )?;
         for (i, c) in cs.iter().enumerate() {
             tx.execute(
-                "INSERT INTO comparisons (run_id, seq, a, b, workload, cores, concurrency, ratio, ci_low, ci_high, pairs, decision, rate, interval, launch_ratios, next_run)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                "INSERT INTO comparisons (run_id, seq, a, b, workload, cores, concurrency, ratio, ci_low, ci_high, pairs, decision, rate, interval, launch_ratios, next_run, next_run_runs, runs_differ)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
                 params![
                     run_id,
                     next + i as i64,
@@ -351,7 +351,9 @@ impl Store {
                     c.rate,
                     c.interval.name(),
                     serde_json::to_string(&c.launch_ratios)?,
-                    c.next_run.map(|r| serde_json::to_string(&r)).transpose()?
+                    c.next_run.map(|r| serde_json::to_string(&r)).transpose()?,
+                    c.next_run_runs,
+                    c.runs_differ
                 ],
             )?;
         }
@@ -701,6 +703,8 @@ mod tests {
             interval: throng_model::IntervalKind::OrderStatistic,
             launch_ratios: Vec::new(),
             next_run: None,
+            next_run_runs: None,
+            runs_differ: false,
         }];
         st.add_comparisons(id, &cs).unwrap();
         let data = st.load_run(id).unwrap();
@@ -756,6 +760,8 @@ mod tests {
             interval: throng_model::IntervalKind::OrderStatistic,
             launch_ratios: Vec::new(),
             next_run: None,
+            next_run_runs: None,
+            runs_differ: false,
         }];
         st.add_comparisons(id, &cs).unwrap();
         let data = st.load_run(id).unwrap();
@@ -807,7 +813,7 @@ mod tests {
         }
         let st = Store::open(&path).unwrap();
         assert_eq!(st.schema_version().unwrap(), SCHEMA_VERSION);
-        assert_eq!(SCHEMA_VERSION, 7);
+        assert_eq!(SCHEMA_VERSION, 8);
         let data = st.load_run(1).unwrap();
         // Older runs kept no threshold: it is unknown, not a default.
         assert_eq!(data.run.threshold, None);
@@ -815,6 +821,12 @@ mod tests {
         assert_eq!(
             (data.comparisons[0].concurrency, data.comparisons[0].rate),
             (Some(10), None)
+        );
+        // Nor a range for the next run: the run alone, runs not differing.
+        let c = &data.comparisons[0];
+        assert_eq!(
+            (c.next_run, c.next_run_runs, c.runs_differ),
+            (None, None, false)
         );
     }
 

@@ -207,7 +207,7 @@ impl Store {
     pub(crate) fn comparisons_of(&self, id: i64) -> anyhow::Result<Vec<Comparison>> {
         let mut q = self.conn.prepare(
             "SELECT a, b, workload, cores, concurrency, ratio, ci_low, ci_high, pairs, decision, rate,
-                    interval, launch_ratios, next_run
+                    interval, launch_ratios, next_run, next_run_runs, runs_differ
              FROM comparisons WHERE run_id = ?1 ORDER BY seq",
         )?;
         let comparisons = q
@@ -237,6 +237,8 @@ impl Store {
                     next_run: r
                         .get::<_, Option<String>>(13)?
                         .and_then(|j| serde_json::from_str(&j).ok()),
+                    next_run_runs: r.get(14)?,
+                    runs_differ: r.get::<_, Option<bool>>(15)?.unwrap_or(false),
                 })
             })?
             .collect::<Result<_, _>>()?;

@@ -147,4 +147,11 @@ ALTER TABLE runs ADD COLUMN threshold TEXT;
     r#"
 ALTER TABLE comparisons ADD COLUMN next_run TEXT;
 "#,
+    // How many runs of the study on the machine that range was drawn
+    // over, and whether their ratios spread beyond their launches. NULL,
+    // as older rows read, is the run alone.
+    r#"
+ALTER TABLE comparisons ADD COLUMN next_run_runs INTEGER;
+ALTER TABLE comparisons ADD COLUMN runs_differ INTEGER;
+"#,
 ];

@@ -162,5 +162,7 @@ pub fn comparison(
         interval: throng_model::IntervalKind::OrderStatistic,
         launch_ratios: Vec::new(),
         next_run: None,
+        next_run_runs: None,
+        runs_differ: false,
     }
 }

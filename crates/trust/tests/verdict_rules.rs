@@ -758,6 +758,8 @@ fn paired(a: &str, b: &str, c: u32, lo: f64, hi: f64, pairs: u32) -> Comparison 
         interval: throng_model::IntervalKind::OrderStatistic,
         launch_ratios: Vec::new(),
         next_run: None,
+        next_run_runs: None,
+        runs_differ: false,
     }
 }
 

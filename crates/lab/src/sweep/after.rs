@@ -28,7 +28,8 @@ impl Sweep<'_, '_> {
                     .collect()
             })
             .collect();
-        let pooled = pairs::compare_sweep(&sweeps, self.study.precision.target);
+        let mut pooled = pairs::compare_sweep(&sweeps, self.study.precision.target);
+        self.ctx.earlier.widen(&mut pooled);
         self.ctx.sink.comparisons(&pooled)?;
         self.ctx.observer.event(Event::Compared(&pooled));
         Ok(())

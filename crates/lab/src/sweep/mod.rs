@@ -72,6 +72,9 @@ pub struct Ctx<'a> {
     /// Each started server's access log as its configs set it: what the
     /// live check confirms, or leaves standing when it cannot see.
     pub access_logs: Vec<(String, String)>,
+    /// The earlier runs of this study on this machine, for each pooled
+    /// comparison's next-run range.
+    pub earlier: &'a crate::reruns::Earlier,
 }
 
 /// Seconds of load a diagnostic round runs at least.

@@ -373,6 +373,8 @@ fn fairness(run: &mut RunData) {
             interval: throng_model::IntervalKind::OrderStatistic,
             launch_ratios: Vec::new(),
             next_run: None,
+            next_run_runs: None,
+            runs_differ: false,
         }
     };
     for cores in [1, 2] {
