@@ -12,7 +12,7 @@ mod support;
 use std::time::Duration;
 
 use serde_json::Value;
-use support::studies::{builtin_text, installed, substitute};
+use support::studies::{builtin_text, cell, installed, markdown_table as table, substitute};
 
 /// The mean of every sample behind the spectra at `key` of `rounds`,
 /// each round's mean weighed by its count, as the report takes it.
@@ -27,42 +27,6 @@ fn weighted_mean(rounds: &[Value], key: &str) -> f64 {
         });
     assert!(n > 0);
     total / n as f64
-}
-
-/// The rows of the Markdown table under `### {sub}` in the section
-/// `## {section}`, each cell by its column's heading.
-fn table(md: &str, section: &str, sub: &str) -> Vec<Vec<(String, String)>> {
-    let from = md
-        .find(&format!("## {section}\n"))
-        .unwrap_or_else(|| panic!("no section {section}:\n{md}"));
-    let rest = &md[from..];
-    let start = rest
-        .find(&format!("### {sub}\n"))
-        .unwrap_or_else(|| panic!("no table {sub}:\n{rest}"));
-    let lines: Vec<&str> = rest[start..]
-        .lines()
-        .skip(1)
-        .skip_while(|l| l.is_empty())
-        .take_while(|l| l.starts_with('|'))
-        .collect();
-    let cells = |l: &str| -> Vec<String> {
-        l.trim_matches('|')
-            .split(" | ")
-            .map(|c| c.trim().to_string())
-            .collect()
-    };
-    let heads = cells(lines[0]);
-    lines[2..]
-        .iter()
-        .map(|l| heads.iter().cloned().zip(cells(l)).collect())
-        .collect()
-}
-
-fn cell<'a>(row: &'a [(String, String)], column: &str) -> &'a str {
-    &row.iter()
-        .find(|(h, _)| h == column)
-        .unwrap_or_else(|| panic!("no column {column}: {row:?}"))
-        .1
 }
 
 /// The row of `server` at level `c`.

@@ -50,3 +50,43 @@ pub fn installed(wanted: &[&str]) -> Vec<String> {
         .map(|s| s.to_string())
         .collect()
 }
+
+/// The rows of the Markdown table under `### {sub}` in the section
+/// `## {section}`, each cell by its column's heading.
+pub fn markdown_table(md: &str, section: &str, sub: &str) -> Vec<Vec<(String, String)>> {
+    let from = md
+        .find(&format!("## {section}\n"))
+        .unwrap_or_else(|| panic!("no section {section}:\n{md}"));
+    let rest = &md[from..];
+    let start = rest
+        .find(&format!("### {sub}\n"))
+        .unwrap_or_else(|| panic!("no table {sub}:\n{rest}"));
+    // A chart's table follows its caption; the next heading ends the
+    // search.
+    let lines: Vec<&str> = rest[start..]
+        .lines()
+        .skip(1)
+        .skip_while(|l| !l.starts_with('|') && !l.starts_with('#'))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert!(lines.len() >= 2, "no table under {sub}:\n{rest}");
+    let cells = |l: &str| -> Vec<String> {
+        l.trim_matches('|')
+            .split(" | ")
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let heads = cells(lines[0]);
+    lines[2..]
+        .iter()
+        .map(|l| heads.iter().cloned().zip(cells(l)).collect())
+        .collect()
+}
+
+/// A row's cell under `column`.
+pub fn cell<'a>(row: &'a [(String, String)], column: &str) -> &'a str {
+    &row.iter()
+        .find(|(h, _)| h == column)
+        .unwrap_or_else(|| panic!("no column {column}: {row:?}"))
+        .1
+}
