@@ -28,7 +28,9 @@ use crate::round::{Measured, RoundError, RoundKind, ServerId};
 use crate::spec::RoundLoad;
 use crate::study::{Study, StudyServer};
 
+mod archive;
 mod server_host;
+mod site;
 mod wire;
 
 pub use server_host::ServerHost;
@@ -171,6 +173,9 @@ impl<'a> Apart<'a> {
             LabReply::Opened { cpus } => cpus,
             other => anyhow::bail!("{}: unexpected reply {other:?}", h.server),
         };
+        for s in &study.sites {
+            site::send(&mut |r| server.call(r), &h.server, s)?;
+        }
         // Each client's path to the server's host, before any server runs:
         // its ssh port answers, or the port 22 of a server on this machine.
         let probe = match &server {

@@ -371,6 +371,22 @@ impl Study {
 
     /// A study's TOML, its paths (`docroot`, `urls`) relative to `base`.
     pub fn parse_at(text: &str, recipes: &Recipes, base: &Path) -> anyhow::Result<Study> {
+        Study::parse_with(text, recipes, base, true)
+    }
+
+    /// A study's TOML on its server host: its sites of the user's own are
+    /// not read from this host's disk but sent by the coordinator, which
+    /// read and checked them there (`sites` stays empty).
+    pub fn parse_sent(text: &str, recipes: &Recipes) -> anyhow::Result<Study> {
+        Study::parse_with(text, recipes, Path::new("."), false)
+    }
+
+    fn parse_with(
+        text: &str,
+        recipes: &Recipes,
+        base: &Path,
+        sites_here: bool,
+    ) -> anyhow::Result<Study> {
         let f: StudyFile = throng_servers::spot::from_str(text)?;
         if let Some(problem) = f.article.as_ref().and_then(|a| a.problem()) {
             bail!("{problem}");
@@ -534,7 +550,11 @@ impl Study {
                  compare them in interleaved slices"
             );
         }
-        let sites = site::open_sites(&f, &workloads, base, &hosts)?;
+        let sites = if sites_here {
+            site::open_sites(&f, &workloads, base)?
+        } else {
+            Vec::new()
+        };
         let sweep_top = loads
             .iter()
             .flat_map(|w| &w.concurrency)
