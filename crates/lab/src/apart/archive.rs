@@ -267,10 +267,7 @@ impl Unpacking {
             .map_err(|e| format!("{path}: a chunk is not base64: {e}"))?;
         let f = &self.manifest.files[i];
         if self.written[i] + data.len() as u64 > f.bytes {
-            return Err(format!(
-                "{path}: more than its {} bytes were sent",
-                f.bytes
-            ));
+            return Err(format!("{path}: more than its {} bytes were sent", f.bytes));
         }
         let to = self.dir.join(path);
         std::fs::OpenOptions::new()
@@ -363,11 +360,7 @@ mod tests {
         (m, chunks)
     }
 
-    fn unpack(
-        m: Manifest,
-        chunks: &[(String, String)],
-        to: &Path,
-    ) -> Result<Unpacking, String> {
+    fn unpack(m: Manifest, chunks: &[(String, String)], to: &Path) -> Result<Unpacking, String> {
         let mut u = Unpacking::begin(WorkloadId::own("mirror"), m, to)?;
         for (p, d) in chunks {
             u.write(p, d)?;
@@ -399,7 +392,10 @@ mod tests {
             "9a3e246041d3c27dc3645f79cb0d1eb41c277965614655d17119ed7498b956ec"
         );
         let per_file: Vec<&str> = chunks.iter().map(|(p, _)| p.as_str()).collect();
-        assert_eq!(per_file, ["a/b.css", "a/big.bin", "a/big.bin", "index.html"]);
+        assert_eq!(
+            per_file,
+            ["a/b.css", "a/big.bin", "a/big.bin", "index.html"]
+        );
         assert_eq!(m.urls[1], ("/".to_string(), "index.html".to_string()));
     }
 

@@ -279,10 +279,7 @@ impl ServerHost {
                 if !matches!(id, WorkloadId::Own(_)) || o.docroots.iter().any(|(k, _)| *k == id) {
                     return Err(refuse("not a site of the study still to be sent".into()));
                 }
-                let dir = o
-                    .rundir
-                    .path()
-                    .join(format!("docroot-{}", id.name()));
+                let dir = o.rundir.path().join(format!("docroot-{}", id.name()));
                 o.receiving = None;
                 o.receiving = Some(Unpacking::begin(id, manifest, &dir).map_err(refuse)?);
                 Ok(LabReply::Done)
