@@ -144,7 +144,8 @@ pub fn check_path(rel: &str) -> Result<(), String> {
         return Err("a file with an empty path".into());
     }
     if rel.len() > 4000 {
-        return Err(format!("{:?}…: the path is too long", &rel[..40]));
+        let head: String = rel.chars().take(40).collect();
+        return Err(format!("{head:?}…: the path is too long"));
     }
     if rel.starts_with('/') {
         return Err(format!("{rel:?} is not a relative path"));

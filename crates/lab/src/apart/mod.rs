@@ -29,6 +29,7 @@ use crate::spec::RoundLoad;
 use crate::study::{Study, StudyServer};
 
 mod archive;
+mod duet;
 mod server_host;
 mod site;
 mod wire;
@@ -156,6 +157,18 @@ impl<'a> Apart<'a> {
             ServerEnd::Remote(f)
         };
         let mut server = server;
+        let facts = |place: &Place, cpus: &[usize]| duet::HostCpus {
+            host: place.to_string(),
+            cpus: cpus.to_vec(),
+        };
+        let server_cpus = match &server {
+            ServerEnd::Remote(f) => f.links[0].facts.cpus.clone(),
+            ServerEnd::Here(_) => throng_engine::affinity::own_cpus(),
+        };
+        let client_cpus: Vec<_> = (clients.links.iter())
+            .map(|l| facts(&l.place, &l.facts.cpus))
+            .collect();
+        duet::check_apart(study, &facts(&h.server, &server_cpus), &client_cpus)?;
         let recipes = study
             .recipes
             .iter()

@@ -540,16 +540,6 @@ impl Study {
         if hosts.server.is_local() {
             cores::check_cpus(cores.as_deref(), throng_engine::affinity::own_cpus().len())?;
         }
-        // A duet's two loads come from two lanes of one machine's CPUs;
-        // apart, its rounds would run one after the other while stored as
-        // a duet's.
-        if f.duet && !hosts.is_local() {
-            bail!(
-                "duet = true measures two servers at once from two lanes of one machine's CPUs, \
-                 which a study apart (server_host, client_hosts) does not have: remove `duet` to \
-                 compare them in interleaved slices"
-            );
-        }
         let sites = if sites_here {
             site::open_sites(&f, &workloads, base)?
         } else {
@@ -725,6 +715,11 @@ impl Study {
         if !self.duet {
             return Ok(());
         }
+        // Apart, the hosts' CPUs decide, once they are reached
+        // (`apart::duet`): this machine's count says nothing of them.
+        if !self.hosts.is_local() {
+            return self.check_duet_pair();
+        }
         let most = self
             .cores
             .as_ref()
@@ -738,6 +733,10 @@ impl Study {
                  remove `duet` to compare them in interleaved slices instead"
             );
         }
+        self.check_duet_pair()
+    }
+
+    fn check_duet_pair(&self) -> anyhow::Result<()> {
         if self.servers.len() != 2 {
             bail!(
                 "duet = true compares exactly two servers; the study lists {}",
