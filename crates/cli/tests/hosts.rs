@@ -1140,3 +1140,70 @@ fn a_study_apart_serves_a_site_of_your_own_sent_to_the_server_host() {
     assert_eq!((lines, logged), (completed, bytes));
     nothing_left(&net, &["c1", "srv", "ctl"], &[]);
 }
+
+/// A duet apart on hosts of this machine's CPUs: the server host's are
+/// counted from its agent's hello, and the study is refused with one line
+/// naming what is missing before any server starts or anything is stored,
+/// and nothing is left running on any host.
+#[test]
+fn a_duet_apart_is_refused_by_the_server_hosts_cpus_before_anything_starts() {
+    let Some(net) = Net::new("duet", &["ctl", "c1", "c2", "srv"]) else {
+        return;
+    };
+    let study = net.dir().join("duet.toml");
+    std::fs::write(
+        &study,
+        format!(
+            "name = \"duet\"\nservers = [\"nginx\"]\nprofiles = [\"defaults\", \"tuned\"]\n\
+             workloads = [\"tiny\"]\ncores = [1]\nconcurrency = [4]\nduet = true\n\
+             features = false\ndiagnose = false\n\
+             server_host = \"{}\"\nclient_hosts = [\"{}\", \"{}\"]\n",
+            net.url("srv"),
+            net.url("c1"),
+            net.url("c2")
+        ),
+    )
+    .unwrap();
+    let db = net.dir().join("duet.db");
+    let work = net.dir().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let out = run(throng_in(
+        &net,
+        &[
+            "lab",
+            &study.to_string_lossy(),
+            "--db",
+            &db.to_string_lossy(),
+            "--workdir",
+            &work.to_string_lossy(),
+        ],
+    ));
+    // The hosts are namespaces of this machine: its CPUs are theirs.
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    let srv = net.url("srv");
+    let want = if cpus < 3 {
+        format!(
+            "throng: duet apart needs 3 CPUs on the server host {srv} (two servers of 1 core and \
+             one for the sampler): it has {cpus}; remove `duet` to compare the servers in \
+             interleaved slices\n"
+        )
+    } else {
+        format!(
+            "throng: duet apart: the hosts hold the CPUs for it (CPUs [0] loaded from {} and \
+             CPUs [1] loaded from {}, the sampler on CPU 2), but running both servers' slices at \
+             once across hosts is not built yet; remove `duet` to compare the servers in \
+             interleaved slices\n",
+            net.url("c1"),
+            net.url("c2")
+        )
+    };
+    assert_eq!(String::from_utf8_lossy(&out.stderr), want);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!db.exists(), "no database for a refused study");
+    assert_eq!(
+        std::fs::read_dir(&work).unwrap().count(),
+        0,
+        "no run directory"
+    );
+    nothing_left(&net, &["c1", "c2", "srv", "ctl"], &[]);
+}
