@@ -14,6 +14,7 @@ use crate::precision::Precision;
 use crate::workload::{OwnSite, WorkloadId};
 
 mod cores;
+mod duet;
 mod hosts;
 mod limits;
 mod load;
@@ -706,44 +707,6 @@ impl Study {
         std::iter::once(self.baseline)
             .chain((0..self.servers.len()).filter(|&i| i != self.baseline))
             .collect()
-    }
-
-    /// Refuses a duet study on a machine without the CPUs for it: two
-    /// servers of the largest core count, each with at least one CPU of
-    /// its own for its load generator.
-    pub fn check_duet(&self, cpus: usize) -> anyhow::Result<()> {
-        if !self.duet {
-            return Ok(());
-        }
-        // Apart, the hosts' CPUs decide, once they are reached
-        // (`apart::duet`): this machine's count says nothing of them.
-        if !self.hosts.is_local() {
-            return self.check_duet_pair();
-        }
-        let most = self
-            .cores
-            .as_ref()
-            .and_then(|c| c.iter().copied().max())
-            .unwrap_or(1) as usize;
-        let needed = 2 * most + 2;
-        if cpus < needed {
-            bail!(
-                "duet = true runs two servers of {most} cores at once, each with its own load \
-                 generator: that needs {needed} CPUs and this machine gives throng {cpus}; \
-                 remove `duet` to compare them in interleaved slices instead"
-            );
-        }
-        self.check_duet_pair()
-    }
-
-    fn check_duet_pair(&self) -> anyhow::Result<()> {
-        if self.servers.len() != 2 {
-            bail!(
-                "duet = true compares exactly two servers; the study lists {}",
-                self.servers.len()
-            );
-        }
-        Ok(())
     }
 
     /// Highest number of connections a level opens: servers are
