@@ -187,7 +187,9 @@ impl<'a> Apart<'a> {
             other => anyhow::bail!("{}: unexpected reply {other:?}", h.server),
         };
         for s in &study.sites {
-            site::send(&mut |r| server.call(r), &h.server, s)?;
+            site::send(&mut |r| server.call(r), &h.server, s, &|| {
+                interrupt.is_set()
+            })?;
         }
         // Each client's path to the server's host, before any server runs:
         // its ssh port answers, or the port 22 of a server on this machine.
