@@ -1058,12 +1058,23 @@ fn a_study_apart_serves_a_site_of_your_own_sent_to_the_server_host() {
     nothing_left(&net, &["c1", "srv", "ctl"], &[]);
     std::fs::remove_file(site.join("img/passwd")).unwrap();
 
+    // The run directories are kept for the access log: this machine's
+    // goes where the Net removes it, the server host's is removed below.
+    let work = net.dir().join("work");
+    std::fs::create_dir(&work).unwrap();
+    std::fs::set_permissions(net.dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let j = lab_apart(
         &net,
         "site",
         top,
         tables,
-        &["--keep-workdir", "--recipes", &recipes],
+        &[
+            "--keep-workdir",
+            "--workdir",
+            &work.to_string_lossy(),
+            "--recipes",
+            &recipes,
+        ],
     );
     let steps = j["run"]["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 1, "{steps:?}");
