@@ -976,3 +976,245 @@ fn any_command_that_gives_stdio_on_a_host_stands_in_for_ssh() {
     assert_eq!(builds.len(), 1);
     nothing_left(&net, &["c1", "srv"], &[]);
 }
+
+/// A site of the user's own apart: read and checked where the study file
+/// is, sent to the server host with each file's SHA-256 and verified
+/// there, served from that host's copy; the client host's exact counts
+/// are the server's access log's, line for line and byte for byte. A site
+/// with a link out of it is refused with one line before any host is
+/// reached.
+#[test]
+fn a_study_apart_serves_a_site_of_your_own_sent_to_the_server_host() {
+    let Some(net) = Net::new("site", &["ctl", "c1", "srv"]) else {
+        return;
+    };
+    const INDEX: u64 = 1000;
+    const PNG: u64 = 3000;
+    const SPACED: u64 = 500;
+    let site = net.dir().join("site");
+    std::fs::create_dir_all(site.join("img")).unwrap();
+    std::fs::write(site.join("index.html"), vec![b'i'; INDEX as usize]).unwrap();
+    let png: Vec<u8> = (0..PNG).map(|i| (i * 7 % 256) as u8).collect();
+    std::fs::write(site.join("img/x.png"), png).unwrap();
+    std::fs::write(site.join("my page.html"), vec![b's'; SPACED as usize]).unwrap();
+    std::fs::write(site.join("unlisted.css"), "p {}\n").unwrap();
+    std::fs::write(
+        net.dir().join("paths.txt"),
+        "/index.html\n/img/x.png\n/my page.html\n",
+    )
+    .unwrap();
+    let recipes = nginx_recipe(
+        &net,
+        "nginx-site",
+        &[(
+            "access_log off;",
+            "log_format site '$remote_addr $request_uri $status $body_bytes_sent';\n    \
+             access_log {{rundir}}/site.log site;",
+        )],
+    );
+    let recipes = recipes.to_string_lossy();
+    let top = "servers = [\"nginx-site\"]\nworkloads = [\"mirror\"]\ncores = [1]\n\
+               concurrency = [2]\nwarmup_seconds = 0\ndiagnose = false\nfeatures = false\n";
+    let tables = "[load]\nrequests = 300\n\
+                  [rounds]\nmin = 3\nmax = 3\nwarmup_seconds = 0\nlaunches = 1\n\
+                  [workload.mirror]\ndocroot = \"site\"\nurls = \"paths.txt\"\n\
+                  order = \"sequential\"\n";
+
+    // A link out of the site: refused where the study is read, before any
+    // host is reached.
+    std::os::unix::fs::symlink("/etc/passwd", site.join("img/passwd")).unwrap();
+    let study = net.dir().join("bad.toml");
+    std::fs::write(
+        &study,
+        format!(
+            "name = \"bad\"\n{top}server_host = \"{}\"\nclient_hosts = [\"{}\"]\n{tables}",
+            net.url("srv"),
+            net.url("c1")
+        ),
+    )
+    .unwrap();
+    let db = net.dir().join("bad.db");
+    let out = run(throng_in(
+        &net,
+        &[
+            "lab",
+            &study.to_string_lossy(),
+            "--db",
+            &db.to_string_lossy(),
+            "--recipes",
+            &recipes,
+        ],
+    ));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "throng: study {}: [workload.mirror] docroot: site/img/passwd is a symbolic link; \
+             copy what it points to into the site\n",
+            study.display()
+        )
+    );
+    assert!(!db.exists());
+    nothing_left(&net, &["c1", "srv", "ctl"], &[]);
+    std::fs::remove_file(site.join("img/passwd")).unwrap();
+
+    // The run directories are kept for the access log: this machine's
+    // goes where the Net removes it, the server host's is removed below.
+    let work = net.dir().join("work");
+    std::fs::create_dir(&work).unwrap();
+    std::fs::set_permissions(net.dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let j = lab_apart(
+        &net,
+        "site",
+        top,
+        tables,
+        &[
+            "--keep-workdir",
+            "--workdir",
+            &work.to_string_lossy(),
+            "--recipes",
+            &recipes,
+        ],
+    );
+    let steps = j["run"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "{steps:?}");
+    assert_eq!(steps[0]["status"], "ok", "{}", steps[0]);
+    assert_eq!(steps[0]["workload"], "mirror");
+    let rounds = steps[0]["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 3);
+    // One client thread walks the list in turn for both connections,
+    // afresh each round: 100 requests are 34 of the first URL and 33 of
+    // each other.
+    let (mut completed, mut bytes) = (0, 0);
+    for r in rounds {
+        let s = &r["summary"];
+        assert_eq!(s["completed"], 100, "{s}");
+        assert_eq!(s["errors_total"], 0, "{s}");
+        assert_eq!(s["body_bytes"], 34 * INDEX + 33 * PNG + 33 * SPACED, "{s}");
+        assert!(s["warmup"].is_null(), "{s}");
+        completed += s["completed"].as_u64().unwrap();
+        bytes += s["body_bytes"].as_u64().unwrap();
+    }
+    // Served from the server host's own copy, in its run directory.
+    let conf = j["run"]["servers"][0]["configs"][0]["content"]
+        .as_str()
+        .unwrap();
+    let root = conf
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("root ")?.strip_suffix(';'))
+        .unwrap()
+        .to_string();
+    assert!(root.ends_with("/docroot-mirror"), "{root}");
+    assert!(!root.starts_with(&*net.dir().to_string_lossy()), "{root}");
+    let rundir = conf
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("pid ")?.strip_suffix("/nginx.pid;"))
+        .unwrap()
+        .to_string();
+    let log = std::fs::read_to_string(format!("{rundir}/site.log")).unwrap();
+    assert_eq!(
+        std::fs::read(format!("{root}/img/x.png")).unwrap(),
+        std::fs::read(site.join("img/x.png")).unwrap()
+    );
+    let _ = std::fs::remove_dir_all(std::path::Path::new(&root).parent().unwrap());
+    // The client host's requests, line by line: the rest came from the
+    // server host's own checks of every URL.
+    let c1 = net.host("c1").addr.to_string();
+    let srv = net.host("srv").addr.to_string();
+    let mut seen: std::collections::BTreeMap<(String, String, u64), u64> = Default::default();
+    let (mut lines, mut logged) = (0u64, 0u64);
+    for line in log.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        assert_eq!(f.len(), 4, "{line}");
+        if f[0] == srv {
+            continue;
+        }
+        assert_eq!(f[0], c1, "{line}");
+        let b: u64 = f[3].parse().unwrap();
+        *seen
+            .entry((f[1].to_string(), f[2].to_string(), b))
+            .or_default() += 1;
+        lines += 1;
+        logged += b;
+    }
+    let want: std::collections::BTreeMap<(String, String, u64), u64> = [
+        (("/img/x.png".to_string(), "200".to_string(), PNG), 99),
+        (("/index.html".to_string(), "200".to_string(), INDEX), 102),
+        (
+            ("/my%20page.html".to_string(), "200".to_string(), SPACED),
+            99,
+        ),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(seen, want);
+    assert_eq!((lines, logged), (completed, bytes));
+    nothing_left(&net, &["c1", "srv", "ctl"], &[]);
+}
+
+/// A duet apart on hosts of this machine's CPUs: the server host's are
+/// counted from its agent's hello, and the study is refused with one line
+/// naming what is missing before any server starts or anything is stored,
+/// and nothing is left running on any host.
+#[test]
+fn a_duet_apart_is_refused_by_the_server_hosts_cpus_before_anything_starts() {
+    let Some(net) = Net::new("duet", &["ctl", "c1", "c2", "srv"]) else {
+        return;
+    };
+    let study = net.dir().join("duet.toml");
+    std::fs::write(
+        &study,
+        format!(
+            "name = \"duet\"\nservers = [\"nginx\"]\nprofiles = [\"defaults\", \"tuned\"]\n\
+             workloads = [\"tiny\"]\ncores = [1]\nconcurrency = [4]\nduet = true\n\
+             features = false\ndiagnose = false\n\
+             server_host = \"{}\"\nclient_hosts = [\"{}\", \"{}\"]\n",
+            net.url("srv"),
+            net.url("c1"),
+            net.url("c2")
+        ),
+    )
+    .unwrap();
+    let db = net.dir().join("duet.db");
+    let work = net.dir().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let out = run(throng_in(
+        &net,
+        &[
+            "lab",
+            &study.to_string_lossy(),
+            "--db",
+            &db.to_string_lossy(),
+            "--workdir",
+            &work.to_string_lossy(),
+        ],
+    ));
+    // The hosts are namespaces of this machine: its CPUs are theirs.
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    let srv = net.url("srv");
+    let want = if cpus < 3 {
+        format!(
+            "throng: duet apart needs 3 CPUs on the server host {srv} (two servers of 1 core and \
+             one for the sampler): it has {cpus}; remove `duet` to compare the servers in \
+             interleaved slices\n"
+        )
+    } else {
+        format!(
+            "throng: duet apart: the hosts hold the CPUs for it (CPUs [0] loaded from {} and \
+             CPUs [1] loaded from {}, the sampler on CPU 2), but running both servers' slices at \
+             once across hosts is not built yet; remove `duet` to compare the servers in \
+             interleaved slices\n",
+            net.url("c1"),
+            net.url("c2")
+        )
+    };
+    assert_eq!(String::from_utf8_lossy(&out.stderr), want);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!db.exists(), "no database for a refused study");
+    assert_eq!(
+        std::fs::read_dir(&work).unwrap().count(),
+        0,
+        "no run directory"
+    );
+    nothing_left(&net, &["c1", "c2", "srv", "ctl"], &[]);
+}

@@ -28,7 +28,10 @@ use crate::round::{Measured, RoundError, RoundKind, ServerId};
 use crate::spec::RoundLoad;
 use crate::study::{Study, StudyServer};
 
+mod archive;
+mod duet;
 mod server_host;
+mod site;
 mod wire;
 
 pub use server_host::ServerHost;
@@ -154,6 +157,18 @@ impl<'a> Apart<'a> {
             ServerEnd::Remote(f)
         };
         let mut server = server;
+        let facts = |place: &Place, cpus: &[usize]| duet::HostCpus {
+            host: place.to_string(),
+            cpus: cpus.to_vec(),
+        };
+        let server_cpus = match &server {
+            ServerEnd::Remote(f) => f.links[0].facts.cpus.clone(),
+            ServerEnd::Here(_) => throng_engine::affinity::own_cpus(),
+        };
+        let client_cpus: Vec<_> = (clients.links.iter())
+            .map(|l| facts(&l.place, &l.facts.cpus))
+            .collect();
+        duet::check_apart(study, &facts(&h.server, &server_cpus), &client_cpus)?;
         let recipes = study
             .recipes
             .iter()
@@ -171,6 +186,11 @@ impl<'a> Apart<'a> {
             LabReply::Opened { cpus } => cpus,
             other => anyhow::bail!("{}: unexpected reply {other:?}", h.server),
         };
+        for s in &study.sites {
+            site::send(&mut |r| server.call(r), &h.server, s, &|| {
+                interrupt.is_set()
+            })?;
+        }
         // Each client's path to the server's host, before any server runs:
         // its ssh port answers, or the port 22 of a server on this machine.
         let probe = match &server {

@@ -6,13 +6,14 @@ use throng_servers::syscalls::Counter;
 use throng_servers::usage::Sampler;
 use throng_servers::{Recipes, RunAs, RunDir, Site};
 
+use super::archive::Unpacking;
 use super::wire::{stage_name, LabReply, LabRequest};
 use crate::executor::{DoctorPlan, Executor, Local};
 use crate::group::Group;
 use crate::interrupt::Interrupt;
 use crate::round::ServerId;
 use crate::study::{Study, StudyServer};
-use crate::workload::{self, Workload, WorkloadKind};
+use crate::workload::{self, Workload, WorkloadId};
 
 /// The server host's side: a [`Local`] executor for this host, created by
 /// the coordinator's `open`, and the windows and counters running on it.
@@ -27,7 +28,10 @@ struct Opened {
     rundir: &'static RunDir,
     user: Option<&'static RunAs>,
     keep: bool,
-    docroots: Vec<(WorkloadKind, Workload)>,
+    /// Generated, or sent and verified (a site of the user's own).
+    docroots: Vec<(WorkloadId, Workload)>,
+    /// The site being sent, until its end.
+    receiving: Option<Unpacking>,
     windows: Vec<(String, Sampler)>,
     counters: Vec<(String, Counter, u64)>,
 }
@@ -67,7 +71,8 @@ impl ServerHost {
             } => {
                 self.shutdown();
                 let recipes = Recipes::with_texts(&recipes).map_err(|e| format!("{e:#}"))?;
-                let study = Study::parse(&study_toml, &recipes).map_err(|e| format!("{e:#}"))?;
+                let study =
+                    Study::parse_sent(&study_toml, &recipes).map_err(|e| format!("{e:#}"))?;
                 study.check_installed().map_err(|e| format!("{e:#}"))?;
                 let stamp = (throng_model::unix_now() * 1000.0) as i64;
                 // The agent serves one study and ends with it: what the
@@ -90,6 +95,7 @@ impl ServerHost {
                     user,
                     keep: keep_workdir,
                     docroots: Vec::new(),
+                    receiving: None,
                     windows: Vec::new(),
                     counters: Vec::new(),
                 });
@@ -119,16 +125,21 @@ impl ServerHost {
                 max_concurrency,
             } => {
                 let (o, id) = self.server(&server)?;
-                let kind = workload::parse_kind(&workload).map_err(|e| format!("{e:#}"))?;
+                let kind = o.workload(&workload)?;
                 let w = match o.docroots.iter().find(|(k, _)| *k == kind) {
                     Some((_, w)) => w.clone(),
                     None => {
+                        let WorkloadId::Builtin(kind) = kind else {
+                            return Err(format!(
+                                "[workload.{workload}] docroot: the site was not sent to this host"
+                            ));
+                        };
                         let dir = o
                             .rundir
                             .subdir(&[&format!("docroot-{}", kind.name())], None)
                             .map_err(|e| format!("{e:#}"))?;
                         let w = workload::generate(kind, &dir).map_err(|e| format!("{e:#}"))?;
-                        o.docroots.push((kind, w.clone()));
+                        o.docroots.push((kind.into(), w.clone()));
                         w
                     }
                 };
@@ -260,6 +271,40 @@ impl ServerHost {
                     found: crate::features::probe_server(site, s, &cpus),
                 })
             }
+            LabRequest::SiteBegin { manifest } => {
+                let o = self.opened()?;
+                let name = manifest.name.clone();
+                let refuse = |e: String| format!("[workload.{name}] docroot: {e}");
+                let id = o.workload(&name)?;
+                if !matches!(id, WorkloadId::Own(_)) || o.docroots.iter().any(|(k, _)| *k == id) {
+                    return Err(refuse("not a site of the study still to be sent".into()));
+                }
+                let dir = o.rundir.path().join(format!("docroot-{}", id.name()));
+                o.receiving = None;
+                o.receiving = Some(Unpacking::begin(id, manifest, &dir).map_err(refuse)?);
+                Ok(LabReply::Done)
+            }
+            LabRequest::SiteChunk { path, data } => {
+                let u = self
+                    .opened()?
+                    .receiving
+                    .as_mut()
+                    .ok_or("no site is being sent")?;
+                let name = u.name().to_string();
+                u.write(&path, &data)
+                    .map_err(|e| format!("[workload.{name}] docroot: {e}"))?;
+                Ok(LabReply::Done)
+            }
+            LabRequest::SiteEnd => {
+                let o = self.opened()?;
+                let u = o.receiving.take().ok_or("no site is being sent")?;
+                let (id, name) = (u.id, u.name().to_string());
+                let w = u
+                    .finish()
+                    .map_err(|e| format!("[workload.{name}] docroot: {e}"))?;
+                o.docroots.push((id, w));
+                Ok(LabReply::Done)
+            }
             LabRequest::OomKills => Ok(LabReply::OomKills {
                 kills: self.opened()?.exec.oom_kills(),
             }),
@@ -281,6 +326,18 @@ impl ServerHost {
                 let _ = std::fs::remove_dir_all(o.rundir.path());
             }
         }
+    }
+}
+
+impl Opened {
+    /// The study's workload of this name.
+    fn workload(&self, name: &str) -> Result<WorkloadId, String> {
+        self.study
+            .workloads
+            .iter()
+            .copied()
+            .find(|w| w.name() == name)
+            .ok_or_else(|| format!("the study has no workload {name:?}"))
     }
 }
 

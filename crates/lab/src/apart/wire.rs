@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use throng_model::{ConfigFile, Environment, Finding, ServerUsage};
 use throng_servers::syscalls::Counts;
 
+use super::archive::Manifest;
 use crate::executor::Stage;
 
 /// What the coordinator asks of the server host.
@@ -65,6 +66,17 @@ pub enum LabRequest {
         server: String,
         cpus: Vec<usize>,
     },
+    /// A site of the user's own: what its files are, before their bytes.
+    SiteBegin {
+        manifest: Manifest,
+    },
+    /// Bytes of one file of the site being sent, base64, in order.
+    SiteChunk {
+        path: String,
+        data: String,
+    },
+    /// Every byte of the site is sent: it is verified file by file.
+    SiteEnd,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

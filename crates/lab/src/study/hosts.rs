@@ -134,6 +134,25 @@ mod tests {
     }
 
     #[test]
+    fn a_duet_apart_is_decided_by_the_hosts_cpus_not_this_machines() {
+        // Two servers (one recipe, two profiles): one CPU here, which would
+        // refuse a duet on this machine, is not asked; the hosts' are once
+        // reached (`apart::duet`).
+        let s = study(
+            "duet = true\nprofiles = [\"defaults\", \"tuned\"]\n\
+             server_host = \"ssh://srv\"\nclient_hosts = [\"ssh://a\", \"ssh://b\"]\n",
+        )
+        .unwrap();
+        assert!(s.duet);
+        s.check_duet(1).unwrap();
+        let one = study("duet = true\nserver_host = \"ssh://srv\"\n").unwrap();
+        assert_eq!(
+            format!("{:#}", one.check_duet(64).unwrap_err()),
+            "duet = true compares exactly two servers; the study lists 1"
+        );
+    }
+
+    #[test]
     fn bad_hosts_are_refused_with_the_key() {
         for (extra, want) in [
             (
@@ -159,12 +178,6 @@ mod tests {
             (
                 "transport = \"x {host}\"\nssh_command = \"ssh\"\n",
                 "give either transport or ssh_command, not both",
-            ),
-            (
-                "duet = true\nclient_hosts = [\"ssh://a\"]\n",
-                "duet = true measures two servers at once from two lanes of one machine's CPUs, \
-                 which a study apart (server_host, client_hosts) does not have: remove `duet` to \
-                 compare them in interleaved slices",
             ),
         ] {
             let e = study(extra).unwrap_err();

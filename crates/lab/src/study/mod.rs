@@ -14,6 +14,7 @@ use crate::precision::Precision;
 use crate::workload::{OwnSite, WorkloadId};
 
 mod cores;
+mod duet;
 mod hosts;
 mod limits;
 mod load;
@@ -371,6 +372,22 @@ impl Study {
 
     /// A study's TOML, its paths (`docroot`, `urls`) relative to `base`.
     pub fn parse_at(text: &str, recipes: &Recipes, base: &Path) -> anyhow::Result<Study> {
+        Study::parse_with(text, recipes, base, true)
+    }
+
+    /// A study's TOML on its server host: its sites of the user's own are
+    /// not read from this host's disk but sent by the coordinator, which
+    /// read and checked them there (`sites` stays empty).
+    pub fn parse_sent(text: &str, recipes: &Recipes) -> anyhow::Result<Study> {
+        Study::parse_with(text, recipes, Path::new("."), false)
+    }
+
+    fn parse_with(
+        text: &str,
+        recipes: &Recipes,
+        base: &Path,
+        sites_here: bool,
+    ) -> anyhow::Result<Study> {
         let f: StudyFile = throng_servers::spot::from_str(text)?;
         if let Some(problem) = f.article.as_ref().and_then(|a| a.problem()) {
             bail!("{problem}");
@@ -524,17 +541,11 @@ impl Study {
         if hosts.server.is_local() {
             cores::check_cpus(cores.as_deref(), throng_engine::affinity::own_cpus().len())?;
         }
-        // A duet's two loads come from two lanes of one machine's CPUs;
-        // apart, its rounds would run one after the other while stored as
-        // a duet's.
-        if f.duet && !hosts.is_local() {
-            bail!(
-                "duet = true measures two servers at once from two lanes of one machine's CPUs, \
-                 which a study apart (server_host, client_hosts) does not have: remove `duet` to \
-                 compare them in interleaved slices"
-            );
-        }
-        let sites = site::open_sites(&f, &workloads, base, &hosts)?;
+        let sites = if sites_here {
+            site::open_sites(&f, &workloads, base)?
+        } else {
+            Vec::new()
+        };
         let sweep_top = loads
             .iter()
             .flat_map(|w| &w.concurrency)
@@ -696,35 +707,6 @@ impl Study {
         std::iter::once(self.baseline)
             .chain((0..self.servers.len()).filter(|&i| i != self.baseline))
             .collect()
-    }
-
-    /// Refuses a duet study on a machine without the CPUs for it: two
-    /// servers of the largest core count, each with at least one CPU of
-    /// its own for its load generator.
-    pub fn check_duet(&self, cpus: usize) -> anyhow::Result<()> {
-        if !self.duet {
-            return Ok(());
-        }
-        let most = self
-            .cores
-            .as_ref()
-            .and_then(|c| c.iter().copied().max())
-            .unwrap_or(1) as usize;
-        let needed = 2 * most + 2;
-        if cpus < needed {
-            bail!(
-                "duet = true runs two servers of {most} cores at once, each with its own load \
-                 generator: that needs {needed} CPUs and this machine gives throng {cpus}; \
-                 remove `duet` to compare them in interleaved slices instead"
-            );
-        }
-        if self.servers.len() != 2 {
-            bail!(
-                "duet = true compares exactly two servers; the study lists {}",
-                self.servers.len()
-            );
-        }
-        Ok(())
     }
 
     /// Highest number of connections a level opens: servers are

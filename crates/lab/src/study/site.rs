@@ -1,11 +1,11 @@
 //! A study's sites of the user's own: `[workload.NAME]` tables with a
-//! `docroot`, walked and their URL lists read before anything starts.
+//! `docroot`, walked and their URL lists read before anything starts, on
+//! the machine that holds the study file (apart, the server host gets
+//! them sent, `apart::archive`).
 
 use std::path::Path;
 
-use anyhow::bail;
-
-use super::{Hosts, StudyFile};
+use super::StudyFile;
 use crate::workload::{OwnSite, WorkloadId};
 
 /// Every listed workload that is a site of the user's own, its files and
@@ -14,7 +14,6 @@ pub(super) fn open_sites(
     f: &StudyFile,
     workloads: &[WorkloadId],
     base: &Path,
-    hosts: &Hosts,
 ) -> anyhow::Result<Vec<OwnSite>> {
     let mut sites = Vec::new();
     for &id in workloads {
@@ -27,12 +26,6 @@ pub(super) fn open_sites(
         let Some(docroot) = &table.docroot else {
             continue;
         };
-        if !hosts.is_local() {
-            bail!(
-                "[workload.{name}] docroot: a site of your own is copied from this machine's \
-                 disk and served here; remove server_host and client_hosts"
-            );
-        }
         let site = OwnSite::open(id, base, docroot, table.urls.as_deref())
             .map_err(|(key, e)| anyhow::anyhow!("[workload.{name}] {key}: {e}"))?;
         sites.push(site);
@@ -112,6 +105,31 @@ mod tests {
     }
 
     #[test]
+    fn apart_the_site_is_read_where_the_study_is_and_sent_to_the_server_host() {
+        let dir = site_dir();
+        let rest = "server_host = 'ssh://bench@server'\n[workload.mirror]\ndocroot = 'site'\n\
+                    urls = 'paths.txt'\n";
+        let s = study_in(dir.path(), "['mirror']", rest).unwrap();
+        assert!(!s.hosts.is_local());
+        assert_eq!(s.sites.len(), 1);
+        assert_eq!(
+            s.sites[0].urls,
+            [
+                ("/a/b.css".to_string(), "a/b.css".to_string()),
+                ("/".to_string(), "index.html".to_string())
+            ]
+        );
+        // The server host parses the same study without its folder.
+        let text = format!(
+            "name='x'\nservers=['nginx']\nworkloads=['mirror']\ncores=[1]\n\
+             concurrency=[2]\nfeatures=false\n{rest}"
+        );
+        let sent = Study::parse_sent(&text, &Recipes::builtin()).unwrap();
+        assert_eq!(sent.workloads, [WorkloadId::own("mirror")]);
+        assert!(sent.sites.is_empty());
+    }
+
+    #[test]
     fn a_site_that_cannot_run_is_refused_by_key() {
         let dir = site_dir();
         let refused = |workloads: &str, rest: &str| match study_in(dir.path(), workloads, rest) {
@@ -175,12 +193,6 @@ mod tests {
                 "['mirror']",
                 "[workload.mirror]\ndocroot = 'site'\nurls = 'paths.txt'\norder = 'shuffled'\n",
                 "[workload.mirror] order = \"shuffled\": give \"random\" or \"sequential\"",
-            ),
-            (
-                "['mirror']",
-                "server_host = 'ssh://bench@server'\n[workload.mirror]\ndocroot = 'site'\n",
-                "[workload.mirror] docroot: a site of your own is copied from this machine's \
-                 disk and served here; remove server_host and client_hosts",
             ),
         ];
         for (workloads, rest, message) in cases {
