@@ -142,6 +142,7 @@ pub fn run_study_with(
     // Chosen before the run is begun, so a run never takes its own
     // comparisons for a calibration.
     let threshold = crate::calibration::threshold(study.precision_rule, store, &environment)?;
+    let links = crate::study::path_links(study.link_capacity, &environment.hosts);
     let mut decided = study.clone();
     decided.precision.target = threshold.value;
     let study = &decided;
@@ -246,6 +247,7 @@ pub fn run_study_with(
         interrupt,
         failed_steps: 0,
         access_logs: Vec::new(),
+        links,
     };
     let mut docroots: Vec<(WorkloadId, Workload)> = Vec::new();
     let result = (|| -> anyhow::Result<()> {

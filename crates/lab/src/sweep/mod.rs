@@ -72,6 +72,9 @@ pub struct Ctx<'a> {
     /// Each started server's access log as its configs set it: what the
     /// live check confirms, or leaves standing when it cannot see.
     pub access_logs: Vec<(String, String)>,
+    /// The paths to the servers whose capacity is known: the study's
+    /// `link_capacity`, each client host's link speed.
+    pub links: Vec<throng_trust::verdict::LinkCapacity>,
 }
 
 /// Seconds of load a diagnostic round runs at least.
