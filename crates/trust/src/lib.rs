@@ -14,6 +14,7 @@ pub mod doctor;
 mod launches;
 pub mod path;
 mod saturation;
+pub mod serving;
 mod shape;
 pub mod snapshot;
 pub mod verdict;
