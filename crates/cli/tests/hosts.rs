@@ -341,6 +341,90 @@ fn a_millisecond_of_delay_shows_in_the_round_trip_and_in_every_latency() {
         .starts_with("1 client host → the target, 1."));
 }
 
+/// Whether the kernel can shape a host's traffic with a token bucket
+/// (`CONFIG_NET_SCH_TBF`): tried on a namespace's own loopback, then
+/// removed.
+fn has_tbf(net: &Net) -> bool {
+    let mut c = net.exec("ctl", "tc");
+    c.args(["qdisc", "add", "dev", "lo", "root", "tbf"]);
+    c.args(["rate", "1gbit", "burst", "64kb", "limit", "64kb"]);
+    let ok = support::run_bounded(c, Duration::from_secs(10))
+        .status
+        .success();
+    if ok {
+        let mut c = net.exec("ctl", "tc");
+        c.args(["qdisc", "del", "dev", "lo", "root"]);
+        support::run_bounded(c, Duration::from_secs(10));
+    }
+    ok
+}
+
+/// A path that loses packets: the server host sends again what was
+/// dropped, its TCP counters say so over each round's window, and the
+/// step's verdict names the segments and the host that sent them. Loss is
+/// netem's at random where the kernel has it, else a token bucket's: the
+/// server's link drops what overflows a queue of a few packets, as a
+/// congested switch does.
+#[test]
+fn lost_packets_on_the_path_are_named_as_retransmits() {
+    let Some(net) = Net::new("loss", &["ctl", "c1", "srv"]) else {
+        return;
+    };
+    if has_netem(&net) {
+        net.lose("srv", 5);
+    } else if has_tbf(&net) {
+        net.qdisc(
+            "srv",
+            &["tbf", "rate", "100mbit", "burst", "10kb", "limit", "10kb"],
+        );
+    } else {
+        eprintln!(
+            "skipped: this kernel has neither netem nor tbf (CONFIG_NET_SCH_NETEM, \
+             CONFIG_NET_SCH_TBF), so no packet can be lost"
+        );
+        return;
+    }
+    let j = lab_apart(
+        &net,
+        "loss",
+        "servers = [\"nginx\"]\nworkloads = [\"site\"]\ncores = [1]\n\
+             concurrency = [4]\nwarmup_seconds = 0.2\ndiagnose = false\nfeatures = false\n",
+        "[rounds]\nseconds = 0.5\nwarmup_seconds = 0.05\nmin = 3\nmax = 3\nprecision = 0.5\n",
+        &[],
+    );
+    let steps = j["run"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "{steps:?}");
+    let rounds = steps[0]["rounds"].as_array().unwrap();
+    let mut again = 0;
+    for r in rounds {
+        // Read where the server runs, over its window, and on the client
+        // host around its load.
+        let server = &r["server"]["tcp"];
+        assert!(server["sent"].as_u64().unwrap() > 0, "{r}");
+        again += server["retransmitted"].as_u64().unwrap();
+        let share = &r["summary"]["per_host"][0];
+        assert!(share["tcp"]["sent"].as_u64().unwrap() > 0, "{share}");
+        assert!(share["bytes_read"].as_u64().unwrap() > 0, "{share}");
+    }
+    assert!(again >= 10, "{again} segments sent again");
+    let named: Vec<&str> = steps[0]["verdict"]["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["code"] == "retransmits")
+        .map(|r| r["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(named.len(), 1, "{}", steps[0]["verdict"]);
+    assert!(
+        named[0].contains(&format!("(client host {}: ", net.url("c1")))
+            && named[0].contains("; server host: ")
+            && named[0].contains(" TCP segments retransmitted during the round"),
+        "{}",
+        named[0]
+    );
+    nothing_left(&net, &["c1", "srv", "ctl"], &[]);
+}
+
 #[test]
 fn a_client_host_lost_mid_run_fails_by_name_and_leaves_nothing_running() {
     let Some(net) = Net::new("lost", &["ctl", "c1", "c2", "srv"]) else {
