@@ -14,7 +14,6 @@ use throng_model::{
 };
 
 use crate::doctor::TIME_WAIT_S;
-pub use crate::path::{LinkCapacity, LinkSource, LINK_SHARE, RETRANSMIT_MIN, RETRANSMIT_SHARE};
 
 /// What the verdict needs to know besides the summary itself.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -32,7 +31,7 @@ pub struct RoundContext {
     pub close_mode: bool,
     /// The capacities known of the path to the server (`link_bound`):
     /// none on one machine's loopback unless the study states one.
-    pub links: Vec<LinkCapacity>,
+    pub links: Vec<crate::path::LinkCapacity>,
 }
 
 /// A client thread running, or runnable and waiting for a CPU, more than
@@ -598,10 +597,9 @@ pub fn step_verdict_paired(
 ) -> Verdict {
     let mut v = rounds_verdict(step, round_verdicts);
     // Who set the pace is judged from CPU shares and bytes per second, and
-    // over one 0.1 s slice those swing by several percent: a slice or two
-    // in forty that looks client-bound, starved or at the link's rate says
-    // little about the step. These count when they held in at least
-    // `PACE_SHARE` of its slices.
+    // over one 0.1 s slice those swing by several percent: a slice or two in
+    // forty that looks client-bound, starved or at the link says little
+    // about the step. These count when they held in `PACE_SHARE` of slices.
     let n = round_verdicts.len();
     v.reasons.retain(|r| {
         if !matches!(

@@ -6,10 +6,8 @@ use throng_model::{
     Connections, CpuTime, HostShare, ReasonCode, ServerUsage, StepRecord, Summary, TcpCounters,
     TcpSegments, Verdict,
 };
-use throng_trust::verdict::{
-    round_verdict_with, step_verdict_paired, LinkCapacity, LinkSource, PortUse, RoundContext,
-    LINK_SHARE,
-};
+use throng_trust::path::{LinkCapacity, LinkSource, LINK_SHARE};
+use throng_trust::verdict::{round_verdict_with, step_verdict_paired, PortUse, RoundContext};
 
 /// A clean 10 s keep-alive round of large responses, 2 threads half busy
 /// against a server using half its core: nothing else to say of it.

@@ -4,7 +4,7 @@
 
 use anyhow::bail;
 use throng_model::{HostRecord, HostRole};
-use throng_trust::verdict::{LinkCapacity, LinkSource};
+use throng_trust::path::{LinkCapacity, LinkSource};
 
 /// The fastest link a study may state: beyond 10 Tbit/s is a typo.
 const MAX_BITS: f64 = 1e13;
@@ -42,6 +42,11 @@ pub fn parse_link_capacity(text: &str) -> anyhow::Result<u64> {
         bail!("link_capacity {text:?}: above 10Tbit, which no path carries");
     }
     Ok(bits.round() as u64)
+}
+
+/// The study's `link_capacity`, when it states one.
+pub fn stated(text: Option<&str>) -> anyhow::Result<Option<u64>> {
+    text.map(parse_link_capacity).transpose()
 }
 
 /// The paths of a run: the one the study states, judged on the whole

@@ -527,11 +527,7 @@ impl Study {
         let precision_rule = threshold::rule(r)?;
         let (default_load, loads) = resolve_loads(&f, &workloads, &concurrency, base)?;
         let hosts = Hosts::parse(&f)?;
-        let link_capacity = f
-            .link_capacity
-            .as_deref()
-            .map(link::parse_link_capacity)
-            .transpose()?;
+        let link_capacity = link::stated(f.link_capacity.as_deref())?;
         // A server host elsewhere is reached only when the study runs; its
         // plan then skips, with the reason, a count it lacks.
         if hosts.server.is_local() {

@@ -74,7 +74,7 @@ pub struct Ctx<'a> {
     pub access_logs: Vec<(String, String)>,
     /// The paths to the servers whose capacity is known: the study's
     /// `link_capacity`, each client host's link speed.
-    pub links: Vec<throng_trust::verdict::LinkCapacity>,
+    pub links: Vec<throng_trust::path::LinkCapacity>,
 }
 
 /// Seconds of load a diagnostic round runs at least.
