@@ -425,6 +425,65 @@ fn lost_packets_on_the_path_are_named_as_retransmits() {
     nothing_left(&net, &["c1", "srv", "ctl"], &[]);
 }
 
+/// A path held to 50 Mbit/s by a token bucket on the server host's link,
+/// as the study states it: the link, not the server, set each round's
+/// pace, and the step says so with the figures.
+#[test]
+fn a_path_at_its_stated_capacity_is_link_bound() {
+    let Some(net) = Net::new("link", &["ctl", "c1", "srv"]) else {
+        return;
+    };
+    if !has_tbf(&net) {
+        eprintln!(
+            "skipped: this kernel has no tbf qdisc (CONFIG_NET_SCH_TBF), so no link can be \
+             held to a rate"
+        );
+        return;
+    }
+    net.qdisc(
+        "srv",
+        &["tbf", "rate", "50mbit", "burst", "64kb", "limit", "1mb"],
+    );
+    let j = lab_apart(
+        &net,
+        "link",
+        "servers = [\"nginx\"]\nworkloads = [\"site\"]\ncores = [1]\n\
+             concurrency = [4]\nwarmup_seconds = 0.2\ndiagnose = false\nfeatures = false\n\
+             link_capacity = \"50Mbit\"\n",
+        "[rounds]\nseconds = 0.5\nwarmup_seconds = 0.1\nmin = 3\nmax = 3\nprecision = 0.5\n",
+        &[],
+    );
+    let steps = j["run"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "{steps:?}");
+    // Every round came within the bucket's rate: 90% of 6.25 MB/s and at
+    // most its burst of 64 KB above it.
+    let rounds = steps[0]["rounds"].as_array().unwrap();
+    assert!(rounds.len() >= 3);
+    for r in rounds {
+        let s = &r["summary"];
+        let rate = s["bytes_read"].as_f64().unwrap() / s["duration_s"].as_f64().unwrap();
+        assert!(
+            (5_000_000.0..6_400_000.0).contains(&rate),
+            "{rate} B/s: {s}"
+        );
+    }
+    let said: Vec<&str> = steps[0]["verdict"]["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["code"] == "link_bound")
+        .map(|r| r["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(said.len(), 1, "{}", steps[0]["verdict"]);
+    assert!(
+        said[0].starts_with("the link set the pace, not the server: ")
+            && said[0].contains(" MB/s of the path's 6.25 MB/s (50 Mbit/s, as the study states)"),
+        "{}",
+        said[0]
+    );
+    nothing_left(&net, &["c1", "srv", "ctl"], &[]);
+}
+
 #[test]
 fn a_client_host_lost_mid_run_fails_by_name_and_leaves_nothing_running() {
     let Some(net) = Net::new("lost", &["ctl", "c1", "c2", "srv"]) else {

@@ -173,7 +173,7 @@ pub fn retransmits(v: &mut Verdict, s: &Summary, server: Option<&TcpSegments>) {
 fn megabytes(bytes_per_s: f64) -> String {
     let mb = bytes_per_s / 1e6;
     if mb < 10.0 {
-        format!("{mb:.1} MB/s")
+        format!("{mb:.2} MB/s")
     } else {
         format!("{mb:.0} MB/s")
     }
@@ -221,6 +221,6 @@ mod tests {
         assert_eq!(grouped(1204), "1,204");
         assert_eq!(grouped(1_234_567), "1,234,567");
         assert_eq!(megabytes(117.4e6), "117 MB/s");
-        assert_eq!(megabytes(1.5e6), "1.5 MB/s");
+        assert_eq!(megabytes(6.25e6), "6.25 MB/s");
     }
 }
