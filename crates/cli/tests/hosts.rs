@@ -475,6 +475,25 @@ fn a_path_at_its_stated_capacity_is_link_bound() {
         .map(|r| r["message"].as_str().unwrap())
         .collect();
     assert_eq!(said.len(), 1, "{}", steps[0]["verdict"]);
+    // The server host's doctor looked at the interface holding the
+    // server's address: a veth, with no interrupts of its own.
+    let server = &j["run"]["run"]["environment"]["hosts"][0];
+    assert_eq!(server["role"], "server");
+    let irqs: Vec<&str> = server["doctor"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["check"] == "server.interrupts")
+        .map(|f| f["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(irqs.len(), 1, "{server}");
+    assert!(
+        irqs[0].ends_with(
+            " carries the server's traffic: a virtual interface, with no interrupts of its own"
+        ),
+        "{}",
+        irqs[0]
+    );
     assert!(
         said[0].starts_with("the link set the pace, not the server: ")
             && said[0].contains(" MB/s of the path's 6.25 MB/s (50 Mbit/s, as the study states)"),
