@@ -4,7 +4,7 @@ use std::io::Write;
 
 use throng_model::parse_cpu_list;
 use throng_model::{Finding, Severity};
-use throng_trust::doctor::{check, environment, has_findings, Plan};
+use throng_trust::doctor::{check_serving, environment, has_findings, Plan};
 
 #[derive(clap::Args)]
 pub struct DoctorArgs {
@@ -52,7 +52,10 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
         client_cpus: cpus("--client-cpus", &args.client_cpus)?,
         server_cpus: cpus("--server-cpus", &args.server_cpus)?,
     };
-    let findings = check(&plan);
+    // No server address here: the NIC is the one other hosts reach this
+    // machine through, the default route's.
+    let nic = throng_trust::serving::default_interface(std::path::Path::new("/"));
+    let findings = check_serving(&plan, nic.as_deref());
     let code = u8::from(has_findings(&findings));
     let mut out = std::io::stdout().lock();
     if args.json {

@@ -538,6 +538,7 @@ mod tests {
                 host: Some(place.to_string()),
                 ..ports
             },
+            tcp: None,
         }
     }
 

@@ -72,7 +72,13 @@ enum Command {
     /// The far end of a coordinating throng on another host: JSON lines on
     /// stdin and stdout. Started by throng itself over ssh.
     #[command(hide = true)]
-    Agent,
+    Agent {
+        /// Print this build's name (VERSION-HASH), the directory of a host's
+        /// cache a coordinator looks for it in, and exit: an image that
+        /// holds throng places it there (deploy/kubernetes/agents.yaml).
+        #[arg(long)]
+        build: bool,
+    },
     /// Print a shell completion script: bash, zsh, fish, elvish or powershell.
     Completions { shell: clap_complete::Shell },
     /// Print the manual page (roff), or write one page per command into DIR.
@@ -154,7 +160,13 @@ fn main() -> ExitCode {
         Command::Runs(a) => cmd_runs::run(a),
         Command::Doctor(a) => cmd_doctor::run(a),
         Command::Hosts(a) => cmd_hosts::run(a),
-        Command::Agent => Ok(throng_remote::agent::serve_with(
+        Command::Agent { build: true } => throng_remote::binary::Binary::current()
+            .map(|b| {
+                println!("{}", b.id);
+                0
+            })
+            .map_err(anyhow::Error::from),
+        Command::Agent { build: false } => Ok(throng_remote::agent::serve_with(
             &mut throng_lab::apart::ServerHost::new(),
             throng_servers::process::kill_all_servers,
         )),

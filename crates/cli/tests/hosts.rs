@@ -341,6 +341,168 @@ fn a_millisecond_of_delay_shows_in_the_round_trip_and_in_every_latency() {
         .starts_with("1 client host → the target, 1."));
 }
 
+/// Whether the kernel can shape a host's traffic with a token bucket
+/// (`CONFIG_NET_SCH_TBF`): tried on a namespace's own loopback, then
+/// removed.
+fn has_tbf(net: &Net) -> bool {
+    let mut c = net.exec("ctl", "tc");
+    c.args(["qdisc", "add", "dev", "lo", "root", "tbf"]);
+    c.args(["rate", "1gbit", "burst", "64kb", "limit", "64kb"]);
+    let ok = support::run_bounded(c, Duration::from_secs(10))
+        .status
+        .success();
+    if ok {
+        let mut c = net.exec("ctl", "tc");
+        c.args(["qdisc", "del", "dev", "lo", "root"]);
+        support::run_bounded(c, Duration::from_secs(10));
+    }
+    ok
+}
+
+/// A path that loses packets: the server host sends again what was
+/// dropped, its TCP counters say so over each round's window, and the
+/// step's verdict names the segments and the host that sent them. Loss is
+/// netem's at random where the kernel has it, else a token bucket's: the
+/// server's link drops what overflows a queue of a few packets, as a
+/// congested switch does.
+#[test]
+fn lost_packets_on_the_path_are_named_as_retransmits() {
+    let Some(net) = Net::new("loss", &["ctl", "c1", "srv"]) else {
+        return;
+    };
+    if has_netem(&net) {
+        net.lose("srv", 5);
+    } else if has_tbf(&net) {
+        net.qdisc(
+            "srv",
+            &["tbf", "rate", "100mbit", "burst", "10kb", "limit", "10kb"],
+        );
+    } else {
+        eprintln!(
+            "skipped: this kernel has neither netem nor tbf (CONFIG_NET_SCH_NETEM, \
+             CONFIG_NET_SCH_TBF), so no packet can be lost"
+        );
+        return;
+    }
+    let j = lab_apart(
+        &net,
+        "loss",
+        "servers = [\"nginx\"]\nworkloads = [\"site\"]\ncores = [1]\n\
+             concurrency = [4]\nwarmup_seconds = 0.2\ndiagnose = false\nfeatures = false\n",
+        "[rounds]\nseconds = 0.5\nwarmup_seconds = 0.05\nmin = 3\nmax = 3\nprecision = 0.5\n",
+        &[],
+    );
+    let steps = j["run"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "{steps:?}");
+    let rounds = steps[0]["rounds"].as_array().unwrap();
+    let mut again = 0;
+    for r in rounds {
+        // Read where the server runs, over its window, and on the client
+        // host around its load.
+        let server = &r["server"]["tcp"];
+        assert!(server["sent"].as_u64().unwrap() > 0, "{r}");
+        again += server["retransmitted"].as_u64().unwrap();
+        let share = &r["summary"]["per_host"][0];
+        assert!(share["tcp"]["sent"].as_u64().unwrap() > 0, "{share}");
+        assert!(share["bytes_read"].as_u64().unwrap() > 0, "{share}");
+    }
+    assert!(again >= 10, "{again} segments sent again");
+    let named: Vec<&str> = steps[0]["verdict"]["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["code"] == "retransmits")
+        .map(|r| r["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(named.len(), 1, "{}", steps[0]["verdict"]);
+    assert!(
+        named[0].contains(&format!("(client host {}: ", net.url("c1")))
+            && named[0].contains("; server host: ")
+            && named[0].contains(" TCP segments retransmitted during the round"),
+        "{}",
+        named[0]
+    );
+    nothing_left(&net, &["c1", "srv", "ctl"], &[]);
+}
+
+/// A path held to 50 Mbit/s by a token bucket on the server host's link,
+/// as the study states it: the link, not the server, set each round's
+/// pace, and the step says so with the figures.
+#[test]
+fn a_path_at_its_stated_capacity_is_link_bound() {
+    let Some(net) = Net::new("link", &["ctl", "c1", "srv"]) else {
+        return;
+    };
+    if !has_tbf(&net) {
+        eprintln!(
+            "skipped: this kernel has no tbf qdisc (CONFIG_NET_SCH_TBF), so no link can be \
+             held to a rate"
+        );
+        return;
+    }
+    net.qdisc(
+        "srv",
+        &["tbf", "rate", "50mbit", "burst", "64kb", "limit", "1mb"],
+    );
+    let j = lab_apart(
+        &net,
+        "link",
+        "servers = [\"nginx\"]\nworkloads = [\"site\"]\ncores = [1]\n\
+             concurrency = [4]\nwarmup_seconds = 0.2\ndiagnose = false\nfeatures = false\n\
+             link_capacity = \"50Mbit\"\n",
+        "[rounds]\nseconds = 0.5\nwarmup_seconds = 0.1\nmin = 3\nmax = 3\nprecision = 0.5\n",
+        &[],
+    );
+    let steps = j["run"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "{steps:?}");
+    // Every round came within the bucket's rate: 90% of 6.25 MB/s and at
+    // most its burst of 64 KB above it.
+    let rounds = steps[0]["rounds"].as_array().unwrap();
+    assert!(rounds.len() >= 3);
+    for r in rounds {
+        let s = &r["summary"];
+        let rate = s["bytes_read"].as_f64().unwrap() / s["duration_s"].as_f64().unwrap();
+        assert!(
+            (5_000_000.0..6_400_000.0).contains(&rate),
+            "{rate} B/s: {s}"
+        );
+    }
+    let said: Vec<&str> = steps[0]["verdict"]["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["code"] == "link_bound")
+        .map(|r| r["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(said.len(), 1, "{}", steps[0]["verdict"]);
+    // The server host's doctor looked at the interface holding the
+    // server's address: a veth, with no interrupts of its own.
+    let server = &j["run"]["run"]["environment"]["hosts"][0];
+    assert_eq!(server["role"], "server");
+    let irqs: Vec<&str> = server["doctor"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["check"] == "server.interrupts")
+        .map(|f| f["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(irqs.len(), 1, "{server}");
+    assert!(
+        irqs[0].ends_with(
+            " carries the server's traffic: a virtual interface, with no interrupts of its own"
+        ),
+        "{}",
+        irqs[0]
+    );
+    assert!(
+        said[0].starts_with("the link set the pace, not the server: ")
+            && said[0].contains(" MB/s of the path's 6.25 MB/s (50 Mbit/s, as the study states)"),
+        "{}",
+        said[0]
+    );
+    nothing_left(&net, &["c1", "srv", "ctl"], &[]);
+}
+
 #[test]
 fn a_client_host_lost_mid_run_fails_by_name_and_leaves_nothing_running() {
     let Some(net) = Net::new("lost", &["ctl", "c1", "c2", "srv"]) else {

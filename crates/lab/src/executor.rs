@@ -567,8 +567,11 @@ impl Executor for Local<'_> {
     }
 
     fn survey(&mut self, plan: &DoctorPlan) -> (Vec<Finding>, Environment) {
+        // The interface that carries the servers' traffic: loopback here,
+        // the benchmark network's on a server host.
+        let nic = throng_trust::serving::interface_of(std::path::Path::new("/"), self.listen);
         (
-            throng_trust::doctor::check(plan),
+            throng_trust::doctor::check_serving(plan, nic.as_deref()),
             throng_trust::doctor::environment(),
         )
     }

@@ -143,6 +143,7 @@ pub fn run_study_with(
     // comparisons for a calibration.
     let threshold = crate::calibration::threshold(study.precision_rule, store, &environment)?;
     let earlier = crate::reruns::Earlier::load(store, study, &environment)?;
+    let links = crate::study::path_links(study.link_capacity, &environment.hosts);
     let mut decided = study.clone();
     decided.precision.target = threshold.value;
     let study = &decided;
@@ -251,6 +252,7 @@ pub fn run_study_with(
         failed_steps: 0,
         access_logs: Vec::new(),
         earlier: &earlier,
+        links,
     };
     let mut docroots: Vec<(WorkloadId, Workload)> = Vec::new();
     let result = (|| -> anyhow::Result<()> {

@@ -6,7 +6,8 @@ use throng_load::record::{summarize_spread, HostLoad};
 use throng_model::Summary;
 use throng_remote::FleetRun;
 
-/// The merged figures with each host's share beside them.
+/// The merged figures with each host's share beside them, its TCP
+/// segments sent again among them.
 pub fn summarize_fleet(run: &FleetRun) -> Summary {
     let hosts: Vec<HostLoad> = run
         .hosts
@@ -17,5 +18,9 @@ pub fn summarize_fleet(run: &FleetRun) -> Summary {
             clock_offset_ms: h.offset.offset_ns as f64 / 1e6,
         })
         .collect();
-    summarize_spread(&run.merged, &hosts)
+    let mut s = summarize_spread(&run.merged, &hosts);
+    for (share, h) in s.per_host.iter_mut().zip(&run.hosts) {
+        share.tcp = h.tcp;
+    }
+    s
 }

@@ -185,6 +185,7 @@ fn ctx() -> RoundContext {
         client_threads: 1,
         shared_cores: false,
         close_mode: false,
+        links: Vec::new(),
     }
 }
 

@@ -181,6 +181,9 @@ pub fn summarize_spread(merged: &LoadResult, hosts: &[HostLoad]) -> Summary {
                 latency_us: one.latency_us,
                 client_cpu_s: one.client_cpu_s,
                 clock_offset_ms: h.clock_offset_ms,
+                bytes_read: one.bytes_read,
+                bytes_written: one.bytes_written,
+                tcp: None,
             }
         })
         .collect();

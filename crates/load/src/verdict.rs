@@ -45,6 +45,7 @@ pub fn outside(client_threads: u64, close_mode: bool) -> RoundContext {
         client_threads: client_threads as u32,
         shared_cores: false,
         close_mode,
+        links: Vec::new(),
     }
 }
 

@@ -15,6 +15,7 @@ pub mod max_users;
 mod profile;
 mod reason;
 pub mod summary;
+pub mod tcp;
 mod threshold;
 pub mod units;
 mod workload;
@@ -33,6 +34,7 @@ pub use summary::{
     LocalServer, RateReport, ReplyHeads, SessionCounts, Sessions, Summary, TimelineRow, TlsReport,
     Warmup, Warning,
 };
+pub use tcp::{TcpCounters, TcpSegments};
 pub use threshold::{
     Threshold, ThresholdSource, CALIBRATED_CEILING, CALIBRATED_FLOOR, DEFAULT_PRECISION,
 };
@@ -267,6 +269,11 @@ pub struct ServerUsage {
     /// last reading's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shape_range: Option<ShapeRange>,
+    /// The TCP segments the server's host sent and sent again over the
+    /// window (its network namespace's counters, whoever sent them); `None`
+    /// where they could not be read, and in usage stored before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<crate::TcpSegments>,
 }
 
 /// What a server's process tree is made of at one reading: the pool a

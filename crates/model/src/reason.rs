@@ -64,10 +64,12 @@ pub enum ReasonCode {
     Saturated,
     ShapeChanged,
     LaunchesDiffer,
+    LinkBound,
+    Retransmits,
 }
 
 impl ReasonCode {
-    pub const ALL: [ReasonCode; 15] = [
+    pub const ALL: [ReasonCode; 17] = [
         ReasonCode::ClientBound,
         ReasonCode::Errors,
         ReasonCode::Drift,
@@ -83,6 +85,8 @@ impl ReasonCode {
         ReasonCode::Saturated,
         ReasonCode::ShapeChanged,
         ReasonCode::LaunchesDiffer,
+        ReasonCode::LinkBound,
+        ReasonCode::Retransmits,
     ];
 
     pub fn name(self) -> &'static str {
@@ -102,6 +106,8 @@ impl ReasonCode {
             ReasonCode::Saturated => "saturated",
             ReasonCode::ShapeChanged => "shape_changed",
             ReasonCode::LaunchesDiffer => "launches_differ",
+            ReasonCode::LinkBound => "link_bound",
+            ReasonCode::Retransmits => "retransmits",
         }
     }
 }
@@ -146,6 +152,14 @@ mod tests {
             serde_json::to_string(&ReasonCode::LaunchesDiffer).unwrap(),
             "\"launches_differ\""
         );
-        assert_eq!(ReasonCode::ALL.len(), 15);
+        assert_eq!(
+            serde_json::to_string(&ReasonCode::LinkBound).unwrap(),
+            "\"link_bound\""
+        );
+        assert_eq!(
+            serde_json::to_string(&ReasonCode::Retransmits).unwrap(),
+            "\"retransmits\""
+        );
+        assert_eq!(ReasonCode::ALL.len(), 17);
     }
 }

@@ -535,6 +535,21 @@ pub struct HostShare {
     pub client_cpu_s: CpuTime,
     /// The host's clock minus the coordinator's.
     pub clock_offset_ms: f64,
+    /// Bytes the host read and wrote on its connections (headers and
+    /// bodies), what its path to the server carried; 0 in shares stored
+    /// before they were kept.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub bytes_read: u64,
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub bytes_written: u64,
+    /// The TCP segments the host sent and sent again over its load (its
+    /// network namespace's counters); `None` where not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<crate::TcpSegments>,
+}
+
+fn is_zero_u64(v: &u64) -> bool {
+    *v == 0
 }
 
 impl Summary {

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use throng_engine::{Control, LoadSpec, Session};
+use throng_model::TcpCounters;
 
 use crate::binary::Binary;
 use crate::facts;
@@ -409,11 +410,17 @@ fn wait_for(start_unix_ns: u64, c: &Control) -> Result<(), String> {
     }
 }
 
-fn loaded(r: Result<throng_engine::LoadResult, throng_engine::EngineError>) -> Reply {
+/// A load's reply: its result, with the ports and the TCP segments this
+/// host's traffic left (counters read since `tcp_before`).
+fn loaded(
+    r: Result<throng_engine::LoadResult, throng_engine::EngineError>,
+    tcp_before: Option<TcpCounters>,
+) -> Reply {
     match r {
         Ok(r) => Reply::Load {
             result: Box::new(r),
             ports: throng_trust::PortUse::read(),
+            tcp: tcp_before.and_then(|b| TcpCounters::read().map(|now| now.since(&b))),
         },
         Err(e) => Reply::Failed {
             message: e.to_string(),
@@ -433,7 +440,8 @@ fn window(session: &mut Session, warmup_s: f64, seconds: f64, start: u64, c: &Co
     if let Err(message) = wait_for(start, c) {
         return Reply::Failed { message };
     }
-    loaded(session.window(warmup, measure, c))
+    let tcp = TcpCounters::read();
+    loaded(session.window(warmup, measure, c), tcp)
 }
 
 fn run_load(spec: LoadSpec, auto_threads: bool, start_unix_ns: u64, c: &Control) -> Reply {
@@ -444,5 +452,6 @@ fn run_load(spec: LoadSpec, auto_threads: bool, start_unix_ns: u64, c: &Control)
     if let Err(message) = wait_for(start_unix_ns, c) {
         return Reply::Failed { message };
     }
-    loaded(throng_engine::run(&spec, c))
+    let tcp = TcpCounters::read();
+    loaded(throng_engine::run(&spec, c), tcp)
 }

@@ -30,6 +30,8 @@ pub struct HostRun {
     pub result: LoadResult,
     /// The host's ephemeral ports as its load ended, named by the host.
     pub ports: throng_trust::PortUse,
+    /// The TCP segments the host sent and sent again over its load.
+    pub tcp: Option<throng_model::TcpSegments>,
 }
 
 #[derive(Debug, Clone)]
@@ -368,6 +370,7 @@ impl Fleet {
                 Reply::Load {
                     result: mut r,
                     mut ports,
+                    tcp,
                 } => {
                     r.started_unix_s = l.offset.to_local_s(r.started_unix_s);
                     for s in &mut r.timeline {
@@ -379,6 +382,7 @@ impl Fleet {
                         offset: l.offset,
                         result: *r,
                         ports,
+                        tcp,
                     });
                 }
                 other => {

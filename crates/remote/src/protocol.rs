@@ -94,6 +94,10 @@ pub enum Reply {
         result: Box<LoadResult>,
         #[serde(default)]
         ports: throng_trust::PortUse,
+        /// The TCP segments this host sent and sent again over the load
+        /// (/proc/net/snmp); absent where they could not be read.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tcp: Option<throng_model::TcpSegments>,
     },
     /// The connections of an `Open` are open, or failed and will be
     /// opened again, and counted, in the first window.

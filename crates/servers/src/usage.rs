@@ -17,6 +17,10 @@
 //! tree may run on, /proc/stat's busy and steal time, from which the CPU
 //! other processes took on those cores follows.
 //!
+//! Over the same window it reads the host's TCP counters
+//! (/proc/net/snmp), so a round says what its traffic made the server's
+//! host send again; they are the network namespace's, not the tree's.
+//!
 //! The tree's shape (its processes, threads and listening sockets) is
 //! kept as the last reading found it, with the fewest and most of each
 //! when they changed within the round: a server whose pool grew or shrank
@@ -37,7 +41,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use throng_model::{ServerUsage, Shape, ShapeRange};
+use throng_model::{ServerUsage, Shape, ShapeRange, TcpCounters};
 
 use crate::process::process_tree;
 
@@ -222,6 +226,9 @@ pub struct Usage {
     /// The shapes the readings found so far.
     shapes: Option<ShapeRange>,
     samples: u32,
+    /// The host's TCP counters at the start: what the window's traffic
+    /// made it send again is read against them.
+    tcp_base: Option<TcpCounters>,
 }
 
 /// Each thread's run-queue wait now (ns), by thread id: the base of a
@@ -282,6 +289,7 @@ impl Usage {
             usage: ServerUsage::default(),
             shapes: None,
             samples: 0,
+            tcp_base: TcpCounters::read(),
         }
     }
 
@@ -399,6 +407,9 @@ impl Usage {
             .map(|(tid, last)| last.saturating_sub(self.delay_base.get(tid).copied().unwrap_or(0)))
             .sum();
         self.usage.runqueue_s = waited as f64 / 1e9;
+        self.usage.tcp = self
+            .tcp_base
+            .and_then(|b| TcpCounters::read().map(|now| now.since(&b)));
         if let (Some(base), Some(now)) = (self.cpu_base, read_cpu_ticks(&self.cpus)) {
             let busy = now.busy.saturating_sub(base.busy) as f64 / hz;
             self.usage.steal_s = now.steal.saturating_sub(base.steal) as f64 / hz;

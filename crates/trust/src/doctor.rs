@@ -63,6 +63,27 @@ pub fn check(plan: &Plan) -> Vec<Finding> {
     checks(&Snapshot::read(), plan)
 }
 
+/// [`check`], and the server's own cores: their governor and the
+/// interrupts of `interface` (the one carrying the server's traffic) that
+/// land on them, read from this machine's /sys and /proc.
+pub fn check_serving(plan: &Plan, interface: Option<&str>) -> Vec<Finding> {
+    let mut found = check(plan);
+    found.extend(serving_checks(&crate::serving::read_server_cores(
+        std::path::Path::new("/"),
+        &plan.server_cpus,
+        interface,
+    )));
+    found
+}
+
+/// The server's cores' checks against what was read of them.
+pub fn serving_checks(s: &crate::serving::ServerCores) -> Vec<Finding> {
+    vec![
+        crate::serving::governor_finding(s),
+        crate::serving::interrupts_finding(s),
+    ]
+}
+
 /// Every check against a given snapshot, in a stable order.
 pub fn checks(s: &Snapshot, plan: &Plan) -> Vec<Finding> {
     vec![

@@ -3,15 +3,18 @@
 //! [`doctor`] checks the machine before a study (sysctls, limits, CPU
 //! frequency, neighbours) and [`verdict`] judges each measurement after it
 //! (client-bound, server-starved, errors, drift, delayed ACK, ports, noise,
-//! a server whose shape changed). Both are pure
-//! functions over data read once ([`snapshot`] for the machine, the engine's
-//! summary for a run), so every rule can be shown to fire on crafted input.
+//! a server whose shape changed, a link that set the pace, retransmits).
+//! Both are pure functions over data read once ([`snapshot`] for the
+//! machine, the engine's summary for a run), so every rule can be shown to
+//! fire on crafted input.
 
 mod delayed_ack;
 mod denied;
 pub mod doctor;
 mod launches;
+pub mod path;
 mod saturation;
+pub mod serving;
 mod shape;
 pub mod snapshot;
 pub mod verdict;

@@ -29,6 +29,9 @@ pub struct RoundContext {
     pub shared_cores: bool,
     /// `Connection: close`: a new connection per request.
     pub close_mode: bool,
+    /// The capacities known of the path to the server (`link_bound`):
+    /// none on one machine's loopback unless the study states one.
+    pub links: Vec<crate::path::LinkCapacity>,
 }
 
 /// A client thread running, or runnable and waiting for a CPU, more than
@@ -145,6 +148,12 @@ pub fn round_verdict_with(
     connections(&mut v, summary);
     short_round(&mut v, summary);
     server_starved(&mut v, ctx);
+    crate::path::link_bound(&mut v, summary, &ctx.links);
+    crate::path::retransmits(
+        &mut v,
+        summary,
+        ctx.server.as_ref().and_then(|u| u.tcp.as_ref()),
+    );
     interrupted(&mut v, summary);
     if ctx.shared_cores {
         v.push(
@@ -587,13 +596,16 @@ pub fn step_verdict_paired(
     comparisons: &[Comparison],
 ) -> Verdict {
     let mut v = rounds_verdict(step, round_verdicts);
-    // Who set the pace is judged from CPU shares, and over one 0.1 s slice
-    // those swing by several percent: a slice or two in forty that looks
-    // client-bound or starved says little about the step. These two count
-    // when they held in at least `PACE_SHARE` of its slices.
+    // Who set the pace is judged from CPU shares and bytes per second, and
+    // over one 0.1 s slice those swing by several percent: a slice or two in
+    // forty that looks client-bound, starved or at the link says little
+    // about the step. These count when they held in `PACE_SHARE` of slices.
     let n = round_verdicts.len();
     v.reasons.retain(|r| {
-        if !matches!(r.code, ReasonCode::ClientBound | ReasonCode::ServerStarved) {
+        if !matches!(
+            r.code,
+            ReasonCode::ClientBound | ReasonCode::ServerStarved | ReasonCode::LinkBound
+        ) {
             return true;
         }
         let k = round_verdicts.iter().filter(|rv| rv.has(r.code)).count();

@@ -53,6 +53,7 @@ fn ctx() -> RoundContext {
         client_threads: 2,
         shared_cores: false,
         close_mode: false,
+        links: Vec::new(),
     }
 }
 

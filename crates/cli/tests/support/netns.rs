@@ -233,10 +233,28 @@ impl Net {
     /// Calling it again replaces the earlier delay. Panics when the kernel
     /// has no netem (`CONFIG_NET_SCH_NETEM`).
     pub fn delay(&self, host: &str, ms: u32) {
+        self.netem(host, &["delay", &format!("{ms}ms")]);
+    }
+
+    /// Lose `percent`% of what the host sends, at random (netem on its veth
+    /// end, as [`Net::delay`]).
+    pub fn lose(&self, host: &str, percent: u32) {
+        self.netem(host, &["loss", &format!("{percent}%")]);
+    }
+
+    fn netem(&self, host: &str, what: &[&str]) {
+        let mut all = vec!["netem"];
+        all.extend_from_slice(what);
+        self.qdisc(host, &all);
+    }
+
+    /// Puts queueing discipline `what` (its kind, then its options) on
+    /// what the host sends, on its veth end; panics when `tc` refuses it.
+    pub fn qdisc(&self, host: &str, what: &[&str]) {
         let i = self.index(host);
         let mut cmd = self.exec(host, "tc");
-        cmd.args(["qdisc", "replace", "dev", &self.veths[i], "root", "netem"]);
-        cmd.args(["delay", &format!("{ms}ms")]);
+        cmd.args(["qdisc", "replace", "dev", &self.veths[i], "root"]);
+        cmd.args(what);
         let shown = format!("{cmd:?}");
         let out = run(cmd, STEP).unwrap_or_else(|e| panic!("{e}"));
         let err = String::from_utf8_lossy(&out.stderr);

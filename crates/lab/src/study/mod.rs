@@ -17,6 +17,7 @@ mod cores;
 mod duet;
 mod hosts;
 mod limits;
+mod link;
 mod load;
 mod machine;
 mod protocol;
@@ -28,6 +29,7 @@ mod values;
 
 pub use cores::{auto_note as auto_cores_note, plan_cores, plan_cores_apart, CoresPlan};
 pub use hosts::Hosts;
+pub use link::path_links;
 use load::*;
 pub use load::{Level, WorkloadLoad};
 use protocol::protocols;
@@ -219,6 +221,10 @@ pub struct StudyFile {
     /// (default: server_host's name, resolved here).
     #[serde(default)]
     pub server_address: Option<String>,
+    /// The path's rate between client and server hosts, in bits per
+    /// second ("1Gbit"), where /sys does not show it or shows another.
+    #[serde(default)]
+    pub link_capacity: Option<String>,
     /// How every workload's requests are made.
     #[serde(default)]
     pub load: LoadTable,
@@ -304,6 +310,8 @@ pub struct Study {
     pub baseline: usize,
     pub duet: bool,
     pub hosts: Hosts,
+    /// `link_capacity`, in bits per second.
+    pub link_capacity: Option<u64>,
     /// Per workload of `workloads`, in order: its levels and requests.
     pub loads: Vec<WorkloadLoad>,
     /// `[load]` alone over the study's levels, for a workload the study
@@ -536,6 +544,7 @@ impl Study {
         let precision_rule = threshold::rule(r)?;
         let (default_load, loads) = resolve_loads(&f, &workloads, &concurrency, base)?;
         let hosts = Hosts::parse(&f)?;
+        let link_capacity = link::stated(f.link_capacity.as_deref())?;
         // A server host elsewhere is reached only when the study runs; its
         // plan then skips, with the reason, a count it lacks.
         if hosts.server.is_local() {
@@ -620,6 +629,7 @@ impl Study {
             baseline,
             duet: f.duet,
             hosts,
+            link_capacity,
             loads,
             default_load,
         })

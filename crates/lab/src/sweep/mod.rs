@@ -75,6 +75,9 @@ pub struct Ctx<'a> {
     /// The earlier runs of this study on this machine, for each pooled
     /// comparison's next-run range.
     pub earlier: &'a crate::reruns::Earlier,
+    /// The paths to the servers whose capacity is known: the study's
+    /// `link_capacity`, each client host's link speed.
+    pub links: Vec<throng_trust::path::LinkCapacity>,
 }
 
 /// Seconds of load a diagnostic round runs at least.

@@ -187,6 +187,7 @@ impl Sweep<'_, '_> {
             client_threads: m.summary.threads as u32,
             shared_cores: group.shared,
             close_mode: !load.shape.keep_alive,
+            links: self.ctx.links.clone(),
         };
         // Apart, the client hosts read their own ports; this machine's are
         // no concern of a load that came from elsewhere.
