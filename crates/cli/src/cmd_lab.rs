@@ -63,9 +63,13 @@ pub fn comparison_line(c: &Comparison) -> String {
     } else if c.launch_ratios.is_empty() {
         format!("95% CI {:.3}–{:.3}, {} pairs", c.ci_low, c.ci_high, c.pairs)
     } else {
+        let over = match c.next_run_runs {
+            Some(n) if n > 1 => format!(" over {n} runs"),
+            _ => String::new(),
+        };
         let next = c
             .next_run
-            .map(|[lo, hi]| format!(", next run {lo:.3}–{hi:.3}"))
+            .map(|[lo, hi]| format!(", next run {lo:.3}–{hi:.3}{over}"))
             .unwrap_or_default();
         format!(
             "95% CI {:.3}–{:.3}{next}, {} pairs over {} launches",
@@ -446,5 +450,31 @@ mod tests {
         assert_eq!(e(120.0, 120.0), "about 2 min");
         assert_eq!(e(20.0, 50.0), "under a minute");
         assert_eq!(e(20.0, 70.0), "about 1–2 min");
+    }
+
+    #[test]
+    fn a_comparison_line_says_over_how_many_runs_its_next_run_range_was_drawn() {
+        let mut c = Comparison {
+            interval: throng_model::IntervalKind::Launches,
+            launch_ratios: vec![0.17, 0.18, 0.17],
+            next_run: Some([0.121, 0.191]),
+            next_run_runs: Some(5),
+            runs_differ: true,
+            ..throng_testkit::model::comparison(
+                "nginx",
+                "apache2-event",
+                None,
+                [0.172, 0.168, 0.177],
+                48,
+                throng_model::Decision::Lower,
+            )
+        };
+        assert_eq!(
+            comparison_line(&c),
+            "apache2-event/nginx 1 core tiny all levels: 0.172× (95% CI 0.168–0.177, next run \
+             0.121–0.191 over 5 runs, 48 pairs over 3 launches) lower"
+        );
+        c.next_run_runs = Some(1);
+        assert!(comparison_line(&c).contains("next run 0.121–0.191, 48 pairs"));
     }
 }
