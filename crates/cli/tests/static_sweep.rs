@@ -14,26 +14,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use support::studies::{builtin_text, cell, installed, markdown_table, substitute};
-
-/// A figure as the report's chart tables print it: about three
-/// significant figures.
-fn shown(v: f64) -> String {
-    let a = v.abs();
-    let text = if a >= 100.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
-    };
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
-    }
-}
+use throng_report::chart_data::fmt_num as shown;
 
 /// The report's figures of `server`'s steps, by level.
 fn steps_of<'a>(json: &'a Value, server: &str) -> Vec<&'a Value> {

@@ -129,22 +129,16 @@ mod tests {
 
     fn pooled(a: &str, b: &str, launches: &[f64]) -> Comparison {
         Comparison {
-            a: a.into(),
-            b: b.into(),
-            workload: "tiny".into(),
-            cores: 1,
-            concurrency: None,
-            rate: None,
-            ratio: 1.0,
-            ci_low: 1.0,
-            ci_high: 1.0,
-            pairs: 40,
-            decision: throng_model::Decision::Undecided,
             interval: IntervalKind::Launches,
             launch_ratios: launches.to_vec(),
-            next_run: None,
-            next_run_runs: None,
-            runs_differ: false,
+            ..throng_testkit::model::comparison(
+                a,
+                b,
+                None,
+                [1.0, 1.0, 1.0],
+                40,
+                throng_model::Decision::Undecided,
+            )
         }
     }
 

@@ -47,7 +47,7 @@ pub fn of_line(chart: &LineChart) -> Table {
 
 /// A chart's value as a reader would read it off the axis: three
 /// significant figures or so, no trailing zeros.
-fn fmt_num(v: f64) -> String {
+pub fn fmt_num(v: f64) -> String {
     let a = v.abs();
     let text = if a >= 100.0 {
         format!("{v:.0}")
