@@ -139,6 +139,8 @@ pub struct LoadArgs {
     pub http: crate::load_h2::HttpArgs,
     #[command(flatten)]
     pub conn: crate::load_conn::ConnArgs,
+    #[command(flatten)]
+    pub thresholds: crate::load_thresholds::ThresholdArgs,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -237,7 +239,8 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
     }
     spec.expect_size = a.expect_size;
     spec.checksum = a.checksum;
-    spec.timeline = a.timeline;
+    // --threshold-abort judges the totals the timeline keeps per second.
+    spec.timeline = a.timeline || a.thresholds.threshold_abort;
     if let Some(seed) = a.seed {
         spec.seed = seed;
     }
@@ -252,14 +255,21 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
 
 pub fn run(a: LoadArgs) -> Result<u8> {
     let spec = build_spec(&a)?;
+    let thresholds = crate::load_thresholds::parse(&a.thresholds)?;
     // A database that cannot be written is said before the load, not
     // after it has run and printed.
     crate::cmd_runs::check_db(crate::cmd_runs::save_path(a.db.as_ref(), a.save).as_deref())?;
-    let control = Control::new();
+    let control = match a.thresholds.threshold_abort {
+        true => Control::watching(spec.threads),
+        false => Control::new(),
+    };
     let stopper = control.clone();
     crate::signals::on_interrupt(move || stopper.stop())?;
     let watch = crate::load_server::watch(&spec);
-    let result = match throng_engine::run(&spec, &control) {
+    let abort = crate::load_thresholds::watch(&a.thresholds, &thresholds, &control, spec.warmup);
+    let ran = throng_engine::run(&spec, &control);
+    let stopped = abort.and_then(crate::load_thresholds::Abort::finish);
+    let result = match ran {
         Ok(r) => r,
         Err(e) => {
             drop(watch.map(crate::load_server::Watch::finish));
@@ -274,7 +284,9 @@ pub fn run(a: LoadArgs) -> Result<u8> {
         }
     };
     let server = watch.map(crate::load_server::Watch::finish);
-    let (summary, verdict) = throng_load::verdict::judged_seeing(&result, !spec.keep_alive, server);
+    let (mut summary, verdict) =
+        throng_load::verdict::judged_seeing(&result, !spec.keep_alive, server);
+    summary.thresholds = throng_load::thresholds::judge_all(&thresholds, &summary);
     let s = &summary;
     if a.json {
         outln!(
@@ -284,6 +296,10 @@ pub fn run(a: LoadArgs) -> Result<u8> {
     } else {
         out!("{}", render(&spec, s, a.timeline))?;
         out!("{}", render_verdict(&verdict, s.interrupted))?;
+    }
+    let crossed = crate::load_thresholds::report(&a.thresholds, &thresholds, s, a.json)?;
+    if let Some(line) = &stopped {
+        eprintln!("{line}");
     }
     crate::cmd_runs::save(
         crate::cmd_runs::save_path(a.db.as_ref(), a.save),
@@ -297,8 +313,12 @@ pub fn run(a: LoadArgs) -> Result<u8> {
     )?;
     // What was measured is printed either way; the exit code says that it
     // is not the run that was asked for, as a shell reports a Ctrl-C.
-    Ok(if s.interrupted {
+    Ok(if stopped.is_some() {
+        crate::load_thresholds::CROSSED
+    } else if s.interrupted {
         crate::signals::INTERRUPTED
+    } else if crossed {
+        crate::load_thresholds::CROSSED
     } else if a.strict && !verdict.is_valid() {
         1
     } else {

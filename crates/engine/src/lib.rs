@@ -25,6 +25,7 @@ pub mod probe;
 pub mod request;
 pub mod result;
 mod run;
+pub mod running;
 mod rx;
 mod session;
 pub mod spec;

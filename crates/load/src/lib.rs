@@ -7,9 +7,11 @@
 //! lab nor the servers nor other hosts, so `throng load` needs none of
 //! them.
 
+pub mod junit;
 pub mod record;
 pub mod saved;
 pub mod sessions;
 pub mod target;
+pub mod thresholds;
 pub mod verdict;
 pub mod vocab;

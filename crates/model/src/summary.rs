@@ -401,6 +401,11 @@ pub struct Summary {
     /// another user's processes, the load generator's own tree).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local_server: Option<LocalServer>,
+    /// The thresholds the run was judged against (`--threshold`, a
+    /// study's `[thresholds]`), each with its figure. Empty when none
+    /// were given, and in runs stored before they existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<crate::ThresholdCheck>,
 }
 
 /// What a load's HTTP/2 connections did (docs/json-schema.md, `http2`).

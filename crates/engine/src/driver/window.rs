@@ -116,6 +116,7 @@ impl Worker<'_> {
             warmup_end_ns: self.now,
             end_ns: Some(self.now + timeout),
             stop: Default::default(),
+            running: None,
         };
         self.next_scan_ns = self.now + SCAN_NS.min(timeout);
         for i in 0..self.conns.len() {
