@@ -18,13 +18,13 @@ pub struct ThresholdArgs {
     /// 'rps>=10k', 'first_byte.p90<10ms' (repeatable; figures and units:
     /// README "Thresholds"). A crossed one is printed with its figure and
     /// throng exits with 99.
-    #[arg(long = "threshold", value_name = "EXPR", conflicts_with = "hosts")]
+    #[arg(long = "threshold", value_name = "EXPR")]
     pub thresholds: Vec<String>,
     /// Stop the run as soon as a threshold is crossed, judged once a
     /// second from the totals it keeps per second: completed or errors
     /// under a limit, errors as a share (%), rps and mb_per_sec. Others
     /// are refused.
-    #[arg(long, requires = "thresholds")]
+    #[arg(long, requires = "thresholds", conflicts_with = "hosts")]
     pub threshold_abort: bool,
     /// Write a JUnit XML report, one test case per --threshold, for CI.
     #[arg(long, value_name = "FILE", value_parser = crate::args::out_path,

@@ -226,3 +226,34 @@ fn threshold_abort_stops_the_run_at_the_first_second_that_crosses() {
          completed or errors under a limit, errors as a share (%), rps and mb_per_sec can\n"
     );
 }
+
+#[test]
+fn thresholds_judge_the_merged_figures_of_several_hosts() {
+    let ng = Nginx::start(&[("index.html", b"hello!\n")]);
+    let url = ng.url("/");
+    // An agent on this machine stands in for a client host.
+    let out = load(&[
+        "load",
+        &url,
+        "-n",
+        "200",
+        "-c",
+        "2",
+        "--hosts",
+        "local",
+        "--threshold",
+        "completed<1",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(99), "{out:?}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        j["thresholds"],
+        serde_json::json!([{"expression": "completed<1", "figure": 200.0, "passed": false}])
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "threshold completed<1 crossed: completed was 200\n"
+    );
+    assert_eq!(ng.quit_and_read_entries().len(), 200);
+}
