@@ -66,8 +66,9 @@ pub struct LoadArgs {
     pub io: IoArg,
     /// Open model: this many requests per second in all, on a fixed schedule;
     /// latency is measured from each request's intended send time.
-    #[arg(long)]
-    pub rate: Option<f64>,
+    /// FROM..TO ramps between them over --ramp.
+    #[arg(long, value_parser = crate::load_shape::parse_rate)]
+    pub rate: Option<crate::load_shape::RateArg>,
     /// File of paths or URLs, one per line (# comments allowed).
     #[arg(long)]
     pub urls: Option<PathBuf>,
@@ -141,6 +142,8 @@ pub struct LoadArgs {
     pub conn: crate::load_conn::ConnArgs,
     #[command(flatten)]
     pub thresholds: crate::load_thresholds::ThresholdArgs,
+    #[command(flatten)]
+    pub shape: crate::load_shape::ShapeArgs,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -195,7 +198,6 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
         (None, Some(d)) => Stop::Duration(d),
         (None, None) => spec.stop,
     };
-    spec.rate = a.rate;
     spec.keep_alive = !a.close;
     spec.requests_per_connection = a.requests_per_connection;
     if let Some(p) = a.pipeline {
@@ -248,6 +250,8 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
     crate::load_tls::apply(&a.tls, &mut spec)?;
     crate::load_h2::apply(&a.http, &mut spec)?;
     crate::load_conn::apply(&a.conn, &mut spec)?;
+    let hosts = a.hosts.is_some();
+    crate::load_shape::apply(&a.shape, a.rate, a.duration, hosts, &mut spec)?;
     spec.validate()
         .map_err(|e| anyhow::anyhow!(spec_error(&e)))?;
     Ok(spec)
@@ -284,8 +288,11 @@ pub fn run(a: LoadArgs) -> Result<u8> {
         }
     };
     let server = watch.map(crate::load_server::Watch::finish);
-    let (mut summary, verdict) =
+    let (mut summary, mut verdict) =
         throng_load::verdict::judged_seeing(&result, !spec.keep_alive, server);
+    if let Some(ramp) = &spec.ramp {
+        throng_load::shape::judge_seconds(&mut summary, &mut verdict, ramp);
+    }
     summary.thresholds = throng_load::thresholds::judge_all(&thresholds, &summary);
     let s = &summary;
     if a.json {
@@ -392,6 +399,12 @@ fn headline(o: &mut String, spec: &LoadSpec, s: &Summary) {
         format!("{} URLs", spec.targets.len())
     };
     let model = match spec.rate {
+        Some(r) if spec.ramp.is_some() => {
+            format!(
+                "open model in stages, {} req/s on average",
+                human_count(r as u64)
+            )
+        }
         Some(r) => format!("open model at {} req/s", human_count(r as u64)),
         None => "closed model".to_string(),
     };
@@ -628,11 +641,14 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
         for r in &s.timeline {
             let _ = writeln!(
                 o,
-                "    {}  {:>10} {:>8} {:>9}",
+                "    {}  {:>10} {:>8} {:>9}{}",
                 crate::fmt::utc(r.t_unix),
                 r.completed,
                 r.errors,
-                human_bytes(r.bytes_read as f64)
+                human_bytes(r.bytes_read as f64),
+                r.target
+                    .map(|t| format!("  of {t:.0} due"))
+                    .unwrap_or_default()
             );
         }
     }

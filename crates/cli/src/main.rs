@@ -40,6 +40,7 @@ mod load_errors;
 mod load_h2;
 mod load_server;
 mod load_sessions;
+mod load_shape;
 mod load_thresholds;
 mod load_tls;
 mod load_warnings;

@@ -22,6 +22,7 @@ pub mod fuzz_h2;
 pub mod h2;
 pub mod http1;
 pub mod probe;
+pub mod ramp;
 pub mod request;
 pub mod result;
 mod run;

@@ -11,6 +11,7 @@ pub mod junit;
 pub mod record;
 pub mod saved;
 pub mod sessions;
+pub mod shape;
 pub mod target;
 pub mod thresholds;
 pub mod verdict;
