@@ -83,6 +83,20 @@ fn a_crossed_threshold_exits_99_with_its_figure_and_a_kept_one_exits_0() {
         .unwrap();
     assert_eq!(suite.attribute("tests"), Some("3"));
     assert_eq!(suite.attribute("failures"), Some("1"));
+    // A latency no loopback answer comes under: its exact figure, the
+    // JSON's p99, in the unit it was written in.
+    let out = load(&[&base[..], &["--threshold", "p99<1us", "--json"]].concat());
+    assert_eq!(out.status.code(), Some(99), "{out:?}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p99 = j["latency_us"]["p99"].as_u64().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("threshold p99<1us crossed: p99 was {p99} µs\n")
+    );
+    assert_eq!(
+        j["thresholds"],
+        serde_json::json!([{"expression": "p99<1us", "figure": p99 as f64, "passed": false}])
+    );
     // Without --json the figure is in the summary's lines, on stdout.
     let out = load(&[&base[..], &["--threshold", "p99<1us"]].concat());
     assert_eq!(out.status.code(), Some(99), "{out:?}");
@@ -116,7 +130,7 @@ fn a_crossed_threshold_exits_99_with_its_figure_and_a_kept_one_exits_0() {
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("tests=\"2\" failures=\"0\""), "{xml}");
     assert!(!xml.contains("<failure"), "{xml}");
-    assert_eq!(ng.quit_and_read_entries().len(), 600);
+    assert_eq!(ng.quit_and_read_entries().len(), 800);
 }
 
 #[test]
