@@ -207,7 +207,6 @@ fn threshold_abort_stops_the_run_at_the_first_second_that_crosses() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(j["interrupted"], true);
-    assert!(j["duration_s"].as_f64().unwrap() < 3.0, "{j}");
     let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(lines.len(), 2, "{stderr}");
     // The end's judgement, then the second that stopped the run.
@@ -218,11 +217,18 @@ fn threshold_abort_stops_the_run_at_the_first_second_that_crosses() {
             j["completed"]
         )
     );
-    assert!(
-        lines[1].starts_with("threshold completed<1 crossed: completed was ")
-            && lines[1].ends_with(" after 1 s: the run was stopped there (--threshold-abort)"),
-        "{stderr}"
-    );
+    // The first whole second with a response crosses it (the first, but
+    // on a machine too loaded to answer within it); the run stops there.
+    let (_, tail) = lines[1]
+        .strip_prefix("threshold completed<1 crossed: completed was ")
+        .and_then(|t| t.split_once(" after "))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let second: f64 = tail
+        .strip_suffix(" s: the run was stopped there (--threshold-abort)")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let ran = j["duration_s"].as_f64().unwrap();
+    assert!(second >= 1.0 && ran < second + 1.0, "{second} {ran}");
     // A figure the run does not keep per second is refused before it starts.
     let out = load(&[
         "load",
