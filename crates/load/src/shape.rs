@@ -64,14 +64,18 @@ pub fn linear(from: f64, to: f64, length: std::time::Duration, total: std::time:
 
 /// The run's timeline given each second's target, its rate report the
 /// first second that completed under [`KEEP_UP_SHARE`] of it, and its
-/// verdict that second when it has one.
+/// verdict that second when it has one. A second short by no more than
+/// the connections is not counted: that many sends may be on the wire
+/// across its end (the run's last second, a ramp down to a few a second).
 pub fn judge_seconds(s: &mut Summary, v: &mut Verdict, ramp: &Ramp) {
     let mut first = None;
+    let slack = s.connections.requested as f64;
     for (i, row) in s.timeline.iter_mut().enumerate() {
         let t = i as f64;
         let target = ramp.due_by(t + 1.0) - ramp.due_by(t);
         row.target = Some(target);
-        if first.is_none() && (row.completed as f64) < KEEP_UP_SHARE * target {
+        let done = row.completed as f64;
+        if first.is_none() && done < KEEP_UP_SHARE * target && target - done > slack {
             first = Some((i as u64, row.completed, target));
         }
     }
@@ -147,6 +151,7 @@ mod tests {
             rate: Some(RateReport::default()),
             ..Summary::default()
         };
+        s.connections.requested = 20;
         let mut v = Verdict::default();
         judge_seconds(&mut s, &mut v, &ramp);
         let targets: Vec<f64> = s.timeline.iter().map(|r| r.target.unwrap()).collect();
@@ -157,5 +162,17 @@ mod tests {
             "the schedule was not kept from second 3 of the run: it completed 1800 of the 2000 \
              due then (under 95%)"
         );
+        // Short by no more than the connections: on the wire at its end.
+        let ramp = stages("1s:100,1s:0").unwrap();
+        let mut s = Summary {
+            timeline: vec![row(50), row(31)],
+            rate: Some(RateReport::default()),
+            ..Summary::default()
+        };
+        s.connections.requested = 20;
+        let mut v = Verdict::default();
+        judge_seconds(&mut s, &mut v, &ramp);
+        assert_eq!(s.rate.unwrap().saturated_second, None);
+        assert!(v.reasons.is_empty());
     }
 }
