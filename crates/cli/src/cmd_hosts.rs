@@ -339,6 +339,7 @@ pub fn topology(clients: usize, server: Option<&Place>, paths: &[(Place, PathFac
 /// saturated client host hides in an average.
 pub fn load_on_hosts(a: LoadArgs) -> Result<u8> {
     let spec = &crate::cmd_load::build_spec(&a)?;
+    let thresholds = crate::load_thresholds::parse(&a.thresholds)?;
     let hosts = a.hosts.as_deref().unwrap_or_default();
     let places = Place::parse_list(hosts).map_err(|e| anyhow!("--hosts: {e}"))?;
     if places.is_empty() {
@@ -374,7 +375,8 @@ pub fn load_on_hosts(a: LoadArgs) -> Result<u8> {
         .load(spec, a.threads.is_none(), &|| flag.load(Ordering::SeqCst))
         .map_err(|e| anyhow!("{e}"))?;
     drop(fleet);
-    let summary = throng_lab::spread::summarize_fleet(&run);
+    let mut summary = throng_lab::spread::summarize_fleet(&run);
+    summary.thresholds = throng_load::thresholds::judge_all(&thresholds, &summary);
     let (verdict, host_verdicts) = judge(&run, &summary, spec);
     let topology = topology(places.len(), None, &paths);
     if a.json {
@@ -426,6 +428,7 @@ pub fn load_on_hosts(a: LoadArgs) -> Result<u8> {
         }
         out!("{}", render_verdict(&verdict, summary.interrupted))?;
     }
+    let crossed = crate::load_thresholds::report(&a.thresholds, &thresholds, &summary, a.json)?;
     crate::cmd_runs::save(
         crate::cmd_runs::save_path(a.db.as_ref(), a.save),
         spec,
@@ -438,6 +441,8 @@ pub fn load_on_hosts(a: LoadArgs) -> Result<u8> {
     )?;
     Ok(if summary.interrupted {
         crate::signals::INTERRUPTED
+    } else if crossed {
+        crate::load_thresholds::CROSSED
     } else if a.strict && !verdict.is_valid() {
         1
     } else {

@@ -38,6 +38,10 @@ pub struct LabArgs {
     /// step). Same as `diagnose = false` in the study.
     #[arg(long)]
     pub no_diagnose: bool,
+    /// Write a JUnit XML report of the study's [thresholds], one test
+    /// case per step and threshold, for CI.
+    #[arg(long, value_name = "FILE", value_parser = crate::args::out_path)]
+    pub junit: Option<PathBuf>,
 }
 
 struct Progress {
@@ -49,6 +53,7 @@ struct Progress {
     rounds: u64,
     /// What the study should take, from the lab's estimate.
     estimate: RunEstimate,
+    gates: crate::lab_thresholds::StepGates,
 }
 
 /// "lighttpd/nginx c=10: 1.62× (95% CI 1.57–1.67, 12 pairs) higher".
@@ -265,6 +270,9 @@ impl Observer for Progress {
                 self.steps_done += 1;
                 self.rescale();
                 self.line(step_line(s));
+                for l in self.gates.step(s) {
+                    self.line(l);
+                }
             }
             Event::Revised(s) => self.line(revised_line(s)),
             Event::Compared(cs) => {
@@ -295,6 +303,9 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
         .transpose()
         .map_err(|e| anyhow::anyhow!("--workdir {e}"))?;
     crate::cmd_runs::check_db(Some(&args.db))?;
+    if let Some(f) = &args.junit {
+        crate::load_thresholds::check_writable("--junit", f)?;
+    }
     // A database made here and left without a run, by a study refused on
     // a later check (its hosts, say), is removed again.
     let fresh = !args.db.exists();
@@ -326,7 +337,9 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
         steps_done: 0,
         rounds: 0,
         estimate: throng_lab::run::estimate(&study),
+        gates: crate::lab_thresholds::StepGates::new(&study),
     };
+    let started = std::time::Instant::now();
     let opts = LabOptions {
         workdir,
         keep_workdir: args.keep_workdir,
@@ -343,6 +356,12 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
         return result.map(|_| 0);
     }
     let outcome = result?;
+    if let Some(f) = &args.junit {
+        let suite = format!("throng lab {}", study.name);
+        progress
+            .gates
+            .write(f, &suite, started.elapsed().as_secs_f64())?;
+    }
     if interrupt.is_set() {
         eprintln!(
             "interrupted: run {} keeps what it measured and is marked incomplete ({})",
@@ -363,6 +382,14 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
     )?;
     if outcome.failed_steps > 0 {
         return Ok(1);
+    }
+    if progress.gates.crossed_steps > 0 {
+        let n = progress.gates.crossed_steps;
+        eprintln!(
+            "{n} step{} crossed a threshold of [thresholds]",
+            if n == 1 { "" } else { "s" }
+        );
+        return Ok(crate::load_thresholds::CROSSED);
     }
     if args.strict {
         // Sweep-level verdicts are set after the last step: read them back.

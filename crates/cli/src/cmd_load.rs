@@ -66,8 +66,9 @@ pub struct LoadArgs {
     pub io: IoArg,
     /// Open model: this many requests per second in all, on a fixed schedule;
     /// latency is measured from each request's intended send time.
-    #[arg(long)]
-    pub rate: Option<f64>,
+    /// FROM..TO ramps between them over --ramp.
+    #[arg(long, value_parser = crate::load_shape::parse_rate)]
+    pub rate: Option<crate::load_shape::RateArg>,
     /// File of paths or URLs, one per line (# comments allowed).
     #[arg(long)]
     pub urls: Option<PathBuf>,
@@ -139,6 +140,10 @@ pub struct LoadArgs {
     pub http: crate::load_h2::HttpArgs,
     #[command(flatten)]
     pub conn: crate::load_conn::ConnArgs,
+    #[command(flatten)]
+    pub thresholds: crate::load_thresholds::ThresholdArgs,
+    #[command(flatten)]
+    pub shape: crate::load_shape::ShapeArgs,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -193,7 +198,6 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
         (None, Some(d)) => Stop::Duration(d),
         (None, None) => spec.stop,
     };
-    spec.rate = a.rate;
     spec.keep_alive = !a.close;
     spec.requests_per_connection = a.requests_per_connection;
     if let Some(p) = a.pipeline {
@@ -237,7 +241,8 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
     }
     spec.expect_size = a.expect_size;
     spec.checksum = a.checksum;
-    spec.timeline = a.timeline;
+    // --threshold-abort judges the totals the timeline keeps per second.
+    spec.timeline = a.timeline || a.thresholds.threshold_abort;
     if let Some(seed) = a.seed {
         spec.seed = seed;
     }
@@ -245,6 +250,8 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
     crate::load_tls::apply(&a.tls, &mut spec)?;
     crate::load_h2::apply(&a.http, &mut spec)?;
     crate::load_conn::apply(&a.conn, &mut spec)?;
+    let hosts = a.hosts.is_some();
+    crate::load_shape::apply(&a.shape, a.rate, a.duration, hosts, &mut spec)?;
     spec.validate()
         .map_err(|e| anyhow::anyhow!(spec_error(&e)))?;
     Ok(spec)
@@ -252,14 +259,21 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
 
 pub fn run(a: LoadArgs) -> Result<u8> {
     let spec = build_spec(&a)?;
+    let thresholds = crate::load_thresholds::parse(&a.thresholds)?;
     // A database that cannot be written is said before the load, not
     // after it has run and printed.
     crate::cmd_runs::check_db(crate::cmd_runs::save_path(a.db.as_ref(), a.save).as_deref())?;
-    let control = Control::new();
+    let control = match a.thresholds.threshold_abort {
+        true => Control::watching(spec.threads),
+        false => Control::new(),
+    };
     let stopper = control.clone();
     crate::signals::on_interrupt(move || stopper.stop())?;
     let watch = crate::load_server::watch(&spec);
-    let result = match throng_engine::run(&spec, &control) {
+    let abort = crate::load_thresholds::watch(&a.thresholds, &thresholds, &control, spec.warmup);
+    let ran = throng_engine::run(&spec, &control);
+    let stopped = abort.and_then(crate::load_thresholds::Abort::finish);
+    let result = match ran {
         Ok(r) => r,
         Err(e) => {
             drop(watch.map(crate::load_server::Watch::finish));
@@ -274,7 +288,12 @@ pub fn run(a: LoadArgs) -> Result<u8> {
         }
     };
     let server = watch.map(crate::load_server::Watch::finish);
-    let (summary, verdict) = throng_load::verdict::judged_seeing(&result, !spec.keep_alive, server);
+    let (mut summary, mut verdict) =
+        throng_load::verdict::judged_seeing(&result, !spec.keep_alive, server);
+    if let Some(ramp) = &spec.ramp {
+        throng_load::shape::judge_seconds(&mut summary, &mut verdict, ramp);
+    }
+    summary.thresholds = throng_load::thresholds::judge_all(&thresholds, &summary);
     let s = &summary;
     if a.json {
         outln!(
@@ -284,6 +303,10 @@ pub fn run(a: LoadArgs) -> Result<u8> {
     } else {
         out!("{}", render(&spec, s, a.timeline))?;
         out!("{}", render_verdict(&verdict, s.interrupted))?;
+    }
+    let crossed = crate::load_thresholds::report(&a.thresholds, &thresholds, s, a.json)?;
+    if let Some(line) = &stopped {
+        eprintln!("{line}");
     }
     crate::cmd_runs::save(
         crate::cmd_runs::save_path(a.db.as_ref(), a.save),
@@ -297,8 +320,12 @@ pub fn run(a: LoadArgs) -> Result<u8> {
     )?;
     // What was measured is printed either way; the exit code says that it
     // is not the run that was asked for, as a shell reports a Ctrl-C.
-    Ok(if s.interrupted {
+    Ok(if stopped.is_some() {
+        crate::load_thresholds::CROSSED
+    } else if s.interrupted {
         crate::signals::INTERRUPTED
+    } else if crossed {
+        crate::load_thresholds::CROSSED
     } else if a.strict && !verdict.is_valid() {
         1
     } else {
@@ -372,6 +399,12 @@ fn headline(o: &mut String, spec: &LoadSpec, s: &Summary) {
         format!("{} URLs", spec.targets.len())
     };
     let model = match spec.rate {
+        Some(r) if spec.ramp.is_some() => {
+            format!(
+                "open model in stages, {} req/s on average",
+                human_count(r as u64)
+            )
+        }
         Some(r) => format!("open model at {} req/s", human_count(r as u64)),
         None => "closed model".to_string(),
     };
@@ -608,11 +641,14 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
         for r in &s.timeline {
             let _ = writeln!(
                 o,
-                "    {}  {:>10} {:>8} {:>9}",
+                "    {}  {:>10} {:>8} {:>9}{}",
                 crate::fmt::utc(r.t_unix),
                 r.completed,
                 r.errors,
-                human_bytes(r.bytes_read as f64)
+                human_bytes(r.bytes_read as f64),
+                r.target
+                    .map(|t| format!("  of {t:.0} due"))
+                    .unwrap_or_default()
             );
         }
     }

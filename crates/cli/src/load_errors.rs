@@ -7,6 +7,7 @@ use throng_engine::{EngineError, SpecError};
 pub fn spec_error(e: &SpecError) -> String {
     match e {
         SpecError::NoTargets => "give a URL to load, or --urls FILE".into(),
+        SpecError::Ramp(why) => format!("--stages: {why}"),
         SpecError::NoConnections => "-c must be at least 1".into(),
         SpecError::NoThreads => "-t must be at least 1".into(),
         SpecError::Pipeline(_) => format!(

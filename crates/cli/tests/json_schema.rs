@@ -87,7 +87,16 @@ fn documented_fields_match_printed_fields() {
     // on, plus one that warns (more connections than can be established is
     // hard to arrange here; a size that changes is not: --expect-size).
     for args in [
-        vec!["load", &url, "-n", "2000", "-c", "4"],
+        vec![
+            "load",
+            &url,
+            "-n",
+            "2000",
+            "-c",
+            "4",
+            "--threshold",
+            "completed>=2000",
+        ],
         vec![
             "load",
             &url,
@@ -102,6 +111,8 @@ fn documented_fields_match_printed_fields() {
             "--timeline",
         ],
         vec!["load", &url, "-n", "100", "-c", "1", "--expect-size", "3"],
+        // A rate in stages, each second with its target.
+        vec!["load", &url, "--stages", "1s:100,1s:200", "-c", "4"],
         // An agent on this machine stands in for a client host.
         vec!["load", &url, "-n", "100", "-c", "2", "--hosts", "local"],
         // Over TLS.
@@ -170,6 +181,8 @@ fn documented_fields_match_printed_fields() {
     // CPUs only when it did.
     let optional: BTreeSet<String> = [
         "warnings[]",
+        // Only a schedule that was not kept has one.
+        "rate.saturated_second",
         "local_server.usage.runqueue_s",
         "local_server.usage.others_cpu_s",
         "local_server.usage.steal_s",
@@ -196,5 +209,5 @@ fn documented_fields_match_printed_fields() {
         missing.is_empty(),
         "documented but never printed: {missing:?}"
     );
-    assert_eq!(doc.len(), 265, "update this count with the table");
+    assert_eq!(doc.len(), 272, "update this count with the table");
 }

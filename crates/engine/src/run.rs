@@ -27,11 +27,27 @@ pub(crate) static HELD: std::sync::atomic::AtomicUsize = std::sync::atomic::Atom
 #[derive(Clone, Default, Debug)]
 pub struct Control {
     stop: Arc<AtomicBool>,
+    /// Set by [`Control::watching`]: the run's threads publish their
+    /// totals once a second, for [`Control::running`].
+    running: Option<Arc<crate::running::Running>>,
 }
 
 impl Control {
     pub fn new() -> Self {
         Control::default()
+    }
+    /// A control whose run (of at most `threads` threads, and with a
+    /// timeline) publishes its measured totals once a second.
+    pub fn watching(threads: usize) -> Self {
+        Control {
+            running: Some(Arc::new(crate::running::Running::new(threads))),
+            ..Control::default()
+        }
+    }
+    /// The measured totals published so far; `None` unless made by
+    /// [`Control::watching`].
+    pub fn running(&self) -> Option<crate::running::Totals> {
+        self.running.as_ref().map(|r| r.totals())
     }
     pub fn stop(&self) {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -260,6 +276,7 @@ pub(crate) fn window_from_now(
         warmup_end_ns,
         end_ns: measure.map(|d| warmup_end_ns + d.as_nanos() as u64),
         stop: control.stop.clone(),
+        running: control.running.clone(),
     };
     (window, start_unix + warmup_ns as f64 / 1e9)
 }

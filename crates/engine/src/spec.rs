@@ -129,6 +129,10 @@ pub struct LoadSpec {
     pub stop: Stop,
     /// Open model: requests per second over all connections. `None`: closed model.
     pub rate: Option<f64>,
+    /// Open model with a rate that changes, stage by stage; `rate` is
+    /// then its mean. The run lasts the stages' length, with no warmup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp: Option<crate::ramp::Ramp>,
     /// `false`: `Connection: close` and a new connection per request.
     pub keep_alive: bool,
     /// Most requests one keep-alive connection carries, as a server's
@@ -295,6 +299,7 @@ impl LoadSpec {
             expect_size: None,
             checksum: false,
             timeline: false,
+            ramp: None,
             seed: 0x5eed,
             users: None,
             tls: None,
@@ -342,6 +347,8 @@ impl LoadSpec {
 pub enum SpecError {
     #[error("no target to load")]
     NoTargets,
+    #[error("{0}")]
+    Ramp(&'static str),
     #[error("connections must be at least 1")]
     NoConnections,
     #[error("pipeline depth {0} is outside 1..={max}", max = MAX_PIPELINE)]
@@ -675,6 +682,15 @@ impl LoadSpec {
             }
             if self.pipeline > 1 {
                 return Err(SpecError::RateWithPipeline);
+            }
+        }
+        if let Some(ramp) = &self.ramp {
+            ramp.check().map_err(SpecError::Ramp)?;
+            let whole = matches!(self.stop, Stop::Duration(d) if d == ramp.length());
+            if self.rate.is_none() || !whole || !self.warmup.is_zero() {
+                return Err(SpecError::Ramp(
+                    "a ramp is an open model of its stages' length, with no warmup",
+                ));
             }
         }
         if !self.keep_alive && self.pipeline > 1 {

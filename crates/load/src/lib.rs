@@ -7,9 +7,12 @@
 //! lab nor the servers nor other hosts, so `throng load` needs none of
 //! them.
 
+pub mod junit;
 pub mod record;
 pub mod saved;
 pub mod sessions;
+pub mod shape;
 pub mod target;
+pub mod thresholds;
 pub mod verdict;
 pub mod vocab;

@@ -101,6 +101,7 @@ pub fn summarize(r: &LoadResult) -> Summary {
             late_sends: rate.late_sends,
             unsent: rate.unsent,
             lateness_us: latency(&rate.lateness),
+            saturated_second: None,
         }),
         warmup: r.warmup.map(|w| Warmup {
             duration_s: w.duration_s,
@@ -115,6 +116,7 @@ pub fn summarize(r: &LoadResult) -> Summary {
                 completed: s.completed,
                 errors: s.errors,
                 bytes_read: s.bytes_read,
+                target: None,
             })
             .collect(),
         warnings: r.warnings.clone(),
@@ -150,6 +152,7 @@ pub fn summarize(r: &LoadResult) -> Summary {
         }),
         // Only this machine's processes can be seen, by the caller.
         local_server: None,
+        thresholds: Vec::new(),
     }
 }
 

@@ -8,6 +8,7 @@
 //! names earlier databases hold.
 
 mod article;
+mod checks;
 pub mod cores;
 mod fairness;
 mod feature;
@@ -25,6 +26,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use article::{ArticleNote, MAX_ARTICLE_TEXT};
+pub use checks::ThresholdCheck;
 pub use fairness::{Comparison, Decision, Diagnosis, IntervalKind, ParityEntry, Setting, Source};
 pub use feature::{Feature, FeatureResult, FeatureStatus};
 pub use profile::Profile;

@@ -246,6 +246,10 @@ pub struct RateReport {
     pub unsent: u64,
     /// How late sends were, in microseconds (all sends, including on-time ones).
     pub lateness_us: Latency,
+    /// `--stages`: the first second of the measured phase (from 0) that
+    /// completed under 95% of the schedule's target for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saturated_second: Option<u64>,
 }
 
 /// The warmup, reported apart and never mixed into the results.
@@ -264,6 +268,9 @@ pub struct TimelineRow {
     pub completed: u64,
     pub errors: u64,
     pub bytes_read: u64,
+    /// `--stages`: the requests the schedule made due in this second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<f64>,
 }
 
 /// A server found listening on this machine, sampled as the lab samples
@@ -401,6 +408,11 @@ pub struct Summary {
     /// another user's processes, the load generator's own tree).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local_server: Option<LocalServer>,
+    /// The thresholds the run was judged against (`--threshold`, a
+    /// study's `[thresholds]`), each with its figure. Empty when none
+    /// were given, and in runs stored before they existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<crate::ThresholdCheck>,
 }
 
 /// What a load's HTTP/2 connections did (docs/json-schema.md, `http2`).

@@ -62,6 +62,9 @@ pub(crate) struct Conn {
     pub(crate) epoch: u64,
     /// Open model.
     pub(crate) next_intended_ns: u64,
+    /// Open model with a ramp: the run's index of the connection's next
+    /// request, which its intended time is computed from.
+    pub(crate) next_k: u64,
     pub(crate) in_heap: bool,
     /// The server's FIN has arrived: requests issued from now on wait for
     /// the next connection instead of being written to one that is gone.

@@ -152,6 +152,7 @@ impl<'a> Worker<'a> {
                 carried: 0,
                 epoch: 0,
                 next_intended_ns: 0,
+                next_k: 0,
                 in_heap: false,
                 deferred: false,
                 peer_closed: false,

@@ -90,7 +90,15 @@ impl Worker<'_> {
                 continue;
             }
             let intended = self.conns[i].next_intended_ns;
-            self.conns[i].next_intended_ns = intended + interval;
+            self.conns[i].next_intended_ns = match &self.plan.spec.ramp {
+                Some(r) => {
+                    let c = &mut self.conns[i];
+                    c.next_k += self.plan.spec.connections as u64;
+                    let at = r.due_ns(c.next_k);
+                    self.window.start_ns.saturating_add(at)
+                }
+                None => intended + interval,
+            };
             self.issue(i, intended);
             self.send(i);
             // A connection that may carry more (HTTP/2 streams, a

@@ -39,6 +39,8 @@ pub(crate) struct Window {
     /// Duration mode: when the measured phase ends.
     pub end_ns: Option<u64>,
     pub stop: Arc<AtomicBool>,
+    /// Where the thread publishes its totals once a second, when watched.
+    pub running: Option<Arc<crate::running::Running>>,
 }
 
 pub(crate) struct Job {

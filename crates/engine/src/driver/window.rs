@@ -116,6 +116,7 @@ impl Worker<'_> {
             warmup_end_ns: self.now,
             end_ns: Some(self.now + timeout),
             stop: Default::default(),
+            running: None,
         };
         self.next_scan_ns = self.now + SCAN_NS.min(timeout);
         for i in 0..self.conns.len() {
@@ -151,8 +152,11 @@ impl Worker<'_> {
             // the handshake; then queue every connection on the schedule.
             for i in 0..self.conns.len() {
                 let first = (self.job.first_conn + i) as u64;
-                self.conns[i].next_intended_ns =
-                    self.window.start_ns + first * self.plan.stagger_ns;
+                self.conns[i].next_k = first;
+                self.conns[i].next_intended_ns = match &self.plan.spec.ramp {
+                    Some(r) => self.window.start_ns.saturating_add(r.due_ns(first)),
+                    None => self.window.start_ns + first * self.plan.stagger_ns,
+                };
                 self.connect(i);
                 self.schedule(i);
             }
@@ -197,6 +201,18 @@ impl Worker<'_> {
             return 0;
         };
         let end = end.min(ended);
+        if let Some(r) = &self.plan.spec.ramp {
+            // Indexes below this fell due before the end; a connection's
+            // are its own, one in every `connections`.
+            let due = r.due_by(end.saturating_sub(self.window.start_ns) as f64 / 1e9);
+            let due = (due - 1e-6).ceil().max(0.0) as u64;
+            let step = self.plan.spec.connections as u64;
+            return self
+                .conns
+                .iter()
+                .map(|c| due.saturating_sub(c.next_k).div_ceil(step))
+                .sum();
+        }
         let from = self.window.warmup_end_ns;
         let interval = interval.max(1);
         // Due at next, next + interval, …: how many of them before `t`.

@@ -24,6 +24,7 @@ mod protocol;
 mod site;
 mod tables;
 mod threshold;
+mod thresholds;
 mod users;
 mod values;
 
@@ -36,6 +37,7 @@ use protocol::protocols;
 pub use protocol::Protocol;
 pub use tables::{parse_duration, LoadTable};
 pub use threshold::{PrecisionKey, PrecisionRule};
+pub use thresholds::ThresholdLimits;
 pub use values::{parse_range, ListOrRange, ServerEntry};
 
 /// The highest concurrency the search may try: the study's cap, bounded by
@@ -231,6 +233,9 @@ pub struct StudyFile {
     /// One workload's own levels and requests, over `[load]`.
     #[serde(default)]
     pub workload: BTreeMap<String, LoadTable>,
+    /// Pass-or-fail limits each step is judged against, by figure.
+    #[serde(default)]
+    pub thresholds: BTreeMap<String, ThresholdLimits>,
 }
 
 fn d_diagnose() -> bool {
@@ -317,6 +322,8 @@ pub struct Study {
     /// `[load]` alone over the study's levels, for a workload the study
     /// does not list.
     pub default_load: WorkloadLoad,
+    /// `[thresholds]`: each step judged against them by its worst round.
+    pub thresholds: Vec<throng_load::thresholds::Threshold>,
 }
 
 impl Study {
@@ -632,6 +639,7 @@ impl Study {
             link_capacity,
             loads,
             default_load,
+            thresholds: thresholds::read(&f.thresholds)?,
         })
     }
 

@@ -196,20 +196,22 @@ impl Sweep<'_, '_> {
             None => Ports::Here,
         };
         let verdict = throng_load::verdict::round(&m.summary, &m.latency, &rc, ports);
+        let mut summary = m.summary;
+        summary.thresholds = throng_load::thresholds::judge_all(&self.study.thresholds, &summary);
         let index = p.step.rounds.len() as u32;
         self.ctx.observer.event(Event::Round {
             server: self.name(p.server),
             concurrency: p.step.concurrency,
             index,
-            summary: &m.summary,
+            summary: &summary,
             usage: &m.usage,
         });
-        p.rps.push(m.summary.requests_per_sec);
+        p.rps.push(summary.requests_per_sec);
         p.verdicts.push(verdict);
         p.step.rounds.push(RoundRecord {
             index,
             histogram: serialize_histogram(&m.latency),
-            summary: m.summary,
+            summary,
             server: m.usage,
             block: slice.block,
             launch: slice.launch,
