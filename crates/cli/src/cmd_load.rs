@@ -139,6 +139,8 @@ pub struct LoadArgs {
     pub http: crate::load_h2::HttpArgs,
     #[command(flatten)]
     pub conn: crate::load_conn::ConnArgs,
+    #[command(flatten)]
+    pub live: crate::load_live::LiveArgs,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -255,11 +257,12 @@ pub fn run(a: LoadArgs) -> Result<u8> {
     // A database that cannot be written is said before the load, not
     // after it has run and printed.
     crate::cmd_runs::check_db(crate::cmd_runs::save_path(a.db.as_ref(), a.save).as_deref())?;
+    let mut live = crate::load_live::Live::open(&a.live)?;
     let control = Control::new();
     let stopper = control.clone();
     crate::signals::on_interrupt(move || stopper.stop())?;
     let watch = crate::load_server::watch(&spec);
-    let result = match throng_engine::run(&spec, &control) {
+    let result = match live.run(&spec, &control) {
         Ok(r) => r,
         Err(e) => {
             drop(watch.map(crate::load_server::Watch::finish));
@@ -285,6 +288,7 @@ pub fn run(a: LoadArgs) -> Result<u8> {
         out!("{}", render(&spec, s, a.timeline))?;
         out!("{}", render_verdict(&verdict, s.interrupted))?;
     }
+    live.finish(&result)?;
     crate::cmd_runs::save(
         crate::cmd_runs::save_path(a.db.as_ref(), a.save),
         &spec,

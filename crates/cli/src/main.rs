@@ -37,6 +37,7 @@ mod fmt;
 mod load_conn;
 mod load_errors;
 mod load_h2;
+mod load_live;
 mod load_server;
 mod load_sessions;
 mod load_tls;

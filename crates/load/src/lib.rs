@@ -7,6 +7,9 @@
 //! lab nor the servers nor other hosts, so `throng load` needs none of
 //! them.
 
+pub mod hdr_log;
+pub mod live;
+pub mod metrics;
 pub mod record;
 pub mod saved;
 pub mod sessions;

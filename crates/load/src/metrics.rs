@@ -1,0 +1,187 @@
+//! A run's figures as a Prometheus text exposition (format 0.0.4, which
+//! Prometheus and OpenMetrics scrapers both read), rebuilt from the
+//! engine's per-second ticks: requests completed, responses by status
+//! class, errors by kind, requests in flight, connections open, and the
+//! latency as a Prometheus histogram drawn from the HDR data. Every
+//! series carries the run's label (`run="..."`).
+
+use std::fmt::Write;
+
+use hdrhistogram::Histogram;
+use throng_engine::tap::{Tick, STATUS_CLASSES};
+use throng_model::ErrorKind;
+
+/// The latency histogram's bucket bounds, in seconds; fixed so that
+/// dashboards can sum runs. A sample falls in the first bucket whose bound
+/// is at or above the lowest value of its HDR bucket (HDR keeps 3
+/// significant digits, so within 0.1% of the bound).
+pub const LATENCY_BOUNDS_S: [f64; 16] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 10.0,
+];
+
+/// The names of the status classes a tick counts, by index.
+const CLASSES: [&str; STATUS_CLASSES] = ["other", "1xx", "2xx", "3xx", "4xx", "5xx"];
+
+/// A run label: what `run="..."` may hold, checked once at the edge so
+/// that no escaping is ever needed.
+pub fn valid_run_label(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+}
+
+#[derive(Clone, Copy, Default)]
+struct Totals {
+    completed: u64,
+    errors: [u64; ErrorKind::ALL.len()],
+    status: [u64; STATUS_CLASSES],
+    in_flight: u64,
+    open: u64,
+}
+
+/// The run's figures so far, from the threads' latest ticks.
+pub struct Board {
+    run: String,
+    threads: Vec<Totals>,
+    latency: Option<Histogram<u64>>,
+}
+
+impl Board {
+    pub fn new(run: &str) -> Board {
+        Board {
+            run: run.to_string(),
+            threads: Vec::new(),
+            latency: None,
+        }
+    }
+
+    pub fn tick(&mut self, t: &Tick) {
+        if self.threads.len() < t.threads.max(t.thread + 1) {
+            self.threads
+                .resize(t.threads.max(t.thread + 1), Totals::default());
+        }
+        self.threads[t.thread] = Totals {
+            completed: t.completed,
+            errors: t.errors,
+            status: t.status,
+            in_flight: t.in_flight,
+            open: t.open,
+        };
+        if let Some(h) = &t.latency {
+            match &mut self.latency {
+                // Same bounds in every thread: adding cannot fail.
+                Some(sum) => {
+                    let _ = sum.add(h);
+                }
+                None => self.latency = Some(h.clone()),
+            }
+        }
+    }
+
+    /// The exposition text.
+    pub fn render(&self) -> String {
+        let mut sum = Totals::default();
+        for t in &self.threads {
+            sum.completed += t.completed;
+            for (a, b) in sum.errors.iter_mut().zip(&t.errors) {
+                *a += b;
+            }
+            for (a, b) in sum.status.iter_mut().zip(&t.status) {
+                *a += b;
+            }
+            sum.in_flight += t.in_flight;
+            sum.open += t.open;
+        }
+        let run = &self.run;
+        let mut o = String::new();
+        family(
+            &mut o,
+            "throng_requests_completed_total",
+            "counter",
+            "Responses complete in the measured phase.",
+        );
+        let _ = writeln!(
+            o,
+            "throng_requests_completed_total{{run=\"{run}\"}} {}",
+            sum.completed
+        );
+        family(
+            &mut o,
+            "throng_responses_total",
+            "counter",
+            "Responses in the measured phase by status class.",
+        );
+        for (class, n) in CLASSES.iter().zip(&sum.status) {
+            let _ = writeln!(
+                o,
+                "throng_responses_total{{run=\"{run}\",class=\"{class}\"}} {n}"
+            );
+        }
+        family(
+            &mut o,
+            "throng_errors_total",
+            "counter",
+            "Errors in the measured phase by kind.",
+        );
+        for k in ErrorKind::ALL {
+            let _ = writeln!(
+                o,
+                "throng_errors_total{{run=\"{run}\",kind=\"{}\"}} {}",
+                k.name(),
+                sum.errors[k.index()]
+            );
+        }
+        family(&mut o, "throng_in_flight", "gauge", "Requests on the wire.");
+        let _ = writeln!(o, "throng_in_flight{{run=\"{run}\"}} {}", sum.in_flight);
+        family(&mut o, "throng_connections", "gauge", "Connections open.");
+        let _ = writeln!(o, "throng_connections{{run=\"{run}\"}} {}", sum.open);
+        family(
+            &mut o,
+            "throng_latency_seconds",
+            "histogram",
+            "Latency of the measured phase (from the intended send time in the open model).",
+        );
+        let (buckets, count, sum_s) = match &self.latency {
+            Some(h) => buckets(h),
+            None => ([0; LATENCY_BOUNDS_S.len()], 0, 0.0),
+        };
+        for (le, n) in LATENCY_BOUNDS_S.iter().zip(buckets) {
+            let _ = writeln!(
+                o,
+                "throng_latency_seconds_bucket{{run=\"{run}\",le=\"{le}\"}} {n}"
+            );
+        }
+        let _ = writeln!(
+            o,
+            "throng_latency_seconds_bucket{{run=\"{run}\",le=\"+Inf\"}} {count}"
+        );
+        let _ = writeln!(o, "throng_latency_seconds_sum{{run=\"{run}\"}} {sum_s}");
+        let _ = writeln!(o, "throng_latency_seconds_count{{run=\"{run}\"}} {count}");
+        o
+    }
+}
+
+fn family(o: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(o, "# HELP {name} {help}");
+    let _ = writeln!(o, "# TYPE {name} {kind}");
+}
+
+/// Cumulative counts at each bound, the count and the sum in seconds (each
+/// sample at its HDR bucket's middle, as HDR's mean takes it).
+fn buckets(h: &Histogram<u64>) -> ([u64; LATENCY_BOUNDS_S.len()], u64, f64) {
+    let mut out = [0u64; LATENCY_BOUNDS_S.len()];
+    let mut sum_us = 0.0;
+    for v in h.iter_recorded() {
+        let value = v.value_iterated_to();
+        let n = v.count_at_value();
+        let low = h.lowest_equivalent(value);
+        sum_us += h.median_equivalent(value) as f64 * n as f64;
+        for (slot, bound) in out.iter_mut().zip(LATENCY_BOUNDS_S) {
+            if low as f64 <= bound * 1e6 {
+                *slot += n;
+            }
+        }
+    }
+    (out, h.len(), sum_us / 1e6)
+}
