@@ -175,3 +175,87 @@ impl Drop for IntervalLog {
         let _ = std::fs::remove_file(&self.partial);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use hdrhistogram::serialization::Deserializer;
+
+    fn hist(values: &[u64]) -> Histogram<u64> {
+        let mut h = Histogram::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+        for &v in values {
+            h.record(v).unwrap();
+        }
+        h
+    }
+
+    fn tick(thread: usize, second: u64, values: &[u64], last: bool) -> Tick {
+        Tick {
+            thread,
+            threads: 2,
+            second,
+            start_unix_s: 1000.0 + second as f64,
+            latency: (!values.is_empty()).then(|| hist(values)),
+            completed: 0,
+            errors: Default::default(),
+            status: Default::default(),
+            in_flight: 0,
+            open: 0,
+            last,
+        }
+    }
+
+    #[test]
+    fn threads_seconds_merge_per_second_and_a_quiet_second_is_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.hlog");
+        let mut log = IntervalLog::create(&path).unwrap();
+        // Thread 1 skips second 1 (nothing recorded) and ends first.
+        for t in [
+            tick(0, 0, &[10, 20], false),
+            tick(1, 0, &[30], false),
+            tick(1, 2, &[5000, 7], true),
+            tick(0, 1, &[], false),
+            tick(0, 2, &[40], true),
+        ] {
+            log.tick(t).unwrap();
+        }
+        assert!(!path.exists(), "the log takes its name only once whole");
+        log.finish(1000.0).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("#[StartTime: 1000.000 (seconds since epoch)]\n"));
+        assert!(text.contains("#[BaseTime: 1000.000 (seconds since epoch)]\n"));
+        let mut de = Deserializer::new();
+        let mut got = Vec::new();
+        for e in IntervalLogIterator::new(text.as_bytes()) {
+            if let LogEntry::Interval(i) = e.unwrap() {
+                use base64::Engine;
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(i.encoded_histogram())
+                    .unwrap();
+                let h: Histogram<u64> = de.deserialize(&mut &bytes[..]).unwrap();
+                got.push((i.start_timestamp().as_secs(), h));
+            }
+        }
+        let want = [
+            (0, hist(&[10, 20, 30])),
+            (1, hist(&[])),
+            (2, hist(&[5000, 7, 40])),
+        ];
+        assert_eq!(got.len(), want.len());
+        for ((s, h), (ws, wh)) in got.iter().zip(&want) {
+            assert_eq!(s, ws);
+            assert!(h == wh, "second {s}");
+        }
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_log_never_finished_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = IntervalLog::create(&dir.path().join("x.hlog")).unwrap();
+        drop(log);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
