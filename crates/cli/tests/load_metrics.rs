@@ -190,3 +190,27 @@ fn prometheus_scrapes_the_run_and_its_final_counter_is_completed() {
     assert_eq!(prom.query(&ok2xx).as_deref(), Some(want.as_str()));
     assert_eq!(prom.query(&count).as_deref(), Some(want.as_str()));
 }
+
+#[test]
+fn an_address_that_cannot_serve_is_refused_before_any_request() {
+    let ng = Nginx::start(&[("index.html", b"hello!\n")]);
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken_addr = taken.local_addr().unwrap().to_string();
+    let refused = |addr: &str| {
+        let mut cmd = support::throng();
+        cmd.args(["load", &ng.url("/"), "-n", "10", "--metrics-addr", addr]);
+        let out = support::run_bounded(cmd, Duration::from_secs(30));
+        assert_eq!(out.status.code(), Some(2));
+        assert!(out.stdout.is_empty());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    assert_eq!(
+        refused("localhost:9464"),
+        "throng: --metrics-addr `localhost:9464` is not an IP address and port (e.g. 127.0.0.1:9464)\n"
+    );
+    assert_eq!(
+        refused(&taken_addr),
+        format!("throng: --metrics-addr {taken_addr}: cannot listen: Address already in use (os error 98)\n")
+    );
+    assert_eq!(ng.quit_and_read_entries().len(), 0);
+}

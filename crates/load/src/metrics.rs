@@ -185,3 +185,85 @@ fn buckets(h: &Histogram<u64>) -> ([u64; LATENCY_BOUNDS_S.len()], u64, f64) {
     }
     (out, h.len(), sum_us / 1e6)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tick(thread: usize, completed: u64, values: &[u64]) -> Tick {
+        let mut h = Histogram::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+        for &v in values {
+            h.record(v).unwrap();
+        }
+        let mut errors = [0; ErrorKind::ALL.len()];
+        errors[ErrorKind::Timeout.index()] = thread as u64 + 1;
+        Tick {
+            thread,
+            threads: 2,
+            second: 0,
+            start_unix_s: 0.0,
+            latency: (!values.is_empty()).then_some(h),
+            completed,
+            errors,
+            status: [0, 0, completed, 0, 1, 0],
+            in_flight: 3,
+            open: 2,
+            last: false,
+        }
+    }
+
+    fn sample<'a>(text: &'a str, series: &str) -> &'a str {
+        text.lines()
+            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+            .unwrap_or_else(|| panic!("no {series} in\n{text}"))
+    }
+
+    #[test]
+    fn counters_are_the_threads_latest_totals_and_buckets_are_cumulative() {
+        let mut b = Board::new("r1");
+        // Thread 0's second tick replaces its first; thread 1 adds its own.
+        b.tick(&tick(0, 2, &[50, 900]));
+        b.tick(&tick(0, 5, &[100, 2_000, 30_000]));
+        b.tick(&tick(1, 4, &[20_000_000]));
+        let t = b.render();
+        assert_eq!(
+            sample(&t, "throng_requests_completed_total{run=\"r1\"}"),
+            "9"
+        );
+        assert_eq!(
+            sample(&t, "throng_responses_total{run=\"r1\",class=\"2xx\"}"),
+            "9"
+        );
+        assert_eq!(
+            sample(&t, "throng_responses_total{run=\"r1\",class=\"4xx\"}"),
+            "2"
+        );
+        assert_eq!(
+            sample(&t, "throng_errors_total{run=\"r1\",kind=\"timeout\"}"),
+            "3"
+        );
+        assert_eq!(sample(&t, "throng_in_flight{run=\"r1\"}"), "6");
+        assert_eq!(sample(&t, "throng_connections{run=\"r1\"}"), "4");
+        // 50 µs, 100 µs, 900 µs, 2 ms, 30 ms, 20 s: six samples in all.
+        let le = |b: &str| format!("throng_latency_seconds_bucket{{run=\"r1\",le=\"{b}\"}}");
+        assert_eq!(sample(&t, &le("0.0001")), "2");
+        assert_eq!(sample(&t, &le("0.00025")), "2");
+        assert_eq!(sample(&t, &le("0.001")), "3");
+        assert_eq!(sample(&t, &le("0.0025")), "4");
+        assert_eq!(sample(&t, &le("0.025")), "4");
+        assert_eq!(sample(&t, &le("0.05")), "5");
+        assert_eq!(sample(&t, &le("10")), "5");
+        assert_eq!(sample(&t, &le("+Inf")), "6");
+        assert_eq!(sample(&t, "throng_latency_seconds_count{run=\"r1\"}"), "6");
+        assert!(t.contains("# TYPE throng_latency_seconds histogram\n"));
+    }
+
+    #[test]
+    fn run_labels_need_no_escaping() {
+        assert!(valid_run_label("soak-2024.06:a_1"));
+        assert!(!valid_run_label(""));
+        assert!(!valid_run_label("a\"b"));
+        assert!(!valid_run_label("a b"));
+        assert!(!valid_run_label(&"x".repeat(65)));
+    }
+}
