@@ -11,8 +11,9 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 use throng_engine::{Control, EngineError, LoadResult, LoadSpec};
 use throng_load::hdr_log::IntervalLog;
-use throng_load::live::{gather, Endpoint, Watchers};
+use throng_load::live::{gather, Endpoint, Push, Watchers};
 use throng_load::metrics::{valid_run_label, Board};
+use throng_load::remote_write::Receiver;
 
 use crate::args::parse_duration;
 
@@ -32,16 +33,24 @@ pub struct LiveArgs {
     /// scraper sees them [default: 0s].
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "metrics_addr")]
     pub metrics_linger: Option<Duration>,
-    /// The `run` label of every series [default: the start's Unix time
-    /// and the process id, e.g. 1764427000-4242].
-    #[arg(long, value_name = "NAME", requires = "metrics_addr")]
+    /// The `run` label of every series, served or pushed [default: the
+    /// start's Unix time and the process id, e.g. 1764427000-4242].
+    #[arg(long, value_name = "NAME")]
     pub metrics_run: Option<String>,
+    /// Push the same figures to a Prometheus remote-write receiver
+    /// (http://host:port/api/v1/write) while the load runs, and once at
+    /// its end.
+    #[arg(long, value_name = "URL", conflicts_with = "hosts")]
+    pub remote_write: Option<String>,
+    /// How often --remote-write pushes [default: 5s].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "remote_write")]
+    pub remote_write_interval: Option<Duration>,
 }
 
 /// What watches a run, opened at the edge.
 pub struct Live {
-    log: Option<IntervalLog>,
-    endpoint: Option<(Endpoint, Board, Arc<Mutex<String>>)>,
+    watchers: Watchers,
+    endpoint: Option<Endpoint>,
     linger: Duration,
     /// Why the log could not be written, found during the run.
     failed: Option<String>,
@@ -49,92 +58,93 @@ pub struct Live {
 
 impl Live {
     pub fn open(a: &LiveArgs) -> Result<Live> {
-        let log = match &a.hdr_log {
-            Some(p) => Some(
+        let mut w = Watchers::default();
+        if let Some(p) = &a.hdr_log {
+            w.log = Some(
                 IntervalLog::create(p)
                     .map_err(|e| anyhow::anyhow!("--hdr-log {}: {e}", p.display()))?,
-            ),
-            None => None,
-        };
-        let endpoint = match &a.metrics_addr {
-            Some(s) => {
-                let addr: SocketAddr = s.trim().parse().map_err(|_| {
-                    anyhow::anyhow!(
-                        "--metrics-addr `{s}` is not an IP address and port (e.g. 127.0.0.1:9464)"
-                    )
-                })?;
-                let run = match &a.metrics_run {
-                    Some(r) if valid_run_label(r) => r.clone(),
-                    Some(r) => bail!(
-                        "--metrics-run `{r}`: use 1 to 64 letters, digits, '-', '_', '.' or ':'"
-                    ),
-                    None => format!("{}-{}", throng_model::unix_now() as u64, std::process::id()),
-                };
-                let listener = TcpListener::bind(addr)
-                    .map_err(|e| anyhow::anyhow!("--metrics-addr {addr}: cannot listen: {e}"))?;
-                let board = Board::new(&run);
-                let text = Arc::new(Mutex::new(board.render()));
-                let endpoint = Endpoint::serve(listener, text.clone())?;
-                eprintln!(
-                    "throng: metrics at http://{}/metrics, run=\"{run}\"",
-                    endpoint.addr()
-                );
-                Some((endpoint, board, text))
+            );
+        }
+        let run = match &a.metrics_run {
+            Some(r) if valid_run_label(r) => r.clone(),
+            Some(r) => {
+                bail!("--metrics-run `{r}`: use 1 to 64 letters, digits, '-', '_', '.' or ':'")
             }
-            None => None,
+            None => format!("{}-{}", throng_model::unix_now() as u64, std::process::id()),
         };
+        if let Some(url) = &a.remote_write {
+            let to =
+                Receiver::parse(url).map_err(|e| anyhow::anyhow!("--remote-write {url}: {e}"))?;
+            let every = a.remote_write_interval.unwrap_or(Duration::from_secs(5));
+            if every < Duration::from_millis(100) {
+                bail!("--remote-write-interval: at least 100ms");
+            }
+            w.push = Some(Push::new(to, every));
+        }
+        let mut endpoint = None;
+        if let Some(s) = &a.metrics_addr {
+            let addr: SocketAddr = s.trim().parse().map_err(|_| {
+                anyhow::anyhow!(
+                    "--metrics-addr `{s}` is not an IP address and port (e.g. 127.0.0.1:9464)"
+                )
+            })?;
+            let listener = TcpListener::bind(addr)
+                .map_err(|e| anyhow::anyhow!("--metrics-addr {addr}: cannot listen: {e}"))?;
+            let text = Arc::new(Mutex::new(Board::new(&run).render()));
+            let e = Endpoint::serve(listener, text.clone())?;
+            eprintln!(
+                "throng: metrics at http://{}/metrics, run=\"{run}\"",
+                e.addr()
+            );
+            w.text = Some(text);
+            endpoint = Some(e);
+        }
+        if w.text.is_some() || w.push.is_some() {
+            w.board = Some(Board::new(&run));
+        }
         Ok(Live {
-            log,
+            watchers: w,
             endpoint,
             linger: a.metrics_linger.unwrap_or_default(),
             failed: None,
         })
     }
 
-    fn watching(&self) -> bool {
-        self.log.is_some() || self.endpoint.is_some()
-    }
-
     /// The load, its seconds handed to what watches it.
     pub fn run(&mut self, spec: &LoadSpec, control: &Control) -> Result<LoadResult, EngineError> {
-        if !self.watching() {
+        if self.watchers.log.is_none() && self.watchers.board.is_none() {
             return throng_engine::run(spec, control);
         }
-        let (board, endpoint) = match self.endpoint.take() {
-            Some((e, b, t)) => (Some((b, t)), Some(e)),
-            None => (None, None),
-        };
-        let watchers = Watchers {
-            log: self.log.take(),
-            board,
-        };
-        let (tap, gathering) = gather(watchers);
+        let (tap, gathering) = gather(std::mem::take(&mut self.watchers));
         let result = throng_engine::run_tapped(spec, control, Some(tap));
         // Every sender went with the run: the thread has ended, or ends now.
         match gathering.join() {
-            Ok(Ok(w)) => {
-                self.log = w.log;
-                if let (Some((b, t)), Some(e)) = (w.board, endpoint) {
-                    self.endpoint = Some((e, b, t));
-                }
-            }
+            Ok(Ok(w)) => self.watchers = w,
             Ok(Err(e)) => self.failed = Some(e.to_string()),
             Err(_) => self.failed = Some("the thread writing it panicked".into()),
         }
         result
     }
 
-    /// After the output: the log takes its name, and the endpoint serves
-    /// the final figures for the linger, then stops.
+    /// After the output: the log takes its name, failed pushes are said,
+    /// and the endpoint serves the final figures for the linger, then stops.
     pub fn finish(self, result: &LoadResult) -> Result<()> {
         if let Some(why) = self.failed {
             bail!("--hdr-log: cannot write: {why}");
         }
-        if let Some(log) = self.log {
+        if let Some(log) = self.watchers.log {
             log.finish(result.started_unix_s)
                 .map_err(|e| anyhow::anyhow!("--hdr-log: cannot write: {e}"))?;
         }
-        if let Some((endpoint, _, _)) = self.endpoint {
+        if let Some(p) = &self.watchers.push {
+            if let Some(why) = &p.first_failure {
+                eprintln!(
+                    "throng: --remote-write: {} of {} pushes failed, the first: {why}",
+                    p.failures, p.pushes
+                );
+            }
+        }
+        if let Some(endpoint) = self.endpoint {
             if !self.linger.is_zero() {
                 std::thread::sleep(self.linger);
             }

@@ -11,6 +11,7 @@ pub mod hdr_log;
 pub mod live;
 pub mod metrics;
 pub mod record;
+pub mod remote_write;
 pub mod saved;
 pub mod sessions;
 pub mod target;

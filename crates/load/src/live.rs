@@ -9,18 +9,64 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use throng_engine::tap::{Tap, Tick};
 
 use crate::hdr_log::IntervalLog;
 use crate::metrics::Board;
+use crate::remote_write::Receiver;
 
 /// What a run's seconds go to.
 #[derive(Default)]
 pub struct Watchers {
     pub log: Option<IntervalLog>,
-    pub board: Option<(Board, Arc<Mutex<String>>)>,
+    /// The run's figures, for the endpoint's text and the pushes.
+    pub board: Option<Board>,
+    pub text: Option<Arc<Mutex<String>>>,
+    pub push: Option<Push>,
+}
+
+/// Remote writes of the board: every `every`, and once when the run is over.
+pub struct Push {
+    to: Receiver,
+    every: Duration,
+    last: Option<Instant>,
+    last_ms: i64,
+    pub pushes: u64,
+    pub failures: u64,
+    pub first_failure: Option<String>,
+}
+
+impl Push {
+    pub fn new(to: Receiver, every: Duration) -> Push {
+        Push {
+            to,
+            every,
+            last: None,
+            last_ms: 0,
+            pushes: 0,
+            failures: 0,
+            first_failure: None,
+        }
+    }
+
+    fn due(&self) -> bool {
+        self.last.is_none_or(|t| t.elapsed() >= self.every)
+    }
+
+    fn send(&mut self, board: &Board) {
+        self.last = Some(Instant::now());
+        // Strictly later than the last push: a receiver refuses a sample
+        // older than its series' newest.
+        let now_ms = (throng_model::unix_now() * 1000.0) as i64;
+        self.last_ms = now_ms.max(self.last_ms + 1);
+        self.pushes += 1;
+        if let Err(e) = self.to.push(board.run(), &board.samples(), self.last_ms) {
+            self.failures += 1;
+            self.first_failure.get_or_insert(e.to_string());
+        }
+    }
 }
 
 /// The gathering thread: the sender goes to the engine; the handle gives
@@ -32,16 +78,25 @@ pub fn gather(mut w: Watchers) -> (Tap, JoinHandle<std::io::Result<Watchers>>) {
         .spawn(move || {
             let mut failed = None;
             while let Ok(tick) = rx.recv() {
-                if let Some((board, text)) = w.board.as_mut() {
+                if let Some(board) = w.board.as_mut() {
                     board.tick(&tick);
-                    let rendered = board.render();
-                    *text.lock().unwrap_or_else(|e| e.into_inner()) = rendered;
+                    if let Some(text) = &w.text {
+                        let rendered = board.render();
+                        *text.lock().unwrap_or_else(|e| e.into_inner()) = rendered;
+                    }
+                    if let Some(p) = w.push.as_mut().filter(|p| p.due()) {
+                        p.send(board);
+                    }
                 }
                 if let (Some(log), None) = (w.log.as_mut(), &failed) {
                     // Received to the end either way: the threads never
                     // wait on this side.
                     failed = log.tick(tick).err();
                 }
+            }
+            // The final figures, whenever the last push was.
+            if let (Some(board), Some(p)) = (&w.board, w.push.as_mut()) {
+                p.send(board);
             }
             failed.map_or(Ok(w), Err)
         })

@@ -79,8 +79,8 @@ impl Board {
         }
     }
 
-    /// The exposition text.
-    pub fn render(&self) -> String {
+    /// The run's figures now, family by family.
+    pub fn samples(&self) -> Vec<Sample> {
         let mut sum = Totals::default();
         for t in &self.threads {
             sum.completed += t.completed;
@@ -93,79 +93,103 @@ impl Board {
             sum.in_flight += t.in_flight;
             sum.open += t.open;
         }
-        let run = &self.run;
-        let mut o = String::new();
-        family(
-            &mut o,
-            "throng_requests_completed_total",
-            "counter",
-            "Responses complete in the measured phase.",
-        );
-        let _ = writeln!(
-            o,
-            "throng_requests_completed_total{{run=\"{run}\"}} {}",
-            sum.completed
-        );
-        family(
-            &mut o,
-            "throng_responses_total",
-            "counter",
-            "Responses in the measured phase by status class.",
-        );
+        let mut out = Vec::new();
+        let mut push = |family: usize,
+                        suffix: &'static str,
+                        label: Option<(&'static str, String)>,
+                        value: f64| {
+            out.push(Sample {
+                family,
+                name: format!("{}{suffix}", FAMILIES[family].0),
+                label,
+                value,
+            });
+        };
+        push(0, "", None, sum.completed as f64);
         for (class, n) in CLASSES.iter().zip(&sum.status) {
-            let _ = writeln!(
-                o,
-                "throng_responses_total{{run=\"{run}\",class=\"{class}\"}} {n}"
-            );
+            push(1, "", Some(("class", class.to_string())), *n as f64);
         }
-        family(
-            &mut o,
-            "throng_errors_total",
-            "counter",
-            "Errors in the measured phase by kind.",
-        );
         for k in ErrorKind::ALL {
-            let _ = writeln!(
-                o,
-                "throng_errors_total{{run=\"{run}\",kind=\"{}\"}} {}",
-                k.name(),
-                sum.errors[k.index()]
+            push(
+                2,
+                "",
+                Some(("kind", k.name().to_string())),
+                sum.errors[k.index()] as f64,
             );
         }
-        family(&mut o, "throng_in_flight", "gauge", "Requests on the wire.");
-        let _ = writeln!(o, "throng_in_flight{{run=\"{run}\"}} {}", sum.in_flight);
-        family(&mut o, "throng_connections", "gauge", "Connections open.");
-        let _ = writeln!(o, "throng_connections{{run=\"{run}\"}} {}", sum.open);
-        family(
-            &mut o,
-            "throng_latency_seconds",
-            "histogram",
-            "Latency of the measured phase (from the intended send time in the open model).",
-        );
+        push(3, "", None, sum.in_flight as f64);
+        push(4, "", None, sum.open as f64);
         let (buckets, count, sum_s) = match &self.latency {
             Some(h) => buckets(h),
             None => ([0; LATENCY_BOUNDS_S.len()], 0, 0.0),
         };
         for (le, n) in LATENCY_BOUNDS_S.iter().zip(buckets) {
-            let _ = writeln!(
-                o,
-                "throng_latency_seconds_bucket{{run=\"{run}\",le=\"{le}\"}} {n}"
-            );
+            push(5, "_bucket", Some(("le", le.to_string())), n as f64);
         }
-        let _ = writeln!(
-            o,
-            "throng_latency_seconds_bucket{{run=\"{run}\",le=\"+Inf\"}} {count}"
-        );
-        let _ = writeln!(o, "throng_latency_seconds_sum{{run=\"{run}\"}} {sum_s}");
-        let _ = writeln!(o, "throng_latency_seconds_count{{run=\"{run}\"}} {count}");
+        push(5, "_bucket", Some(("le", "+Inf".into())), count as f64);
+        push(5, "_sum", None, sum_s);
+        push(5, "_count", None, count as f64);
+        out
+    }
+
+    pub fn run(&self) -> &str {
+        &self.run
+    }
+
+    /// The exposition text.
+    pub fn render(&self) -> String {
+        let run = &self.run;
+        let mut o = String::new();
+        let mut family = usize::MAX;
+        for s in self.samples() {
+            if s.family != family {
+                family = s.family;
+                let (name, kind, help) = FAMILIES[family];
+                let _ = writeln!(o, "# HELP {name} {help}");
+                let _ = writeln!(o, "# TYPE {name} {kind}");
+            }
+            let _ = match &s.label {
+                Some((k, v)) => writeln!(o, "{}{{run=\"{run}\",{k}=\"{v}\"}} {}", s.name, s.value),
+                None => writeln!(o, "{}{{run=\"{run}\"}} {}", s.name, s.value),
+            };
+        }
         o
     }
 }
 
-fn family(o: &mut String, name: &str, kind: &str, help: &str) {
-    let _ = writeln!(o, "# HELP {name} {help}");
-    let _ = writeln!(o, "# TYPE {name} {kind}");
+/// One sample of a family: its full name, its label besides `run`, its value.
+pub struct Sample {
+    pub family: usize,
+    pub name: String,
+    pub label: Option<(&'static str, String)>,
+    pub value: f64,
 }
+
+/// Each family's name, type and help, in the order they are exposed.
+const FAMILIES: [(&str, &str, &str); 6] = [
+    (
+        "throng_requests_completed_total",
+        "counter",
+        "Responses complete in the measured phase.",
+    ),
+    (
+        "throng_responses_total",
+        "counter",
+        "Responses in the measured phase by status class.",
+    ),
+    (
+        "throng_errors_total",
+        "counter",
+        "Errors in the measured phase by kind.",
+    ),
+    ("throng_in_flight", "gauge", "Requests on the wire."),
+    ("throng_connections", "gauge", "Connections open."),
+    (
+        "throng_latency_seconds",
+        "histogram",
+        "Latency of the measured phase (from the intended send time in the open model).",
+    ),
+];
 
 /// Cumulative counts at each bound, the count and the sum in seconds (each
 /// sample at its HDR bucket's middle, as HDR's mean takes it).
