@@ -65,6 +65,9 @@ impl Live {
                     .map_err(|e| anyhow::anyhow!("--hdr-log {}: {e}", p.display()))?,
             );
         }
+        if a.metrics_run.is_some() && a.metrics_addr.is_none() && a.remote_write.is_none() {
+            bail!("--metrics-run names the series of --metrics-addr or --remote-write: give one");
+        }
         let run = match &a.metrics_run {
             Some(r) if valid_run_label(r) => r.clone(),
             Some(r) => {
