@@ -40,12 +40,19 @@ impl IntervalLog {
     /// Opens the file the log is written to until it is whole: a path
     /// that cannot be written is refused here, before any request.
     pub fn create(path: &Path) -> std::io::Result<IntervalLog> {
+        // Renamed onto its destination when whole: a device or a pipe
+        // (/dev/stdout) would be replaced rather than written, and a link
+        // must keep pointing where it did.
+        let path = match std::fs::metadata(path) {
+            Ok(m) if m.is_dir() => return Err(std::io::Error::other("is a directory")),
+            Ok(m) if !m.is_file() => return Err(std::io::Error::other("is not a regular file")),
+            Ok(_) => std::fs::canonicalize(path)?,
+            Err(_) => path.to_path_buf(),
+        };
+        let path = path.as_path();
         let name = path
             .file_name()
             .ok_or_else(|| std::io::Error::other("names a directory, not a file"))?;
-        if path.is_dir() {
-            return Err(std::io::Error::other("is a directory"));
-        }
         let mut partial_name = std::ffi::OsString::from(".");
         partial_name.push(name);
         partial_name.push(format!(".{}.partial", std::process::id()));
