@@ -14,8 +14,9 @@ use throng_remote::protocol::{HostFacts, PathFacts};
 use throng_remote::{Fleet, FleetRun, Place, Transport, CLOCK_LIMIT};
 use throng_trust::verdict::PortUse;
 
-use crate::cmd_load::{json_document, render, render_verdict, LoadArgs};
+use crate::cmd_load::{json_document, LoadArgs};
 use crate::fmt::{human_bytes, human_count, human_us};
+use crate::load_render::{render, render_verdict};
 
 #[derive(clap::Args, Debug)]
 pub struct HostsArgs {

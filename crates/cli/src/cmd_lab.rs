@@ -11,9 +11,9 @@ use throng_model::{Comparison, StepRecord, StepStatus, WorkloadKind};
 use throng_report::figures;
 
 #[derive(clap::Args)]
+#[command(after_help = builtin_help())]
 pub struct LabArgs {
-    /// A built-in study (quick, static-sweep, acme, ladder, shootout, sessions, site-visits,
-    /// calibrate) or a study TOML file.
+    /// A built-in study (listed below) or a study TOML file.
     pub study: String,
     /// SQLite database the run is stored in.
     #[arg(long, default_value = "throng.db", value_parser = crate::args::out_path)]
@@ -44,9 +44,31 @@ pub struct LabArgs {
     pub junit: Option<PathBuf>,
 }
 
+/// The built-in studies with their descriptions, for `--help`: drawn
+/// from the studies themselves, so the list cannot miss one.
+pub fn builtin_help() -> String {
+    let mut o = String::from("Built-in studies:");
+    for (name, text) in throng_lab::study::BUILTIN {
+        o.push_str(&format!("\n  {name:<13} {}", description_of(text)));
+    }
+    o
+}
+
+/// A study's top-level `description = "..."`, read without the recipes a
+/// whole study needs.
+fn description_of(toml: &str) -> &str {
+    toml.lines()
+        .find_map(|l| l.strip_prefix("description = \""))
+        .and_then(|rest| rest.strip_suffix('"'))
+        .unwrap_or("")
+}
+
 struct Progress {
     bar: ProgressBar,
-    quiet: bool,
+    /// Lines go to standard output as plain text: asked for (--quiet), or
+    /// standard output is no terminal (a pipe, a CI log), where the bar's
+    /// own printing would show nothing until the run's end.
+    plain: bool,
     min_rounds: u64,
     steps_total: u64,
     steps_done: u64,
@@ -216,7 +238,7 @@ impl Progress {
     }
 
     fn line(&self, text: String) {
-        if self.quiet {
+        if self.plain {
             // A lab run goes on, and is stored, whatever became of the
             // terminal.
             let _ = outln!("{text}");
@@ -331,7 +353,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
     };
     let mut progress = Progress {
         bar: bar.clone(),
-        quiet: args.quiet,
+        plain: args.quiet || !std::io::IsTerminal::is_terminal(&std::io::stdout()),
         min_rounds: u64::from(study.precision.least_rounds()),
         steps_total: 0,
         steps_done: 0,

@@ -6,15 +6,15 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 use throng_engine::{Control, ExpectStatus, LoadSpec, Order, Stop, Target};
-use throng_model::{ErrorKind, IoBackend, Latency, Summary, Verdict};
+use throng_model::{Summary, Verdict};
 
 use throng_load::target::{
     add_authorization, one_authorization, parse_target, url_credentials, url_list,
 };
 
 use crate::args::parse_duration;
-use crate::fmt::{human_bytes, human_count, human_us};
 use crate::load_errors::{engine_error, spec_error};
+use crate::load_render::{render, render_verdict};
 
 #[derive(clap::Args, Debug)]
 pub struct LoadArgs {
@@ -144,6 +144,8 @@ pub struct LoadArgs {
     pub thresholds: crate::load_thresholds::ThresholdArgs,
     #[command(flatten)]
     pub shape: crate::load_shape::ShapeArgs,
+    #[command(flatten)]
+    pub live: crate::load_live::LiveArgs,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -263,6 +265,7 @@ pub fn run(a: LoadArgs) -> Result<u8> {
     // A database that cannot be written is said before the load, not
     // after it has run and printed.
     crate::cmd_runs::check_db(crate::cmd_runs::save_path(a.db.as_ref(), a.save).as_deref())?;
+    let mut live = crate::load_live::Live::open(&a.live)?;
     let control = match a.thresholds.threshold_abort {
         true => Control::watching(spec.threads),
         false => Control::new(),
@@ -271,7 +274,7 @@ pub fn run(a: LoadArgs) -> Result<u8> {
     crate::signals::on_interrupt(move || stopper.stop())?;
     let watch = crate::load_server::watch(&spec);
     let abort = crate::load_thresholds::watch(&a.thresholds, &thresholds, &control, spec.warmup);
-    let ran = throng_engine::run(&spec, &control);
+    let ran = live.run(&spec, &control);
     let stopped = abort.and_then(crate::load_thresholds::Abort::finish);
     let result = match ran {
         Ok(r) => r,
@@ -308,6 +311,7 @@ pub fn run(a: LoadArgs) -> Result<u8> {
     if let Some(line) = &stopped {
         eprintln!("{line}");
     }
+    live.finish(&result)?;
     crate::cmd_runs::save(
         crate::cmd_runs::save_path(a.db.as_ref(), a.save),
         &spec,
@@ -345,409 +349,9 @@ pub fn json_document(s: &Summary, v: &Verdict) -> Result<serde_json::Value> {
     Ok(doc)
 }
 
-/// The verdict's lines. An interrupted run is never called valid: its
-/// checks only saw the part that ran.
-pub fn render_verdict(v: &Verdict, interrupted: bool) -> String {
-    if v.is_valid() {
-        return if interrupted {
-            "  verdict      INTERRUPTED: no check fired on the part that ran, \
-             which is not the run asked for\n"
-                .to_string()
-        } else {
-            "  verdict      valid: no check fired\n".to_string()
-        };
-    }
-    let mut o = String::from(if interrupted {
-        "  verdict      SUSPECT, and INTERRUPTED\n"
-    } else {
-        "  verdict      SUSPECT\n"
-    });
-    for r in &v.reasons {
-        o.push_str(&format!("    {}: {}\n", r.code, r.message));
-    }
-    o
-}
-
-fn latency_line(l: &Latency) -> String {
-    format!(
-        "p50 {}  p75 {}  p90 {}  p99 {}  p99.9 {}  p99.99 {}  max {}  (mean {} ± {})",
-        human_us(l.p50 as f64),
-        human_us(l.p75 as f64),
-        human_us(l.p90 as f64),
-        human_us(l.p99 as f64),
-        human_us(l.p999 as f64),
-        human_us(l.p9999 as f64),
-        human_us(l.max as f64),
-        human_us(l.mean),
-        human_us(l.stdev),
-    )
-}
-
-/// A TLS handshake finished and its ALPN chose other than h2.
-fn h1_chosen(s: &Summary) -> bool {
-    s.tls
-        .as_ref()
-        .is_some_and(|t| t.version.is_some() && t.alpn.as_deref() != Some("h2"))
-}
-
-/// The first line of the summary: what was loaded, and how.
-fn headline(o: &mut String, spec: &LoadSpec, s: &Summary) {
-    use std::fmt::Write;
-    let what = if spec.targets.len() == 1 {
-        spec.targets[0].url.clone()
-    } else {
-        format!("{} URLs", spec.targets.len())
-    };
-    let model = match spec.rate {
-        Some(r) if spec.ramp.is_some() => {
-            format!(
-                "open model in stages, {} req/s on average",
-                human_count(r as u64)
-            )
-        }
-        Some(r) => format!("open model at {} req/s", human_count(r as u64)),
-        None => "closed model".to_string(),
-    };
-    let _ = writeln!(
-        o,
-        "throng load {what}: {model}, {} connection{}{}{}{}, {} thread{}",
-        spec.connections,
-        if spec.connections == 1 { "" } else { "s" },
-        if spec.keep_alive {
-            ""
-        } else {
-            " (new connection per request)"
-        },
-        crate::load_conn::headline(spec),
-        if spec.pipeline > 1 {
-            format!(", pipeline {}", spec.pipeline)
-        } else if spec.http.streams > 1 && !h1_chosen(s) {
-            format!(", {} streams each", spec.http.streams)
-        } else if spec.http.streams > 1 {
-            // ALPN chose HTTP/1.1: the streams asked for were never there.
-            format!(
-                ", {} streams asked but HTTP/1.1 spoken: one request at a time each",
-                spec.http.streams
-            )
-        } else {
-            String::new()
-        },
-        s.threads,
-        if s.threads == 1 { "" } else { "s" },
-    );
-}
-
-/// The human summary. Everything the JSON has that a reader needs to judge
-/// the numbers is here too; warnings come last and loud.
-pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
-    use std::fmt::Write;
-    let mut o = String::new();
-    if let Some(users) = &spec.users {
-        let _ = writeln!(o, "{}", crate::load_sessions::headline(spec, users, s));
-    } else {
-        headline(&mut o, spec, s);
-    }
-    if s.interrupted {
-        let _ = writeln!(o, "  interrupted  {}", interrupted_at(spec, s));
-    }
-    if let Some(w) = &s.warmup {
-        let _ = writeln!(
-            o,
-            "  warmup       {:.1} s: {} responses, {} errors (not counted below)",
-            w.duration_s,
-            human_count(w.completed),
-            human_count(w.errors)
-        );
-    }
-    let _ = writeln!(
-        o,
-        "  completed    {} responses in {:.2} s: {:.1} req/s, {}/s read",
-        human_count(s.completed),
-        s.duration_s,
-        s.requests_per_sec,
-        human_bytes(s.mb_per_sec * 1e6)
-    );
-    let label = if s.rate.is_some() {
-        "latency*"
-    } else {
-        "latency"
-    };
-    let _ = writeln!(o, "  {label:<12} {}", latency_line(&s.latency_us));
-    if let Some(f) = s.first_byte_us.as_ref().filter(|f| f.count > 0) {
-        let _ = writeln!(
-            o,
-            "  first byte   p50 {}  p99 {}  max {}  (from each request's send to its response's first byte)",
-            human_us(f.p50 as f64),
-            human_us(f.p99 as f64),
-            human_us(f.max as f64),
-        );
-    }
-    if let Some(u) = &s.latency_uncorrected_us {
-        let _ = writeln!(o, "  uncorrected  {}", latency_line(u));
-        let _ = writeln!(
-            o,
-            "               * from each request's intended send time (no coordinated omission)"
-        );
-    }
-    o.push_str(&crate::load_sessions::lines(s));
-    o.push_str(&crate::load_tls::line(s));
-    o.push_str(&crate::load_h2::line(s));
-    if let Some(r) = &s.rate {
-        let _ = writeln!(
-            o,
-            "  schedule     {} sends late by > 1 ms; lateness p50 {} p99 {} max {}{}",
-            human_count(r.late_sends),
-            human_us(r.lateness_us.p50 as f64),
-            human_us(r.lateness_us.p99 as f64),
-            human_us(r.lateness_us.max as f64),
-            if r.unsent > 0 {
-                format!("; {} due but never sent", human_count(r.unsent))
-            } else {
-                String::new()
-            },
-        );
-    }
-    let statuses: Vec<String> = s
-        .status
-        .iter()
-        .map(|(k, v)| format!("{k}: {}", human_count(*v)))
-        .collect();
-    let _ = writeln!(
-        o,
-        "  status       {}",
-        if statuses.is_empty() {
-            "none".to_string()
-        } else {
-            statuses.join(", ")
-        }
-    );
-    let errs: Vec<String> = ErrorKind::ALL
-        .iter()
-        .filter(|k| s.error_count(**k) > 0)
-        .map(|k| format!("{} {}", k.name(), human_count(s.error_count(*k))))
-        .collect();
-    let _ = writeln!(
-        o,
-        "  errors       {}",
-        if errs.is_empty() {
-            "none".to_string()
-        } else {
-            format!("{} ({})", human_count(s.errors_total), errs.join(", "))
-        }
-    );
-    let c = &s.connections;
-    let _ = write!(
-        o,
-        "  connections  {} requested, {} established, {} reconnects",
-        c.requested,
-        c.established,
-        human_count(c.reconnects)
-    );
-    if !spec.keep_alive {
-        let _ = write!(
-            o,
-            "; {:.1} conn/s, connect p50 {} p99 {}",
-            c.per_sec,
-            human_us(c.connect_time_us.p50 as f64),
-            human_us(c.connect_time_us.p99 as f64)
-        );
-    }
-    let _ = writeln!(o);
-    let _ = writeln!(
-        o,
-        "  transfer     {} read, {} written, {} of bodies",
-        human_bytes(s.bytes_read as f64),
-        human_bytes(s.bytes_written as f64),
-        human_bytes(s.body_bytes as f64)
-    );
-    let _ = write!(o, "  in flight    {} at the end", s.in_flight_at_end);
-    if s.resent > 0 {
-        let _ = write!(
-            o,
-            "; {} sent again after their connection closed unanswered (the server may have served both copies)",
-            human_count(s.resent)
-        );
-    }
-    o.push('\n');
-    let cpu = s.client_cpu_s.user + s.client_cpu_s.sys;
-    let _ = writeln!(
-        o,
-        "  client CPU   user {:.2} s, sys {:.2} s, waited {:.2} s for a CPU: {}, {} per response, \
-         on {}",
-        s.client_cpu_s.user,
-        s.client_cpu_s.sys,
-        s.client_cpu_s.runqueue,
-        cpu_share(cpu, s.duration_s, s.threads),
-        if s.completed > 0 {
-            human_us(cpu * 1e6 / s.completed as f64)
-        } else {
-            "-".into()
-        },
-        match s.io {
-            Some(IoBackend::Uring) => "io_uring",
-            _ => "epoll",
-        },
-    );
-    if s.coalesce {
-        // On the ring a nap is a count of answers, not a time (the
-        // engine's driver/nap.rs).
-        let d = spec.nap_divisor;
-        let how = if s.io == Some(IoBackend::Uring) {
-            format!("waits for as many as 1/{d} of the recent latency brings (when that is more than one)")
-        } else {
-            format!("looks for them at most once per 1/{d} of the recent latency")
-        };
-        let _ = writeln!(
-            o,
-            "  naps         {} before waiting for responses: a thread {how}, so it takes them together",
-            human_count(s.client_naps),
-        );
-    } else if spec.rate.is_none() && spec.users.is_none() {
-        let _ = writeln!(
-            o,
-            "  naps         none: each thread waits for responses as soon as none is ready"
-        );
-    }
-    let depth = spec.pipeline.max(spec.http.streams).max(1);
-    let hold = s.client_hold_us.zip(s.client_held_connections);
-    if let Some((hold_us, held)) = hold {
-        let conns = s.connections.requested;
-        // With several requests in flight a connection, what an answer
-        // frees is one of its places, refilled with others.
-        let (next, who) = if depth == 1 {
-            (
-                "its connection's next request",
-                format!("{held:.1} of {conns} connections"),
-            )
-        } else {
-            (
-                "the request that took its place",
-                format!("{held:.1} places (of up to {depth} on each of {conns} connections)"),
-            )
-        };
-        let _ = writeln!(
-            o,
-            "  client hold  {} from a response to {next} on average: {who} waited on the \
-             client, not the server",
-            human_us(hold_us)
-        );
-    }
-    o.push_str(&crate::load_server::line(s));
-    if timeline && !s.timeline.is_empty() {
-        let _ = writeln!(
-            o,
-            "  timeline (UTC)            responses   errors      read"
-        );
-        for r in &s.timeline {
-            let _ = writeln!(
-                o,
-                "    {}  {:>10} {:>8} {:>9}{}",
-                crate::fmt::utc(r.t_unix),
-                r.completed,
-                r.errors,
-                human_bytes(r.bytes_read as f64),
-                r.target
-                    .map(|t| format!("  of {t:.0} due"))
-                    .unwrap_or_default()
-            );
-        }
-    }
-    for w in &s.warnings {
-        let _ = writeln!(o, "WARNING: {}", crate::load_warnings::text(w));
-    }
-    o
-}
-
-/// How far an interrupted run got, against what was asked.
-fn interrupted_at(spec: &LoadSpec, s: &Summary) -> String {
-    let what = match spec.stop {
-        Stop::Duration(d) if s.duration_s == 0.0 && s.warmup.is_some() => {
-            format!(
-                "during the warmup, before any of {}",
-                seconds(d.as_secs_f64())
-            )
-        }
-        Stop::Duration(d) => format!(
-            "after {:.1} s of {}",
-            s.duration_s,
-            seconds(d.as_secs_f64())
-        ),
-        Stop::Requests(n) => format!(
-            "after {} of {} requests",
-            human_count(s.requests_ended()),
-            human_count(n)
-        ),
-    };
-    format!("{what}: the figures cover only the part that ran")
-}
-
-/// Seconds as asked for: one decimal, none for whole seconds.
-fn seconds(x: f64) -> String {
-    let t = format!("{x:.1}");
-    format!("{} s", t.strip_suffix(".0").unwrap_or(&t))
-}
-
-/// CPU seconds over the measured phase, as a share of one core; with
-/// several threads, also the average per thread (each thread runs on a
-/// core of its own when it can, so 100% per thread is the ceiling).
-fn cpu_share(cpu_s: f64, duration_s: f64, threads: u64) -> String {
-    if duration_s <= 0.0 {
-        return "no measured time".to_string();
-    }
-    let one_core = cpu_s / duration_s * 100.0;
-    if threads <= 1 {
-        format!("{one_core:.0}% of one core")
-    } else {
-        format!(
-            "{one_core:.0}% of one core in all, {:.0}% per thread on average ({threads} threads)",
-            one_core / threads as f64
-        )
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cpu_is_a_share_of_one_core() {
-        assert_eq!(cpu_share(1.09, 1.0, 1), "109% of one core");
-        assert_eq!(
-            cpu_share(3.0, 2.0, 2),
-            "150% of one core in all, 75% per thread on average (2 threads)"
-        );
-        assert_eq!(cpu_share(1.0, 0.0, 1), "no measured time");
-    }
-
-    #[test]
-    fn interruptions_say_how_far_the_run_got() {
-        let target = parse_target("http://127.0.0.1:1/").unwrap();
-        let mut spec = LoadSpec::new(vec![target]);
-        spec.stop = Stop::Duration(Duration::from_secs(60));
-        let mut s = Summary {
-            duration_s: 3.04,
-            interrupted: true,
-            sessions: None,
-            tls: None,
-            ..Summary::default()
-        };
-        assert_eq!(
-            interrupted_at(&spec, &s),
-            "after 3.0 s of 60 s: the figures cover only the part that ran"
-        );
-        s.duration_s = 0.0;
-        s.warmup = Some(Default::default());
-        assert!(interrupted_at(&spec, &s).starts_with("during the warmup, before any of 60 s"));
-        spec.stop = Stop::Requests(10_000);
-        s.completed = 1200;
-        s.errors = [("timeout".to_string(), 34), ("status".to_string(), 5)].into();
-        assert!(
-            interrupted_at(&spec, &s).starts_with("after 1,234 of 10,000 requests"),
-            "{}",
-            interrupted_at(&spec, &s)
-        );
-        assert_eq!(seconds(1.5), "1.5 s");
-    }
 
     #[test]
     fn durations() {

@@ -38,6 +38,8 @@ mod lab_thresholds;
 mod load_conn;
 mod load_errors;
 mod load_h2;
+mod load_live;
+mod load_render;
 mod load_server;
 mod load_sessions;
 mod load_shape;

@@ -30,12 +30,13 @@ pub mod running;
 mod rx;
 mod session;
 pub mod spec;
+pub mod tap;
 pub mod tls;
 pub mod users;
 pub mod wire;
 
 pub use result::{Drain, ErrorKind, LoadModel, LoadResult, Warning};
-pub use run::{max_connections, proportional, run, Control, EngineError};
+pub use run::{max_connections, proportional, run, run_tapped, Control, EngineError};
 pub use session::Session;
 pub use spec::{
     ExpectStatus, HttpSpec, HttpVersion, IoBackend, LoadSpec, Order, SpecError, Stop, Target,

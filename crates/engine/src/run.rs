@@ -4,7 +4,9 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::clock::now_ns;
-use crate::driver::{histogram, Job, Shared, ThreadResult, Window, Worker, STATUS_SLOTS};
+use crate::driver::{
+    histogram, Job, Shared, ThreadResult, ThreadTap, Window, Worker, STATUS_SLOTS,
+};
 use crate::request::Prepared;
 use crate::result::{
     Counts, H2Outcome, LoadModel, LoadResult, RateOutcome, Second, SessionOutcome, TlsOutcome,
@@ -12,6 +14,7 @@ use crate::result::{
 };
 use crate::spec::SpecError;
 use crate::spec::{IoBackend, LoadSpec, Stop};
+use crate::tap::Tap;
 use crate::users::Arrival;
 use throng_model::SPARE_FDS;
 
@@ -112,6 +115,15 @@ pub fn max_connections() -> u64 {
 
 /// Run the load described by `spec` and return what was measured.
 pub fn run(spec: &LoadSpec, control: &Control) -> Result<LoadResult, EngineError> {
+    run_tapped(spec, control, None)
+}
+
+/// [`run`], each thread handing its seconds to `tap` as they end.
+pub fn run_tapped(
+    spec: &LoadSpec,
+    control: &Control,
+    tap: Option<Tap>,
+) -> Result<LoadResult, EngineError> {
     let requests = prepare(spec)?;
     let plan = Shared {
         spec,
@@ -133,14 +145,26 @@ pub fn run(spec: &LoadSpec, control: &Control) -> Result<LoadResult, EngineError
         Stop::Requests(_) => None,
     };
     let (window, started_unix_s) = window_from_now(spec.warmup, measure, control);
+    let jobs = jobs(spec);
+    let threads = jobs.len();
     let results: Vec<std::io::Result<ThreadResult>> = std::thread::scope(|s| {
-        let handles: Vec<_> = jobs(spec)
+        let handles: Vec<_> = jobs
             .into_iter()
             .map(|job| {
                 let (plan, window) = (&plan, window.clone());
+                let tap = tap
+                    .clone()
+                    .map(|t| ThreadTap::new(t, threads, started_unix_s));
                 std::thread::Builder::new()
                     .name(format!("throng-load-{}", job.index))
-                    .spawn_scoped(s, move || Worker::new(plan, job).map(|w| w.run(window)))
+                    .spawn_scoped(s, move || {
+                        Worker::new(plan, job).map(|mut w| {
+                            if let Some(t) = tap {
+                                w.set_tap(t);
+                            }
+                            w.run(window)
+                        })
+                    })
                     .expect("spawning a load thread")
             })
             .collect();

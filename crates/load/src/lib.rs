@@ -7,8 +7,12 @@
 //! lab nor the servers nor other hosts, so `throng load` needs none of
 //! them.
 
+pub mod hdr_log;
 pub mod junit;
+pub mod live;
+pub mod metrics;
 pub mod record;
+pub mod remote_write;
 pub mod saved;
 pub mod sessions;
 pub mod shape;

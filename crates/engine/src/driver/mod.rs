@@ -56,6 +56,7 @@ mod send;
 mod state;
 mod stats;
 mod streams;
+mod tap;
 mod users;
 mod window;
 
@@ -70,6 +71,7 @@ use schedule::Schedule;
 use send::Dial;
 pub(crate) use state::*;
 pub(crate) use stats::*;
+pub(crate) use tap::ThreadTap;
 pub(crate) use users::SessionStats;
 use users::UserState;
 
@@ -125,6 +127,8 @@ pub(crate) struct Worker<'a> {
     users: Option<UserState>,
     /// The thread's own TLS client, for `https://`.
     tls: Option<TlsClient>,
+    /// Where the thread hands over its seconds, when a caller watches.
+    tap: Option<ThreadTap>,
 }
 
 impl<'a> Worker<'a> {
@@ -202,6 +206,7 @@ impl<'a> Worker<'a> {
             pace: Pace::new(),
             users,
             tls,
+            tap: None,
         })
     }
 

@@ -49,8 +49,10 @@ impl Worker<'_> {
                 let corrected = now.saturating_sub(f.intended_ns) / 1000;
                 self.stats.latency.saturating_record(corrected.max(1));
                 self.stats.uncorrected.saturating_record(actual.max(1));
+                self.tap_latency(corrected.max(1));
             } else {
                 self.stats.latency.saturating_record(actual.max(1));
+                self.tap_latency(actual.max(1));
             }
         }
         if measured && self.plan.interval_ns.is_none() && self.users.is_none() {

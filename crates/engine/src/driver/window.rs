@@ -170,6 +170,7 @@ impl Worker<'_> {
             }
         }
         let (end_ns, interrupted, fatal) = self.spin();
+        self.tap_end();
         // A ring's sends queued in the last turn go out with the next
         // enter, which an ending loop never makes: made here, a request
         // counted as sent has reached the kernel, as on epoll.
@@ -337,6 +338,7 @@ impl Worker<'_> {
                     }
                 }
             }
+            self.tap_turn();
             if let Some(end) = self.window.end_ns {
                 if self.now >= end {
                     return (end, false, None);
