@@ -150,6 +150,7 @@ pub fn summarize(r: &LoadResult) -> Summary {
         }),
         // Only this machine's processes can be seen, by the caller.
         local_server: None,
+        coordination_ms: None,
     }
 }
 

@@ -17,7 +17,7 @@ use throng_engine::{Control, LoadSpec, Session};
 
 use crate::binary::Binary;
 use crate::facts;
-use crate::protocol::{Banner, Envelope, Reply, Request, PROTOCOL};
+use crate::protocol::{Banner, Envelope, PlanSlice, Reply, Request, PROTOCOL};
 
 /// Furthest ahead a start may be scheduled: a coordinator sends starts a
 /// fraction of a second ahead, so anything beyond this is a wrong clock.
@@ -214,6 +214,16 @@ pub fn serve_with(ext: &mut dyn Extension, on_signal: fn()) -> u8 {
             Request::Shut { key } => {
                 let _ = jobs.send(Job::Shut { id, key });
             }
+            Request::Plan { slices } => {
+                if let Some(control) = begin_load(&busy, &out, id) {
+                    current = Some(control.clone());
+                    let _ = jobs.send(Job::Plan {
+                        id,
+                        slices,
+                        control,
+                    });
+                }
+            }
             Request::Load {
                 spec,
                 auto_threads,
@@ -302,6 +312,11 @@ enum Job {
         start_unix_ns: u64,
         control: Control,
     },
+    Plan {
+        id: u64,
+        slices: Vec<PlanSlice>,
+        control: Control,
+    },
     Shut {
         id: u64,
         key: String,
@@ -360,6 +375,15 @@ fn loader(queue: &Receiver<Job>, out: &Out, busy: &AtomicBool) {
                 };
                 busy.store(false, Ordering::Release);
                 send(out, id, reply);
+            }
+            Job::Plan {
+                id,
+                slices,
+                control,
+            } => {
+                let ran = plan(&mut kept, &slices, &control, out, id);
+                busy.store(false, Ordering::Release);
+                send(out, id, Reply::PlanEnded { ran });
             }
             Job::Shut { id, key } => {
                 kept.remove(&key);
@@ -434,6 +458,53 @@ fn window(session: &mut Session, warmup_s: f64, seconds: f64, start: u64, c: &Co
         return Reply::Failed { message };
     }
     loaded(session.window(warmup, measure, c))
+}
+
+/// A plan's slices in order, each on time, its figures sent as it ends so
+/// the coordinator sees a lost slice within the slice; a stop ends it.
+/// Returns how many ran.
+fn plan(
+    kept: &mut HashMap<String, Session>,
+    slices: &[PlanSlice],
+    control: &Control,
+    out: &Out,
+    id: u64,
+) -> u32 {
+    let mut ran = 0;
+    for (index, s) in (0u32..).zip(slices) {
+        if control.is_stopped() {
+            break;
+        }
+        let reply = match kept.get_mut(&s.key) {
+            Some(session) => window(session, s.warmup_s, s.seconds, s.start_unix_ns, control),
+            None => Reply::Failed {
+                message: format!("no connections are held for {}", s.key),
+            },
+        };
+        ran += 1;
+        let slice = match reply {
+            Reply::Load { result, ports } => Reply::Slice {
+                index,
+                result: Some(result),
+                ports,
+                error: None,
+            },
+            Reply::Failed { message } => Reply::Slice {
+                index,
+                result: None,
+                ports: throng_trust::PortUse::default(),
+                error: Some(message),
+            },
+            other => Reply::Slice {
+                index,
+                result: None,
+                ports: throng_trust::PortUse::default(),
+                error: Some(format!("unexpected {other:?}")),
+            },
+        };
+        send(out, id, slice);
+    }
+    ran
 }
 
 fn run_load(spec: LoadSpec, auto_threads: bool, start_unix_ns: u64, c: &Control) -> Reply {

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use throng_engine::{LoadResult, LoadSpec};
 use throng_model::Environment;
 
-pub const PROTOCOL: u32 = 3;
+pub const PROTOCOL: u32 = 4;
 
 /// The first line an agent writes.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -64,6 +64,12 @@ pub enum Request {
         seconds: f64,
         start_unix_ns: u64,
     },
+    /// A level's slices, sent once: each a window over the connections its
+    /// key holds, at its own start on the agent's own clock, run in order.
+    /// One `Slice` reply per slice as it ends (a failed slice's says why,
+    /// and the next still runs on time), then `PlanEnded`. A `Stop` ends
+    /// the slice under way (its reply has what it measured) and the plan.
+    Plan { slices: Vec<PlanSlice> },
     /// Close the connections `key` holds.
     Shut { key: String },
     /// Stop the running load early; it still replies with what it measured.
@@ -100,6 +106,19 @@ pub enum Reply {
     Opened,
     /// The connections of a `Shut` are closed (or none were held).
     Shut,
+    /// One slice of a `Plan`, as it ended: its load's result and the
+    /// host's ports, or why it failed.
+    Slice {
+        index: u32,
+        #[serde(default)]
+        result: Option<Box<LoadResult>>,
+        #[serde(default)]
+        ports: throng_trust::PortUse,
+        #[serde(default)]
+        error: Option<String>,
+    },
+    /// A `Plan` is over: `ran` of its slices ran, and the host is free.
+    PlanEnded { ran: u32 },
     Stopping,
     Path(PathFacts),
     Have {
@@ -116,6 +135,15 @@ pub enum Reply {
     Failed {
         message: String,
     },
+}
+
+/// One slice of a [`Request::Plan`], its start on the agent's clock.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PlanSlice {
+    pub key: String,
+    pub start_unix_ns: u64,
+    pub warmup_s: f64,
+    pub seconds: f64,
 }
 
 /// One host as its agent sees it.

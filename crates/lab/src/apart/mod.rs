@@ -28,6 +28,7 @@ use crate::round::{Measured, RoundError, RoundKind, ServerId};
 use crate::spec::RoundLoad;
 use crate::study::{Study, StudyServer};
 
+mod plan;
 mod server_host;
 mod wire;
 
@@ -92,6 +93,8 @@ pub struct Apart<'a> {
     /// Servers whose level's connections the client hosts keep between
     /// slices, and that level's concurrency.
     kept: Vec<(ServerId, u32)>,
+    /// The level's slices the client hosts run as one plan.
+    plan: Option<plan::LevelPlan>,
     cpus: Vec<usize>,
     hosts: Vec<HostRecord>,
     topology: String,
@@ -214,6 +217,7 @@ impl<'a> Apart<'a> {
             interrupt,
             running: Vec::new(),
             kept: Vec::new(),
+            plan: None,
             cpus,
             hosts,
             topology,
@@ -279,6 +283,9 @@ impl<'a> Apart<'a> {
         load: &RoundLoad,
         kind: RoundKind,
     ) -> Result<Measured, RoundError> {
+        // Hosts run one load at a time: a plan under way ends first.
+        self.end_plan();
+        let asked = throng_remote::agent::unix_ns();
         let spec = self.spec(server, load)?;
         let name = self.name(server)?;
         let kept = self
@@ -320,14 +327,28 @@ impl<'a> Apart<'a> {
             ServerUsage::default()
         };
         let run = run.map_err(RoundError::Clients)?;
-        Ok(Measured {
-            summary: crate::spread::summarize_fleet(&run),
-            ports: Some(throng_trust::PortUse::worst(
-                run.hosts.iter().map(|h| h.ports.clone()),
-            )),
-            latency: run.merged.latency,
-            usage,
-        })
+        let own = Duration::from_secs_f64(load.warmup_s + load.seconds);
+        let waited = Duration::from_nanos(throng_remote::agent::unix_ns().saturating_sub(asked));
+        Ok(measured(&run, usage, waited.saturating_sub(own)))
+    }
+}
+
+/// A round's figures from the client hosts' run, the server's usage over
+/// it, and how long the coordinator waited beyond the round's own time.
+fn measured(
+    run: &throng_remote::FleetRun,
+    usage: ServerUsage,
+    coordination: Duration,
+) -> Measured {
+    let mut summary = crate::spread::summarize_fleet(run);
+    summary.coordination_ms = Some(coordination.as_secs_f64() * 1e3);
+    Measured {
+        summary,
+        ports: Some(throng_trust::PortUse::worst(
+            run.hosts.iter().map(|h| h.ports.clone()),
+        )),
+        latency: run.merged.latency.clone(),
+        usage,
     }
 }
 
@@ -434,7 +455,14 @@ impl Executor for Apart<'_> {
         load: &RoundLoad,
         kind: RoundKind,
     ) -> Result<Measured, RoundError> {
+        if let Some(r) = self.planned_round(server, load, kind) {
+            return r;
+        }
         self.round_apart(server, load, kind)
+    }
+
+    fn plan(&mut self, upcoming: &[(ServerId, RoundLoad)]) {
+        self.plan_slices(upcoming);
     }
 
     fn open_level(&mut self, loads: &[(ServerId, RoundLoad)]) {
@@ -454,6 +482,7 @@ impl Executor for Apart<'_> {
     }
 
     fn close_level(&mut self) {
+        self.end_plan();
         for (id, _) in std::mem::take(&mut self.kept) {
             if let Ok(name) = self.name(id) {
                 let _ = self.clients.shut(&name);
@@ -516,6 +545,7 @@ impl Executor for Apart<'_> {
             return;
         };
         if let Some(k) = self.kept.iter().position(|&(s, _)| s == server) {
+            self.end_plan();
             self.kept.remove(k);
             let _ = self.clients.shut(&name);
         }

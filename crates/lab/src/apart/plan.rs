@@ -1,0 +1,171 @@
+//! A level's slices apart at the cost of slices at home: the sweep's
+//! forecast of its next slices (`Executor::plan`) is sent to the client
+//! hosts once, as a plan of start instants, so only its first slice waits
+//! for a synchronised start. The rounds the sweep then asks are read from
+//! the plan, in order, while they are the slices it forecast; the server
+//! host samples each over its window by the plan's instants.
+//!
+//! A round asked otherwise (a step ended or failed, a round asked again
+//! longer, a diagnostic round), or a slice that failed on any host, ends
+//! the plan on every host: the slice under way stops, the rest are not
+//! run, and each host's end is awaited, so every round's figures are those
+//! of the slice it asked for. The next block sends a new plan of what is
+//! still to measure.
+
+use std::time::Duration;
+
+use throng_model::ServerUsage;
+use throng_remote::plan::{Plan, Slot};
+
+use super::{unexpected, Apart, LabReply, LabRequest};
+use crate::round::{Measured, RoundError, RoundKind, ServerId};
+use crate::spec::RoundLoad;
+
+/// One slice of the plan as the sweep will ask for it.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Planned {
+    server: ServerId,
+    concurrency: u32,
+    warmup_s: f64,
+    seconds: f64,
+}
+
+impl Planned {
+    fn of(server: ServerId, load: &RoundLoad) -> Planned {
+        Planned {
+            server,
+            concurrency: load.concurrency,
+            warmup_s: load.warmup_s,
+            seconds: load.seconds,
+        }
+    }
+}
+
+/// The plan the client hosts are running, and the slices not read yet.
+pub(super) struct LevelPlan {
+    plan: Plan,
+    slices: Vec<Planned>,
+    next: usize,
+}
+
+impl Apart<'_> {
+    /// Sends the client hosts a plan of `upcoming`'s slices, unless the one
+    /// they run already agrees with it. Only slices over connections kept
+    /// for the level are planned, up to the first that is not.
+    pub(super) fn plan_slices(&mut self, upcoming: &[(ServerId, RoundLoad)]) {
+        let wanted: Vec<Planned> = upcoming
+            .iter()
+            .map_while(|(id, load)| {
+                let kept = self
+                    .kept
+                    .iter()
+                    .any(|&(s, c)| s == *id && c == load.concurrency);
+                (kept && load.requests.is_none()).then(|| Planned::of(*id, load))
+            })
+            .collect();
+        if let Some(p) = &self.plan {
+            let left = &p.slices[p.next..];
+            let n = left.len().min(wanted.len());
+            if n > 0 && left[..n] == wanted[..n] && p.plan.remaining().len() == left.len() {
+                return;
+            }
+        }
+        self.end_plan();
+        if wanted.is_empty() {
+            return;
+        }
+        let mut slices = Vec::with_capacity(wanted.len());
+        for w in &wanted {
+            let Ok(name) = self.name(w.server) else {
+                return;
+            };
+            slices.push((
+                name,
+                Duration::from_secs_f64(w.warmup_s),
+                Duration::from_secs_f64(w.seconds),
+            ));
+        }
+        // A plan that cannot be sent leaves each round to run on its own,
+        // where a lost host fails it by name.
+        if let Ok(plan) = self.clients.plan(&slices) {
+            self.plan = Some(LevelPlan {
+                plan,
+                slices: wanted,
+                next: 0,
+            });
+        }
+    }
+
+    /// Ends the plan under way, if any, on every client host.
+    pub(super) fn end_plan(&mut self) {
+        if let Some(p) = self.plan.take() {
+            self.clients.end_plan(p.plan);
+        }
+    }
+
+    /// The round asked, read from the plan when it is the plan's next
+    /// slice; `None` when it is not (the plan is then ended).
+    pub(super) fn planned_round(
+        &mut self,
+        server: ServerId,
+        load: &RoundLoad,
+        kind: RoundKind,
+    ) -> Option<Result<Measured, RoundError>> {
+        let p = self.plan.as_ref()?;
+        let next = p.slices.get(p.next);
+        let slot = p.plan.remaining().first().cloned();
+        let (true, Some(slot)) = (
+            kind == RoundKind::Slice && next == Some(&Planned::of(server, load)),
+            slot,
+        ) else {
+            self.end_plan();
+            return None;
+        };
+        let r = self.read_slice(server, load, kind, &slot);
+        if r.is_err() {
+            self.end_plan();
+        }
+        Some(r)
+    }
+
+    fn read_slice(
+        &mut self,
+        server: ServerId,
+        load: &RoundLoad,
+        kind: RoundKind,
+        slot: &Slot,
+    ) -> Result<Measured, RoundError> {
+        let name = self.name(server)?;
+        if kind.sampled() {
+            // The server's window is the slice's counted time by the
+            // plan's instants, less any part already gone.
+            let now = throng_remote::agent::unix_ns();
+            let counted = slot.start_local_ns + slot.warmup.as_nanos() as u64;
+            let end = slot.end_local_ns();
+            let from = now.max(counted);
+            self.call_in_round(LabRequest::WindowBegin {
+                server: name.clone(),
+                delay_s: counted.saturating_sub(now) as f64 / 1e9,
+                seconds: (end.saturating_sub(from) as f64 / 1e9).max(1e-3),
+            })?;
+        }
+        let interrupt = self.interrupt;
+        let timeout = load.timeout;
+        let read = {
+            let p = self.plan.as_mut().expect("a plan is under way");
+            p.next += 1;
+            self.clients
+                .next_slice(&mut p.plan, timeout, &|| interrupt.is_set())
+        };
+        let usage = if kind.sampled() {
+            match self.call_in_round(LabRequest::WindowEnd { server: name })? {
+                LabReply::Usage { usage } => usage,
+                other => return Err(unexpected(other)),
+            }
+        } else {
+            ServerUsage::default()
+        };
+        let s = read.map_err(RoundError::Clients)?;
+        Ok(super::measured(&s.run, usage, s.coordination))
+    }
+}
