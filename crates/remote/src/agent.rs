@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -133,6 +133,8 @@ pub fn serve_with(ext: &mut dyn Extension, on_signal: fn()) -> u8 {
         std::thread::spawn(move || loader(&queue, &out, &busy))
     };
     let mut current: Option<Control> = None;
+    // The last slice the plan under way may run.
+    let mut plan_last: Option<Arc<AtomicU32>> = None;
     for line in stdin.lock().lines() {
         let received = unix_ns();
         let Ok(line) = line else { break };
@@ -217,12 +219,21 @@ pub fn serve_with(ext: &mut dyn Extension, on_signal: fn()) -> u8 {
             Request::Plan { slices } => {
                 if let Some(control) = begin_load(&busy, &out, id) {
                     current = Some(control.clone());
+                    let last = Arc::new(AtomicU32::new(u32::MAX));
+                    plan_last = Some(last.clone());
                     let _ = jobs.send(Job::Plan {
                         id,
                         slices,
                         control,
+                        last,
                     });
                 }
+            }
+            Request::Cut { after } => {
+                if let Some(last) = &plan_last {
+                    last.fetch_min(after, Ordering::AcqRel);
+                }
+                send(&out, id, Reply::Cut);
             }
             Request::Load {
                 spec,
@@ -316,6 +327,8 @@ enum Job {
         id: u64,
         slices: Vec<PlanSlice>,
         control: Control,
+        /// The last slice it may run, lowered by a `Cut`.
+        last: Arc<AtomicU32>,
     },
     Shut {
         id: u64,
@@ -380,8 +393,9 @@ fn loader(queue: &Receiver<Job>, out: &Out, busy: &AtomicBool) {
                 id,
                 slices,
                 control,
+                last,
             } => {
-                let ran = plan(&mut kept, &slices, &control, out, id);
+                let ran = plan(&mut kept, &slices, (&control, &last), out, id);
                 busy.store(false, Ordering::Release);
                 send(out, id, Reply::PlanEnded { ran });
             }
@@ -446,65 +460,87 @@ fn loaded(r: Result<throng_engine::LoadResult, throng_engine::EngineError>) -> R
 }
 
 fn window(session: &mut Session, warmup_s: f64, seconds: f64, start: u64, c: &Control) -> Reply {
+    match window_run(session, warmup_s, seconds, start, c) {
+        Ok(r) => Reply::Load {
+            result: Box::new(r),
+            ports: throng_trust::PortUse::read(),
+        },
+        Err(message) => Reply::Failed { message },
+    }
+}
+
+fn window_run(
+    session: &mut Session,
+    warmup_s: f64,
+    seconds: f64,
+    start: u64,
+    c: &Control,
+) -> Result<throng_engine::LoadResult, String> {
     let (Ok(warmup), Ok(measure)) = (
         Duration::try_from_secs_f64(warmup_s),
         Duration::try_from_secs_f64(seconds),
     ) else {
-        return Reply::Failed {
-            message: format!("a window of {seconds} s after {warmup_s} s of warmup cannot run"),
-        };
+        return Err(format!(
+            "a window of {seconds} s after {warmup_s} s of warmup cannot run"
+        ));
     };
-    if let Err(message) = wait_for(start, c) {
-        return Reply::Failed { message };
-    }
-    loaded(session.window(warmup, measure, c))
+    wait_for(start, c)?;
+    session
+        .window(warmup, measure, c)
+        .map_err(|e| e.to_string())
 }
 
 /// A plan's slices in order, each on time, its figures sent as it ends so
 /// the coordinator sees a lost slice within the slice; a stop ends it.
-/// Returns how many ran.
+/// The ports are read and the figures encoded and written by a thread of
+/// their own, so the next slice's start waits for none of it. Returns how
+/// many ran, once every figure is written.
 fn plan(
     kept: &mut HashMap<String, Session>,
     slices: &[PlanSlice],
-    control: &Control,
+    (control, last): (&Control, &AtomicU32),
     out: &Out,
     id: u64,
 ) -> u32 {
-    let mut ran = 0;
-    for (index, s) in (0u32..).zip(slices) {
-        if control.is_stopped() {
-            break;
+    type Ran = (u32, Result<throng_engine::LoadResult, String>);
+    let (tx, rx) = std::sync::mpsc::channel::<Ran>();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            for (index, r) in rx {
+                let reply = match r {
+                    Ok(r) => Reply::Slice {
+                        index,
+                        result: Some(Box::new(r)),
+                        ports: throng_trust::PortUse::read(),
+                        error: None,
+                    },
+                    Err(message) => Reply::Slice {
+                        index,
+                        result: None,
+                        ports: throng_trust::PortUse::default(),
+                        error: Some(message),
+                    },
+                };
+                send(out, id, reply);
+            }
+        });
+        let mut ran = 0;
+        for (index, s) in (0u32..).zip(slices) {
+            if control.is_stopped() || index > last.load(Ordering::Acquire) {
+                break;
+            }
+            let r = match kept.get_mut(&s.key) {
+                Some(session) => {
+                    window_run(session, s.warmup_s, s.seconds, s.start_unix_ns, control)
+                }
+                None => Err(format!("no connections are held for {}", s.key)),
+            };
+            ran += 1;
+            let _ = tx.send((index, r));
         }
-        let reply = match kept.get_mut(&s.key) {
-            Some(session) => window(session, s.warmup_s, s.seconds, s.start_unix_ns, control),
-            None => Reply::Failed {
-                message: format!("no connections are held for {}", s.key),
-            },
-        };
-        ran += 1;
-        let slice = match reply {
-            Reply::Load { result, ports } => Reply::Slice {
-                index,
-                result: Some(result),
-                ports,
-                error: None,
-            },
-            Reply::Failed { message } => Reply::Slice {
-                index,
-                result: None,
-                ports: throng_trust::PortUse::default(),
-                error: Some(message),
-            },
-            other => Reply::Slice {
-                index,
-                result: None,
-                ports: throng_trust::PortUse::default(),
-                error: Some(format!("unexpected {other:?}")),
-            },
-        };
-        send(out, id, slice);
-    }
-    ran
+        drop(tx);
+        ran
+    })
 }
 
 fn run_load(spec: LoadSpec, auto_threads: bool, start_unix_ns: u64, c: &Control) -> Reply {

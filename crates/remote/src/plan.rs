@@ -12,11 +12,20 @@ use crate::fleet::{Fleet, FleetRun};
 use crate::protocol::{PlanSlice, Reply, Request};
 use crate::RemoteError;
 
-/// Room between one slice's counted end and the next one's start: the
-/// host's window returns, its figures are encoded and sent, and it sleeps
-/// to the next instant. A host running later than this starts late, and
-/// later slices catch up by as much as this each.
-pub const SLICE_GAP: Duration = Duration::from_millis(2);
+/// Room between one slice's counted end and the next one's start, at
+/// first: the host's window drains what is in flight and merges its
+/// threads' counts (1–5 ms in a release build on a 2-CPU machine; its
+/// figures are sent meanwhile by another thread).
+pub const SLICE_GAP: Duration = Duration::from_millis(5);
+/// A slice started later than this after its instant on some host: the
+/// gap is too short for the hosts (a debug build, a busy machine), and
+/// the hosts would drift apart slice after slice. The plan is cut after
+/// the slice under way and its rest sent again with a gap twice as long,
+/// up to [`GAP_MOST`].
+pub const LATE_LIMIT: Duration = Duration::from_millis(2);
+/// The longest gap a plan is given: beyond it a slice might as well wait
+/// for a start lead of its own.
+pub const GAP_MOST: Duration = Duration::from_millis(80);
 /// Slices sent in one plan at most: a longer level is sent in several.
 pub const PLAN_MAX: usize = 512;
 
@@ -40,7 +49,11 @@ impl Slot {
 
 /// Slots back to back from `first_ns`: each starts `gap` after the one
 /// before ends its counted time. `slices` are (key, warmup, seconds).
-pub fn schedule(first_ns: u64, slices: &[(String, Duration, Duration)], gap: Duration) -> Vec<Slot> {
+pub fn schedule(
+    first_ns: u64,
+    slices: &[(String, Duration, Duration)],
+    gap: Duration,
+) -> Vec<Slot> {
     let mut at = first_ns;
     slices
         .iter()
@@ -90,6 +103,9 @@ pub struct SliceRun {
     /// From the slice's instant in the plan to its figures back here,
     /// less its warmup and counted time.
     pub coordination: Duration,
+    /// How late the latest host started the slice's counted time after
+    /// the plan's instant.
+    pub late: Duration,
 }
 
 impl Plan {
@@ -105,10 +121,15 @@ impl Plan {
 impl Fleet {
     /// Sends every host its share of `slices` (key, warmup, seconds), the
     /// first starting one lead ([`Fleet::lead`]) from now and the others
-    /// back to back. A host that cannot be sent it ends the plan on all.
-    pub fn plan(&mut self, slices: &[(String, Duration, Duration)]) -> Result<Plan, RemoteError> {
+    /// back to back, `gap` apart. A host that cannot be sent it ends the
+    /// plan on all.
+    pub fn plan(
+        &mut self,
+        slices: &[(String, Duration, Duration)],
+        gap: Duration,
+    ) -> Result<Plan, RemoteError> {
         let first = crate::agent::unix_ns() + self.lead().as_nanos() as u64;
-        let slots = schedule(first, slices, SLICE_GAP);
+        let slots = schedule(first, slices, gap);
         let mut ids = Vec::with_capacity(self.links.len());
         for k in 0..self.links.len() {
             let slices = for_host(&slots, &self.links[k].offset);
@@ -190,11 +211,31 @@ impl Fleet {
                 return Err(failed);
             }
         }
-        let coordination = Duration::from_nanos(
-            crate::agent::unix_ns().saturating_sub(slot.end_local_ns()),
-        );
+        let coordination =
+            Duration::from_nanos(crate::agent::unix_ns().saturating_sub(slot.end_local_ns()));
         let run = self.runs(replies.into_iter().flatten().collect())?;
-        Ok(SliceRun { run, coordination })
+        let counted = (slot.start_local_ns + slot.warmup.as_nanos() as u64) as f64 / 1e9;
+        let latest = run
+            .hosts
+            .iter()
+            .map(|h| h.result.started_unix_s - counted)
+            .fold(0.0, f64::max);
+        Ok(SliceRun {
+            run,
+            coordination,
+            late: Duration::from_secs_f64(latest),
+        })
+    }
+
+    /// Runs no slice of `plan` after the next one to be read: the one
+    /// running on the hosts ends on time and is read as usual. A host
+    /// that cannot be told is left to the next read, which fails by name.
+    pub fn cut(&mut self, plan: &mut Plan) {
+        let after = plan.next as u32;
+        for l in &mut self.links {
+            let _ = l.send(Request::Cut { after });
+        }
+        plan.slots.truncate(plan.next + 1);
     }
 
     /// Ends `plan` on every host: the slice under way stops, the rest are
@@ -237,11 +278,11 @@ mod tests {
                 ("b".into(), ms(20), ms(100)),
                 ("a".into(), ms(0), ms(250)),
             ],
-            ms(2),
+            ms(5),
         );
         let starts: Vec<u64> = slots.iter().map(|s| s.start_local_ns).collect();
-        assert_eq!(starts, [1_000_000_000, 1_122_000_000, 1_244_000_000]);
-        assert_eq!(slots[2].end_local_ns(), 1_494_000_000);
+        assert_eq!(starts, [1_000_000_000, 1_125_000_000, 1_250_000_000]);
+        assert_eq!(slots[2].end_local_ns(), 1_500_000_000);
         assert_eq!(slots[1].key, "b");
     }
 
@@ -279,6 +320,9 @@ mod tests {
         }
         assert_eq!(a[1].key, "b");
         // No offset: the plan as it is.
-        assert_eq!(for_host(&slots, &Offset::ZERO)[0].start_unix_ns, 5_000_000_000);
+        assert_eq!(
+            for_host(&slots, &Offset::ZERO)[0].start_unix_ns,
+            5_000_000_000
+        );
     }
 }

@@ -70,6 +70,9 @@ pub enum Request {
     /// and the next still runs on time), then `PlanEnded`. A `Stop` ends
     /// the slice under way (its reply has what it measured) and the plan.
     Plan { slices: Vec<PlanSlice> },
+    /// Run no slice of the plan under way after slice `after`; the one
+    /// running ends on time, its figures sent as usual.
+    Cut { after: u32 },
     /// Close the connections `key` holds.
     Shut { key: String },
     /// Stop the running load early; it still replies with what it measured.
@@ -118,7 +121,11 @@ pub enum Reply {
         error: Option<String>,
     },
     /// A `Plan` is over: `ran` of its slices ran, and the host is free.
-    PlanEnded { ran: u32 },
+    PlanEnded {
+        ran: u32,
+    },
+    /// A `Cut` is noted.
+    Cut,
     Stopping,
     Path(PathFacts),
     Have {

@@ -95,6 +95,8 @@ pub struct Apart<'a> {
     kept: Vec<(ServerId, u32)>,
     /// The level's slices the client hosts run as one plan.
     plan: Option<plan::LevelPlan>,
+    /// Between a plan's slices: as short as the client hosts keep up with.
+    gap: Duration,
     cpus: Vec<usize>,
     hosts: Vec<HostRecord>,
     topology: String,
@@ -218,6 +220,7 @@ impl<'a> Apart<'a> {
             running: Vec::new(),
             kept: Vec::new(),
             plan: None,
+            gap: throng_remote::plan::SLICE_GAP,
             cpus,
             hosts,
             topology,
@@ -335,11 +338,7 @@ impl<'a> Apart<'a> {
 
 /// A round's figures from the client hosts' run, the server's usage over
 /// it, and how long the coordinator waited beyond the round's own time.
-fn measured(
-    run: &throng_remote::FleetRun,
-    usage: ServerUsage,
-    coordination: Duration,
-) -> Measured {
+fn measured(run: &throng_remote::FleetRun, usage: ServerUsage, coordination: Duration) -> Measured {
     let mut summary = crate::spread::summarize_fleet(run);
     summary.coordination_ms = Some(coordination.as_secs_f64() * 1e3);
     Measured {

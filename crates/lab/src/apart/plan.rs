@@ -5,6 +5,10 @@
 //! the plan, in order, while they are the slices it forecast; the server
 //! host samples each over its window by the plan's instants.
 //!
+//! A host that starts a slice late is not keeping up with the gap between
+//! slices: the plan is cut after the slice under way (which ends on time
+//! and is read as usual) and the rest sent again, twice as far apart.
+//!
 //! A round asked otherwise (a step ended or failed, a round asked again
 //! longer, a diagnostic round), or a slice that failed on any host, ends
 //! the plan on every host: the slice under way stops, the rest are not
@@ -15,7 +19,7 @@
 use std::time::Duration;
 
 use throng_model::ServerUsage;
-use throng_remote::plan::{Plan, Slot};
+use throng_remote::plan::{Plan, Slot, GAP_MOST, LATE_LIMIT};
 
 use super::{unexpected, Apart, LabReply, LabRequest};
 use crate::round::{Measured, RoundError, RoundKind, ServerId};
@@ -46,6 +50,9 @@ pub(super) struct LevelPlan {
     plan: Plan,
     slices: Vec<Planned>,
     next: usize,
+    /// Slices cut from the plan for its pace, sent again once its last
+    /// slice is read.
+    rest: Vec<Planned>,
 }
 
 impl Apart<'_> {
@@ -64,13 +71,21 @@ impl Apart<'_> {
             })
             .collect();
         if let Some(p) = &self.plan {
-            let left = &p.slices[p.next..];
+            let left: Vec<&Planned> = p.slices[p.next..].iter().chain(&p.rest).collect();
             let n = left.len().min(wanted.len());
-            if n > 0 && left[..n] == wanted[..n] && p.plan.remaining().len() == left.len() {
+            let agree = left.iter().zip(&wanted).all(|(a, b)| *a == b);
+            let running = p.plan.remaining().len() == p.slices.len() - p.next;
+            if n > 0 && agree && running && p.next < p.slices.len() {
                 return;
             }
         }
         self.end_plan();
+        self.send_plan(wanted);
+    }
+
+    /// Sends the client hosts a plan of `wanted`, the slices the gap of
+    /// the hosts' pace apart.
+    fn send_plan(&mut self, wanted: Vec<Planned>) {
         if wanted.is_empty() {
             return;
         }
@@ -87,11 +102,12 @@ impl Apart<'_> {
         }
         // A plan that cannot be sent leaves each round to run on its own,
         // where a lost host fails it by name.
-        if let Ok(plan) = self.clients.plan(&slices) {
+        if let Ok(plan) = self.clients.plan(&slices, self.gap) {
             self.plan = Some(LevelPlan {
                 plan,
                 slices: wanted,
                 next: 0,
+                rest: Vec::new(),
             });
         }
     }
@@ -111,6 +127,14 @@ impl Apart<'_> {
         load: &RoundLoad,
         kind: RoundKind,
     ) -> Option<Result<Measured, RoundError>> {
+        // A plan cut for its pace, read to its end: its rest goes again.
+        if let Some(p) = &mut self.plan {
+            if p.next == p.slices.len() && !p.rest.is_empty() {
+                let rest = std::mem::take(&mut p.rest);
+                self.end_plan();
+                self.send_plan(rest);
+            }
+        }
         let p = self.plan.as_ref()?;
         let next = p.slices.get(p.next);
         let slot = p.plan.remaining().first().cloned();
@@ -121,11 +145,27 @@ impl Apart<'_> {
             self.end_plan();
             return None;
         };
-        let r = self.read_slice(server, load, kind, &slot);
-        if r.is_err() {
-            self.end_plan();
+        match self.read_slice(server, load, kind, &slot) {
+            Ok((m, late)) => {
+                // A host that started late is not keeping up with the gap:
+                // the slices still to come are sent again, further apart,
+                // before the hosts drift from one another.
+                if late > LATE_LIMIT && self.gap < GAP_MOST {
+                    self.gap = (self.gap * 2).min(GAP_MOST);
+                    if let Some(p) = &mut self.plan {
+                        if p.rest.is_empty() && p.next < p.slices.len() {
+                            self.clients.cut(&mut p.plan);
+                            p.rest = p.slices.split_off(p.next + 1);
+                        }
+                    }
+                }
+                Some(Ok(m))
+            }
+            Err(e) => {
+                self.end_plan();
+                Some(Err(e))
+            }
         }
-        Some(r)
     }
 
     fn read_slice(
@@ -134,7 +174,7 @@ impl Apart<'_> {
         load: &RoundLoad,
         kind: RoundKind,
         slot: &Slot,
-    ) -> Result<Measured, RoundError> {
+    ) -> Result<(Measured, Duration), RoundError> {
         let name = self.name(server)?;
         if kind.sampled() {
             // The server's window is the slice's counted time by the
@@ -166,6 +206,6 @@ impl Apart<'_> {
             ServerUsage::default()
         };
         let s = read.map_err(RoundError::Clients)?;
-        Ok(super::measured(&s.run, usage, s.coordination))
+        Ok((super::measured(&s.run, usage, s.coordination), s.late))
     }
 }
