@@ -179,11 +179,11 @@ impl Fleet {
                 self.stop_all();
                 return Err(RemoteError::Timeout { host });
             }
-            for k in 0..plan.ids.len() {
-                if replies[k].is_some() {
+            for (k, (reply, &id)) in replies.iter_mut().zip(&plan.ids).enumerate() {
+                if reply.is_some() {
                     continue;
                 }
-                let got = self.links[k].poll(plan.ids[k], Duration::from_millis(1));
+                let got = self.links[k].poll(id, Duration::from_millis(1));
                 let failed = match got {
                     Ok(None) => continue,
                     Ok(Some(Reply::Slice {
@@ -192,7 +192,7 @@ impl Fleet {
                         ports,
                         error: None,
                     })) if i == index => {
-                        replies[k] = Some(Reply::Load { result, ports });
+                        *reply = Some(Reply::Load { result, ports });
                         continue;
                     }
                     Ok(Some(Reply::Slice {
