@@ -305,6 +305,7 @@ impl<'a> Apart<'a> {
                 server: name.clone(),
                 delay_s: lead.as_secs_f64() + load.warmup_s,
                 seconds: load.seconds,
+                slice: None,
             })?;
         }
         let interrupt = self.interrupt;
@@ -322,7 +323,10 @@ impl<'a> Apart<'a> {
                 .load_at(&spec, true, start, &|| interrupt.is_set())
         };
         let usage = if kind.sampled() {
-            match self.call_in_round(LabRequest::WindowEnd { server: name })? {
+            match self.call_in_round(LabRequest::WindowEnd {
+                server: name,
+                slice: None,
+            })? {
                 LabReply::Usage { usage } => usage,
                 other => return Err(unexpected(other)),
             }

@@ -53,6 +53,8 @@ pub(super) struct LevelPlan {
     /// Slices cut from the plan for its pace, sent again once its last
     /// slice is read.
     rest: Vec<Planned>,
+    /// The slice whose sampling window was asked for a slice ahead.
+    ahead: Option<usize>,
 }
 
 impl Apart<'_> {
@@ -108,6 +110,7 @@ impl Apart<'_> {
                 slices: wanted,
                 next: 0,
                 rest: Vec::new(),
+                ahead: None,
             });
         }
     }
@@ -116,6 +119,15 @@ impl Apart<'_> {
     pub(super) fn end_plan(&mut self) {
         if let Some(p) = self.plan.take() {
             self.clients.end_plan(p.plan);
+            // A window asked for ahead of a slice no one will read.
+            if let Some((i, w)) = p.ahead.and_then(|i| Some((i, p.slices.get(i)?))) {
+                if let Ok(name) = self.name(w.server) {
+                    let _ = self.call(LabRequest::WindowEnd {
+                        server: name,
+                        slice: Some(i as u32),
+                    });
+                }
+            }
         }
     }
 
@@ -176,18 +188,27 @@ impl Apart<'_> {
         slot: &Slot,
     ) -> Result<(Measured, Duration), RoundError> {
         let name = self.name(server)?;
+        let (index, next) = {
+            let p = self.plan.as_ref().expect("a plan is under way");
+            let next = p.slices.get(p.next + 1).map(|w| w.server);
+            let slot = p.plan.remaining().get(1).cloned();
+            (p.next, next.zip(slot))
+        };
         if kind.sampled() {
-            // The server's window is the slice's counted time by the
-            // plan's instants, less any part already gone.
-            let now = throng_remote::agent::unix_ns();
-            let counted = slot.start_local_ns + slot.warmup.as_nanos() as u64;
-            let end = slot.end_local_ns();
-            let from = now.max(counted);
-            self.call_in_round(LabRequest::WindowBegin {
-                server: name.clone(),
-                delay_s: counted.saturating_sub(now) as f64 / 1e9,
-                seconds: (end.saturating_sub(from) as f64 / 1e9).max(1e-3),
-            })?;
+            if self.plan.as_ref().and_then(|p| p.ahead) != Some(index) {
+                self.begin_window(&name, index, slot)?;
+            }
+            // The next slice's window is asked for now, a slice ahead, so
+            // it begins on time however long this one's figures take.
+            let mut ahead = None;
+            if let Some((id, next_slot)) = next {
+                let next_name = self.name(id)?;
+                self.begin_window(&next_name, index + 1, &next_slot)?;
+                ahead = Some(index + 1);
+            }
+            if let Some(p) = self.plan.as_mut() {
+                p.ahead = ahead;
+            }
         }
         let interrupt = self.interrupt;
         let timeout = load.timeout;
@@ -198,7 +219,10 @@ impl Apart<'_> {
                 .next_slice(&mut p.plan, timeout, &|| interrupt.is_set())
         };
         let usage = if kind.sampled() {
-            match self.call_in_round(LabRequest::WindowEnd { server: name })? {
+            match self.call_in_round(LabRequest::WindowEnd {
+                server: name,
+                slice: Some(index as u32),
+            })? {
                 LabReply::Usage { usage } => usage,
                 other => return Err(unexpected(other)),
             }
@@ -207,5 +231,21 @@ impl Apart<'_> {
         };
         let s = read.map_err(RoundError::Clients)?;
         Ok((super::measured(&s.run, usage, s.coordination), s.late))
+    }
+
+    /// Asks the server host to sample `name` over `slot`'s counted time by
+    /// the plan's instants, less any part already gone, as slice `index`.
+    fn begin_window(&self, name: &str, index: usize, slot: &Slot) -> Result<(), RoundError> {
+        let now = throng_remote::agent::unix_ns();
+        let counted = slot.start_local_ns + slot.warmup.as_nanos() as u64;
+        let end = slot.end_local_ns();
+        let from = now.max(counted);
+        self.call_in_round(LabRequest::WindowBegin {
+            server: name.to_string(),
+            delay_s: counted.saturating_sub(now) as f64 / 1e9,
+            seconds: (end.saturating_sub(from) as f64 / 1e9).max(1e-3),
+            slice: Some(index as u32),
+        })?;
+        Ok(())
     }
 }
