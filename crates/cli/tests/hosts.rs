@@ -851,6 +851,202 @@ fn a_study_apart_keeps_each_servers_connections_between_its_slices() {
     nothing_left(&net, &["c1", "c2", "srv", "ctl"], &[]);
 }
 
+/// The nginx recipe that logs each request's connection serial and its
+/// count on that connection, and never closes one mid-study.
+fn conns_recipe(net: &Net) -> std::path::PathBuf {
+    nginx_recipe(
+        net,
+        "nginx-conns",
+        &[
+            (
+                "access_log off;",
+                "log_format conns '$connection $connection_requests';\n    \
+                 access_log {{rundir}}/conns.log conns;",
+            ),
+            ("keepalive_requests 1024;", "keepalive_requests 100000000;"),
+        ],
+    )
+}
+
+/// The lines of the conns log a started server kept in its run directory
+/// (the directory is removed once read).
+fn conns_log(j: &serde_json::Value) -> String {
+    let server = j["run"]["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["recipe"] == "nginx-conns")
+        .unwrap();
+    let conf = server["configs"][0]["content"].as_str().unwrap();
+    let rundir = conf
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("pid ")?.strip_suffix("/nginx.pid;"))
+        .unwrap()
+        .to_string();
+    let log = std::fs::read_to_string(format!("{rundir}/conns.log")).unwrap();
+    let _ = std::fs::remove_dir_all(std::path::Path::new(&rundir).parent().unwrap());
+    log
+}
+
+/// A level of short slices apart is sent to the client hosts as a plan:
+/// its slices follow one another by their own length (0.1 s counted after
+/// 0.02 s of warmup) and a gap, not each after a start lead of 100 ms,
+/// and the server's log holds exactly the requests the rounds counted.
+#[test]
+fn a_level_apart_runs_its_slices_back_to_back_from_one_plan() {
+    let Some(net) = Net::new("plan", &["ctl", "c1", "c2", "srv"]) else {
+        return;
+    };
+    let recipes = conns_recipe(&net);
+    let recipes = recipes.to_string_lossy();
+    let j = lab_from(
+        &net,
+        "plan",
+        &["c1", "c2"],
+        "servers = [\"nginx\", \"nginx-conns\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+         concurrency = [4]\nwarmup_seconds = 0\ndiagnose = false\nfeatures = false\n",
+        "[rounds]\nseconds = 0.1\nwarmup_seconds = 0.02\nmin = 8\nmax = 8\nprecision = 0.5\n\
+         launches = 1\n",
+        &["--keep-workdir", "--recipes", &recipes],
+    );
+    let steps = j["run"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2, "{steps:?}");
+    let mut starts = Vec::new();
+    let mut counted = 0;
+    for s in steps {
+        assert_eq!(s["status"], "ok", "{s}");
+        let rounds = s["rounds"].as_array().unwrap();
+        assert_eq!(rounds.len(), 8, "{s}");
+        for r in rounds {
+            let sum = &r["summary"];
+            assert_eq!(sum["errors_total"], 0, "{sum}");
+            assert_eq!(sum["per_host"].as_array().unwrap().len(), 2, "{sum}");
+            starts.push(sum["started_unix_s"].as_f64().unwrap());
+            // Sampled on the server host over the slice's counted time, by
+            // the plan's instants.
+            let cpu = r["server"]["cpu_user_s"].as_f64().unwrap()
+                + r["server"]["cpu_sys_s"].as_f64().unwrap();
+            assert!(cpu > 0.0, "{r}");
+            // The coordinator's wait beyond the slice, from its instant in
+            // the plan, is stored with it.
+            assert!(sum["coordination_ms"].as_f64().unwrap() >= 0.0, "{sum}");
+            if s["server"] == "nginx-conns" {
+                assert_eq!(sum["connections"]["reconnects"], 0, "{sum}");
+                counted += sum["warmup"]["completed"].as_u64().unwrap()
+                    + sum["completed"].as_u64().unwrap()
+                    + sum["in_flight_at_end"].as_u64().unwrap();
+            }
+        }
+    }
+    // Eight blocks of two slices, each pair in one comparison.
+    let cs = j["comparisons"].as_array().unwrap();
+    assert!(!cs.is_empty(), "{j}");
+    assert!(cs.iter().all(|c| c["pairs"] == 8), "{cs:?}");
+    // The 16 slices follow one another by their own 0.12 s and the plan's
+    // gap, 5 ms at first; each time a host starts one late (a debug build
+    // on a busy machine), the rest of the plan is sent again with twice
+    // the gap, up to 80 ms, and waits for a start lead once: four times at
+    // most. Alone, each slice would start 0.12 s and a lead of 100 ms
+    // after the one before, at the least.
+    starts.sort_by(f64::total_cmp);
+    assert_eq!(starts.len(), 16);
+    let spacing: Vec<f64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(spacing.iter().all(|&d| d > 0.119), "{spacing:?}");
+    let led = spacing.iter().filter(|&&d| d >= 0.12 + 0.1).count();
+    assert!(led <= 4, "{spacing:?}");
+    // The level's four connections carried every request the rounds
+    // counted, their warmups and their last responses; nothing else.
+    let log = conns_log(&j);
+    let mut most: std::collections::BTreeMap<u64, u64> = Default::default();
+    for line in log.lines() {
+        let mut f = line.split(' ').map(|x| x.parse::<u64>().unwrap());
+        let (conn, nth) = (f.next().unwrap(), f.next().unwrap());
+        let m = most.entry(conn).or_default();
+        *m = (*m).max(nth);
+    }
+    let level: Vec<u64> = most.values().copied().filter(|&n| n > 50).collect();
+    assert_eq!(level.len(), 4, "{most:?}");
+    assert_eq!(level.iter().sum::<u64>(), counted, "{most:?}");
+    nothing_left(&net, &["c1", "c2", "srv", "ctl"], &[]);
+}
+
+/// A client host lost while its level's plan runs fails the round under
+/// way by its name, the later steps at once, and leaves nothing running.
+#[test]
+fn a_client_host_lost_mid_plan_fails_by_name_and_leaves_nothing_running() {
+    let Some(net) = Net::new("planlost", &["ctl", "c1", "c2", "srv"]) else {
+        return;
+    };
+    let study = net.dir().join("planlost.toml");
+    std::fs::write(
+        &study,
+        format!(
+            "name = \"planlost\"\nservers = [\"nginx\", \"nginx-conns\"]\nworkloads = [\"tiny\"]\n\
+             cores = [1]\nconcurrency = [4, 8]\nwarmup_seconds = 0\ndiagnose = false\n\
+             features = false\nserver_host = \"{}\"\nclient_hosts = [\"{}\", \"{}\"]\n\
+             [rounds]\nseconds = 0.2\nwarmup_seconds = 0.02\nmin = 40\nmax = 40\n\
+             precision = 0.001\nlaunches = 1\n",
+            net.url("srv"),
+            net.url("c1"),
+            net.url("c2"),
+        ),
+    )
+    .unwrap();
+    let db = net.dir().join("planlost.db");
+    let recipes = conns_recipe(&net);
+    let mut cmd = throng_in(
+        &net,
+        &[
+            "lab",
+            &study.to_string_lossy(),
+            "--quiet",
+            "--db",
+            &db.to_string_lossy(),
+            "--recipes",
+            &recipes.to_string_lossy(),
+        ],
+    );
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    // The level's connections are open from the second client host to the
+    // server host: its plan is under way.
+    let srv = net.host("srv").addr.to_string();
+    let open = || {
+        let mut c = net.exec("c2", "ss");
+        c.args(["-Htn", "state", "established"]);
+        let out = support::run_bounded(c, Duration::from_secs(10));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.contains(&format!("{srv}:")) && !l.contains(&format!("{srv}:22 ")))
+            .count()
+            >= 2
+    };
+    assert!(
+        wait_for(Duration::from_secs(60), open),
+        "the level's connections never opened"
+    );
+    assert!(net.kill_sshd("c2") >= 1);
+    let killed = Instant::now();
+    let out = wait_bounded(child, Duration::from_secs(90));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Well before the level's 80 slices of 0.22 s would have ended.
+    assert!(killed.elapsed() < Duration::from_secs(15), "{stderr}");
+    nothing_left(&net, &["srv", "c1", "c2", "ctl"], &[]);
+    let mut report = support::throng();
+    report.args(["report", "--db", &db.to_string_lossy(), "--format", "json"]);
+    let j = json(&run(report));
+    let steps = j["run"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 4, "{stderr}");
+    for s in steps {
+        assert_eq!(s["status"], "failed", "{s}");
+        let why = s["failure"].as_str().unwrap();
+        assert!(
+            why.contains(&format!("client host {} was lost", net.url("c2"))),
+            "{why}"
+        );
+    }
+}
+
 /// A study over TLS and HTTP/2 apart: the server host makes the run's
 /// certificate for the server address and starts the servers with it; the
 /// client host, which never saw that certificate made, trusts it and

@@ -100,6 +100,14 @@ pub trait Executor {
     fn open_level(&mut self, _loads: &[(ServerId, RoundLoad)]) {}
     /// After a level: the connections of [`Executor::open_level`] closed.
     fn close_level(&mut self) {}
+    /// Before each block of a level opened with [`Executor::open_level`]:
+    /// the measured slices the level asks for next, in order, if each is
+    /// measured and none ends the level early. An executor whose slices
+    /// each need a start arranged ahead (client hosts apart) schedules
+    /// them at once and serves the rounds asked from that schedule while
+    /// they match it, running any other round on its own. A forecast
+    /// only: what is measured and decided is still the rounds asked.
+    fn plan(&mut self, _upcoming: &[(ServerId, RoundLoad)]) {}
     /// A diagnostic round: `load` while the server's syscalls and context
     /// switches are counted. Never a measured round.
     fn diagnose(&mut self, server: ServerId, load: &RoundLoad) -> Result<Diagnosis, RoundError>;

@@ -325,6 +325,7 @@ pub fn all_narrow(cs: &[Comparison], target: f64) -> bool {
 
 /// A small deterministic generator for the order of slices in a block: a
 /// run can be repeated in the same order, and no order favours a server.
+#[derive(Clone)]
 pub struct Shuffle(u64);
 
 impl Shuffle {

@@ -68,6 +68,9 @@ struct Fake {
     names: BTreeMap<ServerId, String>,
     /// Every round asked for, with its server and its kind, in order.
     kinds: Vec<(String, RoundKind)>,
+    /// Each forecast of a level's next slices, with how many measured
+    /// slices had been asked before it.
+    plans: Vec<(usize, Vec<(String, RoundLoad)>)>,
 }
 
 impl Fake {
@@ -92,6 +95,7 @@ impl Fake {
             loads: Vec::new(),
             names: BTreeMap::new(),
             kinds: Vec::new(),
+            plans: Vec::new(),
         }
     }
 
@@ -112,6 +116,15 @@ impl Fake {
 }
 
 impl Executor for Fake {
+    fn plan(&mut self, upcoming: &[(ServerId, RoundLoad)]) {
+        let asked = self.loads.iter().filter(|(k, _)| *k == "round").count();
+        let named = upcoming
+            .iter()
+            .map(|(id, l)| (self.name(*id), l.clone()))
+            .collect();
+        self.plans.push((asked, named));
+    }
+
     fn start(
         &mut self,
         group: &Group,
@@ -1830,4 +1843,39 @@ fn a_pool_that_never_holds_is_warmed_five_more_rounds_and_its_steps_say_so() {
         "{:?}",
         step.verdict
     );
+}
+
+#[test]
+fn each_block_forecasts_exactly_the_slices_its_level_then_asks_for() {
+    // Three servers, two launches of four blocks a level: before each
+    // block the level names its remaining slices, in the order it then
+    // asks for them, each with the load it then asks for.
+    let s = launched_servers(&["a", "b", "c"], 2, 2);
+    let mut fake = Fake::new(Box::new(steady));
+    let (out, _) = run(&s, &mut fake, &Interrupt::new());
+    assert!(out.complete);
+    let asked: Vec<(String, RoundLoad)> = fake
+        .kinds
+        .iter()
+        .filter(|(_, k)| *k == RoundKind::Slice)
+        .map(|(n, _)| n.clone())
+        .zip(
+            fake.loads
+                .iter()
+                .filter(|(k, _)| *k == "round")
+                .map(|(_, l)| l.clone()),
+        )
+        .collect();
+    // Two levels, two launches, four blocks of three slices each.
+    assert_eq!(asked.len(), 2 * 2 * 4 * 3);
+    assert_eq!(fake.plans.len(), 2 * 2 * 4);
+    for (k, (before, forecast)) in fake.plans.iter().enumerate() {
+        // Four blocks left at a level's first, one at its last.
+        assert_eq!(forecast.len(), 3 * (4 - k % 4), "forecast {k}");
+        assert_eq!(
+            forecast[..],
+            asked[*before..before + forecast.len()],
+            "forecast {k}"
+        );
+    }
 }

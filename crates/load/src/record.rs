@@ -153,6 +153,7 @@ pub fn summarize(r: &LoadResult) -> Summary {
         // Only this machine's processes can be seen, by the caller.
         local_server: None,
         thresholds: Vec::new(),
+        coordination_ms: None,
     }
 }
 

@@ -392,6 +392,13 @@ pub struct Summary {
     /// sums are the figures above. Empty for a load from one machine.
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub per_host: Vec<HostShare>,
+    /// A round from client hosts: how long the coordinator waited for it
+    /// beyond its own warmup and counted time, milliseconds, from the
+    /// slice's instant in its level's plan (without a plan, from when the
+    /// round was asked, its start lead included) to every host's figures
+    /// back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordination_ms: Option<f64>,
     /// Users who think: their sessions, beside the per-request figures
     /// above (which count every request of every session).
     #[serde(skip_serializing_if = "Option::is_none", default)]

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -18,7 +18,7 @@ use throng_model::TcpCounters;
 
 use crate::binary::Binary;
 use crate::facts;
-use crate::protocol::{Banner, Envelope, Reply, Request, PROTOCOL};
+use crate::protocol::{Banner, Envelope, PlanSlice, Reply, Request, PROTOCOL};
 
 /// Furthest ahead a start may be scheduled: a coordinator sends starts a
 /// fraction of a second ahead, so anything beyond this is a wrong clock.
@@ -134,6 +134,8 @@ pub fn serve_with(ext: &mut dyn Extension, on_signal: fn()) -> u8 {
         std::thread::spawn(move || loader(&queue, &out, &busy))
     };
     let mut current: Option<Control> = None;
+    // The last slice the plan under way may run.
+    let mut plan_last: Option<Arc<AtomicU32>> = None;
     for line in stdin.lock().lines() {
         let received = unix_ns();
         let Ok(line) = line else { break };
@@ -214,6 +216,25 @@ pub fn serve_with(ext: &mut dyn Extension, on_signal: fn()) -> u8 {
             }
             Request::Shut { key } => {
                 let _ = jobs.send(Job::Shut { id, key });
+            }
+            Request::Plan { slices } => {
+                if let Some(control) = begin_load(&busy, &out, id) {
+                    current = Some(control.clone());
+                    let last = Arc::new(AtomicU32::new(u32::MAX));
+                    plan_last = Some(last.clone());
+                    let _ = jobs.send(Job::Plan {
+                        id,
+                        slices,
+                        control,
+                        last,
+                    });
+                }
+            }
+            Request::Cut { after } => {
+                if let Some(last) = &plan_last {
+                    last.fetch_min(after, Ordering::AcqRel);
+                }
+                send(&out, id, Reply::Cut);
             }
             Request::Load {
                 spec,
@@ -303,6 +324,13 @@ enum Job {
         start_unix_ns: u64,
         control: Control,
     },
+    Plan {
+        id: u64,
+        slices: Vec<PlanSlice>,
+        control: Control,
+        /// The last slice it may run, lowered by a `Cut`.
+        last: Arc<AtomicU32>,
+    },
     Shut {
         id: u64,
         key: String,
@@ -361,6 +389,16 @@ fn loader(queue: &Receiver<Job>, out: &Out, busy: &AtomicBool) {
                 };
                 busy.store(false, Ordering::Release);
                 send(out, id, reply);
+            }
+            Job::Plan {
+                id,
+                slices,
+                control,
+                last,
+            } => {
+                let ran = plan(&mut kept, &slices, (&control, &last), out, id);
+                busy.store(false, Ordering::Release);
+                send(out, id, Reply::PlanEnded { ran });
             }
             Job::Shut { id, key } => {
                 kept.remove(&key);
@@ -429,19 +467,96 @@ fn loaded(
 }
 
 fn window(session: &mut Session, warmup_s: f64, seconds: f64, start: u64, c: &Control) -> Reply {
+    match window_run(session, warmup_s, seconds, start, c) {
+        Ok((r, tcp)) => Reply::Load {
+            result: Box::new(r),
+            ports: throng_trust::PortUse::read(),
+            tcp,
+        },
+        Err(message) => Reply::Failed { message },
+    }
+}
+
+/// A window's figures and the TCP segments this host sent over it.
+type Windowed = (throng_engine::LoadResult, Option<throng_model::TcpSegments>);
+
+fn window_run(
+    session: &mut Session,
+    warmup_s: f64,
+    seconds: f64,
+    start: u64,
+    c: &Control,
+) -> Result<Windowed, String> {
     let (Ok(warmup), Ok(measure)) = (
         Duration::try_from_secs_f64(warmup_s),
         Duration::try_from_secs_f64(seconds),
     ) else {
-        return Reply::Failed {
-            message: format!("a window of {seconds} s after {warmup_s} s of warmup cannot run"),
-        };
+        return Err(format!(
+            "a window of {seconds} s after {warmup_s} s of warmup cannot run"
+        ));
     };
-    if let Err(message) = wait_for(start, c) {
-        return Reply::Failed { message };
-    }
-    let tcp = TcpCounters::read();
-    loaded(session.window(warmup, measure, c), tcp)
+    wait_for(start, c)?;
+    let before = TcpCounters::read();
+    let r = session
+        .window(warmup, measure, c)
+        .map_err(|e| e.to_string())?;
+    let tcp = before.and_then(|b| TcpCounters::read().map(|now| now.since(&b)));
+    Ok((r, tcp))
+}
+
+/// A plan's slices in order, each on time, its figures sent as it ends so
+/// the coordinator sees a lost slice within the slice; a stop ends it.
+/// The ports are read and the figures encoded and written by a thread of
+/// their own, so the next slice's start waits for none of it. Returns how
+/// many ran, once every figure is written.
+fn plan(
+    kept: &mut HashMap<String, Session>,
+    slices: &[PlanSlice],
+    (control, last): (&Control, &AtomicU32),
+    out: &Out,
+    id: u64,
+) -> u32 {
+    type Ran = (u32, Result<Windowed, String>);
+    let (tx, rx) = std::sync::mpsc::channel::<Ran>();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            for (index, r) in rx {
+                let reply = match r {
+                    Ok((r, tcp)) => Reply::Slice {
+                        index,
+                        result: Some(Box::new(r)),
+                        ports: throng_trust::PortUse::read(),
+                        tcp,
+                        error: None,
+                    },
+                    Err(message) => Reply::Slice {
+                        index,
+                        result: None,
+                        ports: throng_trust::PortUse::default(),
+                        tcp: None,
+                        error: Some(message),
+                    },
+                };
+                send(out, id, reply);
+            }
+        });
+        let mut ran = 0;
+        for (index, s) in (0u32..).zip(slices) {
+            if control.is_stopped() || index > last.load(Ordering::Acquire) {
+                break;
+            }
+            let r = match kept.get_mut(&s.key) {
+                Some(session) => {
+                    window_run(session, s.warmup_s, s.seconds, s.start_unix_ns, control)
+                }
+                None => Err(format!("no connections are held for {}", s.key)),
+            };
+            ran += 1;
+            let _ = tx.send((index, r));
+        }
+        drop(tx);
+        ran
+    })
 }
 
 fn run_load(spec: LoadSpec, auto_threads: bool, start_unix_ns: u64, c: &Control) -> Reply {

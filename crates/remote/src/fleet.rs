@@ -305,7 +305,7 @@ impl Fleet {
 
     /// When a request starting at `start_local` and lasting at most `bound`
     /// is given up, on this machine's monotonic clock.
-    fn deadline(start_local: u64, bound: Duration) -> Instant {
+    pub(crate) fn deadline(start_local: u64, bound: Duration) -> Instant {
         let lead = Duration::from_nanos(start_local.saturating_sub(crate::agent::unix_ns()));
         Instant::now() + lead + bound
     }
@@ -362,7 +362,7 @@ impl Fleet {
     }
 
     /// Every host's load reply, on this machine's clock, and their merge.
-    fn runs(&mut self, replies: Vec<Reply>) -> Result<FleetRun, RemoteError> {
+    pub(crate) fn runs(&mut self, replies: Vec<Reply>) -> Result<FleetRun, RemoteError> {
         let mut hosts = Vec::with_capacity(replies.len());
         for (k, reply) in replies.into_iter().enumerate() {
             let l = &self.links[k];
@@ -406,7 +406,7 @@ impl Fleet {
 
     /// Asks every host to stop its load; replies are collected by the
     /// waits already under way or dropped with the link.
-    fn stop_all(&mut self) {
+    pub(crate) fn stop_all(&mut self) {
         for l in &mut self.links {
             let _ = l.send(Request::Stop);
         }

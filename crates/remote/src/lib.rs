@@ -16,6 +16,7 @@ pub mod facts;
 mod fleet;
 mod link;
 mod place;
+pub mod plan;
 pub mod protocol;
 
 pub use fleet::{split, Fleet, FleetRun, HostRun, CLOCK_LIMIT};

@@ -335,8 +335,9 @@ impl Link {
         deadline: Instant,
         interrupted: &dyn Fn() -> bool,
     ) -> Result<Option<Reply>, RemoteError> {
+        // In arrival order: a plan's replies share one id.
         if let Some(i) = self.pending.iter().position(|e| e.id == id) {
-            return Ok(Some(self.pending.swap_remove(i).body));
+            return Ok(Some(self.pending.remove(i).body));
         }
         loop {
             if interrupted() {
@@ -369,8 +370,9 @@ impl Link {
     /// The reply to request `id` if it comes within `slice`; `Ok(None)`
     /// if not yet. Lets a caller watch several hosts at once.
     pub fn poll(&mut self, id: u64, slice: Duration) -> Result<Option<Reply>, RemoteError> {
+        // In arrival order: a plan's replies share one id.
         if let Some(i) = self.pending.iter().position(|e| e.id == id) {
-            return Ok(Some(self.pending.swap_remove(i).body));
+            return Ok(Some(self.pending.remove(i).body));
         }
         let deadline = Instant::now() + slice;
         loop {

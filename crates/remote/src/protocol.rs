@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use throng_engine::{LoadResult, LoadSpec};
 use throng_model::Environment;
 
-pub const PROTOCOL: u32 = 3;
+pub const PROTOCOL: u32 = 4;
 
 /// The first line an agent writes.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -64,6 +64,15 @@ pub enum Request {
         seconds: f64,
         start_unix_ns: u64,
     },
+    /// A level's slices, sent once: each a window over the connections its
+    /// key holds, at its own start on the agent's own clock, run in order.
+    /// One `Slice` reply per slice as it ends (a failed slice's says why,
+    /// and the next still runs on time), then `PlanEnded`. A `Stop` ends
+    /// the slice under way (its reply has what it measured) and the plan.
+    Plan { slices: Vec<PlanSlice> },
+    /// Run no slice of the plan under way after slice `after`; the one
+    /// running ends on time, its figures sent as usual.
+    Cut { after: u32 },
     /// Close the connections `key` holds.
     Shut { key: String },
     /// Stop the running load early; it still replies with what it measured.
@@ -104,6 +113,26 @@ pub enum Reply {
     Opened,
     /// The connections of a `Shut` are closed (or none were held).
     Shut,
+    /// One slice of a `Plan`, as it ended: its load's result and the
+    /// host's ports, or why it failed.
+    Slice {
+        index: u32,
+        #[serde(default)]
+        result: Option<Box<LoadResult>>,
+        #[serde(default)]
+        ports: throng_trust::PortUse,
+        /// The TCP segments this host sent, and sent again, over the slice.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tcp: Option<throng_model::TcpSegments>,
+        #[serde(default)]
+        error: Option<String>,
+    },
+    /// A `Plan` is over: `ran` of its slices ran, and the host is free.
+    PlanEnded {
+        ran: u32,
+    },
+    /// A `Cut` is noted.
+    Cut,
     Stopping,
     Path(PathFacts),
     Have {
@@ -120,6 +149,15 @@ pub enum Reply {
     Failed {
         message: String,
     },
+}
+
+/// One slice of a [`Request::Plan`], its start on the agent's clock.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PlanSlice {
+    pub key: String,
+    pub start_unix_ns: u64,
+    pub warmup_s: f64,
+    pub seconds: f64,
 }
 
 /// One host as its agent sees it.

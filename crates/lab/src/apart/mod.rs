@@ -30,6 +30,7 @@ use crate::study::{Study, StudyServer};
 
 mod archive;
 mod duet;
+mod plan;
 mod server_host;
 mod site;
 mod wire;
@@ -95,6 +96,10 @@ pub struct Apart<'a> {
     /// Servers whose level's connections the client hosts keep between
     /// slices, and that level's concurrency.
     kept: Vec<(ServerId, u32)>,
+    /// The level's slices the client hosts run as one plan.
+    plan: Option<plan::LevelPlan>,
+    /// Between a plan's slices: as short as the client hosts keep up with.
+    gap: Duration,
     cpus: Vec<usize>,
     hosts: Vec<HostRecord>,
     topology: String,
@@ -234,6 +239,8 @@ impl<'a> Apart<'a> {
             interrupt,
             running: Vec::new(),
             kept: Vec::new(),
+            plan: None,
+            gap: throng_remote::plan::SLICE_GAP,
             cpus,
             hosts,
             topology,
@@ -299,6 +306,9 @@ impl<'a> Apart<'a> {
         load: &RoundLoad,
         kind: RoundKind,
     ) -> Result<Measured, RoundError> {
+        // Hosts run one load at a time: a plan under way ends first.
+        self.end_plan();
+        let asked = throng_remote::agent::unix_ns();
         let spec = self.spec(server, load)?;
         let name = self.name(server)?;
         let kept = self
@@ -315,6 +325,7 @@ impl<'a> Apart<'a> {
                 server: name.clone(),
                 delay_s: lead.as_secs_f64() + load.warmup_s,
                 seconds: load.seconds,
+                slice: None,
             })?;
         }
         let interrupt = self.interrupt;
@@ -332,7 +343,10 @@ impl<'a> Apart<'a> {
                 .load_at(&spec, true, start, &|| interrupt.is_set())
         };
         let usage = if kind.sampled() {
-            match self.call_in_round(LabRequest::WindowEnd { server: name })? {
+            match self.call_in_round(LabRequest::WindowEnd {
+                server: name,
+                slice: None,
+            })? {
                 LabReply::Usage { usage } => usage,
                 other => return Err(unexpected(other)),
             }
@@ -340,14 +354,24 @@ impl<'a> Apart<'a> {
             ServerUsage::default()
         };
         let run = run.map_err(RoundError::Clients)?;
-        Ok(Measured {
-            summary: crate::spread::summarize_fleet(&run),
-            ports: Some(throng_trust::PortUse::worst(
-                run.hosts.iter().map(|h| h.ports.clone()),
-            )),
-            latency: run.merged.latency,
-            usage,
-        })
+        let own = Duration::from_secs_f64(load.warmup_s + load.seconds);
+        let waited = Duration::from_nanos(throng_remote::agent::unix_ns().saturating_sub(asked));
+        Ok(measured(&run, usage, waited.saturating_sub(own)))
+    }
+}
+
+/// A round's figures from the client hosts' run, the server's usage over
+/// it, and how long the coordinator waited beyond the round's own time.
+fn measured(run: &throng_remote::FleetRun, usage: ServerUsage, coordination: Duration) -> Measured {
+    let mut summary = crate::spread::summarize_fleet(run);
+    summary.coordination_ms = Some(coordination.as_secs_f64() * 1e3);
+    Measured {
+        summary,
+        ports: Some(throng_trust::PortUse::worst(
+            run.hosts.iter().map(|h| h.ports.clone()),
+        )),
+        latency: run.merged.latency.clone(),
+        usage,
     }
 }
 
@@ -454,7 +478,14 @@ impl Executor for Apart<'_> {
         load: &RoundLoad,
         kind: RoundKind,
     ) -> Result<Measured, RoundError> {
+        if let Some(r) = self.planned_round(server, load, kind) {
+            return r;
+        }
         self.round_apart(server, load, kind)
+    }
+
+    fn plan(&mut self, upcoming: &[(ServerId, RoundLoad)]) {
+        self.plan_slices(upcoming);
     }
 
     fn open_level(&mut self, loads: &[(ServerId, RoundLoad)]) {
@@ -474,6 +505,7 @@ impl Executor for Apart<'_> {
     }
 
     fn close_level(&mut self) {
+        self.end_plan();
         for (id, _) in std::mem::take(&mut self.kept) {
             if let Ok(name) = self.name(id) {
                 let _ = self.clients.shut(&name);
@@ -536,6 +568,7 @@ impl Executor for Apart<'_> {
             return;
         };
         if let Some(k) = self.kept.iter().position(|&(s, _)| s == server) {
+            self.end_plan();
             self.kept.remove(k);
             let _ = self.clients.shut(&name);
         }

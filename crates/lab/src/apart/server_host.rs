@@ -173,13 +173,15 @@ impl ServerHost {
                 server,
                 delay_s,
                 seconds,
+                slice,
             } => {
                 let (o, id) = self.server(&server)?;
                 let (pid, behind) = o
                     .exec
                     .pids(id)
                     .ok_or_else(|| format!("{server} is not running"))?;
-                o.windows.retain(|(n, _)| n != &server);
+                let key = window_key(&server, slice);
+                o.windows.retain(|(n, _)| n != &key);
                 let s = Sampler::start_window(
                     pid,
                     &behind,
@@ -188,15 +190,16 @@ impl ServerHost {
                     Some(Duration::from_secs_f64(seconds)),
                     Duration::from_millis(100),
                 );
-                o.windows.push((server, s));
+                o.windows.push((key, s));
                 Ok(LabReply::Done)
             }
-            LabRequest::WindowEnd { server } => {
+            LabRequest::WindowEnd { server, slice } => {
                 let o = self.opened()?;
+                let key = window_key(&server, slice);
                 let i = o
                     .windows
                     .iter()
-                    .position(|(n, _)| n == &server)
+                    .position(|(n, _)| n == &key)
                     .ok_or_else(|| format!("no window of {server} is open"))?;
                 let (_, s) = o.windows.swap_remove(i);
                 Ok(LabReply::Usage { usage: s.finish() })
@@ -351,5 +354,13 @@ impl throng_remote::agent::Extension for ServerHost {
 
     fn shutdown(&mut self) {
         ServerHost::shutdown(self);
+    }
+}
+
+/// A sampling window's name: its server's, and a planned slice's index.
+fn window_key(server: &str, slice: Option<u32>) -> String {
+    match slice {
+        Some(i) => format!("{server}#{i}"),
+        None => server.to_string(),
     }
 }

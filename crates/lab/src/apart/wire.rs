@@ -33,14 +33,20 @@ pub enum LabRequest {
         workload: String,
         max_concurrency: u32,
     },
-    /// Sample the server's tree from `delay_s` after now for `seconds`.
+    /// Sample the server's tree from `delay_s` after now for `seconds`;
+    /// a planned slice's window is named by its index in the plan too, so
+    /// the next one can be begun before this one ends.
     WindowBegin {
         server: String,
         delay_s: f64,
         seconds: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        slice: Option<u32>,
     },
     WindowEnd {
         server: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        slice: Option<u32>,
     },
     DiagnoseBegin {
         server: String,

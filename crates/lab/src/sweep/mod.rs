@@ -40,6 +40,7 @@ use level::LevelRun;
 mod after;
 mod diagnosis;
 mod failure;
+mod forecast;
 mod launches;
 mod level;
 mod pending;

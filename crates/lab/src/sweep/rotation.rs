@@ -38,6 +38,10 @@ impl Sweep<'_, '_> {
                 .expect("two distinct steps");
             self.measure_together([a, b], slice)?;
         } else {
+            if !self.counted && run.level.rate.is_none() {
+                let upcoming = self.forecast(run);
+                self.exec.plan(&upcoming);
+            }
             turn.extend(0..run.pending.len());
             run.shuffle.shuffle(&mut turn);
         }

@@ -85,38 +85,45 @@ impl Sweep<'_, '_> {
             self.fail(p, StepFailure::Exited(how));
             return None;
         }
+        let measured = self.slice_load(p, slice);
+        if measured.requests.is_some() || p.round_s.is_some() {
+            return Some(measured);
+        }
+        // The step's first round: its length is kept for the others.
+        let (c, s) = (p.step.concurrency, measured.seconds);
+        if let (true, Some(pace)) = (s > study.round_s, self.paces.of(p.server)) {
+            self.ctx.observer.event(Event::Note(format!(
+                "{} c={c}: {} rounds instead of {}, so that each connection can complete \
+                 a few responses of about {:.1} s at {:.1} MB/s",
+                self.name(p.server),
+                secs(s),
+                secs(study.round_s),
+                pace.response_s(c),
+                pace.bytes_per_s / 1e6
+            )));
+        }
+        p.round_s = Some(s);
+        Some(measured)
+    }
+
+    /// The load of `p`'s round in `slice`, as [`Sweep::prepare`] sizes
+    /// it, without a note or a choice kept: what a forecast asks for.
+    pub(super) fn slice_load(&self, p: &Pending, slice: Slice) -> RoundLoad {
+        let study = self.study;
         let measured = RoundLoad {
             client_cpus: self.group.client_cpus_of(p.server.index()).to_vec(),
             ..study.round_load(self.group, p.level(), slice.seed)
         };
         if measured.requests.is_some() {
-            return Some(measured);
+            return measured;
         }
         // A step's rounds all get the length chosen at its first: the
         // study's, or long enough for each connection to complete a few
         // responses at the pace the server last showed.
-        let seconds = match p.round_s {
-            Some(s) => s,
-            None => {
-                let c = p.step.concurrency;
-                let pace = self.paces.of(p.server);
-                let s = round_seconds(study.round_s, pace, c);
-                if let (true, Some(pace)) = (s > study.round_s, pace) {
-                    self.ctx.observer.event(Event::Note(format!(
-                        "{} c={c}: {} rounds instead of {}, so that each connection can complete \
-                         a few responses of about {:.1} s at {:.1} MB/s",
-                        self.name(p.server),
-                        secs(s),
-                        secs(study.round_s),
-                        pace.response_s(c),
-                        pace.bytes_per_s / 1e6
-                    )));
-                }
-                p.round_s = Some(s);
-                s
-            }
-        };
-        Some(measured.timed(seconds))
+        let seconds = p.round_s.unwrap_or_else(|| {
+            round_seconds(study.round_s, self.paces.of(p.server), p.step.concurrency)
+        });
+        measured.timed(seconds)
     }
 
     /// Stores a measured round in its step, or fails the step, or asks for

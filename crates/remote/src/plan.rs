@@ -1,0 +1,329 @@
+//! A level's slices sent to the client hosts once, as a plan: each slice's
+//! start instant on this machine's clock, translated into each host's by
+//! its measured offset, so only the plan's first slice waits for a
+//! synchronised start and the others follow back to back. Each host sends
+//! a slice's figures as the slice ends, so a lost host or a failed slice is
+//! seen within the slice, not at the plan's end.
+
+use std::time::{Duration, Instant};
+
+use crate::clock::Offset;
+use crate::fleet::{Fleet, FleetRun};
+use crate::protocol::{PlanSlice, Reply, Request};
+use crate::RemoteError;
+
+/// Room between one slice's counted end and the next one's start, at
+/// first: the host's window drains what is in flight and merges its
+/// threads' counts (1–5 ms in a release build on a 2-CPU machine; its
+/// figures are sent meanwhile by another thread).
+pub const SLICE_GAP: Duration = Duration::from_millis(5);
+/// A slice started later than this after its instant on some host: the
+/// gap is too short for the hosts (a debug build, a busy machine), and
+/// the hosts would drift apart slice after slice. The plan is cut after
+/// the slice under way and its rest sent again with a gap twice as long,
+/// up to [`GAP_MOST`].
+pub const LATE_LIMIT: Duration = Duration::from_millis(2);
+/// The longest gap a plan is given: beyond it a slice might as well wait
+/// for a start lead of its own.
+pub const GAP_MOST: Duration = Duration::from_millis(80);
+/// Slices sent in one plan at most: a longer level is sent in several.
+pub const PLAN_MAX: usize = 512;
+
+/// One slice of a plan on this machine's clock.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Slot {
+    /// The connections it runs over ([`Fleet::open`]'s key).
+    pub key: String,
+    /// Unix ns on this machine's clock.
+    pub start_local_ns: u64,
+    pub warmup: Duration,
+    pub seconds: Duration,
+}
+
+impl Slot {
+    /// When its counted time ends, on this machine's clock.
+    pub fn end_local_ns(&self) -> u64 {
+        self.start_local_ns + (self.warmup + self.seconds).as_nanos() as u64
+    }
+}
+
+/// Slots back to back from `first_ns`: each starts `gap` after the one
+/// before ends its counted time. `slices` are (key, warmup, seconds).
+pub fn schedule(
+    first_ns: u64,
+    slices: &[(String, Duration, Duration)],
+    gap: Duration,
+) -> Vec<Slot> {
+    let mut at = first_ns;
+    slices
+        .iter()
+        .map(|(key, warmup, seconds)| {
+            let s = Slot {
+                key: key.clone(),
+                start_local_ns: at,
+                warmup: *warmup,
+                seconds: *seconds,
+            };
+            at = s.end_local_ns() + gap.as_nanos() as u64;
+            s
+        })
+        .collect()
+}
+
+/// `slots` as a host whose clock is `offset` from this one's reads them.
+pub fn for_host(slots: &[Slot], offset: &Offset) -> Vec<PlanSlice> {
+    slots
+        .iter()
+        .map(|s| PlanSlice {
+            key: s.key.clone(),
+            start_unix_ns: offset.to_host_ns(s.start_local_ns),
+            warmup_s: s.warmup.as_secs_f64(),
+            seconds: s.seconds.as_secs_f64(),
+        })
+        .collect()
+}
+
+/// A plan under way on every host.
+#[derive(Debug)]
+pub struct Plan {
+    /// Each host's request id, in host order.
+    ids: Vec<u64>,
+    slots: Vec<Slot>,
+    /// The slice whose figures come next.
+    next: usize,
+    /// Every host told to stop (an interrupt, a failure): no slice follows.
+    stopped: bool,
+}
+
+/// One slice's figures from every host, and how long the coordinator
+/// waited for them beyond the slice's own time.
+#[derive(Debug, Clone)]
+pub struct SliceRun {
+    pub run: FleetRun,
+    /// From the slice's instant in the plan to its figures back here,
+    /// less its warmup and counted time.
+    pub coordination: Duration,
+    /// How late the latest host started the slice's counted time after
+    /// the plan's instant.
+    pub late: Duration,
+}
+
+impl Plan {
+    /// The slots not yet read, in order.
+    pub fn remaining(&self) -> &[Slot] {
+        if self.stopped {
+            return &[];
+        }
+        &self.slots[self.next..]
+    }
+}
+
+impl Fleet {
+    /// Sends every host its share of `slices` (key, warmup, seconds), the
+    /// first starting one lead ([`Fleet::lead`]) from now and the others
+    /// back to back, `gap` apart. A host that cannot be sent it ends the
+    /// plan on all.
+    pub fn plan(
+        &mut self,
+        slices: &[(String, Duration, Duration)],
+        gap: Duration,
+    ) -> Result<Plan, RemoteError> {
+        let first = crate::agent::unix_ns() + self.lead().as_nanos() as u64;
+        let slots = schedule(first, slices, gap);
+        let mut ids = Vec::with_capacity(self.links.len());
+        for k in 0..self.links.len() {
+            let slices = for_host(&slots, &self.links[k].offset);
+            match self.links[k].send(Request::Plan { slices }) {
+                Ok(id) => ids.push(id),
+                Err(e) => {
+                    self.stop_all();
+                    return Err(e);
+                }
+            }
+        }
+        Ok(Plan {
+            ids,
+            slots,
+            next: 0,
+            stopped: false,
+        })
+    }
+
+    /// The next slice's figures from every host, merged as a load's are.
+    /// `interrupted` is polled while the hosts run it; when it turns true
+    /// every host stops the slice (its figures still come back) and the
+    /// plan. A host lost, or a slice failed on a host, fails it by name.
+    pub fn next_slice(
+        &mut self,
+        plan: &mut Plan,
+        timeout: Duration,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<SliceRun, RemoteError> {
+        let Some(slot) = plan.remaining().first().cloned() else {
+            return Err(RemoteError::Split("the plan has no slice left".into()));
+        };
+        let index = plan.next as u32;
+        plan.next += 1;
+        let bound = slot.warmup + slot.seconds + timeout + Duration::from_secs(60);
+        let deadline = Fleet::deadline(slot.start_local_ns, bound);
+        let mut replies: Vec<Option<Reply>> = vec![None; plan.ids.len()];
+        while replies.iter().any(Option::is_none) {
+            if !plan.stopped && interrupted() {
+                plan.stopped = true;
+                self.stop_all();
+            }
+            if Instant::now() > deadline {
+                let k = replies.iter().position(Option::is_none).unwrap_or(0);
+                let host = self.links[k].place.to_string();
+                plan.stopped = true;
+                self.stop_all();
+                return Err(RemoteError::Timeout { host });
+            }
+            for (k, (reply, &id)) in replies.iter_mut().zip(&plan.ids).enumerate() {
+                if reply.is_some() {
+                    continue;
+                }
+                let got = self.links[k].poll(id, Duration::from_millis(1));
+                let failed = match got {
+                    Ok(None) => continue,
+                    Ok(Some(Reply::Slice {
+                        index: i,
+                        result: Some(result),
+                        ports,
+                        tcp,
+                        error: None,
+                    })) if i == index => {
+                        *reply = Some(Reply::Load { result, ports, tcp });
+                        continue;
+                    }
+                    Ok(Some(Reply::Slice {
+                        index: i,
+                        error: Some(message),
+                        ..
+                    })) if i == index => RemoteError::Agent {
+                        host: self.links[k].place.to_string(),
+                        message,
+                    },
+                    Ok(Some(other)) => self.links[k].unexpected(&other),
+                    Err(e) => e,
+                };
+                plan.stopped = true;
+                self.stop_all();
+                return Err(failed);
+            }
+        }
+        let coordination =
+            Duration::from_nanos(crate::agent::unix_ns().saturating_sub(slot.end_local_ns()));
+        let run = self.runs(replies.into_iter().flatten().collect())?;
+        let counted = (slot.start_local_ns + slot.warmup.as_nanos() as u64) as f64 / 1e9;
+        let latest = run
+            .hosts
+            .iter()
+            .map(|h| h.result.started_unix_s - counted)
+            .fold(0.0, f64::max);
+        Ok(SliceRun {
+            run,
+            coordination,
+            late: Duration::from_secs_f64(latest),
+        })
+    }
+
+    /// Runs no slice of `plan` after the next one to be read: the one
+    /// running on the hosts ends on time and is read as usual. A host
+    /// that cannot be told is left to the next read, which fails by name.
+    pub fn cut(&mut self, plan: &mut Plan) {
+        let after = plan.next as u32;
+        for l in &mut self.links {
+            let _ = l.send(Request::Cut { after });
+        }
+        plan.slots.truncate(plan.next + 1);
+    }
+
+    /// Ends `plan` on every host: the slice under way stops, the rest are
+    /// not run, and each host's end is awaited (for a few seconds at most:
+    /// a host lost meanwhile is not waited for), so the hosts are free for
+    /// what follows.
+    pub fn end_plan(&mut self, plan: Plan) {
+        let everything_read = plan.next >= plan.slots.len();
+        if !everything_read || plan.stopped {
+            self.stop_all();
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        for (k, &id) in plan.ids.iter().enumerate() {
+            // Slice figures no one will read come first; the end follows.
+            loop {
+                match self.links[k].wait(id, deadline, &|| false) {
+                    Ok(Some(Reply::PlanEnded { .. })) | Ok(None) | Err(_) => break,
+                    Ok(Some(Reply::Failed { .. })) => break,
+                    Ok(Some(_)) => {}
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn slices_follow_one_another_by_their_length_and_the_gap() {
+        let slots = schedule(
+            1_000_000_000,
+            &[
+                ("a".into(), ms(20), ms(100)),
+                ("b".into(), ms(20), ms(100)),
+                ("a".into(), ms(0), ms(250)),
+            ],
+            ms(5),
+        );
+        let starts: Vec<u64> = slots.iter().map(|s| s.start_local_ns).collect();
+        assert_eq!(starts, [1_000_000_000, 1_125_000_000, 1_250_000_000]);
+        assert_eq!(slots[2].end_local_ns(), 1_500_000_000);
+        assert_eq!(slots[1].key, "b");
+    }
+
+    #[test]
+    fn each_host_reads_the_plan_on_its_own_clock() {
+        let slots = schedule(
+            5_000_000_000,
+            &[("a".into(), ms(20), ms(100)), ("b".into(), ms(20), ms(100))],
+            ms(2),
+        );
+        // One host 3.5 ms ahead of this machine, one 250 µs behind.
+        let ahead = Offset {
+            offset_ns: 3_500_000,
+            uncertainty_ns: 40_000,
+            rtt_ns: 80_000,
+        };
+        let behind = Offset {
+            offset_ns: -250_000,
+            ..ahead
+        };
+        let a = for_host(&slots, &ahead);
+        let b = for_host(&slots, &behind);
+        assert_eq!(
+            a.iter().map(|s| s.start_unix_ns).collect::<Vec<_>>(),
+            [5_003_500_000, 5_125_500_000]
+        );
+        assert_eq!(
+            b.iter().map(|s| s.start_unix_ns).collect::<Vec<_>>(),
+            [4_999_750_000, 5_121_750_000]
+        );
+        // The same instants of this machine's clock, whatever the host.
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x.start_unix_ns - y.start_unix_ns, 3_750_000);
+            assert_eq!((x.warmup_s, x.seconds), (0.02, 0.1));
+        }
+        assert_eq!(a[1].key, "b");
+        // No offset: the plan as it is.
+        assert_eq!(
+            for_host(&slots, &Offset::ZERO)[0].start_unix_ns,
+            5_000_000_000
+        );
+    }
+}
