@@ -20,10 +20,13 @@ fn the_built_in_studies_name_calibrate() {
     );
     assert_eq!(out.status.code(), Some(0));
     let help = String::from_utf8_lossy(&out.stdout);
+    // The help lists every built-in study after its options, each with its
+    // description.
+    assert!(help.contains("\nBuilt-in studies:\n"), "{help}");
     assert!(
         help.contains(
-            "A built-in study (quick, static-sweep, acme, ladder, shootout, sessions, site-visits, \
-             calibrate)"
+            "\n  calibrate     A/A calibration: nginx and apache2 (event) each against itself, \
+             on quick's design"
         ),
         "{help}"
     );
