@@ -35,14 +35,10 @@ impl StepGates {
         let mut lines = Vec::new();
         for t in &self.thresholds {
             let failure = if s.status == StepStatus::Failed {
-                let why = s
-                    .failure
-                    .as_deref()
-                    .unwrap_or("")
-                    .lines()
-                    .next()
-                    .unwrap_or("");
-                Some(format!("the step failed: {why}"))
+                Some(format!(
+                    "the step failed: {}",
+                    crate::cmd_lab::failure_head(s)
+                ))
             } else {
                 let c = t.judge_worst(s.rounds.iter().map(|r| &r.summary));
                 (!c.passed).then(|| crate::load_thresholds::crossed_line(t, &c))
