@@ -135,15 +135,6 @@ fn step_head(s: &StepRecord) -> String {
     )
 }
 
-/// The first line of why a step did not run or failed: what a console
-/// line or a test case has room for ("" when it says nothing).
-pub fn failure_head(s: &StepRecord) -> &str {
-    s.failure
-        .as_deref()
-        .and_then(|f| f.lines().next())
-        .unwrap_or("")
-}
-
 /// A step whose verdict its sweep changed after its own line was printed:
 /// the console must not leave `valid` standing where the report says more.
 pub fn revised_line(s: &StepRecord) -> String {
@@ -211,7 +202,7 @@ pub fn step_line(s: &StepRecord) -> String {
                 StepStatus::Skipped => "skipped",
                 _ => "unsupported",
             };
-            format!("{head} {word}: {}", failure_head(s))
+            format!("{head} {word}: {}", s.failure_head())
         }
     }
 }

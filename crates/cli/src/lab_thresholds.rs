@@ -35,10 +35,7 @@ impl StepGates {
         let mut lines = Vec::new();
         for t in &self.thresholds {
             let failure = if s.status == StepStatus::Failed {
-                Some(format!(
-                    "the step failed: {}",
-                    crate::cmd_lab::failure_head(s)
-                ))
+                Some(format!("the step failed: {}", s.failure_head()))
             } else {
                 let c = t.judge_worst(s.rounds.iter().map(|r| &r.summary));
                 (!c.passed).then(|| crate::load_thresholds::crossed_line(t, &c))

@@ -500,6 +500,15 @@ impl StepRecord {
         self.concurrency == other.concurrency && self.rate == other.rate
     }
 
+    /// The failure's first line: what a console line or a test case names,
+    /// worded the same wherever a failed step is shown.
+    pub fn failure_head(&self) -> &str {
+        self.failure
+            .as_deref()
+            .and_then(|f| f.lines().next())
+            .unwrap_or("")
+    }
+
     /// Median p99 over the rounds that completed a response.
     pub fn p99_us(&self) -> Option<u64> {
         self.latency_median_us(|l| l.p99)
