@@ -189,6 +189,7 @@ fn servers_lists_every_recipe() {
         "apache2-event",
         "h2o",
         "caddy",
+        "node",
         "varnish",
         "squid",
         "trafficserver",

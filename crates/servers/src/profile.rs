@@ -255,7 +255,7 @@ mod tests {
         }
         // Servers whose documentation recommends nothing beyond their
         // defaults keep them, and say so.
-        for name in ["h2o", "caddy"] {
+        for name in ["h2o", "caddy", "node"] {
             assert_eq!(conf(name, Profile::Tuned), conf(name, Profile::Defaults));
             let r = recipes.get(name).unwrap();
             assert!(r

@@ -51,6 +51,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ),
     ("h2o", include_str!("../recipes/h2o.toml")),
     ("caddy", include_str!("../recipes/caddy.toml")),
+    ("node", include_str!("../recipes/node.toml")),
     ("varnish", include_str!("../recipes/varnish.toml")),
     (
         "varnish-apache",
@@ -810,6 +811,7 @@ mod tests {
                 "apache2-event",
                 "h2o",
                 "caddy",
+                "node",
                 "varnish",
                 "varnish-apache",
                 "squid",
