@@ -39,7 +39,7 @@ fn a_scaled_down_acme_reports_the_tables_columns_per_server() {
         "warmup_seconds = 0.2\nfeatures = false\ndiagnose = false\n",
     );
     // Past the sweep's 5: 10, then 20, the cap, for every workload.
-    let text = substitute(&text, "max_users_cap = 8000\n", "max_users_cap = 20\n");
+    let text = substitute(&text, "max_users_cap = 20000\n", "max_users_cap = 20\n");
     let text = substitute(
         &text,
         "seconds = 2.0\nwarmup_seconds = 0.5\nmin = 3\nmax = 8\n",

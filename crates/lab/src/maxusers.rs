@@ -16,7 +16,7 @@ use crate::group::Group;
 use crate::interrupt::Interrupt;
 use crate::round::{RoundKind, ServerId};
 use crate::spec::{known_response_bytes, longer_round, round_seconds, secs, Pace, ROUND_CAP_S};
-use crate::study::Study;
+use crate::study::{CapLimit, Study, UsersCap};
 
 /// How a server that exited during a level is described: running out of
 /// memory is the classic way a server stops taking users (ACME's table
@@ -45,14 +45,30 @@ pub fn machine_users(study: &Study) -> u32 {
 }
 
 /// Why a search that never broke the server stopped: at the study's own
-/// cap, or at the machine's, which is no finding about the server and is
-/// said with what sets it.
-fn unbroken(study: &Study, cap: u32) -> String {
-    if cap < machine_users(study) {
-        return format!("no failure up to the cap of {cap}");
+/// cap, at the machine's, or at the server's share of the kernel's task
+/// ids; the last two are no finding about the server and are said with
+/// what sets them.
+fn unbroken(cap: &UsersCap, reached: u32) -> String {
+    match cap.limit {
+        CapLimit::Study => format!("no failure up to the cap of {reached}"),
+        CapLimit::Machine => {
+            let files = throng_engine::max_connections() + throng_model::SPARE_FDS;
+            machine_limit_words(reached, files)
+        }
+        CapLimit::Tasks { task_ids } => task_limit_words(reached, task_ids),
     }
-    let files = throng_engine::max_connections() + throng_model::SPARE_FDS;
-    machine_limit_words(cap, files)
+}
+
+/// "none found up to 8192 (its limit here: ...)": a server whose config
+/// takes a task per connection allowed, twice the users it is searched
+/// to, may take half the kernel's task ids.
+fn task_limit_words(cap: u32, task_ids: u32) -> String {
+    format!(
+        "none found up to {cap} (its limit here: its config takes a thread or a process for \
+         each connection it allows, twice the users searched, and one server may take at most \
+         half of the kernel's {task_ids} task ids (kernel.pid_max), which every process and \
+         thread of the machine shares)"
+    )
 }
 
 /// "none found up to 19,936 (the machine's limit: ...)": a process may
@@ -77,8 +93,8 @@ pub struct Search<'a> {
     pub alive: bool,
     /// The server's steps in this group's sweep.
     pub sweep: &'a [StepRecord],
-    /// The highest concurrency to try.
-    pub cap: u32,
+    /// The highest concurrency to try, and what set it.
+    pub cap: UsersCap,
     /// The pace of the server's last sweep round: how long a response
     /// takes, so the search's rounds are long enough to see them complete.
     pub pace: Option<Pace>,
@@ -126,10 +142,10 @@ pub fn search(exec: &mut dyn Executor, s: &Search, interrupt: &Interrupt) -> Max
         m.broke_by = "the sweep measured no level".to_string();
         return m;
     };
-    let cap = s.cap.max(highest);
+    let cap = s.cap.users.max(highest);
     let mut level = highest.saturating_mul(2).min(cap);
     if level <= highest {
-        m.broke_by = unbroken(study, cap);
+        m.broke_by = unbroken(&s.cap, cap);
         return m;
     }
     let known = known_response_bytes(&group.workload);
@@ -198,7 +214,7 @@ pub fn search(exec: &mut dyn Executor, s: &Search, interrupt: &Interrupt) -> Max
         }
         m.level = Some(level);
         if level >= cap {
-            m.broke_by = unbroken(study, cap);
+            m.broke_by = unbroken(&s.cap, cap);
             return m;
         }
         level = level.saturating_mul(2).min(cap);
@@ -216,6 +232,17 @@ mod tests {
             "none found up to 19936 (the machine's limit: the load generator and the server each \
              hold an open file per connection, a process may hold 20000 (the hard limit, which \
              throng cannot raise), and the load generator keeps 64 for its own files)"
+        );
+    }
+
+    #[test]
+    fn a_search_that_reached_its_share_of_the_task_ids_says_so() {
+        assert_eq!(
+            task_limit_words(8_192, 32_768),
+            "none found up to 8192 (its limit here: its config takes a thread or a process for \
+             each connection it allows, twice the users searched, and one server may take at \
+             most half of the kernel's 32768 task ids (kernel.pid_max), which every process and \
+             thread of the machine shares)"
         );
     }
 

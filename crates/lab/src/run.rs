@@ -421,26 +421,31 @@ pub fn estimate_groups(study: &Study, groups: u64) -> RunEstimate {
     };
     let fixed_min = starts_min * (SERVER_START_S + warmup) + probes;
     let fixed_max = starts_max * (SERVER_START_S + warmup) + probes;
-    // The search doubles from the sweep's highest level to its cap, one
-    // round a level; it may stop at the first.
-    let search_levels = match study.max_users_cap {
-        Some(cap) => {
-            let mut n = 0u32;
-            let mut level = study
-                .loads
-                .iter()
-                .flat_map(|w| w.concurrency.iter().copied())
-                .max()
-                .unwrap_or(1);
-            while level < cap {
-                level = level.saturating_mul(2).min(cap);
-                n += 1;
-            }
-            f64::from(n)
+    // Each server's search doubles from the sweep's highest level to its
+    // own cap, one round a level; it may stop at the first.
+    let top = study
+        .loads
+        .iter()
+        .flat_map(|w| w.concurrency.iter().copied())
+        .max()
+        .unwrap_or(1);
+    let levels_of = |cap: u32| {
+        let (mut n, mut level) = (0u32, top);
+        while level < cap {
+            level = level.saturating_mul(2).min(cap);
+            n += 1;
         }
-        None => 0.0,
+        f64::from(n)
     };
-    let search = groups * servers * round;
+    let searched: Vec<f64> = study
+        .servers
+        .iter()
+        .filter_map(|s| study.users_cap(s))
+        .map(|c| levels_of(c.users))
+        .collect();
+    let search_min = searched.iter().map(|n| n.min(1.0)).sum::<f64>();
+    let search_max = searched.iter().sum::<f64>();
+    let search = groups * round;
     let diagnose = if study.diagnose {
         steps * (study.round_s.max(crate::sweep::DIAGNOSE_S) + DIAGNOSE_OVERHEAD_S)
     } else {
@@ -450,11 +455,11 @@ pub fn estimate_groups(study: &Study, groups: u64) -> RunEstimate {
         min_s: fixed_min
             + diagnose
             + (timed_steps * min_rounds + counted_rounds) * round
-            + search * search_levels.min(1.0),
+            + search * search_min,
         max_s: fixed_max
             + diagnose
             + (timed_steps * max_rounds + counted_rounds) * round
-            + search * search_levels,
+            + search * search_max,
     }
 }
 

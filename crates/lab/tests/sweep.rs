@@ -61,6 +61,8 @@ struct Fake {
     cpus: Vec<usize>,
     /// Each start with the server and client CPUs it was given.
     placed: Vec<(String, Vec<usize>, Vec<usize>)>,
+    /// Each start with the connections the server was configured for.
+    configured: Vec<(String, u32)>,
     /// Every load asked for, after its kind: "warmup", "round", "search"
     /// or "diagnose".
     loads: Vec<(&'static str, RoundLoad)>,
@@ -92,6 +94,7 @@ impl Fake {
             up: BTreeSet::new(),
             cpus: vec![0, 1],
             placed: Vec::new(),
+            configured: Vec::new(),
             loads: Vec::new(),
             names: BTreeMap::new(),
             kinds: Vec::new(),
@@ -133,6 +136,8 @@ impl Executor for Fake {
     ) -> Result<Started, NotReady> {
         self.names.insert(id, server.name.clone());
         self.calls.push(format!("start {}", server.name));
+        self.configured
+            .push((server.name.clone(), group.max_concurrency));
         let started = self.starts.entry(server.name.clone()).or_default();
         *started += 1;
         if self
@@ -809,6 +814,56 @@ fn the_search_stops_at_its_cap() {
         (Some(30), None, "no failure up to the cap of 30")
     );
     assert_eq!(fake.rounds_of("search"), ["search a c=20", "search a c=30"]);
+}
+
+#[test]
+fn a_server_that_takes_a_task_per_connection_stops_at_its_share_of_the_task_ids() {
+    let mut s = study(
+        &["a", "b"],
+        "[10]",
+        (1, 1),
+        "max_users = true\nmax_users_cap = 40\n",
+    );
+    // 100 task ids: b, which takes one per connection its config allows
+    // (twice the level), may be searched to 100 / 2 / 2 = 25 users.
+    s.servers[1].recipe.task_per_connection = true;
+    s.task_ids = Some(100);
+    let mut fake = Fake::new(Box::new(steady));
+    let (_, data) = run(&s, &mut fake, &Interrupt::new());
+    let m = |i: usize| {
+        let m = &data.servers[i].max_users[0];
+        (m.level, m.broke_at, m.broke_by.clone())
+    };
+    assert_eq!(
+        m(0),
+        (Some(40), None, "no failure up to the cap of 40".to_string())
+    );
+    assert_eq!(
+        m(1),
+        (
+            Some(25),
+            None,
+            "none found up to 25 (its limit here: its config takes a thread or a process for \
+             each connection it allows, twice the users searched, and one server may take at \
+             most half of the kernel's 100 task ids (kernel.pid_max), which every process and \
+             thread of the machine shares)"
+                .to_string()
+        )
+    );
+    assert_eq!(
+        fake.rounds_of("search"),
+        [
+            "search a c=20",
+            "search a c=40",
+            "search b c=20",
+            "search b c=25"
+        ]
+    );
+    // Each is configured for its own search, not the other's.
+    assert_eq!(
+        fake.configured,
+        [("a".to_string(), 40), ("b".to_string(), 25)]
+    );
 }
 
 #[test]

@@ -150,6 +150,11 @@ pub struct Recipe {
     /// unprivileged user directly when the lab runs as root.
     #[serde(default)]
     pub drop_privileges: bool,
+    /// Every connection the config allows takes a task of the server's
+    /// own (a thread or a process, started at once or on demand), so the
+    /// kernel's task ids bound how many users it can be searched to.
+    #[serde(default)]
+    pub task_per_connection: bool,
     /// Recipe of a backend started first on `{{backend_port}}` (varnish).
     #[serde(default)]
     pub backend: Option<String>,
@@ -491,6 +496,7 @@ impl Recipe {
             start,
             stop_signal: default_stop_signal(),
             drop_privileges: true,
+            task_per_connection: false,
             backend: None,
             notes: "user command: its settings are whatever its arguments say".to_string(),
             env: BTreeMap::new(),

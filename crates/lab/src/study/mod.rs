@@ -26,7 +26,10 @@ mod tables;
 mod threshold;
 mod thresholds;
 mod users;
+mod users_cap;
 mod values;
+
+pub use users_cap::{CapLimit, UsersCap};
 
 pub use cores::{auto_note as auto_cores_note, plan_cores, plan_cores_apart, CoresPlan};
 pub use hosts::Hosts;
@@ -303,6 +306,9 @@ pub struct Study {
     pub features: bool,
     /// `Some(cap)` when the study searches max users, up to `cap`.
     pub max_users_cap: Option<u32>,
+    /// The kernel's task ids (see [`Study::users_cap`]), read as the
+    /// study is.
+    pub task_ids: Option<u32>,
     pub patience_s: f64,
     /// Whether client threads nap before blocking for responses
     /// (docs/methodology.md, "The load generator").
@@ -629,6 +635,7 @@ impl Study {
             allow_shared_cores: f.allow_shared_cores,
             features: f.features,
             max_users_cap,
+            task_ids: users_cap::read_task_ids(),
             patience_s: f.patience_seconds,
             client_naps: f.client_naps,
             client_nap_divisor,
@@ -727,24 +734,62 @@ impl Study {
             .collect()
     }
 
-    /// Highest number of connections a level opens: servers are
-    /// configured to accept that many.
+    /// Highest number of connections a level opens for any server: the
+    /// most any server is configured to accept.
     pub fn max_concurrency(&self) -> u32 {
-        let per_level = WorkloadLoad::conns_per_user;
-        let sweep = self
-            .loads
+        let search = self
+            .servers
+            .iter()
+            .filter_map(|s| self.users_cap(s))
+            .map(|c| c.users)
+            .max()
+            .unwrap_or(0);
+        self.sweep_concurrency()
+            .max(search.saturating_mul(self.conns_per_user()))
+    }
+
+    /// The connections `server` is configured to accept: its sweep's, and
+    /// its max-users search's up to its own cap, or the search would only
+    /// find its configured limit.
+    pub fn max_concurrency_of(&self, server: &StudyServer) -> u32 {
+        let search = self.users_cap(server).map_or(0, |c| c.users);
+        self.sweep_concurrency()
+            .max(search.saturating_mul(self.conns_per_user()))
+    }
+
+    /// How far `server`'s max-users search goes, and what set it; `None`
+    /// when the study searches no max users.
+    pub fn users_cap(&self, server: &StudyServer) -> Option<UsersCap> {
+        let study = self.max_users_cap?;
+        Some(users_cap::users_cap(
+            study,
+            crate::maxusers::machine_users(self),
+            self.task_ids,
+            server.recipe.task_per_connection,
+            self.conns_per_user(),
+        ))
+    }
+
+    /// The most connections one level of the sweep opens.
+    fn sweep_concurrency(&self) -> u32 {
+        self.loads
             .iter()
             .flat_map(|w| {
                 w.concurrency
                     .iter()
-                    .map(move |&c| c.saturating_mul(per_level(w)))
+                    .map(move |&c| c.saturating_mul(w.conns_per_user()))
             })
             .max()
-            .unwrap_or(1);
-        let per_user = self.loads.iter().map(per_level).max().unwrap_or(1);
-        // Servers must accept the max-users search's clients too, or the
-        // search would only find their configured limit.
-        sweep.max(self.max_users_cap.unwrap_or(0).saturating_mul(per_user))
+            .unwrap_or(1)
+    }
+
+    /// The most connections a user of any workload holds.
+    fn conns_per_user(&self) -> u32 {
+        self.loads
+            .iter()
+            .map(WorkloadLoad::conns_per_user)
+            .max()
+            .unwrap_or(1)
     }
 }
 

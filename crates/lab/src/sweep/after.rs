@@ -37,13 +37,16 @@ impl Sweep<'_, '_> {
 
     /// Each server's max-users search, from its sweep on.
     pub(super) fn search_max_users(&mut self) -> anyhow::Result<()> {
-        let Some(cap) = self.study.max_users_cap else {
+        if self.study.max_users_cap.is_none() {
             return Ok(());
-        };
+        }
         for index in 0..self.study.servers.len() {
             if self.interrupted() {
                 break;
             }
+            let Some(cap) = self.study.users_cap(&self.study.servers[index]) else {
+                continue;
+            };
             let id = ServerId(index);
             let name = self.name(id);
             let sweep = self.sweep_of(name);

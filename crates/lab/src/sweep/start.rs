@@ -10,6 +10,7 @@ use super::failure::Down;
 use super::pending::level_step;
 use super::Sweep;
 use crate::executor::{NotReady, Started};
+use crate::group::Group;
 use crate::observer::Event;
 use crate::pairs::Shuffle;
 use crate::round::ServerId;
@@ -36,7 +37,7 @@ impl Sweep<'_, '_> {
                 self.unsupported(id, &reason)?;
                 continue;
             }
-            let mine = self.group.for_server(index);
+            let mine = self.launch_group(index);
             match self.exec.start(&mine, id, s) {
                 Ok(started) => self.started(id, &started)?,
                 Err(f) => self.not_ready(id, &f)?,
@@ -61,7 +62,7 @@ impl Sweep<'_, '_> {
                 break;
             }
             let s = &self.study.servers[id.index()];
-            let mine = self.group.for_server(id.index());
+            let mine = self.launch_group(id.index());
             match self.exec.start(&mine, id, s) {
                 Ok(started) => self.ctx.observer.event(Event::ServerStarted {
                     server: &s.name,
@@ -94,6 +95,17 @@ impl Sweep<'_, '_> {
         Ok(())
     }
 
+    /// The group as the server with this index is started in: its lane's
+    /// CPUs in a duet, and configured for the connections of its own
+    /// max-users search, which a server whose connections each take a
+    /// task searches less far (see [`crate::study::Study::users_cap`]).
+    fn launch_group(&self, index: usize) -> Group {
+        Group {
+            max_concurrency: self.study.max_concurrency_of(&self.study.servers[index]),
+            ..self.group.for_server(index)
+        }
+    }
+
     /// A server up: its configs and the settings they give it stored.
     fn started(&mut self, id: ServerId, started: &Started) -> anyhow::Result<()> {
         let (s, group) = (&self.study.servers[id.index()], self.group);
@@ -113,7 +125,7 @@ impl Sweep<'_, '_> {
             ..throng_servers::LabSettings::cleartext(
                 group.cores,
                 group.for_server(id.index()).server_cpus,
-                throng_servers::max_connections_for(group.max_concurrency),
+                throng_servers::max_connections_for(self.study.max_concurrency_of(s)),
             )
         };
         let parity = throng_servers::parity(&s.recipe, &started.configs, &lab);

@@ -1,0 +1,134 @@
+//! How far each server's max-users search may go. Every search stops at
+//! the study's cap and at the machine's (the open files a process may
+//! hold). A server whose config takes a thread or a process for every
+//! connection it allows (Apache's MPMs) stops besides where those tasks
+//! would take more than half of the kernel's task ids (kernel.pid_max),
+//! which every process and thread of the machine shares: past that the
+//! server would fail to start, or starve the rest of the machine of task
+//! ids, which says nothing of how many users it takes. Each cap says
+//! which of these set it, so a search that found no failure says why it
+//! stopped where it did.
+
+/// What set a server's cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CapLimit {
+    /// The study's `max_users_cap` (or its default).
+    Study,
+    /// The open files a process may hold: the load generator's and the
+    /// server's, one per connection each.
+    Machine,
+    /// The kernel's task ids, of which one server may take half.
+    Tasks { task_ids: u32 },
+}
+
+/// The highest level a server's search tries, and what set it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UsersCap {
+    pub users: u32,
+    pub limit: CapLimit,
+}
+
+/// Users a server that takes a task per connection may be searched to:
+/// its config allows twice the users it is searched to
+/// ([`throng_servers::max_connections_for`]), each user holds `per_user`
+/// connections, and it may take half of `task_ids`.
+pub fn task_users(task_ids: u32, per_user: u32) -> u32 {
+    (task_ids / 2 / 2 / per_user.max(1)).max(1)
+}
+
+/// The cap of one server: the least of the study's cap, the machine's
+/// and, for a server whose connections each take a task, its share of the
+/// kernel's task ids. A tie names the limit that is no choice of the
+/// user's: a study's cap is already no higher than the machine's, and a
+/// cap that meets the machine's or the task ids' is theirs.
+pub fn users_cap(
+    study: u32,
+    machine: u32,
+    task_ids: Option<u32>,
+    task_per_connection: bool,
+    per_user: u32,
+) -> UsersCap {
+    let mut cap = UsersCap {
+        users: study,
+        limit: CapLimit::Study,
+    };
+    if machine <= cap.users {
+        cap = UsersCap {
+            users: machine,
+            limit: CapLimit::Machine,
+        };
+    }
+    if let (true, Some(ids)) = (task_per_connection, task_ids) {
+        let users = task_users(ids, per_user);
+        if users <= cap.users {
+            cap = UsersCap {
+                users,
+                limit: CapLimit::Tasks { task_ids: ids },
+            };
+        }
+    }
+    cap
+}
+
+/// The kernel's task ids: the lesser of `kernel.pid_max` and
+/// `kernel.threads-max`, `None` where /proc does not say.
+pub fn read_task_ids() -> Option<u32> {
+    let read = |p: &str| -> Option<u32> { std::fs::read_to_string(p).ok()?.trim().parse().ok() };
+    match (
+        read("/proc/sys/kernel/pid_max"),
+        read("/proc/sys/kernel/threads-max"),
+    ) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_that_takes_a_task_per_connection_is_capped_by_half_the_task_ids() {
+        // This machine: pid_max 32,768, open files for 19,936 users.
+        let apache = users_cap(20_000, 19_936, Some(32_768), true, 1);
+        assert_eq!(
+            apache,
+            UsersCap {
+                users: 8_192,
+                limit: CapLimit::Tasks { task_ids: 32_768 }
+            }
+        );
+        let nginx = users_cap(20_000, 19_936, Some(32_768), false, 1);
+        assert_eq!(
+            nginx,
+            UsersCap {
+                users: 19_936,
+                limit: CapLimit::Machine
+            }
+        );
+        // Users of six connections each take six tasks apiece.
+        assert_eq!(task_users(32_768, 6), 1_365);
+    }
+
+    #[test]
+    fn a_tie_names_the_limit_the_user_did_not_choose_and_unknown_task_ids_cap_nothing() {
+        assert_eq!(
+            users_cap(8_192, 19_936, Some(32_768), true, 1).limit,
+            CapLimit::Tasks { task_ids: 32_768 }
+        );
+        assert_eq!(
+            users_cap(19_936, 19_936, None, true, 1),
+            UsersCap {
+                users: 19_936,
+                limit: CapLimit::Machine
+            }
+        );
+        assert_eq!(
+            users_cap(300, 19_936, Some(32_768), true, 1),
+            UsersCap {
+                users: 300,
+                limit: CapLimit::Study
+            }
+        );
+    }
+}
