@@ -31,19 +31,6 @@ fn exit_cause(exit: &str, oom_before: Option<u64>, oom_after: Option<u64>) -> St
     }
 }
 
-/// The most users a level can open on this machine: the load generator's
-/// open files, less its spare ones, shared among each user's connections.
-pub fn machine_users(study: &Study) -> u32 {
-    let per_user = study
-        .loads
-        .iter()
-        .map(|w| w.conns_per_user())
-        .max()
-        .unwrap_or(1)
-        .max(1);
-    crate::study::cap_by_open_files(u32::MAX) / per_user
-}
-
 /// Why a search that never broke the server stopped: at the study's own
 /// cap, at the machine's, or at the server's share of the kernel's task
 /// ids; the last two are no finding about the server and are said with

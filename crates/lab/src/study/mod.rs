@@ -733,64 +733,6 @@ impl Study {
             .chain((0..self.servers.len()).filter(|&i| i != self.baseline))
             .collect()
     }
-
-    /// Highest number of connections a level opens for any server: the
-    /// most any server is configured to accept.
-    pub fn max_concurrency(&self) -> u32 {
-        let search = self
-            .servers
-            .iter()
-            .filter_map(|s| self.users_cap(s))
-            .map(|c| c.users)
-            .max()
-            .unwrap_or(0);
-        self.sweep_concurrency()
-            .max(search.saturating_mul(self.conns_per_user()))
-    }
-
-    /// The connections `server` is configured to accept: its sweep's, and
-    /// its max-users search's up to its own cap, or the search would only
-    /// find its configured limit.
-    pub fn max_concurrency_of(&self, server: &StudyServer) -> u32 {
-        let search = self.users_cap(server).map_or(0, |c| c.users);
-        self.sweep_concurrency()
-            .max(search.saturating_mul(self.conns_per_user()))
-    }
-
-    /// How far `server`'s max-users search goes, and what set it; `None`
-    /// when the study searches no max users.
-    pub fn users_cap(&self, server: &StudyServer) -> Option<UsersCap> {
-        let study = self.max_users_cap?;
-        Some(users_cap::users_cap(
-            study,
-            crate::maxusers::machine_users(self),
-            self.task_ids,
-            server.recipe.task_per_connection,
-            self.conns_per_user(),
-        ))
-    }
-
-    /// The most connections one level of the sweep opens.
-    fn sweep_concurrency(&self) -> u32 {
-        self.loads
-            .iter()
-            .flat_map(|w| {
-                w.concurrency
-                    .iter()
-                    .map(move |&c| c.saturating_mul(w.conns_per_user()))
-            })
-            .max()
-            .unwrap_or(1)
-    }
-
-    /// The most connections a user of any workload holds.
-    fn conns_per_user(&self) -> u32 {
-        self.loads
-            .iter()
-            .map(WorkloadLoad::conns_per_user)
-            .max()
-            .unwrap_or(1)
-    }
 }
 
 /// The profiles a study asks for, in order: `profile` or `profiles`, or
