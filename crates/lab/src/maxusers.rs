@@ -43,7 +43,22 @@ fn unbroken(cap: &UsersCap, reached: u32) -> String {
             machine_limit_words(reached, files)
         }
         CapLimit::Tasks { task_ids } => task_limit_words(reached, task_ids),
+        CapLimit::Files {
+            per_connection,
+            files,
+        } => files_limit_words(reached, per_connection, files),
     }
+}
+
+/// "none found up to 10000 (its limit here: ...)": a server that keeps
+/// several open files for each connection by its own rule reaches a
+/// process's open-file limit first.
+fn files_limit_words(cap: u32, per_connection: u32, files: u64) -> String {
+    format!(
+        "none found up to {cap} (its limit here: it takes at most one connection for every \
+         {per_connection} open files by its own rule, and a process may hold {files} (the hard \
+         limit, which throng cannot raise))"
+    )
 }
 
 /// "none found up to 8192 (its limit here: ...)": a server whose config
@@ -230,6 +245,16 @@ mod tests {
              each connection it allows, twice the users searched, and one server may take at \
              most half of the kernel's 32768 task ids (kernel.pid_max), which every process and \
              thread of the machine shares)"
+        );
+    }
+
+    #[test]
+    fn a_search_that_reached_the_servers_own_file_rule_says_so() {
+        assert_eq!(
+            files_limit_words(10_000, 2, 20_000),
+            "none found up to 10000 (its limit here: it takes at most one connection for every \
+             2 open files by its own rule, and a process may hold 20000 (the hard limit, which \
+             throng cannot raise))"
         );
     }
 

@@ -155,6 +155,11 @@ pub struct Recipe {
     /// kernel's task ids bound how many users it can be searched to.
     #[serde(default)]
     pub task_per_connection: bool,
+    /// Open files the server keeps for each connection by its own rule
+    /// (lighttpd: at most half its files are connections), so a
+    /// process's open-file limit bounds its users; 1 when unsaid.
+    #[serde(default = "one")]
+    pub files_per_connection: u32,
     /// Recipe of a backend started first on `{{backend_port}}` (varnish).
     #[serde(default)]
     pub backend: Option<String>,
@@ -190,6 +195,10 @@ pub struct Recipe {
     /// [`Recipe::over_h2c`]).
     #[serde(default)]
     pub h2c: Option<ProtocolTable>,
+}
+
+fn one() -> u32 {
+    1
 }
 
 fn default_stop_signal() -> String {
@@ -497,6 +506,7 @@ impl Recipe {
             stop_signal: default_stop_signal(),
             drop_privileges: true,
             task_per_connection: false,
+            files_per_connection: 1,
             backend: None,
             notes: "user command: its settings are whatever its arguments say".to_string(),
             env: BTreeMap::new(),

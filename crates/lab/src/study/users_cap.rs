@@ -21,6 +21,9 @@ pub enum CapLimit {
     Machine,
     /// The kernel's task ids, of which one server may take half.
     Tasks { task_ids: u32 },
+    /// The open files a process may hold, of which the server keeps
+    /// `per_connection` for each connection by its own rule.
+    Files { per_connection: u32, files: u64 },
 }
 
 /// The highest level a server's search tries, and what set it.
@@ -28,6 +31,22 @@ pub enum CapLimit {
 pub struct UsersCap {
     pub users: u32,
     pub limit: CapLimit,
+}
+
+/// What the machine allows: the users the load generator's open files
+/// take, the kernel's task ids, and the open files a process may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MachineBounds {
+    pub users: u32,
+    pub task_ids: Option<u32>,
+    pub files: u64,
+}
+
+/// What one server takes for each connection, from its recipe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerNeeds {
+    pub task_per_connection: bool,
+    pub files_per_connection: u32,
 }
 
 /// Users a server that takes a task per connection may be searched to:
@@ -38,36 +57,36 @@ pub fn task_users(task_ids: u32, per_user: u32) -> u32 {
     (task_ids / 2 / 2 / per_user.max(1)).max(1)
 }
 
-/// The cap of one server: the least of the study's cap, the machine's
-/// and, for a server whose connections each take a task, its share of the
-/// kernel's task ids. A tie names the limit that is no choice of the
-/// user's: a study's cap is already no higher than the machine's, and a
-/// cap that meets the machine's or the task ids' is theirs.
-pub fn users_cap(
-    study: u32,
-    machine: u32,
-    task_ids: Option<u32>,
-    task_per_connection: bool,
-    per_user: u32,
-) -> UsersCap {
+/// The cap of one server: the least of the study's cap, the machine's,
+/// and what the server's own needs leave (its share of the kernel's task
+/// ids, the connections its rule allows in a process's open files). A tie
+/// names the limit that is no choice of the user's: a study's cap is
+/// already no higher than the machine's, and a cap that meets another is
+/// that other's.
+pub fn users_cap(study: u32, m: &MachineBounds, needs: &ServerNeeds, per_user: u32) -> UsersCap {
+    let per_user = per_user.max(1);
     let mut cap = UsersCap {
         users: study,
         limit: CapLimit::Study,
     };
-    if machine <= cap.users {
-        cap = UsersCap {
-            users: machine,
-            limit: CapLimit::Machine,
-        };
-    }
-    if let (true, Some(ids)) = (task_per_connection, task_ids) {
-        let users = task_users(ids, per_user);
+    let mut lower = |users: u32, limit: CapLimit| {
         if users <= cap.users {
-            cap = UsersCap {
-                users,
-                limit: CapLimit::Tasks { task_ids: ids },
-            };
+            cap = UsersCap { users, limit };
         }
+    };
+    lower(m.users, CapLimit::Machine);
+    if let (true, Some(ids)) = (needs.task_per_connection, m.task_ids) {
+        lower(task_users(ids, per_user), CapLimit::Tasks { task_ids: ids });
+    }
+    if needs.files_per_connection > 1 {
+        let users = m.files / u64::from(needs.files_per_connection) / u64::from(per_user);
+        lower(
+            users.min(u64::from(u32::MAX)) as u32,
+            CapLimit::Files {
+                per_connection: needs.files_per_connection,
+                files: m.files,
+            },
+        );
     }
     cap
 }
@@ -113,13 +132,16 @@ impl Study {
     /// when the study searches no max users.
     pub fn users_cap(&self, server: &StudyServer) -> Option<UsersCap> {
         let study = self.max_users_cap?;
-        Some(users_cap(
-            study,
-            self.machine_users(),
-            self.task_ids,
-            server.recipe.task_per_connection,
-            self.conns_per_user(),
-        ))
+        let machine = MachineBounds {
+            users: self.machine_users(),
+            task_ids: self.task_ids,
+            files: throng_engine::max_connections() + throng_model::SPARE_FDS,
+        };
+        let needs = ServerNeeds {
+            task_per_connection: server.recipe.task_per_connection,
+            files_per_connection: server.recipe.files_per_connection,
+        };
+        Some(users_cap(study, &machine, &needs, self.conns_per_user()))
     }
 
     /// The most connections one level of the sweep opens.
@@ -156,20 +178,33 @@ impl Study {
 mod tests {
     use super::*;
 
+    /// This machine: open files for 19,936 users, 20,000 in a process,
+    /// pid_max 32,768.
+    const HERE: MachineBounds = MachineBounds {
+        users: 19_936,
+        task_ids: Some(32_768),
+        files: 20_000,
+    };
+    const EVENT_LOOP: ServerNeeds = ServerNeeds {
+        task_per_connection: false,
+        files_per_connection: 1,
+    };
+
     #[test]
     fn a_server_that_takes_a_task_per_connection_is_capped_by_half_the_task_ids() {
-        // This machine: pid_max 32,768, open files for 19,936 users.
-        let apache = users_cap(20_000, 19_936, Some(32_768), true, 1);
+        let apache = ServerNeeds {
+            task_per_connection: true,
+            ..EVENT_LOOP
+        };
         assert_eq!(
-            apache,
+            users_cap(20_000, &HERE, &apache, 1),
             UsersCap {
                 users: 8_192,
                 limit: CapLimit::Tasks { task_ids: 32_768 }
             }
         );
-        let nginx = users_cap(20_000, 19_936, Some(32_768), false, 1);
         assert_eq!(
-            nginx,
+            users_cap(20_000, &HERE, &EVENT_LOOP, 1),
             UsersCap {
                 users: 19_936,
                 limit: CapLimit::Machine
@@ -180,20 +215,47 @@ mod tests {
     }
 
     #[test]
-    fn a_tie_names_the_limit_the_user_did_not_choose_and_unknown_task_ids_cap_nothing() {
+    fn a_server_that_keeps_two_files_a_connection_is_capped_by_half_the_files() {
+        let lighttpd = ServerNeeds {
+            files_per_connection: 2,
+            ..EVENT_LOOP
+        };
         assert_eq!(
-            users_cap(8_192, 19_936, Some(32_768), true, 1).limit,
+            users_cap(20_000, &HERE, &lighttpd, 1),
+            UsersCap {
+                users: 10_000,
+                limit: CapLimit::Files {
+                    per_connection: 2,
+                    files: 20_000
+                }
+            }
+        );
+        assert_eq!(users_cap(20_000, &HERE, &lighttpd, 4).users, 2_500);
+    }
+
+    #[test]
+    fn a_tie_names_the_limit_the_user_did_not_choose_and_unknown_task_ids_cap_nothing() {
+        let apache = ServerNeeds {
+            task_per_connection: true,
+            ..EVENT_LOOP
+        };
+        assert_eq!(
+            users_cap(8_192, &HERE, &apache, 1).limit,
             CapLimit::Tasks { task_ids: 32_768 }
         );
+        let unknown = MachineBounds {
+            task_ids: None,
+            ..HERE
+        };
         assert_eq!(
-            users_cap(19_936, 19_936, None, true, 1),
+            users_cap(19_936, &unknown, &apache, 1),
             UsersCap {
                 users: 19_936,
                 limit: CapLimit::Machine
             }
         );
         assert_eq!(
-            users_cap(300, 19_936, Some(32_768), true, 1),
+            users_cap(300, &HERE, &apache, 1),
             UsersCap {
                 users: 300,
                 limit: CapLimit::Study
