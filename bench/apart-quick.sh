@@ -235,3 +235,11 @@ echo "Wall time: ${home_s} s at home, ${apart_s} s apart ($(awk -v a="$apart_s" 
 jq -r '[.run.steps[].rounds[].summary.coordination_ms | select(. != null)] | sort
   | "Coordination per slice apart (plan instant to figures back, less the slice): \(length) rounds, median \(.[length / 2 | floor] * 100 | round / 100) ms, 90th percentile \(.[length * 9 / 10 | floor] * 100 | round / 100) ms, largest \(.[-1] * 100 | round / 100) ms."' \
   "$work/apart.json"
+# Where it went, part by part (the parts of one slice add up to its
+# coordination): the agent finishing after the plan's end, reading its
+# ports, the figures' way here, and the coordinator's wait to read them.
+for part in finish_ms ports_ms travel_ms read_ms; do
+  jq -r --arg p "$part" '[.run.steps[].rounds[].summary.coordination_parts[$p] | select(. != null)] | sort
+    | "  \($p): median \(.[length / 2 | floor] * 100 | round / 100) ms, 90th percentile \(.[length * 9 / 10 | floor] * 100 | round / 100) ms (\(length) slices)"' \
+    "$work/apart.json"
+done

@@ -929,7 +929,16 @@ fn a_level_apart_runs_its_slices_back_to_back_from_one_plan() {
             assert!(cpu > 0.0, "{r}");
             // The coordinator's wait beyond the slice, from its instant in
             // the plan, is stored with it.
-            assert!(sum["coordination_ms"].as_f64().unwrap() >= 0.0, "{sum}");
+            let coordination = sum["coordination_ms"].as_f64().unwrap();
+            assert!(coordination >= 0.0, "{sum}");
+            // Split into where it went, the parts adding up to it whatever
+            // the hosts' clocks.
+            let parts = &sum["coordination_parts"];
+            let added: f64 = ["finish_ms", "ports_ms", "travel_ms", "read_ms"]
+                .iter()
+                .map(|k| parts[k].as_f64().unwrap())
+                .sum();
+            assert!((added - coordination).abs() < 1e-3, "{sum}");
             if s["server"] == "nginx-conns" {
                 assert_eq!(sum["connections"]["reconnects"], 0, "{sum}");
                 counted += sum["warmup"]["completed"].as_u64().unwrap()

@@ -154,6 +154,7 @@ pub fn summarize(r: &LoadResult) -> Summary {
         local_server: None,
         thresholds: Vec::new(),
         coordination_ms: None,
+        coordination_parts: None,
     }
 }
 

@@ -399,6 +399,10 @@ pub struct Summary {
     /// back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coordination_ms: Option<f64>,
+    /// A slice of a plan: where `coordination_ms` went, for the host
+    /// whose figures came last.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordination_parts: Option<CoordinationParts>,
     /// Users who think: their sessions, beside the per-request figures
     /// above (which count every request of every session).
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -642,4 +646,22 @@ mod tests {
         );
         assert_eq!(sum.arrived(), 20);
     }
+}
+
+/// Where a planned slice's coordination went, milliseconds, for the host
+/// whose figures came last; the four add up to `coordination_ms`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CoordinationParts {
+    /// The agent's slice ending after the plan's end: its wake-up, the
+    /// last responses, its threads' figures merged.
+    pub finish_ms: f64,
+    /// The agent reading its ports after the slice, before the figures
+    /// are encoded.
+    pub ports_ms: f64,
+    /// The figures' way here: encoded, written, through the transport's
+    /// hops (ssh) into this side's reader.
+    pub travel_ms: f64,
+    /// This side's wait before reading them: its poll, and work of its own
+    /// between slices.
+    pub read_ms: f64,
 }

@@ -18,7 +18,7 @@ use throng_model::TcpCounters;
 
 use crate::binary::Binary;
 use crate::facts;
-use crate::protocol::{Banner, Envelope, PlanSlice, Reply, Request, PROTOCOL};
+use crate::protocol::{Banner, Envelope, PlanSlice, Reply, Request, SliceStamps, PROTOCOL};
 
 /// Furthest ahead a start may be scheduled: a coordinator sends starts a
 /// fraction of a second ahead, so anything beyond this is a wrong clock.
@@ -516,25 +516,34 @@ fn plan(
     out: &Out,
     id: u64,
 ) -> u32 {
-    type Ran = (u32, Result<Windowed, String>);
+    // Each slice's index, its figures, and when it ended.
+    type Ran = (u32, Result<Windowed, String>, u64);
     let (tx, rx) = std::sync::mpsc::channel::<Ran>();
     std::thread::scope(|scope| {
         scope.spawn(move || {
-            for (index, r) in rx {
+            for (index, r, ended_unix_ns) in rx {
                 let reply = match r {
-                    Ok((r, tcp)) => Reply::Slice {
-                        index,
-                        result: Some(Box::new(r)),
-                        ports: throng_trust::PortUse::read(),
-                        tcp,
-                        error: None,
-                    },
+                    Ok((r, tcp)) => {
+                        let ports = throng_trust::PortUse::read();
+                        Reply::Slice {
+                            index,
+                            result: Some(Box::new(r)),
+                            ports,
+                            tcp,
+                            error: None,
+                            stamps: Some(SliceStamps {
+                                ended_unix_ns,
+                                ready_unix_ns: unix_ns(),
+                            }),
+                        }
+                    }
                     Err(message) => Reply::Slice {
                         index,
                         result: None,
                         ports: throng_trust::PortUse::default(),
                         tcp: None,
                         error: Some(message),
+                        stamps: None,
                     },
                 };
                 send(out, id, reply);
@@ -552,7 +561,7 @@ fn plan(
                 None => Err(format!("no connections are held for {}", s.key)),
             };
             ran += 1;
-            let _ = tx.send((index, r));
+            let _ = tx.send((index, r, unix_ns()));
         }
         drop(tx);
         ran

@@ -26,11 +26,16 @@ pub struct Link {
     pub offset: Offset,
     child: Child,
     stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
+    /// Each line the agent wrote, with when it arrived here (Unix ns).
+    lines: Receiver<(String, u64)>,
     stderr: Arc<Mutex<String>>,
     stderr_done: Receiver<()>,
     next_id: u64,
-    pending: Vec<Envelope<Reply>>,
+    pending: Vec<(Envelope<Reply>, u64)>,
+    /// When the last reply [`Link::wait`] or [`Link::poll`] returned
+    /// arrived (Unix ns), read from the pipe before the caller got to it:
+    /// how long figures travelled apart from how long they waited here.
+    pub arrived_ns: u64,
 }
 
 /// What runs on the remote host: the cached agent when this build is
@@ -239,7 +244,7 @@ impl Link {
             let r = BufReader::new(stdout);
             for line in r.lines() {
                 let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
+                if tx.send((line, crate::agent::unix_ns())).is_err() {
                     break;
                 }
             }
@@ -251,7 +256,7 @@ impl Link {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match lines.recv_timeout(left) {
-                Ok(line) => {
+                Ok((line, _)) => {
                     if let Some(arch) = line.strip_prefix("throng-missing ") {
                         wait_bounded(&mut child, Duration::from_secs(5));
                         return Ok(Err(arch.trim().to_string()));
@@ -275,6 +280,7 @@ impl Link {
                             stderr_done,
                             next_id: 1,
                             pending: Vec::new(),
+                            arrived_ns: 0,
                         };
                         match link.call(Request::Hello, Duration::from_secs(30))? {
                             Reply::Hello(f) => link.facts = *f,
@@ -336,8 +342,10 @@ impl Link {
         interrupted: &dyn Fn() -> bool,
     ) -> Result<Option<Reply>, RemoteError> {
         // In arrival order: a plan's replies share one id.
-        if let Some(i) = self.pending.iter().position(|e| e.id == id) {
-            return Ok(Some(self.pending.remove(i).body));
+        if let Some(i) = self.pending.iter().position(|(e, _)| e.id == id) {
+            let (e, at) = self.pending.remove(i);
+            self.arrived_ns = at;
+            return Ok(Some(e.body));
         }
         loop {
             if interrupted() {
@@ -351,9 +359,12 @@ impl Link {
             }
             let slice = (deadline - now).min(Duration::from_millis(50));
             match self.lines.recv_timeout(slice) {
-                Ok(line) => match serde_json::from_str::<Envelope<Reply>>(&line) {
-                    Ok(e) if e.id == id => return Ok(Some(e.body)),
-                    Ok(e) => self.pending.push(e),
+                Ok((line, at)) => match serde_json::from_str::<Envelope<Reply>>(&line) {
+                    Ok(e) if e.id == id => {
+                        self.arrived_ns = at;
+                        return Ok(Some(e.body));
+                    }
+                    Ok(e) => self.pending.push((e, at)),
                     Err(e) => {
                         return Err(RemoteError::Agent {
                             host: self.place.to_string(),
@@ -371,16 +382,21 @@ impl Link {
     /// if not yet. Lets a caller watch several hosts at once.
     pub fn poll(&mut self, id: u64, slice: Duration) -> Result<Option<Reply>, RemoteError> {
         // In arrival order: a plan's replies share one id.
-        if let Some(i) = self.pending.iter().position(|e| e.id == id) {
-            return Ok(Some(self.pending.remove(i).body));
+        if let Some(i) = self.pending.iter().position(|(e, _)| e.id == id) {
+            let (e, at) = self.pending.remove(i);
+            self.arrived_ns = at;
+            return Ok(Some(e.body));
         }
         let deadline = Instant::now() + slice;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
-                Ok(line) => match serde_json::from_str::<Envelope<Reply>>(&line) {
-                    Ok(e) if e.id == id => return Ok(Some(e.body)),
-                    Ok(e) => self.pending.push(e),
+                Ok((line, at)) => match serde_json::from_str::<Envelope<Reply>>(&line) {
+                    Ok(e) if e.id == id => {
+                        self.arrived_ns = at;
+                        return Ok(Some(e.body));
+                    }
+                    Ok(e) => self.pending.push((e, at)),
                     Err(e) => {
                         return Err(RemoteError::Agent {
                             host: self.place.to_string(),

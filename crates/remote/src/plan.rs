@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::clock::Offset;
 use crate::fleet::{Fleet, FleetRun};
-use crate::protocol::{PlanSlice, Reply, Request};
+use crate::protocol::{PlanSlice, Reply, Request, SliceStamps};
 use crate::RemoteError;
 
 /// Room between one slice's counted end and the next one's start, at
@@ -106,6 +106,9 @@ pub struct SliceRun {
     /// How late the latest host started the slice's counted time after
     /// the plan's instant.
     pub late: Duration,
+    /// Where `coordination` went, for the host whose figures came last;
+    /// `None` from an agent that does not stamp its slices.
+    pub parts: Option<throng_model::CoordinationParts>,
 }
 
 impl Plan {
@@ -167,6 +170,8 @@ impl Fleet {
         let bound = slot.warmup + slot.seconds + timeout + Duration::from_secs(60);
         let deadline = Fleet::deadline(slot.start_local_ns, bound);
         let mut replies: Vec<Option<Reply>> = vec![None; plan.ids.len()];
+        // Per host: its stamps and when its figures arrived here.
+        let mut stamped: Vec<Option<(SliceStamps, u64)>> = vec![None; plan.ids.len()];
         while replies.iter().any(Option::is_none) {
             if !plan.stopped && interrupted() {
                 plan.stopped = true;
@@ -192,8 +197,10 @@ impl Fleet {
                         ports,
                         tcp,
                         error: None,
+                        stamps,
                     })) if i == index => {
                         *reply = Some(Reply::Load { result, ports, tcp });
+                        stamped[k] = stamps.map(|st| (st, self.links[k].arrived_ns));
                         continue;
                     }
                     Ok(Some(Reply::Slice {
@@ -212,8 +219,14 @@ impl Fleet {
                 return Err(failed);
             }
         }
-        let coordination =
-            Duration::from_nanos(crate::agent::unix_ns().saturating_sub(slot.end_local_ns()));
+        let done = crate::agent::unix_ns();
+        let coordination = Duration::from_nanos(done.saturating_sub(slot.end_local_ns()));
+        let parts = stamped
+            .iter()
+            .zip(&self.links)
+            .filter_map(|(st, l)| st.map(|(st, arrived)| (st, arrived, l.offset)))
+            .max_by_key(|&(_, arrived, _)| arrived)
+            .map(|(st, arrived, offset)| coordination_parts(&slot, st, arrived, &offset, done));
         let run = self.runs(replies.into_iter().flatten().collect())?;
         let counted = (slot.start_local_ns + slot.warmup.as_nanos() as u64) as f64 / 1e9;
         let latest = run
@@ -225,6 +238,7 @@ impl Fleet {
             run,
             coordination,
             late: Duration::from_secs_f64(latest),
+            parts,
         })
     }
 
@@ -262,12 +276,68 @@ impl Fleet {
     }
 }
 
+/// Where the time from `slot`'s planned end to its figures read here
+/// (`done`, this clock) went, from one host's stamps (its clock, `offset`
+/// from this one) and its figures' arrival here. The clocks' offset
+/// cancels in the sum, which is the slice's coordination exactly; only
+/// the split between finishing there and travelling carries its error.
+pub fn coordination_parts(
+    slot: &Slot,
+    stamps: SliceStamps,
+    arrived_ns: u64,
+    offset: &Offset,
+    done: u64,
+) -> throng_model::CoordinationParts {
+    let ms = |a: u64, b: u64| (a as i128 - b as i128) as f64 / 1e6;
+    let end_there = offset.to_host_ns(slot.end_local_ns());
+    let ready_here = (stamps.ready_unix_ns as i128 - offset.offset_ns as i128).max(0) as u64;
+    throng_model::CoordinationParts {
+        finish_ms: ms(stamps.ended_unix_ns, end_there),
+        ports_ms: ms(stamps.ready_unix_ns, stamps.ended_unix_ns),
+        travel_ms: ms(arrived_ns, ready_here),
+        read_ms: ms(done, arrived_ns),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
+    }
+
+    #[test]
+    fn a_slices_coordination_splits_into_parts_that_add_up_across_clocks() {
+        // The host's clock runs 5 ms ahead of this one's; the slice's
+        // counted time ends at 10 s here.
+        let slot = Slot {
+            key: "k".into(),
+            start_local_ns: 9_000_000_000,
+            warmup: ms(500),
+            seconds: ms(500),
+        };
+        let offset = Offset {
+            offset_ns: 5_000_000,
+            uncertainty_ns: 100_000,
+            rtt_ns: 200_000,
+        };
+        let stamps = SliceStamps {
+            ended_unix_ns: 10_008_000_000,
+            ready_unix_ns: 10_009_000_000,
+        };
+        let p = coordination_parts(&slot, stamps, 10_009_000_000, &offset, 10_010_000_000);
+        assert_eq!(
+            (p.finish_ms, p.ports_ms, p.travel_ms, p.read_ms),
+            (3.0, 1.0, 5.0, 1.0)
+        );
+        // Whatever the offset, the parts add up to the coordination.
+        let off = Offset {
+            offset_ns: -40_000_000,
+            ..offset
+        };
+        let q = coordination_parts(&slot, stamps, 10_009_000_000, &off, 10_010_000_000);
+        assert_eq!(q.finish_ms + q.ports_ms + q.travel_ms + q.read_ms, 10.0);
     }
 
     #[test]

@@ -126,6 +126,10 @@ pub enum Reply {
         tcp: Option<throng_model::TcpSegments>,
         #[serde(default)]
         error: Option<String>,
+        /// When the slice ended here and when its figures were ready to
+        /// send, on this host's clock.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stamps: Option<SliceStamps>,
     },
     /// A `Plan` is over: `ran` of its slices ran, and the host is free.
     PlanEnded {
@@ -149,6 +153,15 @@ pub enum Reply {
     Failed {
         message: String,
     },
+}
+
+/// A slice's end and its figures' readiness on the agent's clock (Unix
+/// ns): with the plan's end and the reply's arrival they say where the
+/// time between a slice's end and its figures in hand went.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct SliceStamps {
+    pub ended_unix_ns: u64,
+    pub ready_unix_ns: u64,
 }
 
 /// One slice of a [`Request::Plan`], its start on the agent's clock.

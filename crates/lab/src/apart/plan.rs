@@ -230,7 +230,9 @@ impl Apart<'_> {
             ServerUsage::default()
         };
         let s = read.map_err(RoundError::Clients)?;
-        Ok((super::measured(&s.run, usage, s.coordination), s.late))
+        let mut m = super::measured(&s.run, usage, s.coordination);
+        m.summary.coordination_parts = s.parts;
+        Ok((m, s.late))
     }
 
     /// Asks the server host to sample `name` over `slot`'s counted time by
