@@ -655,8 +655,8 @@ pub struct CoordinationParts {
     /// The agent's slice ending after the plan's end: its wake-up, the
     /// last responses, its threads' figures merged.
     pub finish_ms: f64,
-    /// The agent reading its ports after the slice, before the figures
-    /// are encoded.
+    /// The agent handing the figures to the thread that sends them, with
+    /// the ports it last read.
     pub ports_ms: f64,
     /// The figures' way here: encoded, written, through the transport's
     /// hops (ssh) into this side's reader.

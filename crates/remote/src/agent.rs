@@ -506,9 +506,13 @@ fn window_run(
 
 /// A plan's slices in order, each on time, its figures sent as it ends so
 /// the coordinator sees a lost slice within the slice; a stop ends it.
-/// The ports are read and the figures encoded and written by a thread of
-/// their own, so the next slice's start waits for none of it. Returns how
-/// many ran, once every figure is written.
+/// The figures are encoded and written by a thread of their own, so the
+/// next slice's start waits for none of it. Each carries the ports held
+/// as the slice before it ended (the first, as the plan began): reading
+/// them walks the kernel's whole socket table, tens of milliseconds on a
+/// busy machine, and a slice's figures must not wait for that; the
+/// connections a plan runs over are kept, so its port use moves slowly.
+/// Returns how many ran, once every figure is written.
 fn plan(
     kept: &mut HashMap<String, Session>,
     slices: &[PlanSlice],
@@ -521,22 +525,20 @@ fn plan(
     let (tx, rx) = std::sync::mpsc::channel::<Ran>();
     std::thread::scope(|scope| {
         scope.spawn(move || {
+            let mut ports = throng_trust::PortUse::read();
             for (index, r, ended_unix_ns) in rx {
                 let reply = match r {
-                    Ok((r, tcp)) => {
-                        let ports = throng_trust::PortUse::read();
-                        Reply::Slice {
-                            index,
-                            result: Some(Box::new(r)),
-                            ports,
-                            tcp,
-                            error: None,
-                            stamps: Some(SliceStamps {
-                                ended_unix_ns,
-                                ready_unix_ns: unix_ns(),
-                            }),
-                        }
-                    }
+                    Ok((r, tcp)) => Reply::Slice {
+                        index,
+                        result: Some(Box::new(r)),
+                        ports: ports.clone(),
+                        tcp,
+                        error: None,
+                        stamps: Some(SliceStamps {
+                            ended_unix_ns,
+                            ready_unix_ns: unix_ns(),
+                        }),
+                    },
                     Err(message) => Reply::Slice {
                         index,
                         result: None,
@@ -547,6 +549,7 @@ fn plan(
                     },
                 };
                 send(out, id, reply);
+                ports = throng_trust::PortUse::read();
             }
         });
         let mut ran = 0;
