@@ -20,11 +20,13 @@ pub mod fuzz;
 #[doc(hidden)]
 pub mod fuzz_h2;
 pub mod h2;
+pub mod h3;
 pub mod http1;
 pub mod probe;
 pub mod ramp;
 pub mod request;
 pub mod result;
+mod quic;
 mod run;
 pub mod running;
 mod rx;
@@ -39,6 +41,6 @@ pub use result::{Drain, ErrorKind, LoadModel, LoadResult, Warning};
 pub use run::{max_connections, proportional, run, run_tapped, Control, EngineError};
 pub use session::Session;
 pub use spec::{
-    ExpectStatus, HttpSpec, HttpVersion, IoBackend, LoadSpec, Order, SpecError, Stop, Target,
+    Congestion, ExpectStatus, HttpSpec, HttpVersion, IoBackend, LoadSpec, Order, SpecError, Stop, Target,
     UringGap, DEFAULT_NAP_DIVISOR, NAP_DIVISORS,
 };

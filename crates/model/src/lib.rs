@@ -32,7 +32,7 @@ pub use feature::{Feature, FeatureResult, FeatureStatus};
 pub use profile::Profile;
 pub use reason::{Reason, ReasonCode, Verdict};
 pub use summary::{
-    Connections, CpuTime, ErrorKind, HostShare, Http2Report, IoBackend, Latency, LoadModel,
+    Connections, CpuTime, ErrorKind, HostShare, Http2Report, Http3Report, IoBackend, Latency, LoadModel,
     LocalServer, RateReport, ReplyHeads, SessionCounts, Sessions, Summary, TimelineRow, TlsReport,
     Warmup, Warning,
 };

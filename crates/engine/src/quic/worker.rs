@@ -1,0 +1,656 @@
+//! A thread's QUIC loop: one non-blocking UDP socket and one quinn-proto
+//! `Endpoint` for all the thread's connections (the server tells them
+//! apart by connection id), driven the way the TCP loop is: read what
+//! came, hand each connection its datagrams, let each connection say
+//! what it wants sent and when its timers fall due, then sleep in poll(2)
+//! until the first of the socket, those timers, the next timeout scan
+//! and the run's end. Every pass is bounded: `DATAGRAMS_PER_TURN` reads
+//! and `TRANSMITS_PER_VISIT` sends per connection.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::BytesMut;
+use quinn_proto::{
+    ClientConfig, ConnectionError, DatagramEvent, Dir, Endpoint, Event, StreamEvent,
+};
+
+use crate::clock::{now_ns, thread_cpu, thread_runqueue_wait};
+use crate::driver::{Books, Job, Shared, Stats, ThreadResult, Window, STATUS_SLOTS};
+use crate::h3::{self, H3Requests};
+use crate::http1::Response;
+use crate::result::{Drain, ErrorKind};
+use crate::spec::Order;
+
+use super::conn::{H3Conn, Outcome, Req};
+use super::{LossBook, Quic};
+
+const DATAGRAMS_PER_TURN: usize = 1024;
+const TRANSMITS_PER_VISIT: usize = 64;
+/// Timeouts are scanned at least this often.
+const SCAN_NS: u64 = 50_000_000;
+/// Longest sleep in poll(2) before the stop flag is looked at again.
+const TURN_MS: u64 = 10;
+const NO_SLOT: usize = usize::MAX;
+/// A connection closing after its slot moved on: in `closing`.
+const CLOSING: usize = usize::MAX - 1;
+
+pub(super) struct QuicWorker<'a> {
+    plan: &'a Shared<'a>,
+    quic: &'a Quic,
+    requests: &'a H3Requests,
+    job: Job,
+    sock: UdpSocket,
+    endpoint: Endpoint,
+    client: ClientConfig,
+    conns: Vec<Option<H3Conn>>,
+    /// Connections closed by the client, sending their close until drained.
+    closing: Vec<H3Conn>,
+    ever: Vec<bool>,
+    /// Connection handle → slot.
+    slot_of: Vec<usize>,
+    stats: Stats,
+    books: Books,
+    losses: LossBook,
+    window: Window,
+    measuring: bool,
+    now: u64,
+    issued_measured: u64,
+    done_measured: u64,
+    seq: usize,
+    rng: u64,
+    recv: BytesMut,
+    send: Vec<u8>,
+    preface: Vec<u8>,
+}
+
+impl<'a> QuicWorker<'a> {
+    pub(super) fn new(
+        plan: &'a Shared<'a>,
+        quic: &'a Quic,
+        job: Job,
+    ) -> std::io::Result<Self> {
+        let spec = plan.spec;
+        let target = spec.targets[0].addr;
+        let bind: SocketAddr = if target.is_ipv4() {
+            "0.0.0.0:0".parse().expect("an address")
+        } else {
+            "[::]:0".parse().expect("an address")
+        };
+        let sock = UdpSocket::bind(bind)?;
+        sock.set_nonblocking(true)?;
+        // Many streams' responses can arrive between two reads.
+        super::receive_buffer(&sock, 8 << 20);
+        let seq = (job.first_request % spec.targets.len().max(1) as u64) as usize;
+        let rng = spec.seed ^ (0x9e37_79b9_7f4a_7c15u64.wrapping_mul(job.index as u64 + 1)) | 1;
+        Ok(QuicWorker {
+            plan,
+            quic,
+            requests: &quic.requests,
+            conns: (0..job.conns).map(|_| None).collect(),
+            closing: Vec::new(),
+            ever: vec![false; job.conns],
+            job,
+            sock,
+            endpoint: Endpoint::new(Arc::new(quic.endpoint.clone()), None, false, None),
+            client: quic.client()?,
+            slot_of: Vec::new(),
+            stats: Stats::new(),
+            books: Books::new(spec),
+            losses: LossBook::default(),
+            window: Window::default(),
+            measuring: false,
+            now: now_ns(),
+            issued_measured: 0,
+            done_measured: 0,
+            seq,
+            rng,
+            recv: BytesMut::with_capacity(64 * 1024),
+            send: Vec::with_capacity(64 * 1024),
+            preface: h3::control_stream_preface(),
+        })
+    }
+
+    pub(super) fn run(mut self, window: Window) -> ThreadResult {
+        if let Some(cpu) = self.job.cpu {
+            let _ = crate::affinity::pin_current_thread(&[cpu]);
+        }
+        self.window = window;
+        self.now = now_ns();
+        self.measuring = self.now >= self.window.warmup_end_ns;
+        let mut cpu_mark = (thread_cpu(), thread_runqueue_wait());
+        let mut next_scan = self.now + SCAN_NS.min(self.timeout_ns());
+        let (end_ns, interrupted) = loop {
+            self.now = now_ns();
+            if !self.measuring && self.now >= self.window.warmup_end_ns {
+                self.measuring = true;
+                cpu_mark = (thread_cpu(), thread_runqueue_wait());
+            }
+            if let Some(end) = self.window.end_ns {
+                if self.now >= end {
+                    break (end, false);
+                }
+            }
+            if let Some(q) = self.job.quota {
+                if self.measuring && self.done_measured >= q {
+                    break (self.now, false);
+                }
+            }
+            if self.window.stop.load(Ordering::Relaxed) {
+                break (self.now, true);
+            }
+            for i in 0..self.conns.len() {
+                if self.conns[i].is_none() && self.can_issue() {
+                    self.connect(i);
+                }
+            }
+            self.receive();
+            let instant = Instant::now();
+            for i in 0..self.conns.len() {
+                self.visit(i, instant);
+            }
+            self.visit_closing(instant);
+            if self.now >= next_scan {
+                self.scan_timeouts();
+                next_scan = self.now + SCAN_NS.min(self.timeout_ns());
+            }
+            self.sleep(next_scan);
+        };
+        let in_flight: u64 = self.conns.iter().flatten().map(|c| c.reqs.len() as u64).sum();
+        let (cpu_end, wait_end) = (thread_cpu(), thread_runqueue_wait());
+        let instant = Instant::now();
+        for i in 0..self.conns.len() {
+            if let Some(mut c) = self.conns[i].take() {
+                c.q.close(instant, h3_code(h3::H3_NO_ERROR), bytes::Bytes::new());
+                self.transmit(&mut c, instant);
+                self.losses.book(&c);
+            }
+        }
+        let mut stats = self.stats;
+        stats.h3 = self.losses.into_report(self.quic, self.plan.spec.http.streams);
+        ThreadResult {
+            stats,
+            cpu_user: cpu_end.0 - cpu_mark.0 .0,
+            cpu_sys: cpu_end.1 - cpu_mark.0 .1,
+            runqueue_wait: (wait_end - cpu_mark.1).max(0.0),
+            established: self.ever.iter().filter(|&&e| e).count() as u64,
+            in_flight_at_end: in_flight,
+            end_ns,
+            interrupted,
+            fatal: None,
+            expect: self.books.expect,
+            drain: Drain::default(),
+            sessions: None,
+            io_fallback: None,
+        }
+    }
+
+    fn timeout_ns(&self) -> u64 {
+        self.plan.spec.timeout.as_nanos() as u64
+    }
+
+    fn can_issue(&self) -> bool {
+        match self.job.quota {
+            Some(q) => !self.measuring || self.issued_measured < q,
+            None => self.window.end_ns.is_none_or(|end| self.now < end),
+        }
+    }
+
+    fn phase_of(&self, r: &Req) -> bool {
+        if self.job.quota.is_some() {
+            r.measured
+        } else {
+            self.measuring
+        }
+    }
+
+    fn pick(&mut self) -> u32 {
+        let n = self.requests.targets.len();
+        let i = match self.plan.spec.order {
+            Order::Sequential => {
+                let i = self.seq % n;
+                self.seq = self.seq.wrapping_add(1);
+                i
+            }
+            Order::Random => {
+                self.rng ^= self.rng << 13;
+                self.rng ^= self.rng >> 7;
+                self.rng ^= self.rng << 17;
+                (self.rng >> 33) as usize % n
+            }
+        };
+        i as u32
+    }
+
+    /// A new request on connection `c`, counted as sent in its phase.
+    fn issue(&mut self, c: &mut H3Conn) {
+        let target = self.pick();
+        let measured = self.measuring;
+        if measured && self.job.quota.is_some() {
+            self.issued_measured += 1;
+        }
+        self.counters(measured).sent += 1;
+        let reader = c.reader(self.plan.spec.checksum);
+        c.reqs.push(Req {
+            stream: None,
+            target,
+            issued_ns: self.now,
+            measured,
+            written: 0,
+            first_rx_ns: 0,
+            reader,
+        });
+    }
+
+    fn counters(&mut self, measured: bool) -> &mut crate::driver::Counters {
+        if measured {
+            &mut self.stats.measured
+        } else {
+            &mut self.stats.warmup
+        }
+    }
+
+    /// Opens slot `i`'s connection, with one request queued on it: the
+    /// handshake's failure fails it, as a connect's fails a TCP
+    /// connection's first request.
+    fn connect(&mut self, i: usize) {
+        let t = &self.plan.spec.targets[0];
+        let name = self.quic.server_name.as_str();
+        let instant = Instant::now();
+        let Ok((ch, q)) = self.endpoint.connect(instant, self.client.clone(), t.addr, name) else {
+            return;
+        };
+        if self.slot_of.len() <= ch.0 {
+            self.slot_of.resize(ch.0 + 1, NO_SLOT);
+        }
+        self.slot_of[ch.0] = i;
+        let mut c = H3Conn::new(q, self.now, ch);
+        if self.measuring {
+            self.stats.measured.connects += 1;
+            if self.ever[i] {
+                self.stats.reconnects += 1;
+            }
+        }
+        self.issue(&mut c);
+        self.conns[i] = Some(c);
+    }
+
+    /// Reads what came, bounded, and hands each datagram to its connection.
+    fn receive(&mut self) {
+        let instant = Instant::now();
+        for _ in 0..DATAGRAMS_PER_TURN {
+            self.recv.resize(64 * 1024, 0);
+            let (n, from) = match self.sock.recv_from(&mut self.recv) {
+                Ok(x) => x,
+                Err(_) => break,
+            };
+            let data = self.recv.split_to(n);
+            self.recv.clear();
+            let phase = self.measuring;
+            self.counters(phase).bytes_read += n as u64;
+            let mut response = Vec::new();
+            match self
+                .endpoint
+                .handle(instant, from, None, None, data, &mut response)
+            {
+                Some(DatagramEvent::ConnectionEvent(ch, ev)) => {
+                    let slot = self.slot_of.get(ch.0).copied().unwrap_or(NO_SLOT);
+                    if slot == CLOSING {
+                        if let Some(c) = self.closing.iter_mut().find(|c| c.handle == ch) {
+                            c.q.handle_event(ev);
+                        }
+                        continue;
+                    }
+                    if let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) {
+                        if !c.answered {
+                            c.answered = true;
+                            if self.measuring {
+                                let us = self.now.saturating_sub(c.start_ns) / 1000;
+                                self.stats.connect.saturating_record(us.max(1));
+                            }
+                        }
+                        c.q.handle_event(ev);
+                    }
+                }
+                Some(DatagramEvent::Response(t)) => {
+                    let _ = self.sock.send_to(&response[..t.size], t.destination);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Everything slot `i`'s connection has to do this turn.
+    fn visit(&mut self, i: usize, instant: Instant) {
+        let Some(mut c) = self.conns[i].take() else {
+            return;
+        };
+        if c.q.poll_timeout().is_some_and(|t| t <= instant) {
+            c.q.handle_timeout(instant);
+        }
+        // Bounded by the events the connection queued.
+        while let Some(ev) = c.q.poll_endpoint_events() {
+            if let Some(back) = self.endpoint.handle_event(c.handle, ev) {
+                c.q.handle_event(back);
+            }
+        }
+        let mut lost = None;
+        while let Some(ev) = c.q.poll() {
+            match ev {
+                Event::Connected => self.connected(i, &mut c),
+                Event::ConnectionLost { reason } => lost = Some(reason),
+                Event::Stream(StreamEvent::Readable { id }) => self.readable(i, &mut c, id),
+                Event::Stream(StreamEvent::Opened { dir: Dir::Uni }) => c.accept_uni(),
+                Event::Stream(StreamEvent::Writable { id }) => {
+                    if let Some(k) = c.find(id) {
+                        let t = c.reqs[k].target as usize;
+                        c.write(k, &self.requests.targets[t]);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(reason) = lost {
+            self.lost(c, reason);
+            return;
+        }
+        if c.connected {
+            self.fill(&mut c);
+        }
+        self.transmit(&mut c, instant);
+        if c.goaway.is_some() && c.reqs.is_empty() {
+            self.retire(c);
+            return;
+        }
+        if c.q.is_drained() {
+            self.losses.book(&c);
+            return;
+        }
+        self.conns[i] = Some(c);
+    }
+
+    /// Closes connection `c` and frees its slot for a new one; the close
+    /// is sent, and sent again, until the connection drains.
+    fn retire(&mut self, mut c: H3Conn) {
+        c.q.close(Instant::now(), h3_code(h3::H3_NO_ERROR), bytes::Bytes::new());
+        self.park(c);
+    }
+
+    /// Connection `c`, closed either way, kept until it drains.
+    fn park(&mut self, c: H3Conn) {
+        self.losses.book(&c);
+        if let Some(s) = self.slot_of.get_mut(c.handle.0) {
+            *s = CLOSING;
+        }
+        self.closing.push(c);
+    }
+
+    fn visit_closing(&mut self, instant: Instant) {
+        let mut k = 0;
+        while k < self.closing.len() {
+            let c = &mut self.closing[k];
+            if c.q.poll_timeout().is_some_and(|t| t <= instant) {
+                c.q.handle_timeout(instant);
+            }
+            while let Some(ev) = c.q.poll_endpoint_events() {
+                if let Some(back) = self.endpoint.handle_event(c.handle, ev) {
+                    c.q.handle_event(back);
+                }
+            }
+            while c.q.poll().is_some() {}
+            let mut c = self.closing.swap_remove(k);
+            self.transmit(&mut c, instant);
+            if !c.q.is_drained() {
+                self.closing.push(c);
+                let last = self.closing.len() - 1;
+                self.closing.swap(k, last);
+                k += 1;
+            }
+        }
+    }
+
+    fn connected(&mut self, _i: usize, c: &mut H3Conn) {
+        c.connected = true;
+        if !c.answered {
+            c.answered = true;
+        }
+        self.ever[_i] = true;
+        if self.measuring {
+            let us = self.now.saturating_sub(c.start_ns) / 1000;
+            self.stats.handshake.saturating_record(us.max(1));
+            self.stats.tls.handshakes += 1;
+        }
+        self.stats.tls.version = Some("TLSv1_3");
+        self.stats.tls.alpn = Some("h3".into());
+        self.losses.connections += 1;
+        c.open_control(&self.preface);
+    }
+
+    /// Keeps connection `c` carrying its streams' worth of requests, while
+    /// there is work and the server's MAX_STREAMS allows.
+    fn fill(&mut self, c: &mut H3Conn) {
+        let depth = self.plan.spec.http.streams;
+        loop {
+            // The queued request first, then new ones.
+            if let Some(k) = c.reqs.iter().position(|r| r.stream.is_none()) {
+                let t = c.reqs[k].target as usize;
+                if !c.start(k, &self.requests.targets[t]) {
+                    return;
+                }
+                continue;
+            }
+            if c.reqs.len() >= depth || c.goaway.is_some() || !self.can_issue() {
+                return;
+            }
+            self.issue(c);
+        }
+    }
+
+    fn readable(&mut self, i: usize, c: &mut H3Conn, id: quinn_proto::StreamId) {
+        if id.dir() == Dir::Uni {
+            if let Some(last) = c.read_uni(id) {
+                self.goaway(i, c, last);
+            }
+            return;
+        }
+        let Some(k) = c.find(id) else {
+            return;
+        };
+        let (out, _) = c.read(k, self.now);
+        match out {
+            None => {}
+            Some(Outcome::Done(resp)) => {
+                let r = c.reqs.swap_remove(k);
+                self.complete(&r, resp);
+                c.recycle(r);
+            }
+            Some(Outcome::Reset(code)) => {
+                let r = c.reqs.swap_remove(k);
+                *self.losses.stream_resets.entry(h3::code_name(code)).or_default() += 1;
+                self.failed(&r, ErrorKind::StreamReset);
+                c.recycle(r);
+            }
+            Some(Outcome::Broken(e)) => {
+                c.cancel(k);
+                let r = c.reqs.swap_remove(k);
+                *self.losses.h3_errors.entry(h3::code_name(e.code())).or_default() += 1;
+                self.failed(&r, ErrorKind::Parse);
+                c.recycle(r);
+            }
+        }
+    }
+
+    /// The server's GOAWAY: requests on streams at or above `last` were
+    /// never processed and go out again on a fresh connection.
+    fn goaway(&mut self, _i: usize, c: &mut H3Conn, last: u64) {
+        self.losses.goaways += 1;
+        c.goaway = Some(last);
+        let mut k = 0;
+        while k < c.reqs.len() {
+            let above = c.reqs[k].stream.is_some_and(|s| u64::from(s) >= last);
+            if !above {
+                k += 1;
+                continue;
+            }
+            c.cancel(k);
+            let r = c.reqs.swap_remove(k);
+            self.take_back(&r);
+            self.losses.retried += 1;
+            c.recycle(r);
+        }
+    }
+
+    /// A request that will go out again: unsent, unissued.
+    fn take_back(&mut self, r: &Req) {
+        let c = self.counters(r.measured);
+        c.sent -= 1;
+        if r.measured && self.job.quota.is_some() {
+            self.issued_measured -= 1;
+        }
+    }
+
+    fn complete(&mut self, r: &Req, resp: Response) {
+        let measured = self.phase_of(r);
+        let took = self.now.saturating_sub(r.issued_ns);
+        if measured {
+            self.stats.latency.saturating_record((took / 1000).max(1));
+            if r.first_rx_ns > 0 {
+                let first = r.first_rx_ns.clamp(r.issued_ns, self.now) - r.issued_ns;
+                self.stats.first_byte.saturating_record((first / 1000).max(1));
+            }
+        }
+        let error = self.books.check(self.plan.spec, r.target as usize, &resp);
+        let c = self.counters(measured);
+        c.completed += 1;
+        c.body_bytes += resp.body_bytes;
+        c.status[(resp.status as usize).min(STATUS_SLOTS - 1)] += 1;
+        if let Some(kind) = error {
+            c.errors[kind.index()] += 1;
+        }
+        if measured {
+            self.tick(1, error.is_some() as u64);
+            if self.job.quota.is_some() {
+                self.done_measured += 1;
+            }
+        }
+    }
+
+    fn failed(&mut self, r: &Req, kind: ErrorKind) {
+        let measured = self.phase_of(r);
+        self.counters(measured).errors[kind.index()] += 1;
+        if measured {
+            self.tick(0, 1);
+            if self.job.quota.is_some() {
+                self.done_measured += 1;
+            }
+        }
+    }
+
+    fn tick(&mut self, completed: u64, errors: u64) {
+        if !self.plan.spec.timeline {
+            return;
+        }
+        let sec = (self.now.saturating_sub(self.window.warmup_end_ns) / 1_000_000_000) as usize;
+        let t = &mut self.stats.timeline;
+        if t.len() <= sec {
+            // A new second: at most once a second.
+            t.resize(sec + 1, [0; 3]);
+        }
+        t[sec][0] += completed;
+        t[sec][1] += errors;
+    }
+
+    /// Connection `c` of slot `i` is gone: what it carried fails, by why.
+    fn lost(&mut self, mut c: H3Conn, reason: ConnectionError) {
+        let kind = self.losses.lost(c.connected, &reason);
+        for r in std::mem::take(&mut c.reqs) {
+            self.failed(&r, kind);
+        }
+        self.park(c);
+    }
+
+    /// Fails what waited longer than the timeout: a handshake not done
+    /// closes its connection, a response not come resets its stream.
+    fn scan_timeouts(&mut self) {
+        let timeout = self.timeout_ns();
+        for i in 0..self.conns.len() {
+            let Some(mut c) = self.conns[i].take() else {
+                continue;
+            };
+            if !c.connected && self.now.saturating_sub(c.start_ns) > timeout {
+                self.losses.handshake_failures += 1;
+                let kind = if c.answered {
+                    ErrorKind::Tls
+                } else {
+                    ErrorKind::ConnectTimeout
+                };
+                for r in std::mem::take(&mut c.reqs) {
+                    self.failed(&r, kind);
+                }
+                self.retire(c);
+                continue;
+            }
+            let mut k = 0;
+            while k < c.reqs.len() {
+                if self.now.saturating_sub(c.reqs[k].issued_ns) <= timeout {
+                    k += 1;
+                    continue;
+                }
+                c.cancel(k);
+                let r = c.reqs.swap_remove(k);
+                self.failed(&r, ErrorKind::Timeout);
+                c.recycle(r);
+            }
+            self.conns[i] = Some(c);
+        }
+    }
+
+    fn transmit(&mut self, c: &mut H3Conn, instant: Instant) {
+        for _ in 0..TRANSMITS_PER_VISIT {
+            self.send.clear();
+            let Some(t) = c.q.poll_transmit(instant, 1, &mut self.send) else {
+                break;
+            };
+            let phase = self.measuring;
+            self.counters(phase).bytes_written += t.size as u64;
+            // A datagram the kernel has no room for is lost as on a
+            // network, and QUIC's recovery sends it again.
+            let _ = self.sock.send_to(&self.send[..t.size], t.destination);
+        }
+    }
+
+    /// Sleeps until the socket is readable or the first timer falls due.
+    fn sleep(&mut self, next_scan: u64) {
+        let mut wake = next_scan;
+        if let Some(end) = self.window.end_ns {
+            wake = wake.min(end);
+        }
+        if !self.measuring {
+            wake = wake.min(self.window.warmup_end_ns);
+        }
+        let instant = Instant::now();
+        let now = now_ns();
+        for c in self.conns.iter_mut().flatten() {
+            if let Some(t) = c.q.poll_timeout() {
+                let ns = t.saturating_duration_since(instant).as_nanos() as u64;
+                wake = wake.min(now + ns);
+            }
+        }
+        let ms = wake.saturating_sub(now).div_ceil(1_000_000).min(TURN_MS);
+        let mut fd = libc::pollfd {
+            fd: self.sock.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd on the stack, for the call's length.
+        unsafe { libc::poll(&mut fd, 1, ms as libc::c_int) };
+    }
+}
+
+fn h3_code(code: u64) -> quinn_proto::VarInt {
+    quinn_proto::VarInt::from_u64(code).unwrap_or(quinn_proto::VarInt::from_u32(0))
+}
+
