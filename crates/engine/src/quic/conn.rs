@@ -11,7 +11,7 @@ use crate::http1::Response;
 
 /// A request on a connection: queued before the handshake, then on its
 /// stream.
-pub(super) struct Req {
+pub(crate) struct Req {
     pub stream: Option<StreamId>,
     pub target: u32,
     pub issued_ns: u64,
