@@ -102,7 +102,10 @@ pub fn line(s: &Summary) -> String {
         trouble.push(format!("{} handshakes failed", h.handshake_failures));
     }
     if h.version_mismatches > 0 {
-        trouble.push(format!("{} without a common QUIC version", h.version_mismatches));
+        trouble.push(format!(
+            "{} without a common QUIC version",
+            h.version_mismatches
+        ));
     }
     if h.idle_timeouts > 0 {
         trouble.push(format!("{} idle timeouts", h.idle_timeouts));

@@ -174,7 +174,10 @@ fn caddy_logs_exactly_the_requests_counted_over_h3() {
     assert!(u(h, "/datagrams_sent") > 0 && u(h, "/packets_sent") >= u(h, "/datagrams_sent"));
     assert!(h["rtt_us"].as_f64().unwrap() > 0.0);
     let lines = caddy.caddy_lines(10000);
-    let h3 = lines.iter().filter(|l| l.contains(r#""proto":"HTTP/3.0""#)).count();
+    let h3 = lines
+        .iter()
+        .filter(|l| l.contains(r#""proto":"HTTP/3.0""#))
+        .count();
     assert_eq!((lines.len(), h3), (10000, 10000));
     assert!(lines.iter().all(|l| l.contains(r#""status":200"#)));
 }
@@ -208,11 +211,17 @@ fn a_duration_over_h3_accounts_for_every_request_sent() {
     assert!(done > 0);
     assert_eq!(errors, 0);
     assert_eq!(sent, done + in_flight);
-    assert!(in_flight <= 8, "at most 2 connections × 4 streams: {in_flight}");
+    assert!(
+        in_flight <= 8,
+        "at most 2 connections × 4 streams: {in_flight}"
+    );
     assert_eq!(j["http3"]["congestion"], "newreno");
     // Those in flight at the end may or may not have reached Caddy.
     let lines = caddy.caddy_lines(done as usize).len() as u64;
-    assert!((done..=done + in_flight).contains(&lines), "{lines} logged, {done} completed");
+    assert!(
+        (done..=done + in_flight).contains(&lines),
+        "{lines} logged, {done} completed"
+    );
 }
 
 #[test]
@@ -319,7 +328,9 @@ fn a_silent_udp_port_is_one_clear_error_within_the_timeout() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains(&format!("no QUIC handshake within 1.0 s (does the server speak HTTP/3 on UDP {port}?)")),
+        err.contains(&format!(
+            "no QUIC handshake within 1.0 s (does the server speak HTTP/3 on UDP {port}?)"
+        )),
         "{err}"
     );
 }
@@ -341,7 +352,13 @@ fn h3_options_are_refused_where_they_cannot_apply() {
             "cannot be offered beside h2",
         ),
         (
-            &["load", "https://127.0.0.1:9/", "--http3", "--congestion", "vegas"][..],
+            &[
+                "load",
+                "https://127.0.0.1:9/",
+                "--http3",
+                "--congestion",
+                "vegas",
+            ][..],
             "--congestion vegas: give cubic, newreno or bbr",
         ),
         (
@@ -358,4 +375,38 @@ fn h3_options_are_refused_where_they_cannot_apply() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(says), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn requests_above_a_goaway_go_out_again_on_a_fresh_connection() {
+    let srv = Server::aioquic();
+    let cacert = srv.cert();
+    let j = throng_json(&[
+        "load",
+        &srv.url("/goaway"),
+        "--http3",
+        "--cacert",
+        cacert.to_str().unwrap(),
+        "-n",
+        "20",
+        "-c",
+        "1",
+        "--streams",
+        "4",
+    ]);
+    assert_eq!(j["completed"], 20);
+    assert_eq!(j["sent"], 20);
+    assert_eq!(j["errors_total"], 0);
+    assert_eq!(j["in_flight_at_end"], 0);
+    let seen = srv.requests_seen();
+    let ignored = seen.iter().filter(|l| l.starts_with("ignored")).count() as u64;
+    assert_eq!(seen.len() as u64 - ignored, 20, "each answered once");
+    // Five answers a connection: four connections, the last GOAWAY
+    // perhaps unread when the twentieth answer ended the run.
+    let h = &j["http3"];
+    assert!((3..=4).contains(&u(h, "/goaways")), "{h}");
+    assert_eq!(u(h, "/connections"), 4);
+    // What the server ignored went out again, and perhaps more that it
+    // never saw.
+    assert!(u(h, "/retried") >= ignored, "{h}: {ignored} ignored");
 }

@@ -23,15 +23,16 @@ pub mod h2;
 pub mod h3;
 pub mod http1;
 pub mod probe;
+mod quic;
 pub mod ramp;
 pub mod request;
 pub mod result;
-mod quic;
 mod run;
 pub mod running;
 mod rx;
 mod session;
 pub mod spec;
+mod spec_h3;
 pub mod tap;
 pub mod tls;
 pub mod users;
@@ -41,6 +42,6 @@ pub use result::{Drain, ErrorKind, LoadModel, LoadResult, Warning};
 pub use run::{max_connections, proportional, run, run_tapped, Control, EngineError};
 pub use session::Session;
 pub use spec::{
-    Congestion, ExpectStatus, HttpSpec, HttpVersion, IoBackend, LoadSpec, Order, SpecError, Stop, Target,
-    UringGap, DEFAULT_NAP_DIVISOR, NAP_DIVISORS,
+    Congestion, ExpectStatus, HttpSpec, HttpVersion, IoBackend, LoadSpec, Order, SpecError, Stop,
+    Target, UringGap, DEFAULT_NAP_DIVISOR, NAP_DIVISORS,
 };

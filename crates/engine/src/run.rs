@@ -153,30 +153,30 @@ pub fn run_tapped(
         crate::quic::run_threads(&plan, jobs, &window)
     } else {
         std::thread::scope(|s| {
-        let handles: Vec<_> = jobs
-            .into_iter()
-            .map(|job| {
-                let (plan, window) = (&plan, window.clone());
-                let tap = tap
-                    .clone()
-                    .map(|t| ThreadTap::new(t, threads, started_unix_s));
-                std::thread::Builder::new()
-                    .name(format!("throng-load-{}", job.index))
-                    .spawn_scoped(s, move || {
-                        Worker::new(plan, job).map(|mut w| {
-                            if let Some(t) = tap {
-                                w.set_tap(t);
-                            }
-                            w.run(window)
+            let handles: Vec<_> = jobs
+                .into_iter()
+                .map(|job| {
+                    let (plan, window) = (&plan, window.clone());
+                    let tap = tap
+                        .clone()
+                        .map(|t| ThreadTap::new(t, threads, started_unix_s));
+                    std::thread::Builder::new()
+                        .name(format!("throng-load-{}", job.index))
+                        .spawn_scoped(s, move || {
+                            Worker::new(plan, job).map(|mut w| {
+                                if let Some(t) = tap {
+                                    w.set_tap(t);
+                                }
+                                w.run(window)
+                            })
                         })
-                    })
-                    .expect("spawning a load thread")
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("load thread panicked"))
-            .collect()
+                        .expect("spawning a load thread")
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("load thread panicked"))
+                .collect()
         })
     };
     let done = collect(results)?;
@@ -368,7 +368,8 @@ fn check_sources(spec: &LoadSpec) -> Result<(), EngineError> {
 /// no request is sent, so the server sees exactly the requests counted.
 fn check_reachable(spec: &LoadSpec) -> Result<(), EngineError> {
     if spec.http.version == crate::spec::HttpVersion::Http3 {
-        return crate::quic::probe(spec);
+        return crate::quic::probe(spec)
+            .map_err(|(url, reason)| EngineError::Handshake { url, reason });
     }
     let mut seen = Vec::new();
     for t in &spec.targets {

@@ -4,7 +4,9 @@ Usage: h3_server.py PORT CERT KEY LOG
 
 Answers every request with BODY, except `/reset`, whose stream it resets
 with H3_REQUEST_REJECTED before any answer, and `/silent`, which it
-never answers. Each request's path is
+never answers. Under `/goaway`, a connection's fifth request is its
+last: answered, then a GOAWAY names the next stream, and requests on it
+or above are logged as `ignored PATH` and never answered. Each request's path is
 appended to LOG as it arrives, so a test counts exactly what the server
 saw. Prints `ready` once it listens; runs until killed.
 """
@@ -14,7 +16,8 @@ import sys
 
 from aioquic.asyncio import serve
 from aioquic.asyncio.protocol import QuicConnectionProtocol
-from aioquic.h3.connection import H3_ALPN, H3Connection
+from aioquic.buffer import encode_uint_var
+from aioquic.h3.connection import H3_ALPN, FrameType, H3Connection, encode_frame
 from aioquic.h3.events import HeadersReceived
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.events import ProtocolNegotiated
@@ -29,6 +32,8 @@ class Handler(QuicConnectionProtocol):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.h3 = None
+        self.answered = 0
+        self.goaway = None
 
     def quic_event_received(self, event):
         if isinstance(event, ProtocolNegotiated) and event.alpn_protocol in H3_ALPN:
@@ -39,8 +44,19 @@ class Handler(QuicConnectionProtocol):
             if not isinstance(e, HeadersReceived):
                 continue
             path = dict(e.headers).get(b":path", b"")
+            if self.goaway is not None and e.stream_id >= self.goaway:
+                Handler.log.write("ignored " + path.decode() + "\n")
+                Handler.log.flush()
+                continue
             Handler.log.write(path.decode() + "\n")
             Handler.log.flush()
+            self.answered += 1
+            if path == b"/goaway" and self.answered == 5:
+                self.goaway = e.stream_id + 4
+                self._quic.send_stream_data(
+                    self.h3._local_control_stream_id,
+                    encode_frame(FrameType.GOAWAY, encode_uint_var(self.goaway)),
+                )
             if path == b"/reset":
                 self._quic.reset_stream(e.stream_id, H3_REQUEST_REJECTED)
             elif path == b"/silent":

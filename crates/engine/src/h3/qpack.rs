@@ -97,7 +97,10 @@ fn get_string<'a>(
 ) -> Result<&'a [u8], QpackError> {
     let huffman = *b.get(*pos).ok_or(QpackError)? & (1 << bits) != 0;
     let len = get_int(b, pos, bits)? as usize;
-    let end = pos.checked_add(len).filter(|&e| e <= b.len()).ok_or(QpackError)?;
+    let end = pos
+        .checked_add(len)
+        .filter(|&e| e <= b.len())
+        .ok_or(QpackError)?;
     let raw = &b[*pos..end];
     *pos = end;
     if !huffman {
@@ -263,7 +266,10 @@ mod tests {
         // Beyond the static table.
         assert_eq!(decode_status(&[0, 0, 0xff, 0x24], &mut s), Err(QpackError));
         // A value longer than the block.
-        assert_eq!(decode_status(&[0, 0, 0x51, 5, b'/'], &mut s), Err(QpackError));
+        assert_eq!(
+            decode_status(&[0, 0, 0x51, 5, b'/'], &mut s),
+            Err(QpackError)
+        );
         assert_eq!(decode_status(&[], &mut s), Err(QpackError));
     }
 }

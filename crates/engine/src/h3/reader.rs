@@ -246,10 +246,17 @@ mod tests {
             (&[0x01, 0x80, 0x01, 0x00, 0x01], ReadError::Oversized),
         ];
         for (bytes, want) in cases {
-            assert_eq!(ResponseReader::new(false).feed(bytes), Err(want), "{bytes:?}");
+            assert_eq!(
+                ResponseReader::new(false).feed(bytes),
+                Err(want),
+                "{bytes:?}"
+            );
         }
         let mut r = ResponseReader::new(false);
-        assert_eq!(r.feed(&[0x01, 0x03, 0x00, 0x00, 0xd9, 0x00, 0x05, b'h']), Ok(Step::Headers));
+        assert_eq!(
+            r.feed(&[0x01, 0x03, 0x00, 0x00, 0xd9, 0x00, 0x05, b'h']),
+            Ok(Step::Headers)
+        );
         assert_eq!(r.finish(), Err(ReadError::Incomplete));
         assert_eq!(ReadError::Qpack.code(), 0x200);
     }

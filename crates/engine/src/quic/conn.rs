@@ -244,10 +244,7 @@ impl H3Conn {
 fn control_frames(held: &mut Vec<u8>) -> Option<u64> {
     let mut pos = 0;
     let mut goaway = None;
-    loop {
-        let Some((t, a)) = h3::get_varint(&held[pos..]) else {
-            break;
-        };
+    while let Some((t, a)) = h3::get_varint(&held[pos..]) {
         let Some((len, b)) = h3::get_varint(&held[pos + a..]) else {
             break;
         };

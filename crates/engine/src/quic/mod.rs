@@ -22,8 +22,8 @@ use crate::result::ErrorKind;
 use crate::spec::{Congestion, LoadSpec};
 use crate::tls::TlsVersion;
 
-pub(crate) use probe::probe;
 use conn::H3Conn;
+pub(crate) use probe::probe;
 use worker::QuicWorker;
 
 /// What every thread's QUIC side shares, read-only.
@@ -42,7 +42,9 @@ impl Quic {
         // Large windows, as HTTP/2's are: the server never waits on the client.
         let window = VarInt::from_u32(spec.http.stream_window);
         t.stream_receive_window(window);
-        t.receive_window(VarInt::from_u32(spec.http.conn_window.max(spec.http.stream_window)));
+        t.receive_window(VarInt::from_u32(
+            spec.http.conn_window.max(spec.http.stream_window),
+        ));
         t.max_concurrent_bidi_streams(VarInt::from_u32(0));
         t.max_concurrent_uni_streams(VarInt::from_u32(16));
         // The run's timeout bounds a silent path, whatever the server's
@@ -140,7 +142,11 @@ impl LossBook {
         }
         if c.capped && c.peak < usize::MAX {
             self.capped = true;
-            self.peak = if self.peak == 0 { c.peak } else { self.peak.min(c.peak) };
+            self.peak = if self.peak == 0 {
+                c.peak
+            } else {
+                self.peak.min(c.peak)
+            };
         }
     }
 
@@ -157,20 +163,35 @@ impl LossBook {
             }
             ConnectionError::TransportError(e) => {
                 count(&mut self.transport_errors, format!("{:?}", e.code));
-                if connected { ErrorKind::Closed } else { ErrorKind::Tls }
+                if connected {
+                    ErrorKind::Closed
+                } else {
+                    ErrorKind::Tls
+                }
             }
             ConnectionError::ConnectionClosed(c) => {
                 count(&mut self.transport_errors, format!("{:?}", c.error_code));
-                if connected { ErrorKind::Closed } else { ErrorKind::Tls }
+                if connected {
+                    ErrorKind::Closed
+                } else {
+                    ErrorKind::Tls
+                }
             }
             ConnectionError::ApplicationClosed(c) => {
-                count(&mut self.h3_errors, crate::h3::code_name(c.error_code.into_inner()));
+                count(
+                    &mut self.h3_errors,
+                    crate::h3::code_name(c.error_code.into_inner()),
+                );
                 ErrorKind::Closed
             }
             ConnectionError::Reset => ErrorKind::Reset,
             ConnectionError::TimedOut => {
                 self.idle_timeouts += 1;
-                if connected { ErrorKind::Timeout } else { ErrorKind::ConnectTimeout }
+                if connected {
+                    ErrorKind::Timeout
+                } else {
+                    ErrorKind::ConnectTimeout
+                }
             }
             ConnectionError::LocallyClosed | ConnectionError::CidsExhausted => ErrorKind::Closed,
         }

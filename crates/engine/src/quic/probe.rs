@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use quinn_proto::{DatagramEvent, Endpoint, Event, VarInt};
 
-use crate::run::EngineError;
 use crate::spec::LoadSpec;
 
 use super::Quic;
 
-pub(crate) fn probe(spec: &LoadSpec) -> Result<(), EngineError> {
+/// The first target that failed, and why, as `(url, reason)`.
+pub(crate) fn probe(spec: &LoadSpec) -> Result<(), (String, String)> {
     let quic = Quic::new(spec);
     let mut seen = Vec::new();
     for t in &spec.targets {
@@ -24,16 +24,17 @@ pub(crate) fn probe(spec: &LoadSpec) -> Result<(), EngineError> {
             continue;
         }
         seen.push(t.addr);
-        handshake(&quic, t.addr, spec.timeout).map_err(|reason| EngineError::Handshake {
-            url: t.url.clone(),
-            reason,
-        })?;
+        handshake(&quic, t.addr, spec.timeout).map_err(|reason| (t.url.clone(), reason))?;
     }
     Ok(())
 }
 
 fn handshake(quic: &Quic, addr: std::net::SocketAddr, timeout: Duration) -> Result<(), String> {
-    let bind = if addr.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" };
+    let bind = if addr.is_ipv4() {
+        "0.0.0.0:0"
+    } else {
+        "[::]:0"
+    };
     let sock = UdpSocket::bind(bind).map_err(|e| e.to_string())?;
     let mut endpoint = Endpoint::new(Arc::new(quic.endpoint.clone()), None, false, None);
     let client = quic.client().map_err(|e| e.to_string())?;
@@ -87,7 +88,8 @@ fn handshake(quic: &Quic, addr: std::net::SocketAddr, timeout: Duration) -> Resu
         let wait = wake
             .saturating_duration_since(Instant::now())
             .max(Duration::from_millis(1));
-        sock.set_read_timeout(Some(wait)).map_err(|e| e.to_string())?;
+        sock.set_read_timeout(Some(wait))
+            .map_err(|e| e.to_string())?;
         recv.resize(64 * 1024, 0);
         if let Ok((n, from)) = sock.recv_from(&mut recv) {
             let data = recv.split_to(n);

@@ -68,11 +68,7 @@ pub(super) struct QuicWorker<'a> {
 }
 
 impl<'a> QuicWorker<'a> {
-    pub(super) fn new(
-        plan: &'a Shared<'a>,
-        quic: &'a Quic,
-        job: Job,
-    ) -> std::io::Result<Self> {
+    pub(super) fn new(plan: &'a Shared<'a>, quic: &'a Quic, job: Job) -> std::io::Result<Self> {
         let spec = plan.spec;
         let target = spec.targets[0].addr;
         let bind: SocketAddr = if target.is_ipv4() {
@@ -159,7 +155,12 @@ impl<'a> QuicWorker<'a> {
             }
             self.sleep(next_scan);
         };
-        let in_flight: u64 = self.conns.iter().flatten().map(|c| c.reqs.len() as u64).sum();
+        let in_flight: u64 = self
+            .conns
+            .iter()
+            .flatten()
+            .map(|c| c.reqs.len() as u64)
+            .sum();
         let (cpu_end, wait_end) = (thread_cpu(), thread_runqueue_wait());
         let instant = Instant::now();
         for i in 0..self.conns.len() {
@@ -170,7 +171,9 @@ impl<'a> QuicWorker<'a> {
             }
         }
         let mut stats = self.stats;
-        stats.h3 = self.losses.into_report(self.quic, self.plan.spec.http.streams);
+        stats.h3 = self
+            .losses
+            .into_report(self.quic, self.plan.spec.http.streams);
         ThreadResult {
             stats,
             cpu_user: cpu_end.0 - cpu_mark.0 .0,
@@ -260,7 +263,10 @@ impl<'a> QuicWorker<'a> {
         let t = &self.plan.spec.targets[0];
         let name = self.quic.server_name.as_str();
         let instant = Instant::now();
-        let Ok((ch, q)) = self.endpoint.connect(instant, self.client.clone(), t.addr, name) else {
+        let Ok((ch, q)) = self
+            .endpoint
+            .connect(instant, self.client.clone(), t.addr, name)
+        else {
             return;
         };
         if self.slot_of.len() <= ch.0 {
@@ -375,7 +381,11 @@ impl<'a> QuicWorker<'a> {
     /// Closes connection `c` and frees its slot for a new one; the close
     /// is sent, and sent again, until the connection drains.
     fn retire(&mut self, mut c: H3Conn) {
-        c.q.close(Instant::now(), h3_code(h3::H3_NO_ERROR), bytes::Bytes::new());
+        c.q.close(
+            Instant::now(),
+            h3_code(h3::H3_NO_ERROR),
+            bytes::Bytes::new(),
+        );
         self.park(c);
     }
 
@@ -469,14 +479,22 @@ impl<'a> QuicWorker<'a> {
             }
             Some(Outcome::Reset(code)) => {
                 let r = c.reqs.swap_remove(k);
-                *self.losses.stream_resets.entry(h3::code_name(code)).or_default() += 1;
+                *self
+                    .losses
+                    .stream_resets
+                    .entry(h3::code_name(code))
+                    .or_default() += 1;
                 self.failed(&r, ErrorKind::StreamReset);
                 c.recycle(r);
             }
             Some(Outcome::Broken(e)) => {
                 c.cancel(k);
                 let r = c.reqs.swap_remove(k);
-                *self.losses.h3_errors.entry(h3::code_name(e.code())).or_default() += 1;
+                *self
+                    .losses
+                    .h3_errors
+                    .entry(h3::code_name(e.code()))
+                    .or_default() += 1;
                 self.failed(&r, ErrorKind::Parse);
                 c.recycle(r);
             }
@@ -519,7 +537,9 @@ impl<'a> QuicWorker<'a> {
             self.stats.latency.saturating_record((took / 1000).max(1));
             if r.first_rx_ns > 0 {
                 let first = r.first_rx_ns.clamp(r.issued_ns, self.now) - r.issued_ns;
-                self.stats.first_byte.saturating_record((first / 1000).max(1));
+                self.stats
+                    .first_byte
+                    .saturating_record((first / 1000).max(1));
             }
         }
         let error = self.books.check(self.plan.spec, r.target as usize, &resp);
@@ -653,4 +673,3 @@ impl<'a> QuicWorker<'a> {
 fn h3_code(code: u64) -> quinn_proto::VarInt {
     quinn_proto::VarInt::from_u64(code).unwrap_or(quinn_proto::VarInt::from_u32(0))
 }
-
