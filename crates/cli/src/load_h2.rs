@@ -64,7 +64,7 @@ pub fn apply(a: &HttpArgs, spec: &mut LoadSpec) -> Result<()> {
     }
     let https = spec.tls.is_some();
     if let Some(p) = a.alpn.iter().find(|p| !PROTOCOLS.contains(&p.as_str())) {
-        bail!("--alpn: `{p}` is not a protocol throng speaks (give h2, http/1.1 or both)");
+        bail!("--alpn: `{p}` is not a protocol throng speaks (give h2, http/1.1 or both, or h3 alone)");
     }
     if !https && (a.http2 || !a.alpn.is_empty()) {
         bail!("--http2 and --alpn apply to https:// URLs; over http://, --h2c speaks HTTP/2");
