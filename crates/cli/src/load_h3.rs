@@ -55,6 +55,15 @@ pub fn apply(a: &Ask, spec: &mut LoadSpec) -> Result<bool> {
     Ok(true)
 }
 
+/// HTTP/3's loop hands over no seconds as they end: what watches them
+/// live is refused rather than left empty.
+pub fn refuse_live(spec: &LoadSpec, live: bool) -> Result<()> {
+    if live && spec.http.version == HttpVersion::Http3 {
+        bail!("--http3 cannot be combined with --hdr-log, --metrics-addr or --remote-write yet");
+    }
+    Ok(())
+}
+
 /// A spec the engine refused: what HTTP/3 cannot be combined with.
 pub fn unsupported(what: &str) -> String {
     format!("--http3 cannot be combined with {what}")

@@ -369,6 +369,16 @@ fn h3_options_are_refused_where_they_cannot_apply() {
             &["load", "https://127.0.0.1:9/", "--http3", "--rate", "10"][..],
             "--http3 cannot be combined with a request rate",
         ),
+        (
+            &[
+                "load",
+                "https://localhost:9/",
+                "--http3",
+                "--metrics-addr",
+                "127.0.0.1:0",
+            ][..],
+            "--http3 cannot be combined with --hdr-log, --metrics-addr or --remote-write yet",
+        ),
     ] {
         let out = run(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

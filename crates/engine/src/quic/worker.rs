@@ -297,6 +297,9 @@ impl<'a> QuicWorker<'a> {
             self.recv.clear();
             let phase = self.measuring;
             self.counters(phase).bytes_read += n as u64;
+            if phase {
+                self.tick(0, 0, n as u64);
+            }
             let mut response = Vec::new();
             match self
                 .endpoint
@@ -551,7 +554,7 @@ impl<'a> QuicWorker<'a> {
             c.errors[kind.index()] += 1;
         }
         if measured {
-            self.tick(1, error.is_some() as u64);
+            self.tick(1, error.is_some() as u64, 0);
             if self.job.quota.is_some() {
                 self.done_measured += 1;
             }
@@ -562,25 +565,34 @@ impl<'a> QuicWorker<'a> {
         let measured = self.phase_of(r);
         self.counters(measured).errors[kind.index()] += 1;
         if measured {
-            self.tick(0, 1);
+            self.tick(0, 1, 0);
             if self.job.quota.is_some() {
                 self.done_measured += 1;
             }
         }
     }
 
-    fn tick(&mut self, completed: u64, errors: u64) {
+    fn tick(&mut self, completed: u64, errors: u64, bytes: u64) {
         if !self.plan.spec.timeline {
             return;
         }
         let sec = (self.now.saturating_sub(self.window.warmup_end_ns) / 1_000_000_000) as usize;
         let t = &mut self.stats.timeline;
         if t.len() <= sec {
-            // A new second: at most once a second.
+            // A new second: at most once a second, the totals so far
+            // published for whoever watches the run.
+            if let Some(r) = &self.window.running {
+                let mut sum = [0; 3];
+                for s in t.iter() {
+                    sum = [sum[0] + s[0], sum[1] + s[1], sum[2] + s[2]];
+                }
+                r.publish(self.job.index, sum);
+            }
             t.resize(sec + 1, [0; 3]);
         }
         t[sec][0] += completed;
         t[sec][1] += errors;
+        t[sec][2] += bytes;
     }
 
     /// Connection `c` of slot `i` is gone: what it carried fails, by why.
