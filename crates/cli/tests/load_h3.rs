@@ -420,3 +420,28 @@ fn requests_above_a_goaway_go_out_again_on_a_fresh_connection() {
     // never saw.
     assert!(u(h, "/retried") >= ignored, "{h}: {ignored} ignored");
 }
+
+#[test]
+fn a_header_block_above_the_client_s_limit_fails_its_request_only() {
+    let srv = Server::aioquic();
+    let cacert = srv.cert();
+    let j = throng_json(&[
+        "load",
+        &srv.url("/big-header"),
+        "--http3",
+        "--cacert",
+        cacert.to_str().unwrap(),
+        "-n",
+        "5",
+        "-c",
+        "1",
+    ]);
+    assert_eq!(j["completed"], 0);
+    assert_eq!(j["sent"], 5);
+    assert_eq!(j["errors"]["parse"], 5);
+    assert_eq!(j["http3"]["h3_errors"]["H3_EXCESSIVE_LOAD"], 5);
+    // Each stream is cancelled; the connection carries the next request.
+    assert_eq!(j["http3"]["connections"], 1);
+    assert_eq!(j["in_flight_at_end"], 0);
+    assert_eq!(srv.requests_seen().len(), 5);
+}

@@ -4,7 +4,8 @@ Usage: h3_server.py PORT CERT KEY LOG
 
 Answers every request with BODY, except `/reset`, whose stream it resets
 with H3_REQUEST_REJECTED before any answer, and `/silent`, which it
-never answers. Under `/goaway`, a connection's fifth request is its
+never answers, and `/big-header`, which it answers with five header fields of
+14,000 bytes: above the 65,536 the client's SETTINGS allow. Under `/goaway`, a connection's fifth request is its
 last: answered, then a GOAWAY names the next stream, and requests on it
 or above are logged as `ignored PATH` and never answered. Each request's path is
 appended to LOG as it arrives, so a test counts exactly what the server
@@ -61,6 +62,12 @@ class Handler(QuicConnectionProtocol):
                 self._quic.reset_stream(e.stream_id, H3_REQUEST_REJECTED)
             elif path == b"/silent":
                 pass
+            elif path == b"/big-header":
+                self.h3.send_headers(
+                    e.stream_id,
+                    [(b":status", b"200")] + [(b"x-big-%d" % k, b"~" * 14000) for k in range(5)],
+                )
+                self.h3.send_data(e.stream_id, BODY, end_stream=True)
             else:
                 self.h3.send_headers(
                     e.stream_id,
