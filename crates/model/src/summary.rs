@@ -743,4 +743,37 @@ mod tests {
         );
         assert_eq!(sum.arrived(), 20);
     }
+
+    #[test]
+    fn http3_figures_add_exactly_and_the_rtt_is_weighted_by_connections() {
+        let one = |connections: u64, rtt: Option<f64>, min: Option<u64>| Http3Report {
+            connections,
+            streams: 10,
+            congestion: "cubic".into(),
+            datagrams_sent: 100 * connections,
+            packets_lost: connections,
+            rtt_us: rtt,
+            min_rtt_us: min,
+            stream_resets: [("H3_REQUEST_REJECTED".to_string(), connections)].into(),
+            retried: 2,
+            ..Default::default()
+        };
+        let mut a = one(3, Some(100.0), Some(40));
+        a.server_max_streams = Some(8);
+        a.add(&one(1, Some(500.0), Some(30)));
+        assert_eq!(a.connections, 4);
+        assert_eq!(a.datagrams_sent, 400);
+        assert_eq!(a.packets_lost, 4);
+        // (3 × 100 + 1 × 500) / 4.
+        assert_eq!(a.rtt_us, Some(200.0));
+        assert_eq!(a.min_rtt_us, Some(30));
+        assert_eq!(a.server_max_streams, Some(8));
+        assert_eq!(a.stream_resets["H3_REQUEST_REJECTED"], 4);
+        assert_eq!(a.retried, 4);
+        // A part whose handshakes all failed brings no RTT.
+        a.add(&one(0, None, None));
+        assert_eq!((a.rtt_us, a.min_rtt_us), (Some(200.0), Some(30)));
+        let text = serde_json::to_string(&Http3Report::default()).unwrap();
+        assert!(!text.contains("rtt_us") && !text.contains("stream_resets"), "{text}");
+    }
 }
