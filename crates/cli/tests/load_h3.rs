@@ -445,3 +445,33 @@ fn a_header_block_above_the_client_s_limit_fails_its_request_only() {
     assert_eq!(j["in_flight_at_end"], 0);
     assert_eq!(srv.requests_seen().len(), 5);
 }
+
+#[test]
+fn a_url_list_is_spread_exactly_over_h3() {
+    let srv = Server::aioquic();
+    let cacert = srv.cert();
+    let list = srv.file("urls.txt");
+    std::fs::write(&list, "/a\n/b\n/c\n").unwrap();
+    let j = throng_json(&[
+        "load",
+        &srv.url("/"),
+        "--urls",
+        list.to_str().unwrap(),
+        "--http3",
+        "--cacert",
+        cacert.to_str().unwrap(),
+        "-n",
+        "300",
+        "-c",
+        "3",
+        "--streams",
+        "5",
+        "--checksum",
+    ]);
+    assert_eq!(j["completed"], 300);
+    assert_eq!(j["errors_total"], 0);
+    let seen = srv.requests_seen();
+    for p in ["/a", "/b", "/c"] {
+        assert_eq!(seen.iter().filter(|l| *l == p).count(), 100, "{p}");
+    }
+}

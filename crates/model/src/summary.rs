@@ -774,6 +774,9 @@ mod tests {
         a.add(&one(0, None, None));
         assert_eq!((a.rtt_us, a.min_rtt_us), (Some(200.0), Some(30)));
         let text = serde_json::to_string(&Http3Report::default()).unwrap();
-        assert!(!text.contains("rtt_us") && !text.contains("stream_resets"), "{text}");
+        assert!(
+            !text.contains("rtt_us") && !text.contains("stream_resets"),
+            "{text}"
+        );
     }
 }
