@@ -366,8 +366,8 @@ fn h3_options_are_refused_where_they_cannot_apply() {
             "--congestion is HTTP/3's",
         ),
         (
-            &["load", "https://127.0.0.1:9/", "--http3", "--rate", "10"][..],
-            "--http3 cannot be combined with a request rate",
+            &["load", "https://127.0.0.1:9/", "--http3", "--close"][..],
+            "--http3 cannot be combined with a request limit per connection",
         ),
         (
             &[
@@ -474,4 +474,41 @@ fn a_url_list_is_spread_exactly_over_h3() {
     for p in ["/a", "/b", "/c"] {
         assert_eq!(seen.iter().filter(|l| *l == p).count(), 100, "{p}");
     }
+}
+
+#[test]
+fn the_open_model_over_h3_sends_what_its_schedule_says() {
+    let srv = Server::aioquic();
+    let cacert = srv.cert();
+    let j = throng_json(&[
+        "load",
+        &srv.url("/"),
+        "--http3",
+        "--cacert",
+        cacert.to_str().unwrap(),
+        "--rate",
+        "200",
+        "-d",
+        "1s",
+        "-c",
+        "2",
+        "--streams",
+        "4",
+    ]);
+    assert_eq!(j["model"], "open");
+    let (sent, done, in_flight, unsent) = (
+        u(&j, "/sent"),
+        u(&j, "/completed"),
+        u(&j, "/in_flight_at_end"),
+        u(&j, "/rate/unsent"),
+    );
+    // 200 a second for a second: each either went out or is counted unsent.
+    assert_eq!(sent + unsent, 200, "{j}");
+    assert_eq!(sent, done + u(&j, "/errors_total") + in_flight);
+    assert!(j["latency_uncorrected_us"]["count"].as_u64().unwrap() > 0);
+    let seen = srv.requests_seen().len() as u64;
+    assert!(
+        (done..=sent).contains(&seen),
+        "{seen} seen, {done} done, {sent} sent"
+    );
 }

@@ -21,8 +21,6 @@ impl LoadSpec {
             Some("http:// URLs (QUIC is TLS's)")
         } else if self.pipeline > 1 {
             Some("pipelining (streams take its place)")
-        } else if self.rate.is_some() {
-            Some("a request rate")
         } else if self.users.is_some() {
             Some("users who think")
         } else if !self.sources.is_empty() {
@@ -95,7 +93,7 @@ mod tests {
             refused(&|s| s.pipeline = 2),
             gap("pipelining (streams take its place)")
         );
-        assert_eq!(refused(&|s| s.rate = Some(10.0)), gap("a request rate"));
+        assert_eq!(refused(&|s| s.rate = Some(10.0)), Ok(()));
         assert_eq!(
             refused(&|s| s.keep_alive = false),
             gap("a request limit per connection")

@@ -15,6 +15,8 @@ pub(crate) struct Req {
     pub stream: Option<StreamId>,
     pub target: u32,
     pub issued_ns: u64,
+    /// The open model's intended send time (the issue's, else).
+    pub intended_ns: u64,
     pub measured: bool,
     /// Bytes of the request stream written so far.
     pub written: usize,

@@ -6,6 +6,7 @@
 
 mod conn;
 mod probe;
+mod schedule;
 mod worker;
 
 use std::collections::BTreeMap;

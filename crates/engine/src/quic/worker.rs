@@ -26,6 +26,7 @@ use crate::result::{Drain, ErrorKind};
 use crate::spec::Order;
 
 use super::conn::{H3Conn, Outcome, Req};
+use super::schedule::Schedule;
 use super::{LossBook, Quic};
 
 const DATAGRAMS_PER_TURN: usize = 1024;
@@ -33,7 +34,7 @@ const TRANSMITS_PER_VISIT: usize = 64;
 /// Timeouts are scanned at least this often.
 const SCAN_NS: u64 = 50_000_000;
 /// Longest sleep in poll(2) before the stop flag is looked at again.
-const TURN_MS: u64 = 10;
+const TURN_NS: u64 = 10_000_000;
 const NO_SLOT: usize = usize::MAX;
 /// A connection closing after its slot moved on: in `closing`.
 const CLOSING: usize = usize::MAX - 1;
@@ -65,6 +66,8 @@ pub(super) struct QuicWorker<'a> {
     recv: BytesMut,
     send: Vec<u8>,
     preface: Vec<u8>,
+    /// The open model's intended send times, per slot.
+    schedule: Option<Schedule>,
 }
 
 impl<'a> QuicWorker<'a> {
@@ -107,6 +110,7 @@ impl<'a> QuicWorker<'a> {
             recv: BytesMut::with_capacity(64 * 1024),
             send: Vec::with_capacity(64 * 1024),
             preface: h3::control_stream_preface(),
+            schedule: None,
         })
     }
 
@@ -116,6 +120,18 @@ impl<'a> QuicWorker<'a> {
         }
         self.window = window;
         self.now = now_ns();
+        let spec = self.plan.spec;
+        self.schedule = self.plan.interval_ns.map(|interval| {
+            Schedule::new(
+                self.job.first_conn,
+                self.job.conns,
+                self.window.start_ns,
+                interval,
+                self.plan.stagger_ns,
+                spec.connections,
+                spec.ramp.as_ref(),
+            )
+        });
         self.measuring = self.now >= self.window.warmup_end_ns;
         let mut cpu_mark = (thread_cpu(), thread_runqueue_wait());
         let mut next_scan = self.now + SCAN_NS.min(self.timeout_ns());
@@ -161,6 +177,11 @@ impl<'a> QuicWorker<'a> {
             .flatten()
             .map(|c| c.reqs.len() as u64)
             .sum();
+        if let (Some(s), Some(end)) = (&self.schedule, self.window.end_ns) {
+            let ramp = spec.ramp.as_ref();
+            let (from, start) = (self.window.warmup_end_ns, self.window.start_ns);
+            self.stats.unsent = s.unsent(from, end.min(end_ns), ramp, start);
+        }
         let (cpu_end, wait_end) = (thread_cpu(), thread_runqueue_wait());
         let instant = Instant::now();
         for i in 0..self.conns.len() {
@@ -203,7 +224,7 @@ impl<'a> QuicWorker<'a> {
     }
 
     fn phase_of(&self, r: &Req) -> bool {
-        if self.job.quota.is_some() {
+        if self.job.quota.is_some() || self.schedule.is_some() {
             r.measured
         } else {
             self.measuring
@@ -228,10 +249,24 @@ impl<'a> QuicWorker<'a> {
         i as u32
     }
 
-    /// A new request on connection `c`, counted as sent in its phase.
-    fn issue(&mut self, c: &mut H3Conn) {
+    /// A new request on connection `c`, counted as sent in its phase; in
+    /// the open model, intended at `intended` (else now).
+    fn issue(&mut self, c: &mut H3Conn, intended: u64) {
         let target = self.pick();
-        let measured = self.measuring;
+        // The open model's requests belong to the phase their schedule
+        // put them in, as over TCP.
+        let measured = if self.schedule.is_some() && self.job.quota.is_none() {
+            self.measuring && intended >= self.window.warmup_end_ns
+        } else {
+            self.measuring
+        };
+        if self.schedule.is_some() && measured {
+            let late = self.now.saturating_sub(intended);
+            self.stats.lateness.saturating_record((late / 1000).max(1));
+            if late > crate::driver::LATE_NS {
+                self.stats.late_sends += 1;
+            }
+        }
         if measured && self.job.quota.is_some() {
             self.issued_measured += 1;
         }
@@ -241,6 +276,7 @@ impl<'a> QuicWorker<'a> {
             stream: None,
             target,
             issued_ns: self.now,
+            intended_ns: intended,
             measured,
             written: 0,
             first_rx_ns: 0,
@@ -280,7 +316,11 @@ impl<'a> QuicWorker<'a> {
                 self.stats.reconnects += 1;
             }
         }
-        self.issue(&mut c);
+        // Closed model: one request queued, which a failed handshake
+        // fails; the open model's wait for their times.
+        if self.schedule.is_none() {
+            self.issue(&mut c, self.now);
+        }
         self.conns[i] = Some(c);
     }
 
@@ -365,6 +405,9 @@ impl<'a> QuicWorker<'a> {
         if let Some(reason) = lost {
             self.lost(c, reason);
             return;
+        }
+        if self.schedule.is_some() {
+            self.fire_due(i, &mut c);
         }
         if c.connected {
             self.fill(&mut c);
@@ -455,10 +498,33 @@ impl<'a> QuicWorker<'a> {
                 }
                 continue;
             }
-            if c.reqs.len() >= depth || c.goaway.is_some() || !self.can_issue() {
+            if c.reqs.len() >= depth
+                || c.goaway.is_some()
+                || self.schedule.is_some()
+                || !self.can_issue()
+            {
                 return;
             }
-            self.issue(c);
+            self.issue(c, self.now);
+        }
+    }
+
+    /// Open model: every request of slot `i` whose time has come, while
+    /// its connection has room; a connection still full when one's time
+    /// comes sends it once it has room, and the lateness is charged to
+    /// its latency.
+    fn fire_due(&mut self, i: usize, c: &mut H3Conn) {
+        let depth = self.plan.spec.http.streams;
+        let (ramp, start) = (self.plan.spec.ramp.as_ref(), self.window.start_ns);
+        // Bounded by the connection's depth.
+        while c.reqs.len() < depth && c.goaway.is_none() && self.can_issue() {
+            let Some(s) = self.schedule.as_mut() else {
+                return;
+            };
+            let Some(intended) = s.take_due(i, self.now, ramp, start) else {
+                return;
+            };
+            self.issue(c, intended);
         }
     }
 
@@ -536,8 +602,18 @@ impl<'a> QuicWorker<'a> {
     fn complete(&mut self, r: &Req, resp: Response) {
         let measured = self.phase_of(r);
         let took = self.now.saturating_sub(r.issued_ns);
-        if measured {
+        if measured && self.schedule.is_some() {
+            let corrected = self.now.saturating_sub(r.intended_ns);
+            self.stats
+                .latency
+                .saturating_record((corrected / 1000).max(1));
+            self.stats
+                .uncorrected
+                .saturating_record((took / 1000).max(1));
+        } else if measured {
             self.stats.latency.saturating_record((took / 1000).max(1));
+        }
+        if measured {
             if r.first_rx_ns > 0 {
                 let first = r.first_rx_ns.clamp(r.issued_ns, self.now) - r.issued_ns;
                 self.stats
@@ -665,20 +741,37 @@ impl<'a> QuicWorker<'a> {
         }
         let instant = Instant::now();
         let now = now_ns();
+        if let Some(s) = &self.schedule {
+            let depth = self.plan.spec.http.streams;
+            for (i, c) in self.conns.iter().enumerate() {
+                // A full connection waits for an answer, not its time.
+                if c.as_ref()
+                    .is_some_and(|c| c.reqs.len() < depth && c.goaway.is_none())
+                {
+                    wake = wake.min(s.next(i));
+                }
+            }
+        }
         for c in self.conns.iter_mut().flatten() {
             if let Some(t) = c.q.poll_timeout() {
                 let ns = t.saturating_duration_since(instant).as_nanos() as u64;
                 wake = wake.min(now + ns);
             }
         }
-        let ms = wake.saturating_sub(now).div_ceil(1_000_000).min(TURN_MS);
+        // To the nanosecond, so the open model's sends go out on time.
+        let ns = wake.saturating_sub(now).min(TURN_NS);
+        let ts = libc::timespec {
+            tv_sec: (ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+        };
         let mut fd = libc::pollfd {
             fd: self.sock.as_raw_fd(),
             events: libc::POLLIN,
             revents: 0,
         };
-        // SAFETY: one valid pollfd on the stack, for the call's length.
-        unsafe { libc::poll(&mut fd, 1, ms as libc::c_int) };
+        // SAFETY: one valid pollfd and a timespec on the stack, for the
+        // call's length; no signal mask is changed.
+        unsafe { libc::ppoll(&mut fd, 1, &ts, std::ptr::null()) };
     }
 }
 
