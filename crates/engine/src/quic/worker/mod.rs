@@ -29,6 +29,8 @@ use super::conn::{H3Conn, Outcome, Req};
 use super::schedule::Schedule;
 use super::{LossBook, Quic};
 
+mod answers;
+
 const DATAGRAMS_PER_TURN: usize = 1024;
 const TRANSMITS_PER_VISIT: usize = 64;
 /// Timeouts are scanned at least this often.
@@ -391,7 +393,7 @@ impl<'a> QuicWorker<'a> {
             match ev {
                 Event::Connected => self.connected(i, &mut c),
                 Event::ConnectionLost { reason } => lost = Some(reason),
-                Event::Stream(StreamEvent::Readable { id }) => self.readable(i, &mut c, id),
+                Event::Stream(StreamEvent::Readable { id }) => self.readable(&mut c, id),
                 Event::Stream(StreamEvent::Opened { dir: Dir::Uni }) => c.accept_uni(),
                 Event::Stream(StreamEvent::Writable { id }) => {
                     if let Some(k) = c.find(id) {
@@ -468,12 +470,12 @@ impl<'a> QuicWorker<'a> {
         }
     }
 
-    fn connected(&mut self, _i: usize, c: &mut H3Conn) {
+    fn connected(&mut self, i: usize, c: &mut H3Conn) {
         c.connected = true;
         if !c.answered {
             c.answered = true;
         }
-        self.ever[_i] = true;
+        self.ever[i] = true;
         if self.measuring {
             let us = self.now.saturating_sub(c.start_ns) / 1000;
             self.stats.handshake.saturating_record(us.max(1));
@@ -528,10 +530,10 @@ impl<'a> QuicWorker<'a> {
         }
     }
 
-    fn readable(&mut self, i: usize, c: &mut H3Conn, id: quinn_proto::StreamId) {
+    fn readable(&mut self, c: &mut H3Conn, id: quinn_proto::StreamId) {
         if id.dir() == Dir::Uni {
             if let Some(last) = c.read_uni(id) {
-                self.goaway(i, c, last);
+                self.goaway(c, last);
             }
             return;
         }
@@ -572,7 +574,7 @@ impl<'a> QuicWorker<'a> {
 
     /// The server's GOAWAY: requests on streams at or above `last` were
     /// never processed and go out again on a fresh connection.
-    fn goaway(&mut self, _i: usize, c: &mut H3Conn, last: u64) {
+    fn goaway(&mut self, c: &mut H3Conn, last: u64) {
         self.losses.goaways += 1;
         c.goaway = Some(last);
         let mut k = 0;
@@ -587,132 +589,6 @@ impl<'a> QuicWorker<'a> {
             self.take_back(&r);
             self.losses.retried += 1;
             c.recycle(r);
-        }
-    }
-
-    /// A request that will go out again: unsent, unissued.
-    fn take_back(&mut self, r: &Req) {
-        let c = self.counters(r.measured);
-        c.sent -= 1;
-        if r.measured && self.job.quota.is_some() {
-            self.issued_measured -= 1;
-        }
-    }
-
-    fn complete(&mut self, r: &Req, resp: Response) {
-        let measured = self.phase_of(r);
-        let took = self.now.saturating_sub(r.issued_ns);
-        if measured && self.schedule.is_some() {
-            let corrected = self.now.saturating_sub(r.intended_ns);
-            self.stats
-                .latency
-                .saturating_record((corrected / 1000).max(1));
-            self.stats
-                .uncorrected
-                .saturating_record((took / 1000).max(1));
-        } else if measured {
-            self.stats.latency.saturating_record((took / 1000).max(1));
-        }
-        if measured {
-            if r.first_rx_ns > 0 {
-                let first = r.first_rx_ns.clamp(r.issued_ns, self.now) - r.issued_ns;
-                self.stats
-                    .first_byte
-                    .saturating_record((first / 1000).max(1));
-            }
-        }
-        let error = self.books.check(self.plan.spec, r.target as usize, &resp);
-        let c = self.counters(measured);
-        c.completed += 1;
-        c.body_bytes += resp.body_bytes;
-        c.status[(resp.status as usize).min(STATUS_SLOTS - 1)] += 1;
-        if let Some(kind) = error {
-            c.errors[kind.index()] += 1;
-        }
-        if measured {
-            self.tick(1, error.is_some() as u64, 0);
-            if self.job.quota.is_some() {
-                self.done_measured += 1;
-            }
-        }
-    }
-
-    fn failed(&mut self, r: &Req, kind: ErrorKind) {
-        let measured = self.phase_of(r);
-        self.counters(measured).errors[kind.index()] += 1;
-        if measured {
-            self.tick(0, 1, 0);
-            if self.job.quota.is_some() {
-                self.done_measured += 1;
-            }
-        }
-    }
-
-    fn tick(&mut self, completed: u64, errors: u64, bytes: u64) {
-        if !self.plan.spec.timeline {
-            return;
-        }
-        let sec = (self.now.saturating_sub(self.window.warmup_end_ns) / 1_000_000_000) as usize;
-        let t = &mut self.stats.timeline;
-        if t.len() <= sec {
-            // A new second: at most once a second, the totals so far
-            // published for whoever watches the run.
-            if let Some(r) = &self.window.running {
-                let mut sum = [0; 3];
-                for s in t.iter() {
-                    sum = [sum[0] + s[0], sum[1] + s[1], sum[2] + s[2]];
-                }
-                r.publish(self.job.index, sum);
-            }
-            t.resize(sec + 1, [0; 3]);
-        }
-        t[sec][0] += completed;
-        t[sec][1] += errors;
-        t[sec][2] += bytes;
-    }
-
-    /// Connection `c` of slot `i` is gone: what it carried fails, by why.
-    fn lost(&mut self, mut c: H3Conn, reason: ConnectionError) {
-        let kind = self.losses.lost(c.connected, &reason);
-        for r in std::mem::take(&mut c.reqs) {
-            self.failed(&r, kind);
-        }
-        self.park(c);
-    }
-
-    /// Fails what waited longer than the timeout: a handshake not done
-    /// closes its connection, a response not come resets its stream.
-    fn scan_timeouts(&mut self) {
-        let timeout = self.timeout_ns();
-        for i in 0..self.conns.len() {
-            let Some(mut c) = self.conns[i].take() else {
-                continue;
-            };
-            if !c.connected && self.now.saturating_sub(c.start_ns) > timeout {
-                self.losses.handshake_failures += 1;
-                let kind = if c.answered {
-                    ErrorKind::Tls
-                } else {
-                    ErrorKind::ConnectTimeout
-                };
-                for r in std::mem::take(&mut c.reqs) {
-                    self.failed(&r, kind);
-                }
-                self.retire(c);
-                continue;
-            }
-            let mut k = 0;
-            while k < c.reqs.len() {
-                if self.now.saturating_sub(c.reqs[k].issued_ns) <= timeout {
-                    k += 1;
-                    continue;
-                }
-                c.cancel(k);
-                let r = c.reqs.swap_remove(k);
-                self.failed(&r, ErrorKind::Timeout);
-                c.recycle(r);
-            }
-            self.conns[i] = Some(c);
         }
     }
 
