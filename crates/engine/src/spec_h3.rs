@@ -40,6 +40,10 @@ impl LoadSpec {
             return Err(SpecError::H3Unsupported(gap));
         }
         if let Some(t) = &self.tls {
+            // Resumed or not, a QUIC handshake does not say which.
+            if t.resume {
+                return Err(SpecError::H3Unsupported("TLS session resumption"));
+            }
             if !t.alpn.iter().any(|a| a == "h3") {
                 return Err(SpecError::Alpn(t.alpn.join(",")));
             }
