@@ -1,6 +1,6 @@
 """An HTTP/3 server on aioquic for throng's tests.
 
-Usage: h3_server.py PORT CERT KEY LOG
+Usage: h3_server.py PORT CERT KEY LOG [ADDRESS]
 
 Answers every request with BODY, except `/reset`, whose stream it resets
 with H3_REQUEST_REJECTED before any answer, and `/silent`, which it
@@ -79,10 +79,11 @@ class Handler(QuicConnectionProtocol):
 
 async def main():
     port, cert, key, log = sys.argv[1:5]
+    address = sys.argv[5] if len(sys.argv) > 5 else "127.0.0.1"
     Handler.log = open(log, "a")
     config = QuicConfiguration(is_client=False, alpn_protocols=H3_ALPN)
     config.load_cert_chain(cert, key)
-    await serve("127.0.0.1", int(port), configuration=config, create_protocol=Handler)
+    await serve(address, int(port), configuration=config, create_protocol=Handler)
     print("ready", flush=True)
     await asyncio.Future()
 
