@@ -355,7 +355,9 @@ impl<'a> QuicWorker<'a> {
                         }
                         continue;
                     }
-                    if let Some(c) = self.conns.get_mut(slot).and_then(Option::as_mut) {
+                    // The slot may hold a newer connection by now.
+                    let live = self.conns.get_mut(slot).and_then(Option::as_mut);
+                    if let Some(c) = live.filter(|c| c.handle == ch) {
                         if !c.answered {
                             c.answered = true;
                             if self.measuring {
