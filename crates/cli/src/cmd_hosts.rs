@@ -532,6 +532,7 @@ mod tests {
             sessions: None,
             tls: None,
             http2: None,
+            http3: None,
         }
     }
 

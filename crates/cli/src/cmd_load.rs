@@ -265,6 +265,10 @@ pub fn run(a: LoadArgs) -> Result<u8> {
     // A database that cannot be written is said before the load, not
     // after it has run and printed.
     crate::cmd_runs::check_db(crate::cmd_runs::save_path(a.db.as_ref(), a.save).as_deref())?;
+    crate::load_h3::refuse_live(
+        &spec,
+        a.live.hdr_log.is_some() || a.live.metrics_addr.is_some() || a.live.remote_write.is_some(),
+    )?;
     let mut live = crate::load_live::Live::open(&a.live)?;
     let control = match a.thresholds.threshold_abort {
         true => Control::watching(spec.threads),

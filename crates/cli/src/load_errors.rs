@@ -86,6 +86,7 @@ pub fn spec_error(e: &SpecError) -> String {
         | SpecError::PipelineWithH2
         | SpecError::Window(_)
         | SpecError::Alpn(_)) => crate::load_h2::spec_error(e).unwrap_or_else(|| e.to_string()),
+        SpecError::H3Unsupported(what) => crate::load_h3::unsupported(what),
     }
 }
 

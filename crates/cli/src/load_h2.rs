@@ -12,14 +12,21 @@ use crate::fmt::human_count;
 pub struct HttpArgs {
     /// https: speak HTTP/2 only (ALPN offers h2 alone) [default: offer h2
     /// and http/1.1 and speak what the server chooses].
-    #[arg(long, conflicts_with_all = ["http1_1", "alpn", "h2c"])]
+    #[arg(long, conflicts_with_all = ["http1_1", "alpn", "h2c", "http3"])]
     pub http2: bool,
+    /// https: speak HTTP/3 over QUIC (UDP, the URL's port), as `--alpn h3`.
+    #[arg(long, conflicts_with_all = ["http1_1", "alpn", "h2c"])]
+    pub http3: bool,
+    /// HTTP/3: QUIC's congestion controller: cubic, newreno or bbr
+    /// [default: cubic].
+    #[arg(long, value_name = "NAME")]
+    pub congestion: Option<String>,
     /// Speak HTTP/1.1 only (over https, ALPN offers http/1.1 alone).
     #[arg(long = "http1.1", id = "http1_1", conflicts_with_all = ["alpn", "h2c"])]
     pub http1_1: bool,
     /// https: the protocols ALPN offers, in order of preference
     /// (comma-separated, of h2 and http/1.1); the connection speaks the
-    /// one the server chooses.
+    /// one the server chooses. `h3` alone speaks HTTP/3 over QUIC.
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub alpn: Vec<String>,
     /// http: speak HTTP/2 over cleartext with prior knowledge (h2c).
@@ -45,9 +52,19 @@ const PROTOCOLS: [&str; 2] = ["h2", "http/1.1"];
 /// Sets `spec`'s HTTP version, streams and windows; its TLS (set before)
 /// gets the ALPN list that goes with them.
 pub fn apply(a: &HttpArgs, spec: &mut LoadSpec) -> Result<()> {
+    let ask = crate::load_h3::Ask {
+        http3: a.http3,
+        alpn: &a.alpn,
+        congestion: a.congestion.as_deref(),
+        streams: a.streams,
+        windows: a.window.is_some() || a.connection_window.is_some(),
+    };
+    if crate::load_h3::apply(&ask, spec)? {
+        return Ok(());
+    }
     let https = spec.tls.is_some();
     if let Some(p) = a.alpn.iter().find(|p| !PROTOCOLS.contains(&p.as_str())) {
-        bail!("--alpn: `{p}` is not a protocol throng speaks (give h2, http/1.1 or both)");
+        bail!("--alpn: `{p}` is not a protocol throng speaks (give h2, http/1.1 or both, or h3 alone)");
     }
     if !https && (a.http2 || !a.alpn.is_empty()) {
         bail!("--http2 and --alpn apply to https:// URLs; over http://, --h2c speaks HTTP/2");
@@ -75,6 +92,7 @@ pub fn apply(a: &HttpArgs, spec: &mut LoadSpec) -> Result<()> {
             HttpVersion::Http2 => vec!["h2".into()],
             HttpVersion::Negotiate if !a.alpn.is_empty() => a.alpn.clone(),
             HttpVersion::Negotiate => PROTOCOLS.iter().map(|p| p.to_string()).collect(),
+            HttpVersion::Http3 => vec!["h3".into()],
         };
     }
     // The engine takes windows whatever the version, and a load that

@@ -50,7 +50,7 @@ fn latency_line(l: &Latency) -> String {
 fn h1_chosen(s: &Summary) -> bool {
     s.tls
         .as_ref()
-        .is_some_and(|t| t.version.is_some() && t.alpn.as_deref() != Some("h2"))
+        .is_some_and(|t| t.version.is_some() && !matches!(t.alpn.as_deref(), Some("h2" | "h3")))
 }
 
 /// The first line of the summary: what was loaded, and how.
@@ -155,6 +155,7 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
     o.push_str(&crate::load_sessions::lines(s));
     o.push_str(&crate::load_tls::line(s));
     o.push_str(&crate::load_h2::line(s));
+    o.push_str(&crate::load_h3::line(s));
     if let Some(r) = &s.rate {
         let _ = writeln!(
             o,

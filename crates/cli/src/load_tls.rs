@@ -97,6 +97,10 @@ pub fn line(s: &Summary) -> String {
         return String::new();
     };
     let what = match (&t.version, &t.cipher) {
+        // QUIC's stack keeps the suite it agreed to itself.
+        (Some(v), None) if t.alpn.as_deref() == Some("h3") => {
+            format!("{} over QUIC, ALPN h3", v.replace("TLSv1_", "TLSv1."))
+        }
         (Some(v), Some(c)) => format!(
             "{} {c}{}",
             v.replace("TLSv1_", "TLSv1."),

@@ -38,6 +38,7 @@ mod lab_thresholds;
 mod load_conn;
 mod load_errors;
 mod load_h2;
+mod load_h3;
 mod load_live;
 mod load_render;
 mod load_server;

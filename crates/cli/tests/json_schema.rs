@@ -181,6 +181,26 @@ fn documented_fields_match_printed_fields() {
     // CPUs only when it did.
     let optional: BTreeSet<String> = [
         "warnings[]",
+        // HTTP/3 loads only, whose fields tests/load_h3.rs reads.
+        "http3",
+        "http3.connections",
+        "http3.streams",
+        "http3.server_max_streams",
+        "http3.congestion",
+        "http3.datagrams_sent",
+        "http3.datagrams_received",
+        "http3.packets_sent",
+        "http3.packets_lost",
+        "http3.rtt_us",
+        "http3.min_rtt_us",
+        "http3.transport_errors",
+        "http3.h3_errors",
+        "http3.stream_resets",
+        "http3.idle_timeouts",
+        "http3.handshake_failures",
+        "http3.version_mismatches",
+        "http3.goaways",
+        "http3.retried",
         // Only a schedule that was not kept has one.
         "rate.saturated_second",
         "local_server.usage.runqueue_s",
@@ -209,5 +229,5 @@ fn documented_fields_match_printed_fields() {
         missing.is_empty(),
         "documented but never printed: {missing:?}"
     );
-    assert_eq!(doc.len(), 272, "update this count with the table");
+    assert_eq!(doc.len(), 291, "update this count with the table");
 }

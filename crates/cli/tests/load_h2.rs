@@ -407,8 +407,8 @@ fn options_that_cannot_apply_are_refused_in_one_line() {
             "--http2 and --alpn apply to https:// URLs; over http://, --h2c speaks HTTP/2",
         ),
         (
-            vec!["--alpn", "h3", "-k", &https],
-            "--alpn: `h3` is not a protocol throng speaks (give h2, http/1.1 or both)",
+            vec!["--alpn", "spdy/3", "-k", &https],
+            "--alpn: `spdy/3` is not a protocol throng speaks (give h2, http/1.1 or both, or h3 alone)",
         ),
         (
             vec!["--http2", "--pipeline", "2", "-k", &https],

@@ -20,8 +20,10 @@ pub mod fuzz;
 #[doc(hidden)]
 pub mod fuzz_h2;
 pub mod h2;
+pub mod h3;
 pub mod http1;
 pub mod probe;
+mod quic;
 pub mod ramp;
 pub mod request;
 pub mod result;
@@ -30,6 +32,7 @@ pub mod running;
 mod rx;
 mod session;
 pub mod spec;
+mod spec_h3;
 pub mod tap;
 pub mod tls;
 pub mod users;
@@ -39,6 +42,6 @@ pub use result::{Drain, ErrorKind, LoadModel, LoadResult, Warning};
 pub use run::{max_connections, proportional, run, run_tapped, Control, EngineError};
 pub use session::Session;
 pub use spec::{
-    ExpectStatus, HttpSpec, HttpVersion, IoBackend, LoadSpec, Order, SpecError, Stop, Target,
-    UringGap, DEFAULT_NAP_DIVISOR, NAP_DIVISORS,
+    Congestion, ExpectStatus, HttpSpec, HttpVersion, IoBackend, LoadSpec, Order, SpecError, Stop,
+    Target, UringGap, DEFAULT_NAP_DIVISOR, NAP_DIVISORS,
 };

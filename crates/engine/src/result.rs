@@ -259,6 +259,9 @@ pub struct LoadResult {
     /// Loads whose connections may speak HTTP/2: what they did.
     #[serde(default)]
     pub http2: Option<H2Outcome>,
+    /// HTTP/3 loads: what their QUIC connections did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http3: Option<throng_model::Http3Report>,
 }
 
 /// What a load's HTTP/2 connections did.
@@ -432,6 +435,9 @@ impl LoadResult {
             if let (Some(a), Some(b)) = (&mut out.http2, &p.http2) {
                 a.add(b);
             }
+            if let (Some(a), Some(b)) = (&mut out.http3, &p.http3) {
+                a.add(b);
+            }
             if let (Some(a), Some(b)) = (&mut out.warmup, &p.warmup) {
                 a.completed += b.completed;
                 a.errors += b.errors;
@@ -567,6 +573,7 @@ mod tests {
             sessions: None,
             tls: None,
             http2: None,
+            http3: None,
         }
     }
 

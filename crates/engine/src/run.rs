@@ -125,6 +125,7 @@ pub fn run_tapped(
     tap: Option<Tap>,
 ) -> Result<LoadResult, EngineError> {
     let requests = prepare(spec)?;
+    let h3 = spec.http.version == crate::spec::HttpVersion::Http3;
     let plan = Shared {
         spec,
         requests: &requests,
@@ -147,32 +148,37 @@ pub fn run_tapped(
     let (window, started_unix_s) = window_from_now(spec.warmup, measure, control);
     let jobs = jobs(spec);
     let threads = jobs.len();
-    let results: Vec<std::io::Result<ThreadResult>> = std::thread::scope(|s| {
-        let handles: Vec<_> = jobs
-            .into_iter()
-            .map(|job| {
-                let (plan, window) = (&plan, window.clone());
-                let tap = tap
-                    .clone()
-                    .map(|t| ThreadTap::new(t, threads, started_unix_s));
-                std::thread::Builder::new()
-                    .name(format!("throng-load-{}", job.index))
-                    .spawn_scoped(s, move || {
-                        Worker::new(plan, job).map(|mut w| {
-                            if let Some(t) = tap {
-                                w.set_tap(t);
-                            }
-                            w.run(window)
+    // HTTP/3's threads run their own loop over UDP (no tap yet).
+    let results: Vec<std::io::Result<ThreadResult>> = if h3 {
+        crate::quic::run_threads(&plan, jobs, &window)
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = jobs
+                .into_iter()
+                .map(|job| {
+                    let (plan, window) = (&plan, window.clone());
+                    let tap = tap
+                        .clone()
+                        .map(|t| ThreadTap::new(t, threads, started_unix_s));
+                    std::thread::Builder::new()
+                        .name(format!("throng-load-{}", job.index))
+                        .spawn_scoped(s, move || {
+                            Worker::new(plan, job).map(|mut w| {
+                                if let Some(t) = tap {
+                                    w.set_tap(t);
+                                }
+                                w.run(window)
+                            })
                         })
-                    })
-                    .expect("spawning a load thread")
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("load thread panicked"))
-            .collect()
-    });
+                        .expect("spawning a load thread")
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("load thread panicked"))
+                .collect()
+        })
+    };
     let done = collect(results)?;
     Ok(merge(
         spec,
@@ -361,6 +367,10 @@ fn check_sources(spec: &LoadSpec) -> Result<(), EngineError> {
 /// is one clear error rather than a run full of refusals. Only a handshake:
 /// no request is sent, so the server sees exactly the requests counted.
 fn check_reachable(spec: &LoadSpec) -> Result<(), EngineError> {
+    if spec.http.version == crate::spec::HttpVersion::Http3 {
+        return crate::quic::probe(spec)
+            .map_err(|(url, reason)| EngineError::Handshake { url, reason });
+    }
     let mut seen = Vec::new();
     for t in &spec.targets {
         if seen.contains(&t.addr) {
@@ -645,6 +655,9 @@ pub(crate) fn merge(
             }
             out
         }),
+        http3: (spec.http.version == crate::spec::HttpVersion::Http3)
+            .then(|| crate::quic::outcome(parts))
+            .flatten(),
         sessions: spec.users.as_ref().and_then(|users| {
             let each: Vec<SessionOutcome> = parts
                 .iter()

@@ -74,6 +74,10 @@ impl Session {
                 "a session runs the closed model without users, for a duration",
             )));
         }
+        // Its windows are the TCP loop's; HTTP/3 runs in a loop of its own.
+        if spec.http.version == crate::spec::HttpVersion::Http3 {
+            return Err(SpecError::H3Unsupported("a session's windows").into());
+        }
         let requests = prepare(spec)?;
         let mut session = Session {
             spec: spec.clone(),

@@ -232,6 +232,18 @@ pub enum HttpVersion {
     /// Over TLS, whatever ALPN settles on of the protocols offered (see
     /// [`TlsSpec::alpn`]); over cleartext, HTTP/1.1.
     Negotiate,
+    /// HTTP/3 over QUIC v1, `https://` only: ALPN `h3`, TLS 1.3.
+    Http3,
+}
+
+/// HTTP/3's congestion controller: quinn-proto's three.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Congestion {
+    #[default]
+    Cubic,
+    NewReno,
+    Bbr,
 }
 
 /// HTTP/2's settings for a load.
@@ -245,6 +257,9 @@ pub struct HttpSpec {
     /// connection: large, so that the server never waits on the client.
     pub stream_window: u32,
     pub conn_window: u32,
+    /// HTTP/3: the congestion controller its connections use.
+    #[serde(default)]
+    pub congestion: Congestion,
 }
 
 /// h2load's default windows: 2^30 - 1 for streams and the connection.
@@ -259,6 +274,7 @@ impl Default for HttpSpec {
             streams: 1,
             stream_window: DEFAULT_WINDOW,
             conn_window: DEFAULT_WINDOW,
+            congestion: Congestion::Cubic,
         }
     }
 }
@@ -270,6 +286,7 @@ impl HttpSpec {
             HttpVersion::Http1 => false,
             HttpVersion::Http2 => true,
             HttpVersion::Negotiate => tls,
+            HttpVersion::Http3 => false,
         }
     }
 }
@@ -337,7 +354,10 @@ impl LoadSpec {
     /// Whether client threads nap: only in the closed model, since the open
     /// model's sends follow a schedule that a nap would delay.
     pub fn naps(&self) -> bool {
-        self.coalesce && self.rate.is_none() && self.users.is_none()
+        self.coalesce
+            && self.rate.is_none()
+            && self.users.is_none()
+            && self.http.version != HttpVersion::Http3
     }
 }
 
@@ -446,6 +466,9 @@ pub enum SpecError {
         from: std::net::IpAddr,
         target: std::net::SocketAddr,
     },
+    /// HTTP/3 was asked with something its loop does not do (yet).
+    #[error("HTTP/3 cannot be combined with {0}")]
+    H3Unsupported(&'static str),
     /// io_uring was asked for a load it does not drive yet.
     #[error("the io_uring backend does not drive {0} yet")]
     UringUnsupported(UringGap),
@@ -457,6 +480,7 @@ pub enum UringGap {
     Tls,
     Http2,
     Users,
+    Http3,
 }
 
 impl std::fmt::Display for UringGap {
@@ -465,6 +489,7 @@ impl std::fmt::Display for UringGap {
             UringGap::Tls => "TLS",
             UringGap::Http2 => "HTTP/2",
             UringGap::Users => "users who think",
+            UringGap::Http3 => "HTTP/3",
         })
     }
 }
@@ -472,7 +497,9 @@ impl std::fmt::Display for UringGap {
 impl LoadSpec {
     /// What of this load the io_uring backend does not drive.
     fn uring_gap(&self) -> Option<UringGap> {
-        if self.tls.is_some() {
+        if self.http.version == HttpVersion::Http3 {
+            Some(UringGap::Http3)
+        } else if self.tls.is_some() {
             Some(UringGap::Tls)
         } else if self.http.version == HttpVersion::Http2 {
             Some(UringGap::Http2)
@@ -499,6 +526,9 @@ impl LoadSpec {
         if h.streams == 0 || h.streams > MAX_STREAMS {
             return Err(SpecError::Streams(h.streams));
         }
+        if h.version == HttpVersion::Http3 {
+            return self.validate_h3(tls);
+        }
         if h.streams > 1 && !h.may_h2(tls) {
             return Err(SpecError::StreamsWithoutH2);
         }
@@ -518,6 +548,7 @@ impl LoadSpec {
                 HttpVersion::Http1 => offers("http/1.1") || t.alpn.is_empty(),
                 HttpVersion::Http2 => offers("h2"),
                 HttpVersion::Negotiate => true,
+                HttpVersion::Http3 => offers("h3"),
             };
             if !ok {
                 return Err(SpecError::Alpn(t.alpn.join(",")));

@@ -139,6 +139,7 @@ pub fn summarize(r: &LoadResult) -> Summary {
             goaways: h.goaways.clone(),
             retried: h.retried,
         }),
+        http3: r.http3.clone(),
         sessions: r.sessions.as_ref().map(|x| throng_model::Sessions {
             users: x.users,
             arrival_per_sec: x.arrival_per_sec,

@@ -32,9 +32,9 @@ pub use feature::{Feature, FeatureResult, FeatureStatus};
 pub use profile::Profile;
 pub use reason::{Reason, ReasonCode, Verdict};
 pub use summary::{
-    Connections, CoordinationParts, CpuTime, ErrorKind, HostShare, Http2Report, IoBackend, Latency,
-    LoadModel, LocalServer, RateReport, ReplyHeads, SessionCounts, Sessions, Summary, TimelineRow,
-    TlsReport, Warmup, Warning,
+    Connections, CoordinationParts, CpuTime, ErrorKind, HostShare, Http2Report, Http3Report,
+    IoBackend, Latency, LoadModel, LocalServer, RateReport, ReplyHeads, SessionCounts, Sessions,
+    Summary, TimelineRow, TlsReport, Warmup, Warning,
 };
 pub use tcp::{TcpCounters, TcpSegments};
 pub use threshold::{

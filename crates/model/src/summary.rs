@@ -413,6 +413,9 @@ pub struct Summary {
     /// Loads whose connections may speak HTTP/2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2Report>,
+    /// HTTP/3 loads: what their QUIC connections did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http3: Option<Http3Report>,
     /// `throng load` against an address of this machine: the processes
     /// holding the port's listening socket, and what they used over the
     /// measured window. Absent when none could be seen (a remote address,
@@ -441,6 +444,104 @@ pub struct Http2Report {
     pub goaways: BTreeMap<String, u64>,
     /// Requests above a GOAWAY's last stream, sent again.
     pub retried: u64,
+}
+
+/// What a load's HTTP/3 connections did (docs/json-schema.md, `http3`).
+/// Its packet and path figures are each connection's, taken when it
+/// closed or when the run ended, warmup included.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Http3Report {
+    /// QUIC connections whose handshake finished.
+    pub connections: u64,
+    /// Concurrent streams per connection asked for.
+    pub streams: u64,
+    /// Most streams a connection could open at once, when the server's
+    /// MAX_STREAMS held it below `streams`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_max_streams: Option<u64>,
+    /// The congestion controller, e.g. `cubic`.
+    pub congestion: String,
+    /// UDP datagrams sent and received, QUIC packets sent and declared lost.
+    pub datagrams_sent: u64,
+    pub datagrams_received: u64,
+    pub packets_sent: u64,
+    pub packets_lost: u64,
+    /// The path's smoothed RTT as QUIC estimated it, mean over the
+    /// connections, and the least RTT any of them saw, in microseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_rtt_us: Option<u64>,
+    /// Connections closed by a QUIC transport error, by code name
+    /// (`PROTOCOL_VIOLATION`, `crypto 0x128`, ...), from either end.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub transport_errors: BTreeMap<String, u64>,
+    /// HTTP/3 and QPACK errors by code name: a connection the server
+    /// closed with one, or a response the client could not read.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub h3_errors: BTreeMap<String, u64>,
+    /// Request streams the server reset, by code name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub stream_resets: BTreeMap<String, u64>,
+    /// Connections lost to QUIC's idle timeout.
+    #[serde(default)]
+    pub idle_timeouts: u64,
+    /// Handshakes that failed or did not finish within the timeout, and
+    /// of those, servers that offered no QUIC version of ours.
+    #[serde(default)]
+    pub handshake_failures: u64,
+    #[serde(default)]
+    pub version_mismatches: u64,
+    /// GOAWAY frames received, and requests above their stream id sent
+    /// again on a fresh connection.
+    #[serde(default)]
+    pub goaways: u64,
+    #[serde(default)]
+    pub retried: u64,
+}
+
+impl Http3Report {
+    /// Another thread's or host's figures added in.
+    pub fn add(&mut self, o: &Http3Report) {
+        let rtt_n = |r: &Http3Report| r.rtt_us.map_or(0, |_| r.connections.max(1));
+        self.rtt_us = match (self.rtt_us, o.rtt_us) {
+            (Some(a), Some(b)) => {
+                let (na, nb) = (rtt_n(self) as f64, rtt_n(o) as f64);
+                Some((a * na + b * nb) / (na + nb))
+            }
+            (a, b) => a.or(b),
+        };
+        self.min_rtt_us = match (self.min_rtt_us, o.min_rtt_us) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.server_max_streams = match (self.server_max_streams, o.server_max_streams) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if self.congestion.is_empty() {
+            self.congestion = o.congestion.clone();
+        }
+        self.connections += o.connections;
+        self.datagrams_sent += o.datagrams_sent;
+        self.datagrams_received += o.datagrams_received;
+        self.packets_sent += o.packets_sent;
+        self.packets_lost += o.packets_lost;
+        self.idle_timeouts += o.idle_timeouts;
+        self.handshake_failures += o.handshake_failures;
+        self.version_mismatches += o.version_mismatches;
+        self.goaways += o.goaways;
+        self.retried += o.retried;
+        for (mine, theirs) in [
+            (&mut self.transport_errors, &o.transport_errors),
+            (&mut self.h3_errors, &o.h3_errors),
+            (&mut self.stream_resets, &o.stream_resets),
+        ] {
+            for (k, v) in theirs {
+                *mine.entry(k.clone()).or_default() += v;
+            }
+        }
+    }
 }
 
 /// What TLS was negotiated, and what its handshakes cost.
@@ -645,6 +746,42 @@ mod tests {
             }
         );
         assert_eq!(sum.arrived(), 20);
+    }
+
+    #[test]
+    fn http3_figures_add_exactly_and_the_rtt_is_weighted_by_connections() {
+        let one = |connections: u64, rtt: Option<f64>, min: Option<u64>| Http3Report {
+            connections,
+            streams: 10,
+            congestion: "cubic".into(),
+            datagrams_sent: 100 * connections,
+            packets_lost: connections,
+            rtt_us: rtt,
+            min_rtt_us: min,
+            stream_resets: [("H3_REQUEST_REJECTED".to_string(), connections)].into(),
+            retried: 2,
+            ..Default::default()
+        };
+        let mut a = one(3, Some(100.0), Some(40));
+        a.server_max_streams = Some(8);
+        a.add(&one(1, Some(500.0), Some(30)));
+        assert_eq!(a.connections, 4);
+        assert_eq!(a.datagrams_sent, 400);
+        assert_eq!(a.packets_lost, 4);
+        // (3 × 100 + 1 × 500) / 4.
+        assert_eq!(a.rtt_us, Some(200.0));
+        assert_eq!(a.min_rtt_us, Some(30));
+        assert_eq!(a.server_max_streams, Some(8));
+        assert_eq!(a.stream_resets["H3_REQUEST_REJECTED"], 4);
+        assert_eq!(a.retried, 4);
+        // A part whose handshakes all failed brings no RTT.
+        a.add(&one(0, None, None));
+        assert_eq!((a.rtt_us, a.min_rtt_us), (Some(200.0), Some(30)));
+        let text = serde_json::to_string(&Http3Report::default()).unwrap();
+        assert!(
+            !text.contains("rtt_us") && !text.contains("stream_resets"),
+            "{text}"
+        );
     }
 }
 

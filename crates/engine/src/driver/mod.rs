@@ -60,7 +60,7 @@ mod tap;
 mod users;
 mod window;
 
-use books::Books;
+pub(crate) use books::Books;
 pub(crate) use conn::*;
 pub(crate) use io::socket;
 use io::Io;

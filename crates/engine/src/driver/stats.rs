@@ -121,6 +121,7 @@ pub(crate) struct Stats {
     pub(crate) handshake: Histogram<u64>,
     pub(crate) tls: TlsStats,
     pub(crate) h2: H2Stats,
+    pub(crate) h3: throng_model::Http3Report,
 }
 
 impl Stats {
@@ -144,6 +145,7 @@ impl Stats {
             handshake: histogram(),
             tls: Default::default(),
             h2: Default::default(),
+            h3: Default::default(),
         }
     }
 
@@ -166,5 +168,6 @@ impl Stats {
         self.handshake.reset();
         self.tls = Default::default();
         self.h2 = Default::default();
+        self.h3 = Default::default();
     }
 }

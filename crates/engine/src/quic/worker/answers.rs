@@ -1,0 +1,127 @@
+//! What ends a request over HTTP/3: its response booked, as the TCP loop
+//! books one (latency, first byte, status, the URL's size and checksum),
+//! or its failure counted by kind; a request taken back for a fresh
+//! connection; and the timeout scan.
+
+use super::*;
+
+impl QuicWorker<'_> {
+    /// A request that will go out again: unsent, unissued.
+    pub(super) fn take_back(&mut self, r: &Req) {
+        let c = self.counters(r.measured);
+        c.sent -= 1;
+        if r.measured && self.job.quota.is_some() {
+            self.issued_measured -= 1;
+        }
+    }
+    pub(super) fn complete(&mut self, r: &Req, resp: Response) {
+        let measured = self.phase_of(r);
+        let took = self.now.saturating_sub(r.issued_ns);
+        if measured && self.schedule.is_some() {
+            let corrected = self.now.saturating_sub(r.intended_ns);
+            self.stats
+                .latency
+                .saturating_record((corrected / 1000).max(1));
+            self.stats
+                .uncorrected
+                .saturating_record((took / 1000).max(1));
+        } else if measured {
+            self.stats.latency.saturating_record((took / 1000).max(1));
+        }
+        if measured && r.first_rx_ns > 0 {
+            let first = r.first_rx_ns.clamp(r.issued_ns, self.now) - r.issued_ns;
+            self.stats
+                .first_byte
+                .saturating_record((first / 1000).max(1));
+        }
+        let error = self.books.check(self.plan.spec, r.target as usize, &resp);
+        let c = self.counters(measured);
+        c.completed += 1;
+        c.body_bytes += resp.body_bytes;
+        c.status[(resp.status as usize).min(STATUS_SLOTS - 1)] += 1;
+        if let Some(kind) = error {
+            c.errors[kind.index()] += 1;
+        }
+        if measured {
+            self.tick(1, error.is_some() as u64, 0);
+            if self.job.quota.is_some() {
+                self.done_measured += 1;
+            }
+        }
+    }
+    pub(super) fn failed(&mut self, r: &Req, kind: ErrorKind) {
+        let measured = self.phase_of(r);
+        self.counters(measured).errors[kind.index()] += 1;
+        if measured {
+            self.tick(0, 1, 0);
+            if self.job.quota.is_some() {
+                self.done_measured += 1;
+            }
+        }
+    }
+    pub(super) fn tick(&mut self, completed: u64, errors: u64, bytes: u64) {
+        if !self.plan.spec.timeline {
+            return;
+        }
+        let sec = (self.now.saturating_sub(self.window.warmup_end_ns) / 1_000_000_000) as usize;
+        let t = &mut self.stats.timeline;
+        if t.len() <= sec {
+            // A new second: at most once a second, the totals so far
+            // published for whoever watches the run.
+            if let Some(r) = &self.window.running {
+                let mut sum = [0; 3];
+                for s in t.iter() {
+                    sum = [sum[0] + s[0], sum[1] + s[1], sum[2] + s[2]];
+                }
+                r.publish(self.job.index, sum);
+            }
+            t.resize(sec + 1, [0; 3]);
+        }
+        t[sec][0] += completed;
+        t[sec][1] += errors;
+        t[sec][2] += bytes;
+    }
+    /// Connection `c` of slot `i` is gone: what it carried fails, by why.
+    pub(super) fn lost(&mut self, mut c: H3Conn, reason: ConnectionError) {
+        let kind = self.losses.lost(c.connected, &reason);
+        for r in std::mem::take(&mut c.reqs) {
+            self.failed(&r, kind);
+        }
+        self.park(c);
+    }
+    /// Fails what waited longer than the timeout: a handshake not done
+    /// closes its connection, a response not come resets its stream.
+    pub(super) fn scan_timeouts(&mut self) {
+        let timeout = self.timeout_ns();
+        for i in 0..self.conns.len() {
+            let Some(mut c) = self.conns[i].take() else {
+                continue;
+            };
+            if !c.connected && self.now.saturating_sub(c.start_ns) > timeout {
+                self.losses.handshake_failures += 1;
+                let kind = if c.answered {
+                    ErrorKind::Tls
+                } else {
+                    ErrorKind::ConnectTimeout
+                };
+                for r in std::mem::take(&mut c.reqs) {
+                    self.failed(&r, kind);
+                }
+                self.retire(c);
+                continue;
+            }
+            let mut k = 0;
+            while k < c.reqs.len() {
+                if self.now.saturating_sub(c.reqs[k].issued_ns) <= timeout {
+                    k += 1;
+                    continue;
+                }
+                c.cancel(k);
+                let r = c.reqs.swap_remove(k);
+                self.failed(&r, ErrorKind::Timeout);
+                c.recycle(r);
+            }
+            self.conns[i] = Some(c);
+        }
+    }
+}
