@@ -157,11 +157,11 @@ nginx: worker 812/813
         assert_eq!(
             stacks,
             [
+                ("nginx: worker;[unknown];[nginx];[nf_conntrack]_[k]", 1),
                 (
                     "nginx;ngx_open_cached_file;__libc_open64;__x64_sys_openat_[k];do_sys_openat2_[k]",
                     2
                 ),
-                ("nginx: worker;[unknown];[nginx];[nf_conntrack]_[k]", 1),
             ]
         );
         assert_eq!(f.samples, 3);
