@@ -57,6 +57,9 @@ impl Component {
 /// are read before the path they sit in only because a stack is read from
 /// its innermost frame.
 const KERNEL: &[(Component, &[&str])] = &[
+    // The syscall counting's own tracepoints, run inside every syscall of
+    // the same round: not the call's cost.
+    (Component::Other, &["perf_", "__perf"]),
     (
         Component::Copies,
         &[

@@ -52,6 +52,7 @@ pub mod table;
 pub mod tables;
 pub mod tabular;
 pub mod terminal;
+pub mod where_cpu;
 pub mod workload_table;
 
 pub use analysis::Analysis;

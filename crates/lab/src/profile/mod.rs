@@ -158,7 +158,9 @@ impl Sampler {
         let _ = kill(Pid::from_raw(self.child.id() as i32), Signal::SIGINT);
         let status = wait_within(&mut self.child, STOP_WITHIN)?;
         self.finished = true;
-        if !status.success() {
+        // perf record writes its data on SIGINT, then raises it again.
+        use std::os::unix::process::ExitStatusExt;
+        if !status.success() && status.signal() != Some(libc::SIGINT) {
             return Err(format!("perf record ended with {status}"));
         }
         Ok(())
