@@ -73,12 +73,22 @@ impl Sampler {
     /// may run on, with `perf` (None: there is none, and the profile is
     /// absent). Returns once sampling is enabled.
     pub fn start(perf: Option<&Path>, leaders: &[i32]) -> Result<Sampler, String> {
+        let cpus = cpus_of(&throng_servers::usage::trees(leaders));
+        Sampler::start_on(perf, leaders, &cpus)
+    }
+
+    /// [`Sampler::start`] on these CPUs only.
+    pub fn start_on(
+        perf: Option<&Path>,
+        leaders: &[i32],
+        cpus: &[usize],
+    ) -> Result<Sampler, String> {
         let perf = perf.ok_or("no perf on PATH (Debian package linux-perf)")?;
         let tree = throng_servers::usage::trees(leaders);
-        if tree.is_empty() {
+        if tree.is_empty() || cpus.is_empty() {
             return Err(format!("no process of {leaders:?} is running"));
         }
-        let cpus = cpus_of(&tree);
+        let cpus = cpus.to_vec();
         let dir = scratch()?;
         let pipe = || pipe2(OFlag::O_CLOEXEC).map_err(|e| format!("cannot make a pipe: {e}"));
         let (ctl_read, ctl_write) = pipe()?;
@@ -324,5 +334,21 @@ fn wait_within(child: &mut Child, within: Duration) -> Result<std::process::Exit
             Ok(None) => return Err(format!("perf did not end within {within:?}")),
             Err(e) => return Err(format!("cannot wait for perf: {e}")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_perf_the_profile_is_absent_and_says_why() {
+        let why = Sampler::start(None, &[std::process::id() as i32])
+            .err()
+            .expect("no sampler without perf");
+        assert_eq!(why, "no perf on PATH (Debian package linux-perf)");
+        let p = StackProfile::absent(why);
+        assert_eq!(p.cpu_us_per_request(1000), None);
+        assert!(p.folded_gz.is_empty());
     }
 }
