@@ -155,8 +155,6 @@ pub fn differentials(run: &RunData, figs: &[StepFigures]) -> Vec<FlameGraph> {
         if out.iter().any(|g| g.file == file) {
             continue;
         }
-        // The process names lead the stacks; two servers of one program
-        // share them, two programs would share nothing.
         let (la, lb) = (rooted(&la), rooted(&lb));
         let mut folded = Vec::new();
         let opt = inferno::differential::Options {
@@ -191,15 +189,12 @@ pub fn differentials(run: &RunData, figs: &[StepFigures]) -> Vec<FlameGraph> {
     out
 }
 
-/// The stacks under one root frame, `server`, in place of the process's
-/// name.
+/// The stacks without the process's name that leads them: two servers of
+/// one program share it, two programs would share nothing.
 fn rooted(lines: &str) -> String {
     lines
         .lines()
-        .map(|l| match l.split_once(';') {
-            Some((_, rest)) => format!("server;{rest}\n"),
-            None => format!("server {}\n", l.rsplit_once(' ').map_or("0", |(_, n)| n)),
-        })
+        .filter_map(|l| l.split_once(';').map(|(_, rest)| format!("{rest}\n")))
         .collect()
 }
 
