@@ -23,15 +23,12 @@ pub struct StackProfile {
     /// How long the sampler ran, in seconds.
     #[serde(default)]
     pub seconds: f64,
-    /// The server's CPUs the sampler watched.
+    /// The CPUs the server's processes may run on (its pinned cores).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpus: Vec<usize>,
     /// Samples of the server's processes (those in `folded`).
     #[serde(default)]
     pub samples: u64,
-    /// Samples on the same CPUs of other processes, idle left out.
-    #[serde(default)]
-    pub other_samples: u64,
     /// Whether kernel frames were named from the kernel's symbol table.
     #[serde(default)]
     pub kernel_symbols: bool,

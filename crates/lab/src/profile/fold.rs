@@ -13,8 +13,6 @@ pub struct Folded {
     /// Each distinct stack of the kept processes and its samples.
     pub stacks: BTreeMap<String, u64>,
     pub samples: u64,
-    /// Samples of other processes on the same CPUs, idle left out.
-    pub other_samples: u64,
     pub kernel_frames: u64,
     pub kernel_frames_named: u64,
     pub user_frames: u64,
@@ -40,13 +38,7 @@ pub fn fold(script: impl BufRead, keep: &HashSet<i32>) -> std::io::Result<Folded
             continue;
         }
         out.close(&mut sample, &mut frames);
-        sample = header(&line).map(|(comm, pid)| {
-            let kept = keep.contains(&pid);
-            if !kept && pid != 0 {
-                out.other_samples += 1;
-            }
-            (comm, kept)
-        });
+        sample = header(&line).map(|(comm, pid)| (comm, keep.contains(&pid)));
     }
     out.close(&mut sample, &mut frames);
     Ok(out)
@@ -164,9 +156,8 @@ nginx: worker 812/813
                 ),
             ]
         );
+        // Neither the idle task's nor the compiler's.
         assert_eq!(f.samples, 3);
-        // The compiler counts; the idle task does not.
-        assert_eq!(f.other_samples, 1);
         assert_eq!((f.kernel_frames, f.kernel_frames_named), (5, 4));
         assert_eq!((f.user_frames, f.user_frames_named), (6, 4));
     }

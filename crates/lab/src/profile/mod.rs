@@ -1,5 +1,5 @@
-//! A server's stacks sampled over a diagnostic round: `perf record` on the
-//! CPUs its processes may run on, call graphs of kernel and user frames,
+//! A server's stacks sampled over a diagnostic round: `perf record` on its
+//! processes and their threads, call graphs of kernel and user frames,
 //! folded and stored compressed with the diagnosis, so a report draws and
 //! reads them again anywhere.
 //!
@@ -40,7 +40,7 @@ const SETUP_WITHIN: Duration = Duration::from_secs(10);
 /// to read it back (symbols are loaded once per binary).
 const STOP_WITHIN: Duration = Duration::from_secs(30);
 
-/// A sampler attached to a server's CPUs.
+/// A sampler attached to a server's processes.
 pub struct Sampler {
     child: Child,
     commands: File,
@@ -69,26 +69,51 @@ pub fn on_path(program: &str) -> Option<PathBuf> {
 }
 
 impl Sampler {
-    /// Starts sampling the CPUs these processes (and their descendants)
-    /// may run on, with `perf` (None: there is none, and the profile is
+    /// Starts sampling these processes (their threads and the children
+    /// they start) with `perf` (None: there is none, and the profile is
     /// absent). Returns once sampling is enabled.
     pub fn start(perf: Option<&Path>, leaders: &[i32]) -> Result<Sampler, String> {
-        let cpus = cpus_of(&throng_servers::usage::trees(leaders));
-        Sampler::start_on(perf, leaders, &cpus)
-    }
-
-    /// [`Sampler::start`] on these CPUs only.
-    pub fn start_on(
-        perf: Option<&Path>,
-        leaders: &[i32],
-        cpus: &[usize],
-    ) -> Result<Sampler, String> {
-        let perf = perf.ok_or("no perf on PATH (Debian package linux-perf)")?;
         let tree = throng_servers::usage::trees(leaders);
-        if tree.is_empty() || cpus.is_empty() {
+        if tree.is_empty() {
             return Err(format!("no process of {leaders:?} is running"));
         }
-        let cpus = cpus.to_vec();
+        let list: Vec<String> = tree.iter().map(i32::to_string).collect();
+        let cpus = cpus_of(&tree);
+        Sampler::spawn(
+            perf,
+            ["-p".to_string(), list.join(",")],
+            leaders,
+            tree,
+            cpus,
+        )
+    }
+
+    /// Starts sampling these threads of this process only (a server inside
+    /// a test, beside its client).
+    pub fn start_threads(perf: Option<&Path>, tids: &[i32]) -> Result<Sampler, String> {
+        let list: Vec<String> = tids.iter().map(i32::to_string).collect();
+        let me = std::process::id() as i32;
+        let cpus = cpus_of(tids);
+        Sampler::spawn(
+            perf,
+            ["-t".to_string(), list.join(",")],
+            &[],
+            vec![me],
+            cpus,
+        )
+    }
+
+    /// Sampling only the server's own tasks, not its CPUs, keeps `perf
+    /// script` from loading the symbols of whatever else ran there (a
+    /// compiler's libraries are hundreds of megabytes).
+    fn spawn(
+        perf: Option<&Path>,
+        target: [String; 2],
+        leaders: &[i32],
+        tree: Vec<i32>,
+        cpus: Vec<usize>,
+    ) -> Result<Sampler, String> {
+        let perf = perf.ok_or("no perf on PATH (Debian package linux-perf)")?;
         let dir = scratch()?;
         let pipe = || pipe2(OFlag::O_CLOEXEC).map_err(|e| format!("cannot make a pipe: {e}"));
         let (ctl_read, ctl_write) = pipe()?;
@@ -107,27 +132,31 @@ impl Sampler {
         ])
         .arg("-c")
         .arg(PERIOD_NS.to_string())
-        .arg("-C")
-        .arg(
-            cpus.iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join(","),
-        )
+        .args(&target)
         .arg(format!("--control=fd:{},{}", inherited[0], inherited[1]))
         .arg("-o")
         .arg(dir.join("perf.data"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-        // SAFETY: only fcntl, async-signal-safe, runs between fork and exec,
-        // on descriptors the parent keeps open until the spawn.
+        // SAFETY: only fcntl, getrlimit and setrlimit, async-signal-safe,
+        // run between fork and exec, on descriptors the parent keeps open
+        // until the spawn.
         unsafe {
             cmd.pre_exec(move || {
                 for fd in inherited {
                     if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
                         return Err(std::io::Error::last_os_error());
                     }
+                }
+                // perf opens an event per thread and CPU.
+                let mut limit = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+                    limit.rlim_cur = limit.rlim_max;
+                    libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
                 }
                 Ok(())
             });
@@ -218,10 +247,22 @@ impl Sampler {
     /// Sends perf a control command and waits for its acknowledgement.
     fn command(&mut self, what: &str) -> Result<(), String> {
         let sent = writeln!(self.commands, "{what}");
-        match sent
+        // perf ends each acknowledgement with a NUL, which the next line
+        // may start with or stand alone on.
+        let deadline = Instant::now() + SETUP_WITHIN;
+        let ack = sent
             .map_err(|_| RecvTimeoutError::Disconnected)
-            .and_then(|()| self.acks.recv_timeout(SETUP_WITHIN))
-        {
+            .and_then(|()| loop {
+                let left = deadline.saturating_duration_since(Instant::now());
+                let line = self.acks.recv_timeout(left)?;
+                if !line
+                    .trim_matches(|c: char| c == '\0' || c.is_whitespace())
+                    .is_empty()
+                {
+                    break Ok(line);
+                }
+            });
+        match ack {
             Ok(a) if a.trim_matches(|c: char| c == '\0' || c.is_whitespace()) == "ack" => Ok(()),
             Ok(a) => Err(format!("perf record answered {a:?} to {what:?}")),
             Err(RecvTimeoutError::Timeout) => Err(format!(
@@ -260,7 +301,6 @@ pub fn profile_of(f: &Folded, cpus: &[usize], seconds: f64) -> StackProfile {
         seconds,
         cpus: cpus.to_vec(),
         samples: f.samples,
-        other_samples: f.other_samples,
         // Without a readable symbol table every kernel frame is an address.
         kernel_symbols: f.kernel_frames_named * 2 > f.kernel_frames,
         user_frames: f.user_frames,
