@@ -24,6 +24,10 @@ pub struct ReportArgs {
     /// Also write every chart as DIR/<chart>.png (Markdown reports link them).
     #[arg(long, value_name = "DIR", value_parser = crate::args::out_path)]
     pub png: Option<PathBuf>,
+    /// Also write each profiled server's flame graph, and each compared
+    /// pair's differential per request, as DIR/<name>.svg.
+    #[arg(long, value_name = "DIR", value_parser = crate::args::out_path)]
+    pub flamegraphs: Option<PathBuf>,
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
@@ -141,6 +145,18 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
                 .with_context(|| format!("write {}", path.display()))?;
         }
         eprintln!("wrote {} charts to {}", charts.len(), dir.display());
+    }
+
+    if let Some(dir) = &args.flamegraphs {
+        std::fs::create_dir_all(dir).with_context(|| format!("create {}", dir.display()))?;
+        let analysis = Analysis::of(&data);
+        let graphs = throng_report::flames::all(&data, &analysis.steps);
+        for g in &graphs {
+            let path = dir.join(&g.file);
+            crate::args::write_whole(&path, g.svg.as_bytes())
+                .with_context(|| format!("write {}", path.display()))?;
+        }
+        eprintln!("wrote {} flame graphs to {}", graphs.len(), dir.display());
     }
 
     match &args.output {

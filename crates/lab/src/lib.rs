@@ -21,6 +21,7 @@ pub mod observer;
 pub mod pairs;
 pub mod precision;
 pub mod privilege;
+pub mod profile;
 pub mod reruns;
 pub mod round;
 pub mod run;

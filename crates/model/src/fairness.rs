@@ -139,6 +139,10 @@ pub struct Diagnosis {
     /// Bytes the server's log files grew by per response: an access log
     /// that is on shows here whatever its config says.
     pub log_bytes_per_request: f64,
+    /// The server's stacks sampled over the same round; none when the
+    /// round was not profiled (a run from before profiles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::StackProfile>,
 }
 
 /// What a paired ratio says about B against A.

@@ -15,6 +15,7 @@ mod feature;
 pub mod max_users;
 mod profile;
 mod reason;
+mod stacks;
 pub mod summary;
 pub mod tcp;
 mod threshold;
@@ -31,6 +32,7 @@ pub use fairness::{Comparison, Decision, Diagnosis, IntervalKind, ParityEntry, S
 pub use feature::{Feature, FeatureResult, FeatureStatus};
 pub use profile::Profile;
 pub use reason::{Reason, ReasonCode, Verdict};
+pub use stacks::StackProfile;
 pub use summary::{
     Connections, CoordinationParts, CpuTime, ErrorKind, HostShare, Http2Report, Http3Report,
     IoBackend, Latency, LoadModel, LocalServer, RateReport, ReplyHeads, SessionCounts, Sessions,

@@ -98,6 +98,13 @@ pub enum Block {
     },
     /// Facts about one thing on one line, each format with its separator.
     Facts(Vec<Vec<Span>>),
+    /// A flame graph: drawn inline on a page (its own search and zoom
+    /// script working), named by the file `--flamegraphs` writes in text.
+    Flame {
+        file: String,
+        title: String,
+        svg: String,
+    },
     /// A block for one medium only.
     Only(Medium, Box<Block>),
 }

@@ -102,6 +102,16 @@ fn block(b: &Block) -> String {
             let facts: Vec<String> = facts.iter().map(|f| spans(f)).collect();
             format!("<p>{}</p>", facts.join(" · "))
         }
+        // An object of its own, so each graph's script and ids stay its own.
+        Block::Flame { file, title, svg } => format!(
+            "<figure class=\"flame\" id=\"{}\">\n<object type=\"image/svg+xml\" width=\"100%\" data=\"data:image/svg+xml;base64,{}\"></object><figcaption>{}</figcaption>\n</figure>",
+            esc(file),
+            {
+                use base64::Engine as _;
+                base64::engine::general_purpose::STANDARD.encode(svg)
+            },
+            esc(title)
+        ),
         Block::Only(Medium::Page, b) => block(b),
         Block::Only(Medium::Text, _) => String::new(),
     }

@@ -102,6 +102,7 @@ impl Markdown<'_> {
                 let facts: Vec<String> = facts.iter().map(|f| spans(f)).collect();
                 line(&facts.join(", "))
             }
+            Block::Flame { file, title, .. } => line(&format!("{}: `{}`", cell(title), file)),
             Block::Only(Medium::Text, b) => self.block(b),
             Block::Only(Medium::Page, _) => String::new(),
         }

@@ -37,6 +37,7 @@ pub fn article(run: &RunData, a: &Analysis) -> Article {
         sessions(a),
         crate::httperf::section(run),
         costs(run, a),
+        crate::where_cpu::section(run, &a.steps),
         failures(run),
         Some(provenance::environment(run)),
         provenance::servers(run, a),

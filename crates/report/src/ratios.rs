@@ -177,6 +177,8 @@ pub struct RatioLine {
     /// B over the baseline.
     pub comparison: Comparison,
     pub gap: Option<SyscallGap>,
+    /// How their CPU per request differs, from their profiles.
+    pub cpu: Option<crate::where_cpu::CpuGap>,
     /// The two servers' measured steps behind the ratio whose verdicts are
     /// suspect, with the reasons: `None` when all are valid.
     pub suspect: Option<String>,
@@ -204,6 +206,10 @@ impl RatioLine {
             decision_words(c.decision)
         );
         if let Some(g) = &self.gap {
+            s.push_str("; ");
+            s.push_str(&g.sentence());
+        }
+        if let Some(g) = &self.cpu {
             s.push_str("; ");
             s.push_str(&g.sentence());
         }
@@ -249,9 +255,11 @@ pub fn summary(run: &RunData, figs: &[StepFigures]) -> Vec<RatioGroup> {
         let gap = cost::biggest_gap(figs, &base, other, &c.workload, c.cores);
         let suspect = suspect_behind(figs, &[&base, other], &c.workload, c.cores);
         let bytes = figures::is_large(figs, &c.workload);
+        let cpu = crate::where_cpu::cpu_gap(figs, &base, other, &c.workload, c.cores);
         let line = RatioLine {
             comparison: c,
             gap,
+            cpu,
             suspect,
             bytes,
         };
@@ -367,6 +375,7 @@ mod tests {
             RatioLine {
                 comparison: c,
                 gap: None,
+                cpu: None,
                 suspect: None,
                 bytes: false,
             }
@@ -419,6 +428,7 @@ mod tests {
         let line = RatioLine {
             comparison: c.clone(),
             gap: None,
+            cpu: None,
             suspect: None,
             bytes: false,
         };

@@ -47,6 +47,7 @@ fn block(b: &Block) -> String {
             .map(|f| spans(f))
             .collect::<Vec<_>>()
             .join(", "),
+        Block::Flame { file, title, .. } => format!("{title}: {file}"),
         Block::Only(Medium::Text, b) => block(b),
         Block::Only(Medium::Page, _) => String::new(),
     }

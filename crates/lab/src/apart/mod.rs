@@ -524,9 +524,13 @@ impl Executor for Apart<'_> {
         let counted = self.call_in_round(LabRequest::DiagnoseEnd { server: name })?;
         let m = measured?;
         match counted {
-            LabReply::Counted { counts, log_bytes } => Ok(crate::executor::diagnosis(
-                &counts, &m.summary, seconds, log_bytes,
-            )),
+            LabReply::Counted { counts, log_bytes } => Ok(Diagnosis {
+                // The server host's agent counts syscalls, not stacks.
+                profile: Some(throng_model::StackProfile::absent(
+                    "not sampled on a server host",
+                )),
+                ..crate::executor::diagnosis(&counts, &m.summary, seconds, log_bytes)
+            }),
             other => Err(unexpected(other)),
         }
     }

@@ -1,7 +1,8 @@
 //! What a level's rounds show of each server beyond its figures: whether
 //! it kept the connections it was loaded on, and a diagnostic round per
-//! step (its syscalls and context switches counted), stored apart from the
-//! measured rounds, with the settings it confirms.
+//! step (its syscalls and context switches counted, its stacks sampled:
+//! `crate::profile`), stored apart from the measured rounds, with the
+//! settings it confirms.
 
 use throng_model::{Diagnosis, StepStatus};
 

@@ -282,6 +282,7 @@ fn fairness(run: &mut RunData) {
         voluntary_switches_per_request: 0.2,
         involuntary_switches_per_request: 0.05,
         log_bytes_per_request: log,
+        profile: None,
     };
     // Without an open-file cache nginx opens, stats and closes the file on
     // every request; lighttpd's stat cache does not.
