@@ -57,7 +57,8 @@ pub struct SessionArgs {
     /// first) to USERS over LENGTH (0s: at once), such as
     /// 10s:50,30s:50,10s:0. A user joins the instant the ramp reaches it
     /// and, on the way down, leaves when its session ends. The run lasts
-    /// the stages' length; --timeline shows target and active users.
+    /// the stages' length; --timeline shows target and active users. Not
+    /// with --hosts yet: users are spread over hosts as a fixed number.
     #[arg(long, value_name = "STAGES", requires = "sessions",
           conflicts_with_all = ["users_per_sec", "connections", "duration", "requests", "warmup", "hosts"])]
     pub users_stages: Option<String>,
