@@ -300,6 +300,9 @@ pub fn run(a: LoadArgs) -> Result<u8> {
     if let Some(ramp) = &spec.ramp {
         throng_load::shape::judge_seconds(&mut summary, &mut verdict, ramp);
     }
+    if let Some(ramp) = &spec.users_ramp {
+        throng_load::shape::users_seconds(&mut summary, ramp);
+    }
     summary.thresholds = throng_load::thresholds::judge_all(&thresholds, &summary);
     let s = &summary;
     if a.json {

@@ -22,11 +22,14 @@ pub struct LiveArgs {
     /// Write the latency of each second of the measured phase to FILE as
     /// an HdrHistogram interval log (values in microseconds), the format
     /// HistogramLogProcessor and wrk2's plotters read. FILE appears, whole,
-    /// when the load ends.
+    /// when the load ends. Not with --hosts: an agent sends its histograms
+    /// once, at the end, so no host's seconds reach this machine.
     #[arg(long, value_name = "FILE", value_parser = crate::args::out_path, conflicts_with = "hosts")]
     pub hdr_log: Option<PathBuf>,
     /// Serve the run's figures at http://ADDR/metrics in Prometheus's text
     /// format while it runs (an IP address and port, e.g. 127.0.0.1:9464).
+    /// Not with --hosts: the live figures are this machine's threads'; an
+    /// agent reports only when its share ends.
     #[arg(long, value_name = "ADDR", conflicts_with = "hosts")]
     pub metrics_addr: Option<String>,
     /// Keep serving the final figures this long after the load ends, so a
@@ -39,7 +42,7 @@ pub struct LiveArgs {
     pub metrics_run: Option<String>,
     /// Push the same figures to a Prometheus remote-write receiver
     /// (http://host:port/api/v1/write) while the load runs, and once at
-    /// its end.
+    /// its end. Not with --hosts, as --metrics-addr.
     #[arg(long, value_name = "URL", conflicts_with = "hosts")]
     pub remote_write: Option<String>,
     /// How often --remote-write pushes [default: 5s].

@@ -310,9 +310,12 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
                 r.completed,
                 r.errors,
                 human_bytes(r.bytes_read as f64),
-                r.target
-                    .map(|t| format!("  of {t:.0} due"))
-                    .unwrap_or_default()
+                match (r.target, r.users_target) {
+                    (Some(t), _) => format!("  of {t:.0} due"),
+                    (None, Some(t)) =>
+                        format!("  {} of {t} users active", r.users_active.unwrap_or(0)),
+                    (None, None) => String::new(),
+                }
             );
         }
     }

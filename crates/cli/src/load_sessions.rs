@@ -52,6 +52,16 @@ pub struct SessionArgs {
     /// as browsers].
     #[arg(long, value_name = "N", requires = "sessions")]
     pub conns_per_user: Option<usize>,
+    /// Users ramped over stages LENGTH:USERS, comma-separated, as k6's
+    /// ramping users: each a linear ramp from the users before it (none at
+    /// first) to USERS over LENGTH (0s: at once), such as
+    /// 10s:50,30s:50,10s:0. A user joins the instant the ramp reaches it
+    /// and, on the way down, leaves when its session ends. The run lasts
+    /// the stages' length; --timeline shows target and active users. Not
+    /// with --hosts yet: users are spread over hosts as a fixed number.
+    #[arg(long, value_name = "STAGES", requires = "sessions",
+          conflicts_with_all = ["users_per_sec", "connections", "duration", "requests", "warmup", "hosts"])]
+    pub users_stages: Option<String>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -124,10 +134,28 @@ pub fn apply(
         },
         None => Arrival::Population,
     };
-    let users = connections.unwrap_or(match arrival {
-        Arrival::Open { .. } => OPEN_USERS,
-        Arrival::Population => spec.connections,
-    });
+    let ramp = a
+        .users_stages
+        .as_deref()
+        .map(|text| {
+            throng_load::shape::users_stages(text)
+                .map_err(|e| anyhow::anyhow!("--users-stages {text:?}: {e}"))
+        })
+        .transpose()?;
+    let users = match &ramp {
+        // The peak is whole and bounded by the stages' check.
+        Some(r) => r.peak() as usize,
+        None => connections.unwrap_or(match arrival {
+            Arrival::Open { .. } => OPEN_USERS,
+            Arrival::Population => spec.connections,
+        }),
+    };
+    if let Some(r) = ramp {
+        spec.stop = throng_engine::Stop::Duration(r.length());
+        // Each second shows its target users beside those active.
+        spec.timeline = true;
+        spec.users_ramp = Some(r);
+    }
     spec.targets = targets;
     spec.connections = users.saturating_mul(per_user.max(1));
     spec.users = Some(Users {
@@ -165,6 +193,7 @@ pub fn users_error(e: &UsersError) -> String {
                 .into()
         }
         UsersError::Combined(what) => format!("--sessions cannot be combined with {what}"),
+        UsersError::Stages(why) => format!("--users-stages: {why}"),
     }
 }
 
@@ -177,6 +206,10 @@ pub fn headline(spec: &LoadSpec, users: &Users, s: &Summary) -> String {
     };
     let slots = users.slots(spec.connections);
     let who = match users.arrival {
+        Arrival::Population if spec.users_ramp.is_some() => format!(
+            "users in stages, up to {slots}, each starting a session as one ends while the \
+             stages hold it"
+        ),
         Arrival::Population => format!("{slots} users, each starting a session as one ends"),
         Arrival::Open { per_sec, spacing } => format!(
             "{per_sec} users/s arriving ({}), at most {slots} at once",

@@ -32,7 +32,9 @@ pub struct ShapeArgs {
     /// Open model whose rate changes, as k6's ramping arrival rate:
     /// stages LENGTH:RATE, comma-separated, each a linear ramp from the
     /// rate before it (0 at first) to RATE over LENGTH (0s: at once), such
-    /// as 30s:1000,60s:5000,30s:0. The run lasts their length.
+    /// as 30s:1000,60s:5000,30s:0. The run lasts their length. Not with
+    /// --hosts yet: a load is spread over hosts by shares of a fixed rate
+    /// and count, not of a schedule.
     #[arg(long, value_name = "STAGES",
           conflicts_with_all = ["rate", "duration", "requests", "warmup", "hosts"])]
     pub stages: Option<String>,

@@ -23,7 +23,8 @@ pub struct ThresholdArgs {
     /// Stop the run as soon as a threshold is crossed, judged once a
     /// second from the totals it keeps per second: completed or errors
     /// under a limit, errors as a share (%), rps and mb_per_sec. Others
-    /// are refused.
+    /// are refused, as is --hosts: an agent reports its totals only when
+    /// its share ends, so no second of theirs can be judged during it.
     #[arg(long, requires = "thresholds", conflicts_with = "hosts")]
     pub threshold_abort: bool,
     /// Write a JUnit XML report, one test case per --threshold, for CI.

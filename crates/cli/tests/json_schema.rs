@@ -165,6 +165,15 @@ fn documented_fields_match_printed_fields() {
             "-d",
             "1s",
         ],
+        // Users in stages, each second with its target and active users.
+        vec![
+            "load",
+            &url,
+            "--sessions",
+            &visits,
+            "--users-stages",
+            "1s:2",
+        ],
     ] {
         flatten("", &throng_json(&args), &mut seen);
     }
@@ -229,5 +238,5 @@ fn documented_fields_match_printed_fields() {
         missing.is_empty(),
         "documented but never printed: {missing:?}"
     );
-    assert_eq!(doc.len(), 291, "update this count with the table");
+    assert_eq!(doc.len(), 293, "update this count with the table");
 }

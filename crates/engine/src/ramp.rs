@@ -4,6 +4,8 @@
 //! requests of a stage are as many as its area, however they are spread
 //! over connections, and each request's intended time is computed from
 //! its index alone: no table, no allocation, a few stages walked per send.
+//! The same stages, read as how many users are active (k6's ramping
+//! VUs), shape a run of sessions: [`Ramp::at`] and [`Ramp::reaches`].
 
 use std::time::Duration;
 
@@ -99,6 +101,76 @@ impl Ramp {
         None
     }
 
+    /// The target at `t` seconds from the start: between a stage's ends on
+    /// its line, after a jump (a 0 s stage) its new value, past the end the
+    /// last stage's.
+    pub fn at(&self, t: f64) -> f64 {
+        let (mut from, mut at) = (0.0, 0.0);
+        for s in &self.stages {
+            let len = s.length.as_secs_f64();
+            if t < at + len {
+                return from + (s.to - from) * (t - at) / len;
+            }
+            at += len;
+            from = s.to;
+        }
+        from
+    }
+
+    /// The first instant at or after `after` seconds, within the schedule,
+    /// at which the target is `level` or more; `None` when it never is
+    /// again before the end.
+    pub fn reaches(&self, level: f64, after: f64) -> Option<f64> {
+        let (mut from, mut at) = (0.0f64, 0.0f64);
+        for s in &self.stages {
+            let len = s.length.as_secs_f64();
+            let end = at + len;
+            if len == 0.0 {
+                if at >= after && s.to >= level {
+                    return Some(at);
+                }
+            } else if after < end {
+                let t0 = after.max(at);
+                let v0 = from + (s.to - from) * (t0 - at) / len;
+                if v0 >= level {
+                    return Some(t0);
+                }
+                if s.to > from && s.to >= level {
+                    let t = at + (level - from) / (s.to - from) * len;
+                    // Rounding may put it a hair before t0 or past the end.
+                    return Some(t.clamp(t0, end));
+                }
+            }
+            at = end;
+            from = s.to;
+        }
+        None
+    }
+
+    /// The largest target any stage reaches.
+    pub fn peak(&self) -> f64 {
+        self.stages.iter().map(|s| s.to).fold(0.0, f64::max)
+    }
+
+    /// Whether it can be run as users' stages: a few stages, each a whole
+    /// number of users, some user at some point.
+    pub fn check_users(&self) -> Result<(), &'static str> {
+        if self.stages.is_empty() || self.stages.len() > MAX_STAGES {
+            return Err("a ramp has 1 to 64 stages");
+        }
+        if self
+            .stages
+            .iter()
+            .any(|s| !s.to.is_finite() || s.to < 0.0 || s.to.fract() != 0.0)
+        {
+            return Err("a stage's users are a whole number of 0 or more");
+        }
+        if self.peak() < 1.0 || self.length().is_zero() {
+            return Err("the stages hold at least one user for some time");
+        }
+        Ok(())
+    }
+
     /// [`Ramp::time_of`], or far past any end when it never falls due.
     pub(crate) fn due_ns(&self, k: u64) -> u64 {
         self.time_of(k).unwrap_or(u64::MAX / 2)
@@ -174,6 +246,38 @@ mod tests {
         assert_eq!(r.time_of(999), Some(999_000_000));
         assert_eq!(r.time_of(1999).map(|t| t < 3_000_000_000), Some(true));
         assert_eq!(r.time_of(2000), None);
+    }
+
+    #[test]
+    fn a_target_is_read_on_its_line_and_found_where_it_is_reached() {
+        // 0 → 4 over 2 s, held 1 s, a jump to 8, down to 0 over 2 s.
+        let r = ramp(&[(2.0, 4.0), (1.0, 4.0), (0.0, 8.0), (2.0, 0.0)]);
+        assert_eq!(r.at(0.0), 0.0);
+        assert_eq!(r.at(0.5), 1.0);
+        assert_eq!(r.at(2.5), 4.0);
+        assert_eq!(r.at(3.0), 8.0);
+        assert_eq!(r.at(4.0), 4.0);
+        assert_eq!(r.at(9.0), 0.0);
+        assert_eq!(r.peak(), 8.0);
+        assert_eq!(r.reaches(1.0, 0.0), Some(0.5));
+        assert_eq!(r.reaches(4.0, 0.0), Some(2.0));
+        // Already there: at once.
+        assert_eq!(r.reaches(3.0, 2.5), Some(2.5));
+        // Past the hold, only the jump reaches 5.
+        assert_eq!(r.reaches(5.0, 0.0), Some(3.0));
+        // On the way down, 7 is still met just after the jump.
+        assert_eq!(r.reaches(7.0, 3.1), Some(3.1));
+        assert_eq!(r.reaches(7.0, 3.5), None);
+        assert_eq!(r.reaches(9.0, 0.0), None);
+        assert!(r.check_users().is_ok());
+        assert_eq!(
+            ramp(&[(1.0, 2.5)]).check_users(),
+            Err("a stage's users are a whole number of 0 or more")
+        );
+        assert_eq!(
+            ramp(&[(0.0, 3.0)]).check_users(),
+            Err("the stages hold at least one user for some time")
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::tls::TlsSpec;
-use crate::users::{Users, UsersError};
+use crate::users::{Arrival, Users, UsersError};
 
 /// One URL the load is spread over. Request bytes are serialised once per
 /// target (see `request.rs`) and shared read-only by all threads.
@@ -178,6 +178,12 @@ pub struct LoadSpec {
     /// `--num-sess` does.
     #[serde(default)]
     pub users: Option<Users>,
+    /// Sessions whose population changes, stage by stage: how many users
+    /// are active at each instant (k6's ramping VUs). A user over the
+    /// target leaves when its session ends; one under it starts the
+    /// instant the target reaches it. The run lasts the stages' length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub users_ramp: Option<crate::ramp::Ramp>,
     /// How `https://` targets are reached; `None` for `http://` ones.
     /// A spec's targets are all one or all the other.
     #[serde(default)]
@@ -319,6 +325,7 @@ impl LoadSpec {
             ramp: None,
             seed: 0x5eed,
             users: None,
+            users_ramp: None,
             tls: None,
             http: HttpSpec::default(),
             sources: Vec::new(),
@@ -739,6 +746,25 @@ impl LoadSpec {
                 })
             }
             _ => {}
+        }
+        if let Some(ramp) = &self.users_ramp {
+            let Some(users) = &self.users else {
+                return Err(UsersError::Stages("stages of users need sessions").into());
+            };
+            ramp.check_users().map_err(UsersError::Stages)?;
+            let whole = matches!(self.stop, Stop::Duration(d) if d == ramp.length());
+            if users.arrival != Arrival::Population || !whole || !self.warmup.is_zero() {
+                return Err(UsersError::Stages(
+                    "stages of users are a population of their stages' length, with no warmup",
+                )
+                .into());
+            }
+            if ramp.peak() > users.slots(self.connections) as f64 {
+                return Err(UsersError::Stages(
+                    "the connections hold fewer users than the stages' peak",
+                )
+                .into());
+            }
         }
         if let Some(users) = &self.users {
             users.validate(self.targets.len(), self.connections)?;

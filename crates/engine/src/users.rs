@@ -95,6 +95,8 @@ pub enum UsersError {
     Head,
     #[error("sessions cannot be combined with {0}")]
     Combined(&'static str),
+    #[error("{0}")]
+    Stages(&'static str),
 }
 
 impl Users {

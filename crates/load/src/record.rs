@@ -116,7 +116,7 @@ pub fn summarize(r: &LoadResult) -> Summary {
                 completed: s.completed,
                 errors: s.errors,
                 bytes_read: s.bytes_read,
-                target: None,
+                ..TimelineRow::default()
             })
             .collect(),
         warnings: r.warnings.clone(),

@@ -1,7 +1,9 @@
-//! Load shapes of the open model: `--stages 30s:1000,60s:5000,30s:0`
-//! read into the engine's [`Ramp`], and a run of one judged second by
-//! second against it: each second's target beside what it achieved, and
-//! the first second the schedule was no longer kept.
+//! Load shapes: `--stages 30s:1000,60s:5000,30s:0` of the open model and
+//! `--users-stages 10s:50,30s:50,10s:0` of sessions, read into the
+//! engine's [`Ramp`]; a run of the first judged second by second against
+//! it (each second's target beside what it achieved, and the first second
+//! the schedule was no longer kept), a run of the second given each
+//! second's target users beside those active.
 
 use throng_engine::ramp::{Ramp, Stage};
 use throng_model::{ReasonCode, Summary, Verdict};
@@ -19,6 +21,39 @@ pub enum ShapeError {
 /// `LENGTH:RATE,LENGTH:RATE,…`: each stage a linear ramp from the rate
 /// before it (0 before the first) to RATE over LENGTH.
 pub fn stages(text: &str) -> Result<Ramp, ShapeError> {
+    let ramp = Ramp {
+        stages: read(
+            text,
+            "RATE",
+            |to| to.is_finite() && to >= 0.0,
+            "its rate is not a number of requests per second, 0 or more",
+        )?,
+    };
+    ramp.check().map_err(ShapeError::Ramp)?;
+    Ok(ramp)
+}
+
+/// `LENGTH:USERS,…`: each stage a linear ramp of the users active, from
+/// the users before it (none before the first) to USERS over LENGTH.
+pub fn users_stages(text: &str) -> Result<Ramp, ShapeError> {
+    let ramp = Ramp {
+        stages: read(
+            text,
+            "USERS",
+            |to| to >= 0.0 && to.fract() == 0.0 && to <= u32::MAX as f64,
+            "its users are not a whole number, 0 or more",
+        )?,
+    };
+    ramp.check_users().map_err(ShapeError::Ramp)?;
+    Ok(ramp)
+}
+
+fn read(
+    text: &str,
+    unit: &str,
+    fits: impl Fn(f64) -> bool,
+    unfit: &str,
+) -> Result<Vec<Stage>, ShapeError> {
     let mut out = Vec::new();
     for stage in text.split(',').map(str::trim) {
         let bad = |why: &str| ShapeError::Stage {
@@ -27,20 +62,34 @@ pub fn stages(text: &str) -> Result<Ramp, ShapeError> {
         };
         let (length, to) = stage
             .split_once(':')
-            .ok_or_else(|| bad("write a stage as LENGTH:RATE, such as 30s:1000"))?;
+            .ok_or_else(|| bad(&format!("write a stage as LENGTH:{unit}, such as 30s:1000")))?;
         let length = crate::vocab::duration(length.trim())
             .map_err(|_| bad("its length is not a duration (30s, 500ms, 2m)"))?;
         let to: f64 = to
             .trim()
             .parse()
             .ok()
-            .filter(|r: &f64| r.is_finite() && *r >= 0.0)
-            .ok_or_else(|| bad("its rate is not a number of requests per second, 0 or more"))?;
+            .filter(|&r: &f64| r.is_finite() && fits(r))
+            .ok_or_else(|| bad(unfit))?;
         out.push(Stage { length, to });
     }
-    let ramp = Ramp { stages: out };
-    ramp.check().map_err(ShapeError::Ramp)?;
-    Ok(ramp)
+    Ok(out)
+}
+
+/// Each second of a run of sessions in stages, its target users (as the
+/// stages stood at the second's start) beside the users the run found
+/// active then.
+pub fn users_seconds(s: &mut Summary, ramp: &Ramp) {
+    let active = s
+        .sessions
+        .as_ref()
+        .map(|x| x.active.clone())
+        .unwrap_or_default();
+    for (i, row) in s.timeline.iter_mut().enumerate() {
+        // A hair over, as the engine lets a user in when the line meets it.
+        row.users_target = Some((ramp.at(i as f64) + 1e-6).floor() as u64);
+        row.users_active = active.get(i).copied();
+    }
 }
 
 /// `--rate FROM..TO --ramp LENGTH` for a run of `total`: at FROM at once,
@@ -120,6 +169,49 @@ mod tests {
             "\"1s:-5\": its rate is not a number of requests per second, 0 or more"
         );
         assert_eq!(err("0s:500"), "a ramp sends at least one request");
+    }
+
+    #[test]
+    fn users_stages_are_whole_users_and_each_second_gets_its_target() {
+        let r = users_stages("2s:4,1s:4,0s:8,1s:8").unwrap();
+        assert_eq!(r.length(), Duration::from_secs(4));
+        let err = |t: &str| users_stages(t).unwrap_err().to_string();
+        assert_eq!(
+            err("1s:2.5"),
+            "\"1s:2.5\": its users are not a whole number, 0 or more"
+        );
+        assert_eq!(
+            err("10"),
+            "\"10\": write a stage as LENGTH:USERS, such as 30s:1000"
+        );
+        assert_eq!(
+            err("1s:0"),
+            "the stages hold at least one user for some time"
+        );
+        let row = TimelineRow::default;
+        let mut s = Summary {
+            timeline: vec![row(), row(), row(), row()],
+            sessions: Some(throng_model::Sessions {
+                active: vec![0, 2, 4, 7],
+                ..Default::default()
+            }),
+            ..Summary::default()
+        };
+        users_seconds(&mut s, &r);
+        let got: Vec<(Option<u64>, Option<u64>)> = s
+            .timeline
+            .iter()
+            .map(|r| (r.users_target, r.users_active))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some(0), Some(0)),
+                (Some(2), Some(2)),
+                (Some(4), Some(4)),
+                (Some(8), Some(7))
+            ]
+        );
     }
 
     #[test]

@@ -271,6 +271,12 @@ pub struct TimelineRow {
     /// `--stages`: the requests the schedule made due in this second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<f64>,
+    /// `--users-stages`: the users the stages held at the second's start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub users_target: Option<u64>,
+    /// `--users-stages`: the users active at the second's start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub users_active: Option<u64>,
 }
 
 /// A server found listening on this machine, sampled as the lab samples

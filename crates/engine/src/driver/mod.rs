@@ -168,10 +168,14 @@ impl<'a> Worker<'a> {
             .collect();
         let places: usize = conns.iter().map(|c: &Conn| c.ring.len()).sum();
         let threads = spec.threads.clamp(1, spec.connections.max(1));
-        let users = spec
-            .users
-            .as_ref()
-            .map(|u| UserState::new(u, &job, threads, job.quota));
+        let users = spec.users.as_ref().map(|u| {
+            // As `run::jobs` spreads whole users: no more threads than users.
+            let staged = spec
+                .users_ramp
+                .is_some()
+                .then(|| spec.threads.clamp(1, u.slots(spec.connections).max(1)));
+            UserState::new(u, staged, &job, threads, job.quota)
+        });
         // Users count sessions, not requests: the request quota is theirs.
         let first_conn = job.first_conn;
         let seq = (job.first_request % plan.requests.targets().max(1) as u64) as usize;

@@ -73,8 +73,42 @@ impl SessionStats {
     }
 }
 
+/// A population that follows stages (`LoadSpec::users_ramp`): slot `u` of
+/// thread `index` is the run's user `u · threads + index`, so each thread
+/// holds its share of any target, and user `k` is active while the target
+/// is above `k`.
+struct Staged {
+    threads: u64,
+    index: u64,
+    /// Slots below this were let in when the target reached them; a slot
+    /// that left on a falling target lowers it, to be let in again.
+    joined: usize,
+    /// When the target next reaches slot `joined`; `u64::MAX`: not before
+    /// the end.
+    next_ns: u64,
+}
+
+impl Staged {
+    /// The run's user number of slot `u`, counted from 1.
+    fn rank(&self, u: usize) -> f64 {
+        (u as u64 * self.threads + self.index + 1) as f64
+    }
+
+    /// Slots of this thread the target `v` holds.
+    fn held(&self, v: f64, slots: usize) -> usize {
+        // A hair over, so a target met exactly at its instant counts.
+        let whole = (v + 1e-6).floor();
+        if whole < (self.index + 1) as f64 {
+            return 0;
+        }
+        let n = ((whole as u64 - self.index - 1) / self.threads + 1) as usize;
+        n.min(slots)
+    }
+}
+
 pub(crate) struct UserState {
     per_user: usize,
+    staged: Option<Staged>,
     users: Vec<User>,
     /// Per connection: the target it carries next, or `NONE`.
     want: Vec<u32>,
@@ -96,9 +130,23 @@ pub(crate) struct UserState {
 }
 
 impl UserState {
-    pub(crate) fn new(users: &Users, job: &Job, threads: usize, quota: Option<u64>) -> Self {
+    /// `staged`: with stages of users, the threads the run's users are
+    /// spread over.
+    pub(crate) fn new(
+        users: &Users,
+        staged: Option<usize>,
+        job: &Job,
+        threads: usize,
+        quota: Option<u64>,
+    ) -> Self {
         let per_user = users.conns_per_user.max(1);
         let slots = job.conns / per_user;
+        let staged = staged.map(|threads| Staged {
+            threads: threads.max(1) as u64,
+            index: job.index as u64,
+            joined: 0,
+            next_ns: u64::MAX,
+        });
         let gap_ns = match users.arrival {
             Arrival::Open { per_sec, .. } => threads as f64 * 1e9 / per_sec,
             Arrival::Population => 0.0,
@@ -109,6 +157,7 @@ impl UserState {
         };
         UserState {
             per_user,
+            staged,
             users: vec![User::default(); slots],
             want: vec![NONE; job.conns],
             wakes: BinaryHeap::with_capacity(slots),
@@ -130,7 +179,9 @@ impl UserState {
     /// The next time clock-driven session work falls due.
     pub(crate) fn next_due(&self) -> Option<u64> {
         let wake = self.wakes.peek().map(|Reverse((due, _))| *due);
-        let arrival = (self.next_arrival_ns != u64::MAX).then_some(self.next_arrival_ns);
+        let staged = self.staged.as_ref().map_or(u64::MAX, |s| s.next_ns);
+        let arrival = self.next_arrival_ns.min(staged);
+        let arrival = (arrival != u64::MAX).then_some(arrival);
         match (wake, arrival) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -160,6 +211,10 @@ impl Worker<'_> {
         self.plan.spec.users.as_ref().expect("users mode")
     }
 
+    fn staged(&self) -> bool {
+        self.users.as_ref().is_some_and(|u| u.staged.is_some())
+    }
+
     fn us(&mut self) -> &mut UserState {
         self.users.as_mut().expect("users mode")
     }
@@ -171,6 +226,10 @@ impl Worker<'_> {
         let threads = self.plan.spec.threads.max(1) as f64;
         let index = self.job.index as f64;
         match self.users_plan().arrival {
+            Arrival::Population if self.staged() => {
+                self.us().free.clear();
+                self.let_in();
+            }
             Arrival::Population => {
                 // Every slot is taken at once; one that cannot start a
                 // session goes back on the free list.
@@ -372,13 +431,84 @@ impl Worker<'_> {
             }
         }
         match self.users_plan().arrival {
+            Arrival::Population if self.staged() => self.leave_or_stay(u),
             Arrival::Population => self.start_session(u),
             Arrival::Open { .. } => self.us().free.push(u),
         }
     }
 
+    /// Seconds since the window started, where the stages are read.
+    fn stage_time(&self) -> f64 {
+        self.now.saturating_sub(self.window.start_ns) as f64 / 1e9
+    }
+
+    /// Stages of users: the slots the target has reached since the last
+    /// call start their sessions, and the next reach is timed.
+    fn let_in(&mut self) {
+        let t = self.stage_time();
+        // The plan outlives the worker's borrow.
+        let plan = self.plan;
+        let ramp = plan.spec.users_ramp.as_ref().expect("stages of users");
+        let target = ramp.at(t);
+        let slots = self.us().users.len();
+        let st = self.us().staged.as_ref().expect("stages of users");
+        let (from, to) = (st.joined, st.held(target, slots));
+        // Bounded by the thread's slots; a slot still active (over a
+        // falling target, its session not yet ended) simply stays.
+        for u in from..to {
+            if !self.us().users[u].active {
+                self.start_session(u);
+            }
+        }
+        let st = self.us().staged.as_mut().expect("stages of users");
+        st.joined = st.joined.max(to);
+        self.time_next_reach(t);
+    }
+
+    /// When the target next reaches the first slot not let in.
+    fn time_next_reach(&mut self, t: f64) {
+        let start = self.window.start_ns;
+        let slots = self.us().users.len();
+        let st = self.us().staged.as_ref().expect("stages of users");
+        let (joined, level) = (st.joined, st.rank(st.joined) - 1e-6);
+        // The plan outlives the worker's borrow.
+        let plan = self.plan;
+        let ramp = plan.spec.users_ramp.as_ref().expect("stages of users");
+        let next = match joined >= slots {
+            true => None,
+            false => ramp.reaches(level, t),
+        };
+        let next = next.map_or(u64::MAX, |at| {
+            start.saturating_add((at * 1e9).ceil() as u64)
+        });
+        self.us().staged.as_mut().expect("stages of users").next_ns = next;
+    }
+
+    /// Stages of users: a user whose session ended starts its next while
+    /// the target still holds it, and leaves otherwise, as k6's ramping
+    /// users finish their iteration before they go.
+    fn leave_or_stay(&mut self, u: usize) {
+        let t = self.stage_time();
+        // The plan outlives the worker's borrow.
+        let plan = self.plan;
+        let ramp = plan.spec.users_ramp.as_ref().expect("stages of users");
+        let target = ramp.at(t);
+        let slots = self.us().users.len();
+        let st = self.us().staged.as_mut().expect("stages of users");
+        if u < st.held(target, slots) {
+            self.start_session(u);
+            return;
+        }
+        st.joined = st.joined.min(u);
+        self.time_next_reach(t);
+    }
+
     /// Thinks that have ended and arrivals that have come, in time order.
     pub(super) fn fire_users(&mut self) {
+        let now = self.now;
+        if self.us().staged.as_ref().is_some_and(|s| s.next_ns <= now) {
+            self.let_in();
+        }
         // Bounded: a stalled loop catches up at most a turn's worth of
         // users before it reads its sockets again.
         for _ in 0..4096 {
