@@ -32,6 +32,7 @@ pub mod running;
 mod rx;
 mod session;
 pub mod spec;
+mod spec_check;
 mod spec_h3;
 pub mod tap;
 pub mod tls;

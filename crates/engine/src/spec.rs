@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::tls::TlsSpec;
-use crate::users::{Arrival, Users, UsersError};
+use crate::users::{Users, UsersError};
 
 /// One URL the load is spread over. Request bytes are serialised once per
 /// target (see `request.rs`) and shared read-only by all threads.
@@ -503,7 +503,7 @@ impl std::fmt::Display for UringGap {
 
 impl LoadSpec {
     /// What of this load the io_uring backend does not drive.
-    fn uring_gap(&self) -> Option<UringGap> {
+    pub(crate) fn uring_gap(&self) -> Option<UringGap> {
         if self.http.version == HttpVersion::Http3 {
             Some(UringGap::Http3)
         } else if self.tls.is_some() {
@@ -528,7 +528,7 @@ impl LoadSpec {
         }
     }
 
-    fn validate_http(&self, tls: bool) -> Result<(), SpecError> {
+    pub(crate) fn validate_http(&self, tls: bool) -> Result<(), SpecError> {
         let h = &self.http;
         if h.streams == 0 || h.streams > MAX_STREAMS {
             return Err(SpecError::Streams(h.streams));
@@ -567,7 +567,7 @@ impl LoadSpec {
     /// The fields that frame a request or its connection, where the
     /// user gave them: the engine sends them as given, so they must agree
     /// with what it does.
-    fn validate_framing(&self) -> Result<(), SpecError> {
+    pub(crate) fn validate_framing(&self) -> Result<(), SpecError> {
         let given = |name: &'static str| {
             self.headers
                 .iter()
@@ -637,186 +637,6 @@ impl LoadSpec {
 pub const MIN_RATE: f64 = 0.001;
 pub const MAX_RATE: f64 = 1e9;
 pub const MAX_PIPELINE: usize = 1024;
-
-impl LoadSpec {
-    /// Every check on a spec, in one place: the CLI, the lab's rounds and
-    /// the max-users search all build a [`LoadSpec`] and the engine runs
-    /// this before anything else.
-    pub fn validate(&self) -> Result<(), SpecError> {
-        if self.targets.is_empty() {
-            return Err(SpecError::NoTargets);
-        }
-        let https = self.targets.iter().filter(|t| t.is_tls()).count();
-        if https > 0 && https < self.targets.len() {
-            return Err(SpecError::MixedSchemes);
-        }
-        if (https > 0) != self.tls.is_some() {
-            return Err(SpecError::TlsWithoutHttps);
-        }
-        if let Some(tls) = &self.tls {
-            tls.client_config()?;
-            for t in &self.targets {
-                crate::tls::server_name(&t.host_header).map_err(SpecError::ServerName)?;
-            }
-        }
-        self.validate_http(https > 0)?;
-        for t in &self.targets {
-            if let Some(&s) = self
-                .sources
-                .iter()
-                .find(|s| s.is_ipv4() != t.addr.is_ipv4())
-            {
-                return Err(SpecError::SourceFamily {
-                    from: s,
-                    target: t.addr,
-                });
-            }
-        }
-        if self.io == IoBackend::Uring {
-            if let Some(gap) = self.uring_gap() {
-                return Err(SpecError::UringUnsupported(gap));
-            }
-        }
-        if self.connections == 0 {
-            return Err(SpecError::NoConnections);
-        }
-        if self.threads == 0 {
-            return Err(SpecError::NoThreads);
-        }
-        if self.timeout.is_zero() {
-            return Err(SpecError::ZeroTimeout);
-        }
-        // A token (RFC 9110 §5.6.2) of letters, as methods are in practice;
-        // anything else would be sent as written and break the request line.
-        if self.method.is_empty() || !self.method.bytes().all(|b| b.is_ascii_alphabetic()) {
-            return Err(SpecError::Method(self.method.clone()));
-        }
-        for (n, v) in &self.headers {
-            if n.is_empty() || n.bytes().any(|b| b <= b' ' || b == b':' || b >= 0x7f) {
-                return Err(SpecError::HeaderName(format!("{n}: {v}")));
-            }
-            // RFC 9110 §5.5: visible characters, spaces and tabs; a
-            // control character would be sent as typed, a line break
-            // would end the field.
-            if v.bytes().any(|b| (b < b' ' && b != b'\t') || b == 0x7f) {
-                return Err(SpecError::HeaderValue(format!("{n}: {v}")));
-            }
-        }
-        self.validate_framing()?;
-        if let ExpectStatus::Codes(codes) = &self.expect_status {
-            if let Some(&bad) = codes.iter().find(|s| !(100..1000).contains(*s)) {
-                return Err(SpecError::Status(bad));
-            }
-        }
-        if self.pipeline == 0 || self.pipeline > MAX_PIPELINE {
-            return Err(SpecError::Pipeline(self.pipeline));
-        }
-        if let Some(r) = self.rate {
-            // Each connection's interval is whole nanoseconds: at 10^9
-            // a second there is none left, and below 1 in 1,000 seconds
-            // no request falls due in any run anyone waits for.
-            if !(MIN_RATE..=MAX_RATE).contains(&r) {
-                return Err(SpecError::Rate(r));
-            }
-            if self.pipeline > 1 {
-                return Err(SpecError::RateWithPipeline);
-            }
-        }
-        if let Some(ramp) = &self.ramp {
-            ramp.check().map_err(SpecError::Ramp)?;
-            let whole = matches!(self.stop, Stop::Duration(d) if d == ramp.length());
-            if self.rate.is_none() || !whole || !self.warmup.is_zero() {
-                return Err(SpecError::Ramp(
-                    "a ramp is an open model of its stages' length, with no warmup",
-                ));
-            }
-        }
-        if !self.keep_alive && self.pipeline > 1 {
-            return Err(SpecError::CloseWithPipeline);
-        }
-        match self.requests_per_connection {
-            Some(0) => return Err(SpecError::RequestsPerConnection),
-            // A deeper pipeline would keep a connection from ever filling
-            // it; capping it silently would measure another depth than
-            // the one asked for.
-            Some(n) if self.keep_alive && self.pipeline as u64 > n => {
-                return Err(SpecError::PipelineOverConnectionLimit {
-                    pipeline: self.pipeline,
-                    limit: n,
-                })
-            }
-            _ => {}
-        }
-        if let Some(ramp) = &self.users_ramp {
-            let Some(users) = &self.users else {
-                return Err(UsersError::Stages("stages of users need sessions").into());
-            };
-            ramp.check_users().map_err(UsersError::Stages)?;
-            let whole = matches!(self.stop, Stop::Duration(d) if d == ramp.length());
-            if users.arrival != Arrival::Population || !whole || !self.warmup.is_zero() {
-                return Err(UsersError::Stages(
-                    "stages of users are a population of their stages' length, with no warmup",
-                )
-                .into());
-            }
-            if ramp.peak() > users.slots(self.connections) as f64 {
-                return Err(UsersError::Stages(
-                    "the connections hold fewer users than the stages' peak",
-                )
-                .into());
-            }
-        }
-        if let Some(users) = &self.users {
-            users.validate(self.targets.len(), self.connections)?;
-            for t in &self.targets {
-                if let Some(m) = &t.method {
-                    if m.eq_ignore_ascii_case("HEAD") {
-                        return Err(UsersError::Head.into());
-                    }
-                    if m.is_empty() || !m.bytes().all(|b| b.is_ascii_alphabetic()) {
-                        return Err(SpecError::Method(m.clone()));
-                    }
-                }
-            }
-            if self.is_head() {
-                return Err(UsersError::Head.into());
-            }
-            if self.rate.is_some() {
-                return Err(UsersError::Combined("a request rate").into());
-            }
-            if self.pipeline > 1 {
-                return Err(UsersError::Combined("pipelining").into());
-            }
-            // A user's connections carry one request at a time, as a
-            // browser's burst spread over its connections does.
-            if self.http.streams > 1 {
-                return Err(UsersError::Combined("several HTTP/2 streams a connection").into());
-            }
-            // Requests mode counts sessions, which any number of users
-            // can share.
-            if let Stop::Requests(0) = self.stop {
-                return Err(SpecError::NoRequests);
-            }
-            if let Stop::Duration(d) = self.stop {
-                if d.is_zero() {
-                    return Err(SpecError::ZeroDuration);
-                }
-            }
-            return Ok(());
-        }
-        match self.stop {
-            Stop::Requests(0) => Err(SpecError::NoRequests),
-            Stop::Requests(n) if n < self.connections as u64 => {
-                Err(SpecError::FewerRequestsThanConnections {
-                    requests: n,
-                    connections: self.connections,
-                })
-            }
-            Stop::Duration(d) if d.is_zero() => Err(SpecError::ZeroDuration),
-            _ => Ok(()),
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {
