@@ -48,7 +48,7 @@ fn ladder_is_seravos_ab_ladder_and_fits_in_ten_minutes() {
     let study = Study::load("ladder", &Recipes::builtin()).unwrap();
     let servers: Vec<&str> = study.servers.iter().map(|s| s.name.as_str()).collect();
     // The servers its text names: Apache prefork and threaded, nginx,
-    // lighttpd and Squid.
+    // lighttpd, Squid and Node.js.
     assert_eq!(
         servers,
         [
@@ -56,7 +56,8 @@ fn ladder_is_seravos_ab_ladder_and_fits_in_ten_minutes() {
             "lighttpd",
             "apache2-prefork",
             "apache2-worker",
-            "squid"
+            "squid",
+            "node"
         ]
     );
     // A static HTML page, one core, from one visitor up to a hundred and

@@ -44,12 +44,17 @@ fn processes_mentioning(needle: &str) -> Vec<(i32, String)> {
     out
 }
 
+/// One launch of each server, so each level's steps are printed as the
+/// level ends while the servers stay up for the next (with launches, every
+/// step ends with the last launch, at the run's end); no diagnostic
+/// rounds, which only lengthen it.
 fn write_study(dir: &Path) -> std::path::PathBuf {
     let p = dir.join("study.toml");
     std::fs::write(
         &p,
         "name = \"ctrl-c\"\nservers = [\"nginx\", \"lighttpd\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
-         concurrency = [4, 8, 16, 32]\nwarmup_seconds = 0.2\n[rounds]\nseconds = 0.5\nwarmup_seconds = 0.1\nmin = 3\nmax = 3\n",
+         concurrency = [4, 8, 16, 32]\nwarmup_seconds = 0.2\ndiagnose = false\n[rounds]\nseconds = 0.5\n\
+         warmup_seconds = 0.1\nmin = 3\nmax = 3\nlaunches = 1\n",
     )
     .unwrap();
     p

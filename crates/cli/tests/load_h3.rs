@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
 use support::{free_port, run_bounded, throng, throng_json, u};
 use throng_testkit::wait::wait_for;
 
@@ -129,6 +130,22 @@ impl Server {
         read()
     }
 
+    /// `throng load` of `path` on this server over HTTP/3, trusting its
+    /// certificate, with `rest` after: the summary as JSON.
+    fn h3_load(&self, path: &str, rest: &[&str]) -> Value {
+        let cacert = self.cert();
+        let url = self.url(path);
+        let mut args = vec![
+            "load",
+            &url,
+            "--http3",
+            "--cacert",
+            cacert.to_str().unwrap(),
+        ];
+        args.extend_from_slice(rest);
+        throng_json(&args)
+    }
+
     fn requests_seen(&self) -> Vec<String> {
         std::fs::read_to_string(self.file("requests.log"))
             .unwrap_or_default()
@@ -142,20 +159,10 @@ impl Server {
 fn caddy_logs_exactly_the_requests_counted_over_h3() {
     let body = vec![b'x'; 1000];
     let caddy = Server::caddy(&body);
-    let cacert = caddy.cert();
-    let j = throng_json(&[
-        "load",
-        &caddy.url("/index.html"),
-        "--http3",
-        "--cacert",
-        cacert.to_str().unwrap(),
-        "-n",
-        "10000",
-        "-c",
-        "4",
-        "--streams",
-        "10",
-    ]);
+    let j = caddy.h3_load(
+        "/index.html",
+        &["-n", "10000", "-c", "4", "--streams", "10"],
+    );
     assert_eq!(j["completed"], 10000);
     assert_eq!(j["sent"], 10000);
     assert_eq!(j["errors_total"], 0);
@@ -227,20 +234,7 @@ fn a_duration_over_h3_accounts_for_every_request_sent() {
 #[test]
 fn aioquic_sees_exactly_the_requests_counted_and_caps_the_streams() {
     let srv = Server::aioquic();
-    let cacert = srv.cert();
-    let j = throng_json(&[
-        "load",
-        &srv.url("/"),
-        "--http3",
-        "--cacert",
-        cacert.to_str().unwrap(),
-        "-n",
-        "2000",
-        "-c",
-        "2",
-        "--streams",
-        "200",
-    ]);
+    let j = srv.h3_load("/", &["-n", "2000", "-c", "2", "--streams", "200"]);
     assert_eq!(j["completed"], 2000);
     assert_eq!(j["sent"], 2000);
     assert_eq!(j["errors_total"], 0);
@@ -254,18 +248,7 @@ fn aioquic_sees_exactly_the_requests_counted_and_caps_the_streams() {
 #[test]
 fn streams_the_server_resets_fail_by_their_code() {
     let srv = Server::aioquic();
-    let cacert = srv.cert();
-    let j = throng_json(&[
-        "load",
-        &srv.url("/reset"),
-        "--http3",
-        "--cacert",
-        cacert.to_str().unwrap(),
-        "-n",
-        "20",
-        "-c",
-        "1",
-    ]);
+    let j = srv.h3_load("/reset", &["-n", "20", "-c", "1"]);
     assert_eq!(j["completed"], 0);
     assert_eq!(j["sent"], 20);
     assert_eq!(j["errors_total"], 20);
@@ -278,23 +261,11 @@ fn streams_the_server_resets_fail_by_their_code() {
 #[test]
 fn requests_a_server_never_answers_time_out_and_the_run_ends() {
     let srv = Server::aioquic();
-    let cacert = srv.cert();
     let start = Instant::now();
-    let j = throng_json(&[
-        "load",
-        &srv.url("/silent"),
-        "--http3",
-        "--cacert",
-        cacert.to_str().unwrap(),
-        "-n",
-        "4",
-        "-c",
-        "1",
-        "--streams",
-        "2",
-        "--timeout",
-        "300ms",
-    ]);
+    let j = srv.h3_load(
+        "/silent",
+        &["-n", "4", "-c", "1", "--streams", "2", "--timeout", "300ms"],
+    );
     assert_eq!(j["completed"], 0);
     assert_eq!(j["sent"], 4);
     assert_eq!(j["errors"]["timeout"], 4);
@@ -390,20 +361,7 @@ fn h3_options_are_refused_where_they_cannot_apply() {
 #[test]
 fn requests_above_a_goaway_go_out_again_on_a_fresh_connection() {
     let srv = Server::aioquic();
-    let cacert = srv.cert();
-    let j = throng_json(&[
-        "load",
-        &srv.url("/goaway"),
-        "--http3",
-        "--cacert",
-        cacert.to_str().unwrap(),
-        "-n",
-        "20",
-        "-c",
-        "1",
-        "--streams",
-        "4",
-    ]);
+    let j = srv.h3_load("/goaway", &["-n", "20", "-c", "1", "--streams", "4"]);
     assert_eq!(j["completed"], 20);
     assert_eq!(j["sent"], 20);
     assert_eq!(j["errors_total"], 0);
@@ -424,18 +382,7 @@ fn requests_above_a_goaway_go_out_again_on_a_fresh_connection() {
 #[test]
 fn a_header_block_above_the_client_s_limit_fails_its_request_only() {
     let srv = Server::aioquic();
-    let cacert = srv.cert();
-    let j = throng_json(&[
-        "load",
-        &srv.url("/big-header"),
-        "--http3",
-        "--cacert",
-        cacert.to_str().unwrap(),
-        "-n",
-        "5",
-        "-c",
-        "1",
-    ]);
+    let j = srv.h3_load("/big-header", &["-n", "5", "-c", "1"]);
     assert_eq!(j["completed"], 0);
     assert_eq!(j["sent"], 5);
     assert_eq!(j["errors"]["parse"], 5);
@@ -479,22 +426,10 @@ fn a_url_list_is_spread_exactly_over_h3() {
 #[test]
 fn the_open_model_over_h3_sends_what_its_schedule_says() {
     let srv = Server::aioquic();
-    let cacert = srv.cert();
-    let j = throng_json(&[
-        "load",
-        &srv.url("/"),
-        "--http3",
-        "--cacert",
-        cacert.to_str().unwrap(),
-        "--rate",
-        "200",
-        "-d",
-        "1s",
-        "-c",
-        "2",
-        "--streams",
-        "4",
-    ]);
+    let j = srv.h3_load(
+        "/",
+        &["--rate", "200", "-d", "1s", "-c", "2", "--streams", "4"],
+    );
     assert_eq!(j["model"], "open");
     let (sent, done, in_flight, unsent) = (
         u(&j, "/sent"),

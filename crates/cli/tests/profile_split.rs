@@ -1,11 +1,15 @@
 //! The profile's split of a request's CPU against servers whose split is
 //! known: one that spins in its own code for 180-220 µs per request, one
-//! that opens and closes a file 5-15 times per request.
-//! Each measures its own thread's CPU over that work; the sampled
-//! component must agree within 10% for the server's code. The file calls
-//! agree within 1-7% on a quiet machine, but read 12-17% low when the
-//! machine runs three times as many tasks as it has CPUs, so they are held
-//! to 20%.
+//! that opens and closes a file 50-150 times per request. Each measures
+//! its own thread's CPU over that work. A sample stands for 100 µs of CPU,
+//! so each server does enough work for a thousand samples of it or more:
+//! with 5-15 file calls a request, the files' hundred-odd samples put the
+//! sampled figure 20-27% off the measured one in some runs, from sampling
+//! alone. The server's code agrees within 10% (3% in every run seen). The
+//! file calls read 7.6-9.8% low in every run seen, a bias of the split's
+//! rules not yet found (some of a call's samples land in another
+//! component), so they are held to 15%: within 10% would pass by a margin
+//! smaller than the runs' own spread.
 
 use std::ffi::CString;
 use std::io::{Read, Write};
@@ -184,7 +188,7 @@ fn each_component_matches_a_server_whose_split_is_known() {
     };
     within("server code", 0.10, measured(spin, Component::Server, all));
 
-    // 5 to 15 opens and closes of a file per request, straight through
+    // 50 to 150 opens and closes of a file per request, straight through
     // glibc so little but the calls runs (a stat would copy its answer out,
     // which the split counts as a copy).
     let dir = tempfile::tempdir().unwrap();
@@ -192,7 +196,7 @@ fn each_component_matches_a_server_whose_split_is_known() {
     std::fs::write(&file, b"x").unwrap();
     let path = CString::new(file.to_str().unwrap()).unwrap();
     let files = move |r: u64| {
-        let n = 5 + r / 100;
+        let n = 50 + r / 10;
         for _ in 0..n {
             // SAFETY: a NUL-terminated path; the descriptor is closed here.
             unsafe { libc::close(libc::open(path.as_ptr(), libc::O_RDONLY)) };
@@ -208,5 +212,5 @@ fn each_component_matches_a_server_whose_split_is_known() {
         let units: u64 = took.iter().map(|t| t.1).sum();
         cpu / n as f64 * units as f64 * 1e6 / REQUESTS as f64
     };
-    within("files", 0.20, measured(files, Component::Files, calls));
+    within("files", 0.15, measured(files, Component::Files, calls));
 }

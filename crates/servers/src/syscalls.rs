@@ -199,28 +199,7 @@ impl Counter {
             .arg(events.join(","))
             .arg("-p")
             .arg(list.join(","));
-        // SAFETY: only fcntl, getrlimit and setrlimit, which are
-        // async-signal-safe, run between fork and exec, on descriptors the
-        // parent keeps open until the spawn.
-        unsafe {
-            cmd.pre_exec(move || {
-                for fd in inherited {
-                    if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                // perf opens a descriptor per event and thread.
-                let mut limit = libc::rlimit {
-                    rlim_cur: 0,
-                    rlim_max: 0,
-                };
-                if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
-                    limit.rlim_cur = limit.rlim_max;
-                    libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-                }
-                Ok(())
-            });
-        }
+        hand_to_perf(&mut cmd, inherited);
         let mut counter = Counter::spawn(Tool::Perf, cmd, pids)?;
         // perf's ends are perf's alone now: its exit must close the pipes.
         drop((ctl_read, ack_write));
@@ -567,6 +546,34 @@ fn gist(output: &[String]) -> String {
         .find(|l| !l.is_empty() && !l.eq_ignore_ascii_case("error:"))
         .unwrap_or("no output")
         .to_string()
+}
+
+/// Makes `cmd`, a perf command, inherit `inherited` (its control pipe's
+/// read end and its acknowledgement pipe's write end, for `--control=fd`)
+/// and raise its open-file limit to the hard one, since perf opens a
+/// descriptor per event, thread and CPU.
+pub fn hand_to_perf(cmd: &mut Command, inherited: [std::os::fd::RawFd; 2]) {
+    // SAFETY: only fcntl, getrlimit and setrlimit, which are
+    // async-signal-safe, run between fork and exec, on descriptors the
+    // parent keeps open until the spawn.
+    unsafe {
+        cmd.pre_exec(move || {
+            for fd in inherited {
+                if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            let mut limit = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+                limit.rlim_cur = limit.rlim_max;
+                libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+            }
+            Ok(())
+        });
+    }
 }
 
 #[cfg(test)]

@@ -143,22 +143,9 @@ impl Worker<'_> {
             return;
         }
         let sec = (self.now.saturating_sub(self.window.warmup_end_ns) / 1_000_000_000) as usize;
-        let t = &mut self.stats.timeline;
-        if t.len() <= sec {
-            // A new second, so at most once per second: not a
-            // per-request allocation, nor a per-request store.
-            if let Some(r) = &self.window.running {
-                let mut sum = [0; 3];
-                for s in t.iter() {
-                    sum = [sum[0] + s[0], sum[1] + s[1], sum[2] + s[2]];
-                }
-                r.publish(self.job.index, sum);
-            }
-            t.resize(sec + 1, [0; 3]);
-        }
-        t[sec][0] += completed;
-        t[sec][1] += errors;
-        t[sec][2] += bytes;
+        let watched = self.window.running.as_deref().map(|r| (r, self.job.index));
+        self.stats
+            .tick_timeline(sec, watched, [completed, errors, bytes]);
     }
 
     /// A response began on connection `i` while no request was waiting for

@@ -170,4 +170,30 @@ impl Stats {
         self.h2 = Default::default();
         self.h3 = Default::default();
     }
+
+    /// Adds `counts` (completed, errors, bytes read) to second `sec` of
+    /// the timeline. At a new second, so at most once a second (not a
+    /// per-request allocation, nor a per-request store), this thread's
+    /// totals so far are published for whoever watches the run.
+    pub(crate) fn tick_timeline(
+        &mut self,
+        sec: usize,
+        watched: Option<(&crate::running::Running, usize)>,
+        counts: [u64; 3],
+    ) {
+        let t = &mut self.timeline;
+        if t.len() <= sec {
+            if let Some((r, thread)) = watched {
+                let mut sum = [0; 3];
+                for s in t.iter() {
+                    sum = [sum[0] + s[0], sum[1] + s[1], sum[2] + s[2]];
+                }
+                r.publish(thread, sum);
+            }
+            t.resize(sec + 1, [0; 3]);
+        }
+        for (a, v) in t[sec].iter_mut().zip(counts) {
+            *a += v;
+        }
+    }
 }

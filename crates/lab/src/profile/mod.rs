@@ -15,7 +15,6 @@ use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -139,28 +138,7 @@ impl Sampler {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-        // SAFETY: only fcntl, getrlimit and setrlimit, async-signal-safe,
-        // run between fork and exec, on descriptors the parent keeps open
-        // until the spawn.
-        unsafe {
-            cmd.pre_exec(move || {
-                for fd in inherited {
-                    if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                // perf opens an event per thread and CPU.
-                let mut limit = libc::rlimit {
-                    rlim_cur: 0,
-                    rlim_max: 0,
-                };
-                if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
-                    limit.rlim_cur = limit.rlim_max;
-                    libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-                }
-                Ok(())
-            });
-        }
+        throng_servers::syscalls::hand_to_perf(&mut cmd, inherited);
         let child = cmd.spawn().map_err(|e| {
             let _ = std::fs::remove_dir_all(&dir);
             format!("cannot start perf record: {e}")
