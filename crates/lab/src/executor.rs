@@ -145,6 +145,11 @@ pub trait Executor {
     /// The machine checks for a run planned as `plan`, and the machine's
     /// description, stored with the run.
     fn survey(&mut self, plan: &DoctorPlan) -> (Vec<Finding>, Environment);
+    /// The prices of `cpu` while no server runs on it; `None` where they
+    /// cannot be read (a server host apart, a failed reading).
+    fn core_prices(&mut self, _cpu: usize) -> Option<throng_servers::prices::Reading> {
+        None
+    }
 }
 
 /// Servers as processes on this machine, load from the engine.
@@ -585,6 +590,10 @@ impl Executor for Local<'_> {
     fn oom_kills(&self) -> Option<u64> {
         let text = std::fs::read_to_string("/proc/vmstat").ok()?;
         oom_kills_in(&text)
+    }
+
+    fn core_prices(&mut self, cpu: usize) -> Option<throng_servers::prices::Reading> {
+        throng_servers::prices::read(cpu).ok()
     }
 
     fn survey(&mut self, plan: &DoctorPlan) -> (Vec<Finding>, Environment) {

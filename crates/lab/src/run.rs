@@ -58,6 +58,9 @@ impl Sink for RunWriter<'_> {
     fn parity(&mut self, server: &str, entries: &[ParityEntry]) -> anyhow::Result<()> {
         RunWriter::parity(self, server, entries)
     }
+    fn prices(&mut self, p: &throng_model::CorePrices) -> anyhow::Result<()> {
+        RunWriter::prices(self, p)
+    }
 }
 
 /// Runs a study to the end (or until interrupted) on this machine,

@@ -73,6 +73,9 @@ struct Fake {
     /// Each forecast of a level's next slices, with how many measured
     /// slices had been asked before it.
     plans: Vec<(usize, Vec<(String, RoundLoad)>)>,
+    /// Whether the servers' core's prices are read (and the reading
+    /// logged as a call).
+    prices: bool,
 }
 
 impl Fake {
@@ -99,6 +102,7 @@ impl Fake {
             names: BTreeMap::new(),
             kinds: Vec::new(),
             plans: Vec::new(),
+            prices: false,
         }
     }
 
@@ -328,6 +332,24 @@ impl Executor for Fake {
     fn survey(&mut self, _: &DoctorPlan) -> (Vec<Finding>, Environment) {
         self.calls.push("survey".into());
         (Vec::new(), Environment::default())
+    }
+
+    /// Each reading 100 ns dearer a switch than the one before.
+    fn core_prices(&mut self, cpu: usize) -> Option<throng_servers::prices::Reading> {
+        if !self.prices {
+            return None;
+        }
+        let n = self
+            .calls
+            .iter()
+            .filter(|c| c.starts_with("prices"))
+            .count();
+        self.calls.push(format!("prices cpu{cpu}"));
+        Some(throng_servers::prices::Reading {
+            loop_ns: 1.0,
+            syscall_ns: 200.0,
+            switch_ns: 3000.0 + 100.0 * n as f64,
+        })
     }
 }
 
@@ -1933,4 +1955,41 @@ fn each_block_forecasts_exactly_the_slices_its_level_then_asks_for() {
             "forecast {k}"
         );
     }
+}
+
+#[test]
+fn the_servers_core_is_read_before_each_launch_while_no_server_runs() {
+    let s = launched_study(3, 3);
+    let mut fake = Fake::new(Box::new(steady));
+    fake.prices = true;
+    let (out, data) = run(&s, &mut fake, &Interrupt::new());
+    assert!(out.complete);
+    let p = &data.run.environment.prices;
+    let seen: Vec<(u32, u32, &str, u32, f64)> = p
+        .iter()
+        .map(|r| (r.launch, r.cores, r.workload.as_str(), r.cpu, r.switch_ns))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (0, 1, "tiny", 0, 3000.0),
+            (1, 1, "tiny", 0, 3100.0),
+            (2, 1, "tiny", 0, 3200.0),
+        ]
+    );
+    // Each reading comes before its launch's starts and after the last
+    // launch's servers were stopped: no server is on the core it reads.
+    let order: Vec<&str> = fake
+        .calls
+        .iter()
+        .map(String::as_str)
+        .filter(|c| c.starts_with("prices") || c.starts_with("start") || c.starts_with("stop"))
+        .collect();
+    let launches: Vec<Vec<&str>> = order
+        .split(|c| c.starts_with("prices"))
+        .skip(1)
+        .map(|chunk| chunk.iter().map(|c| &c[..5]).collect())
+        .collect();
+    assert_eq!(order[0], "prices cpu0");
+    assert_eq!(launches, vec![vec!["start", "start", "stop ", "stop "]; 3]);
 }

@@ -13,6 +13,7 @@ pub mod cores;
 mod fairness;
 mod feature;
 pub mod max_users;
+mod prices;
 mod profile;
 mod reason;
 mod stacks;
@@ -30,6 +31,7 @@ pub use article::{ArticleNote, MAX_ARTICLE_TEXT};
 pub use checks::ThresholdCheck;
 pub use fairness::{Comparison, Decision, Diagnosis, IntervalKind, ParityEntry, Setting, Source};
 pub use feature::{Feature, FeatureResult, FeatureStatus};
+pub use prices::{CorePrices, Price};
 pub use profile::Profile;
 pub use reason::{Reason, ReasonCode, Verdict};
 pub use stacks::StackProfile;
@@ -99,6 +101,10 @@ pub struct Environment {
     /// above then describe the server host.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<HostRecord>,
+    /// The servers' core's prices, read before each launch of each
+    /// group; empty for runs stored before they were read, and apart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prices: Vec<CorePrices>,
 }
 
 /// What a host of a run spread over hosts did. Stored by these names.

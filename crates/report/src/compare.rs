@@ -398,6 +398,7 @@ pub fn cautions(a: &RunData, b: &RunData, rows: &[Row]) -> Vec<String> {
             }
         }
     }
+    out.extend(crate::prices::caution(a, b));
     let decided: Vec<&Row> = rows
         .iter()
         .filter(|r| matches!(r.verdict, Change::Slower | Change::Faster))

@@ -41,6 +41,7 @@ pub mod origin;
 pub mod outline;
 pub mod parity;
 pub mod png;
+pub mod prices;
 pub mod protocols;
 pub mod provenance;
 pub mod ratios;

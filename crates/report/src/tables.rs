@@ -723,6 +723,12 @@ pub fn environment(run: &RunData) -> Table {
     for (k, v) in rows {
         t.push(vec![Cell::lit(k).head(), Cell::text(v)]);
     }
+    if let Some(line) = crate::prices::line(&e.prices) {
+        t.push(vec![
+            Cell::lit("The servers' core's prices").head(),
+            Cell::text(line),
+        ]);
+    }
     t
 }
 

@@ -11,6 +11,7 @@ pub mod launch;
 pub mod loopback;
 pub mod names;
 pub mod parity;
+pub mod prices;
 pub mod probe;
 pub mod process;
 pub mod profile;

@@ -231,6 +231,25 @@ impl Store {
         Ok(())
     }
 
+    /// A reading of the servers' core's prices, added to the run's
+    /// environment (kept there, as JSON, so no column changes).
+    pub fn add_prices(&mut self, run_id: i64, p: &throng_model::CorePrices) -> anyhow::Result<()> {
+        let tx = self.conn.transaction()?;
+        let json: String = tx.query_row(
+            "SELECT environment FROM runs WHERE id = ?1",
+            params![run_id],
+            |r| r.get(0),
+        )?;
+        let mut env: throng_model::Environment = serde_json::from_str(&json)?;
+        env.prices.push(p.clone());
+        tx.execute(
+            "UPDATE runs SET environment = ?2 WHERE id = ?1",
+            params![run_id, serde_json::to_string(&env)?],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
     pub fn add_server(&mut self, run_id: i64, s: &ServerRecord) -> anyhow::Result<()> {
         let tx = self.conn.transaction()?;
         tx.execute(

@@ -90,6 +90,10 @@ impl<'a> RunWriter<'a> {
         self.store.add_parity(self.id, server, entries)
     }
 
+    pub fn prices(&mut self, p: &throng_model::CorePrices) -> anyhow::Result<()> {
+        self.store.add_prices(self.id, p)
+    }
+
     /// Ends the run: `complete` when everything asked for was measured.
     pub fn finish(&mut self, complete: bool) -> anyhow::Result<()> {
         self.store.finish_run(self.id, complete)

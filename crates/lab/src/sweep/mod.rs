@@ -60,6 +60,8 @@ pub trait Sink {
     fn comparisons(&mut self, cs: &[Comparison]) -> anyhow::Result<()>;
     /// A server's settings, replacing what was stored for each setting.
     fn parity(&mut self, server: &str, entries: &[ParityEntry]) -> anyhow::Result<()>;
+    /// A reading of the servers' core before a launch.
+    fn prices(&mut self, p: &throng_model::CorePrices) -> anyhow::Result<()>;
 }
 
 /// Everything a sweep needs besides its executor.

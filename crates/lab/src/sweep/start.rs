@@ -17,6 +17,7 @@ use crate::round::ServerId;
 
 impl Sweep<'_, '_> {
     pub(super) fn start_servers(&mut self) -> anyhow::Result<()> {
+        self.read_prices()?;
         if self.launch > 0 {
             self.start_again();
             return Ok(());
@@ -42,6 +43,27 @@ impl Sweep<'_, '_> {
                 Ok(started) => self.started(id, &started)?,
                 Err(f) => self.not_ready(id, &f)?,
             }
+        }
+        Ok(())
+    }
+
+    /// The servers' core read while no server runs on it, so that a
+    /// comparison of runs can set the machine's change beside the servers'.
+    fn read_prices(&mut self) -> anyhow::Result<()> {
+        let Some(&cpu) = self.group.server_cpus.first() else {
+            return Ok(());
+        };
+        if let Some(r) = self.exec.core_prices(cpu) {
+            self.ctx.sink.prices(&throng_model::CorePrices {
+                launch: self.launch,
+                cores: self.group.cores,
+                workload: self.group.workload.kind.name().to_string(),
+                cpu: cpu as u32,
+                unix_s: throng_model::unix_now(),
+                loop_ns: r.loop_ns,
+                syscall_ns: r.syscall_ns,
+                switch_ns: r.switch_ns,
+            })?;
         }
         Ok(())
     }

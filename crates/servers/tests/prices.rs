@@ -1,0 +1,62 @@
+//! The servers' core's prices read on this machine: each in the range a
+//! Linux machine of this century gives, bounded in time, and a price of
+//! work that a neighbour sharing the core does not change (the neighbour
+//! takes the core's time, which the lab measures apart as run-queue wait;
+//! the prices are what the work costs when it runs).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use throng_servers::prices::{read, Reading};
+
+fn cpu() -> usize {
+    throng_engine::affinity::own_cpus()[0]
+}
+
+#[test]
+fn a_reading_is_in_range_and_quick() {
+    let t = Instant::now();
+    let r = read(cpu()).expect("a reading");
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    // A pass of the loop is three shifts and three xors: a few cycles.
+    assert!(r.loop_ns > 0.1 && r.loop_ns < 50.0, "{r:?}");
+    // A system call that does nothing: tens of nanoseconds on bare
+    // metal, a few hundred in a guest with mitigations.
+    assert!(r.syscall_ns > 10.0 && r.syscall_ns < 20_000.0, "{r:?}");
+    // A switch with its two pipe calls costs more than a bare call.
+    assert!(r.switch_ns > r.syscall_ns, "{r:?}");
+    assert!(r.switch_ns < 1_000_000.0, "{r:?}");
+}
+
+#[test]
+fn a_neighbour_spinning_on_the_core_leaves_the_price_of_code_as_it_was() {
+    let core = cpu();
+    let alone = read(core).expect("a reading");
+    let stop = AtomicBool::new(false);
+    let beside: Reading = std::thread::scope(|s| {
+        s.spawn(|| {
+            throng_engine::affinity::pin_current_thread(&[core]).unwrap();
+            // Bounded: ends when the reading does, or after 10 s.
+            let t = Instant::now();
+            while !stop.load(Ordering::Relaxed) && t.elapsed() < Duration::from_secs(10) {
+                std::hint::spin_loop();
+            }
+        });
+        let r = read(core).expect("a reading beside a neighbour");
+        stop.store(true, Ordering::Relaxed);
+        r
+    });
+    // The neighbour holds half the core; a price read as a median of short
+    // timings is what the work costs when it runs, not the share it got.
+    let ratio = beside.loop_ns / alone.loop_ns;
+    assert!(
+        (0.75..1.33).contains(&ratio),
+        "alone {alone:?}, beside {beside:?}"
+    );
+    let ratio = beside.syscall_ns / alone.syscall_ns;
+    assert!(
+        (0.67..1.5).contains(&ratio),
+        "alone {alone:?}, beside {beside:?}"
+    );
+}
