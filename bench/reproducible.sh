@@ -11,6 +11,8 @@
 #   - each pair's pooled interval half-width in each run (goal: ±5% or
 #     less), the steps each run called noisy, and each run's wall time
 #     (goal: under 3 min);
+#   - each run's pooled ratios beside the servers' core's prices read
+#     before its launches (a drift of the machine shows in both);
 #   - over the calibrate runs, the share of levels whose A/A interval (a
 #     server against its twin of the same recipe) contains 1.00 (goal:
 #     95% or more), and each run's smallest decidable difference.
@@ -144,4 +146,27 @@ if widths:
     print("| --- |" + " --- |" * len(quick))
     for pair, ws in widths.items():
         print(f"| {pair} | " + " | ".join(f"±{ws[r]:.1f}%" if r in ws else "–" for r in quick) + " |")
+
+# Each run's pooled ratios, and the servers' core's prices read before its
+# launches (median over the run): a drift of the machine under the runs
+# shows in both.
+def med(v):
+    v = sorted(v)
+    n = len(v)
+    return (v[n // 2] + v[(n - 1) // 2]) / 2 if n else None
+
+if quick:
+    print()
+    print("| Run | " + " | ".join(widths) + " | context switch | system call | code pass |")
+    print("| --- |" + " --- |" * (len(widths) + 3))
+    for r in quick:
+        ratios = dict(((f"{b}/{a}", ratio) for a, b, ratio in con.execute(
+            "SELECT a, b, ratio FROM comparisons WHERE run_id = ? AND concurrency IS NULL", (r,))))
+        env = json.loads(con.execute("SELECT environment FROM runs WHERE id = ?", (r,)).fetchone()[0])
+        prices = env.get("prices", [])
+        cells = [f"{ratios[p]:.3f}" if p in ratios else "–" for p in widths]
+        for key, unit, scale in (("switch_ns", "µs", 1000), ("syscall_ns", "µs", 1000), ("loop_ns", "ns", 1)):
+            m = med([x[key] for x in prices])
+            cells.append("–" if m is None else f"{m / scale:.{2 if scale == 1 else 3}f} {unit}")
+        print(f"| {r} | " + " | ".join(cells) + " |")
 PY

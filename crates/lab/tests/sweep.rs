@@ -73,9 +73,10 @@ struct Fake {
     /// Each forecast of a level's next slices, with how many measured
     /// slices had been asked before it.
     plans: Vec<(usize, Vec<(String, RoundLoad)>)>,
-    /// Whether the servers' core's prices are read (and the reading
-    /// logged as a call).
-    prices: bool,
+    /// When set, the servers' core's prices are read (and each reading
+    /// logged as a call), a switch this many nanoseconds dearer each
+    /// time, from 3000.
+    prices: Option<f64>,
 }
 
 impl Fake {
@@ -102,7 +103,7 @@ impl Fake {
             names: BTreeMap::new(),
             kinds: Vec::new(),
             plans: Vec::new(),
-            prices: false,
+            prices: None,
         }
     }
 
@@ -334,11 +335,8 @@ impl Executor for Fake {
         (Vec::new(), Environment::default())
     }
 
-    /// Each reading 100 ns dearer a switch than the one before.
     fn core_prices(&mut self, cpu: usize) -> Option<throng_servers::prices::Reading> {
-        if !self.prices {
-            return None;
-        }
+        let step = self.prices?;
         let n = self
             .calls
             .iter()
@@ -348,7 +346,7 @@ impl Executor for Fake {
         Some(throng_servers::prices::Reading {
             loop_ns: 1.0,
             syscall_ns: 200.0,
-            switch_ns: 3000.0 + 100.0 * n as f64,
+            switch_ns: 3000.0 + step * n as f64,
         })
     }
 }
@@ -1687,6 +1685,41 @@ fn a_server_whose_launches_differ_beyond_its_slices_is_named() {
         .unwrap()
         .message;
     assert!(why.starts_with("its launches differed by 12% ("), "{why}");
+    assert!(why.contains("look for what a start leaves behind"), "{why}");
+
+    // The same launches with the servers' core read before each: 3.00,
+    // 3.01 and 3.02 µs a switch, the machine held and the start is named;
+    // 3.00, 3.30 and 3.60 µs, the machine is named beside it.
+    for (step, says) in [
+        (
+            10.0,
+            "cost 3.00–3.02 µs before those launches (within 1%): the machine held",
+        ),
+        (
+            300.0,
+            "cost 3.00–3.60 µs before those launches (20% apart): the machine moved too",
+        ),
+    ] {
+        let mut fake = Fake::new(Box::new(steady));
+        fake.prices = Some(step);
+        fake.launched = Some(Box::new(|server, launch, n| {
+            let rate = match (server, launch) {
+                ("b", 1) => 1120.0,
+                _ => 1000.0,
+            };
+            measured(rate * jitter(n), 10, &[], 1_000)
+        }));
+        let (_, data) = run(&s, &mut fake, &Interrupt::new());
+        let b = data.steps.iter().find(|s| s.server == "b").unwrap();
+        let why = &b
+            .verdict
+            .reasons
+            .iter()
+            .find(|r| r.code == throng_model::ReasonCode::LaunchesDiffer)
+            .unwrap()
+            .message;
+        assert!(why.contains(says), "{why}");
+    }
 }
 
 #[test]
@@ -1961,7 +1994,7 @@ fn each_block_forecasts_exactly_the_slices_its_level_then_asks_for() {
 fn the_servers_core_is_read_before_each_launch_while_no_server_runs() {
     let s = launched_study(3, 3);
     let mut fake = Fake::new(Box::new(steady));
-    fake.prices = true;
+    fake.prices = Some(100.0);
     let (out, data) = run(&s, &mut fake, &Interrupt::new());
     assert!(out.complete);
     let p = &data.run.environment.prices;

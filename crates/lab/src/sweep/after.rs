@@ -86,7 +86,12 @@ impl Sweep<'_, '_> {
                 .filter(|x| x.differs);
             if let Some(d) = differs {
                 let factors: Vec<f64> = d.launches.iter().map(|l| l.factor).collect();
-                let why = throng_trust::verdict::launches_differ(d.spread, &factors, d.slice_sd);
+                let why = throng_trust::verdict::launches_differ(
+                    d.spread,
+                    &factors,
+                    d.slice_sd,
+                    &self.switch_prices(),
+                );
                 for st in sweep
                     .iter_mut()
                     .filter(|x| x.status == StepStatus::Ok && !x.rounds.is_empty())
@@ -102,6 +107,17 @@ impl Sweep<'_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// The context switch's price read before each of the group's
+    /// launches; empty unless every launch was read.
+    fn switch_prices(&self) -> Vec<f64> {
+        let read: Vec<f64> = self.prices.iter().map(|p| p.switch_ns).collect();
+        if read.len() as u32 == self.launch + 1 {
+            read
+        } else {
+            Vec::new()
+        }
     }
 
     /// A server's steps in this group, as stored.

@@ -143,6 +143,8 @@ pub struct Sweep<'s, 'a> {
     steps: Vec<StepRecord>,
     /// The start of the servers being measured: 0 for the first.
     launch: u32,
+    /// The servers' core's prices read before each launch so far.
+    prices: Vec<throng_model::CorePrices>,
 }
 
 impl<'s, 'a> Sweep<'s, 'a> {
@@ -170,6 +172,7 @@ impl<'s, 'a> Sweep<'s, 'a> {
             compared: Vec::new(),
             steps: Vec::new(),
             launch: 0,
+            prices: Vec::new(),
         }
     }
 

@@ -54,7 +54,7 @@ impl Sweep<'_, '_> {
             return Ok(());
         };
         if let Some(r) = self.exec.core_prices(cpu) {
-            self.ctx.sink.prices(&throng_model::CorePrices {
+            let p = throng_model::CorePrices {
                 launch: self.launch,
                 cores: self.group.cores,
                 workload: self.group.workload.kind.name().to_string(),
@@ -63,7 +63,9 @@ impl Sweep<'_, '_> {
                 loop_ns: r.loop_ns,
                 syscall_ns: r.syscall_ns,
                 switch_ns: r.switch_ns,
-            })?;
+            };
+            self.ctx.sink.prices(&p)?;
+            self.prices.push(p);
         }
         Ok(())
     }
