@@ -46,6 +46,9 @@ struct Link {
     cmd: Option<Sender<Cmd>>,
     reply: Receiver<Reply>,
     handle: Option<JoinHandle<()>>,
+    /// The thread sent a window's figures and has its drain still to
+    /// report.
+    draining: bool,
 }
 
 enum Cmd {
@@ -57,6 +60,8 @@ enum Cmd {
 enum Reply {
     Opened(io::Result<()>),
     Done(Box<ThreadResult>),
+    /// After `Done`, once the window's drain has ended.
+    Drained(Drain),
 }
 
 impl Session {
@@ -96,6 +101,7 @@ impl Session {
                 cmd: Some(cmd),
                 reply,
                 handle: Some(handle),
+                draining: false,
             });
         }
         for link in &session.links {
@@ -120,9 +126,27 @@ impl Session {
         measure: Duration,
         control: &Control,
     ) -> Result<LoadResult, EngineError> {
+        let r = self.window_unsettled(warmup, measure, control);
+        self.settle();
+        r
+    }
+
+    /// [`Session::window`], returning as soon as the window's figures are
+    /// merged, while its threads still drain what was in flight: a host
+    /// that sends the figures on meanwhile takes the drain out of their
+    /// way. The drain is waited for by [`Session::settle`], the next
+    /// window or [`Session::drained`]; nothing of this session runs after
+    /// any of them returns.
+    pub fn window_unsettled(
+        &mut self,
+        warmup: Duration,
+        measure: Duration,
+        control: &Control,
+    ) -> Result<LoadResult, EngineError> {
         if measure.is_zero() {
             return Err(SpecError::ZeroDuration.into());
         }
+        self.settle();
         let (window, started_unix_s) = window_from_now(warmup, Some(measure), control);
         let mut started = 0;
         for link in &self.links {
@@ -144,11 +168,11 @@ impl Session {
         if started < self.links.len() {
             results.push(Err(gone()));
         }
+        for link in &mut self.links[..started] {
+            link.draining = true;
+        }
+        self.drain = Drain::default();
         let parts = collect(results)?;
-        self.drain = parts.iter().fold(Drain::default(), |a, p| Drain {
-            responses: a.responses + p.drain.responses,
-            abandoned: a.abandoned + p.drain.abandoned,
-        });
         let result = merge(
             &self.spec,
             &parts,
@@ -164,8 +188,24 @@ impl Session {
         Ok(result)
     }
 
-    /// What the drain after the last window found (zero before the first).
-    pub fn drained(&self) -> Drain {
+    /// Waits for every thread's drain after the last window, and adds up
+    /// what they found. A bounded wait: a drain ends by its own bound.
+    pub fn settle(&mut self) {
+        for link in &mut self.links {
+            if !std::mem::take(&mut link.draining) {
+                continue;
+            }
+            if let Ok(Reply::Drained(d)) = link.reply.recv() {
+                self.drain.responses += d.responses;
+                self.drain.abandoned += d.abandoned;
+            }
+        }
+    }
+
+    /// What the drain after the last window found (zero before the first),
+    /// once it has ended.
+    pub fn drained(&mut self) -> Drain {
+        self.settle();
         self.drain
     }
 }
@@ -238,8 +278,12 @@ fn serve(
         match cmd {
             Cmd::Window(window) => {
                 let stats = spare.take().unwrap_or_else(Stats::new);
-                let r = worker.session_window(window, stats);
+                let (r, ended_ns) = worker.session_window(window, stats);
                 if replies.send(Reply::Done(Box::new(r))).is_err() {
+                    break;
+                }
+                let drain = worker.session_drain(ended_ns);
+                if replies.send(Reply::Drained(drain)).is_err() {
                     break;
                 }
             }

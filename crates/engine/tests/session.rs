@@ -171,6 +171,60 @@ fn a_stalled_response_holds_a_window_no_longer_than_its_drain() {
 }
 
 #[test]
+fn a_window_s_figures_can_leave_before_its_drain_and_the_drain_is_still_counted() {
+    const MEASURE: Duration = Duration::from_millis(200);
+    const DRAIN: Duration = Duration::from_secs(1);
+    let server = Server::start(stall_first);
+    let mut spec = session_spec(&server, 1, 1);
+    spec.timeout = Duration::from_secs(2);
+    let mut session = Session::open(&spec).unwrap();
+
+    let started = Instant::now();
+    let r = session
+        .window_unsettled(Duration::ZERO, MEASURE, &Control::new())
+        .unwrap();
+    let figures = started.elapsed();
+    // The figures come at the window's end, not the drain's.
+    assert!(figures >= MEASURE, "took {figures:?}");
+    assert!(figures <= MEASURE + SLACK, "took {figures:?}");
+    assert_eq!(
+        (r.counts.sent, r.counts.completed, r.in_flight_at_end),
+        (1, 0, 1)
+    );
+    // Settling waits for the drain, bounded as before.
+    session.settle();
+    let settled = started.elapsed();
+    assert!(settled >= MEASURE + DRAIN, "took {settled:?}");
+    assert!(settled <= MEASURE + DRAIN + SLACK, "took {settled:?}");
+    assert_eq!(
+        session.drained(),
+        Drain {
+            responses: 0,
+            abandoned: 1
+        }
+    );
+
+    // A window asked for while a drain is under way starts after it:
+    // nothing of the last window overlaps the next.
+    let r = session
+        .window_unsettled(Duration::ZERO, MEASURE, &Control::new())
+        .unwrap();
+    assert_eq!(r.reconnects, 1);
+    assert_eq!(r.counts.errors_total(), 0);
+    let started = Instant::now();
+    let r2 = session
+        .window(Duration::ZERO, MEASURE, &Control::new())
+        .unwrap();
+    assert!(
+        started.elapsed() <= MEASURE + SLACK,
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(r2.counts.errors_total(), 0);
+    assert_eq!(session.drained().abandoned, 0);
+}
+
+#[test]
 fn a_stopped_window_ends_at_once_and_the_next_one_runs() {
     let server = Server::start(answer);
     let t = server.tally.clone();

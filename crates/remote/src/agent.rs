@@ -467,7 +467,9 @@ fn loaded(
 }
 
 fn window(session: &mut Session, warmup_s: f64, seconds: f64, start: u64, c: &Control) -> Reply {
-    match window_run(session, warmup_s, seconds, start, c) {
+    let r = window_run(session, warmup_s, seconds, start, c);
+    session.settle();
+    match r {
         Ok((r, tcp)) => Reply::Load {
             result: Box::new(r),
             ports: throng_trust::PortUse::read(),
@@ -497,8 +499,9 @@ fn window_run(
     };
     wait_for(start, c)?;
     let before = TcpCounters::read();
+    // The drain goes on behind the figures; the caller settles it.
     let r = session
-        .window(warmup, measure, c)
+        .window_unsettled(warmup, measure, c)
         .map_err(|e| e.to_string())?;
     let tcp = before.and_then(|b| TcpCounters::read().map(|now| now.since(&b)));
     Ok((r, tcp))
@@ -557,7 +560,8 @@ fn plan(
             if control.is_stopped() || index > last.load(Ordering::Acquire) {
                 break;
             }
-            let r = match kept.get_mut(&s.key) {
+            let mut session = kept.get_mut(&s.key);
+            let r = match session.as_deref_mut() {
                 Some(session) => {
                     window_run(session, s.warmup_s, s.seconds, s.start_unix_ns, control)
                 }
@@ -565,6 +569,11 @@ fn plan(
             };
             ran += 1;
             let _ = tx.send((index, r, unix_ns()));
+            // The figures are on their way; the responses still in flight
+            // are read before the next slice, as at home.
+            if let Some(session) = session {
+                session.settle();
+            }
         }
         drop(tx);
         ran

@@ -75,8 +75,6 @@ pub(crate) struct ThreadResult {
     pub fatal: Option<io::Error>,
     /// What this thread learnt about each URL.
     pub expect: Vec<Expect>,
-    /// Sessions: what the drain after the window found.
-    pub drain: Drain,
     /// Users who think: their sessions' figures.
     pub sessions: Option<SessionStats>,
     /// io_uring was asked for, and this thread could not set up a ring.

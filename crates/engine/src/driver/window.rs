@@ -29,7 +29,6 @@ impl ThreadResult {
         e: Ending,
         established: u64,
         expect: Vec<Expect>,
-        drain: Drain,
         sessions: Option<SessionStats>,
         io_fallback: Option<String>,
     ) -> Self {
@@ -44,7 +43,6 @@ impl ThreadResult {
             interrupted: e.interrupted,
             fatal: e.fatal,
             expect,
-            drain,
             sessions,
             io_fallback,
         }
@@ -78,7 +76,6 @@ impl Worker<'_> {
             ending,
             self.books.established,
             self.books.expect,
-            Drain::default(),
             sessions,
             self.io.fallback(),
         )
@@ -86,20 +83,29 @@ impl Worker<'_> {
 
     /// A session's window: measured into the thread's stats, which are
     /// handed over and replaced by `spare` (reset) for the drain and the
-    /// next window; the connections stay open.
-    pub(crate) fn session_window(&mut self, window: Window, spare: Stats) -> ThreadResult {
+    /// next window; the connections stay open. Returns the figures and the
+    /// instant the window ended, from which [`Worker::session_drain`] is
+    /// bounded: the figures go to their reader before the drain, which
+    /// counts in no window, so that they wait for none of it.
+    pub(crate) fn session_window(&mut self, window: Window, spare: Stats) -> (ThreadResult, u64) {
         let ending = self.measure(window);
+        let ended_ns = ending.end_ns;
         let stats = std::mem::replace(&mut self.stats, spare);
-        let drain = self.drain(ending.end_ns);
-        ThreadResult::new(
+        let r = ThreadResult::new(
             stats,
             ending,
             self.books.established,
             self.books.expect.clone(),
-            drain,
             None,
             self.io.fallback(),
-        )
+        );
+        (r, ended_ns)
+    }
+
+    /// After [`Worker::session_window`]: the responses still in flight read
+    /// (see `drain`).
+    pub(crate) fn session_drain(&mut self, ended_ns: u64) -> Drain {
+        self.drain(ended_ns)
     }
 
     /// A session's connections, opened before its first window: returns

@@ -22,7 +22,7 @@ use crate::clock::{now_ns, thread_cpu, thread_runqueue_wait};
 use crate::driver::{Books, Job, Shared, Stats, ThreadResult, Window, STATUS_SLOTS};
 use crate::h3::{self, H3Requests};
 use crate::http1::Response;
-use crate::result::{Drain, ErrorKind};
+use crate::result::ErrorKind;
 use crate::spec::Order;
 
 use super::conn::{H3Conn, Outcome, Req};
@@ -208,7 +208,6 @@ impl<'a> QuicWorker<'a> {
             interrupted,
             fatal: None,
             expect: self.books.expect,
-            drain: Drain::default(),
             sessions: None,
             io_fallback: None,
         }
