@@ -21,6 +21,11 @@ pub struct HttpArgs {
     /// [default: cubic].
     #[arg(long, value_name = "NAME")]
     pub congestion: Option<String>,
+    /// HTTP/3: one UDP datagram per system call, without the kernel's
+    /// segmentation offloads [default: several datagrams a call on send
+    /// (GSO) and receive (GRO) where the kernel has them].
+    #[arg(long)]
+    pub no_gso: bool,
     /// Speak HTTP/1.1 only (over https, ALPN offers http/1.1 alone).
     #[arg(long = "http1.1", id = "http1_1", conflicts_with_all = ["alpn", "h2c"])]
     pub http1_1: bool,
@@ -56,6 +61,7 @@ pub fn apply(a: &HttpArgs, spec: &mut LoadSpec) -> Result<()> {
         http3: a.http3,
         alpn: &a.alpn,
         congestion: a.congestion.as_deref(),
+        no_gso: a.no_gso,
         streams: a.streams,
         windows: a.window.is_some() || a.connection_window.is_some(),
     };

@@ -13,6 +13,7 @@ pub struct Ask<'a> {
     pub http3: bool,
     pub alpn: &'a [String],
     pub congestion: Option<&'a str>,
+    pub no_gso: bool,
     pub streams: Option<usize>,
     /// `--window` or `--connection-window` given.
     pub windows: bool,
@@ -32,6 +33,9 @@ pub fn apply(a: &Ask, spec: &mut LoadSpec) -> Result<bool> {
         if a.congestion.is_some() {
             bail!("--congestion is HTTP/3's: give --http3 with an https:// URL");
         }
+        if a.no_gso {
+            bail!("--no-gso is HTTP/3's: give --http3 with an https:// URL");
+        }
         return Ok(false);
     }
     let Some(tls) = spec.tls.as_mut() else {
@@ -43,6 +47,7 @@ pub fn apply(a: &Ask, spec: &mut LoadSpec) -> Result<bool> {
     tls.alpn = vec!["h3".into()];
     spec.http.version = HttpVersion::Http3;
     spec.http.streams = a.streams.unwrap_or(1);
+    spec.http.udp_offload = !a.no_gso;
     spec.http.congestion = match a.congestion {
         None | Some("cubic") => Congestion::Cubic,
         Some("newreno") => Congestion::NewReno,
@@ -100,6 +105,23 @@ pub fn line(s: &Summary) -> String {
         human_count(h.packets_sent),
         human_count(h.packets_lost),
     ));
+    if h.send_calls > 0 && h.receive_calls > 0 {
+        let each = |d: u64, calls: u64| d as f64 / calls as f64;
+        let offload = |on: bool, name: &str| {
+            if on {
+                format!(" ({name})")
+            } else {
+                String::new()
+            }
+        };
+        o.push_str(&format!(
+            "  udp          {:.1} datagrams a send call{}, {:.1} a receive call{}\n",
+            each(h.datagrams_sent, h.send_calls),
+            offload(h.gso, "GSO"),
+            each(h.datagrams_received, h.receive_calls),
+            offload(h.gro, "GRO"),
+        ));
+    }
     let list = |m: &std::collections::BTreeMap<String, u64>| {
         m.iter()
             .map(|(k, v)| format!("{v} {k}"))

@@ -307,6 +307,53 @@ fn a_silent_udp_port_is_one_clear_error_within_the_timeout() {
 }
 
 #[test]
+fn uploads_go_out_several_datagrams_a_call_unless_told_not_to() {
+    // 50 POSTs of 200 KB each: about 170 datagrams a request, which GSO
+    // hands the kernel up to 64 at a time.
+    let caddy = Server::caddy(b"ok\n");
+    let body = caddy.dir.path().join("body.bin");
+    std::fs::write(&body, vec![b'b'; 200_000]).unwrap();
+    let body = body.to_str().unwrap();
+    let base = [
+        "-m",
+        "POST",
+        "--body-file",
+        body,
+        "-n",
+        "50",
+        "-c",
+        "2",
+        "-t",
+        "1",
+    ];
+    let on = caddy.h3_load("/index.html", &base);
+    let mut args = base.to_vec();
+    args.push("--no-gso");
+    let off = caddy.h3_load("/index.html", &args);
+    for j in [&on, &off] {
+        assert_eq!(j["completed"], 50);
+        assert_eq!(j["errors_total"], 0);
+        assert_eq!(j["status"]["200"], 50);
+    }
+    let (h, o) = (&on["http3"], &off["http3"]);
+    // This kernel has both offloads (Linux 4.18 and 5.0).
+    assert_eq!(
+        (h["gso"].as_bool(), h["gro"].as_bool()),
+        (Some(true), Some(true))
+    );
+    let sent = u(h, "/datagrams_sent");
+    assert!(sent >= 50 * 200_000 / 1_500, "{h}");
+    assert!(4 * u(h, "/send_calls") < sent, "{h}");
+    // Without them each datagram is a call of its own, both ways.
+    assert_eq!(
+        (o["gso"].as_bool(), o["gro"].as_bool()),
+        (Some(false), Some(false))
+    );
+    assert_eq!(u(o, "/send_calls"), u(o, "/datagrams_sent"), "{o}");
+    assert_eq!(u(o, "/receive_calls"), u(o, "/datagrams_received"), "{o}");
+}
+
+#[test]
 fn h3_options_are_refused_where_they_cannot_apply() {
     let run = |args: &[&str]| {
         let mut cmd = throng();
@@ -335,6 +382,10 @@ fn h3_options_are_refused_where_they_cannot_apply() {
         (
             &["load", "https://127.0.0.1:9/", "--congestion", "bbr"][..],
             "--congestion is HTTP/3's",
+        ),
+        (
+            &["load", "https://127.0.0.1:9/", "--no-gso"][..],
+            "--no-gso is HTTP/3's",
         ),
         (
             &["load", "https://127.0.0.1:9/", "--http3", "--close"][..],

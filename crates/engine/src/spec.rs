@@ -266,6 +266,14 @@ pub struct HttpSpec {
     /// HTTP/3: the congestion controller its connections use.
     #[serde(default)]
     pub congestion: Congestion,
+    /// HTTP/3: the kernel's UDP segmentation offloads (GSO on send, GRO on
+    /// receive) where it has them.
+    #[serde(default = "yes")]
+    pub udp_offload: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// h2load's default windows: 2^30 - 1 for streams and the connection.
@@ -281,6 +289,7 @@ impl Default for HttpSpec {
             stream_window: DEFAULT_WINDOW,
             conn_window: DEFAULT_WINDOW,
             congestion: Congestion::Cubic,
+            udp_offload: true,
         }
     }
 }

@@ -504,6 +504,19 @@ pub struct Http3Report {
     pub goaways: u64,
     #[serde(default)]
     pub retried: u64,
+    /// System calls that sent datagrams and that received them: with the
+    /// kernel's offloads, one call carries several datagrams.
+    #[serde(default)]
+    pub send_calls: u64,
+    #[serde(default)]
+    pub receive_calls: u64,
+    /// Whether the sockets used UDP segmentation on send (GSO) and
+    /// coalescing on receive (GRO): the kernel had them and the load did
+    /// not turn them off.
+    #[serde(default)]
+    pub gso: bool,
+    #[serde(default)]
+    pub gro: bool,
 }
 
 impl Http3Report {
@@ -538,6 +551,10 @@ impl Http3Report {
         self.version_mismatches += o.version_mismatches;
         self.goaways += o.goaways;
         self.retried += o.retried;
+        self.send_calls += o.send_calls;
+        self.receive_calls += o.receive_calls;
+        self.gso |= o.gso;
+        self.gro |= o.gro;
         for (mine, theirs) in [
             (&mut self.transport_errors, &o.transport_errors),
             (&mut self.h3_errors, &o.h3_errors),

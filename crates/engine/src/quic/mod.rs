@@ -7,6 +7,7 @@
 mod conn;
 mod probe;
 mod schedule;
+mod udp;
 mod worker;
 
 use std::collections::BTreeMap;
@@ -125,6 +126,12 @@ pub(crate) struct LossBook {
     pub version_mismatches: u64,
     pub goaways: u64,
     pub retried: u64,
+    /// System calls that sent datagrams, and that received them.
+    pub send_calls: u64,
+    pub receive_calls: u64,
+    /// The kernel's offloads the thread's socket used.
+    pub gso: bool,
+    pub gro: bool,
 }
 
 impl LossBook {
@@ -218,6 +225,10 @@ impl LossBook {
             version_mismatches: self.version_mismatches,
             goaways: self.goaways,
             retried: self.retried,
+            send_calls: self.send_calls,
+            receive_calls: self.receive_calls,
+            gso: self.gso,
+            gro: self.gro,
         }
     }
 }

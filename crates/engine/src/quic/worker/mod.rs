@@ -27,6 +27,7 @@ use crate::spec::Order;
 
 use super::conn::{H3Conn, Outcome, Req};
 use super::schedule::Schedule;
+use super::udp::Udp;
 use super::{LossBook, Quic};
 
 mod answers;
@@ -46,7 +47,7 @@ pub(super) struct QuicWorker<'a> {
     quic: &'a Quic,
     requests: &'a H3Requests,
     job: Job,
-    sock: UdpSocket,
+    udp: Udp,
     endpoint: Endpoint,
     client: ClientConfig,
     conns: Vec<Option<H3Conn>>,
@@ -95,7 +96,7 @@ impl<'a> QuicWorker<'a> {
             closing: Vec::new(),
             ever: vec![false; job.conns],
             job,
-            sock,
+            udp: Udp::new(sock, spec.http.udp_offload),
             endpoint: Endpoint::new(Arc::new(quic.endpoint.clone()), None, false, None),
             client: quic.client()?,
             slot_of: Vec::new(),
@@ -193,6 +194,8 @@ impl<'a> QuicWorker<'a> {
                 self.losses.book(&c);
             }
         }
+        self.losses.gso = self.udp.gso();
+        self.losses.gro = self.udp.gro();
         let mut stats = self.stats;
         stats.h3 = self
             .losses
@@ -328,50 +331,66 @@ impl<'a> QuicWorker<'a> {
     /// Reads what came, bounded, and hands each datagram to its connection.
     fn receive(&mut self) {
         let instant = Instant::now();
-        for _ in 0..DATAGRAMS_PER_TURN {
-            self.recv.resize(64 * 1024, 0);
-            let (n, from) = match self.sock.recv_from(&mut self.recv) {
+        let mut datagrams = 0;
+        while datagrams < DATAGRAMS_PER_TURN {
+            self.recv.clear();
+            let got = match self.udp.receive(&mut self.recv) {
                 Ok(x) => x,
                 Err(_) => break,
             };
-            let data = self.recv.split_to(n);
-            self.recv.clear();
+            self.losses.receive_calls += 1;
             let phase = self.measuring;
-            self.counters(phase).bytes_read += n as u64;
+            self.counters(phase).bytes_read += got.len as u64;
             if phase {
-                self.tick(0, 0, n as u64);
+                self.tick(0, 0, got.len as u64);
             }
-            let mut response = Vec::new();
-            match self
-                .endpoint
-                .handle(instant, from, None, None, data, &mut response)
-            {
-                Some(DatagramEvent::ConnectionEvent(ch, ev)) => {
-                    let slot = self.slot_of.get(ch.0).copied().unwrap_or(NO_SLOT);
-                    if slot == CLOSING {
-                        if let Some(c) = self.closing.iter_mut().find(|c| c.handle == ch) {
-                            c.q.handle_event(ev);
-                        }
-                        continue;
-                    }
-                    // The slot may hold a newer connection by now.
-                    let live = self.conns.get_mut(slot).and_then(Option::as_mut);
-                    if let Some(c) = live.filter(|c| c.handle == ch) {
-                        if !c.answered {
-                            c.answered = true;
-                            if self.measuring {
-                                let us = self.now.saturating_sub(c.start_ns) / 1000;
-                                self.stats.connect.saturating_record(us.max(1));
-                            }
-                        }
+            // A coalesced receive (GRO) holds datagrams of `stride` bytes
+            // end to end, the last perhaps shorter.
+            let mut left = got.len;
+            while left > 0 {
+                let n = left.min(got.stride);
+                left -= n;
+                datagrams += 1;
+                let data = self.recv.split_to(n);
+                self.datagram(instant, got.from, data);
+            }
+        }
+    }
+
+    /// One datagram to the endpoint, and on to its connection.
+    fn datagram(&mut self, instant: Instant, from: SocketAddr, data: BytesMut) {
+        let mut response = Vec::new();
+        match self
+            .endpoint
+            .handle(instant, from, None, None, data, &mut response)
+        {
+            Some(DatagramEvent::ConnectionEvent(ch, ev)) => {
+                let slot = self.slot_of.get(ch.0).copied().unwrap_or(NO_SLOT);
+                if slot == CLOSING {
+                    if let Some(c) = self.closing.iter_mut().find(|c| c.handle == ch) {
                         c.q.handle_event(ev);
                     }
+                    return;
                 }
-                Some(DatagramEvent::Response(t)) => {
-                    let _ = self.sock.send_to(&response[..t.size], t.destination);
+                // The slot may hold a newer connection by now.
+                let live = self.conns.get_mut(slot).and_then(Option::as_mut);
+                if let Some(c) = live.filter(|c| c.handle == ch) {
+                    if !c.answered {
+                        c.answered = true;
+                        if self.measuring {
+                            let us = self.now.saturating_sub(c.start_ns) / 1000;
+                            self.stats.connect.saturating_record(us.max(1));
+                        }
+                    }
+                    c.q.handle_event(ev);
                 }
-                _ => {}
             }
+            Some(DatagramEvent::Response(t)) => {
+                self.losses.send_calls +=
+                    self.udp
+                        .send(&response[..t.size], t.destination, t.segment_size);
+            }
+            _ => {}
         }
     }
 
@@ -596,14 +615,15 @@ impl<'a> QuicWorker<'a> {
     fn transmit(&mut self, c: &mut H3Conn, instant: Instant) {
         for _ in 0..TRANSMITS_PER_VISIT {
             self.send.clear();
-            let Some(t) = c.q.poll_transmit(instant, 1, &mut self.send) else {
+            let most = self.udp.max_segments();
+            let Some(t) = c.q.poll_transmit(instant, most, &mut self.send) else {
                 break;
             };
             let phase = self.measuring;
             self.counters(phase).bytes_written += t.size as u64;
-            // A datagram the kernel has no room for is lost as on a
-            // network, and QUIC's recovery sends it again.
-            let _ = self.sock.send_to(&self.send[..t.size], t.destination);
+            self.losses.send_calls +=
+                self.udp
+                    .send(&self.send[..t.size], t.destination, t.segment_size);
         }
     }
 
@@ -642,7 +662,7 @@ impl<'a> QuicWorker<'a> {
             tv_nsec: (ns % 1_000_000_000) as libc::c_long,
         };
         let mut fd = libc::pollfd {
-            fd: self.sock.as_raw_fd(),
+            fd: self.udp.socket().as_raw_fd(),
             events: libc::POLLIN,
             revents: 0,
         };
