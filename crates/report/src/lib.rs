@@ -58,6 +58,9 @@ pub mod workload_table;
 pub use analysis::Analysis;
 pub use charts::NamedChart;
 pub use error::{ReportError, Result};
-pub use export::{CsvExporter, Exporter, Format, HtmlExporter, JsonExporter, MarkdownExporter};
+pub use export::{
+    CsvExporter, Exporter, Format, HtmlExporter, JsonExporter, JsonWithStacksExporter,
+    MarkdownExporter,
+};
 pub use figures::StepFigures;
 pub use summary::SummaryRow;
