@@ -6,6 +6,7 @@
 
 mod browser;
 mod common;
+mod stacks;
 
 use browser::{chromium, console_errors};
 
@@ -82,8 +83,7 @@ for (let i = 0; i < n; i++) {
 #[test]
 fn a_search_in_each_flame_graph_highlights_exactly_its_frames() {
     let tmp = tempfile::tempdir().unwrap();
-    let html =
-        String::from_utf8(HtmlExporter.export(&common::stacks::profiled()).unwrap()).unwrap();
+    let html = String::from_utf8(HtmlExporter.export(&stacks::profiled()).unwrap()).unwrap();
     let graphs = embedded(&html);
     let ids: Vec<&str> = graphs.iter().map(|(id, _)| id.as_str()).collect();
     assert_eq!(
@@ -149,7 +149,7 @@ fn a_search_in_each_flame_graph_highlights_exactly_its_frames() {
 
 #[test]
 fn a_quick_sized_report_with_every_step_profiled_stays_under_5_mb() {
-    let run = common::stacks::quick_run();
+    let run = stacks::quick_run();
     let html = HtmlExporter.export(&run).unwrap();
     let graphs = embedded(&String::from_utf8(html.clone()).unwrap());
     // A graph per server, at the level of its headline figure, and one

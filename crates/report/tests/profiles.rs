@@ -4,8 +4,9 @@
 //! profile is absent rather than empty.
 
 mod common;
+mod stacks;
 
-use common::stacks::profiled;
+use stacks::profiled;
 
 use throng_report::components::{self, Component};
 use throng_report::{Exporter, MarkdownExporter};
@@ -212,7 +213,7 @@ nginx;ngx_writev;writev;entry_SYSCALL_64_[k];tcp_sendmsg_[k] 180
 ";
     for s in &mut run.steps {
         if s.server == "nginx" && s.cores == 1 && s.concurrency == 100 && s.workload == "tiny" {
-            s.diagnosis.as_mut().unwrap().profile = Some(common::stacks::profile(nginx));
+            s.diagnosis.as_mut().unwrap().profile = Some(stacks::profile(nginx));
         }
     }
     let md = String::from_utf8(MarkdownExporter { image_dir: None }.export(&run).unwrap()).unwrap();

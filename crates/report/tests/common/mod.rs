@@ -7,8 +7,6 @@ use std::collections::BTreeMap;
 
 use throng_model::*;
 
-pub mod stacks;
-
 pub const HOSTILE: &str = "<script>alert('x')</script>";
 
 pub use throng_testkit::model::{round, server};

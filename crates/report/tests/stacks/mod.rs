@@ -35,7 +35,7 @@ pub fn profile(folded: &str) -> StackProfile {
 /// µs in the open path, 5.0 in its own code, 2.0 sending; lighttpd 1.0
 /// polling, 4.0 its own, 2.0 sending. apache2-event had no perf.
 pub fn profiled() -> RunData {
-    let mut run = super::rich_run();
+    let mut run = crate::common::rich_run();
     let nginx = "\
 nginx;ngx_open_cached_file;__libc_open64;entry_SYSCALL_64_[k];do_sys_openat2_[k] 270
 nginx;ngx_http_parse_request_line 450
@@ -113,7 +113,7 @@ pub fn server_like(comm: &str, seed: u64, distinct: usize) -> String {
 /// levels 10, 50, 100 and 200, each step diagnosed with a profile of 600
 /// distinct stacks, and every pair of servers compared over the sweep.
 pub fn quick_run() -> RunData {
-    let mut run = super::rich_run();
+    let mut run = crate::common::rich_run();
     let names = ["nginx", "lighttpd", "apache2-event", "h2o"];
     run.servers.truncate(3);
     let mut h2o = run.servers[0].clone();
@@ -124,7 +124,7 @@ pub fn quick_run() -> RunData {
     run.comparisons.clear();
     for (si, name) in names.iter().enumerate() {
         for (li, conc) in [10u32, 50, 100, 200].into_iter().enumerate() {
-            let mut step = super::step(
+            let mut step = crate::common::step(
                 name,
                 1,
                 "tiny",
