@@ -143,7 +143,10 @@ pub fn table(figs: &[StepFigures]) -> Option<Table> {
         Column::right("Conc."),
         Column::right("CPU/req"),
     ];
-    cols.extend(Component::ALL.iter().map(|c| Column::right(c.name())));
+    // Coloured on a page as the stacked bars draw each component.
+    cols.extend(Component::ALL.iter().map(|c| {
+        Column::right(c.name()).swatch(crate::svg::PALETTE[c.color() % crate::svg::PALETTE.len()])
+    }));
     let counted = figs.iter().any(|f| counted(f).is_some());
     if counted {
         cols.extend(

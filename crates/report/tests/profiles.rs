@@ -106,6 +106,18 @@ fn the_bars_lay_each_servers_components_end_to_end_at_scale() {
             "<rect class=\"part\" x=\"287.0\" y=\"77.0\" width=\"156.0\" height=\"18.0\" fill=\"#cc79a7\"><title>lighttpd (c=100): server code 4.0 µs</title></rect>",
         ]
     );
+    // The table's headings carry the bars' colours.
+    for (name, color) in [
+        ("network", "#0072b2"),
+        ("files and page cache", "#e69f00"),
+        ("other kernel", "#7f7f7f"),
+    ] {
+        let th = format!(
+            "<th><span class=\"swatch\" style=\"display:inline-block;width:0.8em;height:0.8em;\
+             margin-right:0.3em;background:{color}\"></span>{name}</th>"
+        );
+        assert!(html.contains(&th), "no {th}");
+    }
     // Every component in the legend, in the table's order.
     assert_eq!(chart.matches("<rect class=\"key\"").count(), 7);
     let legend = chart.find(">network</text>").unwrap();
