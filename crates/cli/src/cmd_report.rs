@@ -28,6 +28,10 @@ pub struct ReportArgs {
     /// pair's differential per request, as DIR/<name>.svg.
     #[arg(long, value_name = "DIR", value_parser = crate::args::out_path)]
     pub flamegraphs: Option<PathBuf>,
+    /// JSON only: keep each profile's folded stacks (`folded_gz`), left
+    /// out otherwise.
+    #[arg(long)]
+    pub stacks: bool,
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
@@ -119,6 +123,9 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
             anyhow::bail!("-o {}: the folder {} {why}", o.display(), p.display());
         }
     }
+    if args.stacks && format != Format::Json {
+        anyhow::bail!("--stacks keeps the folded stacks in a JSON report: add --format json");
+    }
     let store = open_store(&args.db)?;
     let data = load(&store, args.run)?;
 
@@ -130,6 +137,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
                 .map(|p| image_link(p, args.output.as_deref())),
         }
         .export(&data)?,
+        Format::Json if args.stacks => throng_report::JsonWithStacksExporter.export(&data)?,
         other => other.exporter().export(&data)?,
     };
 

@@ -70,6 +70,22 @@ fn nginx_steps_store_their_stacks_and_the_report_draws_them() {
             .collect();
         assert_eq!(lines.iter().map(|(_, n)| n).sum::<u64>(), p.samples);
         assert!(p.samples > 0);
+        // Hardware counters where the machine exposes its PMU; perf's own
+        // answer where it does not (a VM such as this project's).
+        let c = p.counters.as_ref().expect("counters or why not");
+        if std::path::Path::new("/sys/bus/event_source/devices/cpu").exists() {
+            assert_eq!(c.absent, None, "{server}");
+            assert!(c.cycles > 0 && c.instructions > 0, "{server}: {c:?}");
+        } else {
+            assert_eq!(
+                c.absent.as_deref(),
+                Some(
+                    "not available on this machine: perf stat: cycles <not supported>, \
+                     instructions <not supported>, cache-misses <not supported>"
+                ),
+                "{server}"
+            );
+        }
         assert!(
             lines.iter().all(|(s, _)| s.starts_with("nginx;")),
             "{server}"
@@ -150,6 +166,8 @@ fn nginx_steps_store_their_stacks_and_the_report_draws_them() {
     }
     let md = std::fs::read_to_string(&md).unwrap();
     assert!(md.contains("## Where a request's CPU goes"), "{md}");
+    // Both profiles hold at least what their syscall counts' calls cost.
+    assert!(!md.contains("read its split with care"), "{md}");
     assert!(
         md.contains("nginx: CPU per request: `nginx-tiny-1c-c10.svg`"),
         "{md}"
@@ -170,4 +188,15 @@ fn nginx_steps_store_their_stacks_and_the_report_draws_them() {
     );
     let html = std::fs::read_to_string(&html).unwrap();
     assert_eq!(html.matches("<figure class=\"flame\"").count(), 3);
+    // Both servers' bars, side by side.
+    let bars = html
+        .find("<figure class=\"chart\" id=\"cpu-split-tiny-1c\">")
+        .expect("the stacked bars");
+    let bars = &html[bars..bars + html[bars..].find("</figure>").unwrap()];
+    for server in ["nginx (c=10)", "nginx-tuned (c=10)"] {
+        assert!(
+            bars.contains(&format!("<title>{server}: server code ")),
+            "{bars}"
+        );
+    }
 }

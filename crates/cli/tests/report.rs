@@ -421,3 +421,16 @@ fn a_gate_on_slowdowns_fails_a_server_that_no_longer_serves() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["lost"].as_array().unwrap().len(), failed);
 }
+
+#[test]
+fn stacks_are_kept_in_a_json_report_only() {
+    // Refused before the database is opened: the flag has no meaning there.
+    refused(
+        &["report", "--db", "none.db", "--stacks", "--format", "md"],
+        "throng: --stacks keeps the folded stacks in a JSON report: add --format json",
+    );
+    refused(
+        &["report", "--db", "none.db", "--stacks", "-o", "r.html"],
+        "throng: --stacks keeps the folded stacks in a JSON report: add --format json",
+    );
+}

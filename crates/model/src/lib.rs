@@ -34,7 +34,7 @@ pub use feature::{Feature, FeatureResult, FeatureStatus};
 pub use prices::{CorePrices, Price};
 pub use profile::Profile;
 pub use reason::{Reason, ReasonCode, Verdict};
-pub use stacks::StackProfile;
+pub use stacks::{HwCounters, StackProfile};
 pub use summary::{
     Connections, CoordinationParts, CpuTime, ErrorKind, HostShare, Http2Report, Http3Report,
     IoBackend, Latency, LoadModel, LocalServer, RateReport, ReplyHeads, SessionCounts, Sessions,

@@ -41,6 +41,23 @@ pub struct StackProfile {
     /// ending in `_[k]`), gzip-compressed and base64-encoded.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub folded_gz: String,
+    /// Hardware counters over the same window, or why there are none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<HwCounters>,
+}
+
+/// The server's hardware counters over a diagnostic round (`perf stat`),
+/// or why the machine has none to read (a VM exposing no PMU).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HwCounters {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub absent: Option<String>,
+    #[serde(default)]
+    pub cycles: u64,
+    #[serde(default)]
+    pub instructions: u64,
+    #[serde(default)]
+    pub cache_misses: u64,
 }
 
 impl StackProfile {

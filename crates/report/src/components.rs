@@ -51,6 +51,20 @@ impl Component {
             Component::Other => "other kernel",
         }
     }
+
+    /// Its colour wherever the report draws components: an index into
+    /// the charts' palette, grey for what no rule names.
+    pub fn color(self) -> usize {
+        match self {
+            Component::Network => 0,
+            Component::Files => 1,
+            Component::Copies => 2,
+            Component::Server => 3,
+            Component::Tls => 4,
+            Component::Scheduler => 5,
+            Component::Other => 7,
+        }
+    }
 }
 
 /// Kernel frames by name prefix. Copies and scheduling come first: they
@@ -285,49 +299,6 @@ fn user(frame: &str) -> Option<Component> {
         return Some(Component::Tls);
     }
     let call = wrapped_call(f);
-    const FILES: &[&str] = &[
-        "open",
-        "openat",
-        "close",
-        "stat",
-        "fstat",
-        "lstat",
-        "fstatat",
-        "newfstatat",
-        "statx",
-        "pread",
-        "access",
-        "readlink",
-    ];
-    const NETWORK: &[&str] = &[
-        "recv",
-        "recvfrom",
-        "recvmsg",
-        "send",
-        "sendto",
-        "sendmsg",
-        "accept",
-        "accept4",
-        "epoll_wait",
-        "epoll_pwait",
-        "epoll_ctl",
-        "shutdown",
-        "setsockopt",
-        "getsockopt",
-        "socket",
-        "connect",
-        "writev",
-        "readv",
-        "read",
-        "write",
-        "sendfile",
-        "poll",
-        "ppoll",
-        "select",
-        "pselect",
-        "getsockname",
-        "getpeername",
-    ];
     const WAITS: &[&str] = &[
         "futex",
         "sched_yield",
@@ -351,9 +322,55 @@ fn user(frame: &str) -> Option<Component> {
     }
 }
 
+/// Calls on files, by the name of their wrapper or syscall.
+pub(crate) const FILES: &[&str] = &[
+    "open",
+    "openat",
+    "close",
+    "stat",
+    "fstat",
+    "lstat",
+    "fstatat",
+    "newfstatat",
+    "statx",
+    "pread",
+    "access",
+    "readlink",
+];
+/// Calls on sockets and the waits for them.
+pub(crate) const NETWORK: &[&str] = &[
+    "recv",
+    "recvfrom",
+    "recvmsg",
+    "send",
+    "sendto",
+    "sendmsg",
+    "accept",
+    "accept4",
+    "epoll_wait",
+    "epoll_pwait",
+    "epoll_ctl",
+    "shutdown",
+    "setsockopt",
+    "getsockopt",
+    "socket",
+    "connect",
+    "writev",
+    "readv",
+    "read",
+    "write",
+    "sendfile",
+    "poll",
+    "ppoll",
+    "select",
+    "pselect",
+    "getsockname",
+    "getpeername",
+];
+
 /// glibc's name for a syscall's wrapper as the call's own:
 /// `__GI___libc_write` and `__libc_open64` become `write` and `open`.
-fn wrapped_call(frame: &str) -> &str {
+pub(crate) fn wrapped_call(frame: &str) -> &str {
     let mut f = frame.trim_start_matches('_');
     while let Some(r) = f.strip_prefix("GI_").or_else(|| f.strip_prefix("libc_")) {
         f = r.trim_start_matches('_');

@@ -92,11 +92,21 @@ impl Exporter for CsvExporter {
     }
 }
 
-/// The stored run plus the derived figures, for other tools.
+/// The stored run plus the derived figures, for other tools; profiles
+/// without their folded stacks.
 pub struct JsonExporter;
 
 impl Exporter for JsonExporter {
     fn export(&self, run: &RunData) -> Result<Vec<u8>> {
-        tabular::json(run, &Analysis::of(run))
+        tabular::json(run, &Analysis::of(run), false)
+    }
+}
+
+/// [`JsonExporter`] with each profile's folded stacks (`folded_gz`) kept.
+pub struct JsonWithStacksExporter;
+
+impl Exporter for JsonWithStacksExporter {
+    fn export(&self, run: &RunData) -> Result<Vec<u8>> {
+        tabular::json(run, &Analysis::of(run), true)
     }
 }

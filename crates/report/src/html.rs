@@ -188,7 +188,19 @@ pub fn table(t: &Table) -> String {
     if t.head_row {
         o.push_str("<tr>");
         for c in &t.columns {
-            cell(&mut o, "th", &c.head, c.align);
+            let mut th = String::new();
+            cell(&mut th, "th", &c.head, c.align);
+            // The palette's colours are the report's own, never outside text.
+            if let (Some(color), Some(at)) = (c.swatch, th.find('>')) {
+                th.insert_str(
+                    at + 1,
+                    &format!(
+                        "<span class=\"swatch\" style=\"display:inline-block;width:0.8em;\
+                         height:0.8em;margin-right:0.3em;background:{color}\"></span>"
+                    ),
+                );
+            }
+            o.push_str(&th);
         }
         o.push_str("</tr>\n");
     }

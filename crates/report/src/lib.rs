@@ -24,6 +24,8 @@ pub mod compare;
 pub mod components;
 pub mod cores_note;
 pub mod cost;
+pub mod cpu_bars;
+pub mod crosscheck;
 pub mod error;
 pub mod escape;
 pub mod export;
@@ -47,6 +49,7 @@ pub mod provenance;
 pub mod ratios;
 pub mod reruns;
 pub mod session_table;
+pub mod stacked;
 pub mod summary;
 pub mod svg;
 pub mod table;
@@ -59,6 +62,9 @@ pub mod workload_table;
 pub use analysis::Analysis;
 pub use charts::NamedChart;
 pub use error::{ReportError, Result};
-pub use export::{CsvExporter, Exporter, Format, HtmlExporter, JsonExporter, MarkdownExporter};
+pub use export::{
+    CsvExporter, Exporter, Format, HtmlExporter, JsonExporter, JsonWithStacksExporter,
+    MarkdownExporter,
+};
 pub use figures::StepFigures;
 pub use summary::SummaryRow;

@@ -201,6 +201,9 @@ pub struct Column {
     pub align: Align,
     /// A figure a page has room for and a narrower text format leaves out.
     pub page_only: bool,
+    /// A colour a page shows before the heading: the colour a chart
+    /// beside the table draws the column's figures in.
+    pub swatch: Option<&'static str>,
 }
 
 impl Column {
@@ -218,11 +221,17 @@ impl Column {
             head,
             align,
             page_only: false,
+            swatch: None,
         }
     }
 
     pub fn page_only(mut self) -> Column {
         self.page_only = true;
+        self
+    }
+
+    pub fn swatch(mut self, color: &'static str) -> Column {
+        self.swatch = Some(color);
         self
     }
 }

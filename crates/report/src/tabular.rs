@@ -122,7 +122,27 @@ struct JsonSetting<'a> {
     detail: &'a str,
 }
 
-pub fn json(run: &RunData, a: &Analysis) -> Result<Vec<u8>> {
+/// The run and its figures; the folded stacks only when `stacks` is set:
+/// they are most of a profiled run's bytes and no figure of the JSON needs
+/// them (the database keeps them, `--flamegraphs` draws them).
+pub fn json(run: &RunData, a: &Analysis, stacks: bool) -> Result<Vec<u8>> {
+    let (run, steps) = if stacks {
+        (
+            std::borrow::Cow::Borrowed(run),
+            std::borrow::Cow::Borrowed(&a.steps[..]),
+        )
+    } else {
+        let mut run = run.clone();
+        for s in &mut run.steps {
+            strip_stacks(s.diagnosis.as_mut());
+        }
+        let mut steps = a.steps.clone();
+        for f in &mut steps {
+            strip_stacks(f.diagnosis.as_mut());
+        }
+        (std::borrow::Cow::Owned(run), std::borrow::Cow::Owned(steps))
+    };
+    let run = run.as_ref();
     let servers = run
         .servers
         .iter()
@@ -152,8 +172,15 @@ pub fn json(run: &RunData, a: &Analysis) -> Result<Vec<u8>> {
         comparisons: &run.comparisons,
         launches: &a.launches,
         servers,
-        steps: &a.steps,
+        steps: &steps,
     })?;
     v.push(b'\n');
     Ok(v)
+}
+
+/// A profile's folded stacks left out; its figures stay.
+fn strip_stacks(d: Option<&mut throng_model::Diagnosis>) {
+    if let Some(p) = d.and_then(|d| d.profile.as_mut()) {
+        p.folded_gz.clear();
+    }
 }

@@ -3,10 +3,12 @@
 //! compared servers told by the component it lies in, and the flame
 //! graphs that show it (`flames`), each differential beside its pair.
 
-use throng_model::{Diagnosis, RunData};
+use throng_model::{Diagnosis, HwCounters, RunData};
 
-use crate::article::{Block, Section};
+use crate::article::{Block, Medium, Paragraph, Section, Span, Tone};
 use crate::components::{self, Component, Split};
+use crate::cpu_bars;
+use crate::crosscheck;
 use crate::figures::{self, StepFigures};
 use crate::flames;
 use crate::table::{Cell, Column, Table};
@@ -141,7 +143,18 @@ pub fn table(figs: &[StepFigures]) -> Option<Table> {
         Column::right("Conc."),
         Column::right("CPU/req"),
     ];
-    cols.extend(Component::ALL.iter().map(|c| Column::right(c.name())));
+    // Coloured on a page as the stacked bars draw each component.
+    cols.extend(Component::ALL.iter().map(|c| {
+        Column::right(c.name()).swatch(crate::svg::PALETTE[c.color() % crate::svg::PALETTE.len()])
+    }));
+    let counted = figs.iter().any(|f| counted(f).is_some());
+    if counted {
+        cols.extend(
+            ["cycles/req", "instr./req", "IPC", "cache misses/req"]
+                .into_iter()
+                .map(Column::right),
+        );
+    }
     cols.push(Column::left("Symbols").page_only());
     let mut t = Table::new(cols)
         .subsection("CPU per request by component (µs)")
@@ -159,10 +172,62 @@ pub fn table(figs: &[StepFigures]) -> Option<Table> {
             Cell::lit(format!("{:.1} µs", s.total())),
         ];
         row.extend(s.us.iter().map(|(_, v)| Cell::lit(format!("{v:.1}"))));
+        if counted {
+            row.extend(counter_cells(f));
+        }
         row.push(Cell::text(symbols(d)));
         t.push(row);
     }
     (!t.rows.is_empty()).then_some(t)
+}
+
+/// A step's hardware counters, when the machine could read them.
+fn counted(f: &StepFigures) -> Option<(&HwCounters, u64)> {
+    let d = f.diagnosis.as_ref()?;
+    let c = d.profile.as_ref()?.counters.as_ref()?;
+    (c.absent.is_none() && d.requests > 0).then_some((c, d.requests))
+}
+
+/// Cycles, instructions, their ratio and cache misses per request; blank
+/// for a step without counters.
+fn counter_cells(f: &StepFigures) -> Vec<Cell> {
+    let Some((c, requests)) = counted(f) else {
+        return vec![Cell::lit(String::new()); 4];
+    };
+    let per = |n: u64| n as f64 / requests as f64;
+    let ipc = if c.cycles == 0 {
+        String::new()
+    } else {
+        format!("{:.2}", c.instructions as f64 / c.cycles as f64)
+    };
+    vec![
+        Cell::lit(format!("{:.0}", per(c.cycles))),
+        Cell::lit(format!("{:.0}", per(c.instructions))),
+        Cell::lit(ipc),
+        Cell::lit(format!("{:.1}", per(c.cache_misses))),
+    ]
+}
+
+/// "Hardware counters: not available on this machine: perf stat: cycles
+/// <not supported>", once for each reason the profiled steps give.
+pub fn counters_absent(figs: &[StepFigures]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in figs {
+        let Some(why) = f
+            .diagnosis
+            .as_ref()
+            .and_then(|d| d.profile.as_ref())
+            .and_then(|p| p.counters.as_ref())
+            .and_then(|c| c.absent.as_ref())
+        else {
+            continue;
+        };
+        let line = format!("Hardware counters (cycles, instructions, cache misses): {why}.");
+        if !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
 }
 
 /// "nginx (tiny, 1 core, c=10): profile absent: no perf on PATH".
@@ -192,8 +257,31 @@ pub fn section(run: &RunData, figs: &[StepFigures]) -> Option<Section> {
     if let Some(t) = table {
         s.push(Block::Table(t));
     }
+    // Text has the table; the bars are its figures drawn.
+    for c in cpu_bars::charts(figs, &figures::server_names(run)) {
+        s.push(Block::only(Medium::Page, Block::Chart(c)));
+    }
     s.push(Block::List(absent));
-    let graphs = flames::servers(figs);
+    for line in crosscheck::disagreements(figs) {
+        s.push(Block::Paragraph(Paragraph {
+            tone: Tone::Warn,
+            spans: vec![Span::text(line)],
+        }));
+    }
+    for line in counters_absent(figs) {
+        s.push(Block::note(vec![Span::text(line)]));
+    }
+    // The article shows each server's graph at the step its bar is drawn
+    // at (a graph is a few hundred kilobytes); `--flamegraphs` writes
+    // every profiled step's.
+    let graphs: Vec<flames::FlameGraph> = flames::servers(figs)
+        .into_iter()
+        .filter(|g| {
+            let large = figures::is_large(figs, &g.workload);
+            cpu_bars::headline_split(figs, &g.servers[0], &g.workload, g.cores, large)
+                .is_some_and(|(f, _)| f.concurrency == g.concurrency)
+        })
+        .collect();
     for c in run.comparisons.iter().filter(|c| c.concurrency.is_none()) {
         let Some(g) = cpu_gap(figs, &c.a, &c.b, &c.workload, c.cores) else {
             continue;

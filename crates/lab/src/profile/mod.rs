@@ -9,23 +9,27 @@
 //! starts with its events disabled and is enabled and disabled over its
 //! control pipe, so the window is the round, not perf's setup.
 
+mod control;
+pub mod counters;
 mod fold;
 
 use std::collections::HashSet;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use nix::fcntl::OFlag;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::{pipe2, Pid};
-use throng_model::StackProfile;
+use throng_model::{HwCounters, StackProfile};
 
+use control::{acks, ask, wait_within, Unacknowledged, SETUP_WITHIN};
+use counters::Counters;
 pub use fold::{fold, Folded};
 
 pub const EVENT: &str = "cpu-clock";
@@ -33,8 +37,6 @@ pub const EVENT: &str = "cpu-clock";
 /// busy CPU, a few thousand over a diagnostic round, cheap enough to leave
 /// the round's syscall counts as they were.
 pub const PERIOD_NS: u64 = 100_000;
-/// How long perf may take to enable or disable its events.
-const SETUP_WITHIN: Duration = Duration::from_secs(10);
 /// How long perf may take to write its data and exit, and `perf script`
 /// to read it back (symbols are loaded once per binary).
 const STOP_WITHIN: Duration = Duration::from_secs(30);
@@ -53,6 +55,10 @@ pub struct Sampler {
     /// The window's length, once stopped.
     seconds: Option<f64>,
     finished: bool,
+    /// The hardware counters' perf stat, or why it could not start.
+    counters: Result<Counters, String>,
+    /// What it counted, once stopped.
+    counted: Option<HwCounters>,
 }
 
 /// A program looked up on PATH as a shell would.
@@ -118,12 +124,18 @@ impl Sampler {
         let (ctl_read, ctl_write) = pipe()?;
         let (ack_read, ack_write) = pipe()?;
         let inherited = [ctl_read.as_raw_fd(), ack_write.as_raw_fd()];
+        // Started before sampling is enabled, so both windows open together.
+        let counters = Counters::start(perf, &target);
         let mut cmd = Command::new(perf);
+        // Without BPF side-band events perf record exits in milliseconds
+        // rather than 0.4 s on SIGINT; a web server runs no BPF program
+        // whose symbols a stack would want.
         cmd.args([
             "record",
             "-q",
             "-g",
             "--no-buildid",
+            "--no-bpf-event",
             "-D",
             "-1",
             "-e",
@@ -156,8 +168,15 @@ impl Sampler {
             started: Instant::now(),
             seconds: None,
             finished: false,
+            counters,
+            counted: None,
         };
         sampler.command("enable")?;
+        if let Ok(c) = &mut sampler.counters {
+            if let Err(e) = c.enable() {
+                sampler.counters = Err(e);
+            }
+        }
         sampler.started = Instant::now();
         Ok(sampler)
     }
@@ -169,6 +188,10 @@ impl Sampler {
         }
         self.command("disable")?;
         self.seconds = Some(self.started.elapsed().as_secs_f64());
+        let mut counters = std::mem::replace(&mut self.counters, Err(String::new()));
+        if let Err(e) = counters.as_mut().map(Counters::disable).unwrap_or(Ok(())) {
+            counters = Err(e);
+        }
         // A child born during the round is the server's too.
         self.kept
             .extend(throng_servers::usage::trees(&self.leaders));
@@ -177,6 +200,13 @@ impl Sampler {
         self.finished = true;
         // perf record writes its data on SIGINT, then raises it again.
         use std::os::unix::process::ExitStatusExt;
+        self.counted = Some(match counters {
+            Ok(c) => c.finish(),
+            Err(why) => HwCounters {
+                absent: Some(why),
+                ..HwCounters::default()
+            },
+        });
         if !status.success() && status.signal() != Some(libc::SIGINT) {
             return Err(format!("perf record ended with {status}"));
         }
@@ -187,9 +217,6 @@ impl Sampler {
     pub fn finish(mut self) -> Result<StackProfile, String> {
         self.stop()?;
         let seconds = self.seconds.unwrap_or_default();
-        let script = self.dir.join("script.txt");
-        let out =
-            File::create(&script).map_err(|e| format!("cannot write {}: {e}", script.display()))?;
         let mut child = Command::new(&self.perf)
             .args([
                 "script",
@@ -200,53 +227,47 @@ impl Sampler {
             ])
             .arg(self.dir.join("perf.data"))
             .stdin(Stdio::null())
-            .stdout(out)
+            .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| format!("cannot start perf script: {e}"))?;
+        // Folded as perf script writes, on a thread of its own, so a perf
+        // that hangs is killed at the bound and its pipe closes.
+        let stdout = child.stdout.take().ok_or("no pipe from perf script")?;
+        let kept = self.kept.clone();
+        let folding = std::thread::spawn(move || fold(BufReader::new(stdout), &kept));
         let status = match wait_within(&mut child, STOP_WITHIN) {
             Ok(s) => s,
             Err(e) => {
                 let _ = child.kill();
                 let _ = child.wait();
+                let _ = folding.join();
                 return Err(e);
             }
         };
+        let folded = folding
+            .join()
+            .map_err(|_| "folding perf script's output failed".to_string())?
+            .map_err(|e| format!("cannot read perf script's output: {e}"))?;
         if !status.success() {
             return Err(format!("perf script ended with {status}"));
         }
-        let text =
-            File::open(&script).map_err(|e| format!("cannot read perf script's output: {e}"))?;
-        let folded = fold(BufReader::new(text), &self.kept)
-            .map_err(|e| format!("cannot read perf script's output: {e}"))?;
-        Ok(profile_of(&folded, &self.cpus, seconds))
+        let mut profile = profile_of(&folded, &self.cpus, seconds);
+        profile.counters = self.counted.take();
+        Ok(profile)
     }
 
     /// Sends perf a control command and waits for its acknowledgement.
     fn command(&mut self, what: &str) -> Result<(), String> {
-        let sent = writeln!(self.commands, "{what}");
-        // perf ends each acknowledgement with a NUL, which the next line
-        // may start with or stand alone on.
-        let deadline = Instant::now() + SETUP_WITHIN;
-        let ack = sent
-            .map_err(|_| RecvTimeoutError::Disconnected)
-            .and_then(|()| loop {
-                let left = deadline.saturating_duration_since(Instant::now());
-                let line = self.acks.recv_timeout(left)?;
-                if !line
-                    .trim_matches(|c: char| c == '\0' || c.is_whitespace())
-                    .is_empty()
-                {
-                    break Ok(line);
-                }
-            });
-        match ack {
-            Ok(a) if a.trim_matches(|c: char| c == '\0' || c.is_whitespace()) == "ack" => Ok(()),
-            Ok(a) => Err(format!("perf record answered {a:?} to {what:?}")),
-            Err(RecvTimeoutError::Timeout) => Err(format!(
+        match ask(&mut self.commands, &self.acks, what) {
+            Ok(()) => Ok(()),
+            Err(Unacknowledged::Answered(a)) => {
+                Err(format!("perf record answered {a:?} to {what:?}"))
+            }
+            Err(Unacknowledged::TimedOut) => Err(format!(
                 "perf record did not acknowledge {what:?} within {SETUP_WITHIN:?}"
             )),
-            Err(RecvTimeoutError::Disconnected) => {
+            Err(Unacknowledged::Gone) => {
                 let how = wait_within(&mut self.child, Duration::from_secs(2))
                     .map_or_else(|e| e, |s| s.to_string());
                 self.finished = true;
@@ -284,6 +305,7 @@ pub fn profile_of(f: &Folded, cpus: &[usize], seconds: f64) -> StackProfile {
         user_frames: f.user_frames,
         user_frames_named: f.user_frames_named,
         folded_gz: compress(&f.stacks),
+        counters: None,
     }
 }
 
@@ -328,31 +350,6 @@ fn scratch() -> Result<PathBuf, String> {
         .create(&dir)
         .map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
     Ok(dir)
-}
-
-fn acks(file: File) -> Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(file).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
-
-fn wait_within(child: &mut Child, within: Duration) -> Result<std::process::ExitStatus, String> {
-    let deadline = Instant::now() + within;
-    loop {
-        match child.try_wait() {
-            Ok(Some(s)) => return Ok(s),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
-            Ok(None) => return Err(format!("perf did not end within {within:?}")),
-            Err(e) => return Err(format!("cannot wait for perf: {e}")),
-        }
-    }
 }
 
 #[cfg(test)]
