@@ -1,8 +1,9 @@
 //! A study over HTTP/3: `protocols = ["https1", "h2", "h3"]` runs Caddy
 //! three times, as `caddy`, `caddy-h2` and `caddy-h3`, the last over QUIC
 //! on the port its TLS is served on; every round completes its exact
-//! count with no error, h3 is decided against h2 with an interval, the
-//! report's protocols table compares h3 with both, and the feature table
+//! count with no error, h3 is decided against h2 with an interval (on
+//! the 6 KB page: on the 7-byte tiny file the two are too close to call
+//! in a short test), the report's protocols table compares h3 with both, and the feature table
 //! has a real HTTP/3 GET as evidence. nginx, whose Debian build has no
 //! HTTP/3, is stored as unsupported with its recipe's reason.
 
@@ -46,10 +47,10 @@ fn a_study_measures_caddy_over_h3_against_h2_and_https1() {
     let study = dir.path().join("study.toml");
     std::fs::write(
         &study,
-        "name = 'h3'\nservers = ['caddy']\nworkloads = ['tiny']\ncores = [1]\n\
+        "name = 'h3'\nservers = ['caddy']\nworkloads = ['page']\ncores = [1]\n\
          concurrency = [2]\nprotocols = ['https1', 'h2', 'h3']\nwarmup_seconds = 0.2\n\
-         [load]\nrequests = 600\nstreams = 4\n\
-         [rounds]\nseconds = 0.5\nwarmup_seconds = 0.0\nmin = 2\nmax = 2\n",
+         [load]\nrequests = 10000\nstreams = 4\n\
+         [rounds]\nseconds = 0.5\nwarmup_seconds = 0.0\nmin = 10\nmax = 10\nlaunches = 1\n",
     )
     .unwrap();
     let db = dir.path().join("t.db");
@@ -62,11 +63,11 @@ fn a_study_measures_caddy_over_h3_against_h2_and_https1() {
         let s = step(&j, name);
         assert_eq!(s["status"], "ok", "{s}");
         let rounds = s["rounds"].as_array().unwrap();
-        // 600 requests a level, split into 6 rounds so that pairs form.
-        assert_eq!(rounds.len(), 6, "{name}");
+        // 10000 requests a level in 10 rounds of one launch: 10 pairs.
+        assert_eq!(rounds.len(), 10, "{name}");
         for r in rounds {
             let sum = &r["summary"];
-            assert_eq!(sum["completed"], 100, "{name}: {sum}");
+            assert_eq!(sum["completed"], 1000, "{name}: {sum}");
             assert_eq!(sum["errors_total"], 0, "{name}: {sum}");
             assert_eq!(sum["tls"]["alpn"], alpn, "{name}: {sum}");
             if name == "caddy-h3" {
@@ -101,8 +102,10 @@ fn a_study_measures_caddy_over_h3_against_h2_and_https1() {
         h3_h2["ci_high"].as_f64().unwrap(),
     );
     assert!(low <= ratio && ratio <= high && low < high, "{h3_h2}");
-    assert_eq!(h3_h2["pairs"], 6, "{h3_h2}");
+    assert_eq!(h3_h2["pairs"], 10, "{h3_h2}");
+    assert_eq!(h3_h2["interval"], "order_statistic", "{h3_h2}");
     assert_ne!(h3_h2["decision"], "undecided", "{h3_h2}");
+    eprintln!("h3 against h2 on Caddy: {h3_h2}");
     // The parity rows say how each was spoken to.
     let parity = |server: &str, setting: &str| {
         j["run"]["servers"]
