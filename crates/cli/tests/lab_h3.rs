@@ -178,3 +178,57 @@ fn nginx_over_h3_is_stored_as_unsupported_with_its_reason() {
     );
     assert!(s["rounds"].as_array().is_none_or(|r| r.is_empty()), "{s}");
 }
+
+#[test]
+fn a_server_whose_quic_side_does_not_answer_is_refused_before_it_is_measured() {
+    // Caddy's recipe with its [h3] insert made a comment: TLS over TCP
+    // answers every check, and nothing listens on UDP.
+    let dir = tempfile::tempdir().unwrap();
+    let recipes = dir.path().join("recipes");
+    std::fs::create_dir(&recipes).unwrap();
+    let caddy = include_str!("../../servers/recipes/caddy.toml")
+        .replace("name = \"caddy\"", "name = \"caddy-tcp\"")
+        .replace("text = \" h3\"", "text = \" # no h3\"");
+    assert!(caddy.contains("# no h3"));
+    std::fs::write(recipes.join("caddy-tcp.toml"), caddy).unwrap();
+    let study = dir.path().join("study.toml");
+    std::fs::write(
+        &study,
+        "name = 'h3-refused'\nservers = ['caddy-tcp']\nworkloads = ['tiny']\ncores = [1]\n\
+         concurrency = [2]\nprotocols = ['h3']\nfeatures = false\ndiagnose = false\n\
+         warmup_seconds = 0.2\n[rounds]\nseconds = 0.5\nwarmup_seconds = 0.0\nmin = 2\nmax = 2\n\
+         launches = 1\nmax_launches = 1\n",
+    )
+    .unwrap();
+    let db = dir.path().join("t.db");
+    let mut lab = support::throng();
+    lab.args(["lab", study.to_str().unwrap(), "--quiet", "--recipes"])
+        .arg(&recipes)
+        .arg("--db")
+        .arg(&db);
+    let out = support::run_bounded(lab, Duration::from_secs(60));
+    let mut report = support::throng();
+    report.args(["report", "--format", "json", "--db"]).arg(&db);
+    let rep = support::run_bounded(report, Duration::from_secs(60));
+    let j: Value = serde_json::from_slice(&rep.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&rep.stderr)
+        )
+    });
+    let s = step(&j, "caddy-tcp");
+    assert_eq!(s["status"], "failed", "{s}");
+    let failure = s["failure"].as_str().unwrap();
+    assert!(
+        failure.starts_with(
+            "started but failed verification: GET /index.html over HTTP/3: \
+             https://127.0.0.1:"
+        ) && failure.contains(
+            "TLS handshake failed: no QUIC handshake within 5.0 s (does the server speak \
+             HTTP/3 on UDP "
+        ),
+        "{failure}"
+    );
+    assert!(s["rounds"].as_array().is_none_or(|r| r.is_empty()), "{s}");
+}
