@@ -77,8 +77,10 @@ fn a_study_measures_caddy_over_h3_against_h2_and_https1() {
                 assert_eq!(h["streams"], 4, "{h}");
                 assert_eq!(h["congestion"], "cubic", "{h}");
                 assert_eq!(sum["tls"]["version"], "TLSv1_3", "{sum}");
+                assert_eq!(sum["io"], "ppoll", "{sum}");
             } else {
                 assert!(sum.get("http3").is_none(), "{name}: {sum}");
+                assert_eq!(sum["io"], "epoll", "{name}: {sum}");
             }
         }
     }
