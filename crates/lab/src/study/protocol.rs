@@ -100,7 +100,7 @@ impl Protocol {
     pub fn congestion(self, kernel: Option<&str>) -> String {
         match (self, kernel) {
             (Protocol::H3, _) => format!(
-                "QUIC's own at each end: the client's {} (quinn-proto), the server's its \
+                "QUIC's own at each end: the client's {} (quinn-proto); the server's is its \
                  QUIC stack's, named in its recipe's HTTP/3 notes",
                 throng_engine::HttpSpec::default().congestion.name()
             ),
@@ -195,6 +195,26 @@ mod tests {
         assert_eq!(h3.description(), "HTTP/3 over QUIC v1 (ALPN h3)");
         assert!(h3.tls() && h3.multiplexed() && !h3.h2());
         assert_eq!(h3.http_version(), throng_engine::HttpVersion::Http3);
+        // The parity rows: TLS 1.3 alone over QUIC, each end's own pacing.
+        assert_eq!(
+            h3.cipher("ecdsa-p256"),
+            "the server's choice among rustls's TLS 1.3 suites (QUIC's TLS is 1.3 alone), \
+             offered in rustls's order, a ecdsa-p256 certificate"
+        );
+        assert_eq!(
+            h3.congestion(Some("bbr")),
+            "QUIC's own at each end: the client's cubic (quinn-proto); the server's is its QUIC \
+             stack's, named in its recipe's HTTP/3 notes"
+        );
+        assert_eq!(
+            Protocol::H2.congestion(Some("bbr")),
+            "the kernel's bbr (net.ipv4.tcp_congestion_control), at both ends"
+        );
+        assert_eq!(
+            Protocol::Https1.congestion(None),
+            throng_servers::parity::TCP_CONGESTION
+        );
+        assert_eq!(Protocol::H2c.cipher("rsa2048"), "none (cleartext)");
         assert_eq!(
             listed(&["h3", "h3"]).unwrap_err().to_string(),
             "protocols: \"h3\" is listed twice"
