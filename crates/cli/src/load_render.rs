@@ -249,6 +249,7 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
         },
         match s.io {
             Some(IoBackend::Uring) => "io_uring",
+            Some(IoBackend::Ppoll) => "ppoll (the QUIC loop)",
             _ => "epoll",
         },
     );

@@ -166,9 +166,9 @@ pub struct Local<'a> {
 
 /// The engine's spec for `load` against a server on `addr` serving
 /// `paths`, spoken to over `protocol`: over TLS (trusting what `tls`
-/// trusts) when it serves TLS, with streams over HTTP/2 only, since over
-/// HTTP/1.1 the level's connections are all there is. The same whether the
-/// load runs here or from client hosts.
+/// trusts) when it serves TLS, with streams over HTTP/2 and HTTP/3 only,
+/// since over HTTP/1.1 the level's connections are all there is. The same
+/// whether the load runs here or from client hosts.
 pub fn server_load_spec(
     addr: std::net::SocketAddr,
     paths: &[String],
@@ -185,7 +185,11 @@ pub fn server_load_spec(
     let mut spec = crate::spec::load_spec(t, load);
     spec.tls = tls.cloned();
     spec.http.version = protocol.http_version();
-    spec.http.streams = if protocol.h2() { load.shape.streams } else { 1 };
+    spec.http.streams = if protocol.multiplexed() {
+        load.shape.streams
+    } else {
+        1
+    };
     spec
 }
 
@@ -401,6 +405,20 @@ impl Executor for Local<'_> {
                 loopback::verify_at(&running.endpoint(), &expected)
                     .map_err(|e| (Stage::Verification, e))
             });
+        // Its TCP side answered; over h3 its QUIC side must answer too,
+        // through the loop its rounds run, or it is not measured.
+        let checks = checks.and_then(|()| match (server.protocol, &tls_files) {
+            (crate::study::Protocol::H3, Some(t)) => {
+                let tls = throng_engine::tls::TlsSpec {
+                    ca_pem: Some(t.cert_pem.clone()),
+                    ..throng_engine::tls::TlsSpec::default()
+                };
+                crate::h3::get(running.addr(), &first_path, &tls, expected.timeout)
+                    .map(|_| ())
+                    .map_err(|e| (Stage::Verification, anyhow::anyhow!(e)))
+            }
+            _ => Ok(()),
+        });
         if let Err((stage, e)) = checks {
             return Err(NotReady {
                 stage,
@@ -432,12 +450,7 @@ impl Executor for Local<'_> {
                 ca_pem: Some(t.cert_pem),
                 // One protocol per server, as the study names it: ALPN
                 // offers that one alone.
-                alpn: vec![if server.protocol.h2() {
-                    "h2"
-                } else {
-                    "http/1.1"
-                }
-                .to_string()],
+                alpn: vec![server.protocol.alpn().to_string()],
                 ..throng_engine::tls::TlsSpec::default()
             }),
             protocol: server.protocol,

@@ -548,10 +548,10 @@ fn probe_started(
     Ok(out)
 }
 
-/// A server over TLS or HTTP/2: started as the study runs it (over TLS
-/// with the run's kind of certificate), and one real exchange says what
-/// it speaks: the handshake's version, cipher and ALPN for TLS, a GET
-/// answered over HTTP/2 for h2 and h2c. Every other feature is the
+/// A server over TLS, HTTP/2 or HTTP/3: started as the study runs it (over
+/// TLS with the run's kind of certificate), and one real exchange says
+/// what it speaks: the handshake's version, cipher and ALPN for TLS, a GET
+/// answered over HTTP/2 for h2 and h2c, one over HTTP/3 for h3. Every other feature is the
 /// cleartext server's: probed on the study's own cleartext server, or,
 /// when the study runs none, on its recipe over cleartext here.
 fn probe_protocol(
@@ -562,11 +562,17 @@ fn probe_protocol(
     let proto = server.protocol;
     let mine =
         |f: Feature| (f == Feature::Tls && proto.tls()) || (f == Feature::Http2 && proto.h2());
+    // The feature table has no HTTP/3 column: an h3 server's TLS row is
+    // its QUIC side's, and a recipe without HTTP/3 still serves TLS.
+    let absent = match proto {
+        crate::study::Protocol::H3 => FeatureStatus::Untested,
+        _ => FeatureStatus::No,
+    };
     let mut live: Vec<FeatureResult> = match &server.unsupported {
         Some(why) => Feature::ALL
             .iter()
             .filter(|&&f| mine(f))
-            .map(|&f| result(f, FeatureStatus::No, why.clone()))
+            .map(|&f| result(f, absent, why.clone()))
             .collect(),
         None => probe_live(site, server, cpus)?,
     };
@@ -635,11 +641,16 @@ fn probe_live(
     let mut running = launch::start(site, &start)
         .map_err(|f| anyhow::anyhow!("{}{}", f.message, tail_note(&f.log_tail)))?;
     let addr = running.addr();
-    let mut out = Vec::new();
     let wait = Duration::from_secs(5);
+    if proto == crate::study::Protocol::H3 {
+        let found = crate::h3::probe(addr, files.as_ref().map(|f| f.cert_pem.clone()), wait);
+        running.stop();
+        return Ok(vec![found]);
+    }
+    let mut out = Vec::new();
     let tls_spec = files.as_ref().map(|f| throng_engine::tls::TlsSpec {
         ca_pem: Some(f.cert_pem.clone()),
-        alpn: vec![if proto.h2() { "h2" } else { "http/1.1" }.to_string()],
+        alpn: vec![proto.alpn().to_string()],
         resume: true,
         ..throng_engine::tls::TlsSpec::default()
     });

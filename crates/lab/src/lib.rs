@@ -14,6 +14,7 @@ pub mod certs;
 pub mod executor;
 pub mod features;
 pub mod group;
+pub mod h3;
 pub mod interrupt;
 mod live;
 pub mod maxusers;

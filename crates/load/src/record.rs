@@ -51,7 +51,9 @@ pub fn summarize(r: &LoadResult) -> Summary {
         pipeline: r.pipeline,
         keep_alive: r.keep_alive,
         coalesce: r.coalesce,
+        // The QUIC loop waits in ppoll whatever backend the spec named.
         io: Some(match r.io {
+            _ if r.http3.is_some() => throng_model::IoBackend::Ppoll,
             IoBackend::Uring => throng_model::IoBackend::Uring,
             _ => throng_model::IoBackend::Epoll,
         }),

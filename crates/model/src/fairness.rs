@@ -30,10 +30,13 @@ pub enum Setting {
     MaxConnections,
     Protocol,
     Cipher,
+    /// How each end paces its sending: the kernel's over TCP, each QUIC
+    /// stack's own over HTTP/3.
+    CongestionControl,
 }
 
 impl Setting {
-    pub const ALL: [Setting; 16] = [
+    pub const ALL: [Setting; 17] = [
         Setting::AccessLog,
         Setting::Sendfile,
         Setting::OpenFileCache,
@@ -50,6 +53,7 @@ impl Setting {
         Setting::MaxConnections,
         Setting::Protocol,
         Setting::Cipher,
+        Setting::CongestionControl,
     ];
 
     /// The stored name (as in recipes and JSON).
@@ -71,6 +75,7 @@ impl Setting {
             Setting::MaxConnections => "max_connections",
             Setting::Protocol => "protocol",
             Setting::Cipher => "cipher",
+            Setting::CongestionControl => "congestion_control",
         }
     }
 

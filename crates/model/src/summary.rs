@@ -158,6 +158,9 @@ pub enum LoadModel {
 pub enum IoBackend {
     Uring,
     Epoll,
+    /// HTTP/3: the QUIC loop's own wait, `ppoll` on its UDP socket and
+    /// timers, neither ring nor epoll.
+    Ppoll,
 }
 
 /// Something the reader must know before believing a run's figures,

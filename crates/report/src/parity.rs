@@ -64,6 +64,10 @@ pub fn effect(s: Setting) -> &'static str {
              paid a TCP handshake for each answer"
         }
         Setting::Cipher => "a different cipher changes the CPU spent encrypting every byte",
+        Setting::CongestionControl => {
+            "a different congestion control grows and cuts each connection's sending window \
+             its own way, and over QUIC it runs in the server's process, on its CPU"
+        }
     }
 }
 

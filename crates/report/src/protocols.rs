@@ -130,4 +130,46 @@ mod tests {
         };
         assert!(table(&without).is_none());
     }
+
+    #[test]
+    fn h3_is_compared_with_h2_and_https1_on_the_same_server() {
+        let run = RunData {
+            servers: vec![
+                server("caddy", "caddy", Some("HTTP/1.1 over TLS")),
+                server("caddy-h2", "caddy", Some("HTTP/2 over TLS (ALPN h2)")),
+                server("caddy-h3", "caddy", Some("HTTP/3 over QUIC v1 (ALPN h3)")),
+                server("nginx-h3", "nginx", Some("HTTP/3 over QUIC v1 (ALPN h3)")),
+            ],
+            comparisons: vec![
+                cmp("caddy", "caddy-h2", 1.2),
+                cmp("caddy", "caddy-h3", 0.7),
+                cmp("caddy-h2", "caddy-h3", 0.6),
+                cmp("caddy-h3", "nginx-h3", 1.5),
+            ],
+            ..RunData::default()
+        };
+        let t = table(&run).expect("three pairs");
+        let rows: Vec<String> = t.rows.iter().map(|r| format!("{r:?}")).collect();
+        assert_eq!(rows.len(), 3, "{rows:?}");
+        let h3 = "HTTP/3 over QUIC v1 (ALPN h3)";
+        let with_h3: Vec<&String> = rows.iter().filter(|r| r.contains(h3)).collect();
+        assert_eq!(with_h3.len(), 2, "{rows:?}");
+        assert!(
+            with_h3
+                .iter()
+                .any(|r| r.contains("HTTP/2 over TLS (ALPN h2)")
+                    && r.contains("0.60×")
+                    && r.contains("0.55")
+                    && r.contains("0.65")),
+            "{rows:?}"
+        );
+        assert!(
+            with_h3
+                .iter()
+                .any(|r| r.contains("HTTP/1.1 over TLS") && r.contains("0.70×")),
+            "{rows:?}"
+        );
+        // Two servers over h3 are a comparison of servers, not of protocols.
+        assert!(rows.iter().all(|r| !r.contains("nginx")), "{rows:?}");
+    }
 }

@@ -23,6 +23,9 @@ pub struct LabSettings {
     pub protocol: String,
     /// What TLS it was given to serve, or "none (cleartext)".
     pub cipher: String,
+    /// How each end paces what it sends: the kernel's over TCP, each
+    /// QUIC stack's own over HTTP/3.
+    pub congestion: String,
 }
 
 impl LabSettings {
@@ -34,9 +37,15 @@ impl LabSettings {
             max_connections,
             protocol: "HTTP/1.1 cleartext".to_string(),
             cipher: "none (cleartext)".to_string(),
+            congestion: TCP_CONGESTION.to_string(),
         }
     }
 }
+
+/// The congestion control of a server spoken to over TCP, when the lab
+/// names no algorithm: both ends' kernels choose it.
+pub const TCP_CONGESTION: &str = "the kernel's TCP congestion control \
+    (net.ipv4.tcp_congestion_control), at both ends";
 
 /// The config settings `recipe` declares no rule for.
 pub fn missing(recipe: &Recipe) -> Vec<Setting> {
@@ -74,6 +83,7 @@ pub fn parity(recipe: &Recipe, configs: &[ConfigFile], lab: &LabSettings) -> Vec
                 },
                 Setting::Protocol => from_lab(lab.protocol.clone()),
                 Setting::Cipher => from_lab(lab.cipher.clone()),
+                Setting::CongestionControl => from_lab(lab.congestion.clone()),
                 _ => from_config(recipe, setting, configs),
             }
         })
@@ -447,7 +457,8 @@ mod tests {
                 ("pinning", "cpus 0,1"),
                 ("max_connections", "6000"),
                 ("protocol", "HTTP/1.1 cleartext"),
-                ("cipher", "none (cleartext)")
+                ("cipher", "none (cleartext)"),
+                ("congestion_control", TCP_CONGESTION)
             ]
         );
         assert_eq!(pinning(&[]), "none");

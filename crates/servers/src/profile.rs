@@ -3,9 +3,9 @@
 //! log), `tuned` adds what the server's own documentation recommends for
 //! serving static files. A comparison of defaults says how servers do as
 //! installed; one of tuned profiles answers "but did you tune it?".
-//! A recipe's `[tls]`, `[h2]` and `[h2c]` tables change its config the
-//! same way, to serve HTTPS/1.1, HTTP/2 over TLS or HTTP/2 over cleartext
-//! instead of cleartext HTTP/1.1.
+//! A recipe's `[tls]`, `[h2]`, `[h2c]` and `[h3]` tables change its config
+//! the same way, to serve HTTPS/1.1, HTTP/2 over TLS, HTTP/2 over
+//! cleartext or HTTP/3 instead of cleartext HTTP/1.1.
 
 use anyhow::bail;
 
@@ -128,6 +128,78 @@ impl Recipe {
             return Ok(None);
         };
         self.with_table(h2c, "[h2c]", "over h2c").map(Some)
+    }
+
+    /// The recipe serving HTTP/3 over QUIC on UDP, on the address and port
+    /// it serves HTTP/2 over TCP on, with the same certificate:
+    /// [`Recipe::over_h2`], then its `[h3]` inserts and notes, so the TCP
+    /// side serves as over h2. `Ok(None)` when it has no `[h3]` table, or
+    /// one that says why it cannot ([`Recipe::h3_unsupported`]). Composes
+    /// as [`Recipe::over_tls`] does, and a recipe already over h3 is
+    /// returned as it is.
+    pub fn over_h3(&self) -> anyhow::Result<Option<Recipe>> {
+        let Some(h3) = self.h3.as_ref().filter(|t| t.unsupported.is_none()) else {
+            return Ok(None);
+        };
+        if self.is_over(Some(h3)) {
+            return Ok(Some(self.clone()));
+        }
+        let Some(h2) = self.over_h2()? else {
+            return Ok(None);
+        };
+        h2.with_table(h3, "[h3]", "over HTTP/3").map(Some)
+    }
+
+    /// Why the recipe's server cannot serve HTTP/3, as its `[h3]` table
+    /// says; `None` when it serves it or says nothing.
+    pub fn h3_unsupported(&self) -> Option<&str> {
+        self.h3.as_ref()?.unsupported.as_deref()
+    }
+
+    /// Whether the `[tls]`, `[h2]`, `[h2c]` and `[h3]` tables apply, and
+    /// `unsupported` is said only where it means something: found when
+    /// the recipe loads rather than when a study's server starts.
+    pub(crate) fn check_protocol_tables(&self) -> anyhow::Result<()> {
+        for (what, t) in [
+            ("[tls]", &self.tls),
+            ("[h2]", &self.h2),
+            ("[h2c]", &self.h2c),
+        ] {
+            if t.as_ref().is_some_and(|t| t.unsupported.is_some()) {
+                bail!(
+                    "recipe {}: {what}: `unsupported` belongs to [h3] alone; leave the table \
+                     out to serve no such protocol",
+                    self.name
+                );
+            }
+        }
+        if let Some(h3) = &self.h3 {
+            match (&h3.unsupported, h3.insert.is_empty()) {
+                (Some(_), false) => bail!(
+                    "recipe {}: [h3] has both inserts and `unsupported`",
+                    self.name
+                ),
+                (Some(why), true) if why.trim().is_empty() => {
+                    bail!("recipe {}: [h3] unsupported: say why", self.name)
+                }
+                (None, _) if self.h2.is_none() => bail!(
+                    "recipe {}: [h3] is applied on top of [h2], and there is no [h2]",
+                    self.name
+                ),
+                _ => {}
+            }
+        }
+        self.over_tls()?;
+        if self.h2.is_some() && self.tls.is_none() {
+            bail!(
+                "recipe {}: [h2] is applied on top of [tls], and there is no [tls]",
+                self.name
+            );
+        }
+        self.over_h2()?;
+        self.over_h2c()?;
+        self.over_h3()?;
+        Ok(())
     }
 
     /// The recipe with `table`'s inserts and notes, or as it is when they
@@ -698,6 +770,97 @@ mod tests {
                 format!("{e:#}"),
                 format!("recipe mine: [{table}] has no insert")
             );
+        }
+    }
+
+    #[test]
+    fn h3_is_served_by_caddy_over_its_h2_config_and_every_other_builtin_says_why_not() {
+        let recipes = Recipes::builtin();
+        for r in recipes.all() {
+            let over = r.over_h3().unwrap();
+            if r.name == "caddy" {
+                let once = over.unwrap();
+                assert_eq!(r.h3_unsupported(), None);
+                let caddyfile = &once.configs[0].template;
+                assert!(
+                    caddyfile.contains("\t\tprotocols h1 h2 h3\n"),
+                    "{caddyfile}"
+                );
+                assert!(
+                    caddyfile.contains("tls {{rundir}}/tls-cert.pem"),
+                    "{caddyfile}"
+                );
+                assert!(once.notes.contains(" over HTTP/3: protocols h1 h2 h3"));
+                assert!(once.notes.contains("NewReno"));
+                // Applied once, and neither [h2] nor [tls] again under it.
+                assert_eq!(once.over_h3().unwrap().unwrap(), once);
+                assert_eq!(once.over_h2().unwrap().unwrap(), once);
+                assert_eq!(once.over_tls().unwrap().unwrap(), once);
+                for profile in Profile::ALL {
+                    let a = r.profiled(profile).unwrap().over_h3().unwrap().unwrap();
+                    assert_eq!(
+                        all_configs(&a),
+                        all_configs(&once.profiled(profile).unwrap())
+                    );
+                }
+                continue;
+            }
+            assert_eq!(over, None, "{}", r.name);
+            let why = r.h3_unsupported().unwrap_or_else(|| panic!("{}", r.name));
+            assert!(why.contains(" has no "), "{}: {why}", r.name);
+        }
+        assert_eq!(
+            recipes.get("nginx").unwrap().h3_unsupported(),
+            Some(
+                "nginx 1.22 (Debian 12's) has no ngx_http_v3_module: HTTP/3 came in nginx \
+                 1.25.0, and Debian 12's build lists no --with-http_v3_module in nginx -V"
+            )
+        );
+    }
+
+    #[test]
+    fn an_h3_table_either_serves_it_on_top_of_h2_or_says_why_not() {
+        let base = "name = \"mine\"\nbinary = \"/x\"\nstart = [\"/x\"]\n[[configs]]\nfile = \"a.conf\"\ntemplate = \"listen 80\\n\"\n";
+        let tls = "[tls]\nnotes = \"t\"\n[[tls.insert]]\nafter = \"listen 80\"\ntext = \" ssl\\ncert {{rundir}}/tls-cert.pem\\nkey {{rundir}}/tls-key.pem\"\n";
+        let h2 = "[h2]\nnotes = \"h\"\n[[h2.insert]]\nafter = \"listen 80 ssl\"\ntext = \" h2\"\n";
+        let h3 =
+            "[h3]\nnotes = \"q\"\n[[h3.insert]]\nafter = \"listen 80 ssl h2\"\ntext = \" h3\"\n";
+        let mine = Recipe::parse(&format!("{base}{tls}{h2}{h3}")).unwrap();
+        let over = mine.over_h3().unwrap().unwrap();
+        assert_eq!(
+            over.configs[0].template,
+            "listen 80 ssl h2 h3\ncert {{rundir}}/tls-cert.pem\nkey {{rundir}}/tls-key.pem\n"
+        );
+        assert_eq!(over.notes, "over TLS: t over HTTP/2: h over HTTP/3: q");
+        let not = Recipe::parse(&format!("{base}[h3]\nunsupported = \"no QUIC here\"\n")).unwrap();
+        assert_eq!(
+            (not.over_h3().unwrap(), not.h3_unsupported()),
+            (None, Some("no QUIC here"))
+        );
+        for (rest, want) in [
+            (
+                format!(
+                    "{tls}{h2}{}",
+                    h3.replace("notes = \"q\"\n", "notes = \"q\"\nunsupported = \"x\"\n")
+                ),
+                "recipe mine: [h3] has both inserts and `unsupported`",
+            ),
+            (
+                "[h3]\nunsupported = \" \"\n".to_string(),
+                "recipe mine: [h3] unsupported: say why",
+            ),
+            (
+                format!("{tls}{h3}"),
+                "recipe mine: [h3] is applied on top of [h2], and there is no [h2]",
+            ),
+            (
+                "[tls]\nunsupported = \"x\"\n".to_string(),
+                "recipe mine: [tls]: `unsupported` belongs to [h3] alone; leave the table out \
+                 to serve no such protocol",
+            ),
+        ] {
+            let e = Recipe::parse(&format!("{base}{rest}")).unwrap_err();
+            assert_eq!(format!("{e:#}"), want, "{rest}");
         }
     }
 }

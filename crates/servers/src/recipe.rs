@@ -12,9 +12,11 @@
 //! say where each setting's value comes from (see `parity`). Its `[tls]`
 //! table says how the same config serves HTTPS/1.1 instead, on the same
 //! address and port, its `[h2]` table how that TLS config offers HTTP/2
-//! as well, and its `[h2c]` table how the cleartext config serves HTTP/2
-//! with prior knowledge (see `profile`, [`Recipe::over_tls`],
-//! [`Recipe::over_h2`], [`Recipe::over_h2c`]).
+//! as well, its `[h2c]` table how the cleartext config serves HTTP/2
+//! with prior knowledge, and its `[h3]` table how the HTTP/2 config
+//! serves HTTP/3 beside it, or why the server cannot (see `profile`,
+//! [`Recipe::over_tls`], [`Recipe::over_h2`], [`Recipe::over_h2c`],
+//! [`Recipe::over_h3`]).
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -110,11 +112,17 @@ pub struct ConfigTemplate {
 pub struct ProtocolTable {
     /// Which directives are set and why, with the server's documentation;
     /// stored with the results like the recipe's notes.
+    #[serde(default)]
     pub notes: String,
     /// Insertions into the config templates, each into the first template
     /// that has its anchor, as a profile's are.
     #[serde(default)]
     pub insert: Vec<Insert>,
+    /// `[h3]` alone: why the server as packaged cannot serve the protocol
+    /// (its version, a module it is built without), stored with the
+    /// steps it leaves unmeasured. A table with this has no insert.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsupported: Option<String>,
 }
 
 /// Where the lab writes a TLS server's certificate (PEM), as the
@@ -195,6 +203,10 @@ pub struct Recipe {
     /// [`Recipe::over_h2c`]).
     #[serde(default)]
     pub h2c: Option<ProtocolTable>,
+    /// How the HTTP/2 config also serves HTTP/3 over QUIC on the same
+    /// port over UDP, or why it cannot (see [`Recipe::over_h3`]).
+    #[serde(default)]
+    pub h3: Option<ProtocolTable>,
 }
 
 fn one() -> u32 {
@@ -346,6 +358,7 @@ impl Recipe {
             ("[tls]", self.tls.as_ref().map(|t| &t.insert)),
             ("[h2]", self.h2.as_ref().map(|t| &t.insert)),
             ("[h2c]", self.h2c.as_ref().map(|t| &t.insert)),
+            ("[h3]", self.h3.as_ref().map(|t| &t.insert)),
         ];
         for (table, inserts) in tables {
             for i in inserts.into_iter().flatten() {
@@ -375,8 +388,8 @@ impl Recipe {
 
     /// Everything that would otherwise fail in the middle of a study:
     /// names that become paths, the stop signal, the workload tables, and
-    /// whether the tuned profile and the `[tls]`, `[h2]` and `[h2c]` tables
-    /// apply.
+    /// whether the tuned profile and the `[tls]`, `[h2]`, `[h2c]` and
+    /// `[h3]` tables apply.
     fn check(&self) -> anyhow::Result<()> {
         names::check("recipe name", &self.name)?;
         if self.start.is_empty() {
@@ -425,15 +438,7 @@ impl Recipe {
         if self.profiles.tuned.is_some() {
             self.profiled(Profile::Tuned)?;
         }
-        self.over_tls()?;
-        if self.h2.is_some() && self.tls.is_none() {
-            bail!(
-                "recipe {}: [h2] is applied on top of [tls], and there is no [tls]",
-                self.name
-            );
-        }
-        self.over_h2()?;
-        self.over_h2c()?;
+        self.check_protocol_tables()?;
         rules::check(&self.parity).with_context(|| format!("recipe {}", self.name))?;
         for (k, w) in &self.workloads {
             // A workload served through another's table (phpinfo through
@@ -518,6 +523,7 @@ impl Recipe {
             tls: None,
             h2: None,
             h2c: None,
+            h3: None,
         })
     }
 

@@ -423,8 +423,8 @@ impl Study {
         };
         if f.certificate.is_some() && !protocols.iter().any(|p| p.tls()) {
             bail!(
-                "certificate: only TLS servers serve one; add \"https1\" or \"h2\" to \
-                 `protocols`"
+                "certificate: only TLS servers serve one; add \"https1\", \"h2\" or \"h3\" \
+                 to `protocols`"
             );
         }
         let mut servers = Vec::new();
@@ -470,14 +470,22 @@ impl Study {
                 Protocol::Https1 => (recipe.over_tls()?, "no TLS"),
                 Protocol::H2 => (recipe.over_h2()?, "no HTTP/2 over TLS"),
                 Protocol::H2c => (recipe.over_h2c()?, "no HTTP/2 over cleartext (h2c)"),
+                Protocol::H3 => (recipe.over_h3()?, "no HTTP/3"),
             };
             let (recipe, unsupported) = match over {
                 Some(r) => (r, None),
                 None => {
+                    // A recipe may say why (the version Debian ships, a
+                    // module it is built without): that is what is stored.
+                    let because = match protocol {
+                        Protocol::H3 => recipe.h3_unsupported().map(|w| format!(": {w}")),
+                        _ => None,
+                    };
                     let why = format!(
-                        "{} serves {what} in throng's recipe, so it is not measured over {}",
+                        "{} serves {what} in throng's recipe, so it is not measured over {}{}",
                         recipe.name,
-                        protocol.name()
+                        protocol.name(),
+                        because.unwrap_or_default()
                     );
                     (recipe, Some(why))
                 }
@@ -556,6 +564,7 @@ impl Study {
         }
         let precision_rule = threshold::rule(r)?;
         let (default_load, loads) = resolve_loads(&f, &workloads, &concurrency, base)?;
+        protocol::check_h3(&protocols, &loads)?;
         let hosts = Hosts::parse(&f)?;
         let link_capacity = link::stated(f.link_capacity.as_deref())?;
         // A server host elsewhere is reached only when the study runs; its
@@ -1144,6 +1153,88 @@ seconds = 0.5
     }
 
     #[test]
+    fn h3_runs_caddy_over_its_h3_table_and_stores_the_others_reason() {
+        let s = Study::parse(
+            "name='x'\nservers=['caddy', 'nginx', 'varnish']\nworkloads=['tiny']\ncores=[1]\n\
+             concurrency=[10]\nfeatures=false\nprotocols=['h2', 'h3']\n[load]\nstreams = 4\n",
+            &Recipes::builtin(),
+        )
+        .unwrap();
+        let got: Vec<(&str, &str, Option<&str>)> = s
+            .servers
+            .iter()
+            .map(|x| (x.name.as_str(), x.protocol.name(), x.unsupported.as_deref()))
+            .collect();
+        let why = |name: &str, reason: &str| {
+            format!(
+                "{name} serves no HTTP/3 in throng's recipe, so it is not measured over h3: \
+                 {reason}"
+            )
+        };
+        let nginx = why(
+            "nginx",
+            "nginx 1.22 (Debian 12's) has no ngx_http_v3_module: HTTP/3 came in nginx 1.25.0, \
+             and Debian 12's build lists no --with-http_v3_module in nginx -V",
+        );
+        let varnish = why(
+            "varnish",
+            "Varnish Cache 7.1 (Debian 12's) has no HTTP/3, nor TLS of its own: it serves \
+             cleartext over TCP alone",
+        );
+        assert_eq!(
+            got,
+            [
+                ("caddy", "h2", None),
+                ("caddy-h3", "h3", None),
+                ("nginx", "h2", None),
+                ("nginx-h3", "h3", Some(nginx.as_str())),
+                (
+                    "varnish",
+                    "h2",
+                    Some(
+                        "varnish serves no HTTP/2 over TLS in throng's recipe, so it is not \
+                         measured over h2"
+                    )
+                ),
+                ("varnish-h3", "h3", Some(varnish.as_str())),
+            ]
+        );
+        let caddyfile = &s.servers[1].recipe.configs[0].template;
+        assert!(
+            caddyfile.contains("\t\tprotocols h1 h2 h3\n"),
+            "{caddyfile}"
+        );
+        assert!(s.servers[1]
+            .recipe
+            .notes
+            .contains(" over HTTP/3: protocols h1 h2 h3"));
+        assert!(s.servers[1].protocol.tls());
+        assert_eq!(s.load_of(WorkloadKind::Tiny).shape.streams, 4);
+        for (rest, want) in [
+            ("[load]\npipeline = 4\n", "pipeline: HTTP/3 multiplexes streams and is never pipelined"),
+            (
+                "[load]\nkeep_alive = false\n",
+                "keep_alive = false: HTTP/3 keeps its connections, its streams taking a request each",
+            ),
+            (
+                "[load]\nrequests_per_connection = 10\n",
+                "requests_per_connection: throng's HTTP/3 connections carry no request limit",
+            ),
+        ] {
+            assert_eq!(
+                refused("['tiny']", &format!("protocols = ['https1', 'h3']\n{rest}")),
+                format!(
+                    "protocols: \"h3\" cannot load workload tiny with {want}; measure it \
+                     without \"h3\" or leave that key out"
+                ),
+                "{rest}"
+            );
+        }
+        // The same loads over TCP alone are a study.
+        assert!(with_load("['tiny']", "protocols = ['https1']\n[load]\npipeline = 4\n").is_ok());
+    }
+
+    #[test]
     fn http2_protocols_and_streams() {
         let s = Study::parse(
             "name='x'\nservers=['nginx', 'apache2-prefork', 'varnish']\nworkloads=['tiny']\n\
@@ -1200,8 +1291,8 @@ seconds = 0.5
             assert_eq!(refused("['tiny']", rest), want, "{rest}");
         }
         assert_eq!(
-            refused("['tiny']", "protocols = ['h3']\n"),
-            "protocols: \"h3\": give \"http1\", \"https1\", \"h2\" or \"h2c\""
+            refused("['tiny']", "protocols = ['h4']\n"),
+            "protocols: \"h4\": give \"http1\", \"https1\", \"h2\", \"h2c\" or \"h3\""
         );
     }
 

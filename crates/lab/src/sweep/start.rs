@@ -137,15 +137,17 @@ impl Sweep<'_, '_> {
         ctx.sink.configs(&s.name, &started.configs)?;
         let lab = throng_servers::LabSettings {
             protocol: s.protocol.description().to_string(),
-            cipher: if s.protocol.tls() {
-                format!(
-                    "the server's choice among rustls's TLS 1.3 and 1.2 suites, offered in \
-                     rustls's order, a {} certificate",
-                    s.certificate.name()
-                )
-            } else {
-                "none (cleartext)".to_string()
-            },
+            cipher: s.protocol.cipher(s.certificate.name()),
+            // The server's kernel is this one's only when it runs here.
+            congestion: s.protocol.congestion(
+                self.study
+                    .hosts
+                    .server
+                    .is_local()
+                    .then(kernel_congestion)
+                    .flatten()
+                    .as_deref(),
+            ),
             ..throng_servers::LabSettings::cleartext(
                 group.cores,
                 group.for_server(id.index()).server_cpus,
@@ -198,4 +200,13 @@ impl Sweep<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// This kernel's TCP congestion control, e.g. `cubic`; `None` when it
+/// cannot be read.
+fn kernel_congestion() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
 }
