@@ -210,6 +210,10 @@ fn documented_fields_match_printed_fields() {
         "http3.version_mismatches",
         "http3.goaways",
         "http3.retried",
+        "http3.send_calls",
+        "http3.receive_calls",
+        "http3.gso",
+        "http3.gro",
         // Only a schedule that was not kept has one.
         "rate.saturated_second",
         "local_server.usage.runqueue_s",

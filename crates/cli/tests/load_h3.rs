@@ -342,7 +342,9 @@ fn uploads_go_out_several_datagrams_a_call_unless_told_not_to() {
         (Some(true), Some(true))
     );
     let sent = u(h, "/datagrams_sent");
-    assert!(sent >= 50 * 200_000 / 1_500, "{h}");
+    // 10 MB go in no fewer datagrams than this even at jumbo sizes
+    // (quinn's path MTU discovery grows them past 1,500 on loopback).
+    assert!(sent >= 50 * 200_000 / 9_000, "{h}");
     assert!(4 * u(h, "/send_calls") < sent, "{h}");
     // Without them each datagram is a call of its own, both ways.
     assert_eq!(
