@@ -256,7 +256,8 @@ impl Worker<'_> {
         // during the turn) and by the turn's time. The clock is read as a
         // completion needs it rather than before each: a receive reads it
         // with its stamp (`arrival`), and a send that went out whole needs
-        // no time; those two are a keep-alive response's completions.
+        // no time; those two are a keep-alive response's completions, so
+        // its clock reads are its receive's two, and one a turn after.
         while self.now < self.turn_end_ns {
             let Some(cqe) = self.io.uring().and_then(|u| u.cqes.pop_front()) else {
                 break;
@@ -267,6 +268,9 @@ impl Worker<'_> {
             }
             self.uring_complete(cqe);
         }
+        // What the turn queued goes out after it, at this time: the
+        // requests issued next, and the holds they end, are timed from it.
+        self.now = now_ns();
     }
 
     fn uring_complete(&mut self, cqe: cqueue::Entry) {
