@@ -129,7 +129,7 @@ esac
 floor_args() { local w=${1#floor}; case $w in *s) echo "${w%s} stamped";; *) echo "$w";; esac; }
 completed() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$1"; }
 # An open-model run's sends later than 1 ms, and those never sent.
-late() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rate"]; print(f"{r[\"late_sends\"]}/{r[\"unsent\"]}")' "$1"; }
+late() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rate"]; print(str(r["late_sends"]) + "/" + str(r["unsent"]))' "$1"; }
 # CPU seconds of a throng run's load threads over its measured phase,
 # apart from the rest of its process (the sampler of a local server).
 engine() { python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["client_cpu_s"]; print(c["user"] + c["sys"])' "$1"; }
