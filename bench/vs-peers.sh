@@ -28,17 +28,30 @@
 #              same way for every client (bench/wire_hold.py), beside
 #              throng's own figure. The capture costs every client some
 #              CPU, so compare this mode's CPU column within the mode.
+#   open       the open model, -c 100, at RATE requests a second (80% of
+#              what wrk reached alone before the rounds, by default):
+#              throng --rate against wrk2 -R (WRK2=/path/to/wrk2, or wrk2
+#              on the PATH; it is not packaged in Debian and is built from
+#              its source), each at the same rate, with how well each kept
+#              the schedule: the rate it reached, and throng's late and
+#              unsent requests.
 # Client CPU is measured the same way for every tool: user+sys of the whole
-# client process (GNU time), divided by the responses it reports.
+# client process (GNU time), divided by the responses it reports. For
+# throng, the load threads' own share of it is shown apart (client_cpu_s
+# over the measured phase): the rest is its process's other threads, the
+# sampler of a server on this machine above all.
 #
 # BASE=/path/to/an/older/throng runs that build too, as the tool `base`,
-# with throng's default flags in the keepalive, pipeline and close modes:
-# a change's before and after alternate in the same rounds, so their
-# paired ratios to wrk (and to each other) share the machine's drift.
+# with throng's default flags in the keepalive, pipeline and close modes,
+# and in the hold and wire modes when TOOLS names it: a change's before
+# and after alternate in the same rounds, so their paired ratios to wrk
+# (and to each other) share the machine's drift. FLOOR=/path/to/floor
+# runs another build of the floor example (a profiling one, say).
 #
 # Usage: bench/vs-peers.sh [rounds] [seconds] [modes...]
 # TOOLS="wrk floor5 throng-d32 ..." runs only those clients in hold and
-# wire modes (floorN: the floor example waiting for N answers; throng-dD:
+# wire modes (floorN: the floor example waiting for N answers; floorNs:
+# the same with kernel receive stamps, as throng reads; throng-dD:
 # --nap-divisor D); wrk must be among them, since every ratio is to it.
 set -euo pipefail
 rounds=${1:-3}; secs=${2:-5}; shift 2 2>/dev/null || shift $#
@@ -47,7 +60,11 @@ case " ${TOOLS:-wrk} " in *" wrk "*) ;; *) echo "TOOLS must name wrk: every rati
 here=$(cd "$(dirname "$0")/.." && pwd)
 throng=${THRONG:-$here/target/release/throng}
 [ -x "$throng" ] || (cd "$here" && cargo build --release -p throng >/dev/null)
-floor=$here/target/release/examples/floor
+floor=${FLOOR:-$here/target/release/examples/floor}
+wrk2=${WRK2:-$(command -v wrk2 || true)}
+case " ${*:-} " in *" open "*)
+  [ -x "$wrk2" ] || { echo "open mode needs wrk2: WRK2=/path/to/wrk2" >&2; exit 1; };;
+esac
 case " ${*:-} " in *" hold "*|*" wire "*)
   [ -x "$floor" ] || (cd "$here" && cargo build --release -p throng-engine --example floor >/dev/null);;
 esac
@@ -98,7 +115,24 @@ init = function(args)
 end
 request = function() return req end
 LUA
+# The open model's rate: 80% of what wrk reaches alone, unless given.
+rate=${RATE:-}
+case " $modes " in *" open "*)
+  if [ -z "$rate" ]; then
+    taskset -c 1 wrk -t1 -c100 -d"${secs}s" "$url" > "$work/out"
+    rate=$(awk '/^Requests\/sec:/ {printf "%d", $2 * 0.8}' "$work/out")
+  fi
+  echo "open model at $rate requests a second" >&2;;
+esac
+# floorN: the floor example waiting for N answers a look; floorNs: the
+# same receiving with kernel stamps, as throng does.
+floor_args() { local w=${1#floor}; case $w in *s) echo "${w%s} stamped";; *) echo "$w";; esac; }
 completed() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$1"; }
+# An open-model run's sends later than 1 ms, and those never sent.
+late() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rate"]; print(str(r["late_sends"]) + "/" + str(r["unsent"]))' "$1"; }
+# CPU seconds of a throng run's load threads over its measured phase,
+# apart from the rest of its process (the sampler of a local server).
+engine() { python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["client_cpu_s"]; print(c["user"] + c["sys"])' "$1"; }
 # The connections a throng run held on the client, on average.
 held() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["client_held_connections"])' "$1"; }
 # About a second of the loopback, from the middle of a run: the holds of
@@ -121,13 +155,14 @@ for r in $(seq "$rounds"); do
       close)     c=50; tools="throng throng-epoll throng-linger0 wrk ab";;
       hold)      c=100; tools="wrk throng-nc throng-d128 throng-d32 throng-d16 throng-d8 throng-d4 floor1 floor25";;
       wire)      c=100; tools="wrk throng throng-nc throng-d32 throng-d16 floor1 floor25 h2load ab";;
+      open)      c=100; tools="wrk2 throng";;
       *) echo "unknown mode $mode" >&2; exit 1;;
     esac
     case $mode in keepalive|pipeline|close) [ -z "${BASE:-}" ] || tools="base $tools";; esac
     # TOOLS="wrk floor5 throng-d32" picks the clients of a hold or wire run.
     case $mode in hold|wire) tools=${TOOLS:-$tools};; esac
     for tool in $tools; do
-      t0=$(ticks); h=-
+      t0=$(ticks); h=-; e=-
       if [ "$mode" = wire ]; then rm -f "$work/wire.pcap"; capture & cap=$!; fi
       case $mode/$tool in
         # keep-alive: the same commands in the hold and wire modes, which
@@ -135,7 +170,9 @@ for r in $(seq "$rounds"); do
         keepalive/throng|hold/throng|wire/throng)
                              timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json > "$work/out"
                              n=$(completed "$work/out"); h=$(held "$work/out");;
-        keepalive/base)      timed "$BASE" load "$url" -t 1 -c $c -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
+        keepalive/base|hold/base|wire/base)
+                             timed "$BASE" load "$url" -t 1 -c $c -d "${secs}s" --json > "$work/out"
+                             n=$(completed "$work/out"); h=$(held "$work/out");;
         keepalive/throng-epoll) timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --io epoll > "$work/out"; n=$(completed "$work/out");;
         keepalive/throng-nc|hold/throng-nc|wire/throng-nc)
                              timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --no-coalesce > "$work/out"
@@ -151,7 +188,10 @@ for r in $(seq "$rounds"); do
                              timed ab -q -k -c $c -t "$secs" -n 100000000 "$url" > "$work/out" 2>&1 || true
                              n=$(awk '/^Complete requests:/ {print $3}' "$work/out");;
         hold/floor*|wire/floor*)
-                             timed "$floor" "127.0.0.1:$port" /index.html $c "$secs" "${tool#floor}" > "$work/out"; n=$(awk '{print $2}' "$work/out");;
+                             timed "$floor" "127.0.0.1:$port" /index.html $c "$secs" $(floor_args "$tool") > "$work/out"; n=$(awk '{print $2}' "$work/out");;
+        open/wrk2)           timed "$wrk2" -t1 -c$c -d"${secs}s" -R "$rate" "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
+        open/throng)         timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --rate "$rate" --json > "$work/out"
+                             n=$(completed "$work/out"); h=$(late "$work/out");;
         pipeline/base)       timed "$BASE" load "$url" -t 1 -c $c --pipeline 16 -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
         pipeline/throng)     timed "$throng" load "$url" -t 1 -c $c --pipeline 16 -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
         # wrk counts every response of a batch (its parser completes each).
@@ -176,7 +216,8 @@ for r in $(seq "$rounds"); do
         wh=$(python3 "$here/bench/wire_hold.py" "$work/wire.pcap" "$port" "$c" | sed -n 's/^held=\([0-9.]*\).*/\1/p')
         [ -n "$wh" ] || wh=-
       fi
-      echo "$mode $tool $r $n $u $s $secs $((t1 - t0)) $hz $h $wh" >> "$results"
+      case $tool in throng*|base) e=$(engine "$work/out");; esac
+      echo "$mode $tool $r $n $u $s $secs $((t1 - t0)) $hz $h $wh $e" >> "$results"
     done
   done
 done
@@ -184,7 +225,7 @@ done
 python3 - "$results" "$secs" "$rounds" <<'PY'
 import sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1])]
-for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold", 100), ("wire", 100)]:
+for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold", 100), ("wire", 100), ("open", 100)]:
     tools = list(dict.fromkeys(r[1] for r in rows if r[0] == mode))
     if not tools:
         continue
@@ -194,25 +235,40 @@ for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold
         rps = [int(r[3]) / float(r[6]) for r in rs]
         cpu = [(float(r[4]) + float(r[5])) * 1e6 / int(r[3]) for r in rs]
         srv = [int(r[7]) * 1e6 / int(r[8]) / int(r[3]) for r in rs]
-        held = [float(r[9]) for r in rs if r[9] != "-"]
+        if mode == "open":
+            # Late and unsent sends of each round, as they were counted.
+            held = ", ".join(r[9] for r in rs)
+        else:
+            held = [float(r[9]) for r in rs if r[9] != "-"]
+            held = f"{st.median(held):.1f}" if held else "-"
         wire = [float(r[10]) for r in rs if r[10] != "-"]
-        med[t] = (st.median(rps), st.median(cpu), rps, cpu, st.median(srv),
-                  f"{st.median(held):.1f}" if held else "-",
-                  f"{st.median(wire):.1f}" if wire else "-")
-    w = med["wrk"]
+        eng = [float(r[11]) * 1e6 / int(r[3]) for r in rs if r[11] != "-"]
+        med[t] = (st.median(rps), st.median(cpu), rps, cpu, st.median(srv), held,
+                  f"{st.median(wire):.1f}" if wire else "-",
+                  f"{st.median(eng):.2f}" if eng else "-")
+    ref = "wrk2" if mode == "open" else "wrk"
+    w = med[ref]
     # Rounds run the tools back to back, so a tool's ratio to wrk within
     # each round cancels the machine's slow drift: the steadier figure.
-    def paired(t, k):
-        return st.median(a / b for a, b in zip(med[t][k], w[k]))
+    def paired(t, k, to=w):
+        return st.median(a / b for a, b in zip(med[t][k], to[k]))
     extra = {"pipeline": ", 16 in flight a connection", "close": ", a connection per request",
              "hold": ", keep-alive, naps of 1/D of the latency",
-             "wire": ", keep-alive, about a second of a quarter of the connections captured"}.get(mode, "")
+             "wire": ", keep-alive, about a second of a quarter of the connections captured",
+             "open": ", open model, each at the same rate"}.get(mode, "")
+    held_head = "sends late / unsent" if mode == "open" else "connections held on the client"
+    # The floor example waiting for one answer: the least a client that
+    # holds as few connections as wrk spends (docs/performance.md).
+    floor = med.get("floor1")
     print(f"\n{mode}, -c {conns}{extra}:\n")
-    print("| tool | median req/s | median client CPU µs/response | req/s vs wrk, paired | CPU/response vs wrk, paired | nginx CPU µs/request | connections held on the client | held, read off the wire | rounds (req/s) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    print(f"| tool | median req/s | median client CPU µs/response | req/s vs {ref}, paired | CPU/response vs {ref}, paired |"
+          + (" CPU/response vs floor1, paired |" if floor else "")
+          + f" load threads' CPU µs/response | nginx CPU µs/request | {held_head} | held, read off the wire | rounds (req/s) |")
+    print("|---|---:|---:|---:|---:|" + ("---:|" if floor else "") + "---:|---:|---:|---:|---|")
     for t in tools:
-        rps, cpu, all_rps, _, srv, held, wire = med[t]
-        print(f"| {t} | {rps:,.0f} | {cpu:.2f} | {paired(t, 2):.2f} | {paired(t, 3):.2f} | {srv:.1f} | {held} | {wire} | {', '.join(f'{x:,.0f}' for x in all_rps)} |")
+        rps, cpu, all_rps, _, srv, held, wire, eng = med[t]
+        vs_floor = f" {paired(t, 3, floor):.3f} |" if floor else ""
+        print(f"| {t} | {rps:,.0f} | {cpu:.2f} | {paired(t, 2):.2f} | {paired(t, 3):.2f} |{vs_floor} {eng} | {srv:.1f} | {held} | {wire} | {', '.join(f'{x:,.0f}' for x in all_rps)} |")
     if "base" in med and "throng" in med:
         def against_base(k):
             return st.median(a / b for a, b in zip(med["throng"][k], med["base"][k]))

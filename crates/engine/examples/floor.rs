@@ -1,7 +1,7 @@
 //! The least a keep-alive HTTP/1.1 client can spend on a response, to
 //! hold a load generator's cost against:
 //!
-//!     cargo run --release -p throng-engine --example floor -- ADDR PATH CONNS SECS [WANT]
+//!     cargo run --release -p throng-engine --example floor -- ADDR PATH CONNS SECS [WANT] [stamped]
 //!
 //! `CONNS` keep-alive connections to `ADDR` each send one fixed request
 //! and take its answer, over and over, for `SECS` seconds. Nothing is
@@ -11,6 +11,9 @@
 //! send per request and one multishot receive per connection, into
 //! provided buffers, all on one io_uring entered once per turn, which
 //! waits for `WANT` completions (default 1) to batch them as a nap would.
+//! `stamped` receives as throng does, with `recvmsg` and each read's
+//! kernel receive stamp (`SO_TIMESTAMPNS`): what the stamps cost the
+//! kernel, apart from what throng does with them.
 //! Prints the answers, their rate and the process's CPU (user+sys) per
 //! answer; `bench/vs-peers.sh`'s `hold` mode runs it beside wrk and
 //! throng.
@@ -21,7 +24,7 @@ use std::os::fd::AsRawFd;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use io_uring::types::{BufRingEntry, Fixed};
+use io_uring::types::{self, BufRingEntry, Fixed};
 use io_uring::{cqueue, opcode, IoUring};
 
 const BUF: usize = 4096;
@@ -31,9 +34,17 @@ const SEND: u64 = 1 << 32;
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() < 4 {
-        eprintln!("usage: floor ADDR PATH CONNS SECS [WANT]");
+        eprintln!("usage: floor ADDR PATH CONNS SECS [WANT] [stamped]");
         return ExitCode::from(2);
     }
+    let stamped = match args.get(5).map(String::as_str) {
+        None => false,
+        Some("stamped") => true,
+        Some(other) => {
+            eprintln!("floor: {other}: the sixth argument can only be `stamped`");
+            return ExitCode::from(2);
+        }
+    };
     let parsed = (
         args[0].parse::<SocketAddr>(),
         args[2].parse::<usize>(),
@@ -44,13 +55,14 @@ fn main() -> ExitCode {
         eprintln!("floor: ADDR is host:port, CONNS, SECS and WANT are whole numbers");
         return ExitCode::from(2);
     };
-    match run(
+    let load = Load {
         addr,
-        &args[1],
-        conns.max(1),
+        conns: conns.max(1),
         secs,
-        want.clamp(1, conns.max(1)),
-    ) {
+        want: want.clamp(1, conns.max(1)),
+        stamped,
+    };
+    match run(&load, &args[1]) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("floor: {e}");
@@ -95,13 +107,46 @@ fn cpu_us() -> f64 {
     us(u.ru_utime) + us(u.ru_stime)
 }
 
-fn run(addr: SocketAddr, path: &str, conns: usize, secs: u64, want: usize) -> std::io::Result<()> {
+/// What to load and how.
+struct Load {
+    addr: SocketAddr,
+    conns: usize,
+    secs: u64,
+    want: usize,
+    stamped: bool,
+}
+
+fn run(load: &Load, path: &str) -> std::io::Result<()> {
+    let &Load {
+        addr,
+        conns,
+        secs,
+        want,
+        stamped,
+    } = load;
     let req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").into_bytes();
     let len = answer_len(addr, &req)?;
+    let on: libc::c_int = 1;
     let streams = (0..conns)
         .map(|_| {
             let s = TcpStream::connect(addr)?;
             s.set_nodelay(true)?;
+            if !stamped {
+                return Ok(s);
+            }
+            // SAFETY: `on` is a c_int of the length given; the socket is open.
+            let set = unsafe {
+                libc::setsockopt(
+                    s.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_TIMESTAMPNS,
+                    &on as *const _ as *const libc::c_void,
+                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                )
+            };
+            if set != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
             Ok(s)
         })
         .collect::<std::io::Result<Vec<_>>>()?;
@@ -148,10 +193,20 @@ fn run(addr: SocketAddr, path: &str, conns: usize, secs: u64, want: usize) -> st
             .flags(io_uring::squeue::Flags::SKIP_SUCCESS)
             .user_data(SEND | i as u64)
     };
+    // Stamped: room for the stamp's control message, as throng asks.
+    // SAFETY: an all-zero msghdr is valid.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_controllen = 64;
     let recv = |i: usize| {
-        opcode::RecvMulti::new(Fixed(i as u32), 0)
-            .build()
-            .user_data(i as u64)
+        if stamped {
+            opcode::RecvMsgMulti::new(Fixed(i as u32), &msg, 0)
+                .build()
+                .user_data(i as u64)
+        } else {
+            opcode::RecvMulti::new(Fixed(i as u32), 0)
+                .build()
+                .user_data(i as u64)
+        }
     };
     // Bytes of the current answer each connection has.
     let mut have = vec![0usize; conns];
@@ -181,13 +236,19 @@ fn run(addr: SocketAddr, path: &str, conns: usize, secs: u64, want: usize) -> st
                 )));
             }
             let i = ud as usize;
+            let mut got = res as usize;
             if let Some(bid) = cqueue::buffer_select(flags) {
+                if stamped {
+                    let read = &bufs[bid as usize * BUF..][..got.min(BUF)];
+                    got = types::RecvMsgOut::parse(read, &msg)
+                        .map_or(0, |out| out.payload_data().len());
+                }
                 give_back(bid);
             }
-            if res == 0 {
+            if got == 0 {
                 return Err(std::io::Error::other("the server closed a connection"));
             }
-            have[i] += res as usize;
+            have[i] += got;
             while have[i] >= len {
                 have[i] -= len;
                 answers += 1;

@@ -251,15 +251,26 @@ impl Worker<'_> {
         };
         u.reap();
         u.flowing = !u.cqes.is_empty();
-        loop {
-            if self.turn_over() {
-                break;
-            }
+        // `now` was read as the look ended (`uring_step`, `uring_sweep`).
+        // Bounded by the completions reaped above (nothing adds to them
+        // during the turn) and by the turn's time. The clock is read as a
+        // completion needs it rather than before each: a receive reads it
+        // with its stamp (`arrival`), and a send that went out whole needs
+        // no time; those two are a keep-alive response's completions, so
+        // its clock reads are its receive's two, and one a turn after.
+        while self.now < self.turn_end_ns {
             let Some(cqe) = self.io.uring().and_then(|u| u.cqes.pop_front()) else {
                 break;
             };
+            let (op, res) = (decode(cqe.user_data()).0, cqe.result());
+            if op != OP_RECV && !(op == OP_SEND && res > 0) {
+                self.now = now_ns();
+            }
             self.uring_complete(cqe);
         }
+        // What the turn queued goes out after it, at this time: the
+        // requests issued next, and the holds they end, are timed from it.
+        self.now = now_ns();
     }
 
     fn uring_complete(&mut self, cqe: cqueue::Entry) {
@@ -292,6 +303,7 @@ impl Worker<'_> {
                     self.fail(i, classify_io(&e, ErrorKind::Write));
                 } else if (res as usize) < len {
                     // MSG_WAITALL sends it all unless the connection failed.
+                    self.now = now_ns();
                     self.fail(i, ErrorKind::Write);
                 } else {
                     self.uring_flush(i);
@@ -319,6 +331,8 @@ impl Worker<'_> {
 
     fn uring_received(&mut self, i: usize, res: i32, bid: Option<u16>, more: bool) {
         if res < 0 {
+            // What fails the connection is timed (its life, if it ends).
+            self.now = now_ns();
             if res == -libc::ENOBUFS {
                 // Every buffer was taken: receive again once some are back.
                 self.arm_recv(i);
@@ -338,6 +352,7 @@ impl Worker<'_> {
         // after this function returns, and nothing else writes to it.
         let buf = unsafe { u.buffer(bid, res as usize) };
         let Ok(out) = types::RecvMsgOut::parse(buf, &u.recv_msg) else {
+            self.now = now_ns();
             self.fail(i, ErrorKind::Read);
             return;
         };

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Where a keep-alive client's CPU goes, throng's beside the engine's
+# `floor` example's and wrk's, under the load of bench/vs-peers.sh: nginx
+# (1 worker) pinned to core 0, the client to core 1, one thread, -c 100.
+#
+# For each client, one run under `perf stat`: software events and
+# tracepoints only (a virtual machine without a PMU has no cycles or cache
+# misses to count), each divided by the responses the client reports, so
+# the clients compare per response: system calls, io_uring enters, the
+# ring's completions, context switches, the kernel's timers armed
+# (hrtimer_start: a wait with a timeout arms one), and the interrupts
+# taken while the client ran. Then one run under `perf record -e
+# cpu-clock -g` (4 kHz): the share of samples by shared object, and the
+# symbols above 0.5%, self time. A profiling build has the symbols:
+#
+#   cargo build --profile profiling -p throng -p throng-engine --examples
+#   THRONG=target/profiling/throng FLOOR=target/profiling/examples/floor \
+#     bench/client-profile.sh 4
+#
+# Usage: bench/client-profile.sh [seconds] [clients...]
+# Clients: throng (its default), throng-nc (--no-coalesce), floorN (the
+# floor example waiting for N answers a look; floorNs: with kernel
+# receive stamps, as throng reads), wrk.
+set -euo pipefail
+secs=${1:-4}; shift || true
+clients=${*:-throng floor1 wrk}
+here=$(cd "$(dirname "$0")/.." && pwd)
+throng=${THRONG:-$here/target/release/throng}
+floor=${FLOOR:-$here/target/release/examples/floor}
+for t in nginx wrk perf taskset python3; do
+  command -v "$t" >/dev/null || { echo "missing $t: run scripts/setup" >&2; exit 1; }
+done
+[ -x "$throng" ] || { echo "no $throng: build it (see the header)" >&2; exit 1; }
+[ -x "$floor" ] || { echo "no $floor: build it (see the header)" >&2; exit 1; }
+[ "$(nproc)" -ge 2 ] || { echo "needs 2 cores (server on 0, client on 1)" >&2; exit 1; }
+
+work=$(mktemp -d /tmp/throng-profile.XXXXXX); chmod 755 "$work"
+trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
+mkdir "$work/html"; printf '1234567' > "$work/html/index.html"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat > "$work/nginx.conf" <<CONF
+worker_processes 1;
+error_log $work/error.log;
+pid $work/nginx.pid;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  client_body_temp_path $work; proxy_temp_path $work; fastcgi_temp_path $work;
+  uwsgi_temp_path $work; scgi_temp_path $work;
+  server { listen 127.0.0.1:$port; root $work/html; }
+}
+CONF
+taskset -c 0 nginx -c "$work/nginx.conf" -p "$work"
+url=http://127.0.0.1:$port/index.html
+for _ in $(seq 50); do curl -sf "$url" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -sf "$url" >/dev/null || { echo "nginx did not start" >&2; exit 1; }
+
+events=task-clock,context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_io_uring_enter
+events=$events,io_uring:io_uring_complete,timer:hrtimer_start,sched:sched_wakeup
+events=$events,irq_vectors:local_timer_entry,irq_vectors:reschedule_entry,irq_vectors:call_function_single_entry
+
+# The client's command, and how to read its responses from its output.
+client() {
+  case $1 in
+    throng)    echo "$throng load $url -t 1 -c 100 -d ${secs}s --json";;
+    throng-nc) echo "$throng load $url -t 1 -c 100 -d ${secs}s --json --no-coalesce";;
+    floor*s)   local w=${1#floor}; echo "$floor 127.0.0.1:$port /index.html 100 $secs ${w%s} stamped";;
+    floor*)    echo "$floor 127.0.0.1:$port /index.html 100 $secs ${1#floor}";;
+    wrk)       echo "wrk -t1 -c100 -d${secs}s $url";;
+    *) echo "unknown client $1" >&2; exit 2;;
+  esac
+}
+responses() {
+  case $1 in
+    throng*) python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$2";;
+    floor*)  awk '{print $2}' "$2";;
+    wrk)     awk '/requests in/ {print $1}' "$2";;
+  esac
+}
+
+for c in $clients; do
+  read -ra cmd <<< "$(client "$c")"
+  perf stat -x, -e "$events" -o "$work/stat" -- taskset -c 1 "${cmd[@]}" > "$work/out" 2>/dev/null
+  n=$(responses "$c" "$work/out")
+  echo "## $c: $n responses in $secs s under perf stat (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  echo
+  echo "| event | per response |"
+  echo "|---|---:|"
+  # perf stat -x, : value,unit,event,...
+  awk -F, -v n="$n" '/^[0-9]/ {
+    if ($3 == "task-clock") printf "| CPU (task-clock), µs | %.3f |\n", $1 * 1000 / n
+    else printf "| %s | %.3f |\n", $3, $1 / n }' "$work/stat"
+  echo
+  perf record -q -F 4000 -e cpu-clock -g -o "$work/perf.data" -- taskset -c 1 "${cmd[@]}" > "$work/out" 2>/dev/null
+  n=$(responses "$c" "$work/out")
+  echo "perf record: $n responses"
+  echo
+  echo '```'
+  perf report -i "$work/perf.data" --no-children --sort dso --stdio 2>/dev/null |
+    grep -E "^ +[0-9]" | head -8 || true
+  echo
+  perf report -i "$work/perf.data" --no-children --sort sym --stdio -g none --percent-limit 0.5 2>/dev/null |
+    grep -E "^ +[0-9]" | head -40 || true
+  echo '```'
+  echo
+done
