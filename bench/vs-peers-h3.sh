@@ -36,11 +36,10 @@ fi
 work=$(mktemp -d /tmp/throng-bench-h3.XXXXXX); chmod 755 "$work"
 trap 'kill "$caddy_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir "$work/www"; printf '1234567' > "$work/www/index.html"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-  -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
-  -addext basicConstraints=critical,CA:FALSE \
-  -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# shellcheck source=bench/lib/serve.sh
+. "$here/bench/lib/serve.sh"
+self_signed "$work"
+port=$(free_port)
 cat > "$work/Caddyfile" <<CONF
 {
 	admin off

@@ -33,11 +33,10 @@ done
 work=$(mktemp -d /tmp/throng-bench-tls.XXXXXX); chmod 755 "$work"
 trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir "$work/html"; printf '1234567' > "$work/html/index.html"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-  -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
-  -addext basicConstraints=critical,CA:FALSE \
-  -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# shellcheck source=bench/lib/serve.sh
+. "$here/bench/lib/serve.sh"
+self_signed "$work"
+port=$(free_port)
 cat > "$work/nginx.conf" <<CONF
 worker_processes 1;
 error_log $work/error.log;

@@ -77,25 +77,9 @@ done
 
 work=$(mktemp -d /tmp/throng-bench.XXXXXX); chmod 755 "$work"
 trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
-mkdir "$work/html"; printf '1234567' > "$work/html/index.html"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cat > "$work/nginx.conf" <<CONF
-worker_processes 1;
-error_log $work/error.log;
-pid $work/nginx.pid;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  keepalive_requests 1000000;
-  client_body_temp_path $work; proxy_temp_path $work; fastcgi_temp_path $work;
-  uwsgi_temp_path $work; scgi_temp_path $work;
-  server { listen 127.0.0.1:$port; root $work/html; }
-}
-CONF
-taskset -c 0 nginx -c "$work/nginx.conf" -p "$work"
-url=http://127.0.0.1:$port/index.html
-for _ in $(seq 50); do curl -sf "$url" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -sf "$url" >/dev/null || { echo "nginx did not start" >&2; exit 1; }
+# shellcheck source=bench/lib/serve.sh
+. "$here/bench/lib/serve.sh"
+start_nginx "$work"
 
 # nginx's own CPU per request under each client: its worker's utime+stime
 # (clock ticks) around each run. With the server's core saturated, this is

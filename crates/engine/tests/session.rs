@@ -125,15 +125,24 @@ fn connections_the_server_closes_between_windows_are_reopened_quietly() {
     assert_eq!(Tally::get(&t.accepted), 3 * N + 1);
 }
 
-#[test]
-fn a_stalled_response_holds_a_window_no_longer_than_its_drain() {
-    const MEASURE: Duration = Duration::from_millis(200);
-    // The drain's bound: the timeout, but at most a second.
-    const DRAIN: Duration = Duration::from_secs(1);
+/// A window's measured time in the stalled-response tests.
+const MEASURE: Duration = Duration::from_millis(200);
+/// The drain's bound: the timeout, but at most a second.
+const DRAIN: Duration = Duration::from_secs(1);
+
+/// One connection to a server that never answers its first request, with
+/// a timeout above the drain's bound.
+fn stalled_session() -> (Server, Session) {
     let server = Server::start(stall_first);
     let mut spec = session_spec(&server, 1, 1);
     spec.timeout = Duration::from_secs(2);
-    let mut session = Session::open(&spec).unwrap();
+    let session = Session::open(&spec).unwrap();
+    (server, session)
+}
+
+#[test]
+fn a_stalled_response_holds_a_window_no_longer_than_its_drain() {
+    let (server, mut session) = stalled_session();
 
     let started = Instant::now();
     let r = session
@@ -172,12 +181,7 @@ fn a_stalled_response_holds_a_window_no_longer_than_its_drain() {
 
 #[test]
 fn a_window_s_figures_can_leave_before_its_drain_and_the_drain_is_still_counted() {
-    const MEASURE: Duration = Duration::from_millis(200);
-    const DRAIN: Duration = Duration::from_secs(1);
-    let server = Server::start(stall_first);
-    let mut spec = session_spec(&server, 1, 1);
-    spec.timeout = Duration::from_secs(2);
-    let mut session = Session::open(&spec).unwrap();
+    let (_server, mut session) = stalled_session();
 
     let started = Instant::now();
     let r = session
