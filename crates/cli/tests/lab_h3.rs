@@ -106,7 +106,13 @@ fn a_study_measures_caddy_over_h3_against_h2_and_https1() {
     assert!(low <= ratio && ratio <= high && low < high, "{h3_h2}");
     assert_eq!(h3_h2["pairs"], 10, "{h3_h2}");
     assert_eq!(h3_h2["interval"], "order_statistic", "{h3_h2}");
-    assert_ne!(h3_h2["decision"], "undecided", "{h3_h2}");
+    // Decided as the interval and the run's threshold say. Run alone,
+    // h3 came out 0.58–0.71 of h2's rate here, decided lower; beside a
+    // busy machine ten pairs can leave 1.00 inside the interval, and the
+    // decision must then be undecided, not a guess.
+    let threshold = j["run"]["run"]["threshold"]["value"].as_f64().unwrap();
+    let decided = throng_model::Decision::of(low, high, threshold);
+    assert_eq!(h3_h2["decision"], decided.name(), "{h3_h2}");
     eprintln!("h3 against h2 on Caddy: {h3_h2}");
     // The parity rows say how each was spoken to.
     let parity = |server: &str, setting: &str| {
