@@ -64,25 +64,7 @@ fn a_study_runs_each_server_over_h2_and_h2c() {
             .contains("serves no HTTP/2 over TLS"),
         "{p}"
     );
-    let feature = |server: &str, name: &str| {
-        let s = j["run"]["servers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["name"] == server)
-            .unwrap_or_else(|| panic!("no server {server}"));
-        let f = s["features"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["name"] == name)
-            .unwrap_or_else(|| panic!("{server}: no feature {name}"))
-            .clone();
-        (
-            f["status"].as_str().unwrap().to_string(),
-            f["evidence"].as_str().unwrap().to_string(),
-        )
-    };
+    let feature = |server: &str, name: &str| support::feature(&j, server, name);
     assert_eq!(
         feature("nginx", "http2"),
         (

@@ -22,24 +22,7 @@ fn step<'a>(j: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no step for {name}"))
 }
 
-fn feature(j: &Value, server: &str, name: &str) -> (String, String) {
-    let s = j["run"]["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == server)
-        .unwrap_or_else(|| panic!("no server {server}"));
-    let f = s["features"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["name"] == name)
-        .unwrap_or_else(|| panic!("{server}: no feature {name}"));
-    (
-        f["status"].as_str().unwrap().to_string(),
-        f["evidence"].as_str().unwrap().to_string(),
-    )
-}
+use support::feature;
 
 #[test]
 fn a_study_measures_caddy_over_h3_against_h2_and_https1() {

@@ -61,25 +61,7 @@ fn a_study_runs_each_server_over_cleartext_and_tls() {
     // The feature table's TLS column: a real handshake on the TLS server,
     // a pointer to `protocols` on the cleartext one, and a plain no for a
     // recipe with no TLS.
-    let tls_feature = |server: &str| {
-        let s = j["run"]["servers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["name"] == server)
-            .unwrap_or_else(|| panic!("no server {server}"));
-        let f = s["features"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["name"] == "tls")
-            .unwrap()
-            .clone();
-        (
-            f["status"].as_str().unwrap().to_string(),
-            f["evidence"].as_str().unwrap().to_string(),
-        )
-    };
+    let tls_feature = |server: &str| support::feature(&j, server, "tls");
     let (status, evidence) = tls_feature("nginx-https1");
     assert_eq!(status, "yes");
     assert!(

@@ -455,6 +455,27 @@ pub fn lab_report(study: &Path, db: &Path, limit: Duration) -> serde_json::Value
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// A server's feature in a JSON report of a study: its status and its
+/// evidence.
+pub fn feature(j: &serde_json::Value, server: &str, name: &str) -> (String, String) {
+    let s = j["run"]["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == server)
+        .unwrap_or_else(|| panic!("no server {server}"));
+    let f = s["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == name)
+        .unwrap_or_else(|| panic!("{server}: no feature {name}"));
+    (
+        f["status"].as_str().unwrap().to_string(),
+        f["evidence"].as_str().unwrap().to_string(),
+    )
+}
+
 /// Stores `run` as a finished run with `comparisons`, through the store's
 /// one writer of runs, as a study's run is stored; its id.
 pub fn store_run(
