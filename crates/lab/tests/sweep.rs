@@ -1615,13 +1615,7 @@ fn launches_that_differ_widen_the_interval_to_cover_them() {
     // one launch alone would give a narrow interval around its own ratio.
     let s = launched_study(3, 3);
     let mut fake = Fake::new(Box::new(steady));
-    fake.launched = Some(Box::new(|server, launch, n| {
-        let rate = match (server, launch) {
-            ("b", 1) => 1120.0,
-            _ => 1000.0,
-        };
-        measured(rate * jitter(n), 10, &[], 1_000)
-    }));
+    fake.launched = Some(Box::new(b_faster_in_launch_1));
     let (out, data) = run(&s, &mut fake, &Interrupt::new());
     assert!(out.complete);
     assert_eq!(
@@ -1663,27 +1657,28 @@ fn launches_that_differ_widen_the_interval_to_cover_them() {
 fn a_server_whose_launches_differ_beyond_its_slices_is_named() {
     // Three servers; b ran 12% faster in its second start, and only b.
     let s = launched_servers(&["a", "b", "c"], 3, 3);
-    let mut fake = Fake::new(Box::new(steady));
-    fake.launched = Some(Box::new(|server, launch, n| {
-        let rate = match (server, launch) {
-            ("b", 1) => 1120.0,
-            _ => 1000.0,
-        };
-        measured(rate * jitter(n), 10, &[], 1_000)
-    }));
-    let (_, data) = run(&s, &mut fake, &Interrupt::new());
+    let run_b_faster_once = |prices: Option<f64>| {
+        let mut fake = Fake::new(Box::new(steady));
+        fake.prices = prices;
+        fake.launched = Some(Box::new(b_faster_in_launch_1));
+        run(&s, &mut fake, &Interrupt::new()).1
+    };
+    let why_b = |data: &RunData| {
+        let b = data.steps.iter().find(|s| s.server == "b").unwrap();
+        b.verdict
+            .reasons
+            .iter()
+            .find(|r| r.code == throng_model::ReasonCode::LaunchesDiffer)
+            .unwrap()
+            .message
+            .clone()
+    };
+    let data = run_b_faster_once(None);
     for st in &data.steps {
         let named = st.verdict.has(throng_model::ReasonCode::LaunchesDiffer);
         assert_eq!(named, st.server == "b", "{}: {:?}", st.server, st.verdict);
     }
-    let b = data.steps.iter().find(|s| s.server == "b").unwrap();
-    let why = &b
-        .verdict
-        .reasons
-        .iter()
-        .find(|r| r.code == throng_model::ReasonCode::LaunchesDiffer)
-        .unwrap()
-        .message;
+    let why = why_b(&data);
     assert!(why.starts_with("its launches differed by 12% ("), "{why}");
     assert!(why.contains("look for what a start leaves behind"), "{why}");
 
@@ -1700,26 +1695,18 @@ fn a_server_whose_launches_differ_beyond_its_slices_is_named() {
             "cost 3.00–3.60 µs before those launches (20% apart): the machine moved too",
         ),
     ] {
-        let mut fake = Fake::new(Box::new(steady));
-        fake.prices = Some(step);
-        fake.launched = Some(Box::new(|server, launch, n| {
-            let rate = match (server, launch) {
-                ("b", 1) => 1120.0,
-                _ => 1000.0,
-            };
-            measured(rate * jitter(n), 10, &[], 1_000)
-        }));
-        let (_, data) = run(&s, &mut fake, &Interrupt::new());
-        let b = data.steps.iter().find(|s| s.server == "b").unwrap();
-        let why = &b
-            .verdict
-            .reasons
-            .iter()
-            .find(|r| r.code == throng_model::ReasonCode::LaunchesDiffer)
-            .unwrap()
-            .message;
+        let why = why_b(&run_b_faster_once(Some(step)));
         assert!(why.contains(says), "{why}");
     }
+}
+
+/// b 12% faster than every other server in its second launch only.
+fn b_faster_in_launch_1(server: &str, launch: usize, n: usize) -> Measured {
+    let rate = match (server, launch) {
+        ("b", 1) => 1120.0,
+        _ => 1000.0,
+    };
+    measured(rate * jitter(n), 10, &[], 1_000)
 }
 
 #[test]

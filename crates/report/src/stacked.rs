@@ -8,7 +8,7 @@
 use std::fmt::Write;
 
 use crate::escape::xml;
-use crate::svg::{nice_ticks, open, si, PALETTE};
+use crate::svg::{nice_ticks, open, value_axis, PALETTE};
 
 /// One part of every bar: its name and its colour (an index into
 /// [`PALETTE`]).
@@ -69,23 +69,13 @@ pub fn stacked_bar_chart(c: &StackedChart) -> String {
 
     let mut out = String::new();
     open(&mut out, height, &c.title);
-    for t in &ticks {
-        let x = sx(*t);
-        let _ = writeln!(
-            out,
-            "<line x1=\"{x:.1}\" y1=\"{TOP}\" x2=\"{x:.1}\" y2=\"{bottom}\" stroke=\"currentColor\" stroke-opacity=\"0.15\"/>\
-             <text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"currentColor\">{}</text>",
-            bottom + 18.0,
-            si(*t)
-        );
-    }
-    let _ = writeln!(
-        out,
-        "<line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{bottom}\" stroke=\"currentColor\"/>\
-         <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"currentColor\">{}</text>",
-        (LEFT + RIGHT) / 2.0,
-        bottom + 38.0,
-        xml(&c.x_label)
+    value_axis(
+        &mut out,
+        &ticks,
+        &sx,
+        (LEFT, RIGHT),
+        (TOP, bottom),
+        &c.x_label,
     );
     for (i, b) in c.bars.iter().enumerate() {
         let y = TOP + i as f64 * ROW + 5.0;

@@ -125,6 +125,36 @@ fn trim(v: f64) -> String {
     }
 }
 
+/// The value axis of a chart of horizontal bars: a faint line and a
+/// label at each tick, the axis line at `left`, its label centred below.
+pub(crate) fn value_axis(
+    out: &mut String,
+    ticks: &[f64],
+    sx: &dyn Fn(f64) -> f64,
+    (left, right): (f64, f64),
+    (top, bottom): (f64, f64),
+    label: &str,
+) {
+    for t in ticks {
+        let x = sx(*t);
+        let _ = writeln!(
+            out,
+            "<line x1=\"{x:.1}\" y1=\"{top}\" x2=\"{x:.1}\" y2=\"{bottom}\" stroke=\"currentColor\" stroke-opacity=\"0.15\"/>\
+             <text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"currentColor\">{}</text>",
+            bottom + 18.0,
+            si(*t)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<line x1=\"{left}\" y1=\"{top}\" x2=\"{left}\" y2=\"{bottom}\" stroke=\"currentColor\"/>\
+         <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"currentColor\">{}</text>",
+        (left + right) / 2.0,
+        bottom + 38.0,
+        xml(label)
+    );
+}
+
 pub(crate) fn open(out: &mut String, height: f64, title: &str) {
     let _ = write!(
         out,
@@ -275,24 +305,7 @@ pub fn bar_chart(c: &BarChart) -> String {
 
     let mut out = String::new();
     open(&mut out, height, &c.title);
-    for t in &xt {
-        let x = sx(*t);
-        let _ = writeln!(
-            out,
-            "<line x1=\"{x:.1}\" y1=\"{top}\" x2=\"{x:.1}\" y2=\"{bottom}\" stroke=\"currentColor\" stroke-opacity=\"0.15\"/>\
-             <text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"currentColor\">{}</text>",
-            bottom + 18.0,
-            si(*t)
-        );
-    }
-    let _ = writeln!(
-        out,
-        "<line x1=\"{left}\" y1=\"{top}\" x2=\"{left}\" y2=\"{bottom}\" stroke=\"currentColor\"/>\
-         <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"currentColor\">{}</text>",
-        (left + right) / 2.0,
-        bottom + 38.0,
-        xml(&c.x_label)
-    );
+    value_axis(&mut out, &xt, &sx, (left, right), (top, bottom), &c.x_label);
     for (i, b) in c.bars.iter().enumerate() {
         let color = PALETTE[b.color % PALETTE.len()];
         let y = top + i as f64 * row + 5.0;

@@ -9,11 +9,9 @@
 //! the load's flag turns both off.
 
 use std::io;
-use std::mem::{size_of, MaybeUninit};
+use std::mem::size_of;
 use std::net::{SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
 use std::os::fd::AsRawFd;
-
-use bytes::BytesMut;
 
 /// Most datagrams one GSO send may carry (the kernel's UDP_MAX_SEGMENTS).
 pub(super) const MAX_SEGMENTS: usize = 64;
@@ -233,16 +231,14 @@ impl Udp {
         }
     }
 
-    /// Receives into `buf`'s spare room (made `MAX_RECEIVE` bytes first),
-    /// without zeroing it: the bytes received are appended to `buf`.
-    pub(super) fn receive(&self, buf: &mut BytesMut) -> io::Result<Received> {
-        buf.reserve(MAX_RECEIVE);
-        let spare: &mut [MaybeUninit<u8>] = buf.spare_capacity_mut();
+    /// Receives into `buf` (`MAX_RECEIVE` bytes, reused from one call to
+    /// the next): what came is its first `len` bytes.
+    pub(super) fn receive(&self, buf: &mut [u8]) -> io::Result<Received> {
         // SAFETY: sockaddr_storage is plain data; all zeros is a valid value.
         let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
         let mut iov = libc::iovec {
-            iov_base: spare.as_mut_ptr().cast(),
-            iov_len: spare.len().min(MAX_RECEIVE),
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len().min(MAX_RECEIVE),
         };
         let mut control = Control { buf: [0; 64] };
         // SAFETY: msghdr is plain data; all zeros is a valid value.
@@ -257,15 +253,14 @@ impl Udp {
         }
         msg.msg_controllen = 64;
         // SAFETY: every pointer in `msg` is valid for the call; the kernel
-        // writes at most `iov_len` bytes into the spare room.
+        // writes at most `iov_len` bytes into `buf`.
         let n = unsafe { libc::recvmsg(self.sock.as_raw_fd(), &mut msg, 0) };
         if n < 0 {
             return Err(io::Error::last_os_error());
         }
         let len = n as usize;
-        // SAFETY: the kernel wrote `len` bytes at the start of the spare room.
-        unsafe { buf.set_len(buf.len() + len) };
-        let mut stride = len;
+        // At least 1, so that an empty datagram splits into none.
+        let mut stride = len.max(1);
         // SAFETY: the control buffer is the kernel's, walked with its macros
         // within `msg_controllen`.
         unsafe {
@@ -345,7 +340,7 @@ mod tests {
         for _ in 0..3 {
             b.send_to(&[1u8; 1000], to).unwrap();
         }
-        let mut buf = BytesMut::new();
+        let mut buf = vec![0u8; MAX_RECEIVE];
         let mut datagrams = 0;
         let mut bytes = 0;
         while bytes < 3000 {
@@ -353,10 +348,10 @@ mod tests {
             assert_eq!(r.from, b.local_addr().unwrap());
             // With GRO the three may come as one of stride 1,000.
             assert_eq!(r.stride, 1000);
+            assert!(buf[..r.len].iter().all(|&x| x == 1));
             datagrams += r.len.div_ceil(r.stride);
             bytes += r.len;
         }
-        assert_eq!((datagrams, bytes, buf.len()), (3, 3000, 3000));
-        assert!(buf.iter().all(|&x| x == 1));
+        assert_eq!((datagrams, bytes), (3, 3000));
     }
 }
