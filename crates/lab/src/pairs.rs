@@ -28,6 +28,17 @@ use throng_model::{Comparison, Decision, IntervalKind, StepRecord};
 /// coverage; with fewer, a comparison stays undecided however it looks.
 pub const MIN_PAIRS: usize = 6;
 
+/// The farthest an interval over launches may reach from its estimate, as
+/// a factor either way, and still be given. Student's t at one or two
+/// degrees of freedom is valid but, over launches that disagree, spans
+/// orders of magnitude ("0.067× (95% CI 0.000–524950)" from two launches
+/// of a server that failed in one): a bound no reader can use, which says
+/// only that the launches were too few for how much they differ. Beyond
+/// this factor the comparison is unbounded, keeping its launches' own
+/// ratios so the report can say so. A factor of 4 lets every interval of
+/// three or more launches a few tens of percent apart through.
+pub const WIDEST_LAUNCH_BOUND: f64 = 4.0;
+
 /// Per-block ratios of B's requests per second over A's (bytes per second
 /// for large bodies, see [`by_bytes`]), one for each
 /// block in which both were measured and A completed responses, grouped
@@ -167,6 +178,13 @@ fn over_launches(base: Comparison, launch_ratios: Vec<f64>, threshold: f64) -> C
     let Some((m, lo, hi)) = throng_stats::mean_ci95(&logs) else {
         return unbounded(base);
     };
+    if hi - m > WIDEST_LAUNCH_BOUND.ln() {
+        return unbounded(Comparison {
+            ratio: m.exp(),
+            launch_ratios,
+            ..base
+        });
+    }
     // The next run's mean of as many launches errs as this one does: its
     // difference from this run's has twice the variance.
     let next = (hi - m) * std::f64::consts::SQRT_2;
@@ -535,6 +553,45 @@ mod tests {
         let cs = compare_sweep(&[vec![&few_a, &a2], vec![&few_b, &b2]], 0.02);
         assert_eq!(cs[0].interval, IntervalKind::Unbounded);
         assert!(!all_narrow(&cs, 0.5));
+    }
+
+    #[test]
+    fn launches_too_few_for_how_much_they_differ_are_unbounded_with_their_ratios() {
+        // Two launches, B at 1.1× A in one and 0.5× in the other: t at one
+        // degree of freedom would give 0.01–57.
+        let a = launched(
+            "a",
+            10,
+            &(0..4).map(|k| (k, k / 2, 1000.0)).collect::<Vec<_>>(),
+        );
+        let rates = [1100.0, 1100.0, 500.0, 500.0];
+        let b = launched(
+            "b",
+            10,
+            &(0..4)
+                .map(|k| (k, k / 2, rates[k as usize]))
+                .collect::<Vec<_>>(),
+        );
+        let c = &compare_level(&[&a, &b], 0.02)[0];
+        assert_eq!(c.interval, IntervalKind::Unbounded);
+        assert_eq!(c.launch_ratios, [1.1, 0.5]);
+        assert!((c.ratio - (1.1f64 * 0.5).sqrt()).abs() < 1e-12, "{c:?}");
+        assert_eq!((c.ci_low, c.ci_high), (c.ratio, c.ratio));
+        assert_eq!((c.next_run, c.decision), (None, Decision::Undecided));
+        // The same two launches 10% apart are bounded: 1.0× and 1.1×
+        // give t(0.975, 1) × 0.0674 / √2 = 0.6055 in log, ×1.83.
+        let rates = [1000.0, 1000.0, 1100.0, 1100.0];
+        let b = launched(
+            "b",
+            10,
+            &(0..4)
+                .map(|k| (k, k / 2, rates[k as usize]))
+                .collect::<Vec<_>>(),
+        );
+        let c = &compare_level(&[&a, &b], 0.02)[0];
+        assert_eq!(c.interval, IntervalKind::Launches);
+        let half = (c.ci_high / c.ratio).ln();
+        assert!((half - 0.6055).abs() < 1e-3, "{half} {c:?}");
     }
 
     #[test]

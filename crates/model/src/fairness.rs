@@ -292,6 +292,21 @@ impl IntervalKind {
     }
 }
 
+/// The words an unbounded ratio carries instead of an interval: too few
+/// pairs, or launches too few for how much their own ratios differ.
+pub fn unbounded_words(pairs: u32, launches: &[f64]) -> String {
+    let lo = launches.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = launches.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if launches.len() >= 2 && lo.is_finite() && hi.is_finite() {
+        format!(
+            "too few launches to bound: {}, whose own ratios ran {lo:.3}–{hi:.3}",
+            launches.len()
+        )
+    } else {
+        format!("too few pairs to bound: {pairs}")
+    }
+}
+
 impl Comparison {
     /// Whether the interval bounds the ratio at all.
     pub fn bounded(&self) -> bool {

@@ -29,7 +29,9 @@ use serde::{Deserialize, Serialize};
 
 pub use article::{ArticleNote, MAX_ARTICLE_TEXT};
 pub use checks::ThresholdCheck;
-pub use fairness::{Comparison, Decision, Diagnosis, IntervalKind, ParityEntry, Setting, Source};
+pub use fairness::{
+    unbounded_words, Comparison, Decision, Diagnosis, IntervalKind, ParityEntry, Setting, Source,
+};
 pub use feature::{Feature, FeatureResult, FeatureStatus};
 pub use prices::{CorePrices, Price};
 pub use profile::Profile;

@@ -177,7 +177,7 @@ pub fn figure(c: &Comparison) -> String {
         format!(
             "{:.3} ({})",
             c.ratio,
-            crate::forest::unbounded_words(c.pairs)
+            throng_model::unbounded_words(c.pairs, &c.launch_ratios)
         )
     }
 }

@@ -60,11 +60,6 @@ const TOP: f64 = 44.0;
 const MARK_HEIGHT: f64 = 20.0;
 const ROW_PAD: f64 = 12.0;
 
-/// The words an unbounded ratio carries instead of an interval.
-pub fn unbounded_words(pairs: u32) -> String {
-    format!("too few pairs to bound: {pairs}")
-}
-
 /// A log axis: its ends and where a value falls between them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Axis {
@@ -264,7 +259,7 @@ fn mark(out: &mut String, m: &Mark, axis: &Axis, cy: f64) {
             } else {
                 (x - 8.0, "end")
             };
-            let words = unbounded_words(m.pairs);
+            let words = throng_model::unbounded_words(m.pairs, &m.launches);
             let _ = writeln!(
                 out,
                 "<circle class=\"ratio unbounded\" cx=\"{x:.1}\" cy=\"{cy:.1}\" r=\"4\" fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"><title>{}</title></circle>\

@@ -78,7 +78,7 @@ pub fn ratio_text(c: &Comparison) -> String {
 /// bounds are the ratio itself and would read as certainty.
 pub fn interval_text(c: &Comparison) -> String {
     if !c.bounded() {
-        return crate::forest::unbounded_words(c.pairs);
+        return throng_model::unbounded_words(c.pairs, &c.launch_ratios);
     }
     let d = decimals(c);
     format!("{:.d$}–{:.d$}", c.ci_low, c.ci_high)
@@ -437,6 +437,13 @@ mod tests {
             "h2o: 1.10× nginx's requests per second (too few pairs to bound: 3) — undecided"
         );
         assert_eq!(interval_text(&c), "too few pairs to bound: 3");
+        // Launches that differ too much for how few they are.
+        c.pairs = 12;
+        c.launch_ratios = vec![0.0123, 0.39];
+        assert_eq!(
+            interval_text(&c),
+            "too few launches to bound: 2, whose own ratios ran 0.012–0.390"
+        );
     }
 
     #[test]

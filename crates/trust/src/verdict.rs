@@ -648,7 +648,10 @@ pub fn step_verdict_paired(
                 precision * 100.0
             )
         } else {
-            format!("(too few pairs to bound: {})", widest.pairs)
+            format!(
+                "({})",
+                throng_model::unbounded_words(widest.pairs, &widest.launch_ratios)
+            )
         };
         v.push(
             ReasonCode::Noisy,

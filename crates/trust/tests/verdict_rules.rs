@@ -809,6 +809,18 @@ fn a_paired_step_is_noisy_only_while_a_comparison_is_undecided_and_wide() {
          apache2-prefork/nginx = 3.650 (too few pairs to bound: 5); quiet the machine (see \
          throng doctor) or give the step more time"
     );
+    // Launches too few for how much they differ: said with their ratios.
+    let mut far = paired("nginx", "apache2-event", 8, 0.067, 0.067, 12);
+    far.interval = throng_model::IntervalKind::Unbounded;
+    far.decision = Decision::Undecided;
+    far.launch_ratios = vec![0.39, 0.0123];
+    let v = step_verdict_paired(&st, &[Verdict::valid()], 0.02, &[far]);
+    assert_eq!(
+        msg(&v, "noisy"),
+        "1 of its comparisons stayed undecided; the widest, with apache2-event: \
+         apache2-event/nginx = 0.067 (too few launches to bound: 2, whose own ratios ran \
+         0.012–0.390); quiet the machine (see throng doctor) or give the step more time"
+    );
 }
 
 #[test]
