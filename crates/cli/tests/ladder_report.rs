@@ -44,7 +44,7 @@ fn a_scaled_ladder_reports_abs_time_per_request_and_sieges_time_taken() {
         return;
     }
     // Two of its levels, 120 requests a level instead of 6000, the site at
-    // c = 20 for 400 requests instead of 1000 users for 48,000, one start
+    // c = 20 for 400 requests instead of 1000 users for 403,000, one start
     // of each server.
     let mut text = builtin_text("ladder");
     for (from, to) in [
@@ -62,7 +62,7 @@ fn a_scaled_ladder_reports_abs_time_per_request_and_sieges_time_taken() {
         ),
         ("requests = 6000\n", "requests = 120\n"),
         ("concurrency = [1000]\n", "concurrency = [20]\n"),
-        ("requests = 48000\n", "requests = 400\n"),
+        ("requests = 403000\n", "requests = 400\n"),
         ("launches = 3\n", "launches = 1\n"),
     ] {
         text = substitute(&text, from, to);
