@@ -119,7 +119,12 @@ pub fn line(s: &Summary) -> String {
             each(h.datagrams_sent, h.send_calls),
             offload(h.gso, "GSO"),
             each(h.datagrams_received, h.receive_calls),
-            offload(h.gro, "GRO"),
+            // Receives are always batched; GRO may coalesce within one.
+            if h.gro {
+                " (recvmmsg, GRO)"
+            } else {
+                " (recvmmsg)"
+            },
         ));
     }
     let list = |m: &std::collections::BTreeMap<String, u64>| {

@@ -352,7 +352,10 @@ fn uploads_go_out_several_datagrams_a_call_unless_told_not_to() {
         (Some(false), Some(false))
     );
     assert_eq!(u(o, "/send_calls"), u(o, "/datagrams_sent"), "{o}");
-    assert_eq!(u(o, "/receive_calls"), u(o, "/datagrams_received"), "{o}");
+    // Without GRO a receive holds one datagram, and one call (recvmmsg)
+    // takes up to 16 receives.
+    let (calls, got) = (u(o, "/receive_calls"), u(o, "/datagrams_received"));
+    assert!(calls <= got && got <= 16 * calls, "{o}");
 }
 
 #[test]

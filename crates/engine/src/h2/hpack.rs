@@ -257,7 +257,7 @@ fn string(block: &mut &[u8], out: &mut Vec<u8>) -> Result<(), HpackError> {
     let (s, rest) = block.split_at(len);
     *block = rest;
     if huffman {
-        httlib_huffman::decode(s, out, DecoderSpeed::FourBits).map_err(|_| HpackError)
+        httlib_huffman::decode(s, out, DecoderSpeed::FiveBits).map_err(|_| HpackError)
     } else {
         out.extend_from_slice(s);
         Ok(())

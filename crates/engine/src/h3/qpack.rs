@@ -107,7 +107,7 @@ fn get_string<'a>(
         return Ok(raw);
     }
     scratch.clear();
-    httlib_huffman::decode(raw, scratch, httlib_huffman::DecoderSpeed::FourBits)
+    httlib_huffman::decode(raw, scratch, httlib_huffman::DecoderSpeed::FiveBits)
         .map_err(|_| QpackError)?;
     Ok(scratch)
 }

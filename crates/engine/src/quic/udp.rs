@@ -231,53 +231,130 @@ impl Udp {
         }
     }
 
-    /// Receives into `buf` (`MAX_RECEIVE` bytes, reused from one call to
-    /// the next): what came is its first `len` bytes.
-    pub(super) fn receive(&self, buf: &mut [u8]) -> io::Result<Received> {
-        // SAFETY: sockaddr_storage is plain data; all zeros is a valid value.
-        let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-        let mut iov = libc::iovec {
-            iov_base: buf.as_mut_ptr().cast(),
-            iov_len: buf.len().min(MAX_RECEIVE),
-        };
-        let mut control = Control { buf: [0; 64] };
-        // SAFETY: msghdr is plain data; all zeros is a valid value.
-        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_name = (&mut addr as *mut libc::sockaddr_storage).cast();
-        msg.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        // SAFETY: the 64 bytes of `control` are the buffer we name.
-        unsafe {
-            msg.msg_control = control.buf.as_mut_ptr().cast();
+    /// Receives what is waiting, up to `BATCH` receives in one call
+    /// (recvmmsg), into `batch`'s buffers; the count, and each one's
+    /// sender, length and stride in `batch.got`. Fewer than `BATCH` means
+    /// the socket's queue was emptied, so the caller need not ask again
+    /// only to hear EAGAIN: one call a wake where recvmsg took one a
+    /// datagram and one more.
+    pub(super) fn receive_many(&self, batch: &mut Batch) -> io::Result<usize> {
+        for m in batch.msgs.iter_mut() {
+            // The kernel wrote these back on the last call.
+            m.msg_hdr.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            m.msg_hdr.msg_controllen = size_of::<Control>() as _;
+            m.msg_hdr.msg_flags = 0;
+            m.msg_len = 0;
         }
-        msg.msg_controllen = 64;
-        // SAFETY: every pointer in `msg` is valid for the call; the kernel
-        // writes at most `iov_len` bytes into `buf`.
-        let n = unsafe { libc::recvmsg(self.sock.as_raw_fd(), &mut msg, 0) };
+        // SAFETY: every header points into `batch`'s own buffers, fixed at
+        // its making (their heap blocks never move); the kernel writes at
+        // most each iovec's length into its buffer.
+        let n = unsafe {
+            libc::recvmmsg(
+                self.sock.as_raw_fd(),
+                batch.msgs.as_mut_ptr(),
+                BATCH as libc::c_uint,
+                libc::MSG_DONTWAIT,
+                std::ptr::null_mut(),
+            )
+        };
         if n < 0 {
             return Err(io::Error::last_os_error());
         }
-        let len = n as usize;
-        // At least 1, so that an empty datagram splits into none.
-        let mut stride = len.max(1);
-        // SAFETY: the control buffer is the kernel's, walked with its macros
-        // within `msg_controllen`.
-        unsafe {
-            let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
-            while !cmsg.is_null() {
-                if (*cmsg).cmsg_level == libc::SOL_UDP && (*cmsg).cmsg_type == libc::UDP_GRO {
-                    let s = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
-                    if s > 0 {
-                        stride = s as usize;
-                    }
-                }
-                cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
-            }
+        let n = n as usize;
+        batch.got.clear();
+        for i in 0..n {
+            let m = &batch.msgs[i];
+            let len = m.msg_len as usize;
+            let from = from_sockaddr(&batch.addrs[i]).ok_or_else(|| {
+                io::Error::new(io::ErrorKind::InvalidData, "an address of no family")
+            })?;
+            let stride = stride_of(&m.msg_hdr, len);
+            batch.got.push(Received { from, len, stride });
         }
-        let from = from_sockaddr(&addr)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "an address of no family"))?;
-        Ok(Received { from, len, stride })
+        Ok(n)
+    }
+}
+
+/// The size of each datagram a receive of `len` bytes holds: the GRO
+/// control message's, else the whole (at least 1, so that an empty
+/// datagram splits into none).
+fn stride_of(msg: &libc::msghdr, len: usize) -> usize {
+    let mut stride = len.max(1);
+    // SAFETY: the control buffer is the kernel's, walked with its macros
+    // within `msg_controllen`.
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(msg);
+        while !cmsg.is_null() {
+            if (*cmsg).cmsg_level == libc::SOL_UDP && (*cmsg).cmsg_type == libc::UDP_GRO {
+                let s = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
+                if s > 0 {
+                    stride = s as usize;
+                }
+            }
+            cmsg = libc::CMSG_NXTHDR(msg, cmsg);
+        }
+    }
+    stride
+}
+
+/// Receives one recvmmsg call can take.
+pub(super) const BATCH: usize = 16;
+
+/// The buffers and headers of a batched receive, made once per thread
+/// (`BATCH` × 64 KB) and reused: each header points into the batch's own
+/// heap blocks, which stay put when the batch moves.
+pub(super) struct Batch {
+    bufs: Vec<u8>,
+    addrs: Vec<libc::sockaddr_storage>,
+    /// Written by the kernel through `msgs` only: kept for their pointers.
+    _controls: Vec<Control>,
+    _iovs: Vec<libc::iovec>,
+    msgs: Vec<libc::mmsghdr>,
+    /// What the last call received, in order.
+    pub got: Vec<Received>,
+}
+
+impl Batch {
+    pub(super) fn new() -> Batch {
+        let mut bufs = vec![0u8; BATCH * MAX_RECEIVE];
+        // SAFETY: sockaddr_storage is plain data; all zeros is a valid value.
+        let mut addrs: Vec<libc::sockaddr_storage> =
+            (0..BATCH).map(|_| unsafe { std::mem::zeroed() }).collect();
+        let mut controls: Vec<Control> = (0..BATCH).map(|_| Control { buf: [0; 64] }).collect();
+        let mut iovs: Vec<libc::iovec> = bufs
+            .chunks_mut(MAX_RECEIVE)
+            .map(|b| libc::iovec {
+                iov_base: b.as_mut_ptr().cast(),
+                iov_len: b.len(),
+            })
+            .collect();
+        let msgs = (0..BATCH)
+            .map(|i| {
+                // SAFETY: mmsghdr is plain data; all zeros is a valid value.
+                let mut m: libc::mmsghdr = unsafe { std::mem::zeroed() };
+                m.msg_hdr.msg_name = std::ptr::addr_of_mut!(addrs[i]).cast();
+                m.msg_hdr.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+                m.msg_hdr.msg_iov = std::ptr::addr_of_mut!(iovs[i]);
+                m.msg_hdr.msg_iovlen = 1;
+                m.msg_hdr.msg_control = std::ptr::addr_of_mut!(controls[i]).cast();
+                m.msg_hdr.msg_controllen = size_of::<Control>() as _;
+                m
+            })
+            .collect();
+        Batch {
+            bufs,
+            addrs,
+            _controls: controls,
+            _iovs: iovs,
+            msgs,
+            got: Vec::with_capacity(BATCH),
+        }
+    }
+
+    /// The bytes of the `i`th receive of the last call.
+    pub(super) fn bytes(&self, i: usize) -> &[u8] {
+        let at = i * MAX_RECEIVE;
+        &self.bufs[at..at + self.got[i].len]
     }
 }
 
@@ -333,25 +410,50 @@ mod tests {
     #[test]
     fn a_receive_says_where_from_and_each_datagram_s_size() {
         let (udp, b) = pair(true);
-        udp.socket()
-            .set_read_timeout(Some(std::time::Duration::from_secs(5)))
-            .unwrap();
         let to = udp.socket().local_addr().unwrap();
         for _ in 0..3 {
             b.send_to(&[1u8; 1000], to).unwrap();
         }
-        let mut buf = vec![0u8; MAX_RECEIVE];
+        let mut batch = Batch::new();
         let mut datagrams = 0;
         let mut bytes = 0;
-        while bytes < 3000 {
-            let r = udp.receive(&mut buf).unwrap();
-            assert_eq!(r.from, b.local_addr().unwrap());
-            // With GRO the three may come as one of stride 1,000.
-            assert_eq!(r.stride, 1000);
-            assert!(buf[..r.len].iter().all(|&x| x == 1));
-            datagrams += r.len.div_ceil(r.stride);
-            bytes += r.len;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while bytes < 3000 && std::time::Instant::now() < deadline {
+            let n = match udp.receive_many(&mut batch) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => panic!("{e}"),
+            };
+            for i in 0..n {
+                let r = &batch.got[i];
+                assert_eq!(r.from, b.local_addr().unwrap());
+                // With GRO the three may come as one of stride 1,000.
+                assert_eq!(r.stride, 1000);
+                assert!(batch.bytes(i).iter().all(|&x| x == 1));
+                datagrams += r.len.div_ceil(r.stride);
+                bytes += r.len;
+            }
         }
         assert_eq!((datagrams, bytes), (3, 3000));
+    }
+
+    #[test]
+    fn one_call_takes_a_batch_and_a_short_batch_means_the_queue_is_empty() {
+        let (udp, b) = pair(false);
+        let to = udp.socket().local_addr().unwrap();
+        // Twenty datagrams of distinct sizes, all queued before the first
+        // call: a loopback send is in the receiver's queue on return.
+        for k in 0..20u8 {
+            b.send_to(&vec![k; 100 + usize::from(k)], to).unwrap();
+        }
+        let mut batch = Batch::new();
+        assert_eq!(udp.receive_many(&mut batch).unwrap(), BATCH);
+        let sizes: Vec<usize> = batch.got.iter().map(|r| r.len).collect();
+        assert_eq!(sizes, (100..116).collect::<Vec<_>>());
+        assert!(batch.bytes(15).iter().all(|&x| x == 15));
+        assert_eq!(udp.receive_many(&mut batch).unwrap(), 4);
+        assert_eq!(batch.bytes(3), vec![19u8; 119].as_slice());
+        let e = udp.receive_many(&mut batch).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
     }
 }

@@ -27,7 +27,7 @@ use crate::spec::Order;
 
 use super::conn::{H3Conn, Outcome, Req};
 use super::schedule::Schedule;
-use super::udp::Udp;
+use super::udp::{Batch, Udp, BATCH};
 use super::{LossBook, Quic};
 
 mod answers;
@@ -66,9 +66,9 @@ pub(super) struct QuicWorker<'a> {
     done_measured: u64,
     seq: usize,
     rng: u64,
-    /// One receive's bytes, reused; each datagram is copied out of it to
-    /// the size it came in, as quinn's own I/O does.
-    recv: Vec<u8>,
+    /// A batch of receives' buffers, reused; each datagram is copied out
+    /// of it to the size it came in, as quinn's own I/O does.
+    recv: Batch,
     send: Vec<u8>,
     preface: Vec<u8>,
     /// The open model's intended send times, per slot.
@@ -112,7 +112,7 @@ impl<'a> QuicWorker<'a> {
             done_measured: 0,
             seq,
             rng,
-            recv: vec![0; super::udp::MAX_RECEIVE],
+            recv: Batch::new(),
             send: Vec::with_capacity(64 * 1024),
             preface: h3::control_stream_preface(),
             schedule: None,
@@ -335,23 +335,34 @@ impl<'a> QuicWorker<'a> {
         let instant = Instant::now();
         let mut datagrams = 0;
         while datagrams < DATAGRAMS_PER_TURN {
-            let got = match self.udp.receive(&mut self.recv) {
-                Ok(x) => x,
+            let n = match self.udp.receive_many(&mut self.recv) {
+                Ok(n) => n,
                 Err(_) => break,
             };
             self.losses.receive_calls += 1;
             let phase = self.measuring;
-            self.counters(phase).bytes_read += got.len as u64;
-            if phase {
-                self.tick(0, 0, got.len as u64);
+            for i in 0..n {
+                let (from, len, stride) = {
+                    let r = &self.recv.got[i];
+                    (r.from, r.len, r.stride)
+                };
+                self.counters(phase).bytes_read += len as u64;
+                if phase {
+                    self.tick(0, 0, len as u64);
+                }
+                // A coalesced receive (GRO) holds datagrams of `stride`
+                // bytes end to end, the last perhaps shorter; each goes
+                // to quinn in a buffer of its own size, as its own I/O
+                // hands them.
+                for at in (0..len).step_by(stride) {
+                    let end = (at + stride).min(len);
+                    datagrams += 1;
+                    let data = BytesMut::from(&self.recv.bytes(i)[at..end]);
+                    self.datagram(instant, from, data);
+                }
             }
-            // A coalesced receive (GRO) holds datagrams of `stride` bytes
-            // end to end, the last perhaps shorter.
-            for at in (0..got.len).step_by(got.stride) {
-                let end = (at + got.stride).min(got.len);
-                datagrams += 1;
-                let data = BytesMut::from(&self.recv[at..end]);
-                self.datagram(instant, got.from, data);
+            if n < BATCH {
+                break;
             }
         }
     }
