@@ -979,6 +979,56 @@ fn a_level_apart_runs_its_slices_back_to_back_from_one_plan() {
     nothing_left(&net, &["c1", "c2", "srv", "ctl"], &[]);
 }
 
+/// Rounds off a plan (a started server's warmup, a count of requests per
+/// level) start after a lead the hosts' measured round trips call for, a
+/// few milliseconds here, not 100 ms each; their counts stay exact.
+#[test]
+fn rounds_apart_off_a_plan_wait_milliseconds_for_their_start_and_count_exactly() {
+    let Some(net) = Net::new("lead", &["ctl", "c1", "c2", "srv"]) else {
+        return;
+    };
+    let j = lab_from(
+        &net,
+        "lead",
+        &["c1", "c2"],
+        "servers = [\"nginx\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+         concurrency = [4]\nwarmup_seconds = 0.2\ndiagnose = false\nfeatures = false\n",
+        "[load]\nrequests = 600\n\
+         [rounds]\nwarmup_seconds = 0.05\nmin = 3\nmax = 3\nlaunches = 1\n",
+        &[],
+    );
+    let steps = j["run"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "{steps:?}");
+    let s = &steps[0];
+    assert_eq!(s["status"], "ok", "{s}");
+    let rounds = s["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 3, "{s}");
+    let mut waits = Vec::new();
+    for r in rounds {
+        let sum = &r["summary"];
+        assert_eq!(sum["errors_total"], 0, "{sum}");
+        // 600 requests over three rounds, each split over the two hosts'
+        // two connections.
+        assert_eq!(sum["completed"], 200, "{sum}");
+        let shares: Vec<u64> = sum["per_host"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["completed"].as_u64().unwrap())
+            .collect();
+        assert_eq!(shares, [100, 100], "{sum}");
+        assert!(sum["coordination_ms"].as_f64().unwrap() >= 0.0, "{sum}");
+        waits.push(sum["start_wait_ms"].as_f64().unwrap());
+    }
+    // Each round's wait for its start, from when it was asked: the server
+    // host's sampling asked for, the lead, the latest host's lateness (a
+    // debug build's agents start a few ms late, which the lead learns). A
+    // lead of 100 ms alone was more than this.
+    eprintln!("start wait per round, ms: {waits:?}");
+    assert!(waits.iter().all(|&w| (0.0..40.0).contains(&w)), "{waits:?}");
+    nothing_left(&net, &["c1", "c2", "srv", "ctl"], &[]);
+}
+
 /// A client host lost while its level's plan runs fails the round under
 /// way by its name, the later steps at once, and leaves nothing running.
 #[test]

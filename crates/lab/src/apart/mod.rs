@@ -263,6 +263,15 @@ impl<'a> Apart<'a> {
         self.server.borrow_mut().call(req)
     }
 
+    /// The server host's round trip over the transport, as its clock
+    /// exchanges measured it; none for a server host that is this machine.
+    fn server_rtt(&self) -> Duration {
+        match &*self.server.borrow() {
+            ServerEnd::Here(_) => Duration::ZERO,
+            ServerEnd::Remote(f) => f.worst_rtt(),
+        }
+    }
+
     /// A request of a round to the server host.
     fn call_in_round(&self, req: LabRequest) -> Result<LabReply, RoundError> {
         self.call(req).map_err(RoundError::ServerHost)
@@ -316,18 +325,22 @@ impl<'a> Apart<'a> {
             .iter()
             .any(|&(s, c)| s == server && c == load.concurrency);
         let lead = self.clients.lead();
-        let start = throng_remote::agent::unix_ns() + lead.as_nanos() as u64;
         if kind.sampled() {
-            // The sampler's delay is counted from when the request arrives,
-            // a fraction of the lead earlier than the start: the window
-            // begins that much late at worst, and ends by its own clock.
+            // The start is set once the server host has its window, so the
+            // lead covers the client hosts' way alone. The sampler's delay
+            // is counted from when the request arrived there: taken as
+            // half the server host's round trip after it was sent, the
+            // window begins with the counted time, as near as that round
+            // trip's spread, and ends by its own clock.
+            let delay = lead + self.server_rtt() / 2;
             self.call_in_round(LabRequest::WindowBegin {
                 server: name.clone(),
-                delay_s: lead.as_secs_f64() + load.warmup_s,
+                delay_s: delay.as_secs_f64() + load.warmup_s,
                 seconds: load.seconds,
                 slice: None,
             })?;
         }
+        let start = throng_remote::agent::unix_ns() + lead.as_nanos() as u64;
         let interrupt = self.interrupt;
         let run = if kept {
             self.clients.window_at(
@@ -354,9 +367,18 @@ impl<'a> Apart<'a> {
             ServerUsage::default()
         };
         let run = run.map_err(RoundError::Clients)?;
-        let own = Duration::from_secs_f64(load.warmup_s + load.seconds);
+        // A counted round's own time is what its requests took; `seconds`
+        // only bounds its sampling.
+        let counted = match load.requests {
+            Some(_) => run.merged.duration_s,
+            None => load.seconds,
+        };
+        let own = Duration::try_from_secs_f64(load.warmup_s + counted).unwrap_or_default();
         let waited = Duration::from_nanos(throng_remote::agent::unix_ns().saturating_sub(asked));
-        Ok(measured(&run, usage, waited.saturating_sub(own)))
+        let mut m = measured(&run, usage, waited.saturating_sub(own));
+        let started = run.late(asked + spec.warmup.as_nanos() as u64);
+        m.summary.start_wait_ms = Some(started.as_secs_f64() * 1e3);
+        Ok(m)
     }
 }
 
