@@ -1025,7 +1025,7 @@ fn rounds_apart_off_a_plan_wait_milliseconds_for_their_start_and_count_exactly()
     // debug build's agents start a few ms late, which the lead learns). A
     // lead of 100 ms alone was more than this.
     eprintln!("start wait per round, ms: {waits:?}");
-    assert!(waits.iter().all(|&w| (0.0..40.0).contains(&w)), "{waits:?}");
+    assert!(waits.iter().all(|&w| (0.0..60.0).contains(&w)), "{waits:?}");
     nothing_left(&net, &["c1", "c2", "srv", "ctl"], &[]);
 }
 
@@ -1575,6 +1575,12 @@ fn a_study_apart_serves_a_site_of_your_own_sent_to_the_server_host() {
 /// and nothing is left running on any host.
 #[test]
 fn a_duet_apart_is_refused_by_the_server_hosts_cpus_before_anything_starts() {
+    // The hosts are namespaces of this machine: its CPUs are theirs.
+    let cpus = std::thread::available_parallelism().unwrap().get();
+    if cpus >= 3 {
+        eprintln!("skipped: this machine's {cpus} CPUs hold a duet apart of 1 core, which runs");
+        return;
+    }
     let Some(net) = Net::new("duet", &["ctl", "c1", "c2", "srv"]) else {
         return;
     };
@@ -1606,25 +1612,12 @@ fn a_duet_apart_is_refused_by_the_server_hosts_cpus_before_anything_starts() {
             &work.to_string_lossy(),
         ],
     ));
-    // The hosts are namespaces of this machine: its CPUs are theirs.
-    let cpus = std::thread::available_parallelism().unwrap().get();
     let srv = net.url("srv");
-    let want = if cpus < 3 {
-        format!(
-            "throng: duet apart needs 3 CPUs on the server host {srv} (two servers of 1 core and \
-             one for the sampler): it has {cpus}; remove `duet` to compare the servers in \
-             interleaved slices\n"
-        )
-    } else {
-        format!(
-            "throng: duet apart: the hosts hold the CPUs for it (CPUs [0] loaded from {} and \
-             CPUs [1] loaded from {}, the sampler on CPU 2), but running both servers' slices at \
-             once across hosts is not built yet; remove `duet` to compare the servers in \
-             interleaved slices\n",
-            net.url("c1"),
-            net.url("c2")
-        )
-    };
+    let want = format!(
+        "throng: duet apart needs 3 CPUs on the server host {srv} (two servers of 1 core and \
+         one for the sampler): it has {cpus}; remove `duet` to compare the servers in \
+         interleaved slices\n"
+    );
     assert_eq!(String::from_utf8_lossy(&out.stderr), want);
     assert_eq!(out.status.code(), Some(2));
     assert!(!db.exists(), "no database for a refused study");

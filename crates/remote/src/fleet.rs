@@ -350,9 +350,22 @@ impl Fleet {
         deadline: Instant,
         interrupted: &dyn Fn() -> bool,
     ) -> Result<Vec<Reply>, RemoteError> {
+        let all: Vec<usize> = (0..self.links.len()).collect();
+        self.ask_hosts(&all, bodies, deadline, interrupted)
+    }
+
+    /// [`Fleet::ask`] of the hosts numbered `hosts` alone, `bodies[i]` to
+    /// host `hosts[i]`; replies in that order.
+    pub(crate) fn ask_hosts(
+        &mut self,
+        hosts: &[usize],
+        bodies: Vec<Request>,
+        deadline: Instant,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<Vec<Reply>, RemoteError> {
         let mut ids = Vec::with_capacity(bodies.len());
-        for (l, body) in self.links.iter_mut().zip(bodies) {
-            match l.send(body) {
+        for (&k, body) in hosts.iter().zip(bodies) {
+            match self.links[k].send(body) {
                 Ok(id) => ids.push(id),
                 Err(e) => {
                     self.stop_all();
@@ -370,17 +383,17 @@ impl Fleet {
                 self.stop_all();
             }
             if Instant::now() > deadline {
-                let k = replies.iter().position(Option::is_none).unwrap_or(0);
-                let host = self.links[k].place.to_string();
+                let i = replies.iter().position(Option::is_none).unwrap_or(0);
+                let host = self.links[hosts[i]].place.to_string();
                 self.stop_all();
                 return Err(RemoteError::Timeout { host });
             }
-            for k in 0..ids.len() {
-                if replies[k].is_some() {
+            for i in 0..ids.len() {
+                if replies[i].is_some() {
                     continue;
                 }
-                match self.links[k].poll(ids[k], Duration::from_millis(10)) {
-                    Ok(Some(r)) => replies[k] = Some(r),
+                match self.links[hosts[i]].poll(ids[i], Duration::from_millis(10)) {
+                    Ok(Some(r)) => replies[i] = Some(r),
                     Ok(None) => {}
                     Err(e) => {
                         self.stop_all();
@@ -394,8 +407,19 @@ impl Fleet {
 
     /// Every host's load reply, on this machine's clock, and their merge.
     pub(crate) fn runs(&mut self, replies: Vec<Reply>) -> Result<FleetRun, RemoteError> {
+        let all: Vec<usize> = (0..replies.len()).collect();
+        self.runs_of(&all, replies)
+    }
+
+    /// [`Fleet::runs`] of the hosts numbered `of`, `replies[i]` from host
+    /// `of[i]`.
+    pub(crate) fn runs_of(
+        &mut self,
+        of: &[usize],
+        replies: Vec<Reply>,
+    ) -> Result<FleetRun, RemoteError> {
         let mut hosts = Vec::with_capacity(replies.len());
-        for (k, reply) in replies.into_iter().enumerate() {
+        for (&k, reply) in of.iter().zip(replies) {
             let l = &self.links[k];
             match reply {
                 Reply::Load {
