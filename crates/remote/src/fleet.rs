@@ -216,8 +216,12 @@ impl Fleet {
     /// Notes how late the latest host of `run` began its counted time
     /// after `start_local + warmup`, for the leads that follow.
     pub(crate) fn observe_start(&mut self, run: &FleetRun, start_local: u64, warmup: Duration) {
-        self.lead
-            .observe(run.late(start_local + warmup.as_nanos() as u64));
+        self.observe_late(run.late(start_local + warmup.as_nanos() as u64));
+    }
+
+    /// Notes how late the latest host of a start was, once per start.
+    pub(crate) fn observe_late(&mut self, late: Duration) {
+        self.lead.observe(late);
     }
 
     /// [`Fleet::load`] starting at `start_local_ns` (Unix ns, this

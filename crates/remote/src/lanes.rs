@@ -91,12 +91,15 @@ impl Fleet {
             .ask_hosts(&hosts, bodies, deadline, interrupted)?
             .into_iter();
         let mut runs = Vec::with_capacity(lanes.len());
+        let mut late = Duration::ZERO;
         for lane in lanes {
             let mine: Vec<_> = replies.by_ref().take(lane.hosts.len()).collect();
             let run = self.runs_of(&lane.hosts, mine)?;
-            self.observe_start(&run, start_local, lane.spec.warmup);
+            late = late.max(run.late(start_local + lane.spec.warmup.as_nanos() as u64));
             runs.push(run);
         }
+        // One start, however many lanes: its latest host is what counts.
+        self.observe_late(late);
         Ok(runs)
     }
 }
