@@ -123,6 +123,11 @@ pub trait Executor {
     /// Processes the kernel's OOM killer has killed since boot, to name a
     /// server that ran out of memory; `None` where unknown.
     fn oom_kills(&self) -> Option<u64>;
+    /// A duet's lanes for a group of `cores` cores where the hosts, not
+    /// this machine's CPUs, decide them (apart); `None` here.
+    fn duet_lanes(&self, _cores: u32) -> Option<Vec<crate::group::Lane>> {
+        None
+    }
     /// The CPUs servers and clients may be pinned to.
     fn cpus(&self) -> Vec<usize> {
         throng_engine::affinity::own_cpus()

@@ -290,7 +290,9 @@ pub fn run_study_with(
                         w
                     }
                 };
-                let lanes = if study.duet {
+                let lanes = if let Some(lanes) = exec.duet_lanes(*cores).filter(|_| study.duet) {
+                    lanes
+                } else if study.duet {
                     let all: Vec<usize> = server_cpus.iter().chain(client_cpus).copied().collect();
                     crate::group::duet_lanes(*cores, &all).with_context(|| {
                         format!("duet: {} CPUs cannot hold two servers of {cores} cores and their clients", all.len())

@@ -77,6 +77,8 @@ struct Fake {
     /// logged as a call), a switch this many nanoseconds dearer each
     /// time, from 3000.
     prices: Option<f64>,
+    /// A duet's lanes as hosts elsewhere decide them.
+    lanes: Option<Vec<throng_lab::group::Lane>>,
 }
 
 impl Fake {
@@ -104,6 +106,7 @@ impl Fake {
             kinds: Vec::new(),
             plans: Vec::new(),
             prices: None,
+            lanes: None,
         }
     }
 
@@ -277,6 +280,10 @@ impl Executor for Fake {
 
     fn close_level(&mut self) {
         self.calls.push("close".into());
+    }
+
+    fn duet_lanes(&self, _cores: u32) -> Option<Vec<throng_lab::group::Lane>> {
+        self.lanes.clone()
     }
 
     fn rounds_together(
@@ -1092,6 +1099,52 @@ fn a_level_still_cut_short_at_the_longest_round_is_undecided_not_broken() {
                 .to_string()
         )
     );
+}
+
+/// A duet apart: the hosts' placement, not this machine's CPUs, gives
+/// each server its CPUs on the server host (its load comes from client
+/// hosts of its own), and both servers' slices are asked at once and
+/// paired exactly as at home.
+#[test]
+fn a_duet_whose_hosts_place_its_lanes_measures_both_at_once_and_pairs_exactly() {
+    let s = study(
+        &["a", "b"],
+        "[4]",
+        (6, 6),
+        "duet = true\nserver_host = \"ssh://srv\"\nclient_hosts = [\"ssh://c1\", \"ssh://c2\"]",
+    );
+    let mut fake = Fake::new(Box::new(move |server, c, _| {
+        Ok(measured(
+            if server == "a" { 1000.0 } else { 1250.0 },
+            c,
+            &[],
+            1_000,
+        ))
+    }));
+    // The server host's CPUs: two lanes of one core and the sampler's.
+    fake.cpus = vec![0, 1, 2];
+    fake.lanes = Some(
+        [vec![0], vec![1]]
+            .into_iter()
+            .map(|server_cpus| throng_lab::group::Lane {
+                server_cpus,
+                client_cpus: Vec::new(),
+            })
+            .collect(),
+    );
+    let (_, data) = run(&s, &mut fake, &Interrupt::new());
+    assert_eq!(
+        fake.placed,
+        [
+            ("a".to_string(), vec![0], vec![]),
+            ("b".to_string(), vec![1], vec![]),
+        ]
+    );
+    let together: Vec<&str> = fake.rounds_of("together");
+    assert_eq!(together, ["together a@[]+b@[] c=4"; 6]);
+    let c = &data.comparisons[0];
+    assert_eq!((c.pairs, c.decision), (6, Decision::Higher));
+    assert!((c.ratio - 1.25).abs() < 1e-12, "{}", c.ratio);
 }
 
 #[test]

@@ -412,6 +412,12 @@ pub struct Summary {
     /// whose figures came last.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coordination_parts: Option<CoordinationParts>,
+    /// A round from client hosts run on its own, not from a plan: how
+    /// long it waited for its start, milliseconds, from when it was asked
+    /// to the latest host's start (the server host's sampling asked for,
+    /// the start lead, that host's lateness), its warmup left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_wait_ms: Option<f64>,
     /// Users who think: their sessions, beside the per-request figures
     /// above (which count every request of every session).
     #[serde(skip_serializing_if = "Option::is_none", default)]

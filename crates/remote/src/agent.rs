@@ -585,9 +585,11 @@ fn run_load(spec: LoadSpec, auto_threads: bool, start_unix_ns: u64, c: &Control)
         Ok(s) => s,
         Err(message) => return Reply::Failed { message },
     };
+    // Read before the wait: after it, the reading would make the start
+    // late by its own time.
+    let tcp = TcpCounters::read();
     if let Err(message) = wait_for(start_unix_ns, c) {
         return Reply::Failed { message };
     }
-    let tcp = TcpCounters::read();
     loaded(throng_engine::run(&spec, c), tcp)
 }

@@ -6,6 +6,7 @@ use throng_engine::{LoadResult, LoadSpec, Stop};
 
 use crate::binary::Binary;
 use crate::clock::Offset;
+use crate::lead::Lead;
 use crate::link::{ControlDir, Link};
 use crate::protocol::{Reply, Request};
 use crate::{Place, RemoteError, Transport};
@@ -20,6 +21,8 @@ pub struct Fleet {
     pub links: Vec<Link>,
     transport: Transport,
     control: ControlDir,
+    /// The start lead, from the hosts' round trips and recent lateness.
+    lead: Lead,
 }
 
 /// One client host's share of a load, its times on this machine's clock.
@@ -41,6 +44,21 @@ pub struct FleetRun {
     pub hosts: Vec<HostRun>,
     /// Between the first and the last host's measured start, seconds.
     pub start_skew_s: f64,
+}
+
+impl FleetRun {
+    /// How late the latest host began its counted time after
+    /// `counted_local` (Unix ns, this machine's clock); zero when every
+    /// host began on time or early.
+    pub fn late(&self, counted_local: u64) -> Duration {
+        let counted = counted_local as f64 / 1e9;
+        let latest = self
+            .hosts
+            .iter()
+            .map(|h| h.result.started_unix_s - counted)
+            .fold(0.0, f64::max);
+        Duration::try_from_secs_f64(latest).unwrap_or(Duration::ZERO)
+    }
 }
 
 /// Shares of `spec` for `n` hosts: connections as evenly as they go, and
@@ -135,6 +153,7 @@ impl Fleet {
             links: Vec::new(),
             transport: transport.clone(),
             control,
+            lead: Lead::default(),
         };
         let mut first_error = None;
         for r in opened {
@@ -181,16 +200,28 @@ impl Fleet {
     }
 
     /// How far ahead of now a start must be for every host to have its
-    /// request before it: 20 round trips of the slowest transport, at
-    /// least 100 ms.
+    /// request before it ([`Lead`]): from the slowest host's measured
+    /// round trip and how late the hosts' recent starts were.
     pub fn lead(&self) -> Duration {
-        let worst = self
-            .links
-            .iter()
-            .map(|l| l.offset.rtt_ns)
-            .max()
-            .unwrap_or(0);
-        Duration::from_millis(100).max(Duration::from_nanos(worst * 20))
+        self.lead.ahead(self.worst_rtt())
+    }
+
+    /// The slowest host's round trip over the transport, as its clock
+    /// exchanges measured it.
+    pub fn worst_rtt(&self) -> Duration {
+        let worst = self.links.iter().map(|l| l.offset.rtt_ns).max();
+        Duration::from_nanos(worst.unwrap_or(0))
+    }
+
+    /// Notes how late the latest host of `run` began its counted time
+    /// after `start_local + warmup`, for the leads that follow.
+    pub(crate) fn observe_start(&mut self, run: &FleetRun, start_local: u64, warmup: Duration) {
+        self.observe_late(run.late(start_local + warmup.as_nanos() as u64));
+    }
+
+    /// Notes how late the latest host of a start was, once per start.
+    pub(crate) fn observe_late(&mut self, late: Duration) {
+        self.lead.observe(late);
     }
 
     /// [`Fleet::load`] starting at `start_local_ns` (Unix ns, this
@@ -220,7 +251,9 @@ impl Fleet {
             });
         }
         let replies = self.ask(bodies, deadline, interrupted)?;
-        self.runs(replies)
+        let run = self.runs(replies)?;
+        self.observe_start(&run, start_local, spec.warmup);
+        Ok(run)
     }
 
     /// Opens `spec`'s connections, split over every host as [`Fleet::load`]
@@ -281,7 +314,9 @@ impl Fleet {
             })
             .collect();
         let replies = self.ask(bodies, deadline, interrupted)?;
-        self.runs(replies)
+        let run = self.runs(replies)?;
+        self.observe_start(&run, start_local, warmup);
+        Ok(run)
     }
 
     /// Closes the connections every host keeps under `key`.
@@ -319,9 +354,22 @@ impl Fleet {
         deadline: Instant,
         interrupted: &dyn Fn() -> bool,
     ) -> Result<Vec<Reply>, RemoteError> {
+        let all: Vec<usize> = (0..self.links.len()).collect();
+        self.ask_hosts(&all, bodies, deadline, interrupted)
+    }
+
+    /// [`Fleet::ask`] of the hosts numbered `hosts` alone, `bodies[i]` to
+    /// host `hosts[i]`; replies in that order.
+    pub(crate) fn ask_hosts(
+        &mut self,
+        hosts: &[usize],
+        bodies: Vec<Request>,
+        deadline: Instant,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<Vec<Reply>, RemoteError> {
         let mut ids = Vec::with_capacity(bodies.len());
-        for (l, body) in self.links.iter_mut().zip(bodies) {
-            match l.send(body) {
+        for (&k, body) in hosts.iter().zip(bodies) {
+            match self.links[k].send(body) {
                 Ok(id) => ids.push(id),
                 Err(e) => {
                     self.stop_all();
@@ -339,17 +387,17 @@ impl Fleet {
                 self.stop_all();
             }
             if Instant::now() > deadline {
-                let k = replies.iter().position(Option::is_none).unwrap_or(0);
-                let host = self.links[k].place.to_string();
+                let i = replies.iter().position(Option::is_none).unwrap_or(0);
+                let host = self.links[hosts[i]].place.to_string();
                 self.stop_all();
                 return Err(RemoteError::Timeout { host });
             }
-            for k in 0..ids.len() {
-                if replies[k].is_some() {
+            for i in 0..ids.len() {
+                if replies[i].is_some() {
                     continue;
                 }
-                match self.links[k].poll(ids[k], Duration::from_millis(10)) {
-                    Ok(Some(r)) => replies[k] = Some(r),
+                match self.links[hosts[i]].poll(ids[i], Duration::from_millis(10)) {
+                    Ok(Some(r)) => replies[i] = Some(r),
                     Ok(None) => {}
                     Err(e) => {
                         self.stop_all();
@@ -363,8 +411,19 @@ impl Fleet {
 
     /// Every host's load reply, on this machine's clock, and their merge.
     pub(crate) fn runs(&mut self, replies: Vec<Reply>) -> Result<FleetRun, RemoteError> {
+        let all: Vec<usize> = (0..replies.len()).collect();
+        self.runs_of(&all, replies)
+    }
+
+    /// [`Fleet::runs`] of the hosts numbered `of`, `replies[i]` from host
+    /// `of[i]`.
+    pub(crate) fn runs_of(
+        &mut self,
+        of: &[usize],
+        replies: Vec<Reply>,
+    ) -> Result<FleetRun, RemoteError> {
         let mut hosts = Vec::with_capacity(replies.len());
-        for (k, reply) in replies.into_iter().enumerate() {
+        for (&k, reply) in of.iter().zip(replies) {
             let l = &self.links[k];
             match reply {
                 Reply::Load {

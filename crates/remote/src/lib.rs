@@ -14,6 +14,8 @@ pub mod binary;
 pub mod clock;
 pub mod facts;
 mod fleet;
+pub mod lanes;
+pub mod lead;
 mod link;
 mod place;
 pub mod plan;

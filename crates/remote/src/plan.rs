@@ -228,16 +228,16 @@ impl Fleet {
             .max_by_key(|&(_, arrived, _)| arrived)
             .map(|(st, arrived, offset)| coordination_parts(&slot, st, arrived, &offset, done));
         let run = self.runs(replies.into_iter().flatten().collect())?;
-        let counted = (slot.start_local_ns + slot.warmup.as_nanos() as u64) as f64 / 1e9;
-        let latest = run
-            .hosts
-            .iter()
-            .map(|h| h.result.started_unix_s - counted)
-            .fold(0.0, f64::max);
+        let late = run.late(slot.start_local_ns + slot.warmup.as_nanos() as u64);
+        // Only a plan's first slice waits for a lead; the others wait for
+        // the gap, whose own lateness the plan answers.
+        if index == 0 {
+            self.observe_start(&run, slot.start_local_ns, slot.warmup);
+        }
         Ok(SliceRun {
             run,
             coordination,
-            late: Duration::from_secs_f64(latest),
+            late,
             parts,
         })
     }

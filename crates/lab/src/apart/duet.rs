@@ -95,40 +95,60 @@ pub fn place_duet(
     })
 }
 
+/// The hosts of a duet apart: the server host's CPUs and each client
+/// host's, from their agents' hello, placed again for each core count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuetHosts {
+    pub server: HostCpus,
+    pub clients: Vec<HostCpus>,
+}
+
+impl DuetHosts {
+    /// Each server's lane of the study's group of `cores` cores: its CPUs
+    /// on the server host; its client hosts are [`DuetHosts::clients_of`].
+    pub fn lanes(&self, cores: u32) -> Option<Vec<crate::group::Lane>> {
+        let p = place_duet(cores, &self.server, &self.clients).ok()?;
+        Some(
+            p.lanes
+                .iter()
+                .map(|l| crate::group::Lane {
+                    server_cpus: l.server_cpus.clone(),
+                    client_cpus: Vec::new(),
+                })
+                .collect(),
+        )
+    }
+
+    /// The client hosts (indices into `client_hosts`) that load the
+    /// server of index `server` (0 or 1) in a group of `cores` cores.
+    pub fn clients_of(&self, cores: u32, server: usize) -> Option<Vec<usize>> {
+        let p = place_duet(cores, &self.server, &self.clients).ok()?;
+        Some(p.lanes.get(server)?.clients.clone())
+    }
+}
+
 /// A duet apart, decided from the hosts' facts before anything starts,
-/// for the study's largest core count. Where the hosts hold the CPUs, it
-/// is still refused: the executor does not yet run the two lanes' slices
-/// at once across hosts, and a duet's rounds one after the other would
-/// be stored as simultaneous.
-pub fn check_apart(study: &Study, server: &HostCpus, clients: &[HostCpus]) -> anyhow::Result<()> {
+/// for the study's largest core count: its hosts when they hold the CPUs
+/// for it, one line naming what is missing when they do not; `None` for
+/// a study that is no duet.
+pub fn check_apart(
+    study: &Study,
+    server: &HostCpus,
+    clients: &[HostCpus],
+) -> anyhow::Result<Option<DuetHosts>> {
     if !study.duet {
-        return Ok(());
+        return Ok(None);
     }
     let most = study
         .cores
         .as_ref()
         .and_then(|c| c.iter().copied().max())
         .unwrap_or(1);
-    let p = place_duet(most, server, clients).map_err(anyhow::Error::msg)?;
-    let lane = |l: &DuetLane| {
-        format!(
-            "CPUs {:?} loaded from {}",
-            l.server_cpus,
-            l.clients
-                .iter()
-                .map(|&i| clients[i].host.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    };
-    anyhow::bail!(
-        "duet apart: the hosts hold the CPUs for it ({} and {}, the sampler on CPU {}), but \
-         running both servers' slices at once across hosts is not built yet; remove `duet` to \
-         compare the servers in interleaved slices",
-        lane(&p.lanes[0]),
-        lane(&p.lanes[1]),
-        p.sampler_cpu
-    )
+    place_duet(most, server, clients).map_err(anyhow::Error::msg)?;
+    Ok(Some(DuetHosts {
+        server: server.clone(),
+        clients: clients.to_vec(),
+    }))
 }
 
 #[cfg(test)]
@@ -231,7 +251,7 @@ mod tests {
     }
 
     #[test]
-    fn a_duet_apart_is_refused_before_anything_starts_naming_what_is_missing_or_not_built() {
+    fn a_duet_apart_is_refused_before_anything_starts_naming_what_is_missing() {
         let study = |extra: &str| {
             Study::parse(
                 &format!(
@@ -246,7 +266,7 @@ mod tests {
         };
         let two = [host("c1", &[0, 1]), host("c2", &[0, 1])];
         let srv = host("srv", &[0, 1, 2, 3]);
-        check_apart(&study(""), &srv, &two).unwrap();
+        assert_eq!(check_apart(&study(""), &srv, &two).unwrap(), None);
         let duet = study("duet = true\n");
         // Two servers of 2 cores, the largest count, and the sampler.
         assert_eq!(
@@ -255,13 +275,23 @@ mod tests {
              for the sampler): it has 4; remove `duet` to compare the servers in interleaved \
              slices"
         );
+        // With the CPUs: each core count placed on its own, the first
+        // server's lane loaded from c1, the second's from c2.
         let srv = host("srv", &[0, 1, 2, 3, 4]);
-        assert_eq!(
-            format!("{:#}", check_apart(&duet, &srv, &two).unwrap_err()),
-            "duet apart: the hosts hold the CPUs for it (CPUs [0, 1] loaded from ssh://c1 and \
-             CPUs [2, 3] loaded from ssh://c2, the sampler on CPU 4), but running both servers' \
-             slices at once across hosts is not built yet; remove `duet` to compare the servers \
-             in interleaved slices"
-        );
+        let hosts = check_apart(&duet, &srv, &two).unwrap().unwrap();
+        let cpus = |c: u32| -> Vec<Vec<usize>> {
+            hosts
+                .lanes(c)
+                .unwrap()
+                .into_iter()
+                .map(|l| l.server_cpus)
+                .collect()
+        };
+        assert_eq!(cpus(1), [vec![0], vec![1]]);
+        assert_eq!(cpus(2), [vec![0, 1], vec![2, 3]]);
+        assert_eq!(hosts.clients_of(2, 0), Some(vec![0]));
+        assert_eq!(hosts.clients_of(2, 1), Some(vec![1]));
+        assert_eq!(hosts.clients_of(2, 2), None);
+        assert_eq!(hosts.lanes(3), None);
     }
 }

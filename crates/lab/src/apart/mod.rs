@@ -30,6 +30,7 @@ use crate::study::{Study, StudyServer};
 
 mod archive;
 mod duet;
+mod lanes;
 mod plan;
 mod server_host;
 mod site;
@@ -100,6 +101,10 @@ pub struct Apart<'a> {
     plan: Option<plan::LevelPlan>,
     /// Between a plan's slices: as short as the client hosts keep up with.
     gap: Duration,
+    /// A duet's hosts, placed for each group's cores.
+    duet: Option<duet::DuetHosts>,
+    /// The cores of the group whose servers were started last.
+    cores: u32,
     cpus: Vec<usize>,
     hosts: Vec<HostRecord>,
     topology: String,
@@ -173,7 +178,7 @@ impl<'a> Apart<'a> {
         let client_cpus: Vec<_> = (clients.links.iter())
             .map(|l| facts(&l.place, &l.facts.cpus))
             .collect();
-        duet::check_apart(study, &facts(&h.server, &server_cpus), &client_cpus)?;
+        let duet = duet::check_apart(study, &facts(&h.server, &server_cpus), &client_cpus)?;
         let recipes = study
             .recipes
             .iter()
@@ -241,6 +246,8 @@ impl<'a> Apart<'a> {
             kept: Vec::new(),
             plan: None,
             gap: throng_remote::plan::SLICE_GAP,
+            duet,
+            cores: 1,
             cpus,
             hosts,
             topology,
@@ -261,6 +268,15 @@ impl<'a> Apart<'a> {
 
     fn call(&self, req: LabRequest) -> Result<LabReply, String> {
         self.server.borrow_mut().call(req)
+    }
+
+    /// The server host's round trip over the transport, as its clock
+    /// exchanges measured it; none for a server host that is this machine.
+    fn server_rtt(&self) -> Duration {
+        match &*self.server.borrow() {
+            ServerEnd::Here(_) => Duration::ZERO,
+            ServerEnd::Remote(f) => f.worst_rtt(),
+        }
     }
 
     /// A request of a round to the server host.
@@ -306,6 +322,13 @@ impl<'a> Apart<'a> {
         load: &RoundLoad,
         kind: RoundKind,
     ) -> Result<Measured, RoundError> {
+        // A duet's server is loaded from its own lane's hosts alone.
+        if self.duet.is_some() {
+            return self
+                .lane_results(&[(server, load)], kind)
+                .pop()
+                .unwrap_or(Err(RoundError::NotRunning));
+        }
         // Hosts run one load at a time: a plan under way ends first.
         self.end_plan();
         let asked = throng_remote::agent::unix_ns();
@@ -316,18 +339,22 @@ impl<'a> Apart<'a> {
             .iter()
             .any(|&(s, c)| s == server && c == load.concurrency);
         let lead = self.clients.lead();
-        let start = throng_remote::agent::unix_ns() + lead.as_nanos() as u64;
         if kind.sampled() {
-            // The sampler's delay is counted from when the request arrives,
-            // a fraction of the lead earlier than the start: the window
-            // begins that much late at worst, and ends by its own clock.
+            // The start is set once the server host has its window, so the
+            // lead covers the client hosts' way alone. The sampler's delay
+            // is counted from when the request arrived there: taken as
+            // half the server host's round trip after it was sent, the
+            // window begins with the counted time, as near as that round
+            // trip's spread, and ends by its own clock.
+            let delay = lead + self.server_rtt() / 2;
             self.call_in_round(LabRequest::WindowBegin {
                 server: name.clone(),
-                delay_s: lead.as_secs_f64() + load.warmup_s,
+                delay_s: delay.as_secs_f64() + load.warmup_s,
                 seconds: load.seconds,
                 slice: None,
             })?;
         }
+        let start = throng_remote::agent::unix_ns() + lead.as_nanos() as u64;
         let interrupt = self.interrupt;
         let run = if kept {
             self.clients.window_at(
@@ -354,10 +381,32 @@ impl<'a> Apart<'a> {
             ServerUsage::default()
         };
         let run = run.map_err(RoundError::Clients)?;
-        let own = Duration::from_secs_f64(load.warmup_s + load.seconds);
-        let waited = Duration::from_nanos(throng_remote::agent::unix_ns().saturating_sub(asked));
-        Ok(measured(&run, usage, waited.saturating_sub(own)))
+        Ok(finish_round(&run, usage, load, spec.warmup, asked))
     }
+}
+
+/// A round run on its own, asked at `asked` (Unix ns, this machine's
+/// clock): its figures, with how long the coordinator waited for it
+/// beyond its own time and for its start.
+fn finish_round(
+    run: &throng_remote::FleetRun,
+    usage: ServerUsage,
+    load: &RoundLoad,
+    warmup: Duration,
+    asked: u64,
+) -> Measured {
+    // A counted round's own time is what its requests took; `seconds`
+    // only bounds its sampling.
+    let counted = match load.requests {
+        Some(_) => run.merged.duration_s,
+        None => load.seconds,
+    };
+    let own = Duration::try_from_secs_f64(load.warmup_s + counted).unwrap_or_default();
+    let waited = Duration::from_nanos(throng_remote::agent::unix_ns().saturating_sub(asked));
+    let mut m = measured(run, usage, waited.saturating_sub(own));
+    let started = run.late(asked + warmup.as_nanos() as u64);
+    m.summary.start_wait_ms = Some(started.as_secs_f64() * 1e3);
+    m
 }
 
 /// A round's figures from the client hosts' run, the server's usage over
@@ -414,6 +463,7 @@ impl Executor for Apart<'_> {
         server: &StudyServer,
     ) -> Result<Started, NotReady> {
         self.stop(id);
+        self.cores = group.cores;
         let fail = |message: String| NotReady {
             stage: Stage::Start,
             failure: StartFailure {
@@ -484,12 +534,31 @@ impl Executor for Apart<'_> {
         self.round_apart(server, load, kind)
     }
 
+    fn rounds_together(
+        &mut self,
+        loads: &[(ServerId, &RoundLoad)],
+    ) -> Vec<Result<Measured, RoundError>> {
+        if self.duet.is_none() {
+            return loads
+                .iter()
+                .map(|&(server, load)| self.round(server, load, RoundKind::Slice))
+                .collect();
+        }
+        self.lane_results(loads, RoundKind::Slice)
+    }
+
+    fn duet_lanes(&self, cores: u32) -> Option<Vec<crate::group::Lane>> {
+        self.duet.as_ref()?.lanes(cores)
+    }
+
     fn plan(&mut self, upcoming: &[(ServerId, RoundLoad)]) {
         self.plan_slices(upcoming);
     }
 
     fn open_level(&mut self, loads: &[(ServerId, RoundLoad)]) {
-        if !self.room_for(loads) {
+        // A duet's lanes load from hosts of their own: each slice opens
+        // its connections there.
+        if self.duet.is_some() || !self.room_for(loads) {
             return;
         }
         for &(id, ref load) in loads {
