@@ -63,7 +63,16 @@ pub fn watch(spec: &LoadSpec) -> Option<Watch> {
         Stop::Duration(d) => Some(d),
         Stop::Requests(_) => None,
     };
-    let sampler = Sampler::start_trees(holders, &spec.cpus, spec.warmup, length, INTERVAL);
+    // The sampler on a CPU of the mask no load thread runs on, where there
+    // is one: its readings are then not in the load's CPU per response.
+    let spare: Vec<usize> = spec
+        .cpus
+        .iter()
+        .filter(|c| !client.contains(c))
+        .copied()
+        .collect();
+    let mine = if spare.is_empty() { &spec.cpus } else { &spare };
+    let sampler = Sampler::start_trees(holders, mine, spec.warmup, length, INTERVAL);
     Some(Watch {
         name,
         pids,

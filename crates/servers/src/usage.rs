@@ -45,6 +45,13 @@ use throng_model::{ServerUsage, Shape, ShapeRange, TcpCounters};
 
 use crate::process::process_tree;
 
+mod tree;
+pub use tree::TreeFinder;
+
+/// How often a sampler reads every process's stat to find its tree; the
+/// readings between read only the tree's own and new processes'.
+const FULL_WALK_EVERY: Duration = Duration::from_secs(1);
+
 /// One reading of one process.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ProcStat {
@@ -206,6 +213,8 @@ fn children_ticks(leaders: &[i32]) -> u64 {
 pub struct Usage {
     /// Group leaders: the server, and its backend if it has one.
     leaders: Vec<i32>,
+    /// Finds their trees at each reading.
+    finder: TreeFinder,
     /// Ticks of each process when first seen; 0 for processes born later.
     base: HashMap<i32, u64>,
     last: HashMap<i32, u64>,
@@ -234,8 +243,12 @@ pub struct Usage {
 /// Each thread's run-queue wait now (ns), by thread id: the base of a
 /// round's, read before its measured part begins where it can be.
 pub fn thread_waits(leaders: &[i32]) -> HashMap<i32, u64> {
+    waits_of(&trees(leaders))
+}
+
+fn waits_of(pids: &[i32]) -> HashMap<i32, u64> {
     let mut out = HashMap::new();
-    for pid in trees(leaders) {
+    for &pid in pids {
         for tid in tasks(pid) {
             if let Some((_, d)) = read_schedstat(pid, tid) {
                 out.insert(tid, d);
@@ -256,12 +269,21 @@ fn cpu_clock_ns(pid: i32) -> Option<u64> {
 impl Usage {
     /// Takes the baseline reading.
     pub fn start(leaders: &[i32]) -> Usage {
-        Usage::start_with(leaders, thread_waits(leaders))
+        Usage::start_from(leaders, None)
     }
 
     /// Takes the baseline reading, its threads' waits read already.
     pub fn start_with(leaders: &[i32], waits: HashMap<i32, u64>) -> Usage {
-        let pids = trees(leaders);
+        Usage::start_from(leaders, Some(waits))
+    }
+
+    /// The baseline reading, from one walk of every process; the window
+    /// starts as it begins, as its end is after the final reading.
+    fn start_from(leaders: &[i32], waits: Option<HashMap<i32, u64>>) -> Usage {
+        let started = Instant::now();
+        let mut finder = TreeFinder::new(leaders, FULL_WALK_EVERY);
+        let pids = finder.find_all();
+        let waits = waits.unwrap_or_else(|| waits_of(&pids));
         let mut base = HashMap::new();
         let mut clock_base = HashMap::new();
         for &pid in &pids {
@@ -276,6 +298,7 @@ impl Usage {
         let lc = children_ticks(leaders);
         Usage {
             leaders: leaders.to_vec(),
+            finder,
             last: base.clone(),
             base,
             leader_children_base: lc,
@@ -285,7 +308,7 @@ impl Usage {
             clock_base,
             cpu_base: read_cpu_ticks(&cpus),
             cpus,
-            started: Instant::now(),
+            started,
             usage: ServerUsage::default(),
             shapes: None,
             samples: 0,
@@ -295,13 +318,17 @@ impl Usage {
 
     /// One reading; `with_pss` also reads smaps_rollup (slower).
     pub fn sample(&mut self, with_pss: bool) {
+        let pids = self.finder.find();
+        self.sample_of(&pids, with_pss);
+    }
+
+    fn sample_of(&mut self, pids: &[i32], with_pss: bool) {
         let page = page_size();
         let mut rss = 0u64;
         let mut pss = 0u64;
         let mut procs = 0u32;
         let mut threads = 0u32;
-        let pids = trees(&self.leaders);
-        for &pid in &pids {
+        for &pid in pids {
             let Some(s) = read_stat(pid) else { continue };
             procs += 1;
             threads += s.threads;
@@ -315,14 +342,14 @@ impl Usage {
         if self.cpu_base.is_none() {
             // The tree was not there yet at the start: its CPUs count from
             // the first sample that finds it.
-            self.cpus = tree_cpus(&pids);
+            self.cpus = tree_cpus(pids);
             self.cpu_base = read_cpu_ticks(&self.cpus);
         }
         self.leader_children_last = children_ticks(&self.leaders).max(self.leader_children_last);
         self.usage.processes = procs;
         self.usage.threads = threads;
         let listeners = if with_pss {
-            crate::sockets::listeners_held(&pids)
+            crate::sockets::listeners_held(pids)
         } else {
             None
         };
@@ -350,9 +377,12 @@ impl Usage {
     /// Final reading and totals. User and system time are split in the
     /// proportion of the processes' own user and system ticks.
     pub fn finish(mut self) -> ServerUsage {
-        self.sample(true);
+        // The last reading walks every process: whatever joined the tree
+        // since the last full walk is in the round's end.
+        let pids = self.finder.find_all();
+        self.sample_of(&pids, true);
         self.usage.shape_range = self.shapes.filter(ShapeRange::varied);
-        for (tid, d) in thread_waits(&self.leaders) {
+        for (tid, d) in waits_of(&pids) {
             self.delay_last.insert(tid, d);
             self.delay_base.entry(tid).or_insert(0);
         }
@@ -361,7 +391,7 @@ impl Usage {
         // and system time, and of those whose clock could not be read.
         let (mut user, mut sys, mut unclocked) = (0u64, 0u64, 0u64);
         let mut clocked_ns = 0u64;
-        for pid in trees(&self.leaders) {
+        for pid in pids {
             if let Some(s) = read_stat(pid) {
                 let base = self.base.get(&pid).copied().unwrap_or(0);
                 let total = (s.utime + s.stime).saturating_sub(base);
@@ -503,8 +533,10 @@ impl Sampler {
             // the cost of reading every thread falls on no measured time.
             let waits = (!delay.is_zero()).then(|| thread_waits(&leaders));
             wait_until(begin);
-            let waits = waits.unwrap_or_else(|| thread_waits(&leaders));
-            let mut u = Usage::start_with(&leaders, waits);
+            let mut u = match waits {
+                Some(w) => Usage::start_with(&leaders, w),
+                None => Usage::start(&leaders),
+            };
             let mut n = 0u32;
             loop {
                 // PSS walks every mapping: read it on every fifth sample only.
@@ -635,6 +667,66 @@ mod tests {
         };
         assert_eq!(u.shape(), two);
         assert_eq!(u.shape_range, Some(ShapeRange { min: one, max: two }));
+    }
+
+    #[test]
+    fn a_child_forked_mid_round_is_seen_at_the_next_reading() {
+        use std::io::{BufRead, Write};
+        // As above, without a listener: a parent that forks a child when
+        // told to; both end by themselves should this test die first.
+        let script = "import os, sys, time\n\
+            print('up', flush=True)\n\
+            sys.stdin.readline()\n\
+            pid = os.fork()\n\
+            if pid == 0:\n    time.sleep(30); os._exit(0)\n\
+            print(pid, flush=True)\n\
+            time.sleep(30)\n";
+        let mut p = std::process::Command::new("/usr/bin/python3")
+            .args(["-c", script])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = std::io::BufReader::new(p.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        let pid = p.id() as i32;
+        let mut u = Usage::start(&[pid]);
+        // No full walk falls due within the test: the reading after the
+        // fork is one that reads only the tree's and the new processes.
+        u.finder = TreeFinder::new(&[pid], Duration::from_secs(3600));
+        u.finder.find_all();
+        let everyone = u.finder.last_reads;
+        u.sample(false);
+        assert_eq!((u.usage.processes, u.usage.threads), (1, 1));
+        writeln!(p.stdin.as_mut().unwrap()).unwrap();
+        line.clear();
+        out.read_line(&mut line).unwrap();
+        let child: i32 = line.trim().parse().unwrap();
+        u.sample(false);
+        let (procs, threads, reads) = (u.usage.processes, u.usage.threads, u.finder.last_reads);
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(child),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let _ = p.kill();
+        let _ = p.wait();
+        assert_eq!((procs, threads), (2, 2));
+        assert!(
+            reads < everyone,
+            "{reads} stat files read, {everyone} in a full walk"
+        );
+        let one = Shape {
+            processes: 1,
+            threads: 1,
+            listeners: 0,
+        };
+        let two = Shape {
+            processes: 2,
+            threads: 2,
+            listeners: 0,
+        };
+        assert_eq!(u.shapes, Some(ShapeRange { min: one, max: two }));
     }
 
     #[test]
