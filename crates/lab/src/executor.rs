@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use throng_model::{ConfigFile, Diagnosis, Environment, Finding, StackProfile, Summary};
+use throng_model::{ConfigFile, Diagnosis, Environment, Finding, Summary};
 use throng_servers::launch::{self, Site, Start, StartFailure};
 use throng_servers::loopback::{self, Expected};
 use throng_servers::process::check_pinning;
@@ -493,26 +493,15 @@ impl Executor for Local<'_> {
         let pids = s.running.processes();
         let dir = s.running.dir.clone();
         let logs_before = throng_servers::parity::log_bytes(&dir);
-        let counter =
-            throng_servers::syscalls::Counter::attach(&pids).map_err(RoundError::Uncounted)?;
-        let perf = crate::profile::on_path("perf");
-        let mut sampler = crate::profile::Sampler::start(perf.as_deref(), &pids);
+        let window = crate::profile::Window::open(&pids).map_err(RoundError::Uncounted)?;
         let t0 = std::time::Instant::now();
         let measured = self.round(server, load, RoundKind::Diagnosis);
         let seconds = t0.elapsed().as_secs_f64();
-        // Both windows close before either tool reads back what it saw.
-        let stopped = sampler
-            .as_mut()
-            .map_err(|e| e.clone())
-            .and_then(|s| s.stop());
-        let counts = counter.finish().map_err(RoundError::Uncounted)?;
-        let profile = stopped
-            .and(sampler)
-            .and_then(crate::profile::Sampler::finish);
+        let (counts, profile) = window.close().map_err(RoundError::Uncounted)?;
         let m = measured?;
         let logs_after = throng_servers::parity::log_bytes(&dir);
         Ok(Diagnosis {
-            profile: Some(profile.unwrap_or_else(StackProfile::absent)),
+            profile: Some(profile),
             ..diagnosis(
                 &counts,
                 &m.summary,

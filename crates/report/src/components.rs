@@ -6,7 +6,13 @@
 //!
 //! The rules are names the Linux kernel, glibc and the TLS libraries use;
 //! a stack whose kernel frames none of them names is `Other`, and user
-//! code that is neither a copy, TLS nor a wait is the server's own.
+//! code that is neither a copy, TLS nor a wait is the server's own. One
+//! kind of stack names no call though it is inside one: glibc's
+//! cancellation helpers, which a threaded server's every open, close, read
+//! or send calls and whose caller frame-pointer unwinding loses; their
+//! samples are shared out by the calls the same round counted.
+
+use std::collections::BTreeMap;
 
 use throng_model::{Diagnosis, StackProfile};
 
@@ -379,6 +385,92 @@ pub(crate) fn wrapped_call(frame: &str) -> &str {
     f.strip_suffix("64").unwrap_or(f)
 }
 
+/// The calls glibc makes cancellation points, by their wrapped names: in a
+/// process with more than one thread their wrappers call
+/// `__pthread_enable_asynccancel` before the syscall and
+/// `__pthread_disable_asynccancel` after it.
+const CANCELLABLE: &[&str] = &[
+    "open",
+    "openat",
+    "close",
+    "read",
+    "write",
+    "readv",
+    "writev",
+    "pread",
+    "pwrite",
+    "preadv",
+    "pwritev",
+    "recv",
+    "recvfrom",
+    "recvmsg",
+    "recvmmsg",
+    "send",
+    "sendto",
+    "sendmsg",
+    "sendmmsg",
+    "accept",
+    "accept4",
+    "connect",
+    "epoll_wait",
+    "epoll_pwait",
+    "poll",
+    "ppoll",
+    "select",
+    "pselect",
+    "pselect6",
+    "nanosleep",
+    "clock_nanosleep",
+];
+
+/// Whether a stack was sampled in glibc's cancellation helpers around a
+/// syscall. They are leaves that keep no frame pointer, and glibc is built
+/// without them, so the wrapper that called them (which names the call) is
+/// lost from the stack: the sample belongs to a call, but not to one the
+/// stack can name.
+pub fn in_lost_call(stack: &str) -> bool {
+    stack.rsplit(';').next().is_some_and(|leaf| {
+        !leaf.ends_with("_[k]")
+            && (leaf.ends_with("enable_asynccancel") || leaf.ends_with("disable_asynccancel"))
+    })
+}
+
+/// The component a call of this (syscall or wrapper) name is given.
+fn component_of_call(name: &str) -> Option<Component> {
+    let call = wrapped_call(name);
+    if FILES.contains(&call) {
+        Some(Component::Files)
+    } else if NETWORK.contains(&call) {
+        Some(Component::Network)
+    } else if ["nanosleep", "clock_nanosleep"].contains(&call) {
+        Some(Component::Scheduler)
+    } else {
+        None
+    }
+}
+
+/// How the samples of lost calls are shared out: each cancellable call
+/// pays for the same two helpers, so each component's share is its part of
+/// the cancellable calls the same round counted. None when the count names
+/// none: the samples then stay the server's own, as their frames say.
+fn lost_call_shares(calls: &BTreeMap<String, f64>) -> Option<Vec<(Component, f64)>> {
+    let mut shares: Vec<(Component, f64)> = Vec::new();
+    for (name, per) in calls {
+        if !CANCELLABLE.contains(&wrapped_call(name)) || *per <= 0.0 {
+            continue;
+        }
+        let Some(c) = component_of_call(name) else {
+            continue;
+        };
+        match shares.iter_mut().find(|(k, _)| *k == c) {
+            Some((_, v)) => *v += per,
+            None => shares.push((c, *per)),
+        }
+    }
+    let all: f64 = shares.iter().map(|(_, v)| v).sum();
+    (all > 0.0).then(|| shares.into_iter().map(|(c, v)| (c, v / all)).collect())
+}
+
 /// The component of one folded stack (`comm;outer;...;inner`, kernel
 /// frames ending in `_[k]`).
 pub fn classify(stack: &str) -> Component {
@@ -453,18 +545,39 @@ impl Split {
 /// The split of folded stacks sampled every `period_ns` of CPU over
 /// `requests` requests.
 pub fn split_folded(folded: &str, period_ns: u64, requests: u64) -> Split {
-    let mut samples = [0u64; Component::ALL.len()];
-    for (stack, n) in lines(folded) {
-        let c = classify(stack);
+    split_counted(folded, period_ns, requests, &BTreeMap::new())
+}
+
+/// [`split_folded`], with the syscalls per request counted over the same
+/// round: the samples of calls a stack cannot name are shared out by them.
+pub fn split_counted(
+    folded: &str,
+    period_ns: u64,
+    requests: u64,
+    calls: &BTreeMap<String, f64>,
+) -> Split {
+    let shares = lost_call_shares(calls);
+    let mut samples = [0.0f64; Component::ALL.len()];
+    let mut add = |c: Component, n: f64| {
         if let Some(k) = Component::ALL.iter().position(|x| *x == c) {
             samples[k] += n;
         }
+    };
+    for (stack, n) in lines(folded) {
+        match &shares {
+            Some(shares) if in_lost_call(stack) => {
+                for (c, share) in shares {
+                    add(*c, n as f64 * share);
+                }
+            }
+            _ => add(classify(stack), n as f64),
+        }
     }
-    let per = |n: u64| {
+    let per = |n: f64| {
         if requests == 0 {
             0.0
         } else {
-            n as f64 * period_ns as f64 / 1e3 / requests as f64
+            n * period_ns as f64 / 1e3 / requests as f64
         }
     };
     Split {
@@ -480,7 +593,12 @@ pub fn split_folded(folded: &str, period_ns: u64, requests: u64) -> Split {
 pub fn split(d: &Diagnosis) -> Option<Split> {
     let p = d.profile.as_ref()?;
     let text = folded(p)?;
-    Some(split_folded(&text, p.period_ns, d.requests))
+    Some(split_counted(
+        &text,
+        p.period_ns,
+        d.requests,
+        &d.syscalls_per_request,
+    ))
 }
 
 #[cfg(test)]
@@ -510,6 +628,45 @@ mod tests {
         for (stack, want) in cases {
             assert_eq!(classify(stack), want, "{stack}");
         }
+    }
+
+    #[test]
+    fn a_lost_calls_samples_are_shared_by_the_counted_calls() {
+        let folded = "\
+srv;__libc_open64;entry_SYSCALL_64_[k];do_sys_openat2_[k] 50
+srv;[unknown];__GI___pthread_disable_asynccancel 30
+srv;start_thread;__GI___pthread_enable_asynccancel 10
+srv;main;spin 20
+";
+        assert!(in_lost_call(
+            "srv;[unknown];__GI___pthread_disable_asynccancel"
+        ));
+        assert!(in_lost_call("srv;__libc_enable_asynccancel"));
+        assert!(!in_lost_call("srv;__libc_open64;entry_SYSCALL_64_[k]"));
+        // Three file calls a request (openat, close twice over) for each
+        // network one (recvfrom); fstat is no cancellation point.
+        let calls: BTreeMap<String, f64> = [
+            ("openat", 1.5),
+            ("close", 1.5),
+            ("recvfrom", 1.0),
+            ("newfstatat", 7.0),
+            ("futex", 4.0),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        // 110 samples of 100 µs over 100 requests: 110 µs a request, the
+        // helpers' 40 µs three parts files, one part network.
+        let s = split_counted(folded, 100_000, 100, &calls);
+        assert_eq!(s.of(Component::Files), 80.0);
+        assert_eq!(s.of(Component::Network), 10.0);
+        assert_eq!(s.of(Component::Server), 20.0);
+        assert_eq!(s.total(), 110.0);
+        // With no count, the helpers stay the server's code, as before.
+        let s = split_folded(folded, 100_000, 100);
+        assert_eq!(s.of(Component::Files), 50.0);
+        assert_eq!(s.of(Component::Server), 60.0);
+        assert_eq!(s.of(Component::Network), 0.0);
     }
 
     #[test]

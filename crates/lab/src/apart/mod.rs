@@ -593,11 +593,12 @@ impl Executor for Apart<'_> {
         let counted = self.call_in_round(LabRequest::DiagnoseEnd { server: name })?;
         let m = measured?;
         match counted {
-            LabReply::Counted { counts, log_bytes } => Ok(Diagnosis {
-                // The server host's agent counts syscalls, not stacks.
-                profile: Some(throng_model::StackProfile::absent(
-                    "not sampled on a server host",
-                )),
+            LabReply::Counted {
+                counts,
+                log_bytes,
+                profile,
+            } => Ok(Diagnosis {
+                profile: Some(crate::profile::from_server_host(profile)),
                 ..crate::executor::diagnosis(&counts, &m.summary, seconds, log_bytes)
             }),
             other => Err(unexpected(other)),

@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use throng_servers::syscalls::Counter;
 use throng_servers::usage::Sampler;
 use throng_servers::{Recipes, RunAs, RunDir, Site};
 
@@ -11,6 +10,7 @@ use super::wire::{stage_name, LabReply, LabRequest};
 use crate::executor::{DoctorPlan, Executor, Local};
 use crate::group::Group;
 use crate::interrupt::Interrupt;
+use crate::profile::Window;
 use crate::round::ServerId;
 use crate::study::{Study, StudyServer};
 use crate::workload::{self, Workload, WorkloadId};
@@ -33,7 +33,9 @@ struct Opened {
     /// The site being sent, until its end.
     receiving: Option<Unpacking>,
     windows: Vec<(String, Sampler)>,
-    counters: Vec<(String, Counter, u64)>,
+    /// Diagnostic windows: each server's syscalls counted and stacks
+    /// sampled here, with its logs' size when the window opened.
+    counters: Vec<(String, Window, u64)>,
 }
 
 impl ServerHost {
@@ -211,7 +213,7 @@ impl ServerHost {
                     .tree(id)
                     .ok_or_else(|| format!("{server} is not running"))?;
                 let before = throng_servers::parity::log_bytes(&dir);
-                let c = Counter::attach(&procs)?;
+                let c = Window::open(&procs)?;
                 o.counters.retain(|(n, _, _)| n != &server);
                 o.counters.push((server, c, before));
                 Ok(LabReply::Done)
@@ -224,7 +226,7 @@ impl ServerHost {
                     .position(|(n, _, _)| n == &server)
                     .ok_or_else(|| format!("no count of {server} is under way"))?;
                 let (_, c, before) = o.counters.swap_remove(i);
-                let counts = c.finish()?;
+                let (counts, profile) = c.close()?;
                 let after = o
                     .exec
                     .tree(id)
@@ -233,6 +235,7 @@ impl ServerHost {
                 Ok(LabReply::Counted {
                     counts,
                     log_bytes: after.saturating_sub(before),
+                    profile: Some(profile),
                 })
             }
             LabRequest::Exited { server } => {
@@ -322,7 +325,7 @@ impl ServerHost {
                 s.finish();
             }
             for (_, c, _) in o.counters.drain(..) {
-                let _ = c.finish();
+                let _ = c.close();
             }
             o.exec.stop_all();
             if !o.keep {

@@ -4,7 +4,7 @@
 use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
-use throng_model::{ConfigFile, Environment, Finding, ServerUsage};
+use throng_model::{ConfigFile, Environment, Finding, ServerUsage, StackProfile};
 use throng_servers::syscalls::Counts;
 
 use super::archive::Manifest;
@@ -116,6 +116,10 @@ pub enum LabReply {
     Counted {
         counts: Counts,
         log_bytes: u64,
+        /// The server's stacks, sampled, folded and compressed on the
+        /// server host, or why they are absent there.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        profile: Option<StackProfile>,
     },
     Exited {
         how: Option<String>,

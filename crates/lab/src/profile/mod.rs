@@ -12,6 +12,7 @@
 mod control;
 pub mod counters;
 mod fold;
+mod window;
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -31,6 +32,7 @@ use throng_model::{HwCounters, StackProfile};
 use control::{acks, ask, wait_within, Unacknowledged, SETUP_WITHIN};
 use counters::Counters;
 pub use fold::{fold, Folded};
+pub use window::{from_server_host, Window};
 
 pub const EVENT: &str = "cpu-clock";
 /// 100 µs of a thread's CPU between samples: 10 000 samples a second of a
