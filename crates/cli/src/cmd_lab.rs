@@ -86,7 +86,7 @@ pub fn comparison_line(c: &Comparison) -> String {
         (None, _) => "all levels".to_string(),
     };
     let interval = if !c.bounded() {
-        throng_model::unbounded_words(c.pairs, &c.launch_ratios)
+        c.unbounded_words()
     } else if c.launch_ratios.is_empty() {
         format!("95% CI {:.3}–{:.3}, {} pairs", c.ci_low, c.ci_high, c.pairs)
     } else {

@@ -308,6 +308,11 @@ pub fn unbounded_words(pairs: u32, launches: &[f64]) -> String {
 }
 
 impl Comparison {
+    /// What an unbounded comparison says in place of its interval.
+    pub fn unbounded_words(&self) -> String {
+        unbounded_words(self.pairs, &self.launch_ratios)
+    }
+
     /// Whether the interval bounds the ratio at all.
     pub fn bounded(&self) -> bool {
         self.interval != IntervalKind::Unbounded

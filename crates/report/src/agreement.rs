@@ -174,11 +174,7 @@ pub fn figure(c: &Comparison) -> String {
     } else if has_interval(c) {
         format!("{:.3} ({:.3}–{:.3})", c.ratio, c.ci_low, c.ci_high)
     } else {
-        format!(
-            "{:.3} ({})",
-            c.ratio,
-            throng_model::unbounded_words(c.pairs, &c.launch_ratios)
-        )
+        format!("{:.3} ({})", c.ratio, c.unbounded_words())
     }
 }
 

@@ -78,7 +78,7 @@ pub fn ratio_text(c: &Comparison) -> String {
 /// bounds are the ratio itself and would read as certainty.
 pub fn interval_text(c: &Comparison) -> String {
     if !c.bounded() {
-        return throng_model::unbounded_words(c.pairs, &c.launch_ratios);
+        return c.unbounded_words();
     }
     let d = decimals(c);
     format!("{:.d$}–{:.d$}", c.ci_low, c.ci_high)

@@ -648,10 +648,7 @@ pub fn step_verdict_paired(
                 precision * 100.0
             )
         } else {
-            format!(
-                "({})",
-                throng_model::unbounded_words(widest.pairs, &widest.launch_ratios)
-            )
+            format!("({})", widest.unbounded_words())
         };
         v.push(
             ReasonCode::Noisy,
