@@ -557,21 +557,20 @@ mod tests {
 
     #[test]
     fn launches_too_few_for_how_much_they_differ_are_unbounded_with_their_ratios() {
-        // Two launches, B at 1.1× A in one and 0.5× in the other: t at one
+        // Two launches of two blocks each, A always at 1000 req/s.
+        let at = |server: &str, rates: [f64; 4]| {
+            launched(
+                server,
+                10,
+                &(0..4)
+                    .map(|k| (k, k / 2, rates[k as usize]))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let a = at("a", [1000.0; 4]);
+        // B at 1.1× A in one launch and 0.5× in the other: t at one
         // degree of freedom would give 0.01–57.
-        let a = launched(
-            "a",
-            10,
-            &(0..4).map(|k| (k, k / 2, 1000.0)).collect::<Vec<_>>(),
-        );
-        let rates = [1100.0, 1100.0, 500.0, 500.0];
-        let b = launched(
-            "b",
-            10,
-            &(0..4)
-                .map(|k| (k, k / 2, rates[k as usize]))
-                .collect::<Vec<_>>(),
-        );
+        let b = at("b", [1100.0, 1100.0, 500.0, 500.0]);
         let c = &compare_level(&[&a, &b], 0.02)[0];
         assert_eq!(c.interval, IntervalKind::Unbounded);
         assert_eq!(c.launch_ratios, [1.1, 0.5]);
@@ -580,14 +579,7 @@ mod tests {
         assert_eq!((c.next_run, c.decision), (None, Decision::Undecided));
         // The same two launches 10% apart are bounded: 1.0× and 1.1×
         // give t(0.975, 1) × 0.0674 / √2 = 0.6055 in log, ×1.83.
-        let rates = [1000.0, 1000.0, 1100.0, 1100.0];
-        let b = launched(
-            "b",
-            10,
-            &(0..4)
-                .map(|k| (k, k / 2, rates[k as usize]))
-                .collect::<Vec<_>>(),
-        );
+        let b = at("b", [1000.0, 1000.0, 1100.0, 1100.0]);
         let c = &compare_level(&[&a, &b], 0.02)[0];
         assert_eq!(c.interval, IntervalKind::Launches);
         let half = (c.ci_high / c.ratio).ln();
