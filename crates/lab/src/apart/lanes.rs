@@ -6,10 +6,9 @@
 
 use std::time::Duration;
 
-use throng_model::ServerUsage;
 use throng_remote::lanes::Lane;
 
-use super::{finish_round, unexpected, Apart, LabReply, LabRequest};
+use super::{finish_round, Apart, LabRequest};
 use crate::round::{Measured, RoundError, RoundKind, ServerId};
 use crate::spec::RoundLoad;
 
@@ -66,17 +65,7 @@ impl Apart<'_> {
             .load_lanes(&lanes, true, start, &|| interrupt.is_set());
         let mut usages = Vec::with_capacity(names.len());
         for name in names {
-            usages.push(if kind.sampled() {
-                match self.call_in_round(LabRequest::WindowEnd {
-                    server: name,
-                    slice: None,
-                })? {
-                    LabReply::Usage { usage } => usage,
-                    other => return Err(unexpected(other)),
-                }
-            } else {
-                ServerUsage::default()
-            });
+            usages.push(self.window_usage(kind.sampled(), name, None)?);
         }
         let runs = runs.map_err(RoundError::Clients)?;
         Ok(runs

@@ -284,6 +284,23 @@ impl<'a> Apart<'a> {
         self.call(req).map_err(RoundError::ServerHost)
     }
 
+    /// The server host's usage of `server` over the window it was asked
+    /// for (of `slice`, in a plan), or none when the round is not sampled.
+    fn window_usage(
+        &self,
+        sampled: bool,
+        server: String,
+        slice: Option<u32>,
+    ) -> Result<ServerUsage, RoundError> {
+        if !sampled {
+            return Ok(ServerUsage::default());
+        }
+        match self.call_in_round(LabRequest::WindowEnd { server, slice })? {
+            LabReply::Usage { usage } => Ok(usage),
+            other => Err(unexpected(other)),
+        }
+    }
+
     /// The engine's spec of a round against `server` from the client hosts.
     fn spec(
         &self,
@@ -369,17 +386,7 @@ impl<'a> Apart<'a> {
             self.clients
                 .load_at(&spec, true, start, &|| interrupt.is_set())
         };
-        let usage = if kind.sampled() {
-            match self.call_in_round(LabRequest::WindowEnd {
-                server: name,
-                slice: None,
-            })? {
-                LabReply::Usage { usage } => usage,
-                other => return Err(unexpected(other)),
-            }
-        } else {
-            ServerUsage::default()
-        };
+        let usage = self.window_usage(kind.sampled(), name, None)?;
         let run = run.map_err(RoundError::Clients)?;
         Ok(finish_round(&run, usage, load, spec.warmup, asked))
     }

@@ -18,10 +18,9 @@
 
 use std::time::Duration;
 
-use throng_model::ServerUsage;
 use throng_remote::plan::{Plan, Slot, GAP_MOST, LATE_LIMIT};
 
-use super::{unexpected, Apart, LabReply, LabRequest};
+use super::{Apart, LabRequest};
 use crate::round::{Measured, RoundError, RoundKind, ServerId};
 use crate::spec::RoundLoad;
 
@@ -218,17 +217,7 @@ impl Apart<'_> {
             self.clients
                 .next_slice(&mut p.plan, timeout, &|| interrupt.is_set())
         };
-        let usage = if kind.sampled() {
-            match self.call_in_round(LabRequest::WindowEnd {
-                server: name,
-                slice: Some(index as u32),
-            })? {
-                LabReply::Usage { usage } => usage,
-                other => return Err(unexpected(other)),
-            }
-        } else {
-            ServerUsage::default()
-        };
+        let usage = self.window_usage(kind.sampled(), name, Some(index as u32))?;
         let s = read.map_err(RoundError::Clients)?;
         let mut m = super::measured(&s.run, usage, s.coordination);
         m.summary.coordination_parts = s.parts;
