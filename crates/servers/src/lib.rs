@@ -6,6 +6,8 @@
 //! settings it ran with, and the loopback requests used to check it. The
 //! lab decides what to start and when; this crate knows how.
 
+#[cfg(test)]
+mod forker;
 pub mod helper;
 pub mod launch;
 pub mod loopback;

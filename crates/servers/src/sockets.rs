@@ -383,7 +383,6 @@ mod tests {
 
     #[test]
     fn the_listeners_a_tree_holds_are_counted_once() {
-        use std::io::BufRead;
         // A parent listening on two ports and a child sharing both, as an
         // Apache's parent and its children share theirs; it says when both
         // hold them, and ends by itself should this test die first.
@@ -394,26 +393,13 @@ mod tests {
             if pid == 0:\n    time.sleep(30); os._exit(0)\n\
             print(pid, flush=True)\n\
             time.sleep(30)\n";
-        let mut p = std::process::Command::new("/usr/bin/python3")
-            .args(["-c", script])
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(p.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let child: i32 = line.trim().parse().unwrap();
-        let parent = p.id() as i32;
+        let mut p = crate::forker::Forker::run(script);
+        let child = p.pid_line();
+        let parent = p.pid();
         let both = listeners_held(&[parent, child]);
         let one = listeners_held(&[child]);
         let unreadable = listeners_held(&[parent, i32::MAX]);
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(child),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-        let _ = p.kill();
-        let _ = p.wait();
+        p.end(child);
         assert_eq!((both, one, unreadable), (Some(2), Some(2), None));
         assert_eq!(listeners_held(&[]), None);
     }

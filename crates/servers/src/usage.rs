@@ -620,7 +620,6 @@ mod tests {
 
     #[test]
     fn a_tree_that_grows_within_the_round_keeps_its_range() {
-        use std::io::{BufRead, Write};
         // A server listening, that forks a child (sharing its listener)
         // when told to, and says so; it ends by itself should this test
         // die first.
@@ -632,29 +631,15 @@ mod tests {
             if pid == 0:\n    time.sleep(30); os._exit(0)\n\
             print(pid, flush=True)\n\
             time.sleep(30)\n";
-        let mut p = std::process::Command::new("/usr/bin/python3")
-            .args(["-c", script])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut out = std::io::BufReader::new(p.stdout.take().unwrap());
-        let mut line = String::new();
-        out.read_line(&mut line).unwrap();
-        let pid = p.id() as i32;
+        let mut p = crate::forker::Forker::run(script);
+        p.line();
+        let pid = p.pid();
         let mut u = Usage::start(&[pid]);
         u.sample(true);
-        writeln!(p.stdin.as_mut().unwrap()).unwrap();
-        line.clear();
-        out.read_line(&mut line).unwrap();
-        let child: i32 = line.trim().parse().unwrap();
+        p.go_on();
+        let child = p.pid_line();
         let u = u.finish();
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(child),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-        let _ = p.kill();
-        let _ = p.wait();
+        p.end(child);
         let one = Shape {
             processes: 1,
             threads: 1,
@@ -671,7 +656,6 @@ mod tests {
 
     #[test]
     fn a_child_forked_mid_round_is_seen_at_the_next_reading() {
-        use std::io::{BufRead, Write};
         // As above, without a listener: a parent that forks a child when
         // told to; both end by themselves should this test die first.
         let script = "import os, sys, time\n\
@@ -681,16 +665,9 @@ mod tests {
             if pid == 0:\n    time.sleep(30); os._exit(0)\n\
             print(pid, flush=True)\n\
             time.sleep(30)\n";
-        let mut p = std::process::Command::new("/usr/bin/python3")
-            .args(["-c", script])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut out = std::io::BufReader::new(p.stdout.take().unwrap());
-        let mut line = String::new();
-        out.read_line(&mut line).unwrap();
-        let pid = p.id() as i32;
+        let mut p = crate::forker::Forker::run(script);
+        p.line();
+        let pid = p.pid();
         let mut u = Usage::start(&[pid]);
         // No full walk falls due within the test: the reading after the
         // fork is one that reads only the tree's and the new processes.
@@ -699,18 +676,11 @@ mod tests {
         let everyone = u.finder.last_reads;
         u.sample(false);
         assert_eq!((u.usage.processes, u.usage.threads), (1, 1));
-        writeln!(p.stdin.as_mut().unwrap()).unwrap();
-        line.clear();
-        out.read_line(&mut line).unwrap();
-        let child: i32 = line.trim().parse().unwrap();
+        p.go_on();
+        let child = p.pid_line();
         u.sample(false);
         let (procs, threads, reads) = (u.usage.processes, u.usage.threads, u.finder.last_reads);
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(child),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-        let _ = p.kill();
-        let _ = p.wait();
+        p.end(child);
         assert_eq!((procs, threads), (2, 2));
         assert!(
             reads < everyone,

@@ -180,7 +180,6 @@ mod tests {
 
     #[test]
     fn a_full_walk_finds_what_process_tree_finds() {
-        use std::io::BufRead;
         // A parent and its child, apart from this test's process (whose
         // tree the other tests grow and shrink as they run); both end by
         // themselves should this test die first.
@@ -189,29 +188,16 @@ mod tests {
             if pid == 0:\n    time.sleep(30); os._exit(0)\n\
             print(pid, flush=True)\n\
             time.sleep(30)\n";
-        let mut p = std::process::Command::new("/usr/bin/python3")
-            .args(["-c", script])
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(p.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let child: i32 = line.trim().parse().unwrap();
-        let pid = p.id() as i32;
+        let mut p = crate::forker::Forker::run(script);
+        let child = p.pid_line();
+        let pid = p.pid();
         let mut f = TreeFinder::new(&[pid], Duration::from_secs(3600));
         let (tree, walked) = (f.find(), f.last_reads);
         let truth = process_tree(pid);
         // The next reading, no full walk due, reads the tree's members and
         // whatever is new, not the processes already known outside.
         let (again, reads, outside) = (f.find(), f.last_reads, f.outside.len());
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(child),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-        let _ = p.kill();
-        let _ = p.wait();
+        p.end(child);
         let mut both = vec![pid, child];
         both.sort_unstable();
         assert_eq!((&tree, &truth, &again), (&both, &both, &both));
