@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Does `throng lab quick` reproduce itself, and does this machine's A/A
-# calibration hold? Runs `quick` N times back to back into one database,
-# then `calibrate` M times, and prints a Markdown table for
+# calibration hold? Runs `calibrate` M times, then `quick` N times back to
+# back, into one database, and prints a Markdown table for
 # docs/methodology.md:
 #   - agreement: over every two runs of quick and every pair of servers
 #     both compared (`throng compare R1 R2 --format json`, its `agreement`
@@ -25,6 +25,7 @@
 #   CAL_STUDY=calibrate
 #   THRONG=path    the throng to run (default: target/release/throng)
 #   KEEP=1         keep the database (its path is printed)
+#   CAL_LAST=1     calibrate after quick's runs, not before
 set -euo pipefail
 n=${N:-5}; m=${M:-5}
 study=${STUDY:-quick}; cal_study=${CAL_STUDY:-calibrate}
@@ -49,13 +50,21 @@ lab() {
   echo "$out" | sed -n 's/^run \([0-9]*\) stored in .*/\1/p' | tail -1
 }
 
+# The calibrations first, as a machine is meant to be used: a run after
+# them takes each calibrated server's launch spread as the least its
+# pairs' can be (docs/methodology.md, "Launches that differ"). CAL_LAST=1
+# runs them after, so that quick's runs learn nothing from them.
 quick_runs=(); cal_runs=()
+calibrations() {
+  for i in $(seq "$m"); do
+    echo "$cal_study $i of $m" >&2; cal_runs+=("$(lab "$cal_study")")
+  done
+}
+[ -n "${CAL_LAST:-}" ] || calibrations
 for i in $(seq "$n"); do
   echo "$study $i of $n" >&2; quick_runs+=("$(lab "$study")")
 done
-for i in $(seq "$m"); do
-  echo "$cal_study $i of $m" >&2; cal_runs+=("$(lab "$cal_study")")
-done
+[ -z "${CAL_LAST:-}" ] || calibrations
 
 # Every two runs of quick compared, as JSON lines for the summary.
 : > "$work/agreement.jsonl"

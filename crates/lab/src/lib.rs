@@ -16,6 +16,7 @@ pub mod features;
 pub mod group;
 pub mod h3;
 pub mod interrupt;
+pub mod launch_prior;
 mod live;
 pub mod maxusers;
 pub mod observer;

@@ -3,12 +3,15 @@
 //! server; only runs sample what differs between runs minutes apart (a
 //! phase of the machine that moves every launch of a run together), so a
 //! run's range for the next one takes in the earlier runs' pooled ratios
-//! as well as its own (`throng_stats::reruns`).
+//! as well as its own (`throng_stats::reruns`), and no narrower than the
+//! launch spread the machine's calibration found of its servers
+//! ([`LaunchSpreads`]).
 
-use throng_model::{Comparison, Environment, IntervalKind, RunKind};
+use throng_model::{Comparison, Decision, Environment, IntervalKind, RunKind};
 use throng_store::Store;
 
 use crate::calibration::same_machine;
+use crate::launch_prior::LaunchSpreads;
 use crate::study::Study;
 
 /// Earlier runs the range is drawn over at most, the latest first: the
@@ -21,6 +24,8 @@ pub const MAX_EARLIER: usize = 19;
 #[derive(Debug, Clone, Default)]
 pub struct Earlier {
     runs: Vec<(i64, Vec<Comparison>)>,
+    /// What the machine's calibrations found of the servers' launches.
+    pub spreads: LaunchSpreads,
 }
 
 impl Earlier {
@@ -50,7 +55,10 @@ impl Earlier {
             runs.push((r.id, pooled));
         }
         runs.reverse();
-        Ok(Earlier { runs })
+        Ok(Earlier {
+            runs,
+            spreads: LaunchSpreads::load(store, study, here)?,
+        })
     }
 
     /// The earlier runs' ids, the earliest first.
@@ -84,16 +92,26 @@ impl Earlier {
 
     /// Each pooled comparison drawn over launches gets its next-run range
     /// from the earlier runs' launches and its own; one with no earlier
-    /// run keeps the range its launches alone give.
-    pub fn widen(&self, cs: &mut [Comparison]) {
+    /// run keeps the range its launches alone give. Where the machine's
+    /// calibration found its servers' launches further apart than its own
+    /// are, its interval is drawn with that spread too, and decided again
+    /// at `threshold`.
+    pub fn widen(&self, cs: &mut [Comparison], threshold: f64) {
         for c in cs
             .iter_mut()
             .filter(|c| c.interval == IntervalKind::Launches && c.concurrency.is_none())
         {
+            let prior = self.spreads.prior(c);
+            let own: Vec<f64> = c.launch_ratios.iter().map(|r| r.ln()).collect();
+            if let Some((m, half, true)) = throng_stats::reruns::interval(&own, prior) {
+                c.ci_low = (m - half).exp();
+                c.ci_high = (m + half).exp();
+                c.decision = Decision::of(c.ci_low, c.ci_high, threshold);
+            }
             let mut runs = self.launches_of(c);
-            runs.push(c.launch_ratios.iter().map(|r| r.ln()).collect());
+            runs.push(own);
             let seen: Vec<&[f64]> = runs.iter().map(Vec::as_slice).collect();
-            if let Some(r) = throng_stats::reruns::next_run(&seen) {
+            if let Some(r) = throng_stats::reruns::next_run_given(&seen, prior) {
                 c.next_run = Some([(r.mean - r.half).exp(), (r.mean + r.half).exp()]);
                 c.next_run_runs = Some(r.runs);
                 c.runs_differ = r.runs_differ;
@@ -145,6 +163,7 @@ mod tests {
     #[test]
     fn an_earlier_run_that_stored_the_pair_the_other_way_round_counts_turned_round() {
         let earlier = Earlier {
+            spreads: LaunchSpreads::none(),
             runs: vec![
                 (3, vec![pooled("b", "a", &[2.0, 2.0, 2.0])]),
                 (4, vec![pooled("a", "c", &[9.0, 9.0])]),
@@ -162,6 +181,7 @@ mod tests {
     fn runs_apart_widen_the_next_run_range_and_say_over_how_many_runs() {
         let at = |r: f64| [r * 0.995, r, r * 1.005];
         let earlier = Earlier {
+            spreads: LaunchSpreads::none(),
             runs: vec![
                 (1, vec![pooled("nginx", "apache", &at(0.165))]),
                 (2, vec![pooled("nginx", "apache", &at(0.172))]),
@@ -169,8 +189,8 @@ mod tests {
         };
         let mut cs = [pooled("nginx", "apache", &at(0.179))];
         let mut alone = cs.clone();
-        Earlier::none().widen(&mut alone);
-        earlier.widen(&mut cs);
+        Earlier::none().widen(&mut alone, 0.05);
+        earlier.widen(&mut cs, 0.05);
         let [lo, hi] = cs[0].next_run.unwrap();
         assert!(lo <= 0.165 && hi >= 0.179, "{lo}–{hi}");
         assert_eq!((cs[0].next_run_runs, cs[0].runs_differ), (Some(3), true));

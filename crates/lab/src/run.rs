@@ -136,7 +136,7 @@ pub fn run_study_with(
             CoresPlan::Skip { .. } => None,
         })
         .unwrap_or_default();
-    let (doctor, environment) = exec.survey(&DoctorPlan {
+    let (mut doctor, environment) = exec.survey(&DoctorPlan {
         connections: study.max_concurrency() as u64,
         close_mode: study.close_mode(),
         client_cpus,
@@ -146,6 +146,10 @@ pub fn run_study_with(
     // comparisons for a calibration.
     let threshold = crate::calibration::threshold(study.precision_rule, store, &environment)?;
     let earlier = crate::reruns::Earlier::load(store, study, &environment)?;
+    // Said before the run, with the machine's other findings: a server
+    // whose starts differ more than the study decides on.
+    let spread = earlier.spreads.findings(threshold.value);
+    doctor.extend(spread.iter().cloned());
     let links = crate::study::path_links(study.link_capacity, &environment.hosts);
     let mut decided = study.clone();
     decided.precision.target = threshold.value;
@@ -203,6 +207,9 @@ pub fn run_study_with(
     observer.event(Event::Note(crate::calibration::note(&threshold)));
     if let Some(note) = earlier.note() {
         observer.event(Event::Note(note));
+    }
+    for f in &spread {
+        observer.event(Event::Note(f.message.clone()));
     }
     // Apart, every CPU of the server host serves: "auto" sweeps them all.
     let auto = crate::study::auto_cores_note(study.cores.as_deref(), &cpus);

@@ -32,6 +32,11 @@ struct Fake {
     names: Vec<(ServerId, String)>,
     slices: Vec<(String, usize)>,
     environment: Environment,
+    /// Each server's starts so far, by name.
+    starts: Vec<String>,
+    /// A server's launch (its nth start) that serves at a share of its
+    /// script's rate: a slow start.
+    slow_launch: Option<(&'static str, usize, f64)>,
 }
 
 impl Fake {
@@ -41,6 +46,8 @@ impl Fake {
             names: Vec::new(),
             slices: Vec::new(),
             environment: Environment::default(),
+            starts: Vec::new(),
+            slow_launch: None,
         }
     }
 
@@ -83,6 +90,7 @@ fn measured(rps: f64, concurrency: u32) -> Measured {
 impl Executor for Fake {
     fn start(&mut self, _: &Group, id: ServerId, s: &StudyServer) -> Result<Started, NotReady> {
         self.names.push((id, s.name.clone()));
+        self.starts.push(s.name.clone());
         Ok(Started {
             pid: 0,
             configs: Vec::new(),
@@ -109,7 +117,12 @@ impl Executor for Fake {
                 1
             }
         };
-        Ok(measured((self.script)(&name, n), load.concurrency))
+        let starts = self.starts.iter().filter(|s| **s == name).count();
+        let share = match self.slow_launch {
+            Some((slow, launch, share)) if slow == name && launch == starts => share,
+            _ => 1.0,
+        };
+        Ok(measured((self.script)(&name, n) * share, load.concurrency))
     }
 
     fn diagnose(&mut self, _: ServerId, _: &RoundLoad) -> Result<Diagnosis, RoundError> {
@@ -150,7 +163,11 @@ struct Notes(Vec<String>);
 impl Observer for Notes {
     fn event(&mut self, e: Event<'_>) {
         match e {
-            Event::Note(n) if n.starts_with("decision threshold") => self.0.push(n),
+            Event::Note(n)
+                if n.starts_with("decision threshold") || n.contains("launches differ") =>
+            {
+                self.0.push(n)
+            }
             _ => {}
         }
     }
@@ -561,4 +578,113 @@ fn runs_that_differ_from_run_to_run_widen_the_next_runs_range_to_cover_them_and_
     // The run's own interval is still this run's: launches alike, 1.04.
     close(third.ci_low, 1.04);
     close(third.ci_high, 1.04);
+}
+
+/// A study of `servers` (TOML inline tables) on one level, three launches.
+fn launched(name: &str, servers: &str) -> Study {
+    let text = format!(
+        "name = \"{name}\"\nservers = [{servers}]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+         concurrency = [10]\nfeatures = false\ndiagnose = false\nwarmup_seconds = 0\n\
+         [rounds]\nseconds = 0.1\nmin = 10\nmax = 10\nlaunches = 3\nmax_launches = 3\n\
+         precision = 0.05\n"
+    );
+    Study::parse(&text, &Recipes::builtin()).unwrap()
+}
+
+/// The calibration's slices: `x` and `y` steady, each as fast as its
+/// twin (its second launch is made slow below).
+fn twins_alike(server: &str, n: usize) -> f64 {
+    let base = if server.starts_with('x') {
+        20_000.0
+    } else {
+        10_000.0
+    };
+    base * block_noise(n)
+}
+
+/// The later run's: `y` at half `x`'s rate in every launch.
+fn half(server: &str, n: usize) -> f64 {
+    let base = if server == "x" { 20_000.0 } else { 10_000.0 };
+    base * block_noise(n)
+}
+
+#[test]
+fn a_slow_start_the_calibration_saw_widens_a_later_runs_interval_and_range_and_is_named() {
+    let close = |x: f64, y: f64| assert!((x - y).abs() < 1e-9, "{x} against {y}");
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("t.db")).unwrap();
+    let pair = "{ name = \"x\", recipe = \"nginx\" }, { name = \"y\", recipe = \"apache2-event\" }";
+    let study = launched("pair", pair);
+
+    // No calibration: three launches alike give no width at all.
+    let (alone, _) = run(&study, &mut Fake::new(half), &mut store);
+    let c = alone
+        .comparisons
+        .iter()
+        .find(|c| c.concurrency.is_none())
+        .unwrap();
+    assert_eq!(c.launch_ratios, vec![0.5, 0.5, 0.5]);
+    close(c.ci_low, 0.5);
+    close(c.next_run.unwrap()[1], 0.5);
+    assert!(alone
+        .run
+        .doctor
+        .iter()
+        .all(|f| f.check != "launches.spread"));
+
+    // A calibration in which one of y's twins started slow once.
+    let cal = launched(
+        "cal",
+        "{ name = \"x\", recipe = \"nginx\" }, { name = \"x-again\", recipe = \"nginx\" }, \
+         { name = \"y\", recipe = \"apache2-event\" }, { name = \"y-again\", recipe = \"apache2-event\" }",
+    );
+    let mut slow = Fake::new(twins_alike);
+    slow.slow_launch = Some(("y-again", 2, 0.7));
+    let (calibration, _) = run(&cal, &mut slow, &mut store);
+    let twins = calibration
+        .comparisons
+        .iter()
+        .find(|c| c.concurrency.is_none() && c.a == "y" && c.b == "y-again")
+        .unwrap();
+    assert_eq!(twins.launch_ratios, vec![1.0, 0.7, 1.0]);
+
+    // The same study again: its own launches still agree, but y's pairs
+    // are drawn with what the calibration saw of y: half the twins'
+    // variance (x's twins add none), at their 2 degrees of freedom.
+    let (later, notes) = run(&study, &mut Fake::new(half), &mut store);
+    let c = later
+        .comparisons
+        .iter()
+        .find(|c| c.concurrency.is_none())
+        .unwrap();
+    assert_eq!(c.launch_ratios, vec![0.5, 0.5, 0.5]);
+    let logs = [0.0, 0.7f64.ln(), 0.0];
+    let m = logs.iter().sum::<f64>() / 3.0;
+    let var = logs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 2.0 / 2.0;
+    let t2 = 4.302652729911275;
+    let ci = t2 * (var / 3.0).sqrt();
+    close(c.ci_low, (0.5f64.ln() - ci).exp());
+    close(c.ci_high, (0.5f64.ln() + ci).exp());
+    let next = t2 * (2.0 * var / 3.0).sqrt();
+    let [lo, hi] = c.next_run.unwrap();
+    close(lo, (0.5f64.ln() - next).exp());
+    close(hi, (0.5f64.ln() + next).exp());
+    assert_eq!(c.decision, Decision::Lower);
+    // Said before the run, with the machine's findings, and on the console.
+    let between = ((1.96 * (2.0 * var).sqrt()).exp() - 1.0) * 100.0;
+    let said = format!(
+        "y's launches differ on this machine (tiny on 1 core): in calibration run {}, its twins' \
+         launches ran 0.70–1.00× each other, ±{between:.1}% between two launches; its pairs' \
+         intervals and next-run ranges are drawn with that spread",
+        calibration.run.id
+    );
+    let found: Vec<&Finding> = later
+        .run
+        .doctor
+        .iter()
+        .filter(|f| f.check == "launches.spread")
+        .collect();
+    assert_eq!(found.len(), 1, "x's launches agree and are not named");
+    assert_eq!(found[0].message, said);
+    assert!(notes.contains(&said), "{notes:?}");
 }

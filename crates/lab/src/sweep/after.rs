@@ -29,7 +29,9 @@ impl Sweep<'_, '_> {
             })
             .collect();
         let mut pooled = pairs::compare_sweep(&sweeps, self.study.precision.target);
-        self.ctx.earlier.widen(&mut pooled);
+        self.ctx
+            .earlier
+            .widen(&mut pooled, self.study.precision.target);
         self.ctx.sink.comparisons(&pooled)?;
         self.ctx.observer.event(Event::Compared(&pooled));
         Ok(())
