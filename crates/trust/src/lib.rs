@@ -17,6 +17,7 @@ mod saturation;
 pub mod serving;
 mod shape;
 pub mod snapshot;
+mod sweep;
 pub mod verdict;
 
 pub use doctor::{check, environment, Plan};
