@@ -489,9 +489,16 @@ impl Uring {
     /// `res`: what it did not send, and whether that was counted in the
     /// measured phase; None for a send not known here (counted already).
     pub(super) fn quiet_short(&mut self, i: usize, epoch: u32, res: i32) -> Option<(bool, u64)> {
-        let slot = self.sends.get_mut(i)?;
-        let q = slot.quiet.filter(|q| q.epoch == epoch)?;
-        slot.quiet = None;
+        self.sends.get_mut(i)?.quiet_short(epoch, res)
+    }
+}
+
+impl SendSlot {
+    /// See [`Uring::quiet_short`]: a send completes at most once, so the
+    /// slot forgets it.
+    fn quiet_short(&mut self, epoch: u32, res: i32) -> Option<(bool, u64)> {
+        let q = self.quiet.filter(|q| q.epoch == epoch)?;
+        self.quiet = None;
         let sent = res.max(0) as u64;
         Some((q.measured, (q.len as u64).saturating_sub(sent)))
     }
@@ -525,6 +532,38 @@ fn msghdr_for(control: usize) -> libc::msghdr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn quiet(epoch: u32, len: u16, measured: bool) -> SendSlot {
+        SendSlot {
+            quiet: Some(Quiet {
+                epoch,
+                len,
+                measured,
+            }),
+            ..SendSlot::default()
+        }
+    }
+
+    #[test]
+    fn a_quiet_send_that_fails_takes_back_what_it_did_not_send_once() {
+        // Failed before a byte went (a reset peer): all 150, in its phase.
+        let mut s = quiet(7, 150, true);
+        assert_eq!(s.quiet_short(7, -libc::EPIPE), Some((true, 150)));
+        assert_eq!(s.quiet_short(7, -libc::EPIPE), None, "taken back once");
+        // Cut short after 100 bytes (cancelled while waiting for room).
+        let mut s = quiet(7, 150, false);
+        assert_eq!(s.quiet_short(7, 100), Some((false, 50)));
+        // The end's cancel found it still waiting, nothing sent.
+        let mut s = quiet(7, 150, true);
+        assert_eq!(s.quiet_short(7, -libc::ECANCELED), Some((true, 150)));
+        // A completion of the slot's connection before it was reopened
+        // names another epoch: the slot's own send is not its.
+        let mut s = quiet(8, 150, true);
+        assert_eq!(s.quiet_short(7, -libc::EPIPE), None);
+        assert!(s.quiet.is_some());
+        // A slot that sent nothing quietly takes nothing back.
+        assert_eq!(SendSlot::default().quiet_short(0, -libc::EPIPE), None);
+    }
 
     #[test]
     fn a_ring_makes_its_sockets_itself_where_the_kernel_can() {
