@@ -164,6 +164,37 @@ fn a_duration_run_ends_on_time() {
     assert_eq!(r.counts.sent, r.counts.completed + r.in_flight_at_end);
 }
 
+/// A keep-alive request goes out in a send that posts no completion when
+/// it goes out whole, and is counted written as it is queued: every
+/// request sent is counted once, by its bytes, those still in flight when
+/// a duration run ends (whose sends the end cancels by name) included.
+#[test]
+fn every_request_sent_quietly_is_counted_written_once() {
+    if !ring_available() {
+        return;
+    }
+    let server = Server::start(answer);
+    let mut one = server.spec();
+    one.io = IoBackend::Epoll;
+    one.stop = Stop::Requests(1);
+    let len = throng_engine::run(&one, &Control::new())
+        .unwrap()
+        .counts
+        .bytes_written;
+    // Measured on epoll, where a write says what it took.
+    assert!(len > 0);
+    let r = run(&on_uring(&server, 8, 2_000));
+    assert_eq!(r.counts.completed, 2_000);
+    assert_eq!(r.counts.bytes_written, 2_000 * len);
+    assert_eq!(Tally::get(&server.tally.requests), 2_001);
+    let mut spec = on_uring(&server, 4, 0);
+    spec.stop = Stop::Duration(Duration::from_millis(300));
+    let r = run(&spec);
+    assert!(r.counts.completed > 100, "{}", r.counts.completed);
+    assert_eq!(r.counts.errors_total(), 0);
+    assert_eq!(r.counts.bytes_written, r.counts.sent * len);
+}
+
 #[test]
 fn what_the_ring_does_not_drive_yet_is_refused() {
     if !ring_available() {

@@ -30,6 +30,19 @@ const CONTROL_LEN: usize = 64;
 pub(super) const OP_CONNECT: u64 = 1;
 pub(super) const OP_RECV: u64 = 2;
 pub(super) const OP_SEND: u64 = 3;
+/// A quiet send (`SendSlot::quiet`): it completes only when it fails or
+/// falls short.
+pub(super) const OP_SEND_QUIET: u64 = 4;
+
+/// The longest request sent quietly. A keep-alive connection's next
+/// request is queued once its last was answered, whose answer acknowledged
+/// every byte of it: the socket's write queue is empty, and the kernel
+/// takes a request this short whole into one buffer as the send is
+/// submitted (it is under half the least send buffer a socket can have).
+/// A longer one, an upload, can be answered before the server has read it
+/// all (a 413), while the send still waits for room: it keeps its
+/// completion, which says when the connection may send again.
+pub(super) const QUIET_MAX: usize = 2048;
 
 pub(super) fn user_data(op: u64, i: usize, epoch: u64) -> u64 {
     (epoch << 32) | ((i as u64) << 3) | op
@@ -57,11 +70,42 @@ pub(crate) const REFUSE_ENV: &str = "THRONG_URING_REFUSE";
 pub(super) const LAST_SENDS_WAIT_NS: u64 = 5_000_000;
 
 /// A connection's send in flight.
+///
+/// A connection's only request, short enough (`QUIET_MAX`), is sent
+/// quietly (`IOSQE_CQE_SKIP_SUCCESS`): a send that goes out whole posts no
+/// completion, one fewer per keep-alive response, and its bytes are
+/// counted as it is queued; a completion comes only when it failed or fell
+/// short, and takes back what did not go out. Its bytes are the prepared
+/// request's, which outlive the run, so nothing of the send can be
+/// overwritten while the kernel may still read it.
 #[derive(Clone, Copy, Default)]
 pub(super) struct SendSlot {
+    /// A send that completes is in flight: no other may be queued.
     pub(super) busy: bool,
     /// Bytes of the send in flight.
     pub(super) len: usize,
+    /// The last quiet send, until it is known to have fallen short.
+    pub(super) quiet: Option<Quiet>,
+}
+
+/// A quiet send, counted whole as it was queued: until a failure or the
+/// end's cancel says otherwise, its bytes went out.
+#[derive(Clone, Copy)]
+pub(super) struct Quiet {
+    /// The connection's epoch when it was queued: its name on the ring.
+    pub(super) epoch: u32,
+    pub(super) len: u16,
+    /// Counted in the measured phase, not the warmup.
+    pub(super) measured: bool,
+}
+
+/// What a run's last sends wrote, and what its quiet sends, counted whole
+/// as they were queued, did not.
+#[derive(Default)]
+pub(super) struct LastSends {
+    pub(super) written: u64,
+    /// Bytes not sent, by phase: the warmup's, then the measured phase's.
+    pub(super) unsent: [u64; 2],
 }
 
 pub(crate) struct Uring {
@@ -105,8 +149,9 @@ pub(crate) struct Uring {
     short: Option<usize>,
     /// Receives completed since the ring was made.
     pub(super) recvs: u64,
-    /// Sends queued since the last enter: their completions come with
-    /// it, and a nap's count is of completions beyond them.
+    /// Sends queued since the last enter that complete (not quiet ones):
+    /// their completions come with it, and a nap's count is of
+    /// completions beyond them.
     pub(super) sends_queued: usize,
 }
 
@@ -380,35 +425,82 @@ impl Uring {
     /// more: the sends of its last turn, submitted as it ended, were in no
     /// count, one request short of what the server read. Sends still held
     /// by a full socket are cancelled, so that their completions say how
-    /// much went out; the wait for them is bounded by `wait_ns`.
-    pub(super) fn last_sends(&mut self, wait_ns: u64) -> u64 {
-        let mut busy = 0;
+    /// much went out; the wait for them is bounded by `wait_ns`. A quiet
+    /// send was counted as it was queued: each is cancelled by its own
+    /// name, which brings exactly one completion, the send's own if it was
+    /// still waiting for room (what it did not send), or the cancel's
+    /// finding nothing.
+    pub(super) fn last_sends(&mut self, wait_ns: u64) -> LastSends {
+        let mut expected = 0;
         for i in 0..self.sends.len() {
-            if !std::mem::take(&mut self.sends[i].busy) {
+            let slot = &mut self.sends[i];
+            let (busy, quiet) = (std::mem::take(&mut slot.busy), slot.quiet);
+            let mut sqes = [opcode::Nop::new().build(), opcode::Nop::new().build()];
+            let mut n = 0;
+            if busy {
+                sqes[n] = opcode::AsyncCancel2::new(CancelBuilder::fd(Fixed(i as u32)).all())
+                    .build()
+                    .flags(squeue::Flags::SKIP_SUCCESS)
+                    .user_data(0);
+                n += 1;
+            }
+            if let Some(q) = quiet {
+                let name = user_data(OP_SEND_QUIET, i, q.epoch as u64);
+                sqes[n] = opcode::AsyncCancel2::new(CancelBuilder::user_data(name))
+                    .build()
+                    .flags(squeue::Flags::SKIP_SUCCESS)
+                    .user_data(0);
+                n += 1;
+            }
+            if n == 0 {
                 continue;
             }
-            busy += 1;
-            let cancel = opcode::AsyncCancel2::new(CancelBuilder::fd(Fixed(i as u32)).all())
-                .build()
-                .flags(squeue::Flags::SKIP_SUCCESS)
-                .user_data(0);
-            if self.push(cancel).is_err() {
+            if self.push_all(&sqes[..n]).is_err() {
                 break;
             }
+            expected += n;
         }
-        if busy > 0 {
+        if expected > 0 {
             let t = Timespec::new().nsec(wait_ns.min(999_999_999) as u32);
             let args = SubmitArgs::new().timespec(&t);
-            let _ = self.ring.submitter().submit_with_args(busy, &args);
+            let _ = self.ring.submitter().submit_with_args(expected, &args);
         }
         let mut cq = self.ring.completion();
         cq.sync();
         self.cqes.extend(&mut cq);
-        self.cqes
-            .drain(..)
-            .filter(|c| decode(c.user_data()).0 == OP_SEND && c.result() > 0)
-            .map(|c| c.result() as u64)
-            .sum()
+        drop(cq);
+        let mut last = LastSends::default();
+        for c in std::mem::take(&mut self.cqes) {
+            let (op, i, epoch) = decode(c.user_data());
+            match op {
+                OP_SEND if c.result() > 0 => last.written += c.result() as u64,
+                OP_SEND_QUIET => {
+                    if let Some(short) = self.quiet_short(i, epoch, c.result()) {
+                        last.unsent[short.0 as usize] += short.1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        last
+    }
+
+    /// A completion of connection `i`'s quiet send of `epoch` came with
+    /// `res`: what it did not send, and whether that was counted in the
+    /// measured phase; None for a send not known here (counted already).
+    pub(super) fn quiet_short(&mut self, i: usize, epoch: u32, res: i32) -> Option<(bool, u64)> {
+        self.sends.get_mut(i)?.quiet_short(epoch, res)
+    }
+}
+
+impl SendSlot {
+    /// See [`Uring::quiet_short`]: a send completes at most once, so the
+    /// slot forgets it.
+    fn quiet_short(&mut self, epoch: u32, res: i32) -> Option<(bool, u64)> {
+        let q = self.quiet.filter(|q| q.epoch == epoch)?;
+        self.quiet = None;
+        let sent = res.max(0) as u64;
+        Some((q.measured, (q.len as u64).saturating_sub(sent)))
     }
 }
 
@@ -440,6 +532,38 @@ fn msghdr_for(control: usize) -> libc::msghdr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn quiet(epoch: u32, len: u16, measured: bool) -> SendSlot {
+        SendSlot {
+            quiet: Some(Quiet {
+                epoch,
+                len,
+                measured,
+            }),
+            ..SendSlot::default()
+        }
+    }
+
+    #[test]
+    fn a_quiet_send_that_fails_takes_back_what_it_did_not_send_once() {
+        // Failed before a byte went (a reset peer): all 150, in its phase.
+        let mut s = quiet(7, 150, true);
+        assert_eq!(s.quiet_short(7, -libc::EPIPE), Some((true, 150)));
+        assert_eq!(s.quiet_short(7, -libc::EPIPE), None, "taken back once");
+        // Cut short after 100 bytes (cancelled while waiting for room).
+        let mut s = quiet(7, 150, false);
+        assert_eq!(s.quiet_short(7, 100), Some((false, 50)));
+        // The end's cancel found it still waiting, nothing sent.
+        let mut s = quiet(7, 150, true);
+        assert_eq!(s.quiet_short(7, -libc::ECANCELED), Some((true, 150)));
+        // A completion of the slot's connection before it was reopened
+        // names another epoch: the slot's own send is not its.
+        let mut s = quiet(8, 150, true);
+        assert_eq!(s.quiet_short(7, -libc::EPIPE), None);
+        assert!(s.quiet.is_some());
+        // A slot that sent nothing quietly takes nothing back.
+        assert_eq!(SendSlot::default().quiet_short(0, -libc::EPIPE), None);
+    }
 
     #[test]
     fn a_ring_makes_its_sockets_itself_where_the_kernel_can() {

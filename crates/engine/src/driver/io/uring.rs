@@ -33,6 +33,9 @@
 //! it before completing, or fail. A request counts as written once its
 //! send is queued, as it would once a write() took it: nothing can take it
 //! back after that, and the server may answer as soon as the turn ends.
+//! A connection's only request, if short, is sent quietly (see
+//! `SendSlot`): it completes only if it fails, so a keep-alive response
+//! costs one completion, its receive's.
 
 use std::io;
 use std::net::SocketAddr;
@@ -43,7 +46,10 @@ use io_uring::{cqueue, opcode, squeue, types};
 
 use crate::driver::*;
 
-use super::ring::{decode, user_data, BGID, LAST_SENDS_WAIT_NS, OP_CONNECT, OP_RECV, OP_SEND};
+use super::ring::{
+    decode, user_data, Quiet, BGID, LAST_SENDS_WAIT_NS, OP_CONNECT, OP_RECV, OP_SEND,
+    OP_SEND_QUIET, QUIET_MAX,
+};
 use super::socket;
 
 impl Worker<'_> {
@@ -136,6 +142,8 @@ impl Worker<'_> {
         }
         let (head, written, write_off, pending, epoch) =
             (c.head, c.written, c.write_off, c.len - c.written, c.epoch);
+        let alone = c.len == 1 && written == 0 && write_off == 0;
+        let measuring = self.measuring;
         let Some(u) = self.io.uring() else {
             return;
         };
@@ -181,14 +189,33 @@ impl Worker<'_> {
                 .build();
             (sqe, total)
         };
+        let quiet = alone && n == 1 && total <= QUIET_MAX;
         let slot = &mut u.sends[i];
-        slot.busy = true;
-        slot.len = total;
-        if let Err(e) = u.push(sqe.user_data(user_data(OP_SEND, i, epoch))) {
+        let sqe = if quiet {
+            slot.quiet = Some(Quiet {
+                epoch: epoch as u32,
+                len: total as u16,
+                measured: measuring,
+            });
+            sqe.flags(squeue::Flags::SKIP_SUCCESS)
+                .user_data(user_data(OP_SEND_QUIET, i, epoch))
+        } else {
+            slot.busy = true;
+            slot.len = total;
+            sqe.user_data(user_data(OP_SEND, i, epoch))
+        };
+        if let Err(e) = u.push(sqe) {
+            if quiet {
+                u.sends[i].quiet = None;
+            }
             self.fail(i, classify_io(&e, ErrorKind::Write));
             return;
         }
-        u.sends_queued += 1;
+        if quiet {
+            self.counters(measuring).bytes_written += total as u64;
+        } else {
+            u.sends_queued += 1;
+        }
         // Handed to the kernel, which sends it all or fails the
         // connection: on the wire from now on, as a write() would have it.
         self.wrote(i, total);
@@ -316,6 +343,23 @@ impl Worker<'_> {
                 let measuring = self.measuring;
                 self.counters(measuring).bytes_written += res as u64;
             }
+            // A quiet send failed or fell short: what it did not send was
+            // counted as it was queued.
+            OP_SEND_QUIET => {
+                let short = self.io.uring().and_then(|u| u.quiet_short(i, epoch, res));
+                if let Some((measured, unsent)) = short {
+                    let c = self.counters(measured);
+                    c.bytes_written = c.bytes_written.saturating_sub(unsent);
+                }
+                if live {
+                    let kind = if res < 0 {
+                        classify_io(&io::Error::from_raw_os_error(-res), ErrorKind::Write)
+                    } else {
+                        ErrorKind::Write
+                    };
+                    self.fail(i, kind);
+                }
+            }
             OP_RECV => {
                 let bid = cqueue::buffer_select(cqe.flags());
                 if live {
@@ -385,9 +429,13 @@ impl Worker<'_> {
         let Some(u) = self.io.uring() else {
             return;
         };
-        let bytes = u.last_sends(LAST_SENDS_WAIT_NS);
+        let last = u.last_sends(LAST_SENDS_WAIT_NS);
         let measuring = self.measuring;
-        self.counters(measuring).bytes_written += bytes;
+        self.counters(measuring).bytes_written += last.written;
+        for (measured, unsent) in [(false, last.unsent[0]), (true, last.unsent[1])] {
+            let c = self.counters(measured);
+            c.bytes_written = c.bytes_written.saturating_sub(unsent);
+        }
     }
 
     /// One look of the loop on the ring: submit what the turn queued and
