@@ -18,15 +18,18 @@ use crate::calibration::same_machine;
 use crate::reruns::MAX_EARLIER;
 use crate::study::Study;
 
-/// One server's launch spread, from the pooled A/A comparisons of its
-/// twins in the latest calibration runs of this machine: the same recipe
-/// and profile, the same workload on as many cores.
+/// One server's launch spread, from the A/A comparisons of its twins in
+/// the latest calibration runs of this machine: the same recipe and
+/// profile, the same workload on as many cores, at one level or pooled
+/// over the sweep.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerSpread {
     pub recipe: String,
     pub profile: Profile,
     pub workload: String,
     pub cores: u32,
+    /// The level; `None` for the sweep's pooled comparison.
+    pub concurrency: Option<u32>,
     /// Squared deviations of the twins' launch log ratios from their
     /// run's mean, summed over the runs, and their degrees of freedom.
     ss: f64,
@@ -117,7 +120,7 @@ impl LaunchSpreads {
                 let (Some(a), Some(b)) = (server(&c.a), server(&c.b)) else {
                     continue;
                 };
-                if twins(a, b) && c.concurrency.is_none() && c.interval == IntervalKind::Launches {
+                if twins(a, b) && c.interval == IntervalKind::Launches {
                     spreads.add(run.run.id, &a.recipe, a.profile, c);
                 }
             }
@@ -148,6 +151,7 @@ impl LaunchSpreads {
                 && s.profile == profile
                 && s.workload == c.workload
                 && s.cores == c.cores
+                && s.concurrency == c.concurrency
         });
         let s = match at {
             Some(i) => &mut self.spreads[i],
@@ -157,6 +161,7 @@ impl LaunchSpreads {
                     profile,
                     workload: c.workload.clone(),
                     cores: c.cores,
+                    concurrency: c.concurrency,
                     ss: 0.0,
                     df: 0,
                     low,
@@ -175,14 +180,16 @@ impl LaunchSpreads {
         }
     }
 
-    /// The spread of this run's server `name` at a workload and core count.
-    fn of(&self, name: &str, workload: &str, cores: u32) -> Option<&ServerSpread> {
+    /// The spread of this run's server `name` where `c` was drawn: its
+    /// workload, core count and level (or the sweep).
+    fn of(&self, name: &str, c: &Comparison) -> Option<&ServerSpread> {
         let (_, recipe, profile) = self.servers.iter().find(|(n, _, _)| n == name)?;
         self.spreads.iter().find(|s| {
             &s.recipe == recipe
                 && s.profile == *profile
-                && s.workload == workload
-                && s.cores == cores
+                && s.workload == c.workload
+                && s.cores == c.cores
+                && s.concurrency == c.concurrency
         })
     }
 
@@ -191,10 +198,7 @@ impl LaunchSpreads {
     /// calibrated, a bound from below all the same), at the fewer of their
     /// degrees of freedom. `None` when neither was calibrated.
     pub fn prior(&self, c: &Comparison) -> Option<Prior> {
-        let found: Vec<&ServerSpread> = [&c.a, &c.b]
-            .iter()
-            .filter_map(|n| self.of(n, &c.workload, c.cores))
-            .collect();
+        let found: Vec<&ServerSpread> = [&c.a, &c.b].iter().filter_map(|n| self.of(n, c)).collect();
         let df = found.iter().map(|s| s.df).min()?;
         Some(Prior {
             var: found.iter().map(|s| s.var()).sum(),
@@ -208,9 +212,13 @@ impl LaunchSpreads {
     /// reader is told why before any of them.
     pub fn findings(&self, threshold: f64) -> Vec<Finding> {
         let mut out = Vec::new();
-        for (name, _, _) in &self.servers {
+        for (name, recipe, profile) in &self.servers {
+            // Named by the sweep's spread: one line a server and group.
             for s in self.spreads.iter().filter(|s| {
-                self.of(name, &s.workload, s.cores) == Some(*s) && s.between_launches() > threshold
+                &s.recipe == recipe
+                    && s.profile == *profile
+                    && s.concurrency.is_none()
+                    && s.between_launches() > threshold
             }) {
                 out.push(Finding {
                     check: "launches.spread".into(),

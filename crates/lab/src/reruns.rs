@@ -8,6 +8,7 @@
 //! ([`LaunchSpreads`]).
 
 use throng_model::{Comparison, Decision, Environment, IntervalKind, RunKind};
+use throng_stats::reruns::Prior;
 use throng_store::Store;
 
 use crate::calibration::same_machine;
@@ -90,24 +91,35 @@ impl Earlier {
             .collect()
     }
 
-    /// Each pooled comparison drawn over launches gets its next-run range
-    /// from the earlier runs' launches and its own; one with no earlier
-    /// run keeps the range its launches alone give. Where the machine's
-    /// calibration found its servers' launches further apart than its own
-    /// are, its interval is drawn with that spread too, and decided again
-    /// at `threshold`.
+    /// Where the machine's calibration found `c`'s servers' launches
+    /// further apart than its own are, its interval drawn with that
+    /// spread, and decided again at `threshold`: a level's comparison as
+    /// well as the sweep's. The launch log ratios, and the calibration's
+    /// prior for them.
+    pub fn bound(&self, c: &mut Comparison, threshold: f64) -> (Vec<f64>, Option<Prior>) {
+        let own: Vec<f64> = c.launch_ratios.iter().map(|r| r.ln()).collect();
+        if c.interval != IntervalKind::Launches {
+            return (own, None);
+        }
+        let prior = self.spreads.prior(c);
+        if let Some((m, half, true)) = throng_stats::reruns::interval(&own, prior) {
+            c.ci_low = (m - half).exp();
+            c.ci_high = (m + half).exp();
+            c.decision = Decision::of(c.ci_low, c.ci_high, threshold);
+        }
+        (own, prior)
+    }
+
+    /// Each pooled comparison drawn over launches is bounded as
+    /// [`Earlier::bound`] says, and gets its next-run range from the
+    /// earlier runs' launches and its own; one with no earlier run keeps
+    /// the range its launches alone give.
     pub fn widen(&self, cs: &mut [Comparison], threshold: f64) {
         for c in cs
             .iter_mut()
             .filter(|c| c.interval == IntervalKind::Launches && c.concurrency.is_none())
         {
-            let prior = self.spreads.prior(c);
-            let own: Vec<f64> = c.launch_ratios.iter().map(|r| r.ln()).collect();
-            if let Some((m, half, true)) = throng_stats::reruns::interval(&own, prior) {
-                c.ci_low = (m - half).exp();
-                c.ci_high = (m + half).exp();
-                c.decision = Decision::of(c.ci_low, c.ci_high, threshold);
-            }
+            let (own, prior) = self.bound(c, threshold);
             let mut runs = self.launches_of(c);
             runs.push(own);
             let seen: Vec<&[f64]> = runs.iter().map(Vec::as_slice).collect();

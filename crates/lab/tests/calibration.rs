@@ -670,6 +670,15 @@ fn a_slow_start_the_calibration_saw_widens_a_later_runs_interval_and_range_and_i
     close(lo, (0.5f64.ln() - next).exp());
     close(hi, (0.5f64.ln() + next).exp());
     assert_eq!(c.decision, Decision::Lower);
+    // The level's own comparison is drawn with the calibration's spread at
+    // that level: here the only one, so the same interval.
+    let level = later
+        .comparisons
+        .iter()
+        .find(|c| c.concurrency == Some(10))
+        .unwrap();
+    close(level.ci_low, c.ci_low);
+    close(level.ci_high, c.ci_high);
     // Said before the run, with the machine's findings, and on the console.
     let between = ((1.96 * (2.0 * var).sqrt()).exp() - 1.0) * 100.0;
     let said = format!(

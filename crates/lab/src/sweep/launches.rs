@@ -48,7 +48,8 @@ impl Sweep<'_, '_> {
         }
     }
 
-    /// The level's comparisons over every launch so far.
+    /// The level's comparisons over every launch so far, each no narrower
+    /// than the machine's calibration says its servers' starts differ.
     pub(super) fn level_comparisons(&self, run: &LevelRun) -> Vec<Comparison> {
         let steps: Vec<&StepRecord> = run
             .pending
@@ -56,7 +57,12 @@ impl Sweep<'_, '_> {
             .filter(|p| !p.step.rounds.is_empty())
             .map(|p| &p.step)
             .collect();
-        pairs::compare_level(&steps, self.study.precision.target)
+        let target = self.study.precision.target;
+        let mut cs = pairs::compare_level(&steps, target);
+        for c in &mut cs {
+            self.ctx.earlier.bound(c, target);
+        }
+        cs
     }
 
     /// After a launch: whether to start the servers again. Each level's
