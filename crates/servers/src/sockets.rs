@@ -13,6 +13,8 @@
 use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
+mod diag;
+
 /// One row of the kernel's TCP tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TcpSocket {
@@ -58,14 +60,21 @@ fn parse_row(l: &str) -> Option<TcpSocket> {
 }
 
 /// The inodes of every listening TCP socket of this host's network
-/// namespace. The kernel lists a table's listening sockets before any
-/// other (it walks its hash of listeners, then that of connections, where
-/// TIME_WAIT sockets are too), and makes the text as it is read, so the
-/// reading stops at the first row of another state: a round that opened a
-/// connection per request leaves tens of thousands of TIME_WAIT rows,
-/// megabytes the sampler would otherwise make the kernel print and parse
-/// on the client's CPU at every reading.
+/// namespace: asked of the kernel over sock_diag ([`diag`]), else read
+/// from /proc.
 pub fn listening_inodes() -> BTreeSet<u64> {
+    diag::listening_inodes().unwrap_or_else(proc_listening_inodes)
+}
+
+/// [`listening_inodes`] from /proc/net/tcp and tcp6. The kernel lists a
+/// table's listening sockets before any other (it walks its hash of
+/// listeners, then that of connections, where TIME_WAIT sockets are too),
+/// and makes the text as it is read, so the reading stops at the first row
+/// of another state: a round that opened a connection per request leaves
+/// tens of thousands of TIME_WAIT rows, megabytes the sampler would
+/// otherwise make the kernel print and parse on the client's CPU at every
+/// reading.
+pub(crate) fn proc_listening_inodes() -> BTreeSet<u64> {
     use std::io::BufRead;
     let mut out = BTreeSet::new();
     for table in ["/proc/net/tcp", "/proc/net/tcp6"] {

@@ -11,10 +11,15 @@
 //! seen and kept while it lives outside the tree; the tree's own members,
 //! and every process on a full walk (every `full_every`), are read again.
 //! Listing /proc each reading still finds every new process, so a worker
-//! forked within a round is seen at the next reading, as before. What a
-//! reading between full walks can miss is a process already alive outside
-//! the tree that joins it (`setpgid` into a leader's group, or adopted by a
-//! subreaper of the tree): seen within `full_every`.
+//! forked within a round is seen at the next reading, as before; but
+//! listing it costs a dentry per process (a quarter of the sampler's time
+//! beside a keep-alive load), so a reading between full walks lists it
+//! only when a process was made since the last: /proc/loadavg ends with
+//! the newest PID the kernel gave, and while it stands still no process
+//! or thread was born. What a reading between full walks can miss is a
+//! process already alive outside the tree that joins it (`setpgid` into a
+//! leader's group, or adopted by a subreaper of the tree): seen within
+//! `full_every`.
 
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
@@ -38,6 +43,12 @@ fn read_lineage(pid: i32) -> Option<Lineage> {
         ppid: f.next()?.parse().ok()?,
         pgrp: f.next()?.parse().ok()?,
     })
+}
+
+/// The newest PID the kernel gave, from /proc/loadavg's last field.
+fn newest_pid() -> Option<i32> {
+    let s = std::fs::read_to_string("/proc/loadavg").ok()?;
+    s.split_whitespace().last()?.parse().ok()
 }
 
 /// The numeric entries of /proc: every process now.
@@ -89,8 +100,13 @@ pub struct TreeFinder {
     outside: HashMap<i32, Lineage>,
     full_every: Duration,
     last_full: Option<Instant>,
+    /// The newest PID at the last reading, and the tree it found.
+    newest: Option<i32>,
+    tree: Vec<i32>,
     /// Stat files read by the last reading (tests read it).
     pub(crate) last_reads: usize,
+    /// Whether the last reading listed /proc (tests read it).
+    pub(crate) listed: bool,
 }
 
 impl TreeFinder {
@@ -100,7 +116,10 @@ impl TreeFinder {
             outside: HashMap::new(),
             full_every,
             last_full: None,
+            newest: None,
+            tree: Vec::new(),
             last_reads: 0,
+            listed: false,
         }
     }
 
@@ -118,11 +137,27 @@ impl TreeFinder {
     }
 
     fn walk(&mut self, full: bool) -> Vec<i32> {
+        self.walk_told(full, newest_pid())
+    }
+
+    /// A reading told the newest PID (tests tell it what they need).
+    fn walk_told(&mut self, full: bool, newest: Option<i32>) -> Vec<i32> {
         if full {
             self.outside.clear();
             self.last_full = Some(Instant::now());
         }
-        let pids = pids_now();
+        // No process born since the last reading: the processes are the
+        // ones known then, less those gone (their stat unread).
+        let unborn = !full && newest.is_some() && newest == self.newest;
+        self.newest = newest;
+        self.listed = !unborn;
+        let pids = if unborn {
+            let mut known: Vec<i32> = self.outside.keys().copied().collect();
+            known.extend(&self.tree);
+            known
+        } else {
+            pids_now()
+        };
         let mut all = HashMap::with_capacity(pids.len());
         let mut reads = 0;
         for pid in pids {
@@ -141,6 +176,7 @@ impl TreeFinder {
             all.remove(pid);
         }
         self.outside = all;
+        self.tree.clone_from(&tree);
         tree
     }
 }
@@ -176,6 +212,37 @@ mod tests {
         assert_eq!(trees_of(&all, &[12, 30]), vec![12, 13, 30, 31]);
         // A leader gone leaves its group's members.
         assert_eq!(trees_of(&all, &[99]), Vec::<i32>::new());
+    }
+
+    #[test]
+    fn a_reading_lists_proc_only_when_a_process_was_born_since_the_last() {
+        let script = "import os, sys, time\n\
+            print('ready', flush=True)\n\
+            sys.stdin.readline()\n\
+            pid = os.fork()\n\
+            if pid == 0:\n    time.sleep(30); os._exit(0)\n\
+            print(pid, flush=True)\n\
+            time.sleep(30)\n";
+        let mut p = crate::forker::Forker::run(script);
+        assert_eq!(p.line(), "ready");
+        let pid = p.pid();
+        let mut f = TreeFinder::new(&[pid], Duration::from_secs(3600));
+        assert_eq!((f.find(), f.listed), (vec![pid], true));
+        // Told that no PID was given since: the processes known are read
+        // again, /proc is not listed, and the tree is the same.
+        let newest = f.newest;
+        assert_eq!(f.walk_told(false, newest), vec![pid]);
+        assert!(!f.listed);
+        assert_eq!(f.last_reads, 1, "only the tree's member is read again");
+        // The fork gave a PID, so the next reading lists /proc and finds it.
+        p.go_on();
+        let child = p.pid_line();
+        let tree = f.find();
+        let listed = f.listed;
+        p.end(child);
+        let mut both = vec![pid, child];
+        both.sort_unstable();
+        assert_eq!((tree, listed), (both, true));
     }
 
     #[test]
