@@ -38,25 +38,19 @@ impl Window {
         })
     }
 
-    /// Closes both windows before either tool reads back what it saw, so
-    /// folding the stacks is not counted; then the counts, and the profile
-    /// or why it is absent. perf stat's exit (about 35 ms a tracepoint,
-    /// the kernel waiting out a grace period for each, not CPU) overlaps
-    /// the folding, which does not touch the server.
+    /// Closes the syscall count, then the sampler, before the stacks are
+    /// read back, so folding them is not counted; then the counts, and the
+    /// profile or why it is absent. perf stat's exit (about 35 ms a
+    /// tracepoint, the kernel waiting out a grace period for each, not
+    /// CPU) overlaps perf record's exit and the folding, neither of which
+    /// touches the server.
     pub fn close(mut self) -> Result<(Counts, StackProfile), String> {
-        let counted = self.counter.stop();
-        let stopped = self
-            .sampler
-            .as_mut()
-            .map_err(|e| e.clone())
-            .and_then(|s| s.stop());
-        counted?;
+        self.counter.stop()?;
         let counter = self.counter;
         let sampler = self.sampler;
         std::thread::scope(|scope| {
             let counting = scope.spawn(move || counter.finish());
-            let profile = stopped
-                .and(sampler)
+            let profile = sampler
                 .and_then(Sampler::finish)
                 .unwrap_or_else(StackProfile::absent);
             let counts = counting
