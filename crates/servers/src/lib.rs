@@ -6,6 +6,7 @@
 //! settings it ran with, and the loopback requests used to check it. The
 //! lab decides what to start and when; this crate knows how.
 
+pub mod cgroup;
 #[cfg(test)]
 mod forker;
 pub mod helper;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use throng_model::{Setting, Source};
-use throng_servers::syscalls::Counter;
+use throng_servers::syscalls::{Counter, Tool};
 use throng_servers::{
     log_bytes, loopback, parity, start, LabSettings, Profile, Recipes, RunAs, RunDir, Running,
     Site, Start,
@@ -121,4 +121,50 @@ fn nginx_tuned_sends_from_its_open_file_cache_with_sendfile() {
         assert_eq!((sendfile.value.as_str(), sendfile.source), want);
         running.stop();
     }
+}
+
+/// The same requests make the same syscalls counted on nginx's cgroup as
+/// counted on its threads; with its defaults it opens the file on each.
+#[test]
+fn nginx_counted_on_its_cgroup_makes_the_syscalls_counted_on_its_threads() {
+    if !Recipes::builtin().get("nginx").unwrap().is_installed() {
+        eprintln!("skipped: nginx is not installed");
+        return;
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let perf = std::env::split_paths(&path).any(|d| d.join("perf").is_file());
+    if !perf || !throng_servers::cgroup::writable() {
+        eprintln!("skipped: no perf, or no writable cgroup2 hierarchy");
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    let (rd, docroot) = rundir(base.path());
+    const REQUESTS: u64 = 50;
+    let mut running = serve(&rd, &docroot, "nginx", Profile::Defaults);
+    get_index(running.addr());
+    let count = |tool| {
+        let counter = Counter::attach_using(&running.processes(), tool).unwrap();
+        for _ in 0..REQUESTS {
+            get_index(running.addr());
+        }
+        counter.finish().unwrap()
+    };
+    let threads = count(Tool::Perf);
+    let group = count(Tool::PerfCgroup);
+    assert_eq!(group.tool, "perf stat (cgroup)");
+    assert_eq!(group.by_name["openat"], REQUESTS, "{group:?}");
+    for name in [
+        "openat",
+        "newfstatat",
+        "pread64",
+        "accept4",
+        "writev",
+        "close",
+    ] {
+        assert_eq!(
+            group.by_name[name], threads.by_name[name],
+            "{name}: {group:?} {threads:?}"
+        );
+    }
+    running.stop();
 }

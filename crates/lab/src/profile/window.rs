@@ -17,31 +17,47 @@ pub struct Window {
 }
 
 impl Window {
-    /// Attaches both to these processes (their trees). Without a syscall
-    /// count there is no diagnosis; without a sampler the profile alone is
-    /// absent, for the reason perf gave.
+    /// Attaches both to these processes (their trees), side by side: each
+    /// perf spends most of its start reading what it needs, so the window
+    /// opens in the time of the slower one. Without a syscall count there
+    /// is no diagnosis; without a sampler the profile alone is absent, for
+    /// the reason perf gave.
     pub fn open(leaders: &[i32]) -> Result<Window, String> {
-        let counter = Counter::attach(leaders)?;
         let perf = on_path("perf");
-        let sampler = Sampler::start(perf.as_deref(), leaders);
-        Ok(Window { counter, sampler })
+        let (counter, sampler) = std::thread::scope(|scope| {
+            let counting = scope.spawn(|| Counter::attach(leaders));
+            let sampler = Sampler::start(perf.as_deref(), leaders);
+            let counter = counting
+                .join()
+                .unwrap_or_else(|_| Err("counting syscalls panicked".to_string()));
+            (counter, sampler)
+        });
+        Ok(Window {
+            counter: counter?,
+            sampler,
+        })
     }
 
-    /// Closes both windows before either tool reads back what it saw, so
-    /// folding the stacks is not counted; then the counts, and the profile
-    /// or why it is absent.
+    /// Closes the syscall count, then the sampler, before the stacks are
+    /// read back, so folding them is not counted; then the counts, and the
+    /// profile or why it is absent. perf stat's exit (about 35 ms a
+    /// tracepoint, the kernel waiting out a grace period for each, not
+    /// CPU) overlaps perf record's exit and the folding, neither of which
+    /// touches the server.
     pub fn close(mut self) -> Result<(Counts, StackProfile), String> {
-        let stopped = self
-            .sampler
-            .as_mut()
-            .map_err(|e| e.clone())
-            .and_then(|s| s.stop());
-        let counts = self.counter.finish()?;
-        let profile = stopped
-            .and(self.sampler)
-            .and_then(Sampler::finish)
-            .unwrap_or_else(StackProfile::absent);
-        Ok((counts, profile))
+        self.counter.stop()?;
+        let counter = self.counter;
+        let sampler = self.sampler;
+        std::thread::scope(|scope| {
+            let counting = scope.spawn(move || counter.finish());
+            let profile = sampler
+                .and_then(Sampler::finish)
+                .unwrap_or_else(StackProfile::absent);
+            let counts = counting
+                .join()
+                .unwrap_or_else(|_| Err("counting syscalls panicked".to_string()))?;
+            Ok((counts, profile))
+        })
     }
 }
 
