@@ -42,7 +42,9 @@ struct Uni {
 }
 
 pub(crate) struct H3Conn {
-    pub q: Connection,
+    /// Boxed: quinn's state is kilobytes, and the loop moves a connection
+    /// out of its slot and back on every visit.
+    pub q: Box<Connection>,
     pub handle: ConnectionHandle,
     pub reqs: Vec<Req>,
     /// Readers of finished requests, kept for the next ones.
@@ -65,7 +67,7 @@ pub(crate) struct H3Conn {
 impl H3Conn {
     pub(super) fn new(q: Connection, start_ns: u64, handle: ConnectionHandle) -> Self {
         H3Conn {
-            q,
+            q: Box::new(q),
             handle,
             reqs: Vec::new(),
             spare: Vec::new(),
