@@ -62,6 +62,10 @@ pub(crate) struct H3Conn {
     /// whether opening one more was refused for want of stream credit.
     pub peak: usize,
     pub capped: bool,
+    /// Something reached the connection since its last visit (a datagram,
+    /// a cancel, a send cut short): a connection neither touched nor due
+    /// by its timers has nothing to do, and is skipped.
+    pub touched: bool,
 }
 
 impl H3Conn {
@@ -79,6 +83,7 @@ impl H3Conn {
             start_ns,
             peak: 0,
             capped: false,
+            touched: true,
         }
     }
 
@@ -190,6 +195,7 @@ impl H3Conn {
 
     /// Gives up request `k`'s stream, both ways.
     pub(super) fn cancel(&mut self, k: usize) {
+        self.touched = true;
         if let Some(id) = self.reqs[k].stream {
             let code = VarInt::from_u64(h3::H3_REQUEST_CANCELLED).unwrap_or(VarInt::from_u32(0));
             let _ = self.q.send_stream(id).reset(code);
