@@ -112,6 +112,18 @@ fn get_string<'a>(
     Ok(scratch)
 }
 
+/// Steps over the string at `pos` without decoding it: a field the
+/// client never reads costs no Huffman pass (a server's date, etag and
+/// the like are most of a response's block).
+fn skip_string(b: &[u8], pos: &mut usize, bits: u8) -> Result<(), QpackError> {
+    let len = get_int(b, pos, bits)? as usize;
+    *pos = pos
+        .checked_add(len)
+        .filter(|&e| e <= b.len())
+        .ok_or(QpackError)?;
+    Ok(())
+}
+
 /// A request's field section: its prefix (no dynamic table), the pseudo
 /// fields, then `fields` as literals, lowercase.
 pub fn encode_request(
@@ -192,17 +204,18 @@ pub fn decode_status(b: &[u8], scratch: &mut Vec<u8>) -> Result<Option<u16>, Qpa
                 return Err(QpackError);
             }
             let is_status = status_of(get_int(b, &mut pos, 4)?)?.is_some();
-            let v = get_string(b, &mut pos, 7, scratch)?;
             if is_status && status.is_none() {
-                status = Some(parse_status(v)?);
+                status = Some(parse_status(get_string(b, &mut pos, 7, scratch)?)?);
+            } else {
+                skip_string(b, &mut pos, 7)?;
             }
         } else if first & 0x20 != 0 {
             // Literal with a literal name.
             let name = get_string(b, &mut pos, 3, scratch)?;
-            let is_status = name == b":status";
-            let v = get_string(b, &mut pos, 7, scratch)?;
-            if is_status && status.is_none() {
-                status = Some(parse_status(v)?);
+            if name == b":status" && status.is_none() {
+                status = Some(parse_status(get_string(b, &mut pos, 7, scratch)?)?);
+            } else {
+                skip_string(b, &mut pos, 7)?;
             }
         } else {
             // Post-base references: the dynamic table again.
@@ -252,6 +265,17 @@ mod tests {
         assert_eq!(decode_status(&b, &mut s), Ok(Some(302)));
         // No status at all.
         assert_eq!(decode_status(&[0, 0, 0xf4], &mut s), Ok(None));
+        // A Huffman-coded value of another field (server, static 92) is
+        // stepped over undecoded, its length still checked: the status
+        // after it is read.
+        assert_eq!(
+            decode_status(&[0, 0, 0x5f, 0x4d, 0x82, 0xff, 0xff, 0xd9], &mut s),
+            Ok(Some(200))
+        );
+        assert_eq!(
+            decode_status(&[0, 0, 0x5f, 0x4d, 0x83, 0xff, 0xff], &mut s),
+            Err(QpackError)
+        );
     }
 
     #[test]

@@ -42,7 +42,9 @@ struct Uni {
 }
 
 pub(crate) struct H3Conn {
-    pub q: Connection,
+    /// Boxed: quinn's state is kilobytes, and the loop moves a connection
+    /// out of its slot and back on every visit.
+    pub q: Box<Connection>,
     pub handle: ConnectionHandle,
     pub reqs: Vec<Req>,
     /// Readers of finished requests, kept for the next ones.
@@ -60,12 +62,16 @@ pub(crate) struct H3Conn {
     /// whether opening one more was refused for want of stream credit.
     pub peak: usize,
     pub capped: bool,
+    /// Something reached the connection since its last visit (a datagram,
+    /// a cancel, a send cut short): a connection neither touched nor due
+    /// by its timers has nothing to do, and is skipped.
+    pub touched: bool,
 }
 
 impl H3Conn {
     pub(super) fn new(q: Connection, start_ns: u64, handle: ConnectionHandle) -> Self {
         H3Conn {
-            q,
+            q: Box::new(q),
             handle,
             reqs: Vec::new(),
             spare: Vec::new(),
@@ -77,6 +83,7 @@ impl H3Conn {
             start_ns,
             peak: 0,
             capped: false,
+            touched: true,
         }
     }
 
@@ -188,6 +195,7 @@ impl H3Conn {
 
     /// Gives up request `k`'s stream, both ways.
     pub(super) fn cancel(&mut self, k: usize) {
+        self.touched = true;
         if let Some(id) = self.reqs[k].stream {
             let code = VarInt::from_u64(h3::H3_REQUEST_CANCELLED).unwrap_or(VarInt::from_u32(0));
             let _ = self.q.send_stream(id).reset(code);

@@ -2,7 +2,8 @@
 //! `Endpoint` for all the thread's connections (the server tells them
 //! apart by connection id), driven the way the TCP loop is: read what
 //! came, hand each connection its datagrams, let each connection say
-//! what it wants sent and when its timers fall due, then sleep in poll(2)
+//! what it wants sent and when its timers fall due (a connection that got
+//! nothing and has no timer due is passed over), then sleep in poll(2)
 //! until the first of the socket, those timers, the next timeout scan
 //! and the run's end. Every pass is bounded: `DATAGRAMS_PER_TURN` reads
 //! and `TRANSMITS_PER_VISIT` sends per connection.
@@ -385,6 +386,7 @@ impl<'a> QuicWorker<'a> {
                 // The slot may hold a newer connection by now.
                 let live = self.conns.get_mut(slot).and_then(Option::as_mut);
                 if let Some(c) = live.filter(|c| c.handle == ch) {
+                    c.touched = true;
                     if !c.answered {
                         c.answered = true;
                         if self.measuring {
@@ -409,7 +411,14 @@ impl<'a> QuicWorker<'a> {
         let Some(mut c) = self.conns[i].take() else {
             return;
         };
-        if c.q.poll_timeout().is_some_and(|t| t <= instant) {
+        let due = c.q.poll_timeout().is_some_and(|t| t <= instant);
+        // The open model's sends come due on their own schedule.
+        if !c.touched && !due && self.schedule.is_none() {
+            self.conns[i] = Some(c);
+            return;
+        }
+        c.touched = false;
+        if due {
             c.q.handle_timeout(instant);
         }
         // Bounded by the events the connection queued.
@@ -627,7 +636,7 @@ impl<'a> QuicWorker<'a> {
             self.send.clear();
             let most = self.udp.max_segments();
             let Some(t) = c.q.poll_transmit(instant, most, &mut self.send) else {
-                break;
+                return;
             };
             let phase = self.measuring;
             self.counters(phase).bytes_written += t.size as u64;
@@ -635,6 +644,8 @@ impl<'a> QuicWorker<'a> {
                 self.udp
                     .send(&self.send[..t.size], t.destination, t.segment_size);
         }
+        // Cut short by the bound: the rest goes out on the next turn.
+        c.touched = true;
     }
 
     /// Sleeps until the socket is readable or the first timer falls due.
@@ -660,6 +671,10 @@ impl<'a> QuicWorker<'a> {
             }
         }
         for c in self.conns.iter_mut().flatten() {
+            // Work left for the next visit (a cancel, a send cut short).
+            if c.touched {
+                wake = now;
+            }
             if let Some(t) = c.q.poll_timeout() {
                 let ns = t.saturating_duration_since(instant).as_nanos() as u64;
                 wake = wake.min(now + ns);
