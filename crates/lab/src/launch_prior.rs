@@ -15,8 +15,12 @@ use throng_stats::reruns::Prior;
 use throng_store::Store;
 
 use crate::calibration::same_machine;
-use crate::reruns::MAX_EARLIER;
 use crate::study::Study;
+
+/// Calibration runs read at most, the latest first: as many as the
+/// earlier runs a next-run range is drawn over, for the same reason (the
+/// machine of a week ago says less of today's).
+pub const MAX_CALIBRATIONS: usize = 19;
 
 /// One server's launch spread, from the A/A comparisons of its twins in
 /// the latest calibration runs of this machine: the same recipe and
@@ -95,7 +99,7 @@ impl LaunchSpreads {
         runs.reverse();
         let mut read = Vec::new();
         for r in runs {
-            if read.len() == MAX_EARLIER {
+            if read.len() == MAX_CALIBRATIONS {
                 break;
             }
             if !r.complete
