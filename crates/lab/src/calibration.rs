@@ -38,8 +38,14 @@ pub fn latest(store: &Store, here: &Environment) -> anyhow::Result<Option<(RunRe
             continue;
         }
         let outline = store.load_outline(r.id)?;
-        if let Some(d) = Calibration::of(&outline).and_then(|c| c.smallest_decidable()) {
-            return Ok(Some((outline.run, d)));
+        if !throng_stats::calibration::is_calibration(&outline.servers) {
+            continue;
+        }
+        // Its steps too: their verdicts say whose launches differed, and
+        // those twins do not set the machine's threshold.
+        let run = store.load_run(r.id)?;
+        if let Some(d) = Calibration::of(&run).and_then(|c| c.smallest_decidable()) {
+            return Ok(Some((run.run, d)));
         }
     }
     Ok(None)
