@@ -6,6 +6,17 @@
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdout, Command, Stdio};
 
+/// A parent that says "ready", forks a child when told to and prints the
+/// child's pid; both end by themselves within 30 s should the test die
+/// first.
+pub(crate) const FORK_ON_CUE: &str = "import os, sys, time\n\
+    print('ready', flush=True)\n\
+    sys.stdin.readline()\n\
+    pid = os.fork()\n\
+    if pid == 0:\n    time.sleep(30); os._exit(0)\n\
+    print(pid, flush=True)\n\
+    time.sleep(30)\n";
+
 pub(crate) struct Forker {
     child: Child,
     out: BufReader<ChildStdout>,

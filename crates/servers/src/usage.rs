@@ -657,16 +657,9 @@ mod tests {
     #[test]
     fn a_child_forked_mid_round_is_seen_at_the_next_reading() {
         // As above, without a listener: a parent that forks a child when
-        // told to; both end by themselves should this test die first.
-        let script = "import os, sys, time\n\
-            print('up', flush=True)\n\
-            sys.stdin.readline()\n\
-            pid = os.fork()\n\
-            if pid == 0:\n    time.sleep(30); os._exit(0)\n\
-            print(pid, flush=True)\n\
-            time.sleep(30)\n";
-        let mut p = crate::forker::Forker::run(script);
-        p.line();
+        // told to.
+        let mut p = crate::forker::Forker::run(crate::forker::FORK_ON_CUE);
+        assert_eq!(p.line(), "ready");
         let pid = p.pid();
         let mut u = Usage::start(&[pid]);
         // No full walk falls due within the test: the reading after the

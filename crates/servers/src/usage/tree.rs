@@ -216,14 +216,7 @@ mod tests {
 
     #[test]
     fn a_reading_lists_proc_only_when_a_process_was_born_since_the_last() {
-        let script = "import os, sys, time\n\
-            print('ready', flush=True)\n\
-            sys.stdin.readline()\n\
-            pid = os.fork()\n\
-            if pid == 0:\n    time.sleep(30); os._exit(0)\n\
-            print(pid, flush=True)\n\
-            time.sleep(30)\n";
-        let mut p = crate::forker::Forker::run(script);
+        let mut p = crate::forker::Forker::run(crate::forker::FORK_ON_CUE);
         assert_eq!(p.line(), "ready");
         let pid = p.pid();
         let mut f = TreeFinder::new(&[pid], Duration::from_secs(3600));
