@@ -602,6 +602,14 @@ fn twins_alike(server: &str, n: usize) -> f64 {
     base * block_noise(n)
 }
 
+/// A run's only comparison over the whole sweep.
+fn over_the_sweep(run: &RunData) -> &Comparison {
+    let mut pooled = run.comparisons.iter().filter(|c| c.concurrency.is_none());
+    let c = pooled.next().expect("a pooled comparison");
+    assert!(pooled.next().is_none(), "one pair, one pooled comparison");
+    c
+}
+
 /// The later run's: `y` at half `x`'s rate in every launch.
 fn half(server: &str, n: usize) -> f64 {
     let base = if server == "x" { 20_000.0 } else { 10_000.0 };
@@ -618,11 +626,7 @@ fn a_slow_start_the_calibration_saw_widens_a_later_runs_interval_and_range_and_i
 
     // No calibration: three launches alike give no width at all.
     let (alone, _) = run(&study, &mut Fake::new(half), &mut store);
-    let c = alone
-        .comparisons
-        .iter()
-        .find(|c| c.concurrency.is_none())
-        .unwrap();
+    let c = over_the_sweep(&alone);
     assert_eq!(c.launch_ratios, vec![0.5, 0.5, 0.5]);
     close(c.ci_low, 0.5);
     close(c.next_run.unwrap()[1], 0.5);
@@ -652,11 +656,7 @@ fn a_slow_start_the_calibration_saw_widens_a_later_runs_interval_and_range_and_i
     // are drawn with what the calibration saw of y: half the twins'
     // variance (x's twins add none), at their 2 degrees of freedom.
     let (later, notes) = run(&study, &mut Fake::new(half), &mut store);
-    let c = later
-        .comparisons
-        .iter()
-        .find(|c| c.concurrency.is_none())
-        .unwrap();
+    let c = over_the_sweep(&later);
     assert_eq!(c.launch_ratios, vec![0.5, 0.5, 0.5]);
     let logs = [0.0, 0.7f64.ln(), 0.0];
     let m = logs.iter().sum::<f64>() / 3.0;
