@@ -13,6 +13,7 @@ pub mod calibration;
 pub mod certs;
 pub mod executor;
 pub mod features;
+pub mod futex;
 pub mod group;
 pub mod h3;
 pub mod interrupt;

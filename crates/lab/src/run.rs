@@ -94,7 +94,10 @@ pub fn run_study(
     // Named before the run has its id: the time in milliseconds keeps two
     // runs of one process apart.
     let stamp = (throng_model::unix_now() * 1000.0) as i64;
-    let rundir = RunDir::create(&base, "throng-lab", stamp, opts.keep_workdir)?;
+    let mut rundir = RunDir::create(&base, "throng-lab", stamp, opts.keep_workdir)?;
+    if study.hosts.server.is_local() {
+        crate::futex::prepare(study.futex_global, &mut rundir)?;
+    }
     let site = Site {
         rundir: &rundir,
         user: user.as_ref(),
@@ -150,6 +153,10 @@ pub fn run_study_with(
     // whose starts differ more than the study decides on.
     let spread = earlier.spreads.findings(threshold.value);
     doctor.extend(spread.iter().cloned());
+    if study.hosts.server.is_local() {
+        let slots = throng_servers::futex::private_hash_slots();
+        doctor.push(crate::futex::finding(study.futex_global, slots));
+    }
     let links = crate::study::path_links(study.link_capacity, &environment.hosts);
     let mut decided = study.clone();
     decided.precision.target = threshold.value;

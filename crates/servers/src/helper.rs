@@ -121,6 +121,8 @@ pub struct HelperPlan {
     pub cores: u32,
     pub cpus: Vec<usize>,
     pub run_as: Option<crate::process::RunAs>,
+    /// The futex-hash shim it loads, as the server does.
+    pub preload: Option<PathBuf>,
     /// Connection backlog of the socket: the study's highest concurrency.
     pub backlog: u32,
 }
@@ -220,6 +222,7 @@ impl HelperPlan {
             run_as: self.run_as.clone(),
             log: log.clone(),
             stop_signal: nix::sys::signal::Signal::SIGTERM,
+            preload: self.preload.clone(),
         };
         let mut process = ServerProcess::spawn(&launch)?;
         let mut logs = vec![log];
@@ -284,6 +287,7 @@ mod tests {
             cores: 3,
             cpus: vec![0],
             run_as: None,
+            preload: None,
             backlog: 100,
         };
         let (argv, files) = plan(Helper::PhpFpm).prepare().unwrap();

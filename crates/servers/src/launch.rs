@@ -369,6 +369,7 @@ fn launch(
         },
         log: dir.join("output.log"),
         stop_signal: recipe.stop_signal(),
+        preload: site.rundir.futex_shim().map(Path::to_path_buf),
     })?;
     Ok(Launched {
         process,
@@ -521,6 +522,7 @@ fn start_helper(
         cores: s.workers,
         cpus: s.cpus.clone(),
         run_as: site.user.cloned(),
+        preload: site.rundir.futex_shim().map(Path::to_path_buf),
         backlog: s.concurrency,
     };
     let h = plan.start(READY_WITHIN)?;

@@ -9,6 +9,7 @@
 pub mod cgroup;
 #[cfg(test)]
 mod forker;
+pub mod futex;
 pub mod helper;
 pub mod launch;
 pub mod loopback;

@@ -55,6 +55,9 @@ pub struct Launch {
     /// stdout and stderr go here.
     pub log: PathBuf,
     pub stop_signal: Signal,
+    /// A shared object the process loads before its own (`LD_PRELOAD`):
+    /// the futex-hash shim of `crate::futex`.
+    pub preload: Option<PathBuf>,
 }
 
 #[derive(Debug)]
@@ -87,6 +90,9 @@ impl ServerProcess {
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(log2);
+        if let Some(p) = &l.preload {
+            cmd.env("LD_PRELOAD", p);
+        }
         let set = throng_engine::affinity::cpu_set(&l.cpus)?;
         let cpus_empty = l.cpus.is_empty();
         let run_as = l.run_as.as_ref().map(|u| (u.uid, u.gid));
@@ -452,6 +458,7 @@ mod tests {
             run_as: None,
             log: dir.join("out.log"),
             stop_signal: Signal::SIGTERM,
+            preload: None,
         }
     }
 

@@ -30,6 +30,9 @@ pub fn remove_all_live() {
 pub struct RunDir {
     path: PathBuf,
     keep: bool,
+    /// The futex-hash shim written here, which every process started for
+    /// this run loads (`crate::futex`).
+    futex_shim: Option<PathBuf>,
 }
 
 /// Why a work directory was refused.
@@ -85,7 +88,11 @@ impl RunDir {
                 l.push(path.clone());
             }
         }
-        Ok(RunDir { path, keep })
+        Ok(RunDir {
+            path,
+            keep,
+            futex_shim: None,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -115,6 +122,18 @@ impl RunDir {
             bail!("{} is outside the run directory", p.display());
         }
         Ok(p)
+    }
+
+    /// Starts every later process of this run on the kernel's global
+    /// futex hash: writes the shim here, which each of them loads.
+    pub fn use_global_futex_hash(&mut self) -> anyhow::Result<()> {
+        self.futex_shim = Some(crate::futex::write_shim(&self.path)?);
+        Ok(())
+    }
+
+    /// The shim every process of this run loads, if any.
+    pub fn futex_shim(&self) -> Option<&Path> {
+        self.futex_shim.as_deref()
     }
 
     /// A path inside the run directory, relative, for storing with results.

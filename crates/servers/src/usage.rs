@@ -590,6 +590,7 @@ mod tests {
             run_as: None,
             log: dir.path().join("log"),
             stop_signal: nix::sys::signal::Signal::SIGTERM,
+            preload: None,
         };
         let mut p = ServerProcess::spawn(&l).unwrap();
         let deadline = Instant::now() + Duration::from_secs(5);
@@ -742,6 +743,7 @@ mod tests {
             run_as: None,
             log: dir.join(format!("{name}.log")),
             stop_signal: nix::sys::signal::Signal::SIGKILL,
+            preload: None,
         }
     }
 

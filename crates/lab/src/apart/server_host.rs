@@ -79,10 +79,11 @@ impl ServerHost {
                 let stamp = (throng_model::unix_now() * 1000.0) as i64;
                 // The agent serves one study and ends with it: what the
                 // executor borrows lives as long as the process.
-                let rundir: &'static RunDir = Box::leak(Box::new(
-                    RunDir::create(&std::env::temp_dir(), "throng-host", stamp, true)
-                        .map_err(|e| format!("{e:#}"))?,
-                ));
+                let mut rundir = RunDir::create(&std::env::temp_dir(), "throng-host", stamp, true)
+                    .map_err(|e| format!("{e:#}"))?;
+                crate::futex::prepare(study.futex_global, &mut rundir)
+                    .map_err(|e| format!("{e:#}"))?;
+                let rundir: &'static RunDir = Box::leak(Box::new(rundir));
                 let user: Option<&'static RunAs> =
                     RunAs::unprivileged().map(|u| &*Box::leak(Box::new(u)));
                 let interrupt: &'static Interrupt = Box::leak(Box::new(Interrupt::new()));

@@ -193,6 +193,10 @@ pub struct StudyFile {
     /// load, so that both see the same interference at every instant.
     #[serde(default)]
     pub duet: bool,
+    /// "global" (the default): servers start on the kernel's global futex
+    /// hash; "kernel": on whatever the kernel gives them (`crate::futex`).
+    #[serde(default)]
+    pub futex_hash: Option<String>,
     /// The recipes' profile: "defaults" or "tuned".
     #[serde(default)]
     pub profile: Option<String>,
@@ -320,6 +324,8 @@ pub struct Study {
     /// Index in `servers` of the server the others are compared against.
     pub baseline: usize,
     pub duet: bool,
+    /// Whether servers start on the kernel's global futex hash.
+    pub futex_global: bool,
     pub hosts: Hosts,
     /// `link_capacity`, in bits per second.
     pub link_capacity: Option<u64>,
@@ -651,6 +657,7 @@ impl Study {
             diagnose: f.diagnose,
             baseline,
             duet: f.duet,
+            futex_global: crate::futex::global(f.futex_hash.as_deref())?,
             hosts,
             link_capacity,
             loads,
