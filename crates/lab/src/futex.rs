@@ -34,17 +34,43 @@ pub fn prepare(global: bool, rundir: &mut RunDir) -> anyhow::Result<Option<u32>>
     Ok(slots)
 }
 
-/// What the run says of it, with the machine's other findings. `slots`:
-/// the buckets of a private hash on the server's machine, `None` where its
-/// kernel gives none.
-pub fn finding(global: bool, slots: Option<u32>) -> Finding {
-    let (severity, message, fix) = match (slots, global) {
-        (None, _) => (
+/// The check's name among a run's findings.
+pub const CHECK: &str = "futex.hash";
+
+/// Where the servers run, as far as the futex hash goes: this machine,
+/// with the buckets of a private hash here (`None`: the kernel gives
+/// none), or a server host, whose kernel the run does not ask.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Host {
+    Here(Option<u32>),
+    Apart,
+}
+
+/// What the run says of it, with the machine's other findings.
+pub fn finding(global: bool, host: Host) -> Finding {
+    let (severity, message, fix) = match (host, global) {
+        (Host::Apart, true) => (
+            Severity::Ok,
+            "servers were started on the server host's global futex hash, where its kernel \
+             gives each threaded process a hash of its own (futex_hash = \"global\")"
+                .to_string(),
+            String::new(),
+        ),
+        (Host::Apart, false) => (
+            Severity::Warn,
+            "servers keep the futex hash the server host's kernel gives each threaded process \
+             (futex_hash = \"kernel\"): from Linux 6.16, 16 buckets on up to 4 CPUs, and a \
+             server that parks many idle threads on one futex is then slow in some of its starts"
+                .to_string(),
+            "leave futex_hash out (\"global\"); docs/methodology.md, \"Launches that differ\""
+                .to_string(),
+        ),
+        (Host::Here(None), _) => (
             Severity::Ok,
             "every process shares the kernel's global futex hash".to_string(),
             String::new(),
         ),
-        (Some(n), true) => (
+        (Host::Here(Some(n)), true) => (
             Severity::Ok,
             format!(
                 "this kernel gives each threaded process a futex hash of its own, {n} buckets \
@@ -54,7 +80,7 @@ pub fn finding(global: bool, slots: Option<u32>) -> Finding {
             ),
             String::new(),
         ),
-        (Some(n), false) => (
+        (Host::Here(Some(n)), false) => (
             Severity::Warn,
             format!(
                 "servers keep the futex hash this kernel gives each threaded process, {n} \
@@ -67,11 +93,28 @@ pub fn finding(global: bool, slots: Option<u32>) -> Finding {
         ),
     };
     Finding {
-        check: "futex.hash".into(),
+        check: CHECK.into(),
         severity,
         message,
         fix,
     }
+}
+
+/// Whether a stored run's servers were on the global hash (or on a
+/// kernel with no other), from its findings; `None` for a run stored
+/// before the lab chose, whose servers kept what the kernel gave.
+pub fn of_run(doctor: &[Finding]) -> Option<bool> {
+    doctor
+        .iter()
+        .find(|f| f.check == CHECK)
+        .map(|f| f.severity == Severity::Ok)
+}
+
+/// Whether a calibration run's launches speak for a run whose servers
+/// start on the global hash (`global`) or not: only launches made the
+/// same way do, and a run stored before the lab chose kept the kernel's.
+pub fn same_starts(calibration: &[Finding], global: bool) -> bool {
+    of_run(calibration).unwrap_or(false) == global
 }
 
 #[cfg(test)]
@@ -91,21 +134,46 @@ mod tests {
 
     #[test]
     fn the_finding_warns_only_where_a_private_hash_is_kept() {
-        assert_eq!(finding(true, None).severity, Severity::Ok);
-        assert_eq!(finding(false, None).severity, Severity::Ok);
-        let kept = finding(false, Some(16));
+        assert_eq!(finding(true, Host::Here(None)).severity, Severity::Ok);
+        assert_eq!(finding(false, Host::Here(None)).severity, Severity::Ok);
+        let kept = finding(false, Host::Here(Some(16)));
         assert_eq!(kept.severity, Severity::Warn);
         assert!(kept.message.contains("16 buckets here"), "{}", kept.message);
-        let global = finding(true, Some(16));
+        let global = finding(true, Host::Here(Some(16)));
         assert_eq!(
             (global.severity, global.check.as_str()),
-            (Severity::Ok, "futex.hash")
+            (Severity::Ok, CHECK)
         );
         assert!(
             global.message.contains("16 buckets here"),
             "{}",
             global.message
         );
+        assert_eq!(finding(true, Host::Apart).severity, Severity::Ok);
+        assert_eq!(finding(false, Host::Apart).severity, Severity::Warn);
+    }
+
+    #[test]
+    fn a_calibration_speaks_only_for_runs_whose_servers_started_as_its_did() {
+        let global = [finding(true, Host::Here(Some(16)))];
+        let kept = [finding(false, Host::Here(Some(16)))];
+        let no_private = [finding(false, Host::Here(None))];
+        let before: [Finding; 0] = [];
+        assert_eq!(
+            [
+                of_run(&global),
+                of_run(&kept),
+                of_run(&no_private),
+                of_run(&before)
+            ],
+            [Some(true), Some(false), Some(true), None]
+        );
+        assert!(same_starts(&global, true) && !same_starts(&global, false));
+        assert!(same_starts(&kept, false) && !same_starts(&kept, true));
+        // A kernel with no private hash starts every process alike.
+        assert!(same_starts(&no_private, true));
+        // Stored before the lab chose: its servers kept the kernel's.
+        assert!(same_starts(&before, false) && !same_starts(&before, true));
     }
 
     #[test]

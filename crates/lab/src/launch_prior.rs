@@ -105,6 +105,7 @@ impl LaunchSpreads {
             if !r.complete
                 || !matches!(r.kind(), RunKind::Study { .. })
                 || !same_machine(here, &r.environment)
+                || !crate::futex::same_starts(&r.doctor, study.futex_global)
             {
                 continue;
             }

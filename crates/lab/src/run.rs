@@ -153,10 +153,12 @@ pub fn run_study_with(
     // whose starts differ more than the study decides on.
     let spread = earlier.spreads.findings(threshold.value);
     doctor.extend(spread.iter().cloned());
-    if study.hosts.server.is_local() {
-        let slots = throng_servers::futex::private_hash_slots();
-        doctor.push(crate::futex::finding(study.futex_global, slots));
-    }
+    let host = if study.hosts.server.is_local() {
+        crate::futex::Host::Here(throng_servers::futex::private_hash_slots())
+    } else {
+        crate::futex::Host::Apart
+    };
+    doctor.push(crate::futex::finding(study.futex_global, host));
     let links = crate::study::path_links(study.link_capacity, &environment.hosts);
     let mut decided = study.clone();
     decided.precision.target = threshold.value;
