@@ -125,7 +125,10 @@ impl LaunchSpreads {
                 let (Some(a), Some(b)) = (server(&c.a), server(&c.b)) else {
                     continue;
                 };
-                if twins(a, b) && c.interval == IntervalKind::Launches {
+                // Only the workloads this run measures: a spread of another
+                // bounds nothing here and would be named for nothing.
+                let measured = study.workloads.iter().any(|w| w.name() == c.workload);
+                if twins(a, b) && c.interval == IntervalKind::Launches && measured {
                     spreads.add(run.run.id, &a.recipe, a.profile, c);
                 }
             }

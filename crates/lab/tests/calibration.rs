@@ -582,8 +582,13 @@ fn runs_that_differ_from_run_to_run_widen_the_next_runs_range_to_cover_them_and_
 
 /// A study of `servers` (TOML inline tables) on one level, three launches.
 fn launched(name: &str, servers: &str) -> Study {
+    launched_on(name, servers, "tiny")
+}
+
+/// The same, of `workload`.
+fn launched_on(name: &str, servers: &str, workload: &str) -> Study {
     let text = format!(
-        "name = \"{name}\"\nservers = [{servers}]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+        "name = \"{name}\"\nservers = [{servers}]\nworkloads = [\"{workload}\"]\ncores = [1]\n\
          concurrency = [10]\nfeatures = false\ndiagnose = false\nwarmup_seconds = 0\n\
          [rounds]\nseconds = 0.1\nmin = 10\nmax = 10\nlaunches = 3\nmax_launches = 3\n\
          precision = 0.05\n"
@@ -696,4 +701,21 @@ fn a_slow_start_the_calibration_saw_widens_a_later_runs_interval_and_range_and_i
     assert_eq!(found.len(), 1, "x's launches agree and are not named");
     assert_eq!(found[0].message, said);
     assert!(notes.contains(&said), "{notes:?}");
+
+    // The same pair serving a page: the calibration measured no page, so
+    // its spread bounds nothing here and names no one.
+    let page = launched_on("pair-page", pair, "page");
+    let (other, notes) = run(&page, &mut Fake::new(half), &mut store);
+    let c = over_the_sweep(&other);
+    close(c.ci_low, 0.5);
+    close(c.ci_high, 0.5);
+    assert!(other
+        .run
+        .doctor
+        .iter()
+        .all(|f| f.check != "launches.spread"));
+    assert!(
+        !notes.iter().any(|n| n.contains("launches differ")),
+        "{notes:?}"
+    );
 }
