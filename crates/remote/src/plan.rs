@@ -329,8 +329,7 @@ impl Fleet {
         for (j, slot) in slots.iter().enumerate() {
             let mine: Vec<usize> = (0..n).filter(|&i| plan.hosts[i].1 == j).collect();
             let of: Vec<usize> = mine.iter().map(|&i| plan.hosts[i].0).collect();
-            let lane_replies: Vec<Reply> =
-                mine.iter().filter_map(|&i| replies[i].take()).collect();
+            let lane_replies: Vec<Reply> = mine.iter().filter_map(|&i| replies[i].take()).collect();
             let coordination = Duration::from_nanos(done.saturating_sub(slot.end_local_ns()));
             let parts = mine
                 .iter()

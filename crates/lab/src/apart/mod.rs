@@ -551,7 +551,7 @@ impl Executor for Apart<'_> {
                 .map(|&(server, load)| self.round(server, load, RoundKind::Slice))
                 .collect();
         }
-        self.lane_results(loads, RoundKind::Slice)
+        self.duet_slice(loads)
     }
 
     fn duet_lanes(&self, cores: u32) -> Option<Vec<crate::group::Lane>> {
@@ -563,9 +563,13 @@ impl Executor for Apart<'_> {
     }
 
     fn open_level(&mut self, loads: &[(ServerId, RoundLoad)]) {
-        // A duet's lanes load from hosts of their own: each slice opens
-        // its connections there.
-        if self.duet.is_some() || !self.room_for(loads) {
+        // A duet's lanes load from hosts of their own, which keep each
+        // server's connections.
+        if self.duet.is_some() {
+            self.open_lanes(loads);
+            return;
+        }
+        if !self.room_for(loads) {
             return;
         }
         for &(id, ref load) in loads {
