@@ -1628,3 +1628,105 @@ fn a_duet_apart_is_refused_by_the_server_hosts_cpus_before_anything_starts() {
     );
     nothing_left(&net, &["c1", "c2", "srv", "ctl"], &[]);
 }
+
+/// A duet's lanes over hosts: four client hosts (agents of this machine,
+/// reached through a transport template that keeps a copy of every
+/// request each is sent), the first two loading one server and the other
+/// two the second. Each host opens its lane's connections once and is
+/// sent the level's three slices in one plan; each slice comes back as one
+/// run per lane, from that lane's hosts alone, and each server saw its own
+/// lane's connections and no other.
+#[test]
+fn a_duets_lanes_keep_their_connections_and_follow_one_plan_per_host() {
+    use throng_engine::{LoadSpec, Stop, Target};
+    use throng_remote::{Fleet, Place, Transport, CLOCK_LIMIT};
+    use throng_testkit::http::{ok, Server, Tally};
+
+    let dir = tempfile::tempdir().unwrap();
+    let host = dir.path().join("host");
+    std::fs::write(
+        &host,
+        format!(
+            "#!/bin/sh\ntee -a '{}/'\"$1\".log | THRONG_AGENT_LOCAL=1 THRONG_AGENT_BUILD=lanes \
+             exec '{}' agent\n",
+            dir.path().display(),
+            env!("CARGO_BIN_EXE_throng")
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&host, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let names = ["c1", "c2", "c3", "c4"];
+    let places: Vec<Place> = names
+        .iter()
+        .map(|h| Place::parse(&format!("ssh://{h}")).unwrap())
+        .collect();
+    let transport = Transport::template(&format!("{} {{host}}", host.display())).unwrap();
+    let a = Server::answering(|_| ok(b"a"));
+    let b = Server::answering(|_| ok(b"bb"));
+    let spec = |addr: std::net::SocketAddr| {
+        let mut s = LoadSpec::new(vec![Target::new(
+            addr,
+            "x".into(),
+            "/".into(),
+            format!("http://{addr}/"),
+        )]);
+        s.connections = 4;
+        s.warmup = Duration::from_millis(20);
+        s.stop = Stop::Duration(Duration::from_millis(100));
+        s
+    };
+    let (ms20, ms100) = (Duration::from_millis(20), Duration::from_millis(100));
+    {
+        let mut fleet = Fleet::connect(&places, &transport).unwrap();
+        fleet.check_clocks(CLOCK_LIMIT).unwrap();
+        let lanes = [vec![0, 1], vec![2, 3]];
+        fleet.open_on(&lanes[0], "a", &spec(a.addr), true).unwrap();
+        fleet.open_on(&lanes[1], "b", &spec(b.addr), true).unwrap();
+        let slice = vec![
+            ("a".to_string(), ms20, ms100),
+            ("b".to_string(), ms20, ms100),
+        ];
+        let gap = throng_remote::plan::SLICE_GAP;
+        let mut plan = fleet.plan_lanes(&lanes, &vec![slice; 3], gap).unwrap();
+        assert_eq!(plan.hosts(), 4);
+        for k in 0..3 {
+            let runs = fleet
+                .next_lanes(&mut plan, Duration::from_secs(5), &|| false)
+                .unwrap();
+            let seen: Vec<Vec<String>> = runs
+                .iter()
+                .map(|r| r.run.hosts.iter().map(|h| h.place.to_string()).collect())
+                .collect();
+            assert_eq!(
+                seen,
+                [["ssh://c1", "ssh://c2"], ["ssh://c3", "ssh://c4"]],
+                "slice {k}"
+            );
+            for r in &runs {
+                let c = &r.run.merged.counts;
+                assert!(c.completed > 0, "slice {k}: {c:?}");
+                assert_eq!(c.errors_total(), 0, "slice {k}: {c:?}");
+            }
+        }
+        assert!(plan.remaining().is_empty());
+        fleet.end_plan(plan);
+        fleet.shut("a").unwrap();
+        fleet.shut("b").unwrap();
+    }
+    // Each server's connections are its own lane's four, opened once for
+    // the three slices (fresh ones each slice would be twelve).
+    assert_eq!(
+        (Tally::get(&a.tally.used), Tally::get(&b.tally.used)),
+        (4, 4)
+    );
+    // Every host was sent one open and one plan, and no load of its own.
+    for h in names {
+        let log = std::fs::read_to_string(dir.path().join(format!("{h}.log"))).unwrap();
+        let ops = |op: &str| log.matches(&format!("\"op\":\"{op}\"")).count();
+        assert_eq!(
+            (ops("open"), ops("plan"), ops("window"), ops("load")),
+            (1, 1, 0, 0),
+            "{h}"
+        );
+    }
+}
