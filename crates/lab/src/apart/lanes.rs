@@ -62,6 +62,7 @@ impl Apart<'_> {
                     delay_s: delay.as_secs_f64() + load.warmup_s,
                     seconds: load.seconds,
                     slice: None,
+                    cpus: self.sampler_cpus(),
                 })?;
             }
         }

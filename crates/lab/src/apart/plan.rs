@@ -314,6 +314,7 @@ impl Apart<'_> {
             delay_s: counted.saturating_sub(now) as f64 / 1e9,
             seconds: (end.saturating_sub(from) as f64 / 1e9).max(1e-3),
             slice: Some(index as u32),
+            cpus: self.sampler_cpus(),
         })?;
         Ok(())
     }
