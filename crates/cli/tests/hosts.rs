@@ -724,6 +724,11 @@ fn a_study_runs_its_server_on_the_server_host_and_its_load_from_a_client_host() 
         assert!(d["requests"].as_u64().unwrap() > 0, "{d}");
         let writev = d["syscalls_per_request"]["writev"].as_f64().unwrap();
         assert!((writev - 1.0).abs() < 0.01, "{d}");
+        // The diagnostic round started on its own, and says how long it
+        // waited for its start: milliseconds, as a round off a plan.
+        let wait = d["start_wait_ms"].as_f64().unwrap();
+        eprintln!("diagnostic round's start wait, ms: {wait}");
+        assert!((0.0..60.0).contains(&wait), "{d}");
         // Two starts of the server on its host, two blocks each.
         let rounds = s["rounds"].as_array().unwrap();
         assert_eq!(rounds.len(), 4);
