@@ -1735,3 +1735,126 @@ fn a_duets_lanes_keep_their_connections_and_follow_one_plan_per_host() {
         );
     }
 }
+
+/// A duet apart run whole: two nginx on the server host, each pinned to a
+/// CPU of its own, the first loaded from c1 alone and the second from c2
+/// alone, both in every slice. This machine's 2 CPUs hold no duet apart
+/// (2 × 1 + 1 are needed), so the server host's agent is reached through a
+/// transport that reports its CPUs as three, the first again as the
+/// sampler's; the placement, the lanes' connections and the level's plan
+/// are the real ones.
+#[test]
+fn a_duet_apart_loads_each_server_from_its_own_lane_in_slices_of_one_plan() {
+    let Some(net) = Net::new("duetrun", &["ctl", "c1", "c2", "srv"]) else {
+        return;
+    };
+    let srv = net.host("srv").netns.clone();
+    let host = net.dir().join("host");
+    std::fs::write(
+        &host,
+        format!(
+            "#!/bin/sh\nns=$1; shift\nif [ \"$ns\" = {srv} ]; then\n  \
+             ip netns exec \"$ns\" \"$@\" | sed -u 's/\"cpus\":\\[0,1\\]}}$/\"cpus\":[0,1,0]}}/'\n  \
+             exit\nfi\ncase \"$3\" in *'cat > '*) exec ip netns exec \"$ns\" \"$@\";; esac\n\
+             tee -a '{}/'\"$ns\".log | ip netns exec \"$ns\" \"$@\"\n",
+            net.dir().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&host, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let study = net.dir().join("duetrun.toml");
+    let (c1, c2) = (net.host("c1").netns.clone(), net.host("c2").netns.clone());
+    std::fs::write(
+        &study,
+        format!(
+            "name = \"duetrun\"\nservers = [\"nginx\"]\nprofiles = [\"defaults\", \"tuned\"]\n\
+             workloads = [\"tiny\"]\ncores = [1]\nconcurrency = [4]\nduet = true\n\
+             features = false\ndiagnose = false\nwarmup_seconds = 0.2\n\
+             server_host = \"ssh://{srv}\"\nclient_hosts = [\"ssh://{c1}\", \"ssh://{c2}\"]\n\
+             server_address = \"{}\"\ntransport = \"{} {{host}}\"\n\
+             [rounds]\nseconds = 0.1\nwarmup_seconds = 0.02\nmin = 4\nmax = 4\nlaunches = 1\n",
+            net.host("srv").addr,
+            host.display(),
+        ),
+    )
+    .unwrap();
+    let db = net.dir().join("duetrun.db");
+    let mut c = throng_in(
+        &net,
+        &[
+            "lab",
+            &study.to_string_lossy(),
+            "--quiet",
+            "--db",
+            &db.to_string_lossy(),
+        ],
+    );
+    c.env("XDG_CACHE_HOME", net.dir().join("cache"));
+    let out = run(c);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut report = support::throng();
+    report.args(["report", "--db", &db.to_string_lossy(), "--format", "json"]);
+    let j = json(&run(report));
+    let steps = j["run"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2, "{steps:?}");
+    for (s, (client, cpu)) in steps.iter().zip([(&c1, 0), (&c2, 1)]) {
+        assert_eq!(s["status"], "ok", "{s}");
+        assert_eq!(s["server_cpus"], serde_json::json!([cpu]), "{s}");
+        let rounds = s["rounds"].as_array().unwrap();
+        assert_eq!(rounds.len(), 4, "{s}");
+        for r in rounds {
+            let sum = &r["summary"];
+            assert_eq!(sum["errors_total"], 0, "{sum}");
+            // Each server's load from its own lane's client host alone.
+            let hosts: Vec<&str> = sum["per_host"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| h["host"].as_str().unwrap())
+                .collect();
+            assert_eq!(hosts, [format!("ssh://{client}")], "{sum}");
+            assert!(sum["completed"].as_u64().unwrap() > 0, "{sum}");
+            // A slice of the level's plan: its coordination is split.
+            assert!(sum["coordination_parts"].is_object(), "{sum}");
+        }
+    }
+    // The level's comparison (and the sweep's pooled one) pairs its four
+    // slices.
+    let cs = j["run"]["comparisons"].as_array().unwrap();
+    let pairs: Vec<(&serde_json::Value, u64)> = cs
+        .iter()
+        .map(|c| (&c["concurrency"], c["pairs"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        pairs,
+        [(&serde_json::json!(4), 4), (&serde_json::Value::Null, 4)],
+        "{cs:?}"
+    );
+    // Each client host opened its lane's connections once and ran every
+    // slice from a plan (sent again only when a host fell behind its
+    // gap), none on its own; the level's end closes both servers' keys
+    // on every host, a key it does not hold answered at once.
+    for h in [&c1, &c2] {
+        let log = std::fs::read_to_string(net.dir().join(format!("{h}.log"))).unwrap();
+        let ops = |op: &str| log.matches(&format!("\"op\":\"{op}\"")).count();
+        let sizes: Vec<usize> = log
+            .lines()
+            .filter(|l| l.contains("\"op\":\"plan\""))
+            .map(|l| l.matches("\"key\"").count())
+            .collect();
+        eprintln!("{h}: plans of {sizes:?} slices");
+        assert_eq!(
+            sizes.first(),
+            Some(&4),
+            "{h}: the level's four slices in one plan"
+        );
+        assert_eq!((ops("open"), ops("window"), ops("shut")), (1, 0, 2), "{h}");
+        assert!((1..=4).contains(&ops("plan")), "{h}: {log}");
+    }
+    nothing_left(&net, &["c1", "c2", "srv", "ctl"], &[]);
+}
