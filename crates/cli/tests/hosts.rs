@@ -1821,6 +1821,11 @@ fn a_duet_apart_loads_each_server_from_its_own_lane_in_slices_of_one_plan() {
             assert!(sum["completed"].as_u64().unwrap() > 0, "{sum}");
             // A slice of the level's plan: its coordination is split.
             assert!(sum["coordination_parts"].is_object(), "{sum}");
+            eprintln!(
+                "{client}: coordination {} ms: {}",
+                sum["coordination_ms"].as_f64().unwrap(),
+                sum["coordination_parts"]
+            );
         }
     }
     // The level's comparison (and the sweep's pooled one) pairs its four
