@@ -14,11 +14,15 @@ impl QuicWorker<'_> {
             self.issued_measured -= 1;
         }
     }
-    pub(super) fn complete(&mut self, r: &Req, resp: Response) {
+    /// Request `r` answered by `resp`, whose last byte came at `at` (its
+    /// datagram's arrival); not before its first byte did, nor before the
+    /// request went out, whatever the clocks say.
+    pub(super) fn complete(&mut self, r: &Req, resp: Response, at: u64) {
         let measured = self.phase_of(r);
-        let took = self.now.saturating_sub(r.issued_ns);
+        let end = at.max(r.first_rx_ns).max(r.issued_ns);
+        let took = end - r.issued_ns;
         if measured && self.schedule.is_some() {
-            let corrected = self.now.saturating_sub(r.intended_ns);
+            let corrected = end.saturating_sub(r.intended_ns);
             self.stats
                 .latency
                 .saturating_record((corrected / 1000).max(1));
@@ -29,7 +33,7 @@ impl QuicWorker<'_> {
             self.stats.latency.saturating_record((took / 1000).max(1));
         }
         if measured && r.first_rx_ns > 0 {
-            let first = r.first_rx_ns.clamp(r.issued_ns, self.now) - r.issued_ns;
+            let first = r.first_rx_ns.clamp(r.issued_ns, end) - r.issued_ns;
             self.stats
                 .first_byte
                 .saturating_record((first / 1000).max(1));

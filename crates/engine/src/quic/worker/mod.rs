@@ -12,14 +12,14 @@ use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use quinn_proto::{
     ClientConfig, ConnectionError, DatagramEvent, Dir, Endpoint, Event, StreamEvent,
 };
 
-use crate::clock::{now_ns, thread_cpu, thread_runqueue_wait};
+use crate::clock::{now_ns, realtime_ns, thread_cpu, thread_runqueue_wait};
 use crate::driver::{Books, Job, Shared, Stats, ThreadResult, Window, STATUS_SLOTS};
 use crate::h3::{self, H3Requests};
 use crate::http1::Response;
@@ -74,6 +74,9 @@ pub(super) struct QuicWorker<'a> {
     preface: Vec<u8>,
     /// The open model's intended send times, per slot.
     schedule: Option<Schedule>,
+    /// The latest instant handed to quinn: a datagram's is its arrival,
+    /// and quinn's clock must not run backwards.
+    quinn_now: Instant,
 }
 
 impl<'a> QuicWorker<'a> {
@@ -117,6 +120,7 @@ impl<'a> QuicWorker<'a> {
             send: Vec::with_capacity(64 * 1024),
             preface: h3::control_stream_preface(),
             schedule: None,
+            quinn_now: Instant::now(),
         })
     }
 
@@ -167,6 +171,7 @@ impl<'a> QuicWorker<'a> {
             }
             self.receive();
             let instant = Instant::now();
+            self.quinn_now = instant;
             for i in 0..self.conns.len() {
                 self.visit(i, instant);
             }
@@ -331,22 +336,33 @@ impl<'a> QuicWorker<'a> {
         self.conns[i] = Some(c);
     }
 
-    /// Reads what came, bounded, and hands each datagram to its connection.
+    /// Reads what came, bounded, and hands each datagram to its connection
+    /// as of its arrival: what it completes ends then, however long the
+    /// loop took to come to it (slept, busy, or napping). The turn's clock
+    /// is then the last reading, so the requests it sends next start from
+    /// there.
     fn receive(&mut self) {
-        let instant = Instant::now();
         let mut datagrams = 0;
         while datagrams < DATAGRAMS_PER_TURN {
             let n = match self.udp.receive_many(&mut self.recv) {
                 Ok(n) => n,
                 Err(_) => break,
             };
+            // Both clocks once a call bring its stamps onto the loop's.
+            let clocks = (now_ns(), realtime_ns());
+            let base = Instant::now();
+            self.now = clocks.0;
             self.losses.receive_calls += 1;
             let phase = self.measuring;
             for i in 0..n {
-                let (from, len, stride) = {
+                let (from, len, stride, stamp) = {
                     let r = &self.recv.got[i];
-                    (r.from, r.len, r.stride)
+                    (r.from, r.len, r.stride, r.stamp)
                 };
+                let arrived = stamp.mono(clocks);
+                let ago = Duration::from_nanos(clocks.0 - arrived);
+                let instant = base.checked_sub(ago).unwrap_or(base).max(self.quinn_now);
+                self.quinn_now = instant;
                 self.counters(phase).bytes_read += len as u64;
                 if phase {
                     self.tick(0, 0, len as u64);
@@ -359,7 +375,7 @@ impl<'a> QuicWorker<'a> {
                     let end = (at + stride).min(len);
                     datagrams += 1;
                     let data = BytesMut::from(&self.recv.bytes(i)[at..end]);
-                    self.datagram(instant, from, data);
+                    self.datagram(instant, arrived, from, data);
                 }
             }
             if n < BATCH {
@@ -368,8 +384,10 @@ impl<'a> QuicWorker<'a> {
         }
     }
 
-    /// One datagram to the endpoint, and on to its connection.
-    fn datagram(&mut self, instant: Instant, from: SocketAddr, data: BytesMut) {
+    /// One datagram, come at `arrived`, to the endpoint, and on to its
+    /// connection, which deals with what it brought at once: a response
+    /// it ends is stamped with its arrival.
+    fn datagram(&mut self, instant: Instant, arrived: u64, from: SocketAddr, data: BytesMut) {
         let mut response = Vec::new();
         match self
             .endpoint
@@ -385,16 +403,24 @@ impl<'a> QuicWorker<'a> {
                 }
                 // The slot may hold a newer connection by now.
                 let live = self.conns.get_mut(slot).and_then(Option::as_mut);
-                if let Some(c) = live.filter(|c| c.handle == ch) {
-                    c.touched = true;
-                    if !c.answered {
-                        c.answered = true;
-                        if self.measuring {
-                            let us = self.now.saturating_sub(c.start_ns) / 1000;
-                            self.stats.connect.saturating_record(us.max(1));
-                        }
+                let Some(c) = live.filter(|c| c.handle == ch) else {
+                    return;
+                };
+                c.touched = true;
+                if !c.answered {
+                    c.answered = true;
+                    if self.measuring {
+                        let us = arrived.saturating_sub(c.start_ns) / 1000;
+                        self.stats.connect.saturating_record(us.max(1));
                     }
-                    c.q.handle_event(ev);
+                }
+                c.q.handle_event(ev);
+                let Some(mut c) = self.conns[slot].take() else {
+                    return;
+                };
+                match self.events(slot, &mut c, arrived) {
+                    Some(reason) => self.lost(c, reason),
+                    None => self.conns[slot] = Some(c),
                 }
             }
             Some(DatagramEvent::Response(t)) => {
@@ -421,29 +447,9 @@ impl<'a> QuicWorker<'a> {
         if due {
             c.q.handle_timeout(instant);
         }
-        // Bounded by the events the connection queued.
-        while let Some(ev) = c.q.poll_endpoint_events() {
-            if let Some(back) = self.endpoint.handle_event(c.handle, ev) {
-                c.q.handle_event(back);
-            }
-        }
-        let mut lost = None;
-        while let Some(ev) = c.q.poll() {
-            match ev {
-                Event::Connected => self.connected(i, &mut c),
-                Event::ConnectionLost { reason } => lost = Some(reason),
-                Event::Stream(StreamEvent::Readable { id }) => self.readable(&mut c, id),
-                Event::Stream(StreamEvent::Opened { dir: Dir::Uni }) => c.accept_uni(),
-                Event::Stream(StreamEvent::Writable { id }) => {
-                    if let Some(k) = c.find(id) {
-                        let t = c.reqs[k].target as usize;
-                        c.write(k, &self.requests.targets[t]);
-                    }
-                }
-                _ => {}
-            }
-        }
-        if let Some(reason) = lost {
+        // The datagrams' events were dealt with as they came; these are
+        // the timers'.
+        if let Some(reason) = self.events(i, &mut c, self.now) {
             self.lost(c, reason);
             return;
         }
@@ -463,6 +469,35 @@ impl<'a> QuicWorker<'a> {
             return;
         }
         self.conns[i] = Some(c);
+    }
+
+    /// What slot `i`'s connection `c` has to say, as of `at`: its endpoint
+    /// events, then its own (handshake done, streams readable or opened or
+    /// writable). Returns why it was lost, if it was. Bounded by the
+    /// events the connection queued.
+    fn events(&mut self, i: usize, c: &mut H3Conn, at: u64) -> Option<ConnectionError> {
+        while let Some(ev) = c.q.poll_endpoint_events() {
+            if let Some(back) = self.endpoint.handle_event(c.handle, ev) {
+                c.q.handle_event(back);
+            }
+        }
+        let mut lost = None;
+        while let Some(ev) = c.q.poll() {
+            match ev {
+                Event::Connected => self.connected(i, c, at),
+                Event::ConnectionLost { reason } => lost = Some(reason),
+                Event::Stream(StreamEvent::Readable { id }) => self.readable(c, id, at),
+                Event::Stream(StreamEvent::Opened { dir: Dir::Uni }) => c.accept_uni(),
+                Event::Stream(StreamEvent::Writable { id }) => {
+                    if let Some(k) = c.find(id) {
+                        let t = c.reqs[k].target as usize;
+                        c.write(k, &self.requests.targets[t]);
+                    }
+                }
+                _ => {}
+            }
+        }
+        lost
     }
 
     /// Closes connection `c` and frees its slot for a new one; the close
@@ -509,14 +544,15 @@ impl<'a> QuicWorker<'a> {
         }
     }
 
-    fn connected(&mut self, i: usize, c: &mut H3Conn) {
+    /// Slot `i`'s handshake ended at `at`.
+    fn connected(&mut self, i: usize, c: &mut H3Conn, at: u64) {
         c.connected = true;
         if !c.answered {
             c.answered = true;
         }
         self.ever[i] = true;
         if self.measuring {
-            let us = self.now.saturating_sub(c.start_ns) / 1000;
+            let us = at.saturating_sub(c.start_ns) / 1000;
             self.stats.handshake.saturating_record(us.max(1));
             self.stats.tls.handshakes += 1;
         }
@@ -569,7 +605,8 @@ impl<'a> QuicWorker<'a> {
         }
     }
 
-    fn readable(&mut self, c: &mut H3Conn, id: quinn_proto::StreamId) {
+    /// Stream `id` of `c` has bytes that came at `at`.
+    fn readable(&mut self, c: &mut H3Conn, id: quinn_proto::StreamId, at: u64) {
         if id.dir() == Dir::Uni {
             if let Some(last) = c.read_uni(id) {
                 self.goaway(c, last);
@@ -579,12 +616,12 @@ impl<'a> QuicWorker<'a> {
         let Some(k) = c.find(id) else {
             return;
         };
-        let (out, _) = c.read(k, self.now);
+        let (out, _) = c.read(k, at);
         match out {
             None => {}
             Some(Outcome::Done(resp)) => {
                 let r = c.reqs.swap_remove(k);
-                self.complete(&r, resp);
+                self.complete(&r, resp, at);
                 c.recycle(r);
             }
             Some(Outcome::Reset(code)) => {
