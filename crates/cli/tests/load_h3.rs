@@ -286,6 +286,42 @@ fn an_answer_that_waited_for_a_stalled_client_ends_when_it_came() {
 }
 
 #[test]
+fn a_closed_load_naps_between_turns_and_says_what_it_held() {
+    let srv = Server::aioquic();
+    let args = [
+        "-n",
+        "600",
+        "-c",
+        "2",
+        "--streams",
+        "6",
+        "--nap-divisor",
+        "8",
+    ];
+    let j = srv.h3_load("/", &args);
+    assert_eq!((u(&j, "/sent"), u(&j, "/completed")), (600, 600));
+    assert_eq!(
+        (j["errors_total"].clone(), j["in_flight_at_end"].clone()),
+        (0.into(), 0.into())
+    );
+    assert_eq!(j["coalesce"], true);
+    assert!(u(&j, "/client_naps") > 0);
+    // What the naps cost: each answered place's wait for its next request.
+    assert!(j["client_hold_us"].as_f64().is_some_and(|h| h > 0.0));
+    assert!(j["client_held_connections"]
+        .as_f64()
+        .is_some_and(|h| h > 0.0));
+    let j = srv.h3_load("/", &[&args[..6], &["--no-coalesce"]].concat());
+    assert_eq!((u(&j, "/sent"), u(&j, "/completed")), (600, 600));
+    assert_eq!(
+        (j["coalesce"].clone(), j["client_naps"].clone()),
+        (false.into(), 0.into())
+    );
+    assert!(j["client_hold_us"].as_f64().is_some_and(|h| h > 0.0));
+    assert_eq!(srv.requests_seen().len(), 1200);
+}
+
+#[test]
 fn streams_the_server_resets_fail_by_their_code() {
     let srv = Server::aioquic();
     let j = srv.h3_load("/reset", &["-n", "20", "-c", "1"]);

@@ -32,6 +32,7 @@ use super::udp::{Batch, Udp, BATCH};
 use super::{LossBook, Quic};
 
 mod answers;
+mod nap;
 
 const DATAGRAMS_PER_TURN: usize = 1024;
 const TRANSMITS_PER_VISIT: usize = 64;
@@ -77,6 +78,9 @@ pub(super) struct QuicWorker<'a> {
     /// The latest instant handed to quinn: a datagram's is its arrival,
     /// and quinn's clock must not run backwards.
     quinn_now: Instant,
+    naps: nap::Naps,
+    /// When the turn began to look at the socket, from which a nap counts.
+    looked_ns: u64,
 }
 
 impl<'a> QuicWorker<'a> {
@@ -121,6 +125,8 @@ impl<'a> QuicWorker<'a> {
             preface: h3::control_stream_preface(),
             schedule: None,
             quinn_now: Instant::now(),
+            naps: nap::Naps::new(),
+            looked_ns: 0,
         })
     }
 
@@ -143,6 +149,12 @@ impl<'a> QuicWorker<'a> {
             )
         });
         self.measuring = self.now >= self.window.warmup_end_ns;
+        if spec.naps() {
+            // Naps are tens of µs; the default 50 µs timer slack would
+            // stretch each one several times over.
+            // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only this thread.
+            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong, 0, 0, 0) };
+        }
         let mut cpu_mark = (thread_cpu(), thread_runqueue_wait());
         let mut next_scan = self.now + SCAN_NS.min(self.timeout_ns());
         let (end_ns, interrupted) = loop {
@@ -169,6 +181,7 @@ impl<'a> QuicWorker<'a> {
                     self.connect(i);
                 }
             }
+            self.looked_ns = self.now;
             self.receive();
             let instant = Instant::now();
             self.quinn_now = instant;
@@ -566,12 +579,14 @@ impl<'a> QuicWorker<'a> {
     /// there is work and the server's MAX_STREAMS allows.
     fn fill(&mut self, c: &mut H3Conn) {
         let depth = self.plan.spec.http.streams;
+        let mut issued = 0;
+        // Bounded by the connection's depth.
         loop {
             // The queued request first, then new ones.
             if let Some(k) = c.reqs.iter().position(|r| r.stream.is_none()) {
                 let t = c.reqs[k].target as usize;
                 if !c.start(k, &self.requests.targets[t]) {
-                    return;
+                    break;
                 }
                 continue;
             }
@@ -580,10 +595,12 @@ impl<'a> QuicWorker<'a> {
                 || self.schedule.is_some()
                 || !self.can_issue()
             {
-                return;
+                break;
             }
             self.issue(c, self.now);
+            issued += 1;
         }
+        self.hold_ends(c, issued);
     }
 
     /// Open model: every request of slot `i` whose time has come, while
@@ -621,7 +638,10 @@ impl<'a> QuicWorker<'a> {
             None => {}
             Some(Outcome::Done(resp)) => {
                 let r = c.reqs.swap_remove(k);
-                self.complete(&r, resp, at);
+                if let Some(end) = self.complete(&r, resp, at) {
+                    c.freed += 1;
+                    c.freed_at_sum += end;
+                }
                 c.recycle(r);
             }
             Some(Outcome::Reset(code)) => {
@@ -685,7 +705,8 @@ impl<'a> QuicWorker<'a> {
         c.touched = true;
     }
 
-    /// Sleeps until the socket is readable or the first timer falls due.
+    /// Sleeps until the socket is readable or the first timer falls due;
+    /// while responses flow, naps instead (nap.rs), on its own timer.
     fn sleep(&mut self, next_scan: u64) {
         let mut wake = next_scan;
         if let Some(end) = self.window.end_ns {
@@ -716,6 +737,20 @@ impl<'a> QuicWorker<'a> {
                 let ns = t.saturating_duration_since(instant).as_nanos() as u64;
                 wake = wake.min(now + ns);
             }
+        }
+        // Once nothing more may be sent there is nothing to batch.
+        let nap = if self.plan.spec.naps() && self.can_issue() {
+            let d = self.plan.spec.nap_divisor;
+            self.naps.nap_ns(d, self.looked_ns, now, wake)
+        } else {
+            0
+        };
+        if nap > 0 {
+            if self.measuring {
+                self.stats.naps += 1;
+            }
+            std::thread::sleep(Duration::from_nanos(nap));
+            return;
         }
         // To the nanosecond, so the open model's sends go out on time.
         let ns = wake.saturating_sub(now).min(TURN_NS);
