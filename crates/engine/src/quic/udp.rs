@@ -503,7 +503,10 @@ mod tests {
         // a late read tells the two apart.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         loop {
-            assert!(std::time::Instant::now() < deadline, "no arrival stamp in 5 s");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no arrival stamp in 5 s"
+            );
             let before = realtime_ns();
             b.send_to(&[9u8; 300], to).unwrap();
             let after = realtime_ns();
