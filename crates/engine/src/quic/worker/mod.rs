@@ -1,12 +1,14 @@
 //! A thread's QUIC loop: one non-blocking UDP socket and one quinn-proto
 //! `Endpoint` for all the thread's connections (the server tells them
 //! apart by connection id), driven the way the TCP loop is: read what
-//! came, hand each connection its datagrams, let each connection say
-//! what it wants sent and when its timers fall due (a connection that got
-//! nothing and has no timer due is passed over), then sleep in poll(2)
-//! until the first of the socket, those timers, the next timeout scan
-//! and the run's end. Every pass is bounded: `DATAGRAMS_PER_TURN` reads
-//! and `TRANSMITS_PER_VISIT` sends per connection.
+//! came, hand each connection its datagrams (each dealt with as of its
+//! kernel receive stamp), let each connection say what it wants sent and
+//! when its timers fall due (a connection that got nothing and has no
+//! timer due is passed over), then sleep in poll(2) until the first of
+//! the socket, those timers, the next timeout scan and the run's end, or,
+//! while responses flow, nap (nap.rs). Every pass is bounded:
+//! `DATAGRAMS_PER_TURN` reads and `TRANSMITS_PER_VISIT` sends per
+//! connection.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
