@@ -261,16 +261,14 @@ fn an_answer_that_waited_for_a_stalled_client_ends_when_it_came() {
         .stderr(Stdio::null())
         .spawn()
         .expect("throng runs");
-    let pid = child.id().to_string();
-    let signal = |s: &str| {
-        let ok = Command::new("kill").args([s, &pid]).status();
-        assert!(ok.is_ok_and(|s| s.success()), "kill {s} {pid}");
-    };
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: signals to the child this test spawned and still holds.
+    let signal = |sig| assert_eq!(unsafe { libc::kill(pid, sig) }, 0, "signal {sig}");
     let read = wait_for(Duration::from_secs(20), || srv.requests_seen().len() == 1);
-    signal("-STOP");
+    signal(libc::SIGSTOP);
     // The stall itself, not a wait for anything.
     std::thread::sleep(Duration::from_secs(1));
-    signal("-CONT");
+    signal(libc::SIGCONT);
     assert!(read, "the server never read the request");
     let status = support::wait_until(&mut child, Instant::now() + Duration::from_secs(30));
     assert!(status.is_some_and(|s| s.success()), "{status:?}");
