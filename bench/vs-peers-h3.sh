@@ -8,7 +8,10 @@
 # one thread; rounds alternate the tools so drift on a shared machine
 # spreads over both. Load: 4 connections of 10 streams each, 40 requests
 # in flight (throng -c 4 --streams 10; oha -c 4 -p 10, its tokio runtime
-# on one worker thread). Client CPU is
+# on one worker thread). throng naps up to 1/16 of the latency between
+# turns (--nap-divisor 16; at the default 1/128, a nap is shorter than a
+# turn with 40 requests in flight, and buys nothing), and says what that
+# holds (client_held_connections, printed below). Client CPU is
 # user+sys of the whole client process (GNU time) divided by the
 # responses it reports.
 #
@@ -72,8 +75,9 @@ for r in $(seq "$rounds"); do
   for tool in throng oha; do
     t0=$(ticks)
     case $tool in
-      throng) timed "$throng" load "$url" -k --http3 --streams 10 -t 1 -c 4 -d "${secs}s" --json > "$work/out"
-              n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$work/out");;
+      throng) timed "$throng" load "$url" -k --http3 --streams 10 -t 1 -c 4 --nap-divisor 16 -d "${secs}s" --json > "$work/out"
+              n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$work/out")
+              python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j.get("client_held_connections") or 0, j.get("client_hold_us") or 0)' "$work/out" >> "$work/held";;
       oha)    timed "$oha" --no-tui --insecure --http-version 3 -c 4 -p 10 --worker-threads 1 -z "${secs}s" --output-format json "$url" > "$work/out"
               n=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(v for k, v in d["statusCodeDistribution"].items() if k.startswith("2")))' "$work/out");;
     esac
@@ -103,4 +107,10 @@ for t in tools:
     pc = st.median(a / b for a, b in zip(all_cpu, th[3]))
     print(f"| {t} | {rps:,.0f} | {cpu:.2f} | {pr:.2f} | {pc:.2f} | {srv:.1f} | {', '.join(f'{x:,.0f}' for x in all_rps)} |")
 print(f"\n{sys.argv[3]} rounds of {sys.argv[2]} s, one client thread on core 1, Caddy (GOMAXPROCS=1, HTTP/3, ECDSA P-256) on core 0.")
+PY
+# What throng's naps held: request places of the 40, and µs a place waited.
+python3 - "$work/held" <<'PY'
+import sys, statistics as st
+rows = [[float(x) for x in l.split()] for l in open(sys.argv[1])]
+print(f"throng held {st.median(r[0] for r in rows):.2f} of 40 places (median; {st.median(r[1] for r in rows):.1f} µs a place)")
 PY

@@ -246,6 +246,80 @@ fn aioquic_sees_exactly_the_requests_counted_and_caps_the_streams() {
 }
 
 #[test]
+fn an_answer_that_waited_for_a_stalled_client_ends_when_it_came() {
+    // aioquic answers /slow 150 ms after reading it. Once it has read the
+    // request, the client is stopped for 1 s, so the answer waits in its
+    // socket: the response still ends at its datagram's kernel receive
+    // stamp, 150 ms and a little after the send, not over a second after.
+    let srv = Server::aioquic();
+    let (cacert, url) = (srv.cert(), srv.url("/slow"));
+    let mut child = throng()
+        .args(["load", &url, "--http3", "--cacert"])
+        .arg(&cacert)
+        .args(["-n", "1", "-c", "1", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("throng runs");
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: signals to the child this test spawned and still holds.
+    let signal = |sig| assert_eq!(unsafe { libc::kill(pid, sig) }, 0, "signal {sig}");
+    let read = wait_for(Duration::from_secs(20), || srv.requests_seen().len() == 1);
+    signal(libc::SIGSTOP);
+    // The stall itself, not a wait for anything.
+    std::thread::sleep(Duration::from_secs(1));
+    signal(libc::SIGCONT);
+    assert!(read, "the server never read the request");
+    let status = support::wait_until(&mut child, Instant::now() + Duration::from_secs(30));
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    let j: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!((u(&j, "/sent"), u(&j, "/completed")), (1, 1));
+    assert_eq!(j["errors_total"], 0);
+    assert_eq!(j["latency_us"]["count"], 1);
+    let (first, last) = (u(&j, "/first_byte_us/max"), u(&j, "/latency_us/max"));
+    assert!((150_000..900_000).contains(&last), "latency {last} µs");
+    assert!((150_000..=last).contains(&first), "first byte {first} µs");
+}
+
+#[test]
+fn a_closed_load_naps_between_turns_and_says_what_it_held() {
+    let srv = Server::aioquic();
+    let args = [
+        "-n",
+        "600",
+        "-c",
+        "2",
+        "--streams",
+        "6",
+        "--nap-divisor",
+        "8",
+    ];
+    let j = srv.h3_load("/", &args);
+    assert_eq!((u(&j, "/sent"), u(&j, "/completed")), (600, 600));
+    assert_eq!(
+        (j["errors_total"].clone(), j["in_flight_at_end"].clone()),
+        (0.into(), 0.into())
+    );
+    assert_eq!(j["coalesce"], true);
+    assert!(u(&j, "/client_naps") > 0);
+    // What the naps cost: each answered place's wait for its next request.
+    assert!(j["client_hold_us"].as_f64().is_some_and(|h| h > 0.0));
+    assert!(j["client_held_connections"]
+        .as_f64()
+        .is_some_and(|h| h > 0.0));
+    let j = srv.h3_load("/", &[&args[..6], &["--no-coalesce"]].concat());
+    assert_eq!((u(&j, "/sent"), u(&j, "/completed")), (600, 600));
+    assert_eq!(
+        (j["coalesce"].clone(), j["client_naps"].clone()),
+        (false.into(), 0.into())
+    );
+    assert!(j["client_hold_us"].as_f64().is_some_and(|h| h > 0.0));
+    assert_eq!(srv.requests_seen().len(), 1200);
+}
+
+#[test]
 fn streams_the_server_resets_fail_by_their_code() {
     let srv = Server::aioquic();
     let j = srv.h3_load("/reset", &["-n", "20", "-c", "1"]);

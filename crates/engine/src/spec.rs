@@ -370,10 +370,7 @@ impl LoadSpec {
     /// Whether client threads nap: only in the closed model, since the open
     /// model's sends follow a schedule that a nap would delay.
     pub fn naps(&self) -> bool {
-        self.coalesce
-            && self.rate.is_none()
-            && self.users.is_none()
-            && self.http.version != HttpVersion::Http3
+        self.coalesce && self.rate.is_none() && self.users.is_none()
     }
 }
 

@@ -5,7 +5,8 @@ Usage: h3_server.py PORT CERT KEY LOG [ADDRESS]
 Answers every request with BODY, except `/reset`, whose stream it resets
 with H3_REQUEST_REJECTED before any answer, and `/silent`, which it
 never answers, and `/big-header`, which it answers with five header fields of
-14,000 bytes: above the 65,536 the client's SETTINGS allow. Under `/goaway`, a connection's fifth request is its
+14,000 bytes: above the 65,536 the client's SETTINGS allow; `/slow`, which
+it answers 150 ms after reading it. Under `/goaway`, a connection's fifth request is its
 last: answered, then a GOAWAY names the next stream, and requests on it
 or above are logged as `ignored PATH` and never answered. Each request's path is
 appended to LOG as it arrives, so a test counts exactly what the server
@@ -25,6 +26,7 @@ from aioquic.quic.events import ProtocolNegotiated
 
 BODY = b"hello over h3\n"
 H3_REQUEST_REJECTED = 0x10B
+SLOW_S = 0.15
 
 
 class Handler(QuicConnectionProtocol):
@@ -62,6 +64,8 @@ class Handler(QuicConnectionProtocol):
                 self._quic.reset_stream(e.stream_id, H3_REQUEST_REJECTED)
             elif path == b"/silent":
                 pass
+            elif path == b"/slow":
+                asyncio.get_running_loop().call_later(SLOW_S, self.answer, e.stream_id)
             elif path == b"/big-header":
                 self.h3.send_headers(
                     e.stream_id,
@@ -69,12 +73,17 @@ class Handler(QuicConnectionProtocol):
                 )
                 self.h3.send_data(e.stream_id, BODY, end_stream=True)
             else:
-                self.h3.send_headers(
-                    e.stream_id,
-                    [(b":status", b"200"), (b"content-length", str(len(BODY)).encode())],
-                )
-                self.h3.send_data(e.stream_id, BODY, end_stream=True)
+                self.answer(e.stream_id, transmit=False)
         self.transmit()
+
+    def answer(self, stream_id, transmit=True):
+        self.h3.send_headers(
+            stream_id,
+            [(b":status", b"200"), (b"content-length", str(len(BODY)).encode())],
+        )
+        self.h3.send_data(stream_id, BODY, end_stream=True)
+        if transmit:
+            self.transmit()
 
 
 async def main():

@@ -66,6 +66,11 @@ pub(crate) struct H3Conn {
     /// a cancel, a send cut short): a connection neither touched nor due
     /// by its timers has nothing to do, and is skipped.
     pub touched: bool,
+    /// Closed model: places answers freed in the measured phase and not
+    /// yet taken by a new request, and the sum of their answers' arrivals,
+    /// for the client's hold (`fill`).
+    pub freed: u64,
+    pub freed_at_sum: u64,
 }
 
 impl H3Conn {
@@ -84,6 +89,8 @@ impl H3Conn {
             peak: 0,
             capped: false,
             touched: true,
+            freed: 0,
+            freed_at_sum: 0,
         }
     }
 

@@ -6,7 +6,9 @@
 //! size beside them. A busy QUIC client otherwise pays a system call and
 //! a pass through the socket layer per 1,200-byte datagram, which is what
 //! a TCP client never pays per segment. Linux 4.18 (GSO) and 5.0 (GRO);
-//! the load's flag turns both off.
+//! the load's flag turns both off. Every receive also carries the kernel's
+//! time of arrival (`SO_TIMESTAMPNS`), so that what a datagram completes
+//! ends when it came, not when the loop got round to it (crate::rx).
 
 use std::io;
 use std::mem::size_of;
@@ -26,12 +28,31 @@ pub(super) struct Udp {
     gro: bool,
 }
 
+/// A receive's arrival, on CLOCK_REALTIME as the kernel stamps it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Stamp(pub Option<u64>);
+
+impl Stamp {
+    /// On the monotonic clock, through `clocks` (monotonic, realtime)
+    /// read together after the receive: never later than that reading,
+    /// and the reading itself when the kernel gave no stamp.
+    pub(super) fn mono(self, clocks: (u64, u64)) -> u64 {
+        let (mono, real) = clocks;
+        match self.0 {
+            Some(s) => mono.saturating_sub(real.saturating_sub(s)),
+            None => mono,
+        }
+    }
+}
+
 /// One receive: where it came from, and the size of each datagram in it
 /// (all but the last), which is the whole when it holds one.
 pub(super) struct Received {
     pub from: SocketAddr,
     pub len: usize,
     pub stride: usize,
+    /// With GRO, one stamp for all the datagrams coalesced.
+    pub stamp: Stamp,
 }
 
 fn set_int(fd: i32, level: i32, name: i32, value: libc::c_int) -> bool {
@@ -125,11 +146,12 @@ fn from_sockaddr(storage: &libc::sockaddr_storage) -> Option<SocketAddr> {
     }
 }
 
-/// Room for one control message of a c_int, aligned as cmsghdr wants.
+/// Room for the control messages of a receive (GRO's c_int and the
+/// stamp's timespec) or a send (GSO's u16), aligned as cmsghdr wants.
 #[repr(C)]
 union Control {
     _align: libc::cmsghdr,
-    buf: [u8; 64],
+    buf: [u8; 128],
 }
 
 impl Udp {
@@ -140,6 +162,8 @@ impl Udp {
         // The option is per send; reading it says the kernel knows it.
         let gso = offload && get_int(fd, libc::SOL_UDP, libc::UDP_SEGMENT);
         let gro = offload && set_int(fd, libc::SOL_UDP, libc::UDP_GRO, 1);
+        // A refusal costs only accuracy: receives then end when read.
+        crate::rx::enable_stamps(fd);
         Udp { sock, gso, gro }
     }
 
@@ -204,14 +228,14 @@ impl Udp {
             iov_base: buf.as_ptr() as *mut libc::c_void,
             iov_len: buf.len(),
         };
-        let mut control = Control { buf: [0; 64] };
+        let mut control = Control { buf: [0; 128] };
         // SAFETY: msghdr is plain data; all zeros is a valid value.
         let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
         msg.msg_name = (&mut addr as *mut libc::sockaddr_storage).cast();
         msg.msg_namelen = addr_len;
         msg.msg_iov = &mut iov;
         msg.msg_iovlen = 1;
-        // SAFETY: CMSG_SPACE of a u16 fits the 64 bytes of `control`, and
+        // SAFETY: CMSG_SPACE of a u16 fits the 128 bytes of `control`, and
         // the header the kernel's macros find there is ours to write.
         unsafe {
             msg.msg_control = control.buf.as_mut_ptr().cast();
@@ -268,8 +292,13 @@ impl Udp {
             let from = from_sockaddr(&batch.addrs[i]).ok_or_else(|| {
                 io::Error::new(io::ErrorKind::InvalidData, "an address of no family")
             })?;
-            let stride = stride_of(&m.msg_hdr, len);
-            batch.got.push(Received { from, len, stride });
+            let (stride, stamp) = controls_of(&m.msg_hdr, len);
+            batch.got.push(Received {
+                from,
+                len,
+                stride,
+                stamp,
+            });
         }
         Ok(n)
     }
@@ -277,9 +306,10 @@ impl Udp {
 
 /// The size of each datagram a receive of `len` bytes holds: the GRO
 /// control message's, else the whole (at least 1, so that an empty
-/// datagram splits into none).
-fn stride_of(msg: &libc::msghdr, len: usize) -> usize {
+/// datagram splits into none); and the receive's stamp.
+fn controls_of(msg: &libc::msghdr, len: usize) -> (usize, Stamp) {
     let mut stride = len.max(1);
+    let mut stamp = None;
     // SAFETY: the control buffer is the kernel's, walked with its macros
     // within `msg_controllen`.
     unsafe {
@@ -290,11 +320,16 @@ fn stride_of(msg: &libc::msghdr, len: usize) -> usize {
                 if s > 0 {
                     stride = s as usize;
                 }
+            } else if (*cmsg).cmsg_level == libc::SOL_SOCKET
+                && (*cmsg).cmsg_type == libc::SCM_TIMESTAMPNS
+            {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::timespec>());
+                stamp = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
             }
             cmsg = libc::CMSG_NXTHDR(msg, cmsg);
         }
     }
-    stride
+    (stride, Stamp(stamp))
 }
 
 /// Receives one recvmmsg call can take.
@@ -320,7 +355,7 @@ impl Batch {
         // SAFETY: sockaddr_storage is plain data; all zeros is a valid value.
         let mut addrs: Vec<libc::sockaddr_storage> =
             (0..BATCH).map(|_| unsafe { std::mem::zeroed() }).collect();
-        let mut controls: Vec<Control> = (0..BATCH).map(|_| Control { buf: [0; 64] }).collect();
+        let mut controls: Vec<Control> = (0..BATCH).map(|_| Control { buf: [0; 128] }).collect();
         let mut iovs: Vec<libc::iovec> = bufs
             .chunks_mut(MAX_RECEIVE)
             .map(|b| libc::iovec {
@@ -455,5 +490,52 @@ mod tests {
         assert_eq!(batch.bytes(3), vec![19u8; 119].as_slice());
         let e = udp.receive_many(&mut batch).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+    }
+
+    #[test]
+    fn a_receive_read_late_carries_the_time_its_datagram_came() {
+        use crate::clock::{now_ns, realtime_ns};
+        let (udp, b) = pair(true);
+        let to = udp.socket().local_addr().unwrap();
+        let mut batch = Batch::new();
+        // Until the kernel has flipped its switch (crate::rx::enable_stamps)
+        // a datagram comes unstamped, and the kernel stamps it when read:
+        // a late read tells the two apart.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no arrival stamp in 5 s"
+            );
+            let before = realtime_ns();
+            b.send_to(&[9u8; 300], to).unwrap();
+            let after = realtime_ns();
+            // Queued on loopback on return: read 20 ms late.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            assert_eq!(udp.receive_many(&mut batch).unwrap(), 1);
+            let clocks = (now_ns(), realtime_ns());
+            let r = &batch.got[0];
+            assert_eq!(r.len, 300);
+            let stamp = r.stamp.0.expect("a receive stamp");
+            if stamp > after {
+                continue;
+            }
+            assert!(before <= stamp, "{before} <= {stamp}");
+            // On the monotonic clock: at least the 20 ms before the read.
+            let mono = r.stamp.mono(clocks);
+            assert!(clocks.0 - mono >= 20_000_000, "{} ns", clocks.0 - mono);
+            return;
+        }
+    }
+
+    #[test]
+    fn a_stamp_moves_to_the_monotonic_clock_and_never_past_its_reading() {
+        let clocks = (5_000, 1_000_000);
+        assert_eq!(Stamp(Some(999_000)).mono(clocks), 4_000);
+        assert_eq!(Stamp(None).mono(clocks), 5_000);
+        // A stamp past the reading (clocks stepped): the reading.
+        assert_eq!(Stamp(Some(1_000_100)).mono(clocks), 5_000);
+        // Older than the monotonic clock's start: its start.
+        assert_eq!(Stamp(Some(10)).mono(clocks), 0);
     }
 }

@@ -14,11 +14,18 @@ impl QuicWorker<'_> {
             self.issued_measured -= 1;
         }
     }
-    pub(super) fn complete(&mut self, r: &Req, resp: Response) {
+    /// Request `r` answered by `resp`, whose last byte came at `at` (its
+    /// datagram's arrival); not before its first byte did, nor before the
+    /// request went out, whatever the clocks say. Returns that end when
+    /// the answer freed a place the client's hold is measured on: in the
+    /// closed model, in the measured phase.
+    pub(super) fn complete(&mut self, r: &Req, resp: Response, at: u64) -> Option<u64> {
         let measured = self.phase_of(r);
-        let took = self.now.saturating_sub(r.issued_ns);
+        let end = at.max(r.first_rx_ns).max(r.issued_ns);
+        let took = end - r.issued_ns;
+        self.naps.answered(took);
         if measured && self.schedule.is_some() {
-            let corrected = self.now.saturating_sub(r.intended_ns);
+            let corrected = end.saturating_sub(r.intended_ns);
             self.stats
                 .latency
                 .saturating_record((corrected / 1000).max(1));
@@ -29,7 +36,7 @@ impl QuicWorker<'_> {
             self.stats.latency.saturating_record((took / 1000).max(1));
         }
         if measured && r.first_rx_ns > 0 {
-            let first = r.first_rx_ns.clamp(r.issued_ns, self.now) - r.issued_ns;
+            let first = r.first_rx_ns.clamp(r.issued_ns, end) - r.issued_ns;
             self.stats
                 .first_byte
                 .saturating_record((first / 1000).max(1));
@@ -48,6 +55,30 @@ impl QuicWorker<'_> {
                 self.done_measured += 1;
             }
         }
+        (measured && self.schedule.is_none()).then_some(end)
+    }
+    /// Closed model: `issued` requests took places on `c` that answers had
+    /// freed; the time each place stood empty is the client's hold, as
+    /// over TCP (from the freed places' mean arrival when fewer were
+    /// issued than were freed).
+    pub(super) fn hold_ends(&mut self, c: &mut H3Conn, issued: u64) {
+        let k = issued.min(c.freed);
+        if k == 0 {
+            return;
+        }
+        let took = if k == c.freed {
+            c.freed_at_sum
+        } else {
+            c.freed_at_sum / c.freed * k
+        };
+        c.freed -= k;
+        c.freed_at_sum = if c.freed == 0 {
+            0
+        } else {
+            c.freed_at_sum - took
+        };
+        self.stats.hold_ns += (self.now * k).saturating_sub(took);
+        self.stats.holds += k;
     }
     pub(super) fn failed(&mut self, r: &Req, kind: ErrorKind) {
         let measured = self.phase_of(r);

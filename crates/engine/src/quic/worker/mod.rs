@@ -1,25 +1,27 @@
 //! A thread's QUIC loop: one non-blocking UDP socket and one quinn-proto
 //! `Endpoint` for all the thread's connections (the server tells them
 //! apart by connection id), driven the way the TCP loop is: read what
-//! came, hand each connection its datagrams, let each connection say
-//! what it wants sent and when its timers fall due (a connection that got
-//! nothing and has no timer due is passed over), then sleep in poll(2)
-//! until the first of the socket, those timers, the next timeout scan
-//! and the run's end. Every pass is bounded: `DATAGRAMS_PER_TURN` reads
-//! and `TRANSMITS_PER_VISIT` sends per connection.
+//! came, hand each connection its datagrams (each dealt with as of its
+//! kernel receive stamp), let each connection say what it wants sent and
+//! when its timers fall due (a connection that got nothing and has no
+//! timer due is passed over), then sleep in poll(2) until the first of
+//! the socket, those timers, the next timeout scan and the run's end, or,
+//! while responses flow, nap (nap.rs). Every pass is bounded:
+//! `DATAGRAMS_PER_TURN` reads and `TRANSMITS_PER_VISIT` sends per
+//! connection.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use quinn_proto::{
     ClientConfig, ConnectionError, DatagramEvent, Dir, Endpoint, Event, StreamEvent,
 };
 
-use crate::clock::{now_ns, thread_cpu, thread_runqueue_wait};
+use crate::clock::{now_ns, realtime_ns, thread_cpu, thread_runqueue_wait};
 use crate::driver::{Books, Job, Shared, Stats, ThreadResult, Window, STATUS_SLOTS};
 use crate::h3::{self, H3Requests};
 use crate::http1::Response;
@@ -32,6 +34,7 @@ use super::udp::{Batch, Udp, BATCH};
 use super::{LossBook, Quic};
 
 mod answers;
+mod nap;
 
 const DATAGRAMS_PER_TURN: usize = 1024;
 const TRANSMITS_PER_VISIT: usize = 64;
@@ -74,6 +77,12 @@ pub(super) struct QuicWorker<'a> {
     preface: Vec<u8>,
     /// The open model's intended send times, per slot.
     schedule: Option<Schedule>,
+    /// The latest instant handed to quinn: a datagram's is its arrival,
+    /// and quinn's clock must not run backwards.
+    quinn_now: Instant,
+    naps: nap::Naps,
+    /// When the turn began to look at the socket, from which a nap counts.
+    looked_ns: u64,
 }
 
 impl<'a> QuicWorker<'a> {
@@ -117,6 +126,9 @@ impl<'a> QuicWorker<'a> {
             send: Vec::with_capacity(64 * 1024),
             preface: h3::control_stream_preface(),
             schedule: None,
+            quinn_now: Instant::now(),
+            naps: nap::Naps::new(),
+            looked_ns: 0,
         })
     }
 
@@ -139,6 +151,12 @@ impl<'a> QuicWorker<'a> {
             )
         });
         self.measuring = self.now >= self.window.warmup_end_ns;
+        if spec.naps() {
+            // Naps are tens of µs; the default 50 µs timer slack would
+            // stretch each one several times over.
+            // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only this thread.
+            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong, 0, 0, 0) };
+        }
         let mut cpu_mark = (thread_cpu(), thread_runqueue_wait());
         let mut next_scan = self.now + SCAN_NS.min(self.timeout_ns());
         let (end_ns, interrupted) = loop {
@@ -165,8 +183,10 @@ impl<'a> QuicWorker<'a> {
                     self.connect(i);
                 }
             }
+            self.looked_ns = self.now;
             self.receive();
             let instant = Instant::now();
+            self.quinn_now = instant;
             for i in 0..self.conns.len() {
                 self.visit(i, instant);
             }
@@ -331,22 +351,33 @@ impl<'a> QuicWorker<'a> {
         self.conns[i] = Some(c);
     }
 
-    /// Reads what came, bounded, and hands each datagram to its connection.
+    /// Reads what came, bounded, and hands each datagram to its connection
+    /// as of its arrival: what it completes ends then, however long the
+    /// loop took to come to it (slept, busy, or napping). The turn's clock
+    /// is then the last reading, so the requests it sends next start from
+    /// there.
     fn receive(&mut self) {
-        let instant = Instant::now();
         let mut datagrams = 0;
         while datagrams < DATAGRAMS_PER_TURN {
             let n = match self.udp.receive_many(&mut self.recv) {
                 Ok(n) => n,
                 Err(_) => break,
             };
+            // Both clocks once a call bring its stamps onto the loop's.
+            let clocks = (now_ns(), realtime_ns());
+            let base = Instant::now();
+            self.now = clocks.0;
             self.losses.receive_calls += 1;
             let phase = self.measuring;
             for i in 0..n {
-                let (from, len, stride) = {
+                let (from, len, stride, stamp) = {
                     let r = &self.recv.got[i];
-                    (r.from, r.len, r.stride)
+                    (r.from, r.len, r.stride, r.stamp)
                 };
+                let arrived = stamp.mono(clocks);
+                let ago = Duration::from_nanos(clocks.0 - arrived);
+                let instant = base.checked_sub(ago).unwrap_or(base).max(self.quinn_now);
+                self.quinn_now = instant;
                 self.counters(phase).bytes_read += len as u64;
                 if phase {
                     self.tick(0, 0, len as u64);
@@ -359,7 +390,7 @@ impl<'a> QuicWorker<'a> {
                     let end = (at + stride).min(len);
                     datagrams += 1;
                     let data = BytesMut::from(&self.recv.bytes(i)[at..end]);
-                    self.datagram(instant, from, data);
+                    self.datagram(instant, arrived, from, data);
                 }
             }
             if n < BATCH {
@@ -368,8 +399,10 @@ impl<'a> QuicWorker<'a> {
         }
     }
 
-    /// One datagram to the endpoint, and on to its connection.
-    fn datagram(&mut self, instant: Instant, from: SocketAddr, data: BytesMut) {
+    /// One datagram, come at `arrived`, to the endpoint, and on to its
+    /// connection, which deals with what it brought at once: a response
+    /// it ends is stamped with its arrival.
+    fn datagram(&mut self, instant: Instant, arrived: u64, from: SocketAddr, data: BytesMut) {
         let mut response = Vec::new();
         match self
             .endpoint
@@ -385,16 +418,24 @@ impl<'a> QuicWorker<'a> {
                 }
                 // The slot may hold a newer connection by now.
                 let live = self.conns.get_mut(slot).and_then(Option::as_mut);
-                if let Some(c) = live.filter(|c| c.handle == ch) {
-                    c.touched = true;
-                    if !c.answered {
-                        c.answered = true;
-                        if self.measuring {
-                            let us = self.now.saturating_sub(c.start_ns) / 1000;
-                            self.stats.connect.saturating_record(us.max(1));
-                        }
+                let Some(c) = live.filter(|c| c.handle == ch) else {
+                    return;
+                };
+                c.touched = true;
+                if !c.answered {
+                    c.answered = true;
+                    if self.measuring {
+                        let us = arrived.saturating_sub(c.start_ns) / 1000;
+                        self.stats.connect.saturating_record(us.max(1));
                     }
-                    c.q.handle_event(ev);
+                }
+                c.q.handle_event(ev);
+                let Some(mut c) = self.conns[slot].take() else {
+                    return;
+                };
+                match self.events(slot, &mut c, arrived) {
+                    Some(reason) => self.lost(c, reason),
+                    None => self.conns[slot] = Some(c),
                 }
             }
             Some(DatagramEvent::Response(t)) => {
@@ -421,29 +462,9 @@ impl<'a> QuicWorker<'a> {
         if due {
             c.q.handle_timeout(instant);
         }
-        // Bounded by the events the connection queued.
-        while let Some(ev) = c.q.poll_endpoint_events() {
-            if let Some(back) = self.endpoint.handle_event(c.handle, ev) {
-                c.q.handle_event(back);
-            }
-        }
-        let mut lost = None;
-        while let Some(ev) = c.q.poll() {
-            match ev {
-                Event::Connected => self.connected(i, &mut c),
-                Event::ConnectionLost { reason } => lost = Some(reason),
-                Event::Stream(StreamEvent::Readable { id }) => self.readable(&mut c, id),
-                Event::Stream(StreamEvent::Opened { dir: Dir::Uni }) => c.accept_uni(),
-                Event::Stream(StreamEvent::Writable { id }) => {
-                    if let Some(k) = c.find(id) {
-                        let t = c.reqs[k].target as usize;
-                        c.write(k, &self.requests.targets[t]);
-                    }
-                }
-                _ => {}
-            }
-        }
-        if let Some(reason) = lost {
+        // The datagrams' events were dealt with as they came; these are
+        // the timers'.
+        if let Some(reason) = self.events(i, &mut c, self.now) {
             self.lost(c, reason);
             return;
         }
@@ -463,6 +484,35 @@ impl<'a> QuicWorker<'a> {
             return;
         }
         self.conns[i] = Some(c);
+    }
+
+    /// What slot `i`'s connection `c` has to say, as of `at`: its endpoint
+    /// events, then its own (handshake done, streams readable or opened or
+    /// writable). Returns why it was lost, if it was. Bounded by the
+    /// events the connection queued.
+    fn events(&mut self, i: usize, c: &mut H3Conn, at: u64) -> Option<ConnectionError> {
+        while let Some(ev) = c.q.poll_endpoint_events() {
+            if let Some(back) = self.endpoint.handle_event(c.handle, ev) {
+                c.q.handle_event(back);
+            }
+        }
+        let mut lost = None;
+        while let Some(ev) = c.q.poll() {
+            match ev {
+                Event::Connected => self.connected(i, c, at),
+                Event::ConnectionLost { reason } => lost = Some(reason),
+                Event::Stream(StreamEvent::Readable { id }) => self.readable(c, id, at),
+                Event::Stream(StreamEvent::Opened { dir: Dir::Uni }) => c.accept_uni(),
+                Event::Stream(StreamEvent::Writable { id }) => {
+                    if let Some(k) = c.find(id) {
+                        let t = c.reqs[k].target as usize;
+                        c.write(k, &self.requests.targets[t]);
+                    }
+                }
+                _ => {}
+            }
+        }
+        lost
     }
 
     /// Closes connection `c` and frees its slot for a new one; the close
@@ -509,14 +559,15 @@ impl<'a> QuicWorker<'a> {
         }
     }
 
-    fn connected(&mut self, i: usize, c: &mut H3Conn) {
+    /// Slot `i`'s handshake ended at `at`.
+    fn connected(&mut self, i: usize, c: &mut H3Conn, at: u64) {
         c.connected = true;
         if !c.answered {
             c.answered = true;
         }
         self.ever[i] = true;
         if self.measuring {
-            let us = self.now.saturating_sub(c.start_ns) / 1000;
+            let us = at.saturating_sub(c.start_ns) / 1000;
             self.stats.handshake.saturating_record(us.max(1));
             self.stats.tls.handshakes += 1;
         }
@@ -530,12 +581,14 @@ impl<'a> QuicWorker<'a> {
     /// there is work and the server's MAX_STREAMS allows.
     fn fill(&mut self, c: &mut H3Conn) {
         let depth = self.plan.spec.http.streams;
+        let mut issued = 0;
+        // Bounded by the connection's depth.
         loop {
             // The queued request first, then new ones.
             if let Some(k) = c.reqs.iter().position(|r| r.stream.is_none()) {
                 let t = c.reqs[k].target as usize;
                 if !c.start(k, &self.requests.targets[t]) {
-                    return;
+                    break;
                 }
                 continue;
             }
@@ -544,10 +597,12 @@ impl<'a> QuicWorker<'a> {
                 || self.schedule.is_some()
                 || !self.can_issue()
             {
-                return;
+                break;
             }
             self.issue(c, self.now);
+            issued += 1;
         }
+        self.hold_ends(c, issued);
     }
 
     /// Open model: every request of slot `i` whose time has come, while
@@ -569,7 +624,8 @@ impl<'a> QuicWorker<'a> {
         }
     }
 
-    fn readable(&mut self, c: &mut H3Conn, id: quinn_proto::StreamId) {
+    /// Stream `id` of `c` has bytes that came at `at`.
+    fn readable(&mut self, c: &mut H3Conn, id: quinn_proto::StreamId, at: u64) {
         if id.dir() == Dir::Uni {
             if let Some(last) = c.read_uni(id) {
                 self.goaway(c, last);
@@ -579,12 +635,15 @@ impl<'a> QuicWorker<'a> {
         let Some(k) = c.find(id) else {
             return;
         };
-        let (out, _) = c.read(k, self.now);
+        let (out, _) = c.read(k, at);
         match out {
             None => {}
             Some(Outcome::Done(resp)) => {
                 let r = c.reqs.swap_remove(k);
-                self.complete(&r, resp);
+                if let Some(end) = self.complete(&r, resp, at) {
+                    c.freed += 1;
+                    c.freed_at_sum += end;
+                }
                 c.recycle(r);
             }
             Some(Outcome::Reset(code)) => {
@@ -648,7 +707,8 @@ impl<'a> QuicWorker<'a> {
         c.touched = true;
     }
 
-    /// Sleeps until the socket is readable or the first timer falls due.
+    /// Sleeps until the socket is readable or the first timer falls due;
+    /// while responses flow, naps instead (nap.rs), on its own timer.
     fn sleep(&mut self, next_scan: u64) {
         let mut wake = next_scan;
         if let Some(end) = self.window.end_ns {
@@ -679,6 +739,20 @@ impl<'a> QuicWorker<'a> {
                 let ns = t.saturating_duration_since(instant).as_nanos() as u64;
                 wake = wake.min(now + ns);
             }
+        }
+        // Once nothing more may be sent there is nothing to batch.
+        let nap = if self.plan.spec.naps() && self.can_issue() {
+            let d = self.plan.spec.nap_divisor;
+            self.naps.nap_ns(d, self.looked_ns, now, wake)
+        } else {
+            0
+        };
+        if nap > 0 {
+            if self.measuring {
+                self.stats.naps += 1;
+            }
+            std::thread::sleep(Duration::from_nanos(nap));
+            return;
         }
         // To the nanosecond, so the open model's sends go out on time.
         let ns = wake.saturating_sub(now).min(TURN_NS);
