@@ -9,7 +9,7 @@
 # spreads over both. Load: 4 connections of 10 streams each, 40 requests
 # in flight (throng -c 4 --streams 10; oha -c 4 -p 10, its tokio runtime
 # on one worker thread). throng naps up to 1/16 of the latency between
-# turns (--nap-divisor 16; at the default 1/128, a nap is shorter than a
+# turns (its default over HTTP/3; at TCP's 1/128, a nap is shorter than a
 # turn with 40 requests in flight, and buys nothing), and says what that
 # holds (client_held_connections, printed below). Client CPU is
 # user+sys of the whole client process (GNU time) divided by the
@@ -75,7 +75,7 @@ for r in $(seq "$rounds"); do
   for tool in throng oha; do
     t0=$(ticks)
     case $tool in
-      throng) timed "$throng" load "$url" -k --http3 --streams 10 -t 1 -c 4 --nap-divisor 16 -d "${secs}s" --json > "$work/out"
+      throng) timed "$throng" load "$url" -k --http3 --streams 10 -t 1 -c 4 -d "${secs}s" --json > "$work/out"
               n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$work/out")
               python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j.get("client_held_connections") or 0, j.get("client_hold_us") or 0)' "$work/out" >> "$work/held";;
       oha)    timed "$oha" --no-tui --insecure --http-version 3 -c 4 -p 10 --worker-threads 1 -z "${secs}s" --output-format json "$url" > "$work/out"

@@ -53,7 +53,7 @@ pub struct LoadArgs {
     /// Closed model: a nap is at most 1/D of the recent latency. A smaller
     /// D spends less client CPU per response and keeps more connections
     /// waiting on the client, which the summary's client hold says
-    /// [default: 128].
+    /// [default: 128; 16 over HTTP/3, whose turns cost more].
     #[arg(long, value_name = "D", conflicts_with = "no_coalesce",
           value_parser = clap::value_parser!(u64).range(throng_engine::NAP_DIVISORS))]
     pub nap_divisor: Option<u64>,
@@ -251,6 +251,9 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
     crate::load_sessions::apply(&a.users, a.url.as_deref(), a.connections, &mut spec)?;
     crate::load_tls::apply(&a.tls, &mut spec)?;
     crate::load_h2::apply(&a.http, &mut spec)?;
+    if a.nap_divisor.is_none() && spec.http.version == throng_engine::HttpVersion::Http3 {
+        spec.nap_divisor = throng_engine::DEFAULT_NAP_DIVISOR_H3;
+    }
     crate::load_conn::apply(&a.conn, &mut spec)?;
     let hosts = a.hosts.is_some();
     crate::load_shape::apply(&a.shape, a.rate, a.duration, hosts, &mut spec)?;
@@ -403,5 +406,26 @@ mod tests {
             .contains("give http:// or https://"));
         assert!(parse_target("127.0.0.1:80").is_err());
         assert!(parse_target("not a url").is_err());
+    }
+
+    #[test]
+    fn http3_naps_at_its_own_default_unless_told() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            load: LoadArgs,
+        }
+        use clap::Parser;
+        let divisor = |args: &[&str]| {
+            let cli = Cli::try_parse_from([&["throng"], args].concat()).unwrap();
+            build_spec(&cli.load).unwrap().nap_divisor
+        };
+        let url = "https://127.0.0.1:8443/";
+        assert_eq!(divisor(&[url]), 128);
+        assert_eq!(divisor(&[url, "--http2"]), 128);
+        assert_eq!(divisor(&[url, "--http3"]), 16);
+        assert_eq!(divisor(&[url, "--alpn", "h3"]), 16);
+        assert_eq!(divisor(&[url, "--http3", "--nap-divisor", "128"]), 128);
+        assert_eq!(divisor(&[url, "--nap-divisor", "32"]), 32);
     }
 }

@@ -108,6 +108,14 @@ impl ExpectStatus {
 /// (docs/performance.md).
 pub const DEFAULT_NAP_DIVISOR: u64 = 128;
 
+/// `throng load --http3`'s default: a QUIC turn (a recvmmsg, quinn's
+/// handling of each datagram, its sends) costs several times a TCP
+/// completion's, so a nap of 1/128 of the latency is shorter than a turn
+/// and gathers nothing; 1/16 takes two to three responses a wake against
+/// Caddy (docs/performance.md, HTTP/3). Its responses end at their
+/// datagrams' receive stamps, so the nap is not in their latency.
+pub const DEFAULT_NAP_DIVISOR_H3: u64 = 16;
+
 /// The nap divisors a load may ask for: 2 naps up to half the latency,
 /// which holds about half the connections; past 65,536 a nap is under a
 /// microsecond against any server a network lies between, no nap at all.
