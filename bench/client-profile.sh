@@ -10,8 +10,9 @@
 # ring's completions, context switches, the kernel's timers armed
 # (hrtimer_start: a wait with a timeout arms one), and the interrupts
 # taken while the client ran. Then one run under `perf record -e
-# cpu-clock -g` (4 kHz): the share of samples by shared object, and the
-# symbols above 0.5%, self time. A profiling build has the symbols:
+# cpu-clock -g` (4 kHz): the share of samples by shared object, the
+# symbols above 0.5%, self time, and the client's own functions (user
+# space) in ns a response, to set one client's beside another's. A profiling build has the symbols:
 #
 #   cargo build --profile profiling -p throng -p throng-engine --examples
 #   THRONG=target/profiling/throng FLOOR=target/profiling/examples/floor \
@@ -87,5 +88,14 @@ for c in $clients; do
   perf report -i "$work/perf.data" --no-children --sort sym --stdio -g none --percent-limit 0.5 2>/dev/null |
     grep -E "^ +[0-9]" | head -40 || true
   echo '```'
+  echo
+  # What the client's own code costs, function by function: each sample is
+  # 1/4000 s of CPU, so its samples over the responses are time a response.
+  echo "| the client's own code (user space), top 25 | ns a response |"
+  echo "|---|---:|"
+  perf report -i "$work/perf.data" --no-children --sort dso,sym --stdio -g none -F sample,dso,sym 2>/dev/null |
+    grep -E "^ +[0-9]" | grep -v kernel.kallsyms | sort -rn | head -25 |
+    awk -v n="$n" '{ s = $4; for (i = 5; i <= NF; i++) s = s " " $i
+      printf "| %s `%s` | %.1f |\n", $2, s, $1 * 1e9 / 4000 / n }' || true
   echo
 done

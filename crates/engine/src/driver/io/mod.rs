@@ -153,17 +153,31 @@ impl Worker<'_> {
     /// When the data of the read just made reached the socket, on the
     /// monotonic clock; refreshes `now`.
     ///
-    /// The stamp's age is taken on its own clock at this very moment and
-    /// carried over to the monotonic one, so no clock reading from before
-    /// the read (the loop's wake-up, an offset computed then) can bound or
-    /// shift it: a read made late, while more of the response kept
-    /// arriving, is stamped with its last segment. A stamp ahead of the
-    /// wall clock (a step back) counts as arriving now.
+    /// The stamp is carried over to the monotonic clock by the two
+    /// clocks' offset, never bounded by a reading from before the read
+    /// (the loop's wake-up): a read made late, while more of the response
+    /// kept arriving, is stamped with its last segment. A stamp ahead of
+    /// the wall clock (a step back) counts as arriving now.
     pub(crate) fn arrival(&mut self, stamp: Option<u64>) -> u64 {
         let mono = now_ns();
         self.now = mono;
         match stamp {
             Some(s) => mono.saturating_sub(realtime_ns().saturating_sub(s)),
+            None => mono,
+        }
+    }
+
+    /// [`Worker::arrival`] with the wall clock's `lead` on the monotonic
+    /// one read earlier (once a ring's turn): one clock read a receive
+    /// rather than two. The two clocks are slewed alike, so the lead moves
+    /// only when the wall clock is stepped, and a stamp converted with it
+    /// is the same instant as one whose age is taken now; a stamp ahead of
+    /// the monotonic clock's present counts as arriving now, as there.
+    pub(crate) fn arrival_led(&mut self, stamp: Option<u64>, lead: u64) -> u64 {
+        let mono = now_ns();
+        self.now = mono;
+        match stamp {
+            Some(s) => s.saturating_sub(lead).min(mono),
             None => mono,
         }
     }

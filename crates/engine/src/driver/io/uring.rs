@@ -44,6 +44,7 @@ use std::os::fd::AsRawFd;
 use io_uring::types::{CancelBuilder, Fixed};
 use io_uring::{cqueue, opcode, squeue, types};
 
+use crate::clock::realtime_ns;
 use crate::driver::*;
 
 use super::ring::{
@@ -267,7 +268,8 @@ impl Worker<'_> {
     }
 
     /// Handle what has completed, until the turn's time is up.
-    fn uring_turn(&mut self, wake: u64) {
+    /// `lead`: the wall clock's on the monotonic one (`look`).
+    fn uring_turn(&mut self, wake: u64, lead: u64) {
         let mut end = (self.now + TURN_NS).min(wake);
         if let Some(due) = self.next_clock_due() {
             end = end.min(due);
@@ -282,9 +284,9 @@ impl Worker<'_> {
         // Bounded by the completions reaped above (nothing adds to them
         // during the turn) and by the turn's time. The clock is read as a
         // completion needs it rather than before each: a receive reads it
-        // with its stamp (`arrival`), and a send that went out whole needs
-        // no time; those two are a keep-alive response's completions, so
-        // its clock reads are its receive's two, and one a turn after.
+        // once, with its stamp (`arrival_led`), and a send that went out
+        // whole needs no time; a keep-alive response's clock reads are its
+        // receive's one, and three a turn (`look`'s two, the read after).
         while self.now < self.turn_end_ns {
             let Some(cqe) = self.io.uring().and_then(|u| u.cqes.pop_front()) else {
                 break;
@@ -293,14 +295,14 @@ impl Worker<'_> {
             if op != OP_RECV && !(op == OP_SEND && res > 0) {
                 self.now = now_ns();
             }
-            self.uring_complete(cqe);
+            self.uring_complete(cqe, lead);
         }
         // What the turn queued goes out after it, at this time: the
         // requests issued next, and the holds they end, are timed from it.
         self.now = now_ns();
     }
 
-    fn uring_complete(&mut self, cqe: cqueue::Entry) {
+    fn uring_complete(&mut self, cqe: cqueue::Entry, lead: u64) {
         let (op, i, epoch) = decode(cqe.user_data());
         let res = cqe.result();
         let live = op != 0
@@ -363,7 +365,7 @@ impl Worker<'_> {
             OP_RECV => {
                 let bid = cqueue::buffer_select(cqe.flags());
                 if live {
-                    self.uring_received(i, res, bid, cqueue::more(cqe.flags()));
+                    self.uring_received(i, res, bid, cqueue::more(cqe.flags()), lead);
                 }
                 if let (Some(bid), Some(u)) = (bid, self.io.uring()) {
                     u.give_back(bid);
@@ -373,7 +375,7 @@ impl Worker<'_> {
         }
     }
 
-    fn uring_received(&mut self, i: usize, res: i32, bid: Option<u16>, more: bool) {
+    fn uring_received(&mut self, i: usize, res: i32, bid: Option<u16>, more: bool, lead: u64) {
         if res < 0 {
             // What fails the connection is timed (its life, if it ends).
             self.now = now_ns();
@@ -411,7 +413,7 @@ impl Worker<'_> {
         let stamp = rx::stamp_in(out.control_data());
         let epoch = self.conns[i].epoch;
         self.conns[i].stale = false;
-        let arrived = self.arrival(stamp);
+        let arrived = self.arrival_led(stamp, lead);
         let measuring = self.read_phase(i);
         self.counters(measuring).bytes_read += data.len() as u64;
         if measuring {
@@ -448,13 +450,13 @@ impl Worker<'_> {
         }
         // The ring paces no looks (its naps are counts), so `Pace` is the
         // epoll loop's alone.
-        self.now = now_ns();
+        let lead = self.look();
         if let Some(end) = self.window.end_ns {
             if self.now >= end {
                 return Some((end, false, None));
             }
         }
-        self.uring_turn(wake);
+        self.uring_turn(wake, lead);
         None
     }
 
@@ -463,8 +465,17 @@ impl Worker<'_> {
         if let Some(u) = self.io.uring() {
             u.submit();
         }
-        self.now = now_ns();
+        let lead = self.look();
         let wake = self.next_scan_ns;
-        self.uring_turn(wake);
+        self.uring_turn(wake, lead);
+    }
+
+    /// The time as a look ends, and the wall clock's lead on the monotonic
+    /// one, read next to it: what turns the turn's receive stamps into the
+    /// monotonic clock's time, read once a turn rather than once a receive
+    /// (`arrival_led`).
+    fn look(&mut self) -> u64 {
+        self.now = now_ns();
+        realtime_ns().saturating_sub(self.now)
     }
 }
