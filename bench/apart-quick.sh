@@ -14,7 +14,7 @@
 # from the slice's instant in its level's plan to its figures back at the
 # coordinator, less the slice's own time).
 #
-# Usage: bench/apart-quick.sh
+# Usage: [KEEP=DIR] bench/apart-quick.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 throng=${THRONG:-$here/target/release/throng}
@@ -72,6 +72,10 @@ apart_s=$(lab "$work/apart.db" ip netns exec "${ns_of[ctl]}" env THRONG_SSH_COMM
 
 "$throng" report --db "$work/home.db" --format json > "$work/home.json"
 "$throng" report --db "$work/apart.db" --format json > "$work/apart.json"
+# KEEP=DIR keeps both runs' databases there, to read them again later.
+if [ -n "${KEEP:-}" ]; then
+  mkdir -p "$KEEP" && cp "$work/home.db" "$work/apart.db" "$KEEP/"
+fi
 
 # One row per comparison at a level: a b c pairs half-width(%) ratio.
 rows() {
