@@ -14,7 +14,10 @@
 # from the slice's instant in its level's plan to its figures back at the
 # coordinator, less the slice's own time).
 #
-# Usage: [KEEP=DIR] bench/apart-quick.sh
+# Usage: [KEEP=DIR] [SRV_CPUS=0-1] bench/apart-quick.sh
+# SRV_CPUS gives the server host more CPUs than the server's own (the lab
+# still pins the server to the first), so its agent and sampler need not
+# share the server's CPU, as at home they do not.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 throng=${THRONG:-$here/target/release/throng}
@@ -34,7 +37,7 @@ fi
 prefix=thq
 work_name=apart
 hosts=(ctl srv c1)
-declare -A cpu_of=([ctl]=0-1 [srv]=0 [c1]=1)
+declare -A cpu_of=([ctl]=0-1 [srv]=${SRV_CPUS:-0} [c1]=1)
 # shellcheck source=bench/lib/fleet.sh
 . "$here/bench/lib/fleet.sh"
 
