@@ -66,6 +66,7 @@ pub(crate) use io::socket;
 use io::Io;
 use issue::Targets;
 use pace::Pace;
+pub(crate) use pace::{take_freed, NAP_MAX_NS, NAP_MIN_NS};
 use proto::{Layers, TlsClient};
 use schedule::Schedule;
 use send::Dial;

@@ -7,8 +7,33 @@ use crate::spec::LoadSpec;
 /// Naps (see `Pace::nap_ns`) are at most this long, and at most this
 /// fraction of the recent latency (`LoadSpec::nap_divisor`); shorter than
 /// the floor, a nap is skipped.
-const NAP_MAX_NS: u64 = 500_000;
-const NAP_MIN_NS: u64 = 5_000;
+pub(crate) const NAP_MAX_NS: u64 = 500_000;
+pub(crate) const NAP_MIN_NS: u64 = 5_000;
+
+/// `issued` requests took places a connection's answers had freed
+/// (`freed` of them, arriving at `freed_at_sum` ns in all): the places
+/// taken and the ns they stood empty until `now`, the client's hold. When
+/// fewer were issued than were freed, each taken place is counted from
+/// the freed places' mean arrival. Over TCP and QUIC alike.
+pub(crate) fn take_freed(
+    freed: &mut u64,
+    freed_at_sum: &mut u64,
+    issued: u64,
+    now: u64,
+) -> (u64, u64) {
+    let k = issued.min(*freed);
+    if k == 0 {
+        return (0, 0);
+    }
+    let took = if k == *freed {
+        *freed_at_sum
+    } else {
+        *freed_at_sum / *freed * k
+    };
+    *freed -= k;
+    *freed_at_sum = if *freed == 0 { 0 } else { *freed_at_sum - took };
+    (k, (now * k).saturating_sub(took))
+}
 
 /// What the loop's naps are measured against.
 pub(crate) struct Pace {
@@ -81,5 +106,24 @@ impl Pace {
         } else {
             0
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::take_freed;
+
+    #[test]
+    fn a_taken_place_is_held_from_its_answer_or_the_freed_places_mean() {
+        // Three places freed at 10, 20 and 30 ns; two taken at 100 ns, each
+        // counted from the mean arrival (20 ns): 2 × 80 ns.
+        let (mut freed, mut sum) = (3, 60);
+        assert_eq!(take_freed(&mut freed, &mut sum, 2, 100), (2, 160));
+        assert_eq!((freed, sum), (1, 20));
+        // The last one, taken at 50 ns: held 30 ns, nothing left.
+        assert_eq!(take_freed(&mut freed, &mut sum, 5, 50), (1, 30));
+        assert_eq!((freed, sum), (0, 0));
+        // None freed: nothing taken, nothing held.
+        assert_eq!(take_freed(&mut freed, &mut sum, 4, 90), (0, 0));
     }
 }

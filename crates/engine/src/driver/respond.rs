@@ -119,22 +119,8 @@ impl Worker<'_> {
     pub(super) fn hold_ends(&mut self, i: usize, issued: usize) {
         let now = self.now;
         let c = &mut self.conns[i];
-        let k = (issued as u64).min(c.freed);
-        if k == 0 {
-            return;
-        }
-        let took = if k == c.freed {
-            c.freed_at_sum
-        } else {
-            c.freed_at_sum / c.freed * k
-        };
-        c.freed -= k;
-        c.freed_at_sum = if c.freed == 0 {
-            0
-        } else {
-            c.freed_at_sum - took
-        };
-        self.stats.hold_ns += (now * k).saturating_sub(took);
+        let (k, held) = super::take_freed(&mut c.freed, &mut c.freed_at_sum, issued as u64, now);
+        self.stats.hold_ns += held;
         self.stats.holds += k;
     }
 

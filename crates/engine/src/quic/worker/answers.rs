@@ -62,22 +62,9 @@ impl QuicWorker<'_> {
     /// over TCP (from the freed places' mean arrival when fewer were
     /// issued than were freed).
     pub(super) fn hold_ends(&mut self, c: &mut H3Conn, issued: u64) {
-        let k = issued.min(c.freed);
-        if k == 0 {
-            return;
-        }
-        let took = if k == c.freed {
-            c.freed_at_sum
-        } else {
-            c.freed_at_sum / c.freed * k
-        };
-        c.freed -= k;
-        c.freed_at_sum = if c.freed == 0 {
-            0
-        } else {
-            c.freed_at_sum - took
-        };
-        self.stats.hold_ns += (self.now * k).saturating_sub(took);
+        let (k, held) =
+            crate::driver::take_freed(&mut c.freed, &mut c.freed_at_sum, issued, self.now);
+        self.stats.hold_ns += held;
         self.stats.holds += k;
     }
     pub(super) fn failed(&mut self, r: &Req, kind: ErrorKind) {

@@ -14,9 +14,9 @@
 //! run's end or warmup's, quinn's timers, the timeout scan), so no timer
 //! and no due send waits for it.
 
-/// Naps are at most this long; shorter than the floor, a nap is skipped.
-const NAP_MAX_NS: u64 = 500_000;
-const NAP_MIN_NS: u64 = 5_000;
+// Naps are as long as the TCP loop's at most; shorter than its floor, a
+// nap is skipped.
+use crate::driver::{NAP_MAX_NS, NAP_MIN_NS};
 
 /// What the loop's naps are measured against.
 pub(super) struct Naps {
