@@ -65,8 +65,10 @@ pub(crate) use conn::*;
 pub(crate) use io::socket;
 use io::Io;
 use issue::Targets;
-use pace::Pace;
-pub(crate) use pace::{take_freed, NAP_MAX_NS, NAP_MIN_NS};
+pub(crate) use pace::take_freed;
+pub(crate) use pace::Pace;
+#[cfg(test)]
+pub(crate) use pace::NAP_MAX_NS;
 use proto::{Layers, TlsClient};
 use schedule::Schedule;
 use send::Dial;

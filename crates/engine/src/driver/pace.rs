@@ -8,7 +8,7 @@ use crate::spec::LoadSpec;
 /// fraction of the recent latency (`LoadSpec::nap_divisor`); shorter than
 /// the floor, a nap is skipped.
 pub(crate) const NAP_MAX_NS: u64 = 500_000;
-pub(crate) const NAP_MIN_NS: u64 = 5_000;
+const NAP_MIN_NS: u64 = 5_000;
 
 /// `issued` requests took places a connection's answers had freed
 /// (`freed` of them, arriving at `freed_at_sum` ns in all): the places
@@ -56,6 +56,12 @@ impl Pace {
     #[inline]
     pub(crate) fn answered(&mut self, took: u64) {
         self.latency_avg_ns = self.latency_avg_ns - self.latency_avg_ns / 16 + took / 16;
+    }
+
+    /// The smoothed latency the naps are a fraction of.
+    #[cfg(test)]
+    pub(crate) fn latency_avg_ns(&self) -> u64 {
+        self.latency_avg_ns
     }
 
     /// The loop took what had arrived at `now`.

@@ -742,8 +742,7 @@ impl<'a> QuicWorker<'a> {
         }
         // Once nothing more may be sent there is nothing to batch.
         let nap = if self.plan.spec.naps() && self.can_issue() {
-            let d = self.plan.spec.nap_divisor;
-            self.naps.nap_ns(d, self.looked_ns, now, wake)
+            self.naps.nap_ns(self.plan.spec, self.looked_ns, now, wake)
         } else {
             0
         };
