@@ -17,6 +17,7 @@ use crate::clock::{now_ns, realtime_ns};
 
 use super::{Ended, Job, Shared, Worker};
 
+mod alarm;
 pub(crate) mod epoll;
 mod nap;
 mod ring;

@@ -125,7 +125,7 @@ impl Worker<'_> {
             0
         };
         let answers = u.naps.count(per_nap);
-        let napped = u.enter(wake.saturating_sub(now), answers)?;
+        let napped = u.enter(now, wake.saturating_sub(now), answers)?;
         if napped && self.measuring {
             self.stats.naps += 1;
         }

@@ -16,6 +16,7 @@ use io_uring::{cqueue, opcode, squeue, types, IoUring};
 use crate::clock::now_ns;
 use crate::driver::WRITEV_MAX;
 
+use super::alarm::Alarm;
 use super::{nap, socket};
 
 /// One buffer of the provided ring: room for a read's header, its stamp
@@ -33,6 +34,8 @@ pub(super) const OP_SEND: u64 = 3;
 /// A quiet send (`SendSlot::quiet`): it completes only when it fails or
 /// falls short.
 pub(super) const OP_SEND_QUIET: u64 = 4;
+/// The ring's timer (alarm.rs).
+pub(super) const OP_ALARM: u64 = 5;
 
 /// The longest request sent quietly. A keep-alive connection's next
 /// request is queued once its last was answered, whose answer acknowledged
@@ -153,6 +156,9 @@ pub(crate) struct Uring {
     /// their completions come with it, and a nap's count is of
     /// completions beyond them.
     pub(super) sends_queued: usize,
+    /// What ends a wait that no answer ends: one timeout kept on the
+    /// ring, not one armed by each wait that sleeps.
+    pub(super) alarm: Alarm,
 }
 
 impl Uring {
@@ -196,6 +202,7 @@ impl Uring {
             opcode::AsyncCancel2::CODE,
             opcode::Close::CODE,
             opcode::FilesUpdate::CODE,
+            opcode::Timeout::CODE,
         ] {
             if !probe.is_supported(op) {
                 return Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP));
@@ -283,6 +290,7 @@ impl Uring {
             short: None,
             recvs: 0,
             sends_queued: 0,
+            alarm: Alarm::new(),
         };
         // SAFETY: `entries` is page-aligned, holds `nbufs` entries, and
         // lives until the ring is dropped (see Drop).
@@ -361,21 +369,17 @@ impl Uring {
         self.naps.looked(answers, self.short.take());
     }
 
-    /// Submit what the turn queued and wait until a completion comes or
-    /// `wait_ns` has passed. Napping (`answers` > 1), the wait is for
-    /// `answers` completions beyond those of the turn's own sends, for at
-    /// most `NAP_BOUND_NS` (see nap.rs). True when it napped.
-    pub(super) fn enter(&mut self, wait_ns: u64, answers: usize) -> io::Result<bool> {
+    /// Submit what the turn queued and wait, from `now`, until a
+    /// completion comes or `wait_ns` has passed. Napping (`answers` > 1),
+    /// the wait is for `answers` completions beyond those of the turn's
+    /// own sends, for at most `NAP_BOUND_NS` (see nap.rs). The time limit
+    /// is the ring's alarm (alarm.rs), armed only when the one armed
+    /// would not end the wait in time. True when it napped.
+    pub(super) fn enter(&mut self, now: u64, wait_ns: u64, answers: usize) -> io::Result<bool> {
         let sends = std::mem::take(&mut self.sends_queued);
-        let ts = |ns: u64| {
-            Timespec::new()
-                .sec(ns / 1_000_000_000)
-                .nsec((ns % 1_000_000_000) as u32)
-        };
         let napping = answers > 1 && self.cqes.is_empty() && wait_ns > 0;
         let bounded = napping && wait_ns > nap::NAP_BOUND_NS;
         let want = if napping { sends + answers } else { 1 };
-        let napped_at = if bounded { now_ns() } else { 0 };
         let res = if !self.cqes.is_empty() || wait_ns == 0 {
             self.ring.submit_and_wait(0).map(drop)
         } else {
@@ -384,12 +388,10 @@ impl Uring {
             } else {
                 wait_ns
             };
-            let t = ts(bound.max(1));
-            let args = SubmitArgs::new().timespec(&t);
-            self.ring
-                .submitter()
-                .submit_with_args(want, &args)
-                .map(drop)
+            if let Some(sqe) = self.alarm.by(now + bound.max(1)) {
+                self.push(sqe)?;
+            }
+            self.ring.submit_and_wait(want).map(drop)
         };
         self.opened.clear();
         // The enter returns what it submitted, not that its wait timed
@@ -397,9 +399,10 @@ impl Uring {
         // receives are one arrival to the kernel's count, but each is a
         // completion once the thread takes them. The clock tells. (A
         // nap bounded by the turn's own deadline is not judged: that
-        // deadline can be a moment away.)
+        // deadline can be a moment away; nor is one the alarm, armed for
+        // an earlier wait, ended sooner.)
         if bounded {
-            let reached = now_ns().saturating_sub(napped_at) >= nap::NAP_BOUND_NS * 15 / 16;
+            let reached = now_ns().saturating_sub(now) >= nap::NAP_BOUND_NS * 15 / 16;
             self.short = reached.then_some(answers);
         }
         match res {
@@ -417,7 +420,7 @@ impl Uring {
 
     /// Hand the kernel what the turn queued, without waiting.
     pub(crate) fn submit(&mut self) {
-        let _ = self.enter(0, 0);
+        let _ = self.enter(0, 0, 0);
     }
 
     /// The run is over: the bytes its last sends put on the wire. A send
@@ -461,9 +464,29 @@ impl Uring {
             expected += n;
         }
         if expected > 0 {
-            let t = Timespec::new().nsec(wait_ns.min(999_999_999) as u32);
-            let args = SubmitArgs::new().timespec(&t);
-            let _ = self.ring.submitter().submit_with_args(expected, &args);
+            // A fired alarm ends a wait whatever count it asked for, and
+            // its completion is none of these: wait again for the rest.
+            let end = now_ns() + wait_ns;
+            let mut got = 0;
+            loop {
+                let left = end.saturating_sub(now_ns());
+                let t = Timespec::new().nsec(left.min(999_999_999) as u32);
+                let args = SubmitArgs::new().timespec(&t);
+                let _ = self
+                    .ring
+                    .submitter()
+                    .submit_with_args(expected - got, &args);
+                let mut cq = self.ring.completion();
+                cq.sync();
+                for c in &mut cq {
+                    got += usize::from(decode(c.user_data()).0 != OP_ALARM);
+                    self.cqes.push_back(c);
+                }
+                drop(cq);
+                if got >= expected || left == 0 {
+                    break;
+                }
+            }
         }
         let mut cq = self.ring.completion();
         cq.sync();
@@ -591,5 +614,54 @@ mod tests {
         let _ = u.ring.submit_and_wait(0);
         u.reap();
         assert_eq!(u.cqes.len(), 0);
+    }
+
+    /// Waits with nothing to answer them, each ended by the ring's alarm:
+    /// at its own limit when none is armed or the armed one is later, and
+    /// never past it.
+    #[test]
+    fn the_alarm_ends_every_wait_by_its_limit_and_is_armed_again_once_it_fired() {
+        let to: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let mut u = match Uring::new(4, 1, &[to], &[]) {
+            Ok(u) => u,
+            Err(e) => {
+                println!("skipped: this kernel gives no ring ({e})");
+                return;
+            }
+        };
+        let ms = 1_000_000;
+        let wait = |u: &mut Uring, limit: u64| {
+            let t0 = now_ns();
+            u.enter(t0, limit, 0).unwrap();
+            let took = now_ns() - t0;
+            u.reap();
+            let alarms: Vec<u32> = u
+                .cqes
+                .drain(..)
+                .filter(|c| decode(c.user_data()).0 == OP_ALARM)
+                .map(|c| decode(c.user_data()).2)
+                .collect();
+            for g in &alarms {
+                u.alarm.rang(*g);
+            }
+            (took, alarms.len())
+        };
+        // Nothing armed: the wait arms one for its limit and it fires.
+        let (took, fired) = wait(&mut u, 3 * ms);
+        assert!(took >= 3 * ms && took < 500 * ms, "{took} ns");
+        assert_eq!((fired, u.alarm.armed()), (1, None));
+        // A fired alarm is armed again by the next wait.
+        let (took, fired) = wait(&mut u, 2 * ms);
+        assert!(took >= 2 * ms && took < 500 * ms, "{took} ns");
+        assert_eq!(fired, 1);
+        // An alarm 10 s away does not hold a wait that must end in 2 ms:
+        // a sooner one is queued, and the later one stays armed beside it.
+        let far = now_ns() + 10_000 * ms;
+        let sqe = u.alarm.by(far).unwrap();
+        u.push(sqe).unwrap();
+        u.submit();
+        let (took, fired) = wait(&mut u, 2 * ms);
+        assert!(took >= 2 * ms && took < 500 * ms, "{took} ns");
+        assert_eq!((fired, u.alarm.armed()), (1, None));
     }
 }

@@ -48,7 +48,7 @@ use crate::clock::realtime_ns;
 use crate::driver::*;
 
 use super::ring::{
-    decode, user_data, Quiet, BGID, LAST_SENDS_WAIT_NS, OP_CONNECT, OP_RECV, OP_SEND,
+    decode, user_data, Quiet, BGID, LAST_SENDS_WAIT_NS, OP_ALARM, OP_CONNECT, OP_RECV, OP_SEND,
     OP_SEND_QUIET, QUIET_MAX,
 };
 use super::socket;
@@ -360,6 +360,11 @@ impl Worker<'_> {
                         ErrorKind::Write
                     };
                     self.fail(i, kind);
+                }
+            }
+            OP_ALARM => {
+                if let Some(u) = self.io.uring() {
+                    u.alarm.rang(epoch);
                 }
             }
             OP_RECV => {
