@@ -6,18 +6,21 @@
 # hosts that are network namespaces of this machine, each with its own
 # sshd (same setup as bench/hosts.sh and crates/cli/tests/support/
 # netns.rs, 198.18.0.0/24, nothing added to the machine's own namespace
-# and everything deleted at the end): the server host's sshd pinned to CPU
-# 0, the client host's to CPU 1, the study's servers on `srv` and its load
+# and everything deleted at the end): the server host's sshd on CPUs 0
+# and 1, the client host's pinned to CPU 1, the study's servers on `srv`
+# (pinned by the lab to CPU 0) and its load
 # from `c1`, coordinated from `ctl`. Then prints, for each comparison, the
 # pairs each run formed and the interval's half-width, each run's wall
 # time, and apart the coordination per slice (`summary.coordination_ms`:
 # from the slice's instant in its level's plan to its figures back at the
 # coordinator, less the slice's own time).
 #
-# Usage: [KEEP=DIR] [SRV_CPUS=0-1] bench/apart-quick.sh
-# SRV_CPUS gives the server host more CPUs than the server's own (the lab
-# still pins the server to the first), so its agent and sampler need not
-# share the server's CPU, as at home they do not.
+# Usage: [KEEP=DIR] [SRV_CPUS=0] bench/apart-quick.sh
+# The server host has a CPU beside the server's (the lab pins the server
+# to the first of its CPUs), so its agent and sampler need not share the
+# server's, as at home they do not and as a real server host would allow;
+# SRV_CPUS=0 gives it the server's CPU alone, which the doctor names
+# (`plan.cpus`).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 throng=${THRONG:-$here/target/release/throng}
@@ -31,13 +34,13 @@ if [ ! -x "$throng" ]; then
   (cd "$here" && timeout 1200 cargo build --release -p throng >/dev/null)
 fi
 
-# The server host's sessions (its agent, the servers it starts) on CPU 0,
-# the client host's on CPU 1: the same split as a study on one machine,
-# which pins servers to core 0 and its load to core 1.
+# The servers on CPU 0 (the lab pins them there), the client host's
+# sessions on CPU 1: the same split as a study on one machine, which pins
+# servers to core 0 and its load to core 1.
 prefix=thq
 work_name=apart
 hosts=(ctl srv c1)
-declare -A cpu_of=([ctl]=0-1 [srv]=${SRV_CPUS:-0} [c1]=1)
+declare -A cpu_of=([ctl]=0-1 [srv]=${SRV_CPUS:-0-1} [c1]=1)
 # shellcheck source=bench/lib/fleet.sh
 . "$here/bench/lib/fleet.sh"
 

@@ -139,6 +139,9 @@ pub struct Snapshot {
     /// (a kernel without module support: everything is built in).
     pub modules: Option<Vec<String>>,
     pub cpus_online: Vec<usize>,
+    /// The CPUs this process may run on (its affinity): on a host given
+    /// part of a machine, all that it and its children have.
+    pub cpus_allowed: Vec<usize>,
     pub cpufreq: Vec<CpuFreq>,
     /// Where `samples_mhz` came from: "scaling_cur_freq", "/proc/cpuinfo" or "".
     pub freq_source: String,
@@ -235,6 +238,7 @@ impl Snapshot {
             swap_free_bytes: mem.as_ref().map(|m| m.swap_free).unwrap_or(0),
             modules,
             cpus_online,
+            cpus_allowed: allowed_cpus(),
             cpufreq,
             freq_source,
             turbo: read_turbo(),
@@ -489,5 +493,16 @@ pub fn environment() -> Environment {
         nofile: nofile_limit(),
         throng_version: env!("CARGO_PKG_VERSION").to_string(),
         ..Default::default()
+    }
+}
+
+/// This process's affinity; empty where it cannot be read.
+fn allowed_cpus() -> Vec<usize> {
+    use nix::sched::{sched_getaffinity, CpuSet};
+    match sched_getaffinity(nix::unistd::Pid::from_raw(0)) {
+        Ok(set) => (0..CpuSet::count())
+            .filter(|&c| set.is_set(c).unwrap_or(false))
+            .collect(),
+        Err(_) => Vec::new(),
     }
 }

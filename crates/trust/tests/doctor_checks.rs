@@ -34,6 +34,7 @@ fn clean() -> Snapshot {
         swap_free_bytes: 0,
         modules: None,
         cpus_online: vec![0, 1],
+        cpus_allowed: vec![0, 1],
         cpufreq: vec![
             CpuFreq {
                 cpu: 0,
@@ -460,4 +461,36 @@ fn planned_cpus_shared_or_offline() {
     let f = only(&s, &p, "plan.cpus");
     assert_eq!(f.severity, Severity::Fail);
     assert!(f.message.starts_with("planned CPUs 3 are not online"));
+}
+
+#[test]
+fn a_server_host_with_no_cpu_beside_the_servers_is_named() {
+    let s = clean();
+    let online = s.cpus_online.clone();
+    assert!(online.len() >= 2, "the clean snapshot has {online:?}");
+    let mut p = plan(100);
+    p.client_cpus = Vec::new();
+    p.server_cpus = online.clone();
+    let f = only(&s, &p, "plan.cpus");
+    assert_eq!(f.severity, Severity::Warn);
+    assert!(
+        f.message.contains("are every CPU this host may use"),
+        "{}",
+        f.message
+    );
+    // One CPU left beside the server's: nothing to name.
+    p.server_cpus = online[1..].to_vec();
+    let f = find(&checks(&s, &p), "plan.cpus").clone();
+    assert_eq!(f.severity, Severity::Ok, "{}", f.message);
+    // A host given one CPU of the machine (its affinity) has no other.
+    let mut one = clean();
+    one.cpus_allowed = vec![online[0]];
+    p.server_cpus = vec![online[0]];
+    let f = only(&one, &p, "plan.cpus");
+    assert!(f.message.contains("may use ([0])"), "{}", f.message);
+    // At home, a client beside the server is the plan's other half.
+    p.client_cpus = vec![online[0]];
+    p.server_cpus = online[1..].to_vec();
+    let f = find(&checks(&s, &p), "plan.cpus").clone();
+    assert_eq!(f.severity, Severity::Ok, "{}", f.message);
 }
