@@ -42,7 +42,8 @@
 # sampler of a server on this machine above all.
 #
 # BASE=/path/to/an/older/throng runs that build too, as the tool `base`,
-# with throng's default flags in the keepalive, pipeline and close modes,
+# with throng's default flags in the keepalive, pipeline, close and open
+# modes,
 # and in the hold and wire modes when TOOLS names it: a change's before
 # and after alternate in the same rounds, so their paired ratios to wrk
 # (and to each other) share the machine's drift. FLOOR=/path/to/floor
@@ -142,7 +143,7 @@ for r in $(seq "$rounds"); do
       open)      c=100; tools="wrk2 throng";;
       *) echo "unknown mode $mode" >&2; exit 1;;
     esac
-    case $mode in keepalive|pipeline|close) [ -z "${BASE:-}" ] || tools="base $tools";; esac
+    case $mode in keepalive|pipeline|close|open) [ -z "${BASE:-}" ] || tools="base $tools";; esac
     # TOOLS="wrk floor5 throng-d32" picks the clients of a hold or wire run.
     case $mode in hold|wire) tools=${TOOLS:-$tools};; esac
     for tool in $tools; do
@@ -175,6 +176,8 @@ for r in $(seq "$rounds"); do
                              timed "$floor" "127.0.0.1:$port" /index.html $c "$secs" $(floor_args "$tool") > "$work/out"; n=$(awk '{print $2}' "$work/out");;
         open/wrk2)           timed "$wrk2" -t1 -c$c -d"${secs}s" -R "$rate" "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
         open/throng)         timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --rate "$rate" --json > "$work/out"
+                             n=$(completed "$work/out"); h=$(late "$work/out");;
+        open/base)           timed "$BASE" load "$url" -t 1 -c $c -d "${secs}s" --rate "$rate" --json > "$work/out"
                              n=$(completed "$work/out"); h=$(late "$work/out");;
         pipeline/base)       timed "$BASE" load "$url" -t 1 -c $c --pipeline 16 -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
         pipeline/throng)     timed "$throng" load "$url" -t 1 -c $c --pipeline 16 -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;

@@ -9,6 +9,9 @@
 //!   split across reads, otherwise httparse reads straight from the caller's
 //!   buffer;
 //! * body bytes are counted (and optionally hashed) in place, never copied;
+//! * a head that is the last one this thread read, its `Date` value aside,
+//!   is recognised by comparing bytes rather than read again
+//!   (last_head.rs); what it says is exactly what httparse said of it;
 //! * framing follows RFC 9112 §6 so that a server's keep-alive and pipelining
 //!   behaviour is measured rather than guessed: chunked overrides
 //!   Content-Length, 1xx interim responses are skipped, HEAD/204/304 have no
@@ -22,7 +25,11 @@
 //! checksum, or the same [`ParseError`] (the split tests below and
 //! the `fuzz` module holds it to that, at every split point).
 
-use std::mem::MaybeUninit;
+mod head;
+mod last_head;
+
+pub(crate) use head::httparse_config;
+use head::parse_head;
 
 /// Header fields accepted per header block, in a fixed array (no
 /// allocation); generous, since real responses can carry many (a cookie
@@ -202,15 +209,6 @@ enum Framing {
     Length(u64),
     Chunked,
     UntilClose,
-}
-
-/// What one header block says, copied out of httparse's borrowed view.
-#[derive(Debug, Clone, Copy)]
-struct Head {
-    len: usize,
-    status: u16,
-    framing: Framing,
-    keep_alive: bool,
 }
 
 enum HeadStep {
@@ -638,163 +636,6 @@ fn is_tchar(b: u8) -> bool {
 
 fn hex_value(b: u8) -> Option<u8> {
     char::from(b).to_digit(16).map(|d| d as u8)
-}
-
-/// Tolerances that real servers need and that cannot confuse framing.
-pub(crate) fn httparse_config() -> httparse::ParserConfig {
-    let mut c = httparse::ParserConfig::default();
-    c.allow_spaces_after_header_name_in_responses(true)
-        .allow_multiple_spaces_in_response_status_delimiters(true)
-        .allow_obsolete_multiline_headers_in_responses(true);
-    c
-}
-
-fn map_httparse(e: httparse::Error) -> ParseError {
-    match e {
-        httparse::Error::Version | httparse::Error::Status | httparse::Error::Token => {
-            ParseError::StatusLine
-        }
-        httparse::Error::TooManyHeaders => ParseError::TooManyHeaders(MAX_HEADERS),
-        httparse::Error::HeaderName | httparse::Error::HeaderValue | httparse::Error::NewLine => {
-            ParseError::Header
-        }
-    }
-}
-
-/// Parse one status line + header block from the start of `bytes`;
-/// Ok(None) when it is not complete yet.
-fn parse_head(bytes: &[u8]) -> Result<Option<Head>, ParseError> {
-    // Uninitialised slots: this runs once per response, and filling 64
-    // slots (2 KiB) with EMPTY_HEADER first is work thrown away.
-    let mut slots = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; FEW_HEADERS];
-    match parse_head_in(bytes, &mut slots) {
-        Err(ParseError::TooManyHeaders(_)) => parse_head_many(bytes),
-        r => r,
-    }
-}
-
-/// [`parse_head`] for a header block of more than [`FEW_HEADERS`] fields:
-/// a frame of its own (64 KiB of slots), so the common case's stays small.
-#[inline(never)]
-fn parse_head_many(bytes: &[u8]) -> Result<Option<Head>, ParseError> {
-    let mut slots = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
-    parse_head_in(bytes, &mut slots)
-}
-
-fn parse_head_in<'b>(
-    bytes: &'b [u8],
-    slots: &mut [MaybeUninit<httparse::Header<'b>>],
-) -> Result<Option<Head>, ParseError> {
-    let mut r = httparse::Response::new(&mut []);
-    let len = match httparse_config().parse_response_with_uninit_headers(&mut r, bytes, slots) {
-        Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => return Ok(None),
-        Err(e) => return Err(map_httparse(e)),
-    };
-    let status = r.code.unwrap_or(0);
-    if status < 100 {
-        return Err(ParseError::StatusLine);
-    }
-    let http11 = r.version == Some(1);
-
-    let mut transfer_encoding = false;
-    let mut chunked = false;
-    let mut content_length: Option<u64> = None;
-    let mut close = false;
-    let mut keep_alive = false;
-    for h in r.headers.iter() {
-        let name = h.name.as_bytes();
-        if name.eq_ignore_ascii_case(b"transfer-encoding") {
-            transfer_encoding = true;
-            // Only a final "chunked" frames the body (RFC 9112 §6.3).
-            for token in list_elements(h.value) {
-                chunked = token.eq_ignore_ascii_case(b"chunked");
-            }
-        } else if name.eq_ignore_ascii_case(b"content-length") {
-            // "5, 5" or repeated fields are one length said twice; anything
-            // else leaves the body length ambiguous.
-            let mut any = false;
-            for element in h.value.split(|&b| b == b',') {
-                let n = parse_content_length(trim_ows(element))?;
-                any = true;
-                match content_length {
-                    Some(prev) if prev != n => return Err(ParseError::ConflictingContentLength),
-                    _ => content_length = Some(n),
-                }
-            }
-            if !any {
-                return Err(ParseError::InvalidContentLength);
-            }
-        } else if name.eq_ignore_ascii_case(b"connection") {
-            for token in list_elements(h.value) {
-                if token.eq_ignore_ascii_case(b"close") {
-                    close = true;
-                } else if token.eq_ignore_ascii_case(b"keep-alive") {
-                    keep_alive = true;
-                }
-            }
-        }
-    }
-
-    let mut keep_alive = !close && (http11 || keep_alive);
-    let framing = if transfer_encoding {
-        // Both headers, or Transfer-Encoding in HTTP/1.0, means the sender's
-        // framing cannot be trusted for the next message (RFC 9112 §6.1, §6.3).
-        if content_length.is_some() || !http11 {
-            keep_alive = false;
-        }
-        if chunked {
-            Framing::Chunked
-        } else {
-            Framing::UntilClose
-        }
-    } else {
-        match content_length {
-            Some(n) => Framing::Length(n),
-            None => Framing::UntilClose,
-        }
-    };
-    Ok(Some(Head {
-        len,
-        status,
-        framing,
-        keep_alive,
-    }))
-}
-
-fn parse_content_length(digits: &[u8]) -> Result<u64, ParseError> {
-    if digits.is_empty() {
-        return Err(ParseError::InvalidContentLength);
-    }
-    let mut n: u64 = 0;
-    for &b in digits {
-        if !b.is_ascii_digit() {
-            return Err(ParseError::InvalidContentLength);
-        }
-        n = n
-            .checked_mul(10)
-            .and_then(|n| n.checked_add(u64::from(b - b'0')))
-            .ok_or(ParseError::InvalidContentLength)?;
-    }
-    Ok(n)
-}
-
-/// Non-empty elements of a comma-separated header list, OWS trimmed.
-fn list_elements(value: &[u8]) -> impl Iterator<Item = &[u8]> {
-    value
-        .split(|&b| b == b',')
-        .map(trim_ows)
-        .filter(|t| !t.is_empty())
-}
-
-fn trim_ows(mut s: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = s {
-        s = rest;
-    }
-    while let [rest @ .., b' ' | b'\t'] = s {
-        s = rest;
-    }
-    s
 }
 
 #[cfg(test)]
