@@ -211,6 +211,15 @@ enum Framing {
     UntilClose,
 }
 
+/// What one header block says, copied out of httparse's borrowed view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Head {
+    len: usize,
+    status: u16,
+    framing: Framing,
+    keep_alive: bool,
+}
+
 enum HeadStep {
     /// Every input byte went into the header buffer.
     NeedMore,

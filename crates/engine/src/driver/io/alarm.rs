@@ -22,8 +22,6 @@
 use io_uring::types::{TimeoutFlags, Timespec};
 use io_uring::{opcode, squeue};
 
-use super::ring::{user_data, OP_ALARM};
-
 pub(super) struct Alarm {
     /// The instant (monotonic ns) of the newest timeout queued, while it
     /// has not fired.
@@ -45,10 +43,11 @@ impl Alarm {
     }
 
     /// The entry to queue so that the ring wakes no later than `by`
-    /// (monotonic ns); none while a timeout already falls due by then.
+    /// (monotonic ns), and its generation, which its completion must
+    /// name (`rang`); none while a timeout already falls due by then.
     /// The entry points at `self`: it must be submitted before `self`
     /// moves or queues another.
-    pub(super) fn by(&mut self, by: u64) -> Option<squeue::Entry> {
+    pub(super) fn by(&mut self, by: u64) -> Option<(squeue::Entry, u32)> {
         if self.at.is_some_and(|at| at <= by) {
             return None;
         }
@@ -57,12 +56,10 @@ impl Alarm {
         self.ts = Timespec::new()
             .sec(by / 1_000_000_000)
             .nsec((by % 1_000_000_000) as u32);
-        Some(
-            opcode::Timeout::new(&self.ts)
-                .flags(TimeoutFlags::ABS)
-                .build()
-                .user_data(user_data(OP_ALARM, 0, self.generation as u64)),
-        )
+        let sqe = opcode::Timeout::new(&self.ts)
+            .flags(TimeoutFlags::ABS)
+            .build();
+        Some((sqe, self.generation))
     }
 
     /// A timeout of `generation` completed (it fired, or the ring was
@@ -82,17 +79,11 @@ impl Alarm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::io::ring::decode;
-
-    fn generation(e: &squeue::Entry) -> u32 {
-        decode(e.get_user_data()).2
-    }
 
     #[test]
     fn one_timeout_serves_every_wait_that_may_end_later() {
         let mut a = Alarm::new();
-        let first = a.by(10_000).expect("nothing armed: one is queued");
-        assert_eq!(decode(first.get_user_data()).0, OP_ALARM);
+        assert!(a.by(10_000).is_some(), "nothing armed: one is queued");
         assert!(a.by(10_000).is_none());
         assert!(
             a.by(50_000).is_none(),
@@ -104,8 +95,8 @@ mod tests {
     #[test]
     fn a_wait_that_must_end_sooner_queues_another_and_only_the_newest_clears() {
         let mut a = Alarm::new();
-        let old = generation(&a.by(10_000).unwrap());
-        let new = generation(&a.by(4_000).expect("sooner: a new one"));
+        let old = a.by(10_000).unwrap().1;
+        let new = a.by(4_000).expect("sooner: a new one").1;
         assert_ne!(old, new);
         assert_eq!(a.armed(), Some(4_000));
         a.rang(old);

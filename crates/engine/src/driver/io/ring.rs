@@ -388,8 +388,8 @@ impl Uring {
             } else {
                 wait_ns
             };
-            if let Some(sqe) = self.alarm.by(now + bound.max(1)) {
-                self.push(sqe)?;
+            if let Some((sqe, generation)) = self.alarm.by(now + bound.max(1)) {
+                self.push(sqe.user_data(user_data(OP_ALARM, 0, generation as u64)))?;
             }
             self.ring.submit_and_wait(want).map(drop)
         };
@@ -657,8 +657,9 @@ mod tests {
         // An alarm 10 s away does not hold a wait that must end in 2 ms:
         // a sooner one is queued, and the later one stays armed beside it.
         let far = now_ns() + 10_000 * ms;
-        let sqe = u.alarm.by(far).unwrap();
-        u.push(sqe).unwrap();
+        let (sqe, generation) = u.alarm.by(far).unwrap();
+        u.push(sqe.user_data(user_data(OP_ALARM, 0, generation as u64)))
+            .unwrap();
         u.submit();
         let (took, fired) = wait(&mut u, 2 * ms);
         assert!(took >= 2 * ms && took < 500 * ms, "{took} ns");
