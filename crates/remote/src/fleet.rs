@@ -265,7 +265,20 @@ impl Fleet {
         spec: &LoadSpec,
         auto_threads: bool,
     ) -> Result<(), RemoteError> {
-        let parts = split(spec, self.links.len())?;
+        let all: Vec<usize> = (0..self.links.len()).collect();
+        self.open_on(&all, key, spec, auto_threads)
+    }
+
+    /// [`Fleet::open`] on the hosts numbered `hosts` alone (a lane's),
+    /// `spec` split over them.
+    pub fn open_on(
+        &mut self,
+        hosts: &[usize],
+        key: &str,
+        spec: &LoadSpec,
+        auto_threads: bool,
+    ) -> Result<(), RemoteError> {
+        let parts = split(spec, hosts.len())?;
         // Each connection either opens or fails within the connect timeout.
         let deadline = Instant::now() + spec.timeout + Duration::from_secs(60);
         let bodies = parts
@@ -276,8 +289,8 @@ impl Fleet {
                 auto_threads,
             })
             .collect();
-        let replies = self.ask(bodies, deadline, &|| false)?;
-        for (k, reply) in replies.iter().enumerate() {
+        let replies = self.ask_hosts(hosts, bodies, deadline, &|| false)?;
+        for (&k, reply) in hosts.iter().zip(&replies) {
             if !matches!(reply, Reply::Opened) {
                 let e = self.links[k].unexpected(reply);
                 let _ = self.shut(key);

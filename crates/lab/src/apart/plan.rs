@@ -15,16 +15,20 @@
 //! run, and each host's end is awaited, so every round's figures are those
 //! of the slice it asked for. The next block sends a new plan of what is
 //! still to measure.
+//!
+//! A duet's slice is both servers at once, each from the client hosts of
+//! its own lane: each host is sent its lane's windows once, and a slice
+//! is read as one round per lane.
 
 use std::time::Duration;
 
-use throng_remote::plan::{Plan, Slot, GAP_MOST, LATE_LIMIT};
+use throng_remote::plan::{Part, Plan, Slot, GAP_MOST, LATE_LIMIT};
 
 use super::{Apart, LabRequest};
 use crate::round::{Measured, RoundError, RoundKind, ServerId};
 use crate::spec::RoundLoad;
 
-/// One slice of the plan as the sweep will ask for it.
+/// One round of a planned slice as the sweep will ask for it.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Planned {
     server: ServerId,
@@ -44,35 +48,64 @@ impl Planned {
     }
 }
 
+/// A slice of the plan: its rounds, one per lane (a duet's two servers,
+/// or the one server every client host loads).
+type Slice = Vec<Planned>;
+
 /// The plan the client hosts are running, and the slices not read yet.
 pub(super) struct LevelPlan {
     plan: Plan,
-    slices: Vec<Planned>,
+    slices: Vec<Slice>,
     next: usize,
     /// Slices cut from the plan for its pace, sent again once its last
     /// slice is read.
-    rest: Vec<Planned>,
-    /// The slice whose sampling window was asked for a slice ahead.
+    rest: Vec<Slice>,
+    /// The slice whose sampling windows were asked for a slice ahead.
     ahead: Option<usize>,
 }
 
 impl Apart<'_> {
+    /// Whether `load` of `server` runs over connections kept for the level.
+    pub(super) fn runs_kept(&self, server: ServerId, load: &RoundLoad) -> bool {
+        load.requests.is_none()
+            && self
+                .kept
+                .iter()
+                .any(|&(s, c)| s == server && c == load.concurrency)
+    }
+
+    /// `upcoming` as the plan's slices, up to the first that cannot be
+    /// planned: a round over connections not kept, or in a duet a pair
+    /// that is not both servers, the first server's first.
+    fn slices_of(&self, upcoming: &[(ServerId, RoundLoad)]) -> Vec<Slice> {
+        let lanes = if self.duet.is_some() { 2 } else { 1 };
+        upcoming
+            .chunks_exact(lanes)
+            .map_while(|pair| {
+                let fits = pair.iter().enumerate().all(|(j, (id, load))| {
+                    self.runs_kept(*id, load) && (lanes == 1 || id.index() == j)
+                });
+                fits.then(|| pair.iter().map(|(id, l)| Planned::of(*id, l)).collect())
+            })
+            .collect()
+    }
+
+    /// The client hosts of each lane: every host for one server's slices,
+    /// each server's own in a duet.
+    fn plan_lanes(&self) -> Option<Vec<Vec<usize>>> {
+        match &self.duet {
+            None => Some(vec![(0..self.clients.links.len()).collect()]),
+            Some(d) => (0..2).map(|j| d.clients_of(self.cores, j)).collect(),
+        }
+    }
+
     /// Sends the client hosts a plan of `upcoming`'s slices, unless the one
     /// they run already agrees with it. Only slices over connections kept
     /// for the level are planned, up to the first that is not.
     pub(super) fn plan_slices(&mut self, upcoming: &[(ServerId, RoundLoad)]) {
-        let wanted: Vec<Planned> = upcoming
-            .iter()
-            .map_while(|(id, load)| {
-                let kept = self
-                    .kept
-                    .iter()
-                    .any(|&(s, c)| s == *id && c == load.concurrency);
-                (kept && load.requests.is_none()).then(|| Planned::of(*id, load))
-            })
-            .collect();
+        let wanted = self.slices_of(upcoming);
         if let Some(p) = &self.plan {
-            let left: Vec<&Planned> = p.slices[p.next..].iter().chain(&p.rest).collect();
+            let left: Vec<&Slice> = p.slices[p.next..].iter().chain(&p.rest).collect();
             let n = left.len().min(wanted.len());
             let agree = left.iter().zip(&wanted).all(|(a, b)| *a == b);
             let running = p.plan.remaining().len() == p.slices.len() - p.next;
@@ -86,24 +119,31 @@ impl Apart<'_> {
 
     /// Sends the client hosts a plan of `wanted`, the slices the gap of
     /// the hosts' pace apart.
-    fn send_plan(&mut self, wanted: Vec<Planned>) {
+    fn send_plan(&mut self, wanted: Vec<Slice>) {
         if wanted.is_empty() {
             return;
         }
-        let mut slices = Vec::with_capacity(wanted.len());
+        let Some(lanes) = self.plan_lanes() else {
+            return;
+        };
+        let mut slices: Vec<Vec<Part>> = Vec::with_capacity(wanted.len());
         for w in &wanted {
-            let Ok(name) = self.name(w.server) else {
-                return;
-            };
-            slices.push((
-                name,
-                Duration::from_secs_f64(w.warmup_s),
-                Duration::from_secs_f64(w.seconds),
-            ));
+            let mut parts = Vec::with_capacity(w.len());
+            for r in w {
+                let Ok(name) = self.name(r.server) else {
+                    return;
+                };
+                parts.push((
+                    name,
+                    Duration::from_secs_f64(r.warmup_s),
+                    Duration::from_secs_f64(r.seconds),
+                ));
+            }
+            slices.push(parts);
         }
         // A plan that cannot be sent leaves each round to run on its own,
         // where a lost host fails it by name.
-        if let Ok(plan) = self.clients.plan(&slices, self.gap) {
+        if let Ok(plan) = self.clients.plan_lanes(&lanes, &slices, self.gap) {
             self.plan = Some(LevelPlan {
                 plan,
                 slices: wanted,
@@ -118,13 +158,15 @@ impl Apart<'_> {
     pub(super) fn end_plan(&mut self) {
         if let Some(p) = self.plan.take() {
             self.clients.end_plan(p.plan);
-            // A window asked for ahead of a slice no one will read.
+            // Windows asked for ahead of a slice no one will read.
             if let Some((i, w)) = p.ahead.and_then(|i| Some((i, p.slices.get(i)?))) {
-                if let Ok(name) = self.name(w.server) {
-                    let _ = self.call(LabRequest::WindowEnd {
-                        server: name,
-                        slice: Some(i as u32),
-                    });
+                for r in w {
+                    if let Ok(name) = self.name(r.server) {
+                        let _ = self.call(LabRequest::WindowEnd {
+                            server: name,
+                            slice: Some(i as u32),
+                        });
+                    }
                 }
             }
         }
@@ -138,6 +180,18 @@ impl Apart<'_> {
         load: &RoundLoad,
         kind: RoundKind,
     ) -> Option<Result<Measured, RoundError>> {
+        let r = self.planned(&[(server, load)], kind)?;
+        Some(r.and_then(|mut m| m.pop().ok_or(RoundError::NotRunning)))
+    }
+
+    /// The rounds asked at once (one per lane), read from the plan when
+    /// they are its next slice; `None` when they are not (the plan is then
+    /// ended).
+    pub(super) fn planned(
+        &mut self,
+        loads: &[(ServerId, &RoundLoad)],
+        kind: RoundKind,
+    ) -> Option<Result<Vec<Measured>, RoundError>> {
         // A plan cut for its pace, read to its end: its rest goes again.
         if let Some(p) = &mut self.plan {
             if p.next == p.slices.len() && !p.rest.is_empty() {
@@ -147,16 +201,14 @@ impl Apart<'_> {
             }
         }
         let p = self.plan.as_ref()?;
+        let asked: Slice = loads.iter().map(|&(id, l)| Planned::of(id, l)).collect();
         let next = p.slices.get(p.next);
-        let slot = p.plan.remaining().first().cloned();
-        let (true, Some(slot)) = (
-            kind == RoundKind::Slice && next == Some(&Planned::of(server, load)),
-            slot,
-        ) else {
+        let slots = p.plan.remaining().first().cloned();
+        let (true, Some(slots)) = (kind == RoundKind::Slice && next == Some(&asked), slots) else {
             self.end_plan();
             return None;
         };
-        match self.read_slice(server, load, kind, &slot) {
+        match self.read_slice(loads, kind, &slots) {
             Ok((m, late)) => {
                 // A host that started late is not keeping up with the gap:
                 // the slices still to come are sent again, further apart,
@@ -179,30 +231,41 @@ impl Apart<'_> {
         }
     }
 
+    /// The plan's next slice, `slots` its lanes': each lane's round and
+    /// how late the latest host started it.
     fn read_slice(
         &mut self,
-        server: ServerId,
-        load: &RoundLoad,
+        loads: &[(ServerId, &RoundLoad)],
         kind: RoundKind,
-        slot: &Slot,
-    ) -> Result<(Measured, Duration), RoundError> {
-        let name = self.name(server)?;
+        slots: &[Slot],
+    ) -> Result<(Vec<Measured>, Duration), RoundError> {
+        let names = loads
+            .iter()
+            .map(|&(id, _)| self.name(id))
+            .collect::<Result<Vec<_>, _>>()?;
         let (index, next) = {
             let p = self.plan.as_ref().expect("a plan is under way");
-            let next = p.slices.get(p.next + 1).map(|w| w.server);
-            let slot = p.plan.remaining().get(1).cloned();
-            (p.next, next.zip(slot))
+            let next: Option<Vec<ServerId>> = p
+                .slices
+                .get(p.next + 1)
+                .map(|w| w.iter().map(|r| r.server).collect());
+            let slots = p.plan.remaining().get(1).cloned();
+            (p.next, next.zip(slots))
         };
         if kind.sampled() {
             if self.plan.as_ref().and_then(|p| p.ahead) != Some(index) {
-                self.begin_window(&name, index, slot)?;
+                for (name, slot) in names.iter().zip(slots) {
+                    self.begin_window(name, index, slot)?;
+                }
             }
-            // The next slice's window is asked for now, a slice ahead, so
-            // it begins on time however long this one's figures take.
+            // The next slice's windows are asked for now, a slice ahead, so
+            // they begin on time however long this one's figures take.
             let mut ahead = None;
-            if let Some((id, next_slot)) = next {
-                let next_name = self.name(id)?;
-                self.begin_window(&next_name, index + 1, &next_slot)?;
+            if let Some((ids, next_slots)) = next {
+                for (id, slot) in ids.into_iter().zip(&next_slots) {
+                    let next_name = self.name(id)?;
+                    self.begin_window(&next_name, index + 1, slot)?;
+                }
                 ahead = Some(index + 1);
             }
             if let Some(p) = self.plan.as_mut() {
@@ -210,18 +273,33 @@ impl Apart<'_> {
             }
         }
         let interrupt = self.interrupt;
-        let timeout = load.timeout;
+        let timeout = loads
+            .iter()
+            .map(|(_, l)| l.timeout)
+            .max()
+            .unwrap_or_default();
         let read = {
             let p = self.plan.as_mut().expect("a plan is under way");
             p.next += 1;
             self.clients
-                .next_slice(&mut p.plan, timeout, &|| interrupt.is_set())
+                .next_lanes(&mut p.plan, timeout, &|| interrupt.is_set())
         };
-        let usage = self.window_usage(kind.sampled(), name, Some(index as u32))?;
-        let s = read.map_err(RoundError::Clients)?;
-        let mut m = super::measured(&s.run, usage, s.coordination);
-        m.summary.coordination_parts = s.parts;
-        Ok((m, s.late))
+        let mut usages = Vec::with_capacity(names.len());
+        for name in names {
+            usages.push(self.window_usage(kind.sampled(), name, Some(index as u32))?);
+        }
+        let runs = read.map_err(RoundError::Clients)?;
+        let late = runs.iter().map(|s| s.late).max().unwrap_or_default();
+        let measured = runs
+            .iter()
+            .zip(usages)
+            .map(|(s, usage)| {
+                let mut m = super::measured(&s.run, usage, s.coordination);
+                m.summary.coordination_parts = s.parts;
+                m
+            })
+            .collect();
+        Ok((measured, late))
     }
 
     /// Asks the server host to sample `name` over `slot`'s counted time by
@@ -236,6 +314,7 @@ impl Apart<'_> {
             delay_s: counted.saturating_sub(now) as f64 / 1e9,
             seconds: (end.saturating_sub(from) as f64 / 1e9).max(1e-3),
             slice: Some(index as u32),
+            cpus: self.sampler_cpus(),
         })?;
         Ok(())
     }

@@ -177,6 +177,7 @@ impl ServerHost {
                 delay_s,
                 seconds,
                 slice,
+                cpus,
             } => {
                 let (o, id) = self.server(&server)?;
                 let (pid, behind) = o
@@ -185,14 +186,16 @@ impl ServerHost {
                     .ok_or_else(|| format!("{server} is not running"))?;
                 let key = window_key(&server, slice);
                 o.windows.retain(|(n, _)| n != &key);
-                let s = Sampler::start_window(
-                    pid,
-                    &behind,
-                    &[],
-                    Duration::from_secs_f64(delay_s.max(0.0)),
-                    Some(Duration::from_secs_f64(seconds)),
-                    Duration::from_millis(100),
-                );
+                let s = sampler_on(&cpus, || {
+                    Sampler::start_window(
+                        pid,
+                        &behind,
+                        &cpus,
+                        Duration::from_secs_f64(delay_s.max(0.0)),
+                        Some(Duration::from_secs_f64(seconds)),
+                        Duration::from_millis(100),
+                    )
+                });
                 o.windows.push((key, s));
                 Ok(LabReply::Done)
             }
@@ -361,10 +364,86 @@ impl throng_remote::agent::Extension for ServerHost {
     }
 }
 
+/// A sampler whose thread runs on `cpus` (the CPU a duet keeps for it)
+/// from its first instant: it is created by a thread pinned there, whose
+/// affinity it inherits, so not even its first readings (every thread's
+/// waits, in the warmup) take a server's CPU. Where `cpus` is empty, or
+/// cannot be pinned to, it runs wherever the agent does.
+fn sampler_on(cpus: &[usize], start: impl FnOnce() -> Sampler + Send) -> Sampler {
+    if cpus.is_empty() {
+        return start();
+    }
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let _ = throng_engine::affinity::pin_current_thread(cpus);
+            start()
+        })
+        .join()
+        .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    })
+}
+
 /// A sampling window's name: its server's, and a planned slice's index.
 fn window_key(server: &str, slice: Option<u32>) -> String {
     match slice {
         Some(i) => format!("{server}#{i}"),
         None => server.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nix::sched::{sched_getaffinity, CpuSet};
+    use nix::unistd::Pid;
+
+    /// This process's threads whose affinity is `cpu` alone.
+    fn pinned_to(cpu: usize) -> Vec<i32> {
+        let tasks = std::fs::read_dir("/proc/self/task").unwrap();
+        tasks
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|&tid| {
+                sched_getaffinity(Pid::from_raw(tid)).is_ok_and(|set| {
+                    (0..CpuSet::count()).all(|c| set.is_set(c).unwrap_or(false) == (c == cpu))
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_sampler_runs_on_the_cpu_it_is_given() {
+        let cpu = *throng_engine::affinity::own_cpus().last().unwrap();
+        let before = pinned_to(cpu);
+        let me = std::process::id() as i32;
+        let start = |cpus: &[usize]| {
+            let cpus = cpus.to_vec();
+            sampler_on(&cpus.clone(), move || {
+                Sampler::start_window(
+                    me,
+                    &[],
+                    &cpus,
+                    Duration::from_secs(30),
+                    Some(Duration::from_secs(1)),
+                    Duration::from_millis(100),
+                )
+            })
+        };
+        let s = start(&[cpu]);
+        // The sampler's thread, read back: pinned to that CPU alone from
+        // the moment it exists.
+        let new: Vec<i32> = pinned_to(cpu)
+            .into_iter()
+            .filter(|t| !before.contains(t))
+            .collect();
+        assert_eq!(new.len(), 1, "{new:?}");
+        s.finish();
+        // Given no CPU, it starts no thread of its own pinned anywhere.
+        let s = start(&[]);
+        let new: Vec<i32> = pinned_to(cpu)
+            .into_iter()
+            .filter(|t| !before.contains(t))
+            .collect();
+        assert_eq!(new, Vec::<i32>::new());
+        s.finish();
     }
 }

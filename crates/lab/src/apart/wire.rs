@@ -35,13 +35,16 @@ pub enum LabRequest {
     },
     /// Sample the server's tree from `delay_s` after now for `seconds`;
     /// a planned slice's window is named by its index in the plan too, so
-    /// the next one can be begun before this one ends.
+    /// the next one can be begun before this one ends. The sampler runs on
+    /// `cpus` when some are given (the CPU a duet keeps for it).
     WindowBegin {
         server: String,
         delay_s: f64,
         seconds: f64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         slice: Option<u32>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        cpus: Vec<usize>,
     },
     WindowEnd {
         server: String,
