@@ -169,6 +169,15 @@ pub struct SliceRun {
     /// How late the latest host started the slice's counted time after
     /// the plan's instant.
     pub late: Duration,
+    /// How far the furthest host ran the slice's counted time from the
+    /// plan's instants, at its start or its end ([`FleetRun::stray`]).
+    pub stray: Duration,
+    /// How long after the plan's end of the slice the latest host had its
+    /// figures ready (its `ended` stamp, on this clock): the wake-up and
+    /// the merge, a few milliseconds, or a host stalled in the slice (its
+    /// counted time ends by its own clock whatever happened in it). Zero
+    /// from an agent that does not stamp its slices.
+    pub ended_late: Duration,
     /// Where `coordination` went, for the host whose figures came last;
     /// `None` from an agent that does not stamp its slices.
     pub parts: Option<throng_model::CoordinationParts>,
@@ -340,11 +349,24 @@ impl Fleet {
                 .max_by_key(|&(_, arrived, _)| arrived)
                 .map(|(st, arrived, offset)| coordination_parts(slot, st, arrived, &offset, done));
             let run = self.runs_of(&of, lane_replies)?;
-            let late = run.late(slot.start_local_ns + slot.warmup.as_nanos() as u64);
+            let counted = slot.start_local_ns + slot.warmup.as_nanos() as u64;
+            let late = run.late(counted);
+            let stray = run.stray(counted, slot.end_local_ns());
+            let ended_late = mine
+                .iter()
+                .filter_map(|&i| {
+                    let (st, _) = stamped[i]?;
+                    let offset = self.links[plan.hosts[i].0].offset;
+                    Some(ended_after(slot, st, &offset))
+                })
+                .max()
+                .unwrap_or_default();
             runs.push(SliceRun {
                 run,
                 coordination,
                 late,
+                stray,
+                ended_late,
                 parts,
             });
         }
@@ -356,6 +378,22 @@ impl Fleet {
             self.observe_late(late);
         }
         Ok(runs)
+    }
+
+    /// Runs no slice of `plan` after the last one read: one the hosts have
+    /// started since ends on time, unread, and [`Fleet::end_plan`] then
+    /// waits for it rather than stopping it (a window stopped midway
+    /// leaves its connections to open again).
+    pub fn cut_read(&mut self, plan: &mut Plan) {
+        let Some(after) = plan.next.checked_sub(1) else {
+            return;
+        };
+        for &(k, _, _) in &plan.hosts {
+            let _ = self.links[k].send(Request::Cut {
+                after: after as u32,
+            });
+        }
+        plan.slots.truncate(plan.next);
     }
 
     /// Runs no slice of `plan` after the next one to be read: the one
@@ -390,6 +428,13 @@ impl Fleet {
             }
         }
     }
+}
+
+/// How long after `slot`'s planned end a host (its clock `offset` from
+/// this one's) had the slice's figures ready, by its `ended` stamp.
+pub fn ended_after(slot: &Slot, stamps: SliceStamps, offset: &Offset) -> Duration {
+    let end_there = offset.to_host_ns(slot.end_local_ns());
+    Duration::from_nanos(stamps.ended_unix_ns.saturating_sub(end_there))
 }
 
 /// Where the time from `slot`'s planned end to its figures read here
@@ -447,6 +492,8 @@ mod tests {
             (p.finish_ms, p.ports_ms, p.travel_ms, p.read_ms),
             (3.0, 1.0, 5.0, 1.0)
         );
+        // Its figures ready 3 ms after the end, on the host's clock.
+        assert_eq!(ended_after(&slot, stamps, &offset), ms(3));
         // Whatever the offset, the parts add up to the coordination.
         let off = Offset {
             offset_ns: -40_000_000,
