@@ -918,6 +918,7 @@ fn a_level_apart_runs_its_slices_back_to_back_from_one_plan() {
     assert_eq!(steps.len(), 2, "{steps:?}");
     let mut starts = Vec::new();
     let mut counted = 0;
+    let mut again = 0;
     for s in steps {
         assert_eq!(s["status"], "ok", "{s}");
         let rounds = s["rounds"].as_array().unwrap();
@@ -936,12 +937,15 @@ fn a_level_apart_runs_its_slices_back_to_back_from_one_plan() {
             // the plan, is stored with it.
             let coordination = sum["coordination_ms"].as_f64().unwrap();
             assert!(coordination >= 0.0, "{sum}");
+            // A slice its hosts ran out of step with the plan (a stalled
+            // machine) was measured again from a plan of its own start.
+            again += sum["out_of_step"].as_u64().unwrap_or(0);
             // Split into where it went, the parts adding up to it whatever
             // the hosts' clocks.
             let parts = &sum["coordination_parts"];
             let added: f64 = ["finish_ms", "ports_ms", "travel_ms", "read_ms"]
                 .iter()
-                .map(|k| parts[k].as_f64().unwrap())
+                .map(|k| parts[k].as_f64().unwrap_or_else(|| panic!("no {k}: {r}")))
                 .sum();
             assert!((added - coordination).abs() < 1e-3, "{sum}");
             if s["server"] == "nginx-conns" {
@@ -960,14 +964,15 @@ fn a_level_apart_runs_its_slices_back_to_back_from_one_plan() {
     // gap, 5 ms at first; each time a host starts one late (a debug build
     // on a busy machine), the rest of the plan is sent again with twice
     // the gap, up to 80 ms, and waits for a start lead once: four times at
-    // most. Alone, each slice would start 0.12 s and a lead of 100 ms
-    // after the one before, at the least.
+    // most, and once more for each slice measured again. Alone, each
+    // slice would start 0.12 s and a lead of 100 ms after the one before,
+    // at the least.
     starts.sort_by(f64::total_cmp);
     assert_eq!(starts.len(), 16);
     let spacing: Vec<f64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
     assert!(spacing.iter().all(|&d| d > 0.119), "{spacing:?}");
-    let led = spacing.iter().filter(|&&d| d >= 0.12 + 0.1).count();
-    assert!(led <= 4, "{spacing:?}");
+    let led = spacing.iter().filter(|&&d| d >= 0.12 + 0.1).count() as u64;
+    assert!(led <= 4 + again, "{spacing:?}, {again} measured again");
     // The level's four connections carried every request the rounds
     // counted, their warmups and their last responses; nothing else.
     let log = conns_log(&j);
@@ -980,7 +985,13 @@ fn a_level_apart_runs_its_slices_back_to_back_from_one_plan() {
     }
     let level: Vec<u64> = most.values().copied().filter(|&n| n > 50).collect();
     assert_eq!(level.len(), 4, "{most:?}");
-    assert_eq!(level.iter().sum::<u64>(), counted, "{most:?}");
+    let carried = level.iter().sum::<u64>();
+    if again == 0 {
+        assert_eq!(carried, counted, "{most:?}");
+    } else {
+        // The runs set aside carried requests no round counts.
+        assert!(carried > counted, "{most:?}, {counted} counted");
+    }
     nothing_left(&net, &["c1", "c2", "srv", "ctl"], &[]);
 }
 
@@ -1802,6 +1813,15 @@ fn a_duet_apart_loads_each_server_from_its_own_lane_in_slices_of_one_plan() {
     let j = json(&run(report));
     let steps = j["run"]["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 2, "{steps:?}");
+    // Slices the hosts ran out of step with the plan (a stalled machine),
+    // each measured again from a plan of its own: both servers' rounds of
+    // a slice say so.
+    let again: u64 = steps[0]["rounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["summary"]["out_of_step"].as_u64().unwrap_or(0))
+        .sum();
     for (s, (client, cpu)) in steps.iter().zip([(&c1, 0), (&c2, 1)]) {
         assert_eq!(s["status"], "ok", "{s}");
         assert_eq!(s["server_cpus"], serde_json::json!([cpu]), "{s}");
@@ -1841,9 +1861,10 @@ fn a_duet_apart_loads_each_server_from_its_own_lane_in_slices_of_one_plan() {
         "{cs:?}"
     );
     // Each client host opened its lane's connections once and ran every
-    // slice from a plan (sent again only when a host fell behind its
-    // gap), none on its own; the level's end closes both servers' keys
-    // on every host, a key it does not hold answered at once.
+    // slice from a plan (sent again only when a host fell behind its gap,
+    // or ran a slice out of step), none on its own; the level's end
+    // closes both servers' keys on every host, a key it does not hold
+    // answered at once.
     for h in [&c1, &c2] {
         let log = std::fs::read_to_string(net.dir().join(format!("{h}.log"))).unwrap();
         let ops = |op: &str| log.matches(&format!("\"op\":\"{op}\"")).count();
@@ -1859,7 +1880,10 @@ fn a_duet_apart_loads_each_server_from_its_own_lane_in_slices_of_one_plan() {
             "{h}: the level's four slices in one plan"
         );
         assert_eq!((ops("open"), ops("window"), ops("shut")), (1, 0, 2), "{h}");
-        assert!((1..=4).contains(&ops("plan")), "{h}: {log}");
+        assert!(
+            (1..=4 + again as usize).contains(&ops("plan")),
+            "{h}: {again} measured again: {log}"
+        );
     }
     nothing_left(&net, &["c1", "c2", "srv", "ctl"], &[]);
 }

@@ -63,6 +63,7 @@ impl Apart<'_> {
                     seconds: load.seconds,
                     slice: None,
                     cpus: self.sampler_cpus(),
+                    start_unix_ns: None,
                 })?;
             }
         }

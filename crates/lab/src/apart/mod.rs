@@ -279,6 +279,15 @@ impl<'a> Apart<'a> {
         }
     }
 
+    /// The server host's clock against this one's; none for a server host
+    /// that is this machine.
+    fn server_offset(&self) -> throng_remote::clock::Offset {
+        match &*self.server.borrow() {
+            ServerEnd::Here(_) => throng_remote::clock::Offset::ZERO,
+            ServerEnd::Remote(f) => f.links[0].offset,
+        }
+    }
+
     /// Where the server host's sampler runs: a duet's kept CPU; anywhere
     /// otherwise, since every CPU of the server host may serve.
     fn sampler_cpus(&self) -> Vec<usize> {
@@ -377,6 +386,7 @@ impl<'a> Apart<'a> {
                 seconds: load.seconds,
                 slice: None,
                 cpus: self.sampler_cpus(),
+                start_unix_ns: None,
             })?;
         }
         let start = throng_remote::agent::unix_ns() + lead.as_nanos() as u64;

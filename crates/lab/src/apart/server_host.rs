@@ -178,7 +178,12 @@ impl ServerHost {
                 seconds,
                 slice,
                 cpus,
+                start_unix_ns,
             } => {
+                let (delay_s, seconds) = match start_unix_ns {
+                    Some(at) => from_instant(at, seconds, throng_remote::agent::unix_ns()),
+                    None => (delay_s, seconds),
+                };
                 let (o, id) = self.server(&server)?;
                 let (pid, behind) = o
                     .exec
@@ -383,6 +388,16 @@ fn sampler_on(cpus: &[usize], start: impl FnOnce() -> Sampler + Send) -> Sampler
     })
 }
 
+/// A window of `seconds` from `at` (Unix ns, this host's clock) as a
+/// delay from `now` and a length: what of it has gone by is not sampled,
+/// so that it ends at its own instant however late it was asked for.
+fn from_instant(at: u64, seconds: f64, now: u64) -> (f64, f64) {
+    let end = at + (seconds * 1e9) as u64;
+    let delay = at.saturating_sub(now) as f64 / 1e9;
+    let left = end.saturating_sub(now.max(at)) as f64 / 1e9;
+    (delay, left.max(1e-3))
+}
+
 /// A sampling window's name: its server's, and a planned slice's index.
 fn window_key(server: &str, slice: Option<u32>) -> String {
     match slice {
@@ -408,6 +423,20 @@ mod tests {
                 })
             })
             .collect()
+    }
+
+    #[test]
+    fn a_window_given_its_instant_ends_there_however_late_it_was_read() {
+        let ms = |n: u64| n * 1_000_000;
+        // Read 20 ms ahead of a 0.1 s window: all of it, 20 ms from now.
+        assert_eq!(from_instant(ms(1_000), 0.1, ms(980)), (0.02, 0.1));
+        // Read 30 ms into it (the server host's agent was stalled): the
+        // 70 ms left, from now, not 0.1 s from now.
+        let (delay, left) = from_instant(ms(1_000), 0.1, ms(1_030));
+        assert_eq!(delay, 0.0);
+        assert!((left - 0.07).abs() < 1e-9, "{left}");
+        // Read after its end: the least window, at once.
+        assert_eq!(from_instant(ms(1_000), 0.1, ms(1_200)), (0.0, 1e-3));
     }
 
     #[test]
