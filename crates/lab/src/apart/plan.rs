@@ -437,7 +437,7 @@ mod tests {
         Step {
             stray: d,
             ended_late: ms(5),
-            sampled_s: Some(0.1),
+            sampled_s: None,
         }
     }
 
@@ -464,7 +464,10 @@ mod tests {
     #[test]
     fn a_host_stalled_in_a_slice_or_a_sampler_begun_late_puts_it_out_of_step() {
         let one = [slot("a", ms(100))];
-        let on_time = strayed(ms(1));
+        let on_time = Step {
+            sampled_s: Some(0.1),
+            ..strayed(ms(1))
+        };
         // Started on time, its counted time ended by its clock, but its
         // figures ready 724 ms after the end: the host stalled in it.
         let stalled = Step {
