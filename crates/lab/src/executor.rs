@@ -648,7 +648,6 @@ pub fn diagnosis(
         involuntary_switches_per_request: per(counts.involuntary_switches),
         log_bytes_per_request: per(log_bytes),
         profile: None,
-        start_wait_ms: summary.start_wait_ms,
     }
 }
 

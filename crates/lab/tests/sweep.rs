@@ -1147,60 +1147,6 @@ fn a_duet_whose_hosts_place_its_lanes_measures_both_at_once_and_pairs_exactly() 
     assert!((c.ratio - 1.25).abs() < 1e-12, "{}", c.ratio);
 }
 
-/// A duet apart forecasts each block's two rounds at once, in the order
-/// the block then asks them, so its client hosts run the level's slices
-/// from one plan over the connections the level opened once.
-#[test]
-fn a_duets_blocks_forecast_exactly_the_pairs_its_level_then_asks_for() {
-    let s = study(
-        &["a", "b"],
-        "[4]",
-        (6, 6),
-        "duet = true\nserver_host = \"ssh://srv\"\nclient_hosts = [\"ssh://c1\", \"ssh://c2\"]",
-    );
-    let mut fake = Fake::new(Box::new(steady));
-    fake.cpus = vec![0, 1, 2];
-    fake.lanes = Some(
-        [vec![0], vec![1]]
-            .into_iter()
-            .map(|server_cpus| throng_lab::group::Lane {
-                server_cpus,
-                client_cpus: Vec::new(),
-            })
-            .collect(),
-    );
-    let (out, _) = run(&s, &mut fake, &Interrupt::new());
-    assert!(out.complete);
-    let asked: Vec<(String, RoundLoad)> = fake
-        .kinds
-        .iter()
-        .filter(|(_, k)| *k == RoundKind::Slice)
-        .map(|(n, _)| n.clone())
-        .zip(
-            fake.loads
-                .iter()
-                .filter(|(k, _)| *k == "round")
-                .map(|(_, l)| l.clone()),
-        )
-        .collect();
-    // Six blocks of both servers at once.
-    assert_eq!(asked.len(), 12);
-    assert_eq!(fake.rounds_of("together").len(), 6);
-    assert_eq!(fake.rounds_of("open"), ["open a,b c=4"]);
-    assert_eq!(fake.plans.len(), 6);
-    for (k, (before, forecast)) in fake.plans.iter().enumerate() {
-        assert_eq!(*before, 2 * k, "forecast {k}");
-        assert_eq!(forecast.len(), 2 * (6 - k), "forecast {k}");
-        assert_eq!(
-            forecast[..],
-            asked[*before..before + forecast.len()],
-            "forecast {k}"
-        );
-        let order: Vec<&str> = forecast.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(order, ["a", "b"].repeat(6 - k), "forecast {k}");
-    }
-}
-
 #[test]
 fn a_duet_measures_two_servers_at_once_on_their_own_cpus() {
     let s = study(&["a", "b"], "[4]", (6, 6), "duet = true");

@@ -158,7 +158,6 @@ pub fn summarize(r: &LoadResult) -> Summary {
         thresholds: Vec::new(),
         coordination_ms: None,
         coordination_parts: None,
-        out_of_step: None,
         start_wait_ms: None,
     }
 }

@@ -148,10 +148,6 @@ pub struct Diagnosis {
     /// round was not profiled (a run from before profiles).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<crate::StackProfile>,
-    /// A round from client hosts run on its own: how long it waited for
-    /// its start, milliseconds, as `Summary::start_wait_ms`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start_wait_ms: Option<f64>,
 }
 
 /// What a paired ratio says about B against A.

@@ -412,13 +412,6 @@ pub struct Summary {
     /// whose figures came last.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coordination_parts: Option<CoordinationParts>,
-    /// A slice of a plan measured again: how many times its hosts ran it
-    /// out of step with the plan's instants (a host that started it late,
-    /// or ran on past its end), so that the server host, sampling by those
-    /// instants, sampled another time than theirs, and its figures were
-    /// set aside. Absent when the first run was kept.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub out_of_step: Option<u32>,
     /// A round from client hosts run on its own, not from a plan: how
     /// long it waited for its start, milliseconds, from when it was asked
     /// to the latest host's start (the server host's sampling asked for,

@@ -59,35 +59,6 @@ impl FleetRun {
             .fold(0.0, f64::max);
         Duration::try_from_secs_f64(latest).unwrap_or(Duration::ZERO)
     }
-
-    /// How far the host furthest from `counted_local..end_local` (Unix
-    /// ns, this machine's clock) ran its counted time from it: its start
-    /// or its end, early or late, whichever is further. A host that
-    /// started late, or whose threads ran on past the end (a stalled
-    /// machine), measured a time a sampler kept to those instants did not.
-    pub fn stray(&self, counted_local: u64, end_local: u64) -> Duration {
-        stray(
-            counted_local,
-            end_local,
-            self.hosts
-                .iter()
-                .map(|h| (h.result.started_unix_s, h.result.duration_s)),
-        )
-    }
-}
-
-/// [`FleetRun::stray`] of hosts' counted times given as (start, seconds),
-/// their starts as Unix seconds on this machine's clock.
-pub fn stray(
-    counted_local: u64,
-    end_local: u64,
-    hosts: impl Iterator<Item = (f64, f64)>,
-) -> Duration {
-    let (counted, end) = (counted_local as f64 / 1e9, end_local as f64 / 1e9);
-    let furthest = hosts
-        .map(|(start, seconds)| (start - counted).abs().max((start + seconds - end).abs()))
-        .fold(0.0, f64::max);
-    Duration::try_from_secs_f64(furthest).unwrap_or(Duration::ZERO)
 }
 
 /// Shares of `spec` for `n` hosts: connections as evenly as they go, and
@@ -294,20 +265,7 @@ impl Fleet {
         spec: &LoadSpec,
         auto_threads: bool,
     ) -> Result<(), RemoteError> {
-        let all: Vec<usize> = (0..self.links.len()).collect();
-        self.open_on(&all, key, spec, auto_threads)
-    }
-
-    /// [`Fleet::open`] on the hosts numbered `hosts` alone (a lane's),
-    /// `spec` split over them.
-    pub fn open_on(
-        &mut self,
-        hosts: &[usize],
-        key: &str,
-        spec: &LoadSpec,
-        auto_threads: bool,
-    ) -> Result<(), RemoteError> {
-        let parts = split(spec, hosts.len())?;
+        let parts = split(spec, self.links.len())?;
         // Each connection either opens or fails within the connect timeout.
         let deadline = Instant::now() + spec.timeout + Duration::from_secs(60);
         let bodies = parts
@@ -318,8 +276,8 @@ impl Fleet {
                 auto_threads,
             })
             .collect();
-        let replies = self.ask_hosts(hosts, bodies, deadline, &|| false)?;
-        for (&k, reply) in hosts.iter().zip(&replies) {
+        let replies = self.ask(bodies, deadline, &|| false)?;
+        for (k, reply) in replies.iter().enumerate() {
             if !matches!(reply, Reply::Opened) {
                 let e = self.links[k].unexpected(reply);
                 let _ = self.shut(key);
@@ -560,24 +518,6 @@ mod tests {
         s.stop = stop;
         s.rate = rate;
         s
-    }
-
-    #[test]
-    fn a_host_that_started_late_or_ran_on_past_the_end_strayed_from_the_slice() {
-        // A slice counted from 10 s to 10.1 s on this machine's clock.
-        let (counted, end) = (10_000_000_000, 10_100_000_000);
-        let ms = |d: Duration| d.as_secs_f64() * 1e3;
-        let stray = |hosts: &[(f64, f64)]| ms(stray(counted, end, hosts.iter().copied()));
-        // On time, to the microsecond: no stray.
-        assert!(stray(&[(10.0, 0.1), (10.0002, 0.1)]) < 0.3);
-        // One host started 168 ms late (a stalled machine): its counted
-        // time began after the slice's had ended.
-        assert!((stray(&[(10.0, 0.1), (10.168, 0.1)]) - 168.0).abs() < 1e-6);
-        // On time, but its threads ran on 600 ms past the end.
-        assert!((stray(&[(10.0, 0.7), (10.0, 0.1)]) - 600.0).abs() < 1e-6);
-        // Early counts as much as late.
-        assert!((stray(&[(9.99, 0.1)]) - 10.0).abs() < 1e-6);
-        assert_eq!(stray(&[]), 0.0);
     }
 
     #[test]

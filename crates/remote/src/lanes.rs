@@ -13,14 +13,11 @@ use crate::protocol::Request;
 use crate::RemoteError;
 
 /// One lane: the hosts (indices into the fleet) that run `spec` between
-/// them, split as [`Fleet::load`] splits a load, or, when `kept` names the
-/// connections they keep for it ([`Fleet::open_on`]), a window of `spec`'s
-/// warmup and length over those.
+/// them, split as [`Fleet::load`] splits a load.
 #[derive(Debug, Clone)]
 pub struct Lane {
     pub hosts: Vec<usize>,
     pub spec: LoadSpec,
-    pub kept: Option<String>,
 }
 
 /// Each lane's hosts and their requests, in lane order: the lane's spec
@@ -51,21 +48,14 @@ pub fn lane_requests(
                     k + 1
                 )));
             }
-            let start_unix_ns = offset.to_host_ns(start_local);
-            let request = match (&lane.kept, lane.spec.stop) {
-                (Some(key), Stop::Duration(d)) => Request::Window {
-                    key: key.clone(),
-                    warmup_s: lane.spec.warmup.as_secs_f64(),
-                    seconds: d.as_secs_f64(),
-                    start_unix_ns,
-                },
-                _ => Request::Load {
+            out.push((
+                k,
+                Request::Load {
                     spec: Box::new(part),
                     auto_threads,
-                    start_unix_ns,
+                    start_unix_ns: offset.to_host_ns(start_local),
                 },
-            };
-            out.push((k, request));
+            ));
         }
     }
     Ok(out)
@@ -158,12 +148,10 @@ mod tests {
             Lane {
                 hosts: vec![0, 1],
                 spec: a,
-                kept: None,
             },
             Lane {
                 hosts: vec![2, 3],
                 spec: b,
-                kept: None,
             },
         ];
         let start = 1_000_000_000_000u64;
@@ -211,7 +199,6 @@ mod tests {
         let lane = |hosts: Vec<usize>| Lane {
             hosts,
             spec: a.clone(),
-            kept: None,
         };
         let offsets = [offset(0), offset(0)];
         let e = lane_requests(&[lane(vec![0]), lane(vec![0])], &offsets, true, 1)
@@ -222,43 +209,5 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("no client host 3 among 2"), "{e}");
-    }
-    #[test]
-    fn a_lane_over_kept_connections_runs_a_window_of_its_loads_length() {
-        let mut a = spec(
-            "198.18.0.20:8080",
-            4,
-            Stop::Duration(Duration::from_millis(100)),
-        );
-        a.warmup = Duration::from_millis(20);
-        let lanes = [
-            Lane {
-                hosts: vec![1],
-                spec: a.clone(),
-                kept: Some("a".into()),
-            },
-            Lane {
-                hosts: vec![0],
-                spec: a,
-                kept: None,
-            },
-        ];
-        let got = lane_requests(&lanes, &[offset(0), offset(2_000_000)], true, 10).unwrap();
-        match &got[0] {
-            (
-                1,
-                Request::Window {
-                    key,
-                    warmup_s,
-                    seconds,
-                    start_unix_ns,
-                },
-            ) => assert_eq!(
-                (key.as_str(), *warmup_s, *seconds, *start_unix_ns),
-                ("a", 0.02, 0.1, 2_000_010)
-            ),
-            other => panic!("{other:?}"),
-        }
-        assert!(matches!(got[1], (0, Request::Load { .. })), "{got:?}");
     }
 }

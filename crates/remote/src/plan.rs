@@ -54,79 +54,20 @@ pub fn schedule(
     slices: &[(String, Duration, Duration)],
     gap: Duration,
 ) -> Vec<Slot> {
-    let one: Vec<Vec<Part>> = slices.iter().map(|s| vec![s.clone()]).collect();
-    schedule_lanes(first_ns, &one, gap)
-        .into_iter()
-        .flatten()
-        .collect()
-}
-
-/// One lane's window in a slice: (key, warmup, seconds).
-pub type Part = (String, Duration, Duration);
-
-/// [`schedule`] of slices whose lanes run at once (a duet's two servers,
-/// each from hosts of its own): `slices[i][j]` is lane `j`'s window in
-/// slice `i`. Every lane of a slice starts at one instant, and the next
-/// slice starts `gap` after the latest of them ends its counted time.
-pub fn schedule_lanes(first_ns: u64, slices: &[Vec<Part>], gap: Duration) -> Vec<Vec<Slot>> {
     let mut at = first_ns;
     slices
         .iter()
-        .map(|lanes| {
-            let slots: Vec<Slot> = lanes
-                .iter()
-                .map(|(key, warmup, seconds)| Slot {
-                    key: key.clone(),
-                    start_local_ns: at,
-                    warmup: *warmup,
-                    seconds: *seconds,
-                })
-                .collect();
-            let end = slots.iter().map(Slot::end_local_ns).max().unwrap_or(at);
-            at = end + gap.as_nanos() as u64;
-            slots
+        .map(|(key, warmup, seconds)| {
+            let s = Slot {
+                key: key.clone(),
+                start_local_ns: at,
+                warmup: *warmup,
+                seconds: *seconds,
+            };
+            at = s.end_local_ns() + gap.as_nanos() as u64;
+            s
         })
         .collect()
-}
-
-/// Each host's `Plan` request, once for the whole plan: the hosts of lane
-/// `j` (indices into the fleet, `lanes[j]`) get lane `j`'s slots of every
-/// slice, on their own clocks (`offsets[host]`). A host in two lanes, or
-/// beyond `offsets`, is refused: one agent runs one plan at a time.
-pub fn lane_plans(
-    lanes: &[Vec<usize>],
-    slots: &[Vec<Slot>],
-    offsets: &[Offset],
-) -> Result<Vec<(usize, Request)>, RemoteError> {
-    let mut out: Vec<(usize, Request)> = Vec::new();
-    for (j, hosts) in lanes.iter().enumerate() {
-        let mine: Vec<Slot> = slots
-            .iter()
-            .map(|s| {
-                s.get(j).cloned().ok_or_else(|| {
-                    RemoteError::Split(format!("a slice of the plan has no lane {}", j + 1))
-                })
-            })
-            .collect::<Result<_, _>>()?;
-        for &k in hosts {
-            let Some(offset) = offsets.get(k) else {
-                return Err(RemoteError::Split(format!(
-                    "no client host {} among {}",
-                    k + 1,
-                    offsets.len()
-                )));
-            };
-            if out.iter().any(|&(h, _)| h == k) {
-                return Err(RemoteError::Split(format!(
-                    "client host {} is in two lanes",
-                    k + 1
-                )));
-            }
-            let slices = for_host(&mine, offset);
-            out.push((k, Request::Plan { slices }));
-        }
-    }
-    Ok(out)
 }
 
 /// `slots` as a host whose clock is `offset` from this one's reads them.
@@ -142,16 +83,12 @@ pub fn for_host(slots: &[Slot], offset: &Offset) -> Vec<PlanSlice> {
         .collect()
 }
 
-/// A plan under way on its hosts.
+/// A plan under way on every host.
 #[derive(Debug)]
 pub struct Plan {
-    /// Each host that runs it (an index into the fleet), its lane and its
-    /// request id, in the order they were sent.
-    hosts: Vec<(usize, usize, u64)>,
-    /// Each lane's hosts.
-    lanes: Vec<Vec<usize>>,
-    /// Each slice's slots, one per lane.
-    slots: Vec<Vec<Slot>>,
+    /// Each host's request id, in host order.
+    ids: Vec<u64>,
+    slots: Vec<Slot>,
     /// The slice whose figures come next.
     next: usize,
     /// Every host told to stop (an interrupt, a failure): no slice follows.
@@ -169,32 +106,18 @@ pub struct SliceRun {
     /// How late the latest host started the slice's counted time after
     /// the plan's instant.
     pub late: Duration,
-    /// How far the furthest host ran the slice's counted time from the
-    /// plan's instants, at its start or its end ([`FleetRun::stray`]).
-    pub stray: Duration,
-    /// How long after the plan's end of the slice the latest host had its
-    /// figures ready (its `ended` stamp, on this clock): the wake-up and
-    /// the merge, a few milliseconds, or a host stalled in the slice (its
-    /// counted time ends by its own clock whatever happened in it). Zero
-    /// from an agent that does not stamp its slices.
-    pub ended_late: Duration,
     /// Where `coordination` went, for the host whose figures came last;
     /// `None` from an agent that does not stamp its slices.
     pub parts: Option<throng_model::CoordinationParts>,
 }
 
 impl Plan {
-    /// The slices not yet read, in order, each its lanes' slots.
-    pub fn remaining(&self) -> &[Vec<Slot>] {
+    /// The slots not yet read, in order.
+    pub fn remaining(&self) -> &[Slot] {
         if self.stopped {
             return &[];
         }
         &self.slots[self.next..]
-    }
-
-    /// The `Plan` requests it was sent as: one per host.
-    pub fn hosts(&self) -> usize {
-        self.hosts.len()
     }
 }
 
@@ -208,30 +131,13 @@ impl Fleet {
         slices: &[(String, Duration, Duration)],
         gap: Duration,
     ) -> Result<Plan, RemoteError> {
-        let all: Vec<usize> = (0..self.links.len()).collect();
-        let one: Vec<Vec<Part>> = slices.iter().map(|s| vec![s.clone()]).collect();
-        self.plan_lanes(&[all], &one, gap)
-    }
-
-    /// [`Fleet::plan`] of slices whose lanes run at once: the hosts of
-    /// `lanes[j]` run lane `j`'s window of each slice over the connections
-    /// they keep for it, every lane of a slice from one instant. Each host
-    /// is sent its plan once.
-    pub fn plan_lanes(
-        &mut self,
-        lanes: &[Vec<usize>],
-        slices: &[Vec<Part>],
-        gap: Duration,
-    ) -> Result<Plan, RemoteError> {
         let first = crate::agent::unix_ns() + self.lead().as_nanos() as u64;
-        let slots = schedule_lanes(first, slices, gap);
-        let offsets: Vec<Offset> = self.links.iter().map(|l| l.offset).collect();
-        let requests = lane_plans(lanes, &slots, &offsets)?;
-        let mut hosts = Vec::with_capacity(requests.len());
-        for (k, request) in requests {
-            let lane = lanes.iter().position(|l| l.contains(&k)).unwrap_or(0);
-            match self.links[k].send(request) {
-                Ok(id) => hosts.push((k, lane, id)),
+        let slots = schedule(first, slices, gap);
+        let mut ids = Vec::with_capacity(self.links.len());
+        for k in 0..self.links.len() {
+            let slices = for_host(&slots, &self.links[k].offset);
+            match self.links[k].send(Request::Plan { slices }) {
+                Ok(id) => ids.push(id),
                 Err(e) => {
                     self.stop_all();
                     return Err(e);
@@ -239,8 +145,7 @@ impl Fleet {
             }
         }
         Ok(Plan {
-            hosts,
-            lanes: lanes.to_vec(),
+            ids,
             slots,
             next: 0,
             stopped: false,
@@ -257,70 +162,52 @@ impl Fleet {
         timeout: Duration,
         interrupted: &dyn Fn() -> bool,
     ) -> Result<SliceRun, RemoteError> {
-        self.next_lanes(plan, timeout, interrupted)?
-            .into_iter()
-            .next()
-            .ok_or_else(|| RemoteError::Split("the plan has no lane".into()))
-    }
-
-    /// [`Fleet::next_slice`] of a plan of lanes: each lane's figures,
-    /// merged from its own hosts alone, in lane order.
-    pub fn next_lanes(
-        &mut self,
-        plan: &mut Plan,
-        timeout: Duration,
-        interrupted: &dyn Fn() -> bool,
-    ) -> Result<Vec<SliceRun>, RemoteError> {
-        let Some(slots) = plan.remaining().first().cloned() else {
+        let Some(slot) = plan.remaining().first().cloned() else {
             return Err(RemoteError::Split("the plan has no slice left".into()));
         };
         let index = plan.next as u32;
         plan.next += 1;
-        let start = slots.iter().map(|s| s.start_local_ns).min().unwrap_or(0);
-        let longest = slots.iter().map(|s| s.warmup + s.seconds).max();
-        let bound = longest.unwrap_or_default() + timeout + Duration::from_secs(60);
-        let deadline = Fleet::deadline(start, bound);
-        let n = plan.hosts.len();
-        let mut replies: Vec<Option<Reply>> = vec![None; n];
+        let bound = slot.warmup + slot.seconds + timeout + Duration::from_secs(60);
+        let deadline = Fleet::deadline(slot.start_local_ns, bound);
+        let mut replies: Vec<Option<Reply>> = vec![None; plan.ids.len()];
         // Per host: its stamps and when its figures arrived here.
-        let mut stamped: Vec<Option<(SliceStamps, u64)>> = vec![None; n];
+        let mut stamped: Vec<Option<(SliceStamps, u64)>> = vec![None; plan.ids.len()];
         while replies.iter().any(Option::is_none) {
             if !plan.stopped && interrupted() {
                 plan.stopped = true;
                 self.stop_all();
             }
             if Instant::now() > deadline {
-                let i = replies.iter().position(Option::is_none).unwrap_or(0);
-                let host = self.links[plan.hosts[i].0].place.to_string();
+                let k = replies.iter().position(Option::is_none).unwrap_or(0);
+                let host = self.links[k].place.to_string();
                 plan.stopped = true;
                 self.stop_all();
                 return Err(RemoteError::Timeout { host });
             }
-            for (i, reply) in replies.iter_mut().enumerate() {
+            for (k, (reply, &id)) in replies.iter_mut().zip(&plan.ids).enumerate() {
                 if reply.is_some() {
                     continue;
                 }
-                let (k, _, id) = plan.hosts[i];
                 let got = self.links[k].poll(id, Duration::from_millis(1));
                 let failed = match got {
                     Ok(None) => continue,
                     Ok(Some(Reply::Slice {
-                        index: at,
+                        index: i,
                         result: Some(result),
                         ports,
                         tcp,
                         error: None,
                         stamps,
-                    })) if at == index => {
+                    })) if i == index => {
                         *reply = Some(Reply::Load { result, ports, tcp });
-                        stamped[i] = stamps.map(|st| (st, self.links[k].arrived_ns));
+                        stamped[k] = stamps.map(|st| (st, self.links[k].arrived_ns));
                         continue;
                     }
                     Ok(Some(Reply::Slice {
-                        index: at,
+                        index: i,
                         error: Some(message),
                         ..
-                    })) if at == index => RemoteError::Agent {
+                    })) if i == index => RemoteError::Agent {
                         host: self.links[k].place.to_string(),
                         message,
                     },
@@ -333,67 +220,26 @@ impl Fleet {
             }
         }
         let done = crate::agent::unix_ns();
-        let mut replies: Vec<Option<Reply>> = replies;
-        let mut runs = Vec::with_capacity(plan.lanes.len());
-        for (j, slot) in slots.iter().enumerate() {
-            let mine: Vec<usize> = (0..n).filter(|&i| plan.hosts[i].1 == j).collect();
-            let of: Vec<usize> = mine.iter().map(|&i| plan.hosts[i].0).collect();
-            let lane_replies: Vec<Reply> = mine.iter().filter_map(|&i| replies[i].take()).collect();
-            let coordination = Duration::from_nanos(done.saturating_sub(slot.end_local_ns()));
-            let parts = mine
-                .iter()
-                .filter_map(|&i| {
-                    let offset = self.links[plan.hosts[i].0].offset;
-                    stamped[i].map(|(st, arrived)| (st, arrived, offset))
-                })
-                .max_by_key(|&(_, arrived, _)| arrived)
-                .map(|(st, arrived, offset)| coordination_parts(slot, st, arrived, &offset, done));
-            let run = self.runs_of(&of, lane_replies)?;
-            let counted = slot.start_local_ns + slot.warmup.as_nanos() as u64;
-            let late = run.late(counted);
-            let stray = run.stray(counted, slot.end_local_ns());
-            let ended_late = mine
-                .iter()
-                .filter_map(|&i| {
-                    let (st, _) = stamped[i]?;
-                    let offset = self.links[plan.hosts[i].0].offset;
-                    Some(ended_after(slot, st, &offset))
-                })
-                .max()
-                .unwrap_or_default();
-            runs.push(SliceRun {
-                run,
-                coordination,
-                late,
-                stray,
-                ended_late,
-                parts,
-            });
-        }
+        let coordination = Duration::from_nanos(done.saturating_sub(slot.end_local_ns()));
+        let parts = stamped
+            .iter()
+            .zip(&self.links)
+            .filter_map(|(st, l)| st.map(|(st, arrived)| (st, arrived, l.offset)))
+            .max_by_key(|&(_, arrived, _)| arrived)
+            .map(|(st, arrived, offset)| coordination_parts(&slot, st, arrived, &offset, done));
+        let run = self.runs(replies.into_iter().flatten().collect())?;
+        let late = run.late(slot.start_local_ns + slot.warmup.as_nanos() as u64);
         // Only a plan's first slice waits for a lead; the others wait for
-        // the gap, whose own lateness the plan answers. One start, however
-        // many lanes: its latest host is what counts.
+        // the gap, whose own lateness the plan answers.
         if index == 0 {
-            let late = runs.iter().map(|r| r.late).max().unwrap_or_default();
-            self.observe_late(late);
+            self.observe_start(&run, slot.start_local_ns, slot.warmup);
         }
-        Ok(runs)
-    }
-
-    /// Runs no slice of `plan` after the last one read: one the hosts have
-    /// started since ends on time, unread, and [`Fleet::end_plan`] then
-    /// waits for it rather than stopping it (a window stopped midway
-    /// leaves its connections to open again).
-    pub fn cut_read(&mut self, plan: &mut Plan) {
-        let Some(after) = plan.next.checked_sub(1) else {
-            return;
-        };
-        for &(k, _, _) in &plan.hosts {
-            let _ = self.links[k].send(Request::Cut {
-                after: after as u32,
-            });
-        }
-        plan.slots.truncate(plan.next);
+        Ok(SliceRun {
+            run,
+            coordination,
+            late,
+            parts,
+        })
     }
 
     /// Runs no slice of `plan` after the next one to be read: the one
@@ -401,8 +247,8 @@ impl Fleet {
     /// that cannot be told is left to the next read, which fails by name.
     pub fn cut(&mut self, plan: &mut Plan) {
         let after = plan.next as u32;
-        for &(k, _, _) in &plan.hosts {
-            let _ = self.links[k].send(Request::Cut { after });
+        for l in &mut self.links {
+            let _ = l.send(Request::Cut { after });
         }
         plan.slots.truncate(plan.next + 1);
     }
@@ -417,7 +263,7 @@ impl Fleet {
             self.stop_all();
         }
         let deadline = Instant::now() + Duration::from_secs(10);
-        for &(k, _, id) in &plan.hosts {
+        for (k, &id) in plan.ids.iter().enumerate() {
             // Slice figures no one will read come first; the end follows.
             loop {
                 match self.links[k].wait(id, deadline, &|| false) {
@@ -428,13 +274,6 @@ impl Fleet {
             }
         }
     }
-}
-
-/// How long after `slot`'s planned end a host (its clock `offset` from
-/// this one's) had the slice's figures ready, by its `ended` stamp.
-pub fn ended_after(slot: &Slot, stamps: SliceStamps, offset: &Offset) -> Duration {
-    let end_there = offset.to_host_ns(slot.end_local_ns());
-    Duration::from_nanos(stamps.ended_unix_ns.saturating_sub(end_there))
 }
 
 /// Where the time from `slot`'s planned end to its figures read here
@@ -492,8 +331,6 @@ mod tests {
             (p.finish_ms, p.ports_ms, p.travel_ms, p.read_ms),
             (3.0, 1.0, 5.0, 1.0)
         );
-        // Its figures ready 3 ms after the end, on the host's clock.
-        assert_eq!(ended_after(&slot, stamps, &offset), ms(3));
         // Whatever the offset, the parts add up to the coordination.
         let off = Offset {
             offset_ns: -40_000_000,
@@ -558,79 +395,5 @@ mod tests {
             for_host(&slots, &Offset::ZERO)[0].start_unix_ns,
             5_000_000_000
         );
-    }
-    #[test]
-    fn a_duets_plan_is_one_request_per_host_each_running_its_own_lanes_server() {
-        // Three slices of a duet: both servers at once in each, the
-        // second server's windows of the last slice 50 ms longer.
-        let slices: Vec<Vec<Part>> = (0..3)
-            .map(|i| {
-                vec![
-                    ("a".to_string(), ms(20), ms(100)),
-                    ("b".to_string(), ms(20), ms(if i == 2 { 150 } else { 100 })),
-                ]
-            })
-            .collect();
-        let slots = schedule_lanes(5_000_000_000, &slices, ms(5));
-        let starts: Vec<Vec<u64>> = slots
-            .iter()
-            .map(|s| s.iter().map(|x| x.start_local_ns).collect())
-            .collect();
-        assert_eq!(
-            starts,
-            [
-                [5_000_000_000, 5_000_000_000],
-                [5_125_000_000, 5_125_000_000],
-                [5_250_000_000, 5_250_000_000],
-            ]
-        );
-        assert_eq!(slots[2][1].end_local_ns(), 5_420_000_000);
-        // Four client hosts, the first two for the first server; their
-        // clocks 5 ms behind, on time, 3 ms ahead and 1 ms ahead.
-        let offsets: Vec<Offset> = [-5_000_000, 0, 3_000_000, 1_000_000]
-            .into_iter()
-            .map(|offset_ns| Offset {
-                offset_ns,
-                uncertainty_ns: 20_000,
-                rtt_ns: 40_000,
-            })
-            .collect();
-        let lanes = [vec![0, 1], vec![2, 3]];
-        let requests = lane_plans(&lanes, &slots, &offsets).unwrap();
-        // One plan per host for the three slices, each host's windows over
-        // its own lane's server, at the same instants in its own clock.
-        let seen: Vec<(usize, Vec<(String, u64)>)> = requests
-            .iter()
-            .map(|(k, r)| match r {
-                Request::Plan { slices } => (
-                    *k,
-                    slices
-                        .iter()
-                        .map(|s| (s.key.clone(), s.start_unix_ns))
-                        .collect(),
-                ),
-                other => panic!("{other:?}"),
-            })
-            .collect();
-        let at = |key: &str, off: i64| -> Vec<(String, u64)> {
-            [5_000_000_000u64, 5_125_000_000, 5_250_000_000]
-                .iter()
-                .map(|&t| (key.to_string(), (t as i64 + off) as u64))
-                .collect()
-        };
-        assert_eq!(
-            seen,
-            [
-                (0, at("a", -5_000_000)),
-                (1, at("a", 0)),
-                (2, at("b", 3_000_000)),
-                (3, at("b", 1_000_000)),
-            ]
-        );
-        // A host in both lanes, or one the fleet does not hold, is refused.
-        let e = lane_plans(&[vec![0], vec![0]], &slots, &offsets).unwrap_err();
-        assert_eq!(e.to_string(), "client host 1 is in two lanes");
-        let e = lane_plans(&[vec![0], vec![4]], &slots, &offsets).unwrap_err();
-        assert_eq!(e.to_string(), "no client host 5 among 4");
     }
 }

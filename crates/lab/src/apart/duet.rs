@@ -119,13 +119,6 @@ impl DuetHosts {
         )
     }
 
-    /// The server host's CPU kept for the sampler in a group of `cores`
-    /// cores.
-    pub fn sampler_cpu(&self, cores: u32) -> Option<usize> {
-        let p = place_duet(cores, &self.server, &self.clients).ok()?;
-        Some(p.sampler_cpu)
-    }
-
     /// The client hosts (indices into `client_hosts`) that load the
     /// server of index `server` (0 or 1) in a group of `cores` cores.
     pub fn clients_of(&self, cores: u32, server: usize) -> Option<Vec<usize>> {
@@ -300,15 +293,5 @@ mod tests {
         assert_eq!(hosts.clients_of(2, 1), Some(vec![1]));
         assert_eq!(hosts.clients_of(2, 2), None);
         assert_eq!(hosts.lanes(3), None);
-        // The sampler's CPU, which its window carries to the server host:
-        // the one after both servers' for each core count.
-        assert_eq!(
-            (
-                hosts.sampler_cpu(1),
-                hosts.sampler_cpu(2),
-                hosts.sampler_cpu(3)
-            ),
-            (Some(2), Some(4), None)
-        );
     }
 }

@@ -1,10 +1,8 @@
 //! A duet's rounds apart: both servers' loads started at one instant,
 //! each from the client hosts of its own lane ([`super::duet`]), the
-//! server host sampling each server over the same window. Each lane's
-//! hosts keep their server's connections for the level, and its slices
-//! follow one plan ([`super::plan`]); a round off the plan, or asked of
-//! one server alone (a warmup, a round asked again longer, a diagnostic
-//! round), is started on its own, still from its own lane's hosts only.
+//! server host sampling each server over the same window. A round asked
+//! of one server alone (a warmup, a round asked again longer, a
+//! diagnostic round) still comes from its own lane's hosts only.
 
 use std::time::Duration;
 
@@ -37,14 +35,9 @@ impl Apart<'_> {
                     self.cores
                 ))
             })?;
-            let kept = self
-                .runs_kept(id, load)
-                .then(|| self.name(id))
-                .transpose()?;
             lanes.push(Lane {
                 hosts,
                 spec: self.spec(id, load)?,
-                kept,
             });
             names.push(self.name(id)?);
         }
@@ -62,8 +55,6 @@ impl Apart<'_> {
                     delay_s: delay.as_secs_f64() + load.warmup_s,
                     seconds: load.seconds,
                     slice: None,
-                    cpus: self.sampler_cpus(),
-                    start_unix_ns: None,
                 })?;
             }
         }
@@ -100,66 +91,10 @@ impl Apart<'_> {
         loads: &[(ServerId, &RoundLoad)],
         kind: RoundKind,
     ) -> Vec<Result<Measured, RoundError>> {
-        let r = self.lane_rounds(loads, kind);
-        each(r, loads.len())
-    }
-
-    /// A duet's slice: read from the level's plan when it is the plan's
-    /// next, else run on its own.
-    pub(super) fn duet_slice(
-        &mut self,
-        loads: &[(ServerId, &RoundLoad)],
-    ) -> Vec<Result<Measured, RoundError>> {
-        match self.planned(loads, RoundKind::Slice) {
-            Some(r) => each(r, loads.len()),
-            None => self.lane_results(loads, RoundKind::Slice),
+        match self.lane_rounds(loads, kind) {
+            Ok(m) => m.into_iter().map(Ok).collect(),
+            Err(e) => loads.iter().map(|_| Err(copy_of(&e))).collect(),
         }
-    }
-
-    /// Before a duet's level: each server's connections opened on its own
-    /// lane's client hosts and kept there for the level's slices, when
-    /// every lane's hosts have room for them and one more load beside
-    /// (else each slice opens its own, as on one machine).
-    pub(super) fn open_lanes(&mut self, loads: &[(ServerId, RoundLoad)]) {
-        let Some(duet) = self.duet.clone() else {
-            return;
-        };
-        let mut opening = Vec::with_capacity(loads.len());
-        for &(id, ref load) in loads {
-            let Some(hosts) = duet.clients_of(self.cores, id.index()) else {
-                return;
-            };
-            let share = u64::from(load.concurrency).div_ceil(hosts.len().max(1) as u64);
-            let room = hosts.iter().all(|&k| {
-                self.clients.links.get(k).is_some_and(|l| {
-                    let (soft, hard) = l.facts.environment.nofile;
-                    2 * share + throng_model::SPARE_FDS <= soft.max(hard)
-                })
-            });
-            if !room {
-                return;
-            }
-            opening.push((id, load, hosts));
-        }
-        for (id, load, hosts) in opening {
-            // A server whose connections cannot be opened is measured
-            // with fresh ones each slice.
-            let (Ok(spec), Ok(name)) = (self.spec(id, load), self.name(id)) else {
-                continue;
-            };
-            if self.clients.open_on(&hosts, &name, &spec, true).is_ok() {
-                self.kept.push((id, load.concurrency));
-            }
-        }
-    }
-}
-
-/// One result per round of a slice asked at once: a failure of the whole
-/// fails each.
-fn each(r: Result<Vec<Measured>, RoundError>, rounds: usize) -> Vec<Result<Measured, RoundError>> {
-    match r {
-        Ok(m) => m.into_iter().map(Ok).collect(),
-        Err(e) => (0..rounds).map(|_| Err(copy_of(&e))).collect(),
     }
 }
 

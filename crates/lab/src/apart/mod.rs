@@ -279,22 +279,6 @@ impl<'a> Apart<'a> {
         }
     }
 
-    /// The server host's clock against this one's; none for a server host
-    /// that is this machine.
-    fn server_offset(&self) -> throng_remote::clock::Offset {
-        match &*self.server.borrow() {
-            ServerEnd::Here(_) => throng_remote::clock::Offset::ZERO,
-            ServerEnd::Remote(f) => f.links[0].offset,
-        }
-    }
-
-    /// Where the server host's sampler runs: a duet's kept CPU; anywhere
-    /// otherwise, since every CPU of the server host may serve.
-    fn sampler_cpus(&self) -> Vec<usize> {
-        let cpu = self.duet.as_ref().and_then(|d| d.sampler_cpu(self.cores));
-        cpu.into_iter().collect()
-    }
-
     /// A request of a round to the server host.
     fn call_in_round(&self, req: LabRequest) -> Result<LabReply, RoundError> {
         self.call(req).map_err(RoundError::ServerHost)
@@ -385,8 +369,6 @@ impl<'a> Apart<'a> {
                 delay_s: delay.as_secs_f64() + load.warmup_s,
                 seconds: load.seconds,
                 slice: None,
-                cpus: self.sampler_cpus(),
-                start_unix_ns: None,
             })?;
         }
         let start = throng_remote::agent::unix_ns() + lead.as_nanos() as u64;
@@ -569,7 +551,7 @@ impl Executor for Apart<'_> {
                 .map(|&(server, load)| self.round(server, load, RoundKind::Slice))
                 .collect();
         }
-        self.duet_slice(loads)
+        self.lane_results(loads, RoundKind::Slice)
     }
 
     fn duet_lanes(&self, cores: u32) -> Option<Vec<crate::group::Lane>> {
@@ -581,13 +563,9 @@ impl Executor for Apart<'_> {
     }
 
     fn open_level(&mut self, loads: &[(ServerId, RoundLoad)]) {
-        // A duet's lanes load from hosts of their own, which keep each
-        // server's connections.
-        if self.duet.is_some() {
-            self.open_lanes(loads);
-            return;
-        }
-        if !self.room_for(loads) {
+        // A duet's lanes load from hosts of their own: each slice opens
+        // its connections there.
+        if self.duet.is_some() || !self.room_for(loads) {
             return;
         }
         for &(id, ref load) in loads {

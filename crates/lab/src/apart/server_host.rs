@@ -177,13 +177,7 @@ impl ServerHost {
                 delay_s,
                 seconds,
                 slice,
-                cpus,
-                start_unix_ns,
             } => {
-                let (delay_s, seconds) = match start_unix_ns {
-                    Some(at) => from_instant(at, seconds, throng_remote::agent::unix_ns()),
-                    None => (delay_s, seconds),
-                };
                 let (o, id) = self.server(&server)?;
                 let (pid, behind) = o
                     .exec
@@ -191,16 +185,14 @@ impl ServerHost {
                     .ok_or_else(|| format!("{server} is not running"))?;
                 let key = window_key(&server, slice);
                 o.windows.retain(|(n, _)| n != &key);
-                let s = sampler_on(&cpus, || {
-                    Sampler::start_window(
-                        pid,
-                        &behind,
-                        &cpus,
-                        Duration::from_secs_f64(delay_s.max(0.0)),
-                        Some(Duration::from_secs_f64(seconds)),
-                        Duration::from_millis(100),
-                    )
-                });
+                let s = Sampler::start_window(
+                    pid,
+                    &behind,
+                    &[],
+                    Duration::from_secs_f64(delay_s.max(0.0)),
+                    Some(Duration::from_secs_f64(seconds)),
+                    Duration::from_millis(100),
+                );
                 o.windows.push((key, s));
                 Ok(LabReply::Done)
             }
@@ -369,110 +361,10 @@ impl throng_remote::agent::Extension for ServerHost {
     }
 }
 
-/// A sampler whose thread runs on `cpus` (the CPU a duet keeps for it)
-/// from its first instant: it is created by a thread pinned there, whose
-/// affinity it inherits, so not even its first readings (every thread's
-/// waits, in the warmup) take a server's CPU. Where `cpus` is empty, or
-/// cannot be pinned to, it runs wherever the agent does.
-fn sampler_on(cpus: &[usize], start: impl FnOnce() -> Sampler + Send) -> Sampler {
-    if cpus.is_empty() {
-        return start();
-    }
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            let _ = throng_engine::affinity::pin_current_thread(cpus);
-            start()
-        })
-        .join()
-        .unwrap_or_else(|p| std::panic::resume_unwind(p))
-    })
-}
-
-/// A window of `seconds` from `at` (Unix ns, this host's clock) as a
-/// delay from `now` and a length: what of it has gone by is not sampled,
-/// so that it ends at its own instant however late it was asked for.
-fn from_instant(at: u64, seconds: f64, now: u64) -> (f64, f64) {
-    let end = at + (seconds * 1e9) as u64;
-    let delay = at.saturating_sub(now) as f64 / 1e9;
-    let left = end.saturating_sub(now.max(at)) as f64 / 1e9;
-    (delay, left.max(1e-3))
-}
-
 /// A sampling window's name: its server's, and a planned slice's index.
 fn window_key(server: &str, slice: Option<u32>) -> String {
     match slice {
         Some(i) => format!("{server}#{i}"),
         None => server.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use nix::sched::{sched_getaffinity, CpuSet};
-    use nix::unistd::Pid;
-
-    /// This process's threads whose affinity is `cpu` alone.
-    fn pinned_to(cpu: usize) -> Vec<i32> {
-        let tasks = std::fs::read_dir("/proc/self/task").unwrap();
-        tasks
-            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-            .filter(|&tid| {
-                sched_getaffinity(Pid::from_raw(tid)).is_ok_and(|set| {
-                    (0..CpuSet::count()).all(|c| set.is_set(c).unwrap_or(false) == (c == cpu))
-                })
-            })
-            .collect()
-    }
-
-    #[test]
-    fn a_window_given_its_instant_ends_there_however_late_it_was_read() {
-        let ms = |n: u64| n * 1_000_000;
-        // Read 20 ms ahead of a 0.1 s window: all of it, 20 ms from now.
-        assert_eq!(from_instant(ms(1_000), 0.1, ms(980)), (0.02, 0.1));
-        // Read 30 ms into it (the server host's agent was stalled): the
-        // 70 ms left, from now, not 0.1 s from now.
-        let (delay, left) = from_instant(ms(1_000), 0.1, ms(1_030));
-        assert_eq!(delay, 0.0);
-        assert!((left - 0.07).abs() < 1e-9, "{left}");
-        // Read after its end: the least window, at once.
-        assert_eq!(from_instant(ms(1_000), 0.1, ms(1_200)), (0.0, 1e-3));
-    }
-
-    #[test]
-    fn the_sampler_runs_on_the_cpu_it_is_given() {
-        let cpu = *throng_engine::affinity::own_cpus().last().unwrap();
-        let before = pinned_to(cpu);
-        let me = std::process::id() as i32;
-        let start = |cpus: &[usize]| {
-            let cpus = cpus.to_vec();
-            sampler_on(&cpus.clone(), move || {
-                Sampler::start_window(
-                    me,
-                    &[],
-                    &cpus,
-                    Duration::from_secs(30),
-                    Some(Duration::from_secs(1)),
-                    Duration::from_millis(100),
-                )
-            })
-        };
-        let s = start(&[cpu]);
-        // The sampler's thread, read back: pinned to that CPU alone from
-        // the moment it exists.
-        let new: Vec<i32> = pinned_to(cpu)
-            .into_iter()
-            .filter(|t| !before.contains(t))
-            .collect();
-        assert_eq!(new.len(), 1, "{new:?}");
-        s.finish();
-        // Given no CPU, it starts no thread of its own pinned anywhere.
-        let s = start(&[]);
-        let new: Vec<i32> = pinned_to(cpu)
-            .into_iter()
-            .filter(|t| !before.contains(t))
-            .collect();
-        assert_eq!(new, Vec::<i32>::new());
-        s.finish();
     }
 }

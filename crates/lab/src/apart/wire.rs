@@ -35,23 +35,13 @@ pub enum LabRequest {
     },
     /// Sample the server's tree from `delay_s` after now for `seconds`;
     /// a planned slice's window is named by its index in the plan too, so
-    /// the next one can be begun before this one ends. The sampler runs on
-    /// `cpus` when some are given (the CPU a duet keeps for it).
-    ///
-    /// A planned slice's window gives its instant too, `start_unix_ns` on
-    /// the server host's clock: the window is then `seconds` from that
-    /// instant, however late the request was read there, and what of it
-    /// had gone by then is not sampled (`delay_s` is not used).
+    /// the next one can be begun before this one ends.
     WindowBegin {
         server: String,
         delay_s: f64,
         seconds: f64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         slice: Option<u32>,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        cpus: Vec<usize>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        start_unix_ns: Option<u64>,
     },
     WindowEnd {
         server: String,

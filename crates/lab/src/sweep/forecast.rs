@@ -23,11 +23,9 @@ impl Sweep<'_, '_> {
         let live: Vec<usize> = (0..run.pending.len())
             .filter(|&k| !run.pending[k].done)
             .collect();
-        if live.is_empty() {
+        if live.is_empty() || self.study.duet {
             return Vec::new();
         }
-        // A duet's block asks both servers at once, in the level's order.
-        let duet = self.study.duet && live.len() == 2;
         let paired = live.len() >= 2;
         let p = &self.study.precision;
         let blocks = match self.quota() {
@@ -47,18 +45,6 @@ impl Sweep<'_, '_> {
                 break;
             }
             let block = run.block + b;
-            if duet {
-                let slice = Slice {
-                    seed: run.seed ^ (u64::from(block) << 8),
-                    block: Some(block),
-                    launch,
-                };
-                for &k in &live {
-                    let p = &run.pending[k];
-                    out.push((p.server, self.slice_load(p, slice)));
-                }
-                continue;
-            }
             let mut turn: Vec<usize> = (0..run.pending.len()).collect();
             shuffle.shuffle(&mut turn);
             for k in turn {

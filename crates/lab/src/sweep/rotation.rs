@@ -26,10 +26,6 @@ impl Sweep<'_, '_> {
         // A duet measures its two servers at once; otherwise each gets a
         // slice in turn, in a shuffled order.
         let mut turn: Vec<usize> = Vec::new();
-        if !self.counted && run.level.rate.is_none() {
-            let upcoming = self.forecast(run);
-            self.exec.plan(&upcoming);
-        }
         if self.study.duet && live.len() == 2 {
             let slice = Slice {
                 seed: run.seed ^ (u64::from(block) << 8),
@@ -42,6 +38,10 @@ impl Sweep<'_, '_> {
                 .expect("two distinct steps");
             self.measure_together([a, b], slice)?;
         } else {
+            if !self.counted && run.level.rate.is_none() {
+                let upcoming = self.forecast(run);
+                self.exec.plan(&upcoming);
+            }
             turn.extend(0..run.pending.len());
             run.shuffle.shuffle(&mut turn);
         }

@@ -283,7 +283,6 @@ fn fairness(run: &mut RunData) {
         involuntary_switches_per_request: 0.05,
         log_bytes_per_request: log,
         profile: None,
-        ..Diagnosis::default()
     };
     // Without an open-file cache nginx opens, stats and closes the file on
     // every request; lighttpd's stat cache does not.
