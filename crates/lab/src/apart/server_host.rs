@@ -33,6 +33,11 @@ struct Opened {
     /// The site being sent, until its end.
     receiving: Option<Unpacking>,
     windows: Vec<(String, Sampler)>,
+    /// The CPUs this host offered when the study opened, and those each
+    /// running server started on (a duet's two): its samplers run on the
+    /// others.
+    cpus: Vec<usize>,
+    server_cpus: Vec<(ServerId, Vec<usize>)>,
     /// Diagnostic windows: each server's syscalls counted and stacks
     /// sampled here, with its logs' size when the window opened.
     counters: Vec<(String, Window, u64)>,
@@ -100,6 +105,8 @@ impl ServerHost {
                     docroots: Vec::new(),
                     receiving: None,
                     windows: Vec::new(),
+                    cpus: cpus.clone(),
+                    server_cpus: Vec::new(),
                     counters: Vec::new(),
                 });
                 Ok(LabReply::Opened { cpus })
@@ -147,6 +154,8 @@ impl ServerHost {
                     }
                 };
                 let s: StudyServer = o.study.servers[id.index()].clone();
+                o.server_cpus.retain(|(s, _)| *s != id);
+                o.server_cpus.push((id, server_cpus.clone()));
                 let group = Group {
                     cores,
                     server_cpus,
@@ -188,7 +197,7 @@ impl ServerHost {
                 let s = Sampler::start_window(
                     pid,
                     &behind,
-                    &[],
+                    &beside(&o.cpus, o.server_cpus.iter().flat_map(|(_, c)| c)),
                     Duration::from_secs_f64(delay_s.max(0.0)),
                     Some(Duration::from_secs_f64(seconds)),
                     Duration::from_millis(100),
@@ -260,6 +269,7 @@ impl ServerHost {
             LabRequest::Stop { server } => {
                 let (o, id) = self.server(&server)?;
                 o.exec.stop(id);
+                o.server_cpus.retain(|(s, _)| *s != id);
                 Ok(LabReply::Done)
             }
             LabRequest::Features { server, cpus } => {
@@ -366,5 +376,35 @@ fn window_key(server: &str, slice: Option<u32>) -> String {
     match slice {
         Some(i) => format!("{server}#{i}"),
         None => server.to_string(),
+    }
+}
+
+/// The CPUs of `cpus` that are not the server's: where the sampler reads
+/// the server without taking its time from it, as at home, where it runs
+/// beside the client. None (the sampler unpinned) when the server has
+/// them all: the doctor names that host (`plan.cpus`).
+fn beside<'a>(cpus: &[usize], servers: impl IntoIterator<Item = &'a usize>) -> Vec<usize> {
+    let servers: Vec<usize> = servers.into_iter().copied().collect();
+    cpus.iter()
+        .filter(|c| !servers.contains(c))
+        .copied()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sampler_runs_beside_the_server_where_the_host_has_a_cpu_for_it() {
+        assert_eq!(beside(&[0, 1], &[0]), [1]);
+        assert_eq!(beside(&[0, 1, 2, 3], &[0, 1]), [2, 3]);
+        assert!(beside(&[0], &[0]).is_empty(), "none left: unpinned");
+        assert_eq!(beside(&[0, 1], &[]), [0, 1], "no server yet: anywhere");
+        // A duet's two servers: neither's CPU.
+        assert_eq!(
+            beside(&[0, 1, 2, 3, 4], [&[0, 1], &[2, 3]].into_iter().flatten()),
+            [4]
+        );
     }
 }
