@@ -26,6 +26,56 @@ pub const LATE_LIMIT: Duration = Duration::from_millis(2);
 /// The longest gap a plan is given: beyond it a slice might as well wait
 /// for a start lead of its own.
 pub const GAP_MOST: Duration = Duration::from_millis(80);
+/// Slices in a row started on time, on every host, after which the gap
+/// is halved again (down to [`SLICE_GAP`]): a host late once (a wake-up
+/// delayed on a busy machine) does not space out every slice of the run
+/// after it, each a share of the time the study could have measured in.
+pub const ON_TIME_TO_SHORTEN: u32 = 16;
+
+/// The gap between a plan's slices: as short as the hosts keep up with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Gap {
+    now: Duration,
+    on_time: u32,
+}
+
+impl Default for Gap {
+    fn default() -> Self {
+        Gap {
+            now: SLICE_GAP,
+            on_time: 0,
+        }
+    }
+}
+
+impl Gap {
+    /// The gap the next plan is sent with.
+    pub fn get(&self) -> Duration {
+        self.now
+    }
+
+    /// A slice started `late` after its instant on its latest host. True
+    /// when that was too late and the gap doubled: the plan under way is
+    /// to be cut and its rest sent again. After [`ON_TIME_TO_SHORTEN`]
+    /// slices on time the gap is halved, for the next plan sent.
+    pub fn started(&mut self, late: Duration) -> bool {
+        if late > LATE_LIMIT {
+            self.on_time = 0;
+            if self.now < GAP_MOST {
+                self.now = (self.now * 2).min(GAP_MOST);
+                return true;
+            }
+            return false;
+        }
+        self.on_time += 1;
+        if self.on_time >= ON_TIME_TO_SHORTEN && self.now > SLICE_GAP {
+            self.now = (self.now / 2).max(SLICE_GAP);
+            self.on_time = 0;
+        }
+        false
+    }
+}
+
 /// Slices sent in one plan at most: a longer level is sent in several.
 pub const PLAN_MAX: usize = 512;
 
@@ -302,6 +352,40 @@ pub fn coordination_parts(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_gap_doubles_for_a_late_start_and_halves_again_after_slices_on_time() {
+        let ms = Duration::from_millis;
+        let mut g = Gap::default();
+        assert_eq!(g.get(), SLICE_GAP);
+        assert!(!g.started(ms(1)), "on time: nothing to cut");
+        assert!(g.started(ms(3)), "late: doubled, the plan cut");
+        assert_eq!(g.get(), 2 * SLICE_GAP);
+        assert!(g.started(ms(9)));
+        assert_eq!(g.get(), 4 * SLICE_GAP);
+        for _ in 0..ON_TIME_TO_SHORTEN - 1 {
+            assert!(!g.started(ms(0)));
+        }
+        assert_eq!(g.get(), 4 * SLICE_GAP, "not yet");
+        assert!(!g.started(ms(0)));
+        assert_eq!(g.get(), 2 * SLICE_GAP, "halved for the next plan");
+        // A late start on the way resets the count.
+        for _ in 0..ON_TIME_TO_SHORTEN - 1 {
+            g.started(ms(0));
+        }
+        assert!(g.started(ms(5)));
+        assert_eq!(g.get(), 4 * SLICE_GAP);
+        // Never past the most, nor below the least.
+        for _ in 0..10 {
+            g.started(ms(50));
+        }
+        assert_eq!(g.get(), GAP_MOST);
+        assert!(!g.started(ms(50)), "at the most: no cut, nothing gained");
+        for _ in 0..20 * ON_TIME_TO_SHORTEN {
+            g.started(ms(0));
+        }
+        assert_eq!(g.get(), SLICE_GAP);
+    }
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)

@@ -100,7 +100,7 @@ pub struct Apart<'a> {
     /// The level's slices the client hosts run as one plan.
     plan: Option<plan::LevelPlan>,
     /// Between a plan's slices: as short as the client hosts keep up with.
-    gap: Duration,
+    gap: throng_remote::plan::Gap,
     /// A duet's hosts, placed for each group's cores.
     duet: Option<duet::DuetHosts>,
     /// The cores of the group whose servers were started last.
@@ -245,7 +245,7 @@ impl<'a> Apart<'a> {
             running: Vec::new(),
             kept: Vec::new(),
             plan: None,
-            gap: throng_remote::plan::SLICE_GAP,
+            gap: Default::default(),
             duet,
             cores: 1,
             cpus,

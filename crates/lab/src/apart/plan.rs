@@ -7,7 +7,9 @@
 //!
 //! A host that starts a slice late is not keeping up with the gap between
 //! slices: the plan is cut after the slice under way (which ends on time
-//! and is read as usual) and the rest sent again, twice as far apart.
+//! and is read as usual) and the rest sent again, twice as far apart; once
+//! the hosts have started enough slices in a row on time, the next plan
+//! is sent with the gap halved again (`Gap`).
 //!
 //! A round asked otherwise (a step ended or failed, a round asked again
 //! longer, a diagnostic round), or a slice that failed on any host, ends
@@ -18,7 +20,7 @@
 
 use std::time::Duration;
 
-use throng_remote::plan::{Plan, Slot, GAP_MOST, LATE_LIMIT};
+use throng_remote::plan::{Plan, Slot};
 
 use super::{Apart, LabRequest};
 use crate::round::{Measured, RoundError, RoundKind, ServerId};
@@ -103,7 +105,7 @@ impl Apart<'_> {
         }
         // A plan that cannot be sent leaves each round to run on its own,
         // where a lost host fails it by name.
-        if let Ok(plan) = self.clients.plan(&slices, self.gap) {
+        if let Ok(plan) = self.clients.plan(&slices, self.gap.get()) {
             self.plan = Some(LevelPlan {
                 plan,
                 slices: wanted,
@@ -161,8 +163,7 @@ impl Apart<'_> {
                 // A host that started late is not keeping up with the gap:
                 // the slices still to come are sent again, further apart,
                 // before the hosts drift from one another.
-                if late > LATE_LIMIT && self.gap < GAP_MOST {
-                    self.gap = (self.gap * 2).min(GAP_MOST);
+                if self.gap.started(late) {
                     if let Some(p) = &mut self.plan {
                         if p.rest.is_empty() && p.next < p.slices.len() {
                             self.clients.cut(&mut p.plan);
