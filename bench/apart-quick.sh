@@ -96,7 +96,7 @@ echo
 echo "## quick at home and apart"
 echo
 echo "Machine: $(nproc) CPUs, ${cpu:-unknown CPU}, Linux $(uname -r); throng $("$throng" --version 2>/dev/null | awk '{print $2}'), release build."
-echo "Apart: server host and client host are network namespaces of this machine (veth, bridge), the server host's sshd on CPU 0, the client host's on CPU 1."
+echo "Apart: server host and client host are network namespaces of this machine (veth, bridge), the server host's sshd on CPUs ${cpu_of[srv]} (its servers pinned to CPU 0), the client host's on CPU 1."
 echo
 echo "| a | b | c | pairs at home | pairs apart | apart/home | ±% at home | ±% apart |"
 echo "|---|---|---:|---:|---:|---:|---:|---:|"
