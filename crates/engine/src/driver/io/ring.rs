@@ -389,7 +389,12 @@ impl Uring {
                 wait_ns
             };
             if let Some((sqe, generation)) = self.alarm.by(now + bound.max(1)) {
-                self.push(sqe.user_data(user_data(OP_ALARM, 0, generation as u64)))?;
+                let sqe = sqe.user_data(user_data(OP_ALARM, 0, generation as u64));
+                if let Err(e) = self.push(sqe) {
+                    // Not queued: none is armed for a later wait to rely on.
+                    self.alarm.rang(generation);
+                    return Err(e);
+                }
             }
             self.ring.submit_and_wait(want).map(drop)
         };
