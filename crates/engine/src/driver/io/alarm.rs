@@ -1,23 +1,27 @@
 //! The ring's one timer: a timeout queued on the ring for an absolute
 //! instant, kept across waits, rather than a time limit on each wait.
 //!
-//! A wait that must end by some instant (the next timeout scan, the
-//! window's end, a nap's bound) could pass that limit to the enter itself
-//! (`IORING_ENTER_EXT_ARG`); the kernel then arms a timer each time the
-//! wait sleeps and cancels it when an answer wakes the thread first, as
-//! one nearly always does under load: about one timer a response in eight
-//! for nothing. A timeout on the ring stays armed until it fires, so the
-//! waits after it need no timer of their own while it falls due no later
-//! than they must end: a keep-alive load arms one about every nap bound
-//! (10 ms) instead of one a sleep. A fired timeout ends the wait it falls
-//! in whatever count that wait asked for: the kernel wakes every waiter
-//! once a timeout has fired since it began to wait.
+//! A wait for the next completion that must end by some instant (the next
+//! timeout scan, the window's end, the open model's next send) could pass
+//! that limit to the enter itself (`IORING_ENTER_EXT_ARG`); the kernel then
+//! arms a timer each time the wait sleeps and cancels it when an answer
+//! wakes the thread first, as one nearly always does under load: about one
+//! timer a response in eight for nothing. A timeout on the ring stays
+//! armed until it fires, so the waits after it need no timer of their own
+//! while it falls due no later than they must end: it is queued about once
+//! a timeout scan instead of once a sleep.
+//!
+//! Such a wait is for one completion, and the timeout's is one: whether it
+//! fires during the wait or fired before the wait began (its completion
+//! is then posted as the wait begins), the wait ends. A nap waits for a
+//! count of answers, which a timeout that fired before it began would not
+//! end, so a nap keeps its own limit on the enter (ring.rs).
 //!
 //! A wait that must end sooner than the armed timeout queues another, and
 //! the earlier one fires later for nothing: one wake. Only the newest
 //! timeout's completion says that none is armed, so `at` is only ever
 //! cleared too early (another timeout queued), never left set when none
-//! is pending, and no wait can outlast its limit.
+//! will come, and no wait can outlast its limit.
 
 use io_uring::types::{TimeoutFlags, Timespec};
 use io_uring::{opcode, squeue};
