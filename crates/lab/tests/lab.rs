@@ -390,7 +390,16 @@ fn each_launch_starts_every_server_again_and_leaves_nothing_behind() {
     }
     assert_eq!(data.comparisons.len(), 3);
     for c in &data.comparisons {
-        assert_eq!(c.interval, throng_model::IntervalKind::Launches, "{c:?}");
+        // Drawn over the two launches: bounded, or left unbounded where
+        // two launches of a debug build on a noisy host differ more than
+        // two can bound (1.83 and 1.21 once), never over pairs alone.
+        assert!(
+            matches!(
+                c.interval,
+                throng_model::IntervalKind::Launches | throng_model::IntervalKind::Unbounded
+            ),
+            "{c:?}"
+        );
         assert_eq!(c.launch_ratios.len(), 2, "{c:?}");
         assert_eq!(c.pairs, if c.concurrency.is_some() { 4 } else { 8 });
     }
