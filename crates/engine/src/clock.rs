@@ -28,6 +28,45 @@ fn clock_ns(clock: libc::clockid_t) -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// The wall clock's lead on the monotonic one, which turns a kernel
+/// receive stamp (wall clock) into the monotonic clock's time.
+///
+/// The two clocks are slewed alike, so the lead moves only when the wall
+/// clock is stepped (by hand, by an NTP daemon's step, at a leap second).
+/// It is read again once `LEAD_EVERY_NS` has passed since the last
+/// reading, rather than at every look of a loop that looks tens of
+/// thousands of times a second: a step then shifts the stamps of at most
+/// that long, and a stamp it puts ahead of the present counts as arriving
+/// then (`arrival_led`).
+#[derive(Debug, Default)]
+pub struct Lead {
+    ns: u64,
+    read_at: Option<u64>,
+}
+
+/// How long a reading of the lead is used for.
+pub const LEAD_EVERY_NS: u64 = 1_000_000;
+
+impl Lead {
+    /// The lead at monotonic time `now`, read from the clocks when the
+    /// last reading is `LEAD_EVERY_NS` old.
+    #[inline]
+    pub fn at(&mut self, now: u64) -> u64 {
+        self.at_with(now, || realtime_ns().saturating_sub(now))
+    }
+
+    fn at_with(&mut self, now: u64, read: impl FnOnce() -> u64) -> u64 {
+        match self.read_at {
+            Some(at) if now.saturating_sub(at) < LEAD_EVERY_NS => self.ns,
+            _ => {
+                self.ns = read();
+                self.read_at = Some(now);
+                self.ns
+            }
+        }
+    }
+}
+
 /// A non-blocking timerfd armed at absolute CLOCK_MONOTONIC times, giving
 /// the event loop microsecond wake-ups that epoll_wait's millisecond timeout
 /// cannot.
@@ -118,4 +157,39 @@ pub fn thread_cpu() -> (f64, f64) {
     unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
     let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
     (secs(ru.ru_utime), secs(ru.ru_stime))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lead_is_read_at_first_and_again_once_its_reading_is_old() {
+        let mut lead = Lead::default();
+        let reads = std::cell::Cell::new(0);
+        let mut at = |now: u64, value: u64| {
+            lead.at_with(now, || {
+                reads.set(reads.get() + 1);
+                value
+            })
+        };
+        assert_eq!(at(5_000, 70), 70);
+        // Within the period the first reading stands, whatever the clocks
+        // would say now.
+        assert_eq!(at(5_000 + LEAD_EVERY_NS - 1, 90), 70);
+        // A period after it, the clocks are read again.
+        assert_eq!(at(5_000 + LEAD_EVERY_NS, 90), 90);
+        assert_eq!(at(5_000 + LEAD_EVERY_NS + 10, 30), 90);
+        assert_eq!(reads.get(), 2);
+    }
+
+    #[test]
+    fn the_lead_read_from_the_clocks_is_their_difference() {
+        let mut lead = Lead::default();
+        let now = now_ns();
+        let l = lead.at(now);
+        let direct = realtime_ns().saturating_sub(now_ns());
+        // The two readings are a few µs apart at most.
+        assert!(l.abs_diff(direct) < 1_000_000, "{l} against {direct}");
+    }
 }

@@ -269,7 +269,7 @@ fn wait_ready(
         let taken = |p: &ServerProcess| {
             // The tables first: a listener the server makes meanwhile is
             // then in a process the tree finds.
-            let sockets = sockets::tcp_sockets();
+            let sockets = sockets::listening_sockets();
             sockets::who_listens(addr, &sockets, &p.tree()) == Listener::Other
         };
         if taken(p) {
@@ -730,7 +730,7 @@ mod tests {
         };
         let answer = loopback::get(l.addr, "/index.html", &[], Duration::from_secs(5));
         let tree = l.process.tree();
-        let listener = sockets::who_listens(l.addr, &sockets::tcp_sockets(), &tree);
+        let listener = sockets::who_listens(l.addr, &sockets::listening_sockets(), &tree);
         l.process.stop(STOP_GRACE);
         assert_eq!(squatters.len(), 2);
         assert!(squatters.iter().all(|s| s.addr != l.addr));

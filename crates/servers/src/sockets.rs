@@ -59,6 +59,32 @@ fn parse_row(l: &str) -> Option<TcpSocket> {
     })
 }
 
+/// Every listening TCP socket of this host's network namespace, asked of
+/// the kernel over sock_diag ([`diag`]) where it answers: /proc/net/tcp
+/// makes the kernel walk every bucket of its connections' hash as well, a
+/// few milliseconds of the load generator's CPU at its start.
+pub fn listening_sockets() -> Vec<TcpSocket> {
+    let unspecified = |a: &SocketAddr| match a {
+        SocketAddr::V4(_) => SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
+        SocketAddr::V6(_) => SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0)),
+    };
+    match diag::listeners() {
+        Some(all) => all
+            .into_iter()
+            .map(|(local, inode)| TcpSocket {
+                local,
+                remote: unspecified(&local),
+                state: LISTEN,
+                inode,
+            })
+            .collect(),
+        None => tcp_sockets()
+            .into_iter()
+            .filter(|s| s.state == LISTEN)
+            .collect(),
+    }
+}
+
 /// The inodes of every listening TCP socket of this host's network
 /// namespace: asked of the kernel over sock_diag ([`diag`]), else read
 /// from /proc.
@@ -170,9 +196,9 @@ fn socket_inodes_of(pid: i32) -> Option<BTreeSet<u64>> {
 /// `addr`, of all those whose descriptors can be read (another user's
 /// cannot, unprivileged): empty when none is found.
 pub fn listeners_of(addr: SocketAddr) -> Vec<i32> {
-    let inodes: BTreeSet<u64> = tcp_sockets()
+    let inodes: BTreeSet<u64> = listening_sockets()
         .iter()
-        .filter(|s| s.state == LISTEN && takes(s.local, addr))
+        .filter(|s| takes(s.local, addr))
         .map(|s| s.inode)
         .collect();
     if inodes.is_empty() {

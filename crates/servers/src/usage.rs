@@ -519,14 +519,17 @@ impl Sampler {
             let begin = Instant::now() + delay;
             let end = length.map(|l| begin + l);
             // Sleeps end at the next reading, the window's end or the stop,
-            // whichever comes first; the flag is looked at every 10 ms.
+            // whichever comes first: `finish` wakes the thread as it sets
+            // the flag. The sampler shares the load generator's CPU where
+            // no other is spare, so it wakes for its readings alone rather
+            // than every few milliseconds to look at the flag.
             let wait_until = |t: Instant| {
-                while !flag.load(Ordering::Relaxed) {
+                while !flag.load(Ordering::Acquire) {
                     let now = Instant::now();
                     if now >= t {
                         break;
                     }
-                    std::thread::sleep((t - now).min(Duration::from_millis(10)));
+                    std::thread::park_timeout(t - now);
                 }
             };
             // Read before the measured part, in the round's warmup, where
@@ -545,7 +548,7 @@ impl Sampler {
                 let next = Instant::now() + interval;
                 let next = end.map_or(next, |e| next.min(e));
                 wait_until(next);
-                if flag.load(Ordering::Relaxed) || end.is_some_and(|e| Instant::now() >= e) {
+                if flag.load(Ordering::Acquire) || end.is_some_and(|e| Instant::now() >= e) {
                     break;
                 }
             }
@@ -555,7 +558,8 @@ impl Sampler {
     }
 
     pub fn finish(self) -> ServerUsage {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop.store(true, Ordering::Release);
+        self.handle.thread().unpark();
         self.handle.join().unwrap_or_default()
     }
 }

@@ -8,6 +8,7 @@
 //! structures are the kernel's ABI (linux/inet_diag.h, linux/netlink.h).
 
 use std::collections::BTreeSet;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 const NETLINK_SOCK_DIAG: i32 = 4;
@@ -26,6 +27,10 @@ const REQUEST: usize = 8 + 48;
 /// timer and retransmits (4), the sockid (48), expires, receive and send
 /// queues and uid (16).
 const INODE_AT: usize = 4 + 48 + 16;
+/// The sockid's source port (network byte order) and source address (16
+/// bytes, an IPv4 one in the first 4), after the message's first 4 bytes.
+const PORT_AT: usize = 4;
+const ADDR_AT: usize = 8;
 /// Answers read at most, a bound on the loop: a host with more listening
 /// sockets than fit is read from /proc instead.
 const MAX_READS: usize = 64;
@@ -34,6 +39,12 @@ const MAX_READS: usize = 64;
 /// process's network namespace; `None` where the kernel does not answer
 /// (no sock_diag, a namespace that refuses it), so the caller reads /proc.
 pub fn listening_inodes() -> Option<BTreeSet<u64>> {
+    Some(listeners()?.into_iter().map(|(_, inode)| inode).collect())
+}
+
+/// Every listening TCP socket of this process's network namespace: the
+/// address it listens on and its inode; `None` as [`listening_inodes`].
+pub fn listeners() -> Option<Vec<(SocketAddr, u64)>> {
     // SAFETY: a plain socket call; the descriptor is owned at once.
     let fd = unsafe {
         libc::socket(
@@ -47,7 +58,7 @@ pub fn listening_inodes() -> Option<BTreeSet<u64>> {
     }
     // SAFETY: fd was just made and is not owned elsewhere.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let mut out = BTreeSet::new();
+    let mut out = Vec::new();
     for (seq, family) in [(1u32, libc::AF_INET), (2, libc::AF_INET6)] {
         ask(&fd, seq, family as u8)?;
         read_answers(&fd, seq, &mut out)?;
@@ -83,8 +94,8 @@ fn ask(fd: &OwnedFd, seq: u32, family: u8) -> Option<()> {
 }
 
 /// Reads the answers to request `seq` until the kernel says it is done,
-/// each listener's inode into `out`.
-fn read_answers(fd: &OwnedFd, seq: u32, out: &mut BTreeSet<u64>) -> Option<()> {
+/// each listener into `out`.
+fn read_answers(fd: &OwnedFd, seq: u32, out: &mut Vec<(SocketAddr, u64)>) -> Option<()> {
     let mut buf = vec![0u8; 32 * 1024];
     for _ in 0..MAX_READS {
         // SAFETY: buf outlives the call and the length is its own.
@@ -101,7 +112,7 @@ fn read_answers(fd: &OwnedFd, seq: u32, out: &mut BTreeSet<u64>) -> Option<()> {
 
 /// The messages of one datagram: `Some(true)` once the dump is done,
 /// `None` on an error or a malformed message.
-fn parse(mut data: &[u8], seq: u32, out: &mut BTreeSet<u64>) -> Option<bool> {
+fn parse(mut data: &[u8], seq: u32, out: &mut Vec<(SocketAddr, u64)>) -> Option<bool> {
     let u32_at = |d: &[u8], at: usize| -> Option<u32> {
         Some(u32::from_ne_bytes(d.get(at..at + 4)?.try_into().ok()?))
     };
@@ -116,7 +127,9 @@ fn parse(mut data: &[u8], seq: u32, out: &mut BTreeSet<u64>) -> Option<bool> {
                 NLMSG_DONE => return Some(true),
                 NLMSG_ERROR => return None,
                 SOCK_DIAG_BY_FAMILY => {
-                    out.insert(u64::from(u32_at(&data[HEADER..len], INODE_AT)?));
+                    let m = &data[HEADER..len];
+                    let inode = u64::from(u32_at(m, INODE_AT)?);
+                    out.push((local_of(m)?, inode));
                 }
                 _ => {}
             }
@@ -126,6 +139,23 @@ fn parse(mut data: &[u8], seq: u32, out: &mut BTreeSet<u64>) -> Option<bool> {
         data = data.get(next..).unwrap_or(&[]);
     }
     Some(false)
+}
+
+/// The address an inet_diag_msg's socket is bound to, of its family.
+fn local_of(m: &[u8]) -> Option<SocketAddr> {
+    let port = u16::from_be_bytes(m.get(PORT_AT..PORT_AT + 2)?.try_into().ok()?);
+    let ip = match i32::from(*m.first()?) {
+        libc::AF_INET => {
+            let b: [u8; 4] = m.get(ADDR_AT..ADDR_AT + 4)?.try_into().ok()?;
+            IpAddr::V4(Ipv4Addr::from(b))
+        }
+        libc::AF_INET6 => {
+            let b: [u8; 16] = m.get(ADDR_AT..ADDR_AT + 16)?.try_into().ok()?;
+            IpAddr::V6(Ipv6Addr::from(b))
+        }
+        _ => return None,
+    };
+    Some(SocketAddr::new(ip, port))
 }
 
 #[cfg(test)]
@@ -154,6 +184,12 @@ mod tests {
         for i in &mine {
             assert!(asked.contains(i), "{i} not among {asked:?}");
         }
+        // Each listener under the address it was bound to.
+        let all = listeners().expect("sock_diag answers on this kernel");
+        for (l, i) in [Some(&v4), v6.as_ref()].into_iter().flatten().zip(&mine) {
+            let addr = l.local_addr().unwrap();
+            assert!(all.contains(&(addr, *i)), "{addr} {i} not among {all:?}");
+        }
         for fd in [conn.as_raw_fd(), accepted.as_raw_fd()] {
             assert!(!asked.contains(&inode(fd)), "a connection was named");
         }
@@ -167,7 +203,7 @@ mod tests {
 
     #[test]
     fn a_malformed_or_failed_answer_is_no_answer() {
-        let mut out = BTreeSet::new();
+        let mut out = Vec::new();
         // A header that claims more bytes than came.
         let mut short = [0u8; HEADER];
         short[0..4].copy_from_slice(&100u32.to_ne_bytes());
@@ -178,17 +214,24 @@ mod tests {
         err[4..6].copy_from_slice(&NLMSG_ERROR.to_ne_bytes());
         err[8..12].copy_from_slice(&7u32.to_ne_bytes());
         assert_eq!(parse(&err, 7, &mut out), None);
-        // A listener's message then the end: its inode, and done.
+        // A listener's message then the end: its address and inode, and
+        // done.
         let mut two = vec![0u8; HEADER + INODE_AT + 4 + 4 + HEADER];
         let first = HEADER + INODE_AT + 4 + 4;
         two[0..4].copy_from_slice(&(first as u32).to_ne_bytes());
         two[4..6].copy_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
         two[8..12].copy_from_slice(&3u32.to_ne_bytes());
+        two[HEADER] = libc::AF_INET as u8;
+        two[HEADER + PORT_AT..HEADER + PORT_AT + 2].copy_from_slice(&8080u16.to_be_bytes());
+        two[HEADER + ADDR_AT..HEADER + ADDR_AT + 4].copy_from_slice(&[127, 0, 0, 9]);
         two[HEADER + INODE_AT..HEADER + INODE_AT + 4].copy_from_slice(&4242u32.to_ne_bytes());
         two[first..first + 4].copy_from_slice(&(HEADER as u32).to_ne_bytes());
         two[first + 4..first + 6].copy_from_slice(&NLMSG_DONE.to_ne_bytes());
         two[first + 8..first + 12].copy_from_slice(&3u32.to_ne_bytes());
         assert_eq!(parse(&two, 3, &mut out), Some(true));
-        assert_eq!(out.into_iter().collect::<Vec<_>>(), vec![4242]);
+        assert_eq!(out, vec![("127.0.0.9:8080".parse().unwrap(), 4242)]);
+        // A message of no family this reads is malformed.
+        two[HEADER] = 0;
+        assert_eq!(parse(&two, 3, &mut Vec::new()), None);
     }
 }

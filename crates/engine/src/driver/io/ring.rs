@@ -13,7 +13,7 @@ use std::os::fd::{OwnedFd, RawFd};
 use io_uring::types::{CancelBuilder, Fixed, SubmitArgs, Timespec};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
-use crate::clock::now_ns;
+use crate::clock::{now_ns, Lead};
 use crate::driver::WRITEV_MAX;
 
 use super::alarm::Alarm;
@@ -159,6 +159,9 @@ pub(crate) struct Uring {
     /// What ends a wait that no answer ends: one timeout kept on the
     /// ring, not one armed by each wait that sleeps.
     pub(super) alarm: Alarm,
+    /// The wall clock's lead on the monotonic one, for the turns' receive
+    /// stamps.
+    pub(super) lead: Lead,
 }
 
 impl Uring {
@@ -291,6 +294,7 @@ impl Uring {
             recvs: 0,
             sends_queued: 0,
             alarm: Alarm::new(),
+            lead: Lead::default(),
         };
         // SAFETY: `entries` is page-aligned, holds `nbufs` entries, and
         // lives until the ring is dropped (see Drop).

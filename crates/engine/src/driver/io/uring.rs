@@ -476,11 +476,15 @@ impl Worker<'_> {
     }
 
     /// The time as a look ends, and the wall clock's lead on the monotonic
-    /// one, read next to it: what turns the turn's receive stamps into the
-    /// monotonic clock's time, read once a turn rather than once a receive
-    /// (`arrival_led`).
+    /// one: what turns the turn's receive stamps into the monotonic clock's
+    /// time, taken once a turn rather than once a receive (`arrival_led`),
+    /// and read from the clocks once a millisecond at most (`Lead`).
     fn look(&mut self) -> u64 {
         self.now = now_ns();
-        realtime_ns().saturating_sub(self.now)
+        let now = self.now;
+        match self.io.uring() {
+            Some(u) => u.lead.at(now),
+            None => realtime_ns().saturating_sub(now),
+        }
     }
 }
