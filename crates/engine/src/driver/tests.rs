@@ -359,3 +359,44 @@ fn an_event_of_a_socket_closed_in_the_same_turn_does_not_reach_its_replacement()
     drive(&mut w, &mut events, |w| w.conns[0].written == 1);
     assert!(read_request(&mut second).starts_with("GET / HTTP/1.1\r\n"));
 }
+
+/// A ring's turn takes a receive's stamp as its time without reading the
+/// clock when it is at or before the turn's look, the common case; a stamp
+/// after it (the wall clock stepped forward since its lead on the
+/// monotonic one was read) reads the clock and counts as arriving then, as
+/// does a read without a stamp.
+#[test]
+fn a_turns_stamp_before_its_look_is_taken_as_is_and_one_after_it_is_bounded_by_the_clock() {
+    let rig = Rig::new();
+    let plan = rig.plan();
+    let job = Job {
+        index: 0,
+        first_conn: 0,
+        conns: 1,
+        quota: Some(1),
+        cpu: None,
+        first_request: 0,
+    };
+    let mut w = Worker::new(&plan, job).unwrap();
+    let lead = 1_700_000_000_000_000_000;
+    let look = now_ns();
+    w.now = look;
+    assert_eq!(
+        w.arrival_led(Some(lead + look - 2_000_000), lead),
+        look - 2_000_000
+    );
+    assert_eq!(w.arrival_led(Some(lead + look), lead), look);
+    assert_eq!(w.now, look, "a stamp at or before the look reads no clock");
+
+    let hour = 3_600_000_000_000;
+    let before = now_ns();
+    let at = w.arrival_led(Some(lead + before + hour), lead);
+    let after = now_ns();
+    assert_eq!(at, w.now);
+    assert!((before..=after).contains(&at), "{before} {at} {after}");
+
+    let before = now_ns();
+    let at = w.arrival_led(None, lead);
+    assert_eq!(at, w.now);
+    assert!(at >= before);
+}
