@@ -67,6 +67,18 @@ fn drive(w: &mut Worker<'_>, events: &mut Events, done: impl Fn(&Worker<'_>) -> 
     }
 }
 
+/// One thread's share: one connection, one request.
+fn one_conn_job() -> Job {
+    Job {
+        index: 0,
+        first_conn: 0,
+        conns: 1,
+        quota: Some(1),
+        cpu: None,
+        first_request: 0,
+    }
+}
+
 struct Rig {
     listener: TcpListener,
     spec: LoadSpec,
@@ -103,15 +115,7 @@ impl Rig {
 
     /// A worker of one connection whose one request the server has read.
     fn connected<'a>(&self, plan: &'a Shared<'a>, events: &mut Events) -> (Worker<'a>, StdStream) {
-        let job = Job {
-            index: 0,
-            first_conn: 0,
-            conns: 1,
-            quota: Some(1),
-            cpu: None,
-            first_request: 0,
-        };
-        let mut w = Worker::new(plan, job).unwrap();
+        let mut w = Worker::new(plan, one_conn_job()).unwrap();
         w.now = now_ns();
         w.measuring = true;
         w.fill(0);
@@ -369,15 +373,7 @@ fn an_event_of_a_socket_closed_in_the_same_turn_does_not_reach_its_replacement()
 fn a_turns_stamp_before_its_look_is_taken_as_is_and_one_after_it_is_bounded_by_the_clock() {
     let rig = Rig::new();
     let plan = rig.plan();
-    let job = Job {
-        index: 0,
-        first_conn: 0,
-        conns: 1,
-        quota: Some(1),
-        cpu: None,
-        first_request: 0,
-    };
-    let mut w = Worker::new(&plan, job).unwrap();
+    let mut w = Worker::new(&plan, one_conn_job()).unwrap();
     let lead = 1_700_000_000_000_000_000;
     let look = now_ns();
     w.now = look;
