@@ -173,12 +173,12 @@ impl Worker<'_> {
     /// stamp at or before `now`. A ring whose work waits for the thread's
     /// enters hands a receive's completion over only then, so what a turn
     /// reaps arrived before the look that ended its wait: its stamps are
-    /// at or before the time read then. The two clocks are slewed alike, so the lead moves only
-    /// when the wall clock is stepped, and a stamp converted with it is the
-    /// same instant as one whose age is taken now. A stamp after `now` (the
-    /// wall clock stepped forward since the lead was read) reads the clock
-    /// and counts as arriving then at the latest, as in `arrival`; so does
-    /// a read without a stamp.
+    /// at or before the time read then. The two clocks are slewed alike, so
+    /// the lead moves only when the wall clock is stepped, and a stamp
+    /// converted with it is the same instant as one whose age is taken now.
+    /// A stamp after `now` (the wall clock stepped forward since the lead
+    /// was read) reads the clock and counts as arriving then at the latest,
+    /// as in `arrival`; so does a read without a stamp.
     pub(crate) fn arrival_led(&mut self, stamp: Option<u64>, lead: u64) -> u64 {
         if let Some(at) = stamp.map(|s| s.saturating_sub(lead)) {
             if at <= self.now {
