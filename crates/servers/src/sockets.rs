@@ -60,39 +60,34 @@ fn parse_row(l: &str) -> Option<TcpSocket> {
 }
 
 /// Every listening TCP socket of this host's network namespace, asked of
-/// the kernel over sock_diag ([`diag`]) where it answers: /proc/net/tcp
-/// makes the kernel walk every bucket of its connections' hash as well, a
-/// few milliseconds of the load generator's CPU at its start.
+/// the kernel over sock_diag ([`diag`]) where it answers, else read from
+/// /proc ([`proc_listening_sockets`]): /proc/net/tcp makes the kernel walk
+/// the buckets of its connections' hash as well, a few milliseconds of the
+/// load generator's CPU at its start.
 pub fn listening_sockets() -> Vec<TcpSocket> {
-    let unspecified = |a: &SocketAddr| match a {
-        SocketAddr::V4(_) => SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
-        SocketAddr::V6(_) => SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0)),
+    let Some(all) = diag::listeners() else {
+        return proc_listening_sockets();
     };
-    match diag::listeners() {
-        Some(all) => all
-            .into_iter()
-            .map(|(local, inode)| TcpSocket {
-                local,
-                remote: unspecified(&local),
-                state: LISTEN,
-                inode,
-            })
-            .collect(),
-        None => tcp_sockets()
-            .into_iter()
-            .filter(|s| s.state == LISTEN)
-            .collect(),
-    }
+    all.into_iter()
+        .map(|(local, inode)| TcpSocket {
+            local,
+            remote: match local {
+                SocketAddr::V4(_) => SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
+                SocketAddr::V6(_) => SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0)),
+            },
+            state: LISTEN,
+            inode,
+        })
+        .collect()
 }
 
 /// The inodes of every listening TCP socket of this host's network
-/// namespace: asked of the kernel over sock_diag ([`diag`]), else read
-/// from /proc.
+/// namespace ([`listening_sockets`]).
 pub fn listening_inodes() -> BTreeSet<u64> {
-    diag::listening_inodes().unwrap_or_else(proc_listening_inodes)
+    listening_sockets().iter().map(|s| s.inode).collect()
 }
 
-/// [`listening_inodes`] from /proc/net/tcp and tcp6. The kernel lists a
+/// [`listening_sockets`] from /proc/net/tcp and tcp6. The kernel lists a
 /// table's listening sockets before any other (it walks its hash of
 /// listeners, then that of connections, where TIME_WAIT sockets are too),
 /// and makes the text as it is read, so the reading stops at the first row
@@ -100,9 +95,9 @@ pub fn listening_inodes() -> BTreeSet<u64> {
 /// tens of thousands of TIME_WAIT rows, megabytes the sampler would
 /// otherwise make the kernel print and parse on the client's CPU at every
 /// reading.
-pub(crate) fn proc_listening_inodes() -> BTreeSet<u64> {
+pub(crate) fn proc_listening_sockets() -> Vec<TcpSocket> {
     use std::io::BufRead;
-    let mut out = BTreeSet::new();
+    let mut out = Vec::new();
     for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
         let Ok(f) = std::fs::File::open(table) else {
             continue;
@@ -116,10 +111,9 @@ pub(crate) fn proc_listening_inodes() -> BTreeSet<u64> {
     out
 }
 
-/// The inodes of the listening rows a table starts with.
-fn listening_prefix(rows: impl Iterator<Item = String>) -> Vec<u64> {
+/// The listening rows a table starts with.
+fn listening_prefix(rows: impl Iterator<Item = String>) -> Vec<TcpSocket> {
     rows.map_while(|l| parse_row(&l).filter(|s| s.state == LISTEN))
-        .map(|s| s.inode)
         .collect()
 }
 
@@ -410,9 +404,14 @@ mod tests {
             "   2: 0100007F:1F90 0100007F:C350 06 00000000:00000000 03:00000000 00000000     0        0 0 3 0",
             "   3: 00000000:1F92 00000000:0000 0A 00000000:00000000 00:00000000 00000000    33        0 13 1 0 100 0 0 10 0",
         ];
+        let read = listening_prefix(rows.iter().map(|r| r.to_string()));
+        let read: Vec<(SocketAddr, u64)> = read.iter().map(|s| (s.local, s.inode)).collect();
         assert_eq!(
-            listening_prefix(rows.iter().map(|r| r.to_string())),
-            [11, 12]
+            read,
+            [
+                ("0.0.0.0:8080".parse().unwrap(), 11),
+                ("127.0.0.1:8081".parse().unwrap(), 12)
+            ]
         );
     }
 

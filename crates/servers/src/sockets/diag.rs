@@ -7,7 +7,6 @@
 //! listeners alone is answered from the listeners' hash only. The
 //! structures are the kernel's ABI (linux/inet_diag.h, linux/netlink.h).
 
-use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -35,15 +34,10 @@ const ADDR_AT: usize = 8;
 /// sockets than fit is read from /proc instead.
 const MAX_READS: usize = 64;
 
-/// The inodes of every listening TCP socket (IPv4 and IPv6) of this
-/// process's network namespace; `None` where the kernel does not answer
-/// (no sock_diag, a namespace that refuses it), so the caller reads /proc.
-pub fn listening_inodes() -> Option<BTreeSet<u64>> {
-    Some(listeners()?.into_iter().map(|(_, inode)| inode).collect())
-}
-
-/// Every listening TCP socket of this process's network namespace: the
-/// address it listens on and its inode; `None` as [`listening_inodes`].
+/// Every listening TCP socket (IPv4 and IPv6) of this process's network
+/// namespace: the address it listens on and its inode; `None` where the
+/// kernel does not answer (no sock_diag, a namespace that refuses it), so
+/// the caller reads /proc.
 pub fn listeners() -> Option<Vec<(SocketAddr, u64)>> {
     // SAFETY: a plain socket call; the descriptor is owned at once.
     let fd = unsafe {
@@ -180,24 +174,31 @@ mod tests {
             .flatten()
             .map(|l| inode(l.as_raw_fd()))
             .collect();
-        let asked = listening_inodes().expect("sock_diag answers on this kernel");
-        for i in &mine {
-            assert!(asked.contains(i), "{i} not among {asked:?}");
-        }
         // Each listener under the address it was bound to.
-        let all = listeners().expect("sock_diag answers on this kernel");
-        for (l, i) in [Some(&v4), v6.as_ref()].into_iter().flatten().zip(&mine) {
-            let addr = l.local_addr().unwrap();
-            assert!(all.contains(&(addr, *i)), "{addr} {i} not among {all:?}");
+        let asked = listeners().expect("sock_diag answers on this kernel");
+        let addrs: Vec<SocketAddr> = [Some(&v4), v6.as_ref()]
+            .into_iter()
+            .flatten()
+            .map(|l| l.local_addr().unwrap())
+            .collect();
+        for (addr, i) in addrs.iter().zip(&mine) {
+            assert!(
+                asked.contains(&(*addr, *i)),
+                "{addr} {i} not among {asked:?}"
+            );
         }
         for fd in [conn.as_raw_fd(), accepted.as_raw_fd()] {
-            assert!(!asked.contains(&inode(fd)), "a connection was named");
+            let named = asked.iter().any(|&(_, i)| i == inode(fd));
+            assert!(!named, "a connection was named");
         }
         // What /proc lists, read in the same namespace a moment apart: the
-        // same set but for listeners other tests opened or closed between.
-        let listed = crate::sockets::proc_listening_inodes();
-        for i in &mine {
-            assert!(listed.contains(i));
+        // same listeners but for those other tests opened or closed between.
+        let listed = crate::sockets::proc_listening_sockets();
+        for (addr, i) in addrs.iter().zip(&mine) {
+            assert!(
+                listed.iter().any(|s| s.local == *addr && s.inode == *i),
+                "{addr} {i} not among {listed:?}"
+            );
         }
     }
 
