@@ -21,7 +21,8 @@
 # Usage: bench/client-profile.sh [seconds] [clients...]
 # Clients: throng (its default), throng-nc (--no-coalesce), floorN (the
 # floor example waiting for N answers a look; floorNs: with kernel
-# receive stamps, as throng reads), wrk.
+# receive stamps, as throng reads), wrk; the open model at R requests a
+# second: throng-rR (--rate R) and wrk2-rR (WRK2=/path/to/wrk2, -R R).
 set -euo pipefail
 secs=${1:-4}; shift || true
 clients=${*:-throng floor1 wrk}
@@ -50,6 +51,8 @@ client() {
   case $1 in
     throng)    echo "$throng load $url -t 1 -c 100 -d ${secs}s --json";;
     throng-nc) echo "$throng load $url -t 1 -c 100 -d ${secs}s --json --no-coalesce";;
+    throng-r*) echo "$throng load $url -t 1 -c 100 -d ${secs}s --json --rate ${1#throng-r}";;
+    wrk2-r*)   echo "${WRK2:?WRK2=/path/to/wrk2} -t1 -c100 -d${secs}s -R ${1#wrk2-r} $url";;
     floor*s)   local w=${1#floor}; echo "$floor 127.0.0.1:$port /index.html 100 $secs ${w%s} stamped";;
     floor*)    echo "$floor 127.0.0.1:$port /index.html 100 $secs ${1#floor}";;
     wrk)       echo "wrk -t1 -c100 -d${secs}s $url";;
@@ -60,7 +63,7 @@ responses() {
   case $1 in
     throng*) python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$2";;
     floor*)  awk '{print $2}' "$2";;
-    wrk)     awk '/requests in/ {print $1}' "$2";;
+    wrk*)    awk '/requests in/ {print $1}' "$2";;
   esac
 }
 

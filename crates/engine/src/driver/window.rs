@@ -51,7 +51,7 @@ impl ThreadResult {
 
 impl Worker<'_> {
     /// Once per thread, before its first window.
-    pub(crate) fn settle_thread(&self) {
+    pub(crate) fn settle_thread(&mut self) {
         if let Some(cpu) = self.job.cpu {
             // Best effort: the caller validated the CPU against the
             // affinity mask, so failure here means the mask changed.
@@ -62,6 +62,13 @@ impl Worker<'_> {
             // stretch each one several times over.
             // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only this thread.
             unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong, 0, 0, 0) };
+        }
+        // A thread woken by a schedule learns, on its own CPU, which of its
+        // waits cost less spun than slept (spin.rs).
+        if self.plan.interval_ns.is_some() || self.users.is_some() {
+            if let Some(u) = self.io.uring() {
+                u.calibrate_spin();
+            }
         }
     }
 

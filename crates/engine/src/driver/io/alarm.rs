@@ -2,14 +2,21 @@
 //! instant, kept across waits, rather than a time limit on each wait.
 //!
 //! A wait for the next completion that must end by some instant (the next
-//! timeout scan, the window's end, the open model's next send) could pass
-//! that limit to the enter itself (`IORING_ENTER_EXT_ARG`); the kernel then
-//! arms a timer each time the wait sleeps and cancels it when an answer
-//! wakes the thread first, as one nearly always does under load: about one
-//! timer a response in eight for nothing. A timeout on the ring stays
-//! armed until it fires, so the waits after it need no timer of their own
-//! while it falls due no later than they must end: it is queued about once
-//! a timeout scan instead of once a sleep.
+//! timeout scan, the window's end) could pass that limit to the enter
+//! itself (`IORING_ENTER_EXT_ARG`); the kernel then arms a timer each time
+//! the wait sleeps and cancels it when an answer wakes the thread first,
+//! as one nearly always does under load: about one timer a response in
+//! eight for nothing. A timeout on the ring stays armed until it fires, so
+//! the waits after it need no timer of their own while it falls due no
+//! later than they must end: it is queued about once a timeout scan
+//! instead of once a sleep.
+//!
+//! That pays only while one instant serves many waits. A schedule's next
+//! instant (the open model's next send) is every wait's last: a timeout
+//! queued for it would be armed at once and fire, the thread asleep or
+//! not, so such a wait keeps its limit on the enter, or is spun (ring.rs,
+//! spin.rs). So does a wait that submits work or finds it done, which
+//! will likely not sleep at all.
 //!
 //! Such a wait is for one completion, and the timeout's is one: whether it
 //! fires during the wait or fired before the wait began (its completion

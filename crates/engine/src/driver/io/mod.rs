@@ -22,6 +22,7 @@ pub(crate) mod epoll;
 mod nap;
 mod ring;
 pub(crate) mod socket;
+mod spin;
 mod uring;
 
 pub(crate) use epoll::Epoll;

@@ -92,8 +92,9 @@ impl Worker<'_> {
     /// requests in flight. Unlike a sleep, it needs no cap in time (the
     /// epoll loop's 500 µs) to keep looking: it ends when they have come.
     /// Once nothing more may be sent (the end of a counted run) there is
-    /// nothing to batch, and no nap.
-    pub(crate) fn uring_wait(&mut self, wake: u64) -> io::Result<()> {
+    /// nothing to batch, and no nap. `paced`: `wake` is a schedule's next
+    /// instant (ring.rs).
+    pub(crate) fn uring_wait(&mut self, wake: u64, paced: bool) -> io::Result<()> {
         let now = now_ns();
         let flowing = self.io.uring_ref().is_some_and(|u| u.flowing);
         let naps = flowing && self.plan.spec.naps() && self.can_issue();
@@ -125,7 +126,7 @@ impl Worker<'_> {
             0
         };
         let answers = u.naps.count(per_nap);
-        let napped = u.enter(now, wake.saturating_sub(now), answers)?;
+        let napped = u.enter(now, wake.saturating_sub(now), answers, paced)?;
         if napped && self.measuring {
             self.stats.naps += 1;
         }

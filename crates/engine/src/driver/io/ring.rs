@@ -112,7 +112,7 @@ pub(super) struct LastSends {
 }
 
 pub(crate) struct Uring {
-    ring: ManuallyDrop<IoUring>,
+    pub(super) ring: ManuallyDrop<IoUring>,
     /// The provided buffers, and the ring that hands them to the kernel.
     bufs: *mut u8,
     bufs_len: usize,
@@ -162,6 +162,9 @@ pub(crate) struct Uring {
     /// The wall clock's lead on the monotonic one, for the turns' receive
     /// stamps.
     pub(super) lead: Lead,
+    /// The longest paced wait spun rather than slept: what a sleep costs
+    /// the thread (spin.rs); 0, none spun, until a clocked thread measures it.
+    pub(super) spin_ns: u64,
 }
 
 impl Uring {
@@ -295,6 +298,7 @@ impl Uring {
             sends_queued: 0,
             alarm: Alarm::new(),
             lead: Lead::default(),
+            spin_ns: 0,
         };
         // SAFETY: `entries` is page-aligned, holds `nbufs` entries, and
         // lives until the ring is dropped (see Drop).
@@ -377,10 +381,18 @@ impl Uring {
     /// completion comes or `wait_ns` has passed. Napping (`answers` > 1),
     /// the wait is for `answers` completions beyond those of the turn's
     /// own sends, for at most `NAP_BOUND_NS` (see nap.rs). A wait for one
-    /// completion is limited by the ring's alarm (alarm.rs), armed only
-    /// when the one armed would not end the wait in time. True when it
-    /// napped.
-    pub(super) fn enter(&mut self, now: u64, wait_ns: u64, answers: usize) -> io::Result<bool> {
+    /// completion that submits nothing and finds nothing done is limited
+    /// by the ring's alarm (alarm.rs), armed only when the one armed
+    /// would not end the wait in time, unless `paced`: its limit is a
+    /// schedule's next instant, which the next wait moves on from. Any
+    /// other wait is limited on its own. True when it napped.
+    pub(super) fn enter(
+        &mut self,
+        now: u64,
+        wait_ns: u64,
+        answers: usize,
+        paced: bool,
+    ) -> io::Result<bool> {
         let sends = std::mem::take(&mut self.sends_queued);
         let napping = answers > 1 && self.cqes.is_empty() && wait_ns > 0;
         let bounded = napping && wait_ns > nap::NAP_BOUND_NS;
@@ -388,11 +400,29 @@ impl Uring {
         let res = if !self.cqes.is_empty() || wait_ns == 0 {
             self.ring.submit_and_wait(0).map(drop)
         } else {
-            if napping {
-                // A nap's count is met by answers alone: a timeout that
-                // fired before the nap began (its completion not taken
-                // yet) would not end it, so a nap carries its own bound.
-                let bound = wait_ns.clamp(1, nap::NAP_BOUND_NS);
+            // A nap's count is met by answers alone: a timeout that fired
+            // before the nap began (its completion not taken yet) would
+            // not end it, so a nap carries its own bound. So does a wait
+            // whose limit moves on with every wait, the next instant of a
+            // schedule (`paced`), and one that will likely not sleep: it
+            // submits work (a send done at once completes it), or finds
+            // completions posted. The kernel arms the enter's own limit
+            // only if the wait sleeps, and cancels it if an answer comes
+            // first; a timeout queued on the ring is armed at once and
+            // fires at its instant, the thread asleep or not. In the open
+            // model, whose waits end by the next send's instant, that was
+            // two timers in five responses, each an exit to the
+            // hypervisor to arm and an interrupt to fire
+            // (docs/performance.md).
+            let busy = !self.ring.submission().is_empty() || !self.ring.completion().is_empty();
+            if paced && !napping && wait_ns <= self.spin_ns {
+                self.spin(now, wait_ns)
+            } else if napping || paced || busy {
+                let bound = if napping {
+                    wait_ns.clamp(1, nap::NAP_BOUND_NS)
+                } else {
+                    wait_ns
+                };
                 let t = Timespec::new()
                     .sec(bound / 1_000_000_000)
                     .nsec((bound % 1_000_000_000) as u32);
@@ -442,7 +472,7 @@ impl Uring {
 
     /// Hand the kernel what the turn queued, without waiting.
     pub(crate) fn submit(&mut self) {
-        let _ = self.enter(0, 0, 0);
+        let _ = self.enter(0, 0, 0, false);
     }
 
     /// The run is over: the bytes its last sends put on the wire. A send
@@ -654,7 +684,7 @@ mod tests {
         let ms = 1_000_000;
         let wait = |u: &mut Uring, limit: u64| {
             let t0 = now_ns();
-            u.enter(t0, limit, 0).unwrap();
+            u.enter(t0, limit, 0, false).unwrap();
             let took = now_ns() - t0;
             u.reap();
             let alarms: Vec<u32> = u
@@ -714,7 +744,7 @@ mod tests {
                 std::hint::spin_loop();
             }
             let t0 = now_ns();
-            u.enter(t0, 50 * ms, 2).unwrap();
+            u.enter(t0, 50 * ms, 2, false).unwrap();
             let _ = tx.send(Some(now_ns() - t0));
         });
         match rx.recv_timeout(std::time::Duration::from_secs(10)) {

@@ -460,8 +460,9 @@ impl Worker<'_> {
     /// wait (or nap) until `wake`, or the clock's work `due`, then handle
     /// what completed. Returns how the window ended, if it did.
     pub(crate) fn uring_step(&mut self, wake: u64, due: Option<u64>) -> Option<Ended> {
+        let paced = due.is_some_and(|d| d < wake);
         let wake_at = due.map_or(wake, |d| d.min(wake));
-        if let Err(e) = self.uring_wait(wake_at) {
+        if let Err(e) = self.uring_wait(wake_at, paced) {
             return Some((now_ns(), false, Some(e)));
         }
         // The ring paces no looks (its naps are counts), so `Pace` is the
