@@ -1,5 +1,6 @@
 //! What the machine's A/A calibration found of each server's launches,
-//! for the runs after it. A run starts each server three to five times,
+//! for the runs after it. A run starts each server a few times (quick: six
+//! to ten),
 //! and a server whose starts are bimodal (on this machine one start of
 //! Apache's event MPM in about six serves 30% less) shows no slow start in
 //! two runs of five out of five: those runs promise intervals and

@@ -16,8 +16,8 @@
 //! launch's median ratio, and Student's t over their logarithms with one
 //! degree of freedom fewer than launches. For a balanced two-level design
 //! that is the exact interval of the grand mean, whatever the split of the
-//! variance between slices and launches; a bootstrap over three to five
-//! launches would be too narrow (its variance is (L − 1)/L of the truth,
+//! variance between slices and launches; a bootstrap over a run's three
+//! to ten launches would be too narrow (its variance is (L − 1)/L of the truth,
 //! from a handful of distinct resamples).
 
 use std::collections::BTreeMap;
