@@ -1,7 +1,7 @@
 //! Spreading a spec over threads, and merging what they counted.
 
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 
 use crate::clock::now_ns;
 use crate::driver::{
@@ -145,38 +145,61 @@ pub fn run_tapped(
         Stop::Duration(d) => Some(d),
         Stop::Requests(_) => None,
     };
-    let (window, started_unix_s) = window_from_now(spec.warmup, measure, control);
     let jobs = jobs(spec);
     let threads = jobs.len();
     // HTTP/3's threads run their own loop over UDP (no tap yet).
-    let results: Vec<std::io::Result<ThreadResult>> = if h3 {
-        crate::quic::run_threads(&plan, jobs, &window)
+    let (results, window, started_unix_s) = if h3 {
+        let (window, started_unix_s) = window_from_now(spec.warmup, measure, control);
+        let results = crate::quic::run_threads(&plan, jobs, &window);
+        (results, window, started_unix_s)
     } else {
         std::thread::scope(|s| {
+            // Each thread makes its worker, pins itself and learns what a
+            // sleep costs on its CPU before the window starts: a schedule
+            // counted from a start the threads were not ready for would
+            // charge their setup to the first requests' latency.
+            let (ready_tx, ready_rx) = mpsc::channel();
+            let mut starts = Vec::with_capacity(threads);
             let handles: Vec<_> = jobs
                 .into_iter()
                 .map(|job| {
-                    let (plan, window) = (&plan, window.clone());
-                    let tap = tap
-                        .clone()
-                        .map(|t| ThreadTap::new(t, threads, started_unix_s));
+                    let plan = &plan;
+                    let ready = Ready(ready_tx.clone());
+                    let (start_tx, start_rx) = mpsc::channel::<(Window, f64)>();
+                    starts.push(start_tx);
+                    let tap = tap.clone();
                     std::thread::Builder::new()
                         .name(format!("throng-load-{}", job.index))
                         .spawn_scoped(s, move || {
-                            Worker::new(plan, job).map(|mut w| {
-                                if let Some(t) = tap {
-                                    w.set_tap(t);
-                                }
-                                w.run(window)
-                            })
+                            let mut w = Worker::new(plan, job)?;
+                            w.settle_thread();
+                            drop(ready);
+                            let Ok((window, started_unix_s)) = start_rx.recv() else {
+                                return Err(std::io::Error::other("the load never started"));
+                            };
+                            if let Some(t) = tap {
+                                w.set_tap(ThreadTap::new(t, threads, started_unix_s));
+                            }
+                            Ok(w.run(window))
                         })
                         .expect("spawning a load thread")
                 })
                 .collect();
-            handles
+            drop(ready_tx);
+            // One word from each thread, ready or gone (`Ready` says so
+            // as it drops, an error or a panic included).
+            for _ in 0..threads {
+                let _ = ready_rx.recv();
+            }
+            let (window, started_unix_s) = window_from_now(spec.warmup, measure, control);
+            for start in starts {
+                let _ = start.send((window.clone(), started_unix_s));
+            }
+            let results = handles
                 .into_iter()
                 .map(|h| h.join().expect("load thread panicked"))
-                .collect()
+                .collect();
+            (results, window, started_unix_s)
         })
     };
     let done = collect(results)?;
@@ -288,6 +311,16 @@ pub fn proportional(total: u64, weights: &[usize]) -> Vec<u64> {
         out[i] += 1;
     }
     out
+}
+
+/// A load thread's word that it is ready for its window, sent as it drops,
+/// so that a thread that failed to get ready still says it is done.
+struct Ready(mpsc::Sender<()>);
+
+impl Drop for Ready {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
 }
 
 /// A window starting now: its times, and the Unix time its measured
@@ -691,6 +724,29 @@ pub(crate) fn merge(
 mod tests {
     use super::*;
     use crate::Target;
+
+    /// The window starts once every thread has said it is ready or gone:
+    /// a thread whose setup fails, or panics, says so as it goes, so that
+    /// the others' window is not held for it.
+    #[test]
+    fn a_thread_that_fails_before_it_is_ready_still_says_so() {
+        let (tx, rx) = mpsc::channel();
+        let ready = Ready(tx.clone());
+        let failed = Ready(tx.clone());
+        let panicked = Ready(tx);
+        let t = std::thread::spawn(move || -> std::io::Result<()> {
+            let _word = failed;
+            Err(std::io::Error::other("no ring, no epoll"))
+        });
+        assert!(t.join().unwrap().is_err());
+        let t = std::thread::spawn(move || {
+            let _word = panicked;
+            panic!("setting up");
+        });
+        assert!(t.join().is_err());
+        drop(ready);
+        assert_eq!(rx.iter().count(), 3);
+    }
 
     #[test]
     fn a_count_is_split_by_connections_not_by_threads() {

@@ -72,9 +72,9 @@ impl Worker<'_> {
         }
     }
 
-    /// A whole run: one window, after which the connections are closed.
+    /// A whole run, on a thread already settled (`settle_thread`): one
+    /// window, after which the connections are closed.
     pub(crate) fn run(mut self, window: Window) -> ThreadResult {
-        self.settle_thread();
         let ending = self.measure(window);
         self.io_finish();
         let sessions = self.users.as_mut().map(|u| u.take_stats());
