@@ -718,6 +718,25 @@ mod tests {
         assert_eq!((fired, u.alarm.armed()), (1, None));
     }
 
+    /// A wait that submits work which completes at once (a send, here a
+    /// no-op) ends with that completion and queues no alarm, which would
+    /// have been armed at once and fired later for nothing.
+    #[test]
+    fn a_wait_that_submits_work_queues_no_alarm() {
+        let to: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let Ok(mut u) = Uring::new(4, 1, &[to], &[]) else {
+            println!("skipped: this kernel gives no ring");
+            return;
+        };
+        u.push(opcode::Nop::new().build().user_data(0)).unwrap();
+        let t0 = now_ns();
+        u.enter(t0, 10_000_000_000, 0, false).unwrap();
+        assert!(now_ns() - t0 < 5_000_000_000);
+        assert_eq!(u.alarm.armed(), None);
+        u.reap();
+        assert_eq!(u.cqes.len(), 1, "the no-op's completion, and no alarm's");
+    }
+
     /// A nap for answers that will not come ends at its own bound even
     /// when the ring's alarm fired before it began, its completion not
     /// taken: a wait for a count is not ended by a timeout that fired
