@@ -15,8 +15,7 @@
 //! instant (the open model's next send) is every wait's last: a timeout
 //! queued for it would be armed at once and fire, the thread asleep or
 //! not, so such a wait keeps its limit on the enter, or is spun (ring.rs,
-//! spin.rs). So does a wait that submits work or finds it done, which
-//! will likely not sleep at all.
+//! spin.rs).
 //!
 //! Such a wait is for one completion, and the timeout's is one: whether it
 //! fires during the wait or fired before the wait began (its completion
