@@ -5,7 +5,7 @@
 //! on a timer: the kernel arms it, switches away, and the timer's
 //! interrupt brings the thread back. On a virtual machine, arming the
 //! timer is an exit to the hypervisor and its interrupt another; on this
-//! project's machine a sleep cost the thread about 10 µs of CPU, more than
+//! project's machine a sleep cost the thread about 15 µs of CPU, more than
 //! most of the waits between two sends at tens of thousands a second.
 //! A wait known to be shorter than what a sleep costs is cheaper spun,
 //! looking for answers as it goes, and ends at its instant rather than
@@ -23,13 +23,13 @@ use std::io;
 use io_uring::types::{SubmitArgs, Timespec};
 
 use super::ring::Uring;
-use crate::clock::now_ns;
+use crate::clock::{now_ns, thread_cpu};
 
 /// Sleeps timed to learn what one costs; each waits `CALIBRATION_WAIT_NS`.
 const CALIBRATION_SLEEPS: u32 = 8;
 /// Long enough that the thread is asleep when the timer fires, short
-/// enough that the calibration takes a few tenths of a millisecond: the
-/// window has begun, and an open model's first sends wait for it.
+/// enough that the calibration takes a few tenths of a millisecond of
+/// each load thread's setup.
 const CALIBRATION_WAIT_NS: u64 = 30_000;
 /// However dear a sleep, no spin is longer: a thread that spins is busy,
 /// and a machine whose sleeps cost more than this is better told so (its
@@ -97,15 +97,10 @@ impl Uring {
     }
 }
 
-/// This thread's CPU time (user and system), ns.
+/// This thread's CPU time (user and system), ns, to the microsecond.
 fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec to write.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    let (user, sys) = thread_cpu();
+    ((user + sys) * 1e9).round() as u64
 }
 
 #[cfg(test)]
