@@ -303,6 +303,11 @@ pub struct Shape {
 /// The fewest and the most of each count of a [`Shape`] over some
 /// readings, each count on its own: `min.processes` and `min.threads` may
 /// come from different readings.
+/// A pool that moved by one worker in this many or fewer is the same
+/// server: 1/64 is under the ±2% a step's precision aims at, so no figure
+/// could tell the two apart.
+pub const SPARE_SHARE: u64 = 64;
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShapeRange {
     pub min: Shape,
@@ -318,6 +323,19 @@ impl ShapeRange {
     /// Whether any count took more than one value.
     pub fn varied(&self) -> bool {
         self.min != self.max
+    }
+
+    /// Whether the server it covers is no longer one server: its
+    /// processes or threads moved by more than one in [`SPARE_SHARE`] of
+    /// the most it had, or its listening sockets moved at all. Prefork
+    /// forking one more spare beside 129 children, as a burst of new
+    /// connections can make it do, serves as it did (an idle child is
+    /// idle); a third child beside two, or 25 threads beside 52, does not.
+    pub fn changed(&self) -> bool {
+        let moved = |lo: u32, hi: u32| u64::from(hi - lo) * SPARE_SHARE > u64::from(hi);
+        moved(self.min.processes, self.max.processes)
+            || moved(self.min.threads, self.max.threads)
+            || self.min.listeners != self.max.listeners
     }
 
     /// Widened to cover `other` too. Listening sockets of 0 were not read,

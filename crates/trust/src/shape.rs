@@ -24,7 +24,7 @@ use throng_model::{ReasonCode, ServerUsage, StepRecord, Verdict};
 /// listen queue meanwhile; the load generator may look busy, but what
 /// held the rate down was the server still growing.
 pub fn grew_in_round(u: &ServerUsage) -> Option<String> {
-    let r = u.shape_range.filter(|r| r.varied())?;
+    let r = u.shape_range.filter(|r| r.changed())?;
     Some(format!(
         "the server's pool changed during the round ({}–{} processes, {}–{} threads): it was \
          still starting workers while it was measured, so the round measured its growth, not \
@@ -51,7 +51,7 @@ pub fn shape_changed(v: &mut Verdict, step: &StepRecord) {
     for u in &sampled[1..] {
         range.cover(&u.shapes());
     }
-    if !range.varied() {
+    if !range.changed() {
         return;
     }
     let end = last.shape();

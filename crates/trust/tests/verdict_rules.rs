@@ -1113,6 +1113,43 @@ fn a_pool_that_grew_between_rounds_changed_the_servers_shape() {
 }
 
 #[test]
+fn one_spare_more_in_a_large_pool_is_the_same_server() {
+    // Prefork's 130 processes, one more forked in the second round when a
+    // round's new connections found every child busy: one in 130, under
+    // the one in 64 that could move a figure.
+    let spare = ShapeRange {
+        min: shape(130, 130, 1),
+        max: shape(131, 131, 1),
+    };
+    let st = shaped(&[
+        ((130, 130, 1), None),
+        ((131, 131, 1), Some(spare)),
+        ((131, 131, 1), None),
+    ]);
+    let three = vec![Verdict::valid(); 3];
+    assert!(step_verdict(&st, &three, 0.02).is_valid());
+    assert!(step_verdict_paired(&st, &three, 0.02, &[]).is_valid());
+    // Three more is more than one in 64 of 133: flagged, as is a second
+    // child beside one at any size.
+    let st = shaped(&[((130, 130, 1), None), ((133, 133, 1), None)]);
+    assert!(msg(&step_verdict(&st, &three[..2], 0.02), "shape_changed")
+        .starts_with("the server's shape changed during measurement: 130–133 processes, 130–133 threads over 2 rounds,"));
+    let st = shaped(&[((2, 2, 1), None), ((3, 3, 1), None)]);
+    assert_eq!(
+        step_verdict(&st, &three[..2], 0.02).label(),
+        "suspect: shape_changed"
+    );
+    // A thread pool of 1027 that gained 16 threads is the same; 17 is not.
+    let st = shaped(&[((2, 1027, 1), None), ((2, 1043, 1), None)]);
+    assert!(step_verdict(&st, &three[..2], 0.02).is_valid());
+    let st = shaped(&[((2, 1027, 1), None), ((2, 1044, 1), None)]);
+    assert_eq!(
+        step_verdict(&st, &three[..2], 0.02).label(),
+        "suspect: shape_changed"
+    );
+}
+
+#[test]
 fn a_listener_opened_within_one_round_changed_the_servers_shape() {
     let st = shaped(&[(
         (4, 4, 4),

@@ -14,7 +14,7 @@
 //! compare with. A server whose first warmup found it steady over
 //! `SETTLE_S` or longer, or that was not sampled, costs no round more.
 
-use throng_model::{ServerUsage, Shape};
+use throng_model::{ServerUsage, Shape, ShapeRange};
 
 use super::failure::Down;
 use super::Sweep;
@@ -122,8 +122,11 @@ impl Sweep<'_, '_> {
 /// Whether a warmup found the server's shape changing: within its round,
 /// or since `before`, the round before's. Unsampled (no processes): not.
 fn changing(u: &ServerUsage, before: Option<Shape>) -> bool {
-    u.processes > 0
-        && (u.shape_range.is_some_and(|r| r.varied()) || before.is_some_and(|b| b != u.shape()))
+    let mut range = u.shapes();
+    if let Some(b) = before {
+        range.cover(&ShapeRange::of(b));
+    }
+    u.processes > 0 && range.changed()
 }
 
 /// "3 processes, 77 threads, 1 listening socket", leaving out listeners
