@@ -154,10 +154,11 @@ pub fn run_tapped(
         (results, window, started_unix_s)
     } else {
         std::thread::scope(|s| {
-            // Each thread makes its worker, pins itself and learns what a
-            // sleep costs on its CPU before the window starts: a schedule
-            // counted from a start the threads were not ready for would
-            // charge their setup to the first requests' latency.
+            // Each thread makes its worker, pins itself, learns what a
+            // sleep costs on its CPU and, for a schedule, opens its
+            // connections before the window starts: a schedule counted
+            // from a start the threads were not ready for would charge
+            // their setup to the first requests' latency.
             let (ready_tx, ready_rx) = mpsc::channel();
             let mut starts = Vec::with_capacity(threads);
             let handles: Vec<_> = jobs
@@ -173,6 +174,9 @@ pub fn run_tapped(
                         .spawn_scoped(s, move || {
                             let mut w = Worker::new(plan, job)?;
                             w.settle_thread();
+                            if plan.interval_ns.is_some() {
+                                w.open_ahead();
+                            }
                             drop(ready);
                             let Ok((window, started_unix_s)) = start_rx.recv() else {
                                 return Err(std::io::Error::other("the load never started"));

@@ -1,0 +1,133 @@
+//! The open model's connections are opened before its schedule starts: a
+//! handshake made once the window had started held the first sends back,
+//! and the wait was charged to their latency (counted from the instant
+//! each was due). Here every TLS handshake takes the server 300 ms, so a
+//! first send that waited for one would show 300 ms of latency.
+
+use std::io::{Read, Write};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use throng_engine::tls::TlsSpec;
+use throng_engine::{run, Control, LoadSpec, Stop, Target};
+use throng_testkit::http::{self, Conn};
+use throng_testkit::wait::wait_for;
+
+/// How long the server waits before it reads a connection's ClientHello.
+const HANDSHAKE: Duration = Duration::from_millis(300);
+
+const ANSWER: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+fn config() -> Arc<rustls::ServerConfig> {
+    let pair = throng_testkit::cert::localhost();
+    let cert = rustls::pki_types::CertificateDer::from(pair.cert_der);
+    let pkey = rustls::pki_types::PrivateKeyDer::Pkcs8(pair.key_der.into());
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    Arc::new(
+        rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![cert], pkey)
+            .unwrap(),
+    )
+}
+
+/// A slow handshake, then every request answered at once until the client
+/// closes or the test ends.
+fn serve(cfg: Arc<rustls::ServerConfig>, c: Conn) {
+    let (tcp, stop) = (c.stream, c.stop);
+    // The slow server's own pace, cut short only when the test ends.
+    wait_for(HANDSHAKE, || stop.load(Ordering::Relaxed));
+    tcp.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let conn = rustls::ServerConnection::new(cfg).unwrap();
+    let mut tls = rustls::StreamOwned::new(conn, tcp);
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !stop.load(Ordering::Relaxed) {
+        match tls.read(&mut byte) {
+            Ok(1) => head.push(byte[0]),
+            Ok(_) => return,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => continue,
+            Err(_) => return,
+        }
+        if head.ends_with(b"\r\n\r\n") {
+            head.clear();
+            if tls.write_all(ANSWER).and_then(|_| tls.flush()).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+fn spec(server: &http::Server, connections: usize, stop: Stop) -> LoadSpec {
+    let port = server.addr.port();
+    let mut spec = LoadSpec::new(vec![Target::new(
+        server.addr,
+        format!("localhost:{port}"),
+        "/".to_string(),
+        format!("https://localhost:{port}/"),
+    )]);
+    spec.tls = Some(TlsSpec {
+        insecure: true,
+        ..TlsSpec::default()
+    });
+    spec.connections = connections;
+    spec.threads = 1;
+    spec.timeout = Duration::from_secs(3);
+    spec.stop = stop;
+    spec
+}
+
+#[test]
+fn the_open_models_first_sends_do_not_wait_for_a_handshake() {
+    let cfg = config();
+    let server = http::Server::start(move |c| serve(cfg.clone(), c));
+    // 4 connections, 200 requests a second, 40 requests: the first four
+    // are due in the window's first 20 ms.
+    let mut s = spec(&server, 4, Stop::Requests(40));
+    s.rate = Some(200.0);
+    let r = run(&s, &Control::new()).unwrap();
+    assert_eq!(r.counts.completed, 40, "{:?}", r.counts.errors);
+    assert_eq!(r.counts.errors_total(), 0, "{:?}", r.counts.errors);
+    assert_eq!(r.counts.sent, 40);
+    assert_eq!(r.connections_established, 4);
+    // The handshakes were made, and counted with the run: four connects.
+    assert_eq!(r.connect_time.len(), 4);
+    let tls = r
+        .tls
+        .as_ref()
+        .expect("an https load says how its handshakes went");
+    assert_eq!(tls.handshakes, 4, "{tls:?}");
+    assert!(
+        tls.handshake_time.min() >= HANDSHAKE.as_micros() as u64,
+        "{tls:?}"
+    );
+    // Had a first send waited for its handshake, its latency (from the
+    // instant it was due) would be 300 ms or more.
+    let worst = Duration::from_micros(r.latency.max());
+    assert!(worst < HANDSHAKE, "slowest answer {worst:?}");
+    assert_eq!(r.latency.len(), 40);
+}
+
+#[test]
+fn handshakes_made_ahead_of_a_warmup_are_the_warmups() {
+    // Made before the window, they belong to its first phase, as when
+    // they were made in it: a warmup's, not the measured phase's.
+    let cfg = config();
+    let server = http::Server::start(move |c| serve(cfg.clone(), c));
+    let mut s = spec(&server, 2, Stop::Requests(20));
+    s.rate = Some(200.0);
+    s.warmup = Duration::from_millis(50);
+    let r = run(&s, &Control::new()).unwrap();
+    assert_eq!(r.counts.completed, 20, "{:?}", r.counts.errors);
+    assert_eq!(r.counts.errors_total(), 0, "{:?}", r.counts.errors);
+    assert_eq!(r.connections_established, 2);
+    assert_eq!(r.connect_time.len(), 0);
+    assert_eq!(r.tls.as_ref().map(|t| t.handshakes), Some(0));
+    let worst = Duration::from_micros(r.latency.max());
+    assert!(worst < HANDSHAKE, "slowest answer {worst:?}");
+}
