@@ -16,6 +16,7 @@ pub mod max_users;
 mod prices;
 mod profile;
 mod reason;
+mod shape;
 mod stacks;
 pub mod summary;
 pub mod tcp;
@@ -36,6 +37,7 @@ pub use feature::{Feature, FeatureResult, FeatureStatus};
 pub use prices::{CorePrices, Price};
 pub use profile::Profile;
 pub use reason::{Reason, ReasonCode, Verdict};
+pub use shape::{Shape, ShapeRange, SPARE_SHARE};
 pub use stacks::{HwCounters, StackProfile};
 pub use summary::{
     Connections, CoordinationParts, CpuTime, ErrorKind, HostShare, Http2Report, Http3Report,
@@ -286,74 +288,6 @@ pub struct ServerUsage {
     /// where they could not be read, and in usage stored before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<crate::TcpSegments>,
-}
-
-/// What a server's process tree is made of at one reading: the pool a
-/// server sized for itself, which a figure depends on as much as on its
-/// code.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Shape {
-    pub processes: u32,
-    pub threads: u32,
-    /// 0 when the tree's descriptors could not be read.
-    #[serde(default)]
-    pub listeners: u32,
-}
-
-/// The fewest and the most of each count of a [`Shape`] over some
-/// readings, each count on its own: `min.processes` and `min.threads` may
-/// come from different readings.
-/// A pool that moved by one worker in this many or fewer is the same
-/// server: 1/64 is under the ±2% a step's precision aims at, so no figure
-/// could tell the two apart.
-pub const SPARE_SHARE: u64 = 64;
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ShapeRange {
-    pub min: Shape,
-    pub max: Shape,
-}
-
-impl ShapeRange {
-    /// The range of one reading.
-    pub fn of(s: Shape) -> ShapeRange {
-        ShapeRange { min: s, max: s }
-    }
-
-    /// Whether any count took more than one value.
-    pub fn varied(&self) -> bool {
-        self.min != self.max
-    }
-
-    /// Whether the server it covers is no longer one server: its
-    /// processes or threads moved by more than one in [`SPARE_SHARE`] of
-    /// the most it had, or its listening sockets moved at all. Prefork
-    /// forking one more spare beside 129 children, as a burst of new
-    /// connections can make it do, serves as it did (an idle child is
-    /// idle); a third child beside two, or 25 threads beside 52, does not.
-    pub fn changed(&self) -> bool {
-        let moved = |lo: u32, hi: u32| u64::from(hi - lo) * SPARE_SHARE > u64::from(hi);
-        moved(self.min.processes, self.max.processes)
-            || moved(self.min.threads, self.max.threads)
-            || self.min.listeners != self.max.listeners
-    }
-
-    /// Widened to cover `other` too. Listening sockets of 0 were not read,
-    /// so they widen nothing.
-    pub fn cover(&mut self, other: &ShapeRange) {
-        let (lo, hi) = (&mut self.min, &mut self.max);
-        lo.processes = lo.processes.min(other.min.processes);
-        hi.processes = hi.processes.max(other.max.processes);
-        lo.threads = lo.threads.min(other.min.threads);
-        hi.threads = hi.threads.max(other.max.threads);
-        if other.min.listeners > 0 {
-            lo.listeners = match lo.listeners {
-                0 => other.min.listeners,
-                l => l.min(other.min.listeners),
-            };
-        }
-        hi.listeners = hi.listeners.max(other.max.listeners);
-    }
 }
 
 fn is_zero_count(v: &u32) -> bool {
