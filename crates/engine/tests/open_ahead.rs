@@ -9,30 +9,16 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use throng_engine::tls::TlsSpec;
-use throng_engine::{run, Control, LoadSpec, Stop, Target};
+use throng_engine::{run, Control, LoadSpec, Stop};
 use throng_testkit::http::{self, Conn};
 use throng_testkit::wait::wait_for;
+
+mod common;
 
 /// How long the server waits before it reads a connection's ClientHello.
 const HANDSHAKE: Duration = Duration::from_millis(300);
 
 const ANSWER: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-
-fn config() -> Arc<rustls::ServerConfig> {
-    let pair = throng_testkit::cert::localhost();
-    let cert = rustls::pki_types::CertificateDer::from(pair.cert_der);
-    let pkey = rustls::pki_types::PrivateKeyDer::Pkcs8(pair.key_der.into());
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    Arc::new(
-        rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(vec![cert], pkey)
-            .unwrap(),
-    )
-}
 
 /// A slow handshake, then every request answered at once until the client
 /// closes or the test ends.
@@ -64,27 +50,14 @@ fn serve(cfg: Arc<rustls::ServerConfig>, c: Conn) {
 }
 
 fn spec(server: &http::Server, connections: usize, stop: Stop) -> LoadSpec {
-    let port = server.addr.port();
-    let mut spec = LoadSpec::new(vec![Target::new(
-        server.addr,
-        format!("localhost:{port}"),
-        "/".to_string(),
-        format!("https://localhost:{port}/"),
-    )]);
-    spec.tls = Some(TlsSpec {
-        insecure: true,
-        ..TlsSpec::default()
-    });
+    let mut spec = common::https_spec(server.addr, stop);
     spec.connections = connections;
-    spec.threads = 1;
-    spec.timeout = Duration::from_secs(3);
-    spec.stop = stop;
     spec
 }
 
 #[test]
 fn the_open_models_first_sends_do_not_wait_for_a_handshake() {
-    let cfg = config();
+    let cfg = common::tls_server_config();
     let server = http::Server::start(move |c| serve(cfg.clone(), c));
     // 4 connections, 200 requests a second, 40 requests: the first four
     // are due in the window's first 20 ms.
@@ -117,7 +90,7 @@ fn the_open_models_first_sends_do_not_wait_for_a_handshake() {
 fn handshakes_made_ahead_of_a_warmup_are_the_warmups() {
     // Made before the window, they belong to its first phase, as when
     // they were made in it: a warmup's, not the measured phase's.
-    let cfg = config();
+    let cfg = common::tls_server_config();
     let server = http::Server::start(move |c| serve(cfg.clone(), c));
     let mut s = spec(&server, 2, Stop::Requests(20));
     s.rate = Some(200.0);

@@ -10,10 +10,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use throng_engine::tls::TlsSpec;
-use throng_engine::{run, Control, LoadResult, LoadSpec, Stop, Target};
+use throng_engine::{run, Control, LoadResult, LoadSpec, Stop};
 use throng_testkit::http::{self, Conn};
 use throng_testkit::wait::wait_for;
+
+mod common;
 
 const ANSWER: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 
@@ -35,21 +36,6 @@ const TO_CLOSE: &[u8] = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nread until
 /// A rustls server on loopback that answers one request per connection,
 /// then closes TLS but not TCP, holding every connection until dropped.
 struct Server(http::Server);
-
-fn config() -> Arc<rustls::ServerConfig> {
-    let pair = throng_testkit::cert::localhost();
-    let cert = rustls::pki_types::CertificateDer::from(pair.cert_der);
-    let pkey = rustls::pki_types::PrivateKeyDer::Pkcs8(pair.key_der.into());
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    Arc::new(
-        rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(vec![cert], pkey)
-            .unwrap(),
-    )
-}
 
 /// Reads one request head; false when the client closed or went quiet.
 fn request(tls: &mut rustls::StreamOwned<rustls::ServerConnection, TcpStream>) -> bool {
@@ -97,28 +83,12 @@ fn serve(cfg: Arc<rustls::ServerConfig>, c: Conn, after: After) {
 
 impl Server {
     fn start(after: After) -> Server {
-        let cfg = config();
+        let cfg = common::tls_server_config();
         Server(http::Server::start(move |c| serve(cfg.clone(), c, after)))
     }
 
     fn spec(&self, stop: Stop) -> LoadSpec {
-        let addr = self.0.addr;
-        let port = addr.port();
-        let mut spec = LoadSpec::new(vec![Target::new(
-            addr,
-            format!("localhost:{port}"),
-            "/".to_string(),
-            format!("https://localhost:{port}/"),
-        )]);
-        spec.tls = Some(TlsSpec {
-            insecure: true,
-            ..TlsSpec::default()
-        });
-        spec.connections = 1;
-        spec.threads = 1;
-        spec.timeout = Duration::from_secs(3);
-        spec.stop = stop;
-        spec
+        common::https_spec(self.0.addr, stop)
     }
 }
 

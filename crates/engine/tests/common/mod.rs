@@ -62,3 +62,41 @@ pub fn io_from_env() -> IoBackend {
         _ => IoBackend::Epoll,
     }
 }
+
+/// A rustls server's config for `localhost` over the test kit's
+/// self-signed certificate, for a TLS server played in the test.
+pub fn tls_server_config() -> std::sync::Arc<rustls::ServerConfig> {
+    let pair = throng_testkit::cert::localhost();
+    let cert = rustls::pki_types::CertificateDer::from(pair.cert_der);
+    let pkey = rustls::pki_types::PrivateKeyDer::Pkcs8(pair.key_der.into());
+    let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    std::sync::Arc::new(
+        rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![cert], pkey)
+            .unwrap(),
+    )
+}
+
+/// An `https://localhost` load of `addr` that trusts any certificate: one
+/// connection on one thread, a 3 s timeout, ended by `stop`.
+pub fn https_spec(addr: SocketAddr, stop: throng_engine::Stop) -> LoadSpec {
+    let port = addr.port();
+    let mut spec = LoadSpec::new(vec![Target::new(
+        addr,
+        format!("localhost:{port}"),
+        "/".to_string(),
+        format!("https://localhost:{port}/"),
+    )]);
+    spec.tls = Some(throng_engine::tls::TlsSpec {
+        insecure: true,
+        ..Default::default()
+    });
+    spec.connections = 1;
+    spec.threads = 1;
+    spec.timeout = std::time::Duration::from_secs(3);
+    spec.stop = stop;
+    spec
+}
