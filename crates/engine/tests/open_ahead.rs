@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use throng_engine::{run, Control, LoadSpec, Stop};
+use throng_engine::{run, Control, LoadResult, Stop};
 use throng_testkit::http::{self, Conn};
 use throng_testkit::wait::wait_for;
 
@@ -49,21 +49,23 @@ fn serve(cfg: Arc<rustls::ServerConfig>, c: Conn) {
     }
 }
 
-fn spec(server: &http::Server, connections: usize, stop: Stop) -> LoadSpec {
-    let mut spec = common::https_spec(server.addr, stop);
+/// An open-model run of `requests` at 200 a second over `connections`,
+/// against a fresh slow-handshake server, after `warmup`.
+fn load(connections: usize, requests: u64, warmup: Duration) -> LoadResult {
+    let cfg = common::tls_server_config();
+    let server = http::Server::start(move |c| serve(cfg.clone(), c));
+    let mut spec = common::https_spec(server.addr, Stop::Requests(requests));
     spec.connections = connections;
-    spec
+    spec.rate = Some(200.0);
+    spec.warmup = warmup;
+    run(&spec, &Control::new()).unwrap()
 }
 
 #[test]
 fn the_open_models_first_sends_do_not_wait_for_a_handshake() {
-    let cfg = common::tls_server_config();
-    let server = http::Server::start(move |c| serve(cfg.clone(), c));
     // 4 connections, 200 requests a second, 40 requests: the first four
     // are due in the window's first 20 ms.
-    let mut s = spec(&server, 4, Stop::Requests(40));
-    s.rate = Some(200.0);
-    let r = run(&s, &Control::new()).unwrap();
+    let r = load(4, 40, Duration::ZERO);
     assert_eq!(r.counts.completed, 40, "{:?}", r.counts.errors);
     assert_eq!(r.counts.errors_total(), 0, "{:?}", r.counts.errors);
     assert_eq!(r.counts.sent, 40);
@@ -90,12 +92,7 @@ fn the_open_models_first_sends_do_not_wait_for_a_handshake() {
 fn handshakes_made_ahead_of_a_warmup_are_the_warmups() {
     // Made before the window, they belong to its first phase, as when
     // they were made in it: a warmup's, not the measured phase's.
-    let cfg = common::tls_server_config();
-    let server = http::Server::start(move |c| serve(cfg.clone(), c));
-    let mut s = spec(&server, 2, Stop::Requests(20));
-    s.rate = Some(200.0);
-    s.warmup = Duration::from_millis(50);
-    let r = run(&s, &Control::new()).unwrap();
+    let r = load(2, 20, Duration::from_millis(50));
     assert_eq!(r.counts.completed, 20, "{:?}", r.counts.errors);
     assert_eq!(r.counts.errors_total(), 0, "{:?}", r.counts.errors);
     assert_eq!(r.connections_established, 2);

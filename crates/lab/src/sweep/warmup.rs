@@ -122,11 +122,14 @@ impl Sweep<'_, '_> {
 /// Whether a warmup found the server's shape changing: within its round,
 /// or since `before`, the round before's. Unsampled (no processes): not.
 fn changing(u: &ServerUsage, before: Option<Shape>) -> bool {
+    if u.processes == 0 {
+        return false;
+    }
     let mut range = u.shapes();
     if let Some(b) = before {
         range.cover(&ShapeRange::of(b));
     }
-    u.processes > 0 && range.changed()
+    range.changed()
 }
 
 /// "3 processes, 77 threads, 1 listening socket", leaving out listeners
