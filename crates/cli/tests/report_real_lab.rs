@@ -34,11 +34,11 @@ fn lab_quick_report_renders_in_chromium() {
     assert_eq!(steps, 16, "{stdout}");
     let compared = stdout.lines().filter(|l| l.contains("95% CI")).count();
     assert_eq!(compared, 30, "{stdout}");
-    // Every interval drawn over quick's launches: six to ten starts of
-    // every server.
+    // Every interval drawn over quick's launches: six to sixteen starts of
+    // every server, those past six only for comparisons still wide.
     let launched = stdout
         .lines()
-        .filter(|l| (6..=10).any(|n| l.contains(&format!("over {n} launches)"))))
+        .filter(|l| (6..=16).any(|n| l.contains(&format!("over {n} launches)"))))
         .count();
     assert_eq!(launched, 30, "{stdout}");
     assert!(stdout.contains("run 1 stored"), "{stdout}");

@@ -31,6 +31,10 @@ type TimedScript = Box<dyn FnMut(&str, &RoundLoad) -> Measured>;
 /// the first) and how many slices that server has run so far.
 type LaunchScript = Box<dyn FnMut(&str, usize, usize) -> Measured>;
 
+/// A script that sees which start of its server a slice measures and the
+/// slice's level (its connections).
+type LevelScript = Box<dyn FnMut(&str, usize, u32) -> Measured>;
+
 struct Fake {
     /// Every call, in order: "start a", "warmup a c=4", "round a c=4".
     calls: Vec<String>,
@@ -42,6 +46,8 @@ struct Fake {
     timed: Option<TimedScript>,
     /// Replaces `script` for measured slices when set.
     launched: Option<LaunchScript>,
+    /// Replaces `script` for measured slices when set.
+    leveled: Option<LevelScript>,
     /// Starts of each server so far.
     starts: BTreeMap<String, usize>,
     /// Servers that refuse every start after this many.
@@ -89,6 +95,7 @@ impl Fake {
             script,
             timed: None,
             launched: None,
+            leveled: None,
             starts: BTreeMap::new(),
             refuse_after_starts: BTreeMap::new(),
             refuse: BTreeMap::new(),
@@ -237,9 +244,12 @@ impl Executor for Fake {
         if self.dies_after.get(server) == Some(&n) {
             self.up.remove(server);
         }
+        let launch = self.starts.get(server).copied().unwrap_or(1) - 1;
         if let Some(l) = &mut self.launched {
-            let launch = self.starts.get(server).copied().unwrap_or(1) - 1;
             return Ok(l(server, launch, n));
+        }
+        if let Some(l) = &mut self.leveled {
+            return Ok(l(server, launch, load.concurrency));
         }
         if let Some(t) = &mut self.timed {
             return Ok(t(server, load));
@@ -1833,6 +1843,100 @@ fn servers_are_started_again_until_the_comparisons_are_narrow_or_the_launches_ru
         .collect();
     assert_eq!(starts.len(), 20);
     assert_eq!(&starts[..2], ["start a", "start b"]);
+}
+
+#[test]
+fn past_the_least_launches_only_the_wide_comparisons_are_measured_again() {
+    // At 10 connections every server serves the same in every launch. At
+    // 20, a's second start is 1.2% faster and c's 0.6%: over two launches
+    // (Student's t at one degree of freedom, 12.7) b/a is ±7.6%, wider than
+    // the ±5% target, and c/a and c/b ±3.8%. So the third launch measures
+    // a and b at 20 connections and nothing at 10; over three launches b/a
+    // is ±1.7%, and there is no fourth.
+    let s = launched_servers(&["a", "b", "c"], 2, 5);
+    let mut fake = Fake::new(Box::new(steady));
+    fake.leveled = Some(Box::new(|server, launch, c| {
+        let up = match (server, c, launch % 2) {
+            ("a", 20, 1) => 1.012,
+            ("c", 20, 1) => 1.006,
+            _ => 1.0,
+        };
+        measured(1000.0 * up, c, &[], 1_000)
+    }));
+    let mut seen = Notes(Vec::new());
+    let (out, data) = run_seen(&s, &mut fake, &Interrupt::new(), &mut seen);
+    assert!(out.complete);
+    assert_eq!(
+        seen.0,
+        [
+            "tiny on 1 core: launch 2 of at least 2; every server is started again",
+            "tiny on 1 core: launch 3 of at most 5: 1 of 2 levels still have a comparison wider \
+             than ±5.0%; every server is started again, and measured again only where a \
+             comparison is wide: at 10 connections none, at 20 connections a and b",
+        ]
+    );
+    // Every server is started in each launch, and stays up idle; c is
+    // warmed only in the launches that measure it.
+    assert_eq!(
+        fake.starts,
+        BTreeMap::from([("a".into(), 3), ("b".into(), 3), ("c".into(), 3)])
+    );
+    let warmups = |server: &str| {
+        fake.calls
+            .iter()
+            .filter(|c| c.starts_with(&format!("warmup {server} ")))
+            .count()
+    };
+    assert_eq!((warmups("a"), warmups("b"), warmups("c")), (3, 3, 2));
+    // Each step's rounds by launch: four blocks a launch where measured.
+    for st in &data.steps {
+        let mut launches: BTreeMap<u32, usize> = BTreeMap::new();
+        for r in &st.rounds {
+            *launches.entry(r.launch.unwrap()).or_default() += 1;
+        }
+        let want: &[(u32, usize)] = match (st.server.as_str(), st.concurrency) {
+            ("a" | "b", 20) => &[(0, 4), (1, 4), (2, 4)],
+            _ => &[(0, 4), (1, 4)],
+        };
+        assert_eq!(
+            launches.into_iter().collect::<Vec<_>>(),
+            want,
+            "{} at {}",
+            st.server,
+            st.concurrency
+        );
+    }
+    // Each comparison over the launches that measured both its servers.
+    let level = |a: &str, b: &str, c: u32| {
+        data.comparisons
+            .iter()
+            .find(|x| x.a == a && x.b == b && x.concurrency == Some(c))
+            .unwrap_or_else(|| panic!("{b}/{a} at {c}"))
+    };
+    let ba = level("a", "b", 20);
+    assert_eq!(ba.launch_ratios.len(), 3);
+    assert_eq!(ba.pairs, 12);
+    // ln ratios 0, −ln 1.012, 0: ±1.7% about their geometric mean.
+    let m = (1.0f64 / 1.012).powf(1.0 / 3.0);
+    assert!((ba.ratio - m).abs() < 1e-9, "{ba:?}");
+    assert!((ba.relative_half_width() - 0.0171).abs() < 0.0005, "{ba:?}");
+    for (a, b) in [("a", "c"), ("b", "c")] {
+        let x = level(a, b, 20);
+        assert_eq!((x.launch_ratios.len(), x.pairs), (2, 8), "{x:?}");
+        assert!(x.relative_half_width() < 0.05, "{x:?}");
+    }
+    for (a, b) in [("a", "b"), ("a", "c"), ("b", "c")] {
+        let x = level(a, b, 10);
+        assert_eq!((x.launch_ratios.len(), x.ratio), (2, 1.0), "{x:?}");
+    }
+    // The sweep's comparison is drawn over the launches that measured the
+    // pair at every level.
+    let pooled = data
+        .comparisons
+        .iter()
+        .find(|x| x.a == "a" && x.b == "b" && x.concurrency.is_none())
+        .expect("b/a over the sweep");
+    assert_eq!(pooled.launch_ratios.len(), 2, "{pooled:?}");
 }
 
 /// Every note the lab tells its caller but the one on its decision

@@ -6,12 +6,14 @@
 //! launched exactly as its rounds divide, since a count, not an interval,
 //! is what the study fixed.
 
-use throng_model::{Comparison, StepRecord};
+use throng_model::{Comparison, StepRecord, StepStatus};
 
 use super::level::LevelRun;
+use super::pending::Pending;
 use super::Sweep;
 use crate::observer::Event;
 use crate::pairs;
+use crate::round::ServerId;
 
 impl Sweep<'_, '_> {
     /// Blocks the level gets in the current launch; `None` when the study
@@ -88,7 +90,7 @@ impl Sweep<'_, '_> {
             .iter()
             .filter(|r| !pairs::all_narrow(&r.comparisons, target))
             .count();
-        let why = if done < least {
+        let mut why = if done < least {
             format!("launch {} of at least {least}", done + 1)
         } else if wide > 0 {
             format!(
@@ -101,14 +103,88 @@ impl Sweep<'_, '_> {
         } else {
             return false;
         };
+        why.push_str("; every server is started again");
+        if done >= least {
+            if let Some(only) = focus(runs, target) {
+                why.push_str(&format!(
+                    ", and measured again only where a comparison is wide: {only}"
+                ));
+            }
+        }
         let cores = match self.group.cores {
             1 => "1 core".to_string(),
             n => format!("{n} cores"),
         };
         self.ctx.observer.event(Event::Note(format!(
-            "{} on {cores}: {why}; every server is started again",
+            "{} on {cores}: {why}",
             self.group.workload.kind.name()
         )));
         true
+    }
+}
+
+/// Past the study's least launches, each level is measured again only by
+/// the servers of its comparisons still wider than the target, and a level
+/// whose comparisons are all narrow not at all: a launch then costs the
+/// slices and warmups its wide comparisons need, and the time that frees
+/// lets those get more launches. A comparison's interval is drawn over the
+/// launches that measured both its servers, each launch's median as
+/// before, so an unmeasured launch leaves it as it was. Sets each level's
+/// focus and says what it measures ("at 50 connections apache2-event and
+/// h2o, at 100 connections none"), or `None` when every server of every
+/// level is measured again.
+fn focus(runs: &mut [LevelRun], target: f64) -> Option<String> {
+    let mut left_out = false;
+    let mut said = Vec::new();
+    for run in runs.iter_mut() {
+        let live: Vec<&Pending> = run
+            .pending
+            .iter()
+            .filter(|p| p.step.status == StepStatus::Ok)
+            .collect();
+        let mut only: Vec<ServerId> = Vec::new();
+        for c in run.comparisons.iter().filter(|c| !pairs::narrow(c, target)) {
+            for name in [&c.a, &c.b] {
+                if let Some(p) = live.iter().find(|p| &p.step.server == name) {
+                    if !only.contains(&p.server) {
+                        only.push(p.server);
+                    }
+                }
+            }
+        }
+        left_out |= only.len() < live.len();
+        let names: Vec<&str> = live
+            .iter()
+            .filter(|p| only.contains(&p.server))
+            .map(|p| p.step.server.as_str())
+            .collect();
+        said.push(format!("at {} {}", level_words(run), and_list(&names)));
+        run.focus = Some(only);
+    }
+    if left_out {
+        return Some(said.join(", "));
+    }
+    for run in runs.iter_mut() {
+        run.focus = None;
+    }
+    None
+}
+
+/// "50 connections", or "2000 req/s at 50 connections".
+fn level_words(run: &LevelRun) -> String {
+    let c = run.level.concurrency;
+    let conns = format!("{c} connection{}", if c == 1 { "" } else { "s" });
+    match run.level.rate {
+        Some(r) => format!("{r} req/s at {conns}"),
+        None => conns,
+    }
+}
+
+/// "none", "a", "a and b", "a, b and c".
+fn and_list(names: &[&str]) -> String {
+    match names {
+        [] => "none".to_string(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }

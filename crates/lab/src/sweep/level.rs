@@ -30,6 +30,17 @@ pub struct LevelRun {
     pub launch_blocks: u32,
     /// The level's paired comparisons, as its last block left them.
     pub comparisons: Vec<Comparison>,
+    /// The servers the current launch measures at this level, when not
+    /// every one: after the study's least launches, those of a comparison
+    /// still wider than the target (none, when every one is narrow).
+    pub focus: Option<Vec<ServerId>>,
+}
+
+impl LevelRun {
+    /// Whether the current launch measures `server` at this level.
+    pub fn measures(&self, server: ServerId) -> bool {
+        self.focus.as_ref().is_none_or(|f| f.contains(&server))
+    }
 }
 
 impl LevelRun {
@@ -48,7 +59,8 @@ impl Sweep<'_, '_> {
     pub(super) fn level(&mut self, run: &mut LevelRun) -> anyhow::Result<()> {
         let lv = run.level;
         run.launch_blocks = 0;
-        for p in &mut run.pending {
+        let measured: Vec<bool> = run.pending.iter().map(|p| run.measures(p.server)).collect();
+        for (p, measured) in run.pending.iter_mut().zip(measured) {
             // A server that failed since this level was last measured fails
             // its step here, with what it measured before.
             if let Some(down) = &self.down[p.server.index()] {
@@ -57,7 +69,12 @@ impl Sweep<'_, '_> {
                     p.step.failure = Some(down.to_string());
                 }
             }
-            p.done = p.step.status != StepStatus::Ok;
+            p.done = p.step.status != StepStatus::Ok || !measured;
+        }
+        // A later launch that has nothing to measure here (every
+        // comparison of the level narrow) opens no connections.
+        if self.launch > 0 && run.pending.iter().all(|p| p.done) {
+            return Ok(());
         }
         // Connections kept between slices run timed windows of the closed
         // model only; a counted or rate round opens its own.
@@ -164,6 +181,7 @@ impl Sweep<'_, '_> {
             block: 0,
             launch_blocks: 0,
             comparisons: Vec::new(),
+            focus: None,
         }
     }
 

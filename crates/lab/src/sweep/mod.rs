@@ -183,7 +183,7 @@ impl<'s, 'a> Sweep<'s, 'a> {
         let mut runs: Vec<LevelRun> = Vec::new();
         loop {
             self.start_servers()?;
-            self.warm_up();
+            self.warm_up(&runs);
             for (index, lv) in self.levels.clone().into_iter().enumerate() {
                 if self.interrupted() {
                     break;

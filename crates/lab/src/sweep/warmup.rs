@@ -17,6 +17,7 @@
 use throng_model::{ServerUsage, Shape, ShapeRange};
 
 use super::failure::Down;
+use super::level::LevelRun;
 use super::Sweep;
 use crate::observer::Event;
 use crate::round::{Measured, RoundKind, ServerId};
@@ -38,7 +39,10 @@ pub const SETTLE_ROUNDS: u32 = 5;
 pub const SETTLE_S: f64 = 1.0;
 
 impl Sweep<'_, '_> {
-    pub(super) fn warm_up(&mut self) {
+    /// Warms each server a level of `runs` (the launches so far) measures
+    /// in this launch: every one in the first, and later only those of a
+    /// comparison still wide (see `launches`).
+    pub(super) fn warm_up(&mut self, runs: &[LevelRun]) {
         let study = self.study;
         if study.warmup_s <= 0.0 {
             return;
@@ -55,6 +59,9 @@ impl Sweep<'_, '_> {
             }
             // Not started again for this launch: nothing to warm.
             if self.down[id.index()].is_some() {
+                continue;
+            }
+            if !runs.is_empty() && !runs.iter().any(|r| r.measures(id)) {
                 continue;
             }
             load.client_cpus = self.group.client_cpus_of(id.index()).to_vec();
