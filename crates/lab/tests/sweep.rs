@@ -1983,6 +1983,40 @@ fn a_server_that_does_not_start_again_fails_its_later_launches_and_says_why() {
     }
 }
 
+#[test]
+fn a_wide_comparison_that_lost_a_server_starts_nothing_more() {
+    // b's launches alternate by 20% against a's, so b/a stays wide; b
+    // refuses its third start. Past the least two launches, a is left
+    // with nothing to be paired with: no fourth launch starts it again to
+    // measure it alone.
+    let s = launched_study(2, 5);
+    let mut fake = Fake::new(Box::new(steady));
+    fake.launched = Some(Box::new(|server, launch, _| {
+        let b = if launch % 2 == 0 { 900.0 } else { 1100.0 };
+        measured(if server == "b" { b } else { 1000.0 }, 10, &[], 1_000)
+    }));
+    fake.refuse_after_starts = BTreeMap::from([("b".to_string(), 2)]);
+    let mut seen = Notes(Vec::new());
+    let (out, data) = run_seen(&s, &mut fake, &Interrupt::new(), &mut seen);
+    assert!(out.complete);
+    assert_eq!(
+        fake.starts,
+        BTreeMap::from([("a".into(), 3), ("b".into(), 3)])
+    );
+    assert_eq!(
+        seen.0,
+        [
+            "tiny on 1 core: launch 2 of at least 2; every server is started again",
+            "tiny on 1 core: launch 3 of at most 5: 2 of 2 levels still have a comparison wider \
+             than ±5.0%; every server is started again",
+        ]
+    );
+    for st in data.steps.iter().filter(|s| s.server == "a") {
+        // Its slices of the third launch, when b could not start, unpaired.
+        assert_eq!((st.status, st.rounds.len()), (StepStatus::Ok, 12));
+    }
+}
+
 /// A round of `c` connections that found the server's tree with these
 /// processes and threads and one listener at its end, having had `from`
 /// processes (and 25 threads each) during it when that differs.

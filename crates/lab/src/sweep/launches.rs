@@ -105,10 +105,14 @@ impl Sweep<'_, '_> {
         };
         why.push_str("; every server is started again");
         if done >= least {
-            if let Some(only) = focus(runs, target) {
-                why.push_str(&format!(
+            match focus(runs, target) {
+                Focus::All => {}
+                Focus::Only(only) => why.push_str(&format!(
                     ", and measured again only where a comparison is wide: {only}"
-                ));
+                )),
+                // The wide comparisons have lost a server: nothing left
+                // that another launch could pair.
+                Focus::Nothing => return false,
             }
         }
         let cores = match self.group.cores {
@@ -130,10 +134,8 @@ impl Sweep<'_, '_> {
 /// lets those get more launches. A comparison's interval is drawn over the
 /// launches that measured both its servers, each launch's median as
 /// before, so an unmeasured launch leaves it as it was. Sets each level's
-/// focus and says what it measures ("at 50 connections apache2-event and
-/// h2o, at 100 connections none"), or `None` when every server of every
-/// level is measured again.
-fn focus(runs: &mut [LevelRun], target: f64) -> Option<String> {
+/// focus and says what it measures.
+fn focus(runs: &mut [LevelRun], target: f64) -> Focus {
     let mut left_out = false;
     let mut said = Vec::new();
     for run in runs.iter_mut() {
@@ -152,6 +154,11 @@ fn focus(runs: &mut [LevelRun], target: f64) -> Option<String> {
                 }
             }
         }
+        // A server alone measures no pair: one left by a wide comparison
+        // whose partner is down is not measured either.
+        if only.len() < 2 {
+            only.clear();
+        }
         left_out |= only.len() < live.len();
         let names: Vec<&str> = live
             .iter()
@@ -161,13 +168,33 @@ fn focus(runs: &mut [LevelRun], target: f64) -> Option<String> {
         said.push(format!("at {} {}", level_words(run), and_list(&names)));
         run.focus = Some(only);
     }
+    if runs
+        .iter()
+        .all(|r| r.focus.as_ref().is_some_and(Vec::is_empty))
+    {
+        for run in runs.iter_mut() {
+            run.focus = None;
+        }
+        return Focus::Nothing;
+    }
     if left_out {
-        return Some(said.join(", "));
+        return Focus::Only(said.join(", "));
     }
     for run in runs.iter_mut() {
         run.focus = None;
     }
-    None
+    Focus::All
+}
+
+/// What the next launch measures.
+enum Focus {
+    /// Every server of every level.
+    All,
+    /// Only what this says: "at 50 connections apache2-event and h2o, at
+    /// 100 connections none".
+    Only(String),
+    /// Nothing: no wide comparison has both its servers still up.
+    Nothing,
 }
 
 /// "50 connections", or "2000 req/s at 50 connections".
