@@ -6,7 +6,7 @@
 //! launched exactly as its rounds divide, since a count, not an interval,
 //! is what the study fixed.
 
-use throng_model::{Comparison, StepRecord, StepStatus};
+use throng_model::{Comparison, Decision, StepRecord, StepStatus};
 
 use super::level::LevelRun;
 use super::pending::Pending;
@@ -70,7 +70,8 @@ impl Sweep<'_, '_> {
     /// After a launch: whether to start the servers again. Each level's
     /// comparisons are drawn over the launches so far; another launch is
     /// due while the group has fewer than its least, or, up to its most,
-    /// while a comparison is wider than the precision target.
+    /// while a comparison is wider than the precision target (see
+    /// [`Enough`] for a calibrated one).
     pub(super) fn another_launch(&mut self, runs: &mut [LevelRun]) -> bool {
         let (least, most) = self.launch_range();
         let done = self.launch + 1;
@@ -86,26 +87,38 @@ impl Sweep<'_, '_> {
             return false;
         }
         let target = self.study.precision.target;
+        let enough = Enough {
+            target,
+            promise: self.study.precision_rule.before_calibration().max(target),
+        };
         let wide = runs
             .iter()
-            .filter(|r| !pairs::all_narrow(&r.comparisons, target))
+            .filter(|r| !r.comparisons.iter().all(|c| enough.of(c)))
             .count();
         let mut why = if done < least {
             format!("launch {} of at least {least}", done + 1)
         } else if wide > 0 {
+            let wider = if enough.promise > target {
+                format!(
+                    "±{:.1}% and undecided, or wider than ±{:.1}%",
+                    target * 100.0,
+                    enough.promise * 100.0
+                )
+            } else {
+                format!("±{:.1}%", target * 100.0)
+            };
             format!(
                 "launch {} of at most {most}: {wide} of {} levels still have a comparison wider \
-                 than ±{:.1}%",
+                 than {wider}",
                 done + 1,
                 runs.len(),
-                target * 100.0
             )
         } else {
             return false;
         };
         why.push_str("; every server is started again");
         if done >= least {
-            match focus(runs, target) {
+            match focus(runs, enough) {
                 Focus::All => {}
                 Focus::Only(only) => why.push_str(&format!(
                     ", and measured again only where a comparison is wide: {only}"
@@ -135,7 +148,7 @@ impl Sweep<'_, '_> {
 /// launches that measured both its servers, each launch's median as
 /// before, so an unmeasured launch leaves it as it was. Sets each level's
 /// focus and says what it measures.
-fn focus(runs: &mut [LevelRun], target: f64) -> Focus {
+fn focus(runs: &mut [LevelRun], enough: Enough) -> Focus {
     let mut left_out = false;
     let mut said = Vec::new();
     for run in runs.iter_mut() {
@@ -145,7 +158,7 @@ fn focus(runs: &mut [LevelRun], target: f64) -> Focus {
             .filter(|p| p.step.status == StepStatus::Ok)
             .collect();
         let mut only: Vec<ServerId> = Vec::new();
-        for c in run.comparisons.iter().filter(|c| !pairs::narrow(c, target)) {
+        for c in run.comparisons.iter().filter(|c| !enough.of(c)) {
             for name in [&c.a, &c.b] {
                 if let Some(p) = live.iter().find(|p| &p.step.server == name) {
                     if !only.contains(&p.server) {
@@ -186,6 +199,26 @@ fn focus(runs: &mut [LevelRun], target: f64) -> Focus {
     Focus::All
 }
 
+/// When a comparison needs no more launches: within the decision
+/// threshold (`target`), or decided and within the study's promise, the
+/// fallback a study without calibration would aim at (quick's ±5%). A
+/// calibrated threshold tighter than that promise is worth launches for
+/// the comparisons it has not decided; one already decided with an
+/// interval within the promise would only narrow an answer given.
+/// Without calibration, or with a threshold no tighter, the two are one.
+#[derive(Clone, Copy)]
+struct Enough {
+    target: f64,
+    promise: f64,
+}
+
+impl Enough {
+    fn of(&self, c: &Comparison) -> bool {
+        pairs::narrow(c, self.target)
+            || (c.decision != Decision::Undecided && pairs::narrow(c, self.promise))
+    }
+}
+
 /// What the next launch measures.
 enum Focus {
     /// Every server of every level.
@@ -213,5 +246,64 @@ fn and_list(names: &[&str]) -> String {
         [] => "none".to_string(),
         [one] => one.to_string(),
         [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use throng_model::IntervalKind;
+
+    /// A comparison over ten launches at `ratio`, ±`half` of it, decided
+    /// against a ±2% band as the lab would.
+    fn compared(ratio: f64, half: f64) -> Comparison {
+        let (lo, hi) = (ratio * (1.0 - half), ratio * (1.0 + half));
+        Comparison {
+            a: "a".into(),
+            b: "b".into(),
+            workload: "tiny".into(),
+            cores: 1,
+            concurrency: Some(10),
+            rate: None,
+            ratio,
+            ci_low: lo,
+            ci_high: hi,
+            pairs: 40,
+            decision: Decision::of(lo, hi, 0.02),
+            interval: IntervalKind::Launches,
+            launch_ratios: vec![ratio; 10],
+            next_run: None,
+            next_run_runs: None,
+            runs_differ: false,
+        }
+    }
+
+    #[test]
+    fn a_calibrated_threshold_launches_again_for_what_it_has_not_decided() {
+        // The machine decides ±2%; without a calibration the study would
+        // promise ±5%.
+        let calibrated = Enough {
+            target: 0.02,
+            promise: 0.05,
+        };
+        // Within the threshold: enough, decided or not.
+        assert!(calibrated.of(&compared(1.01, 0.015)));
+        assert!(calibrated.of(&compared(0.5, 0.015)));
+        // Decided (0.5 is far below 0.98) and within the promise: enough.
+        assert!(calibrated.of(&compared(0.5, 0.04)));
+        // Decided but wider than the promise: more launches.
+        assert!(!calibrated.of(&compared(0.5, 0.06)));
+        // Undecided (1.01 ± 4% crosses the band) and wider than the
+        // threshold: more launches, though within the promise.
+        let near = compared(1.01, 0.04);
+        assert_eq!(near.decision, Decision::Undecided);
+        assert!(!calibrated.of(&near));
+        // Without calibration the two are one: ±5% is what is asked.
+        let plain = Enough {
+            target: 0.05,
+            promise: 0.05,
+        };
+        assert!(plain.of(&compared(1.01, 0.04)) && plain.of(&compared(0.5, 0.049)));
+        assert!(!plain.of(&compared(0.5, 0.06)));
     }
 }
