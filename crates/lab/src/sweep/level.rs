@@ -41,9 +41,7 @@ impl LevelRun {
     pub fn measures(&self, server: ServerId) -> bool {
         self.focus.as_ref().is_none_or(|f| f.contains(&server))
     }
-}
 
-impl LevelRun {
     /// The load of a round of `server` at this level, on its client CPUs.
     pub fn load_of(&self, sweep: &Sweep, server: ServerId) -> RoundLoad {
         RoundLoad {
