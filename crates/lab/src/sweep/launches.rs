@@ -149,54 +149,49 @@ impl Sweep<'_, '_> {
 /// before, so an unmeasured launch leaves it as it was. Sets each level's
 /// focus and says what it measures.
 fn focus(runs: &mut [LevelRun], enough: Enough) -> Focus {
-    let mut left_out = false;
-    let mut said = Vec::new();
+    // What an earlier launch measured says nothing of the next.
     for run in runs.iter_mut() {
+        run.focus = None;
+    }
+    let mut plans: Vec<Vec<ServerId>> = Vec::with_capacity(runs.len());
+    let mut said = Vec::new();
+    let mut left_out = false;
+    for run in runs.iter() {
         let live: Vec<&Pending> = run
             .pending
             .iter()
             .filter(|p| p.step.status == StepStatus::Ok)
             .collect();
-        let mut only: Vec<ServerId> = Vec::new();
-        for c in run.comparisons.iter().filter(|c| !enough.of(c)) {
-            for name in [&c.a, &c.b] {
-                if let Some(p) = live.iter().find(|p| &p.step.server == name) {
-                    if !only.contains(&p.server) {
-                        only.push(p.server);
-                    }
-                }
-            }
-        }
+        // The live servers of a comparison still wide, in the study's order.
+        let wide: Vec<&Comparison> = run.comparisons.iter().filter(|c| !enough.of(c)).collect();
+        let mut only: Vec<&Pending> = live
+            .iter()
+            .copied()
+            .filter(|p| {
+                wide.iter()
+                    .any(|c| c.a == p.step.server || c.b == p.step.server)
+            })
+            .collect();
         // A server alone measures no pair: one left by a wide comparison
         // whose partner is down is not measured either.
         if only.len() < 2 {
             only.clear();
         }
         left_out |= only.len() < live.len();
-        let names: Vec<&str> = live
-            .iter()
-            .filter(|p| only.contains(&p.server))
-            .map(|p| p.step.server.as_str())
-            .collect();
+        let names: Vec<&str> = only.iter().map(|p| p.step.server.as_str()).collect();
         said.push(format!("at {} {}", level_words(run), and_list(&names)));
-        run.focus = Some(only);
+        plans.push(only.iter().map(|p| p.server).collect());
     }
-    if runs
-        .iter()
-        .all(|r| r.focus.as_ref().is_some_and(Vec::is_empty))
-    {
-        for run in runs.iter_mut() {
-            run.focus = None;
-        }
+    if plans.iter().all(Vec::is_empty) {
         return Focus::Nothing;
     }
-    if left_out {
-        return Focus::Only(said.join(", "));
+    if !left_out {
+        return Focus::All;
     }
-    for run in runs.iter_mut() {
-        run.focus = None;
+    for (run, only) in runs.iter_mut().zip(plans) {
+        run.focus = Some(only);
     }
-    Focus::All
+    Focus::Only(said.join(", "))
 }
 
 /// When a comparison needs no more launches: within the decision
