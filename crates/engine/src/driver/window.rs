@@ -230,11 +230,26 @@ impl Worker<'_> {
             cpu_user: cpu_end.0 - cpu_start.0,
             cpu_sys: cpu_end.1 - cpu_start.1,
             runqueue_wait: (wait_end - wait_start).max(0.0),
-            in_flight_at_end: self.conns.iter().map(|c| c.len as u64).sum(),
+            in_flight_at_end: self.measured_in_flight(),
             end_ns,
             interrupted,
             fatal,
         }
+    }
+
+    /// The measured phase's requests still unanswered: its `sent` is its
+    /// answers, its failures and these, exactly. A count's warmup request
+    /// that a slow server still holds when the count is answered is the
+    /// warmup's (`phase_of`), as its answer would have been: counted here,
+    /// the run showed more in flight than it sent.
+    fn measured_in_flight(&self) -> u64 {
+        let mut n = 0;
+        for c in &self.conns {
+            for k in 0..c.len {
+                n += u64::from(c.ring[c.slot(k)].measured);
+            }
+        }
+        n
     }
 
     /// Open model, for a duration: the requests whose intended times fell

@@ -197,12 +197,15 @@ impl<'a> QuicWorker<'a> {
             }
             self.sleep(next_scan);
         };
-        let in_flight: u64 = self
+        // The measured phase's own, as on TCP: a count's warmup request
+        // still unanswered is the warmup's.
+        let in_flight = self
             .conns
             .iter()
             .flatten()
-            .map(|c| c.reqs.len() as u64)
-            .sum();
+            .flat_map(|c| &c.reqs)
+            .filter(|r| self.phase_of(r))
+            .count() as u64;
         if let (Some(s), Some(end)) = (&self.schedule, self.window.end_ns) {
             let ramp = spec.ramp.as_ref();
             let (from, start) = (self.window.warmup_end_ns, self.window.start_ns);
