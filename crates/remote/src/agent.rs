@@ -510,11 +510,15 @@ fn window_run(
 /// A plan's slices in order, each on time, its figures sent as it ends so
 /// the coordinator sees a lost slice within the slice; a stop ends it.
 /// The figures are encoded and written by a thread of their own, so the
-/// next slice's start waits for none of it. Each carries the ports held
-/// as the slice before it ended (the first, as the plan began): reading
-/// them walks the kernel's whole socket table, tens of milliseconds on a
-/// busy machine, and a slice's figures must not wait for that; the
-/// connections a plan runs over are kept, so its port use moves slowly.
+/// next slice's start waits for none of it. A slice that opened
+/// connections as it went carries the ports held as the slice before it
+/// ended (the first such, as it ended): reading them walks the kernel's
+/// whole socket table, tens of milliseconds on a busy machine, and a
+/// slice's figures must not wait for that; the connections a plan runs
+/// over are kept, so its port use moves slowly. A slice over its kept
+/// connections alone carries none, as a round at home reads none: the
+/// read ran on the load's CPU as the next slice started, made it late and
+/// took its CPU.
 /// Returns how many ran, once every figure is written.
 fn plan(
     kept: &mut HashMap<String, Session>,
@@ -528,13 +532,17 @@ fn plan(
     let (tx, rx) = std::sync::mpsc::channel::<Ran>();
     std::thread::scope(|scope| {
         scope.spawn(move || {
-            let mut ports = throng_trust::PortUse::read();
+            let mut ports: Option<throng_trust::PortUse> = None;
             for (index, r, ended_unix_ns) in rx {
+                let churned = matches!(&r, Ok((r, _)) if !r.keep_alive || r.reconnects > 0);
                 let reply = match r {
                     Ok((r, tcp)) => Reply::Slice {
                         index,
                         result: Some(Box::new(r)),
-                        ports: ports.clone(),
+                        ports: match churned {
+                            true => ports.take().unwrap_or_else(throng_trust::PortUse::read),
+                            false => throng_trust::PortUse::default(),
+                        },
                         tcp,
                         error: None,
                         stamps: Some(SliceStamps {
@@ -552,7 +560,9 @@ fn plan(
                     },
                 };
                 send(out, id, reply);
-                ports = throng_trust::PortUse::read();
+                if churned {
+                    ports = Some(throng_trust::PortUse::read());
+                }
             }
         });
         let mut ran = 0;
