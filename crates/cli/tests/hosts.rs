@@ -952,10 +952,10 @@ fn a_level_apart_runs_its_slices_back_to_back_from_one_plan() {
     assert!(!cs.is_empty(), "{j}");
     assert!(cs.iter().all(|c| c["pairs"] == 8), "{cs:?}");
     // The 16 slices follow one another by their own 0.12 s and the plan's
-    // gap, 5 ms at first; each time a host starts one late (a debug build
-    // on a busy machine), the rest of the plan is sent again with twice
-    // the gap, up to 80 ms, and waits for a start lead once: four times at
-    // most. Alone, each slice would start 0.12 s and a lead of 100 ms
+    // gap, 5 ms at first; each time a host starts two in a row late (a
+    // debug build on a busy machine), the rest of the plan is sent again
+    // with twice the gap, up to 80 ms, and waits for a start lead once:
+    // four times at most. Alone, each slice would start 0.12 s and a lead of 100 ms
     // after the one before, at the least.
     starts.sort_by(f64::total_cmp);
     assert_eq!(starts.len(), 16);

@@ -534,7 +534,7 @@ fn plan(
         scope.spawn(move || {
             let mut ports: Option<throng_trust::PortUse> = None;
             for (index, r, ended_unix_ns) in rx {
-                let churned = matches!(&r, Ok((r, _)) if !r.keep_alive || r.reconnects > 0);
+                let churned = matches!(&r, Ok((r, _)) if throng_trust::opens_connections(r.keep_alive, r.reconnects));
                 let reply = match r {
                     Ok((r, tcp)) => Reply::Slice {
                         index,

@@ -22,4 +22,6 @@ pub mod verdict;
 
 pub use doctor::{check, environment, Plan};
 pub use snapshot::Snapshot;
-pub use verdict::{round_verdict, step_verdict, sweep_verdicts, PortUse, RoundContext};
+pub use verdict::{
+    opens_connections, round_verdict, step_verdict, sweep_verdicts, PortUse, RoundContext,
+};

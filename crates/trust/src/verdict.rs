@@ -466,7 +466,14 @@ fn delayed_ack(v: &mut Verdict, h: &Histogram<u64>, s: &Summary, ctx: &RoundCont
 /// The round kept opening connections: `--close`, or a server that closed
 /// keep-alive connections. Only then can ports run short during it.
 fn churns(s: &Summary, ctx: &RoundContext) -> bool {
-    ctx.close_mode || !s.keep_alive || s.connections.reconnects > 0
+    ctx.close_mode || opens_connections(s.keep_alive, s.connections.reconnects)
+}
+
+/// A load that opened connections as it went (without keep-alive, or
+/// reconnecting `reconnects` times): the only kind whose port use is worth
+/// reading ([`PortUse::read`]) as it ends.
+pub fn opens_connections(keep_alive: bool, reconnects: u64) -> bool {
+    !keep_alive || reconnects > 0
 }
 
 fn ports(v: &mut Verdict, s: &Summary, ctx: &RoundContext, p: PortUse) {

@@ -243,13 +243,11 @@ impl Worker<'_> {
     /// warmup's (`phase_of`), as its answer would have been: counted here,
     /// the run showed more in flight than it sent.
     fn measured_in_flight(&self) -> u64 {
-        let mut n = 0;
-        for c in &self.conns {
-            for k in 0..c.len {
-                n += u64::from(c.ring[c.slot(k)].measured);
-            }
-        }
-        n
+        self.conns
+            .iter()
+            .flat_map(|c| (0..c.len).map(|k| c.ring[c.slot(k)]))
+            .filter(|f| self.phase_of(f))
+            .count() as u64
     }
 
     /// Open model, for a duration: the requests whose intended times fell
