@@ -928,9 +928,11 @@ fn a_level_apart_runs_its_slices_back_to_back_from_one_plan() {
                 + r["server"]["cpu_sys_s"].as_f64().unwrap();
             assert!(cpu > 0.0, "{r}");
             // The coordinator's wait beyond the slice, from its instant in
-            // the plan, is stored with it.
+            // the plan, is stored with it; a round asked on its own would
+            // store its wait for a start instead.
             let coordination = sum["coordination_ms"].as_f64().unwrap();
             assert!(coordination >= 0.0, "{sum}");
+            assert!(sum.get("start_wait_ms").is_none(), "{sum}");
             // Split into where it went, the parts adding up to it whatever
             // the hosts' clocks.
             let parts = &sum["coordination_parts"];
@@ -954,15 +956,19 @@ fn a_level_apart_runs_its_slices_back_to_back_from_one_plan() {
     // The 16 slices follow one another by their own 0.12 s and the plan's
     // gap, 5 ms at first; each time a host starts two in a row late (a
     // debug build on a busy machine), the rest of the plan is sent again
-    // with twice the gap, up to 80 ms, and waits for a start lead once:
-    // four times at most. Alone, each slice would start 0.12 s and a lead of 100 ms
-    // after the one before, at the least.
+    // with twice the gap, up to 80 ms. A lone start that a busy machine
+    // woke late can still stretch one spacing past that, so the bound is
+    // on the median: most slices follow the one before within 0.12 s and
+    // the largest gap.
     starts.sort_by(f64::total_cmp);
     assert_eq!(starts.len(), 16);
-    let spacing: Vec<f64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
+    let mut spacing: Vec<f64> = starts.windows(2).map(|w| w[1] - w[0]).collect();
     assert!(spacing.iter().all(|&d| d > 0.119), "{spacing:?}");
-    let led = spacing.iter().filter(|&&d| d >= 0.12 + 0.1).count();
-    assert!(led <= 4, "{spacing:?}");
+    spacing.sort_by(f64::total_cmp);
+    assert!(
+        spacing[spacing.len() / 2] < 0.12 + 0.08 + 0.01,
+        "{spacing:?}"
+    );
     // The level's four connections carried every request the rounds
     // counted, their warmups and their last responses; nothing else.
     let log = conns_log(&j);
