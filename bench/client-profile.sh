@@ -14,7 +14,10 @@
 # symbols above 0.5%, self time, and the client's own functions (user
 # space) in ns a response, to set one client's beside another's. A profiling build has the symbols:
 #
-#   cargo build --profile profiling -p throng -p throng-engine --examples
+#   cargo build --profile profiling -p throng --bins
+#   cargo build --profile profiling -p throng-engine --examples
+#   (one command naming both packages and `--examples` builds the examples
+#   alone, and leaves an older throng in place)
 #   THRONG=target/profiling/throng FLOOR=target/profiling/examples/floor \
 #     bench/client-profile.sh 4
 #
