@@ -23,16 +23,15 @@
 # (`plan.cpus`).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-throng=${THRONG:-$here/target/release/throng}
 SSHD=/usr/sbin/sshd   # by absolute path: sshd re-executes itself per connection
 
 for tool in ip ssh ssh-keygen unshare timeout taskset jq "$SSHD"; do
   command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 2; }
 done
 [ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)" >&2; exit 2; }
-if [ ! -x "$throng" ]; then
-  (cd "$here" && timeout 1200 cargo build --release -p throng >/dev/null)
-fi
+# shellcheck source=bench/lib/build.sh
+. "$here/bench/lib/build.sh"
+throng_build
 
 # The servers on CPU 0 (the lab pins them there), the client host's
 # sessions on CPU 1: the same split as a study on one machine, which pins

@@ -25,16 +25,15 @@ nclients=${1:-8}; reps=${2:-5}
 [[ $nclients =~ ^[1-8]$ ]] || { echo "clients: 1 to 8" >&2; exit 2; }
 [[ $reps =~ ^[1-9][0-9]*$ ]] || { echo "reps: a positive number" >&2; exit 2; }
 here=$(cd "$(dirname "$0")/.." && pwd)
-throng=${THRONG:-$here/target/release/throng}
 SSHD=/usr/sbin/sshd   # by absolute path: sshd re-executes itself per connection
 
 for tool in ip ssh ssh-keygen nginx unshare timeout jq "$SSHD"; do
   command -v "$tool" >/dev/null || { echo "missing: $tool" >&2; exit 2; }
 done
 [ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)" >&2; exit 2; }
-if [ ! -x "$throng" ]; then
-  (cd "$here" && timeout 1200 cargo build --release -p throng >/dev/null)
-fi
+# shellcheck source=bench/lib/build.sh
+. "$here/bench/lib/build.sh"
+throng_build
 
 prefix=thb
 work_name=hosts

@@ -7,8 +7,9 @@
 set -euo pipefail
 secs=${1:-3}
 here=$(cd "$(dirname "$0")/.." && pwd)
-throng=${THRONG:-$here/target/release/throng}
-[ -x "$throng" ] || (cd "$here" && cargo build --release -p throng >/dev/null)
+# shellcheck source=bench/lib/build.sh
+. "$here/bench/lib/build.sh"
+throng_build
 work=$(mktemp -d /tmp/throng-mem.XXXXXX); chmod 755 "$work"
 trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir "$work/html"; printf '1234567' > "$work/html/index.html"

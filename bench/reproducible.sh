@@ -31,8 +31,9 @@ n=${N:-5}; m=${M:-5}
 study=${STUDY:-quick}; cal_study=${CAL_STUDY:-calibrate}
 case "$n$m" in *[!0-9]*|'') echo "N and M are counts of runs" >&2; exit 2;; esac
 here=$(cd "$(dirname "$0")/.." && pwd)
-throng=${THRONG:-$here/target/release/throng}
-[ -x "$throng" ] || (cd "$here" && cargo build --release -p throng >/dev/null)
+# shellcheck source=bench/lib/build.sh
+. "$here/bench/lib/build.sh"
+throng_build
 for t in python3; do
   command -v "$t" >/dev/null || { echo "missing $t" >&2; exit 1; }
 done

@@ -11,8 +11,9 @@ set -euo pipefail
 reps=${1:-2}; total=${2:-12}; conc=${3:-50}
 lengths=${LENGTHS:-"0.1 0.2 0.3 0.5 1.0"}
 here=$(cd "$(dirname "$0")/.." && pwd)
-throng=${THRONG:-$here/target/release/throng}
-[ -x "$throng" ] || (cd "$here" && cargo build --release -p throng >/dev/null)
+# shellcheck source=bench/lib/build.sh
+. "$here/bench/lib/build.sh"
+throng_build
 work=$(mktemp -d /tmp/throng-slices.XXXXXX); chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
 

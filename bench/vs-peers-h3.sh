@@ -22,8 +22,9 @@
 set -euo pipefail
 rounds=${1:-3}; secs=${2:-5}
 here=$(cd "$(dirname "$0")/.." && pwd)
-throng=${THRONG:-$here/target/release/throng}
-[ -x "$throng" ] || (cd "$here" && cargo build --release -p throng >/dev/null)
+# shellcheck source=bench/lib/build.sh
+. "$here/bench/lib/build.sh"
+throng_build
 for t in caddy openssl /usr/bin/time taskset python3 cargo; do
   command -v "$t" >/dev/null || { echo "missing $t: run scripts/setup" >&2; exit 1; }
 done

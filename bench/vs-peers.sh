@@ -59,15 +59,15 @@ rounds=${1:-3}; secs=${2:-5}; shift 2 2>/dev/null || shift $#
 modes=${*:-keepalive pipeline close}
 case " ${TOOLS:-wrk} " in *" wrk "*) ;; *) echo "TOOLS must name wrk: every ratio is to it" >&2; exit 2;; esac
 here=$(cd "$(dirname "$0")/.." && pwd)
-throng=${THRONG:-$here/target/release/throng}
-[ -x "$throng" ] || (cd "$here" && cargo build --release -p throng >/dev/null)
-floor=${FLOOR:-$here/target/release/examples/floor}
+# shellcheck source=bench/lib/build.sh
+. "$here/bench/lib/build.sh"
+throng_build
 wrk2=${WRK2:-$(command -v wrk2 || true)}
 case " ${*:-} " in *" open "*)
   [ -x "$wrk2" ] || { echo "open mode needs wrk2: WRK2=/path/to/wrk2" >&2; exit 1; };;
 esac
 case " ${*:-} " in *" hold "*|*" wire "*)
-  [ -x "$floor" ] || (cd "$here" && cargo build --release -p throng-engine --example floor >/dev/null);;
+  floor_build;;
 esac
 need="nginx wrk h2load ab /usr/bin/time taskset python3"
 case " $modes " in *" wire "*) need="$need tcpdump";; esac
