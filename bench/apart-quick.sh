@@ -13,7 +13,8 @@
 # pairs each run formed and the interval's half-width, each run's wall
 # time, and apart the coordination per slice (`summary.coordination_ms`:
 # from the slice's instant in its level's plan to its figures back at the
-# coordinator, less the slice's own time).
+# coordinator, less the slice's own time), and what a launch cost each
+# way: its slices, and the restarts between launches.
 #
 # Usage: [KEEP=DIR] [SRV_CPUS=0] bench/apart-quick.sh
 # The server host has a CPU beside the server's (the lab pins the server
@@ -118,3 +119,18 @@ for part in finish_ms ports_ms travel_ms read_ms; do
     | "  \($p): median \(.[length / 2 | floor] * 100 | round / 100) ms, 90th percentile \(.[length * 9 / 10 | floor] * 100 | round / 100) ms (\(length) slices)"' \
     "$work/apart.json"
 done
+# What a launch costs each way, so that a time ratio can be read apart
+# from how many launches each way ran (each adds launches while one of
+# its comparisons is wider than its threshold, by its own spread): a
+# slice within a launch (the median, over launches, of the launch's first
+# start to its last end over its slices), and the gap between launches
+# (the servers' restarts and warmups).
+launches() {
+  jq -r '[.run.steps[].rounds[] | {l: .launch, a: .summary.started_unix_s, b: (.summary.started_unix_s + .summary.duration_s)}]
+    | group_by(.l) | map({n: length, a: (map(.a) | min), b: (map(.b) | max)}) | sort_by(.a)
+    | (map((.b - .a) / .n * 1000) | sort) as $slice
+    | [range(1; length) as $i | .[$i].a - .[$i - 1].b] as $gaps
+    | "\(length) launches, a slice \($slice[length / 2 | floor] * 10 | round / 10) ms, between launches \(($gaps | sort)[($gaps | length) / 2 | floor] * 100 | round / 100) s (medians)"' "$1"
+}
+echo "Per launch at home: $(launches "$work/home.json")."
+echo "Per launch apart:   $(launches "$work/apart.json")."
