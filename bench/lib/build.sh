@@ -6,18 +6,20 @@
 # `here`, the tree's root.
 # shellcheck shell=bash
 
-# Sets `throng`.
-throng_build() {
-  if [ -n "${THRONG:-}" ]; then throng=$THRONG; return; fi
-  throng=$here/target/release/throng
-  (cd "$here" && timeout 1200 cargo build --release -p throng >/dev/null 2>&1) ||
-    { echo "cargo build --release -p throng failed" >&2; exit 1; }
+# Prints the given path, or builds with `cargo build --release --quiet
+# ARGS...` (its errors shown) and prints the built one.
+built() {
+  local given=$1 path=$2; shift 2
+  if [ -n "$given" ]; then echo "$given"; return; fi
+  (cd "$here" && timeout 1200 cargo build --release --quiet "$@" >&2) ||
+    { echo "cargo build --release $* failed" >&2; exit 1; }
+  echo "$path"
 }
+
+# Sets `throng`.
+throng_build() { throng=$(built "${THRONG:-}" "$here/target/release/throng" -p throng) || exit 1; }
 
 # Sets `floor`.
 floor_build() {
-  if [ -n "${FLOOR:-}" ]; then floor=$FLOOR; return; fi
-  floor=$here/target/release/examples/floor
-  (cd "$here" && timeout 1200 cargo build --release -p throng-engine --example floor >/dev/null 2>&1) ||
-    { echo "cargo build --release -p throng-engine --example floor failed" >&2; exit 1; }
+  floor=$(built "${FLOOR:-}" "$here/target/release/examples/floor" -p throng-engine --example floor) || exit 1
 }
