@@ -69,6 +69,15 @@ pub struct LoadArgs {
     /// FROM..TO ramps between them over --ramp.
     #[arg(long, value_parser = crate::load_shape::parse_rate)]
     pub rate: Option<crate::load_shape::RateArg>,
+    /// With --rate or --stages: keep the schedule in ticks of this length, as wrk2
+    /// keeps it in milliseconds. The requests due within a tick go out
+    /// together as it starts, and their latency runs from there; the
+    /// server sees bursts of rate × tick, and the client wakes about once
+    /// a tick rather than at every send, which at tens of thousands a
+    /// second costs it most of a CPU [default: each request at its own
+    /// instant].
+    #[arg(long, value_name = "LENGTH", value_parser = crate::args::parse_duration)]
+    pub tick: Option<Duration>,
     /// File of paths or URLs, one per line (# comments allowed).
     #[arg(long)]
     pub urls: Option<PathBuf>,
@@ -257,6 +266,7 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
     crate::load_conn::apply(&a.conn, &mut spec)?;
     let hosts = a.hosts.is_some();
     crate::load_shape::apply(&a.shape, a.rate, a.duration, hosts, &mut spec)?;
+    spec.tick = a.tick;
     spec.validate()
         .map_err(|e| anyhow::anyhow!(spec_error(&e)))?;
     Ok(spec)

@@ -19,6 +19,12 @@ pub fn spec_error(e: &SpecError) -> String {
             throng_engine::spec::MIN_RATE,
             throng_engine::spec::MAX_RATE
         ),
+        SpecError::TickWithoutRate => "--tick needs --rate or --stages: it is their schedule's".into(),
+        SpecError::Tick(t) => format!(
+            "--tick {t:?}: give from {:?} to {:?}",
+            throng_engine::spec::MIN_TICK,
+            throng_engine::spec::MAX_TICK
+        ),
         SpecError::RateWithPipeline => {
             "--rate and --pipeline cannot be combined: the schedule is per request".into()
         }

@@ -71,6 +71,13 @@ fn headline(o: &mut String, spec: &LoadSpec, s: &Summary) {
         Some(r) => format!("open model at {} req/s", human_count(r as u64)),
         None => "closed model".to_string(),
     };
+    let model = match spec.tick {
+        Some(t) if spec.rate.is_some() => format!(
+            "{model}, sent in ticks of {}",
+            human_us(t.as_secs_f64() * 1e6)
+        ),
+        _ => model,
+    };
     let _ = writeln!(
         o,
         "throng load {what}: {model}, {} connection{}{}{}{}, {} thread{}",

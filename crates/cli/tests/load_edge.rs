@@ -651,7 +651,30 @@ fn bad_input_is_one_clear_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("'1' for '--nap-divisor <D>'"), "{err}");
 
+    // A tick is a rate's schedule, and of a length between a
+    // microsecond and a second; a server that is up gets nothing.
     let s = Server::answering(|_| ok(b"x"));
+    for (args, needles) in [
+        (vec!["--tick", "1ms"], vec!["--tick needs --rate"]),
+        (
+            vec!["--rate", "100", "--tick", "2s"],
+            vec!["--tick 2s", "1µs to 1s"],
+        ),
+        (
+            vec!["--rate", "100", "--tick", "0s"],
+            vec!["--tick 0ns", "1µs to 1s"],
+        ),
+        (
+            vec!["--rate", "100", "--tick", "soon"],
+            vec!["`soon` is not a duration"],
+        ),
+    ] {
+        let mut cmd = throng();
+        cmd.args(["load", &s.url("/"), "-d", "1"]).args(&args);
+        fails_with_one_line(cmd, &needles);
+    }
+    assert_eq!(s.requests(), 0);
+
     let mut cmd = Command::new("prlimit");
     cmd.arg("--nofile=64:64")
         .arg(env!("CARGO_BIN_EXE_throng"))

@@ -35,6 +35,7 @@ pub mod spec;
 mod spec_check;
 mod spec_h3;
 pub mod tap;
+mod tick;
 pub mod tls;
 pub mod users;
 pub mod wire;

@@ -70,6 +70,10 @@ pub struct RateOutcome {
     /// How late every send was, in microseconds.
     #[serde(with = "crate::wire::histogram")]
     pub lateness: Histogram<u64>,
+    /// The schedule's tick, in microseconds, when it was kept in ticks:
+    /// a send's intended time is then its tick's start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick_us: Option<u64>,
 }
 
 /// The warmup, counted apart and never mixed into the results.

@@ -138,6 +138,7 @@ pub fn run_tapped(
             .rate
             .map(|r| ((spec.connections as f64) * 1e9 / r).ceil().max(1.0) as u64),
         stagger_ns: spec.rate.map_or(0, |r| (1e9 / r) as u64),
+        tick_ns: spec.tick.map_or(0, |t| t.as_nanos() as u64),
         server_names: server_names(spec),
         io: spec.io_backend(),
     };
@@ -630,6 +631,7 @@ pub(crate) fn merge(
             late_sends,
             unsent,
             lateness,
+            tick_us: spec.tick.map(|t| t.as_micros() as u64),
         }),
         warmup: (!warmup_len.is_zero()).then(|| WarmupCounts {
             duration_s: warmup_len.as_secs_f64(),

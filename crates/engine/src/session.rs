@@ -257,6 +257,7 @@ fn serve(
         requests,
         interval_ns: None,
         stagger_ns: 0,
+        tick_ns: 0,
         server_names: crate::run::server_names(spec),
         io: spec.io,
     };

@@ -141,6 +141,11 @@ pub struct LoadSpec {
     /// then its mean. The run lasts the stages' length, with no warmup.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ramp: Option<crate::ramp::Ramp>,
+    /// Open model kept in ticks of this length: the requests whose even
+    /// spacing falls within a tick are sent together as it starts, and
+    /// timed from there (tick.rs). `None`: each at its own instant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick: Option<Duration>,
     /// `false`: `Connection: close` and a new connection per request.
     pub keep_alive: bool,
     /// Most requests one keep-alive connection carries, as a server's
@@ -325,6 +330,7 @@ impl LoadSpec {
             cpus: Vec::new(),
             stop: Stop::Duration(Duration::from_secs(10)),
             rate: None,
+            tick: None,
             keep_alive: true,
             requests_per_connection: None,
             pipeline: 1,
@@ -398,6 +404,11 @@ pub enum SpecError {
     Rate(f64),
     #[error("a rate schedule is per request and cannot be combined with pipelining")]
     RateWithPipeline,
+    /// Ticks are a rate's schedule: without one there is nothing to tick.
+    #[error("a schedule's tick needs a rate")]
+    TickWithoutRate,
+    #[error("a tick of {0:?} is outside {min:?}..={max:?}", min = MIN_TICK, max = MAX_TICK)]
+    Tick(Duration),
     #[error("a connection closed after each request cannot carry a pipeline")]
     CloseWithPipeline,
     #[error("requests per connection must be at least 1")]
@@ -651,6 +662,11 @@ impl LoadSpec {
 pub const MIN_RATE: f64 = 0.001;
 pub const MAX_RATE: f64 = 1e9;
 pub const MAX_PIPELINE: usize = 1024;
+/// A tick shorter than a microsecond is the per-request schedule's own
+/// precision; one longer than a second is no longer a rate, but a
+/// second's requests at once.
+pub const MIN_TICK: Duration = Duration::from_micros(1);
+pub const MAX_TICK: Duration = Duration::from_secs(1);
 
 #[cfg(test)]
 mod tests {

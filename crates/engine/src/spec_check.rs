@@ -4,7 +4,8 @@
 //! it a load it would run wrongly.
 
 use crate::spec::{
-    ExpectStatus, IoBackend, LoadSpec, SpecError, Stop, MAX_PIPELINE, MAX_RATE, MIN_RATE,
+    ExpectStatus, IoBackend, LoadSpec, SpecError, Stop, MAX_PIPELINE, MAX_RATE, MAX_TICK, MIN_RATE,
+    MIN_TICK,
 };
 use crate::users::{Arrival, UsersError};
 
@@ -91,6 +92,11 @@ impl LoadSpec {
             if self.pipeline > 1 {
                 return Err(SpecError::RateWithPipeline);
             }
+        }
+        match self.tick {
+            Some(_) if self.rate.is_none() => return Err(SpecError::TickWithoutRate),
+            Some(t) if !(MIN_TICK..=MAX_TICK).contains(&t) => return Err(SpecError::Tick(t)),
+            _ => {}
         }
         if let Some(ramp) = &self.ramp {
             ramp.check().map_err(SpecError::Ramp)?;

@@ -103,6 +103,7 @@ pub fn summarize(r: &LoadResult) -> Summary {
             late_sends: rate.late_sends,
             unsent: rate.unsent,
             lateness_us: latency(&rate.lateness),
+            tick_us: rate.tick_us,
             saturated_second: None,
         }),
         warmup: r.warmup.map(|w| Warmup {

@@ -249,6 +249,11 @@ pub struct RateReport {
     pub unsent: u64,
     /// How late sends were, in microseconds (all sends, including on-time ones).
     pub lateness_us: Latency,
+    /// The schedule's tick in microseconds, when it was kept in ticks (a
+    /// send's intended time is then its tick's start); absent when each
+    /// request was sent at its own instant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick_us: Option<u64>,
     /// `--stages`: the first second of the measured phase (from 0) that
     /// completed under 95% of the schedule's target for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

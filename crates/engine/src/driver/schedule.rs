@@ -12,6 +12,9 @@ pub(crate) struct Schedule {
     heap: BinaryHeap<Reverse<(u64, usize)>>,
     /// Connections whose next request waits for the end of the event batch.
     deferred: Vec<usize>,
+    /// Open model: requests sent since the loop last waited, whose answers
+    /// a wait in ticks waits for (nap.rs).
+    pub(crate) fired: usize,
 }
 
 impl Schedule {
@@ -19,6 +22,7 @@ impl Schedule {
         Schedule {
             heap: BinaryHeap::with_capacity(conns),
             deferred: Vec::with_capacity(conns),
+            fired: 0,
         }
     }
 
@@ -72,12 +76,26 @@ impl Worker<'_> {
             return;
         }
         c.in_heap = true;
-        self.schedule.heap.push(Reverse((c.next_intended_ns, i)));
+        let spaced = c.next_intended_ns;
+        let at = self.ticks().send_at(spaced);
+        self.schedule.heap.push(Reverse((at, i)));
+    }
+
+    /// The window's ticks, if the schedule is kept in them.
+    #[inline]
+    pub(super) fn ticks(&self) -> crate::tick::Ticks {
+        crate::tick::Ticks {
+            start: self.window.start_ns,
+            ns: self.plan.tick_ns,
+            end: self.window.end_ns.unwrap_or(u64::MAX),
+        }
     }
 
     /// Open model: send every request whose intended time has come. A
     /// connection still busy when its time comes sends as soon as it is
-    /// free, and that lateness is charged to the request's latency.
+    /// free, and that lateness is charged to the request's latency. In
+    /// ticks, the intended time is the tick's start (tick.rs), while the
+    /// connection's even spacing goes on from its own instant.
     pub(super) fn fire_due(&mut self) {
         let interval = self.plan.interval_ns.unwrap_or(0);
         while let Some(&Reverse((due, i))) = self.schedule.heap.peek() {
@@ -89,7 +107,7 @@ impl Worker<'_> {
             if !self.can_issue() {
                 continue;
             }
-            let intended = self.conns[i].next_intended_ns;
+            let spaced = self.conns[i].next_intended_ns;
             self.conns[i].next_intended_ns = match &self.plan.spec.ramp {
                 Some(r) => {
                     let c = &mut self.conns[i];
@@ -97,9 +115,10 @@ impl Worker<'_> {
                     let at = r.due_ns(c.next_k);
                     self.window.start_ns.saturating_add(at)
                 }
-                None => intended + interval,
+                None => spaced + interval,
             };
-            self.issue(i, intended);
+            self.issue(i, due);
+            self.schedule.fired += 1;
             self.send(i);
             // A connection that may carry more (HTTP/2 streams, a
             // pipeline) takes its next send on time too, not once this one

@@ -23,6 +23,8 @@ pub(crate) struct Shared<'a> {
     pub interval_ns: Option<u64>,
     /// Open model: nanoseconds between the first sends of two connections.
     pub stagger_ns: u64,
+    /// Open model: the schedule's tick in nanoseconds, 0 for none (tick.rs).
+    pub tick_ns: u64,
     /// Per target, the name its TLS certificate must carry (and the SNI);
     /// empty without TLS.
     pub server_names: Vec<rustls::pki_types::ServerName<'static>>,

@@ -108,6 +108,7 @@ impl Rig {
             requests: &self.requests,
             interval_ns: None,
             stagger_ns: 0,
+            tick_ns: 0,
             server_names: Vec::new(),
             io: crate::spec::IoBackend::Epoll,
         }

@@ -259,7 +259,11 @@ impl Worker<'_> {
         let (Some(interval), Some(end)) = (self.plan.interval_ns, self.window.end_ns) else {
             return 0;
         };
-        let end = end.min(ended);
+        // In ticks, a request is sent before the end when its tick starts
+        // before it: counted on the even spacing, up to the first tick
+        // that does not.
+        let ticks = self.ticks();
+        let end = ticks.bound(end.min(ended));
         if let Some(r) = &self.plan.spec.ramp {
             // Indexes below this fell due before the end; a connection's
             // are its own, one in every `connections`.
@@ -272,7 +276,7 @@ impl Worker<'_> {
                 .map(|c| due.saturating_sub(c.next_k).div_ceil(step))
                 .sum();
         }
-        let from = self.window.warmup_end_ns;
+        let from = ticks.bound(self.window.warmup_end_ns);
         let interval = interval.max(1);
         // Due at next, next + interval, …: how many of them before `t`.
         let due_before = |next: u64, t: u64| match t.checked_sub(next) {

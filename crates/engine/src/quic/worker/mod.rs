@@ -143,7 +143,11 @@ impl<'a> QuicWorker<'a> {
             Schedule::new(
                 self.job.first_conn,
                 self.job.conns,
-                self.window.start_ns,
+                crate::tick::Ticks {
+                    start: self.window.start_ns,
+                    ns: self.plan.tick_ns,
+                    end: self.window.end_ns.unwrap_or(u64::MAX),
+                },
                 interval,
                 self.plan.stagger_ns,
                 spec.connections,
