@@ -34,7 +34,10 @@
 #              on the PATH; it is not packaged in Debian and is built from
 #              its source), each at the same rate, with how well each kept
 #              the schedule: the rate it reached, and throng's late and
-#              unsent requests.
+#              unsent requests. throng runs twice: each request at its own
+#              instant (its default), and as `throng-tick`, its schedule
+#              kept in ticks of TICK (1ms by default), wrk2's own
+#              precision: wrk2 keeps its timers in milliseconds.
 # Client CPU is measured the same way for every tool: user+sys of the whole
 # client process (GNU time), divided by the responses it reports. For
 # throng, the load threads' own share of it is shown apart (client_cpu_s
@@ -140,7 +143,7 @@ for r in $(seq "$rounds"); do
       close)     c=50; tools="throng throng-epoll throng-linger0 wrk ab";;
       hold)      c=100; tools="wrk throng-nc throng-d128 throng-d32 throng-d16 throng-d8 throng-d4 floor1 floor25";;
       wire)      c=100; tools="wrk throng throng-nc throng-d32 throng-d16 floor1 floor25 h2load ab";;
-      open)      c=100; tools="wrk2 throng";;
+      open)      c=100; tools="wrk2 throng throng-tick";;
       *) echo "unknown mode $mode" >&2; exit 1;;
     esac
     case $mode in keepalive|pipeline|close|open) [ -z "${BASE:-}" ] || tools="base $tools";; esac
@@ -176,6 +179,8 @@ for r in $(seq "$rounds"); do
                              timed "$floor" "127.0.0.1:$port" /index.html $c "$secs" $(floor_args "$tool") > "$work/out"; n=$(awk '{print $2}' "$work/out");;
         open/wrk2)           timed "$wrk2" -t1 -c$c -d"${secs}s" -R "$rate" "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
         open/throng)         timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --rate "$rate" --json > "$work/out"
+                             n=$(completed "$work/out"); h=$(late "$work/out");;
+        open/throng-tick)    timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --rate "$rate" --tick "${TICK:-1ms}" --json > "$work/out"
                              n=$(completed "$work/out"); h=$(late "$work/out");;
         open/base)           timed "$BASE" load "$url" -t 1 -c $c -d "${secs}s" --rate "$rate" --json > "$work/out"
                              n=$(completed "$work/out"); h=$(late "$work/out");;

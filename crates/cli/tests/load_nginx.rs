@@ -167,3 +167,54 @@ fn timeline_has_one_row_per_second() {
         "{logged} logged, {counted} counted"
     );
 }
+
+/// `--rate --tick` against nginx: the requests of a tick reach it together
+/// as the tick starts. 400 a second over 4 connections for 975 ms, in
+/// ticks of 50 ms: the requests are spaced 2.5 ms apart, 20 to a tick, and
+/// the last tick (from 950 ms) carries the 10 spaced before the end. nginx
+/// logs each request's arrival to the millisecond ($msec); a gap of more
+/// than 25 ms starts a new burst.
+#[test]
+fn a_ticks_requests_reach_nginx_together() {
+    let ng = Nginx::start_logging(&[("index.html", b"hello!\n")], "$status $msec");
+    let j = throng_json(&[
+        "load",
+        &ng.url("/"),
+        "-c",
+        "4",
+        "-t",
+        "1",
+        "--rate",
+        "400",
+        "--tick",
+        "50ms",
+        "-d",
+        "975ms",
+    ]);
+    assert_eq!(j["completed"], 390);
+    assert_eq!(j["sent"], 390);
+    assert_eq!(j["errors_total"], 0);
+    assert_eq!(j["rate"]["unsent"], 0);
+    assert_eq!(j["rate"]["tick_us"], 50_000);
+    let mut at: Vec<f64> = ng
+        .quit_and_read_log()
+        .iter()
+        .map(|l| {
+            let (status, msec) = l.split_once(' ').unwrap();
+            assert_eq!(status, "200", "{l}");
+            msec.parse().unwrap()
+        })
+        .collect();
+    at.sort_by(f64::total_cmp);
+    let mut bursts: Vec<u32> = vec![];
+    for (k, t) in at.iter().enumerate() {
+        if k > 0 && t - at[k - 1] <= 0.025 {
+            *bursts.last_mut().unwrap() += 1;
+        } else {
+            bursts.push(1);
+        }
+    }
+    let mut expected = vec![20; 19];
+    expected.push(10);
+    assert_eq!(bursts, expected);
+}

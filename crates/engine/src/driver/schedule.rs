@@ -15,6 +15,10 @@ pub(crate) struct Schedule {
     /// Open model: requests sent since the loop last waited, whose answers
     /// a wait in ticks waits for (nap.rs).
     pub(crate) fired: usize,
+    /// In ticks: answers still awaited of the requests fired, and the
+    /// requests ended (answered or failed) when that was last counted.
+    pub(crate) awaited: u64,
+    pub(crate) completed_mark: u64,
 }
 
 impl Schedule {
@@ -23,6 +27,8 @@ impl Schedule {
             heap: BinaryHeap::with_capacity(conns),
             deferred: Vec::with_capacity(conns),
             fired: 0,
+            awaited: 0,
+            completed_mark: 0,
         }
     }
 

@@ -126,16 +126,31 @@ impl Worker<'_> {
         };
         // In ticks, no request goes out before the next tick, so no single
         // answer is worth a wake: the answers wait in the kernel, stamped
-        // as they arrive, and the wait is for as many as were sent since
-        // the last one (a connection carries one at a time, so at most
+        // as they arrive, and the wait is for those still awaited of the
+        // requests sent (a connection carries one at a time, so at most
         // one each), or the tick. Waiting for the tick alone, the thread
         // took the tick's answers as it started and sent the tick's
         // requests only after them, a tenth of a millisecond late at
         // 50,000 a second; taken once the burst is answered, the tick
-        // finds only its sends to do.
-        let fired = std::mem::take(&mut self.schedule.fired);
-        let answers = if paced && self.plan.tick_ns > 0 {
-            fired.min(self.conns.len())
+        // finds only its sends to do. Asked only for the answers to the
+        // last sends, a wait that came early for them (answers to the
+        // sends before) would wake at each straggler after. Requests end
+        // as answers or errors; a count that is off (an error that ended
+        // no request) makes a wait last to the tick at worst, which costs
+        // the schedule nothing.
+        let fired = std::mem::take(&mut self.schedule.fired) as u64;
+        let answers = if self.plan.tick_ns > 0 {
+            let (m, w) = (&self.stats.measured, &self.stats.warmup);
+            let ended = seen + m.errors_total() + w.errors_total();
+            let s = &mut self.schedule;
+            let answered = ended.saturating_sub(s.completed_mark);
+            s.completed_mark = ended;
+            s.awaited = s.awaited.saturating_sub(answered) + fired;
+            if paced {
+                s.awaited.min(self.conns.len() as u64) as usize
+            } else {
+                0
+            }
         } else {
             u.naps.count(per_nap)
         };
