@@ -111,8 +111,17 @@ fn documented_fields_match_printed_fields() {
             "--timeline",
         ],
         vec!["load", &url, "-n", "100", "-c", "1", "--expect-size", "3"],
-        // A rate in stages, each second with its target.
-        vec!["load", &url, "--stages", "1s:100,1s:200", "-c", "4"],
+        // A rate in stages, each second with its target, kept in ticks.
+        vec![
+            "load",
+            &url,
+            "--stages",
+            "1s:100,1s:200",
+            "-c",
+            "4",
+            "--tick",
+            "1ms",
+        ],
         // An agent on this machine stands in for a client host.
         vec!["load", &url, "-n", "100", "-c", "2", "--hosts", "local"],
         // Over TLS.
@@ -242,5 +251,5 @@ fn documented_fields_match_printed_fields() {
         missing.is_empty(),
         "documented but never printed: {missing:?}"
     );
-    assert_eq!(doc.len(), 297, "update this count with the table");
+    assert_eq!(doc.len(), 298, "update this count with the table");
 }

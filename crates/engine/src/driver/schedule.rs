@@ -123,7 +123,11 @@ impl Worker<'_> {
                 }
                 None => spaced + interval,
             };
-            self.issue(i, due);
+            // From the connection's own spacing, not the heap's key: one
+            // queued before its window set that spacing (an HTTP/2
+            // connection given its server's settings) holds an older key.
+            let intended = self.ticks().send_at(spaced);
+            self.issue(i, intended);
             self.schedule.fired += 1;
             self.send(i);
             // A connection that may carry more (HTTP/2 streams, a
