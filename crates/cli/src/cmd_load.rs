@@ -72,9 +72,9 @@ pub struct LoadArgs {
     /// With --rate or --stages: keep the schedule in ticks of this length, as wrk2
     /// keeps it in milliseconds. The requests due within a tick go out
     /// together as it starts, and their latency runs from there; the
-    /// server sees bursts of rate × tick, and the client wakes about once
-    /// a tick rather than at every send, which at tens of thousands a
-    /// second costs it most of a CPU [default: each request at its own
+    /// server sees bursts of rate × tick, and the client wakes a few
+    /// times a tick rather than at every send, which at tens of thousands
+    /// a second costs it most of a CPU [default: each request at its own
     /// instant].
     #[arg(long, value_name = "LENGTH", value_parser = crate::args::parse_duration)]
     pub tick: Option<Duration>,

@@ -59,13 +59,13 @@ impl Ticks {
 mod tests {
     use super::Ticks;
 
+    fn ticks(start: u64, ns: u64, end: u64) -> Ticks {
+        Ticks { start, ns, end }
+    }
+
     #[test]
     fn a_request_goes_out_as_its_tick_starts() {
-        let t = Ticks {
-            start: 1_000,
-            ns: 100,
-            end: 1_250,
-        };
+        let t = ticks(1_000, 100, 1_250);
         assert_eq!(t.send_at(1_000), 1_000);
         assert_eq!(t.send_at(1_099), 1_000);
         assert_eq!(t.send_at(1_100), 1_100);
@@ -74,11 +74,7 @@ mod tests {
         // owes it nothing.
         assert_eq!(t.send_at(1_250), u64::MAX);
         // No ticks: each at its own instant.
-        let none = Ticks {
-            start: 1_000,
-            ns: 0,
-            end: 1_250,
-        };
+        let none = ticks(1_000, 0, 1_250);
         assert_eq!(none.send_at(1_234), 1_234);
         assert_eq!(none.bound(1_234), 1_234);
     }
@@ -91,11 +87,7 @@ mod tests {
     fn the_bound_counts_exactly_the_requests_sent_before_an_end() {
         for ns in [1, 3, 7, 10] {
             for window_end in [97, 100, u64::MAX] {
-                let t = Ticks {
-                    start: 50,
-                    ns,
-                    end: window_end,
-                };
+                let t = ticks(50, ns, window_end);
                 for end in 0..120 {
                     for at in 50..120 {
                         assert_eq!(

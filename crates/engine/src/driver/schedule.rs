@@ -12,11 +12,9 @@ pub(crate) struct Schedule {
     heap: BinaryHeap<Reverse<(u64, usize)>>,
     /// Connections whose next request waits for the end of the event batch.
     deferred: Vec<usize>,
-    /// Open model: requests sent since the loop last waited, whose answers
-    /// a wait in ticks waits for (nap.rs).
-    pub(crate) fired: usize,
-    /// In ticks: answers still awaited of the requests fired, and the
-    /// requests ended (answered or failed) when that was last counted.
+    /// In ticks: answers still awaited of the requests sent, which a wait
+    /// waits for (nap.rs), and the requests ended (answered or failed)
+    /// when that was last counted.
     pub(crate) awaited: u64,
     pub(crate) completed_mark: u64,
 }
@@ -26,7 +24,6 @@ impl Schedule {
         Schedule {
             heap: BinaryHeap::with_capacity(conns),
             deferred: Vec::with_capacity(conns),
-            fired: 0,
             awaited: 0,
             completed_mark: 0,
         }
@@ -128,7 +125,9 @@ impl Worker<'_> {
             // connection given its server's settings) holds an older key.
             let intended = self.ticks().send_at(spaced);
             self.issue(i, intended);
-            self.schedule.fired += 1;
+            if self.plan.tick_ns > 0 {
+                self.schedule.awaited += 1;
+            }
             self.send(i);
             // A connection that may carry more (HTTP/2 streams, a
             // pipeline) takes its next send on time too, not once this one

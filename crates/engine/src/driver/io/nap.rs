@@ -138,14 +138,13 @@ impl Worker<'_> {
         // as answers or errors; a count that is off (an error that ended
         // no request) makes a wait last to the tick at worst, which costs
         // the schedule nothing.
-        let fired = std::mem::take(&mut self.schedule.fired) as u64;
         let answers = if self.plan.tick_ns > 0 {
             let (m, w) = (&self.stats.measured, &self.stats.warmup);
             let ended = seen + m.errors_total() + w.errors_total();
             let s = &mut self.schedule;
             let answered = ended.saturating_sub(s.completed_mark);
             s.completed_mark = ended;
-            s.awaited = s.awaited.saturating_sub(answered) + fired;
+            s.awaited = s.awaited.saturating_sub(answered);
             if paced {
                 s.awaited.min(self.conns.len() as u64) as usize
             } else {
