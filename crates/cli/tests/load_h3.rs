@@ -577,3 +577,37 @@ fn the_open_model_over_h3_sends_what_its_schedule_says() {
         "{seen} seen, {done} done, {sent} sent"
     );
 }
+
+#[test]
+fn the_open_model_over_h3_in_ticks_sends_each_ticks_requests_together() {
+    let srv = Server::aioquic();
+    // 400 a second in ticks of 50 ms: twenty ticks of twenty requests,
+    // each tick's going out together as it starts, on two connections
+    // with room for all twenty in flight.
+    let j = srv.h3_load(
+        "/stamped",
+        &[
+            "--rate", "400", "--tick", "50ms", "-d", "1s", "-c", "2", "--streams", "16",
+        ],
+    );
+    assert_eq!(j["rate"]["tick_us"], 50_000, "{j}");
+    assert_eq!((u(&j, "/sent"), u(&j, "/rate/unsent")), (400, 0), "{j}");
+    assert_eq!(u(&j, "/errors_total"), 0, "{j}");
+    let mut at: Vec<f64> = srv
+        .requests_seen()
+        .iter()
+        .filter_map(|l| l.strip_prefix("/stamped ")?.parse().ok())
+        .collect();
+    at.sort_by(f64::total_cmp);
+    // Arrivals more than 20 ms apart are in different ticks: sent evenly,
+    // they would be 2.5 ms apart and make one group.
+    let mut bursts = vec![1usize];
+    for w in at.windows(2) {
+        if w[1] - w[0] > 0.020 {
+            bursts.push(1);
+        } else {
+            *bursts.last_mut().unwrap() += 1;
+        }
+    }
+    assert_eq!(bursts, vec![20; 20], "arrivals by tick");
+}

@@ -75,3 +75,38 @@ fn each_offered_rate_is_a_level_whose_rounds_complete_what_was_offered() {
     let took = t0.elapsed();
     assert!(took < Duration::from_secs(20), "took {took:?}");
 }
+
+#[test]
+fn a_studys_tick_keeps_each_rounds_schedule_in_ticks() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = dir.path().join("tick.toml");
+    std::fs::write(
+        &study,
+        "name = \"tick\"\nservers = [\"nginx\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+         concurrency = [10]\nwarmup_seconds = 0.2\nfeatures = false\ndiagnose = false\n\
+         [load]\nrate = [400]\ntick = \"50ms\"\n\
+         [workload.tiny]\nconcurrency = [4]\n\
+         [rounds]\nseconds = 0.5\nmin = 2\nmax = 2\nwarmup_seconds = 0.1\n",
+    )
+    .unwrap();
+    let db = dir.path().join("t.db");
+    let j = support::lab_report(&study, &db, Duration::from_secs(60));
+    let steps = j["run"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1);
+    let rounds = steps[0]["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 2);
+    for round in rounds {
+        let s = &round["summary"];
+        assert_eq!(s["rate"]["tick_us"], 50_000, "{s}");
+        assert_eq!(s["errors_total"], 0, "{s}");
+        // Ten ticks of twenty requests: the window's last tick carries
+        // only those spaced before its end, so the window sends exactly
+        // the rate times its length.
+        assert_eq!(s["sent"], 200, "{s}");
+        assert_eq!(
+            s["completed"].as_u64().unwrap() + s["in_flight_at_end"].as_u64().unwrap(),
+            200,
+            "{s}"
+        );
+    }
+}

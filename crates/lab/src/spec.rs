@@ -193,6 +193,9 @@ pub struct RoundLoad {
     /// connections, latency counted from each intended send. `None`: the
     /// closed model.
     pub rate: Option<f64>,
+    /// With `rate`: the schedule kept in ticks of this length. `None`:
+    /// each request at its own instant.
+    pub tick: Option<Duration>,
     /// Seed of the random order, so a round is repeatable.
     pub seed: u64,
     /// CPUs the client threads are pinned to, one thread each.
@@ -249,6 +252,7 @@ pub fn load_spec(targets: Vec<Target>, load: &RoundLoad) -> LoadSpec {
     spec.coalesce = load.naps;
     spec.nap_divisor = load.nap_divisor;
     spec.rate = load.rate;
+    spec.tick = load.rate.and(load.tick);
     if let Some(u) = &shape.users {
         let addr = spec.targets.first().map(|t| t.addr);
         if let Some(addr) = addr {
@@ -349,6 +353,7 @@ mod tests {
             random_order: true,
             naps: false,
             nap_divisor: throng_engine::DEFAULT_NAP_DIVISOR,
+            tick: None,
             rate: None,
             seed: 7,
             client_cpus: vec![1],
@@ -404,6 +409,7 @@ mod tests {
             random_order: false,
             naps: true,
             nap_divisor: throng_engine::DEFAULT_NAP_DIVISOR,
+            tick: None,
             rate: Some(200.0),
             seed: 1,
             client_cpus: vec![1],
@@ -428,6 +434,7 @@ mod tests {
             random_order: false,
             naps: true,
             nap_divisor: throng_engine::DEFAULT_NAP_DIVISOR,
+            tick: None,
             rate: None,
             seed: 1,
             client_cpus: vec![1],

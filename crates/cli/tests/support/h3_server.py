@@ -4,7 +4,8 @@ Usage: h3_server.py PORT CERT KEY LOG [ADDRESS]
 
 Answers every request with BODY, except `/reset`, whose stream it resets
 with H3_REQUEST_REJECTED before any answer, and `/silent`, which it
-never answers, and `/big-header`, which it answers with five header fields of
+never answers, and `/stamped`, whose line in LOG is followed by the
+monotonic clock's reading as it was read, in seconds, and `/big-header`, which it answers with five header fields of
 14,000 bytes: above the 65,536 the client's SETTINGS allow; `/slow`, which
 it answers 150 ms after reading it. Under `/goaway`, a connection's fifth request is its
 last: answered, then a GOAWAY names the next stream, and requests on it
@@ -15,6 +16,7 @@ saw. Prints `ready` once it listens; runs until killed.
 
 import asyncio
 import sys
+import time
 
 from aioquic.asyncio import serve
 from aioquic.asyncio.protocol import QuicConnectionProtocol
@@ -51,7 +53,10 @@ class Handler(QuicConnectionProtocol):
                 Handler.log.write("ignored " + path.decode() + "\n")
                 Handler.log.flush()
                 continue
-            Handler.log.write(path.decode() + "\n")
+            if path == b"/stamped":
+                Handler.log.write("/stamped %.6f\n" % time.monotonic())
+            else:
+                Handler.log.write(path.decode() + "\n")
             Handler.log.flush()
             self.answered += 1
             if path == b"/goaway" and self.answered == 5:

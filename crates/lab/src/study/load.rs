@@ -32,6 +32,9 @@ pub struct WorkloadLoad {
     /// With `rate`: the offered rates, in increasing order, each a level
     /// over the one `concurrency`. Empty: the closed model.
     pub rates: Vec<f64>,
+    /// With `rates`: the schedule kept in ticks of this length (tick.rs
+    /// of the engine). `None`: each request at its own instant.
+    pub tick: Option<Duration>,
 }
 
 /// One level of a workload's sweep: its connections and, in the open
@@ -149,6 +152,9 @@ pub(super) fn resolve_loads(
             resolve_load(f, &t, kind, concurrency, dir)
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
+    if f.load.tick.is_some() && loads.iter().all(|l| l.rates.is_empty()) {
+        bail!("[load] tick: a tick is a rate's schedule; give `rate` too, or leave it out");
+    }
     let default = WorkloadLoad {
         kind: workloads[0],
         concurrency: concurrency.to_vec(),
@@ -159,6 +165,7 @@ pub(super) fn resolve_loads(
         split_note: None,
         random_order: workloads[0].random_order(),
         rates: Vec::new(),
+        tick: None,
     };
     Ok((default, loads))
 }
@@ -366,6 +373,23 @@ pub(super) fn resolve_load(
             v.into_iter().map(f64::from).collect()
         }
     };
+    let tick = match t.get("tick", |x| &x.tick) {
+        None => None,
+        Some((text, key)) => {
+            let own = t.own.is_some_and(|o| o.tick.is_some());
+            if rate.is_none() && own {
+                bail!("{key}: a tick is a rate's schedule; give `rate` too, or leave it out");
+            }
+            let d = parse_duration(text).map_err(|e| anyhow!("{key}: {e}"))?;
+            let (min, max) = (throng_engine::MIN_TICK, throng_engine::MAX_TICK);
+            if !(min..=max).contains(&d) {
+                bail!("{key} = {text:?}: give from {min:?} to {max:?}");
+            }
+            // `[load] tick` is the schedule of the workloads with a rate;
+            // one without is in the closed model, which has none.
+            rate.is_some().then_some(d)
+        }
+    };
     let mut counted: Option<(u32, Option<String>)> = None;
     let round_requests = match t.get("requests", |x| &x.requests) {
         None => None,
@@ -442,6 +466,7 @@ pub(super) fn resolve_load(
         counted_rounds,
         split_note,
         rates,
+        tick,
     };
     check_with_engine(&load, t, headers.as_ref().map(|(_, k)| k.as_str()))?;
     Ok(load)
@@ -471,6 +496,7 @@ pub(super) fn check_with_engine(
             random_order: w.random_order,
             naps: true,
             nap_divisor: throng_engine::DEFAULT_NAP_DIVISOR,
+            tick: w.tick,
             seed: 0,
             client_cpus: Vec::new(),
             shape: w.shape.clone(),

@@ -361,6 +361,7 @@ impl Study {
             random_order: w.random_order,
             naps: study.client_naps,
             nap_divisor: study.client_nap_divisor,
+            tick: w.tick,
             seed,
             client_cpus: group.client_cpus.clone(),
             shape: w.shape.clone(),
@@ -1656,6 +1657,89 @@ seconds = 0.5
                 "max_users = true\n[workload.tiny]\nconcurrency = [4]\nrate = [1000]\n",
                 "[workload.tiny] rate: the max-users search steps concurrency up in the closed \
                  model; remove `rate` or `max_users = true`",
+            ),
+        ];
+        for (rest, message) in cases {
+            assert_eq!(&refused("['tiny']", rest), message, "{rest}");
+        }
+    }
+
+    #[test]
+    fn a_tick_keeps_each_rate_levels_schedule_and_reaches_its_load_spec() {
+        let r = Recipes::builtin();
+        let head = "name='x'\nservers=['nginx']\nworkloads=['tiny','page']\ncores=[1]\n\
+                    concurrency=[1]\n";
+        let s = Study::parse(
+            &format!(
+                "{head}[load]\nrate = [1000, 2000]\ntick = \"250us\"\n\
+                 [workload.page]\nrate = [500]\ntick = \"1ms\"\n"
+            ),
+            &r,
+        )
+        .unwrap();
+        let tiny = s.load_of(WorkloadKind::Tiny);
+        let page = s.load_of(WorkloadKind::Page);
+        assert_eq!(tiny.tick, Some(Duration::from_micros(250)));
+        assert_eq!(page.tick, Some(Duration::from_millis(1)));
+        let group = crate::group::Group {
+            cores: 1,
+            server_cpus: vec![0],
+            client_cpus: vec![1],
+            shared: false,
+            workload: crate::workload::Workload {
+                kind: s.workloads[0],
+                docroot: std::path::PathBuf::new(),
+                files: Vec::new(),
+                checked: Vec::new(),
+            },
+            max_concurrency: 1,
+            lanes: Vec::new(),
+        };
+        let load = s.round_load(&group, tiny.levels()[1], 7);
+        let spec = crate::spec::load_spec(Vec::new(), &load);
+        assert_eq!(
+            (spec.rate, spec.tick),
+            (Some(2000.0), Some(Duration::from_micros(250)))
+        );
+        // `[load] tick` is the schedule of the workloads with a rate only.
+        let mixed = Study::parse(
+            &format!("{head}[load]\ntick = \"1ms\"\n[workload.page]\nrate = [500]\n"),
+            &r,
+        )
+        .unwrap();
+        assert_eq!(mixed.load_of(WorkloadKind::Tiny).tick, None);
+        assert_eq!(
+            mixed.load_of(WorkloadKind::Page).tick,
+            Some(Duration::from_millis(1))
+        );
+        // Without `tick`, each request at its own instant, as before.
+        let plain = Study::parse(&format!("{head}[load]\nrate = [1000]\n"), &r).unwrap();
+        assert_eq!(plain.load_of(WorkloadKind::Tiny).tick, None);
+    }
+
+    #[test]
+    fn a_tick_without_a_rate_or_out_of_its_bounds_is_refused_by_name() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "[load]\ntick = \"1ms\"\n",
+                "[load] tick: a tick is a rate's schedule; give `rate` too, or leave it out",
+            ),
+            (
+                "[workload.tiny]\nconcurrency = [4]\ntick = \"1ms\"\n",
+                "[workload.tiny] tick: a tick is a rate's schedule; give `rate` too, or leave \
+                 it out",
+            ),
+            (
+                "[workload.tiny]\nconcurrency = [4]\nrate = [1000]\ntick = \"2s\"\n",
+                "[workload.tiny] tick = \"2s\": give from 1µs to 1s",
+            ),
+            (
+                "[workload.tiny]\nconcurrency = [4]\nrate = [1000]\ntick = \"0us\"\n",
+                "[workload.tiny] tick = \"0us\": give from 1µs to 1s",
+            ),
+            (
+                "[workload.tiny]\nconcurrency = [4]\nrate = [1000]\ntick = \"soon\"\n",
+                "[workload.tiny] tick: \"soon\" is not a duration (try \"3s\", \"250ms\", \"2m\")",
             ),
         ];
         for (rest, message) in cases {

@@ -34,6 +34,9 @@ pub struct LoadTable {
     /// `throng load --rate`), over the workload's one concurrency.
     #[serde(default, deserialize_with = "super::values::some_rate")]
     pub rate: Option<ListOrRange>,
+    /// With `rate`: the schedule kept in ticks of this length ("1ms",
+    /// "100us"), as `throng load --tick`.
+    pub tick: Option<String>,
     /// The levels of one workload; only in a `[workload.NAME]` table.
     #[serde(default, deserialize_with = "super::values::some_concurrency")]
     pub concurrency: Option<ListOrRange>,
