@@ -584,12 +584,10 @@ fn the_open_model_over_h3_in_ticks_sends_each_ticks_requests_together() {
     // 400 a second in ticks of 50 ms: twenty ticks of twenty requests,
     // each tick's going out together as it starts, on two connections
     // with room for all twenty in flight.
-    let j = srv.h3_load(
-        "/stamped",
-        &[
-            "--rate", "400", "--tick", "50ms", "-d", "1s", "-c", "2", "--streams", "16",
-        ],
-    );
+    let args: Vec<&str> = "--rate 400 --tick 50ms -d 1s -c 2 --streams 16"
+        .split(' ')
+        .collect();
+    let j = srv.h3_load("/stamped", &args);
     assert_eq!(j["rate"]["tick_us"], 50_000, "{j}");
     assert_eq!((u(&j, "/sent"), u(&j, "/rate/unsent")), (400, 0), "{j}");
     assert_eq!(u(&j, "/errors_total"), 0, "{j}");
