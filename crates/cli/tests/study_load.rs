@@ -70,7 +70,7 @@ fn a_load_key_that_does_not_apply_is_refused_before_anything_starts() {
         (
             "[workload.tiny]\nkeepalive = false\n",
             "STUDY:7:1: unknown field `keepalive`, expected one of `keep_alive`, `pipeline`, `streams`, \
-             `timeout`, `headers`, `method`, `body`, `requests`, `rate`, `concurrency`, \
+             `timeout`, `headers`, `method`, `body`, `requests`, `rate`, `tick`, `concurrency`, \
              `requests_per_connection`, `order`, `docroot`, `urls`, `sessions`, `think`, \
              `think_random`, `users_per_sec`, `arrival`, `conns_per_user`",
         ),

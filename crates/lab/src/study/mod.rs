@@ -1444,7 +1444,7 @@ seconds = 0.5
                 "['tiny']",
                 "[load]\nkeepalive = false\n",
                 "line 8, column 1: unknown field `keepalive`, expected one of `keep_alive`, `pipeline`, `streams`, \
-                 `timeout`, `headers`, `method`, `body`, `requests`, `rate`, `concurrency`, \
+                 `timeout`, `headers`, `method`, `body`, `requests`, `rate`, `tick`, `concurrency`, \
                  `requests_per_connection`, `order`, `docroot`, `urls`, `sessions`, `think`, `think_random`, `users_per_sec`, `arrival`, `conns_per_user`",
             ),
             (
