@@ -94,6 +94,24 @@ fn a_ticks_requests_arrive_together_and_the_window_sends_what_it_spaced() {
 }
 
 #[test]
+fn on_epoll_a_tick_naps_while_its_answers_are_awaited() {
+    // epoll cannot wait for a count of answers: after a tick's sends the
+    // thread naps a quarter of the tick at a time while answers are
+    // awaited, then waits for the next tick. Here each connection carries
+    // five of a tick's twenty, one at a time, so the first four answers
+    // of each are worth a wake and only the fifth is napped on: each of
+    // the 20 ticks takes one nap, up to four if its answers are slow.
+    // Without the naps, the thread waits on epoll and no nap is counted.
+    let (r, arrivals) = load(IoBackend::Epoll, Duration::ZERO, Duration::from_millis(975));
+    assert_eq!((r.counts.sent, r.counts.completed), (390, 390));
+    assert_eq!(arrivals.len(), 390);
+    assert!((20..=80).contains(&r.naps), "{} naps", r.naps);
+    // A connection's five went out one answer apart, not a nap apart.
+    let rate = r.rate.as_ref().unwrap();
+    assert!(rate.lateness.max() < 12_500, "{} µs late", rate.lateness.max());
+}
+
+#[test]
 fn a_warmup_owns_the_ticks_that_start_in_it() {
     for io in backends() {
         // A 75 ms warmup: ticks at 0 and 50 ms are its (40 requests); the

@@ -8,7 +8,7 @@ use crate::spec::LoadSpec;
 /// fraction of the recent latency (`LoadSpec::nap_divisor`); shorter than
 /// the floor, a nap is skipped.
 pub(crate) const NAP_MAX_NS: u64 = 500_000;
-const NAP_MIN_NS: u64 = 5_000;
+pub(crate) const NAP_MIN_NS: u64 = 5_000;
 
 /// `issued` requests took places a connection's answers had freed
 /// (`freed` of them, arriving at `freed_at_sum` ns in all): the places

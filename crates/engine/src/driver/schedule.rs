@@ -36,6 +36,34 @@ impl Schedule {
 }
 
 impl Worker<'_> {
+    /// In ticks: the answers still awaited of the requests sent, brought
+    /// up to date with the requests ended (answered or failed) since last
+    /// counted. A connection carries one request at a time, so at most
+    /// one each. A count that is off (an error that ended no request)
+    /// makes a wait last to the tick at worst, which costs the schedule
+    /// nothing.
+    pub(super) fn tick_awaited(&mut self) -> u64 {
+        let (m, w) = (&self.stats.measured, &self.stats.warmup);
+        let ended = m.completed + w.completed + m.errors_total() + w.errors_total();
+        let s = &mut self.schedule;
+        s.awaited = s
+            .awaited
+            .saturating_sub(ended.saturating_sub(s.completed_mark));
+        s.completed_mark = ended;
+        s.awaited.min(self.conns.len() as u64)
+    }
+
+    /// In ticks: whether a connection waiting for an answer has its next
+    /// send already due (more of a tick's requests than it carries at
+    /// once), so that its answer is worth a wake. O(connections), taken
+    /// only when a nap is in question.
+    pub(super) fn tick_owed(&self, now: u64) -> bool {
+        let ticks = self.ticks();
+        self.conns
+            .iter()
+            .any(|c| c.awaiting() && ticks.send_at(c.next_intended_ns) <= now)
+    }
+
     /// Closed model: connection `i` sends its next request after this
     /// batch of events (`send_deferred`).
     pub(super) fn defer(&mut self, i: usize) {

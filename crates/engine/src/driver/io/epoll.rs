@@ -29,6 +29,10 @@ use super::socket;
 
 /// Events taken per poll.
 const EVENTS: usize = 1024;
+/// In ticks, looks a tick takes at most while answers are awaited: a
+/// burst answered in a quarter of its tick costs one nap and the tick's
+/// own wake, however many answers there were.
+const TICK_LOOKS: u64 = 4;
 const TIMER: Token = Token(usize::MAX - 1);
 
 /// Half a token: the low half names the connection, the high half which
@@ -206,6 +210,28 @@ impl Worker<'_> {
     /// work `due`, then handle what came. Returns how the window ended,
     /// if it did.
     pub(crate) fn epoll_step(&mut self, wake: u64, due: Option<u64>) -> Option<Ended> {
+        // In ticks, no request goes out before the next (`due`), so no
+        // answer is worth a wake of its own: the kernel stamps it as it
+        // arrives, and it can wait to be read. epoll cannot wait for a
+        // count of answers as the ring does (nap.rs), so while answers of
+        // the sends are awaited the thread naps a quarter of the tick at a
+        // time, taking what came at each, and once none is awaited waits
+        // for the tick alone. Answers taken as they came, the thread woke
+        // for each at tens of thousands a second. A connection that owes
+        // more of this tick's requests than it carries at once sends the
+        // next as its answer comes, so then no nap.
+        let tick_nap = match due {
+            Some(due) if self.plan.tick_ns > 0 && self.tick_awaited() > 0 => {
+                let now = now_ns();
+                let nap = (self.plan.tick_ns / TICK_LOOKS).min(due.saturating_sub(now));
+                if nap >= crate::driver::pace::NAP_MIN_NS && !self.tick_owed(now) {
+                    nap
+                } else {
+                    0
+                }
+            }
+            _ => 0,
+        };
         let Io::Epoll(ep) = &mut self.io else {
             return None;
         };
@@ -226,7 +252,17 @@ impl Worker<'_> {
         };
         let mut polled = Ok(());
         let mut ready = false;
-        if nap > 0 {
+        if tick_nap > 0 && !busy {
+            if self.measuring {
+                self.stats.naps += 1;
+            }
+            std::thread::sleep(Duration::from_nanos(tick_nap));
+            polled = ep.poll.poll(&mut events, Some(Duration::ZERO));
+            // A nap that found nothing still ends the look: the next
+            // counts what is awaited again, and naps again or waits for
+            // the tick.
+            ready = true;
+        } else if nap > 0 {
             // What is left of a nap since the last look is slept
             // first, whatever is waiting (see `paced_rest`); with no
             // such rest, a look that finds nothing ready naps whole.

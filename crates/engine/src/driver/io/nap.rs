@@ -97,6 +97,16 @@ impl Worker<'_> {
     pub(crate) fn uring_wait(&mut self, wake: u64, paced: bool) -> io::Result<()> {
         let flowing = self.io.uring_ref().is_some_and(|u| u.flowing);
         let naps = flowing && self.plan.spec.naps() && self.can_issue();
+        let awaited = match (self.plan.tick_ns > 0, paced) {
+            (true, true) => self.tick_awaited() as usize,
+            // Brought up to date all the same, so that a paced wait after
+            // counts only what ended since.
+            (true, false) => {
+                self.tick_awaited();
+                0
+            }
+            _ => 0,
+        };
         let Some(u) = self.io.uring() else {
             return Ok(());
         };
@@ -135,21 +145,9 @@ impl Worker<'_> {
         // finds only its sends to do. Asked only for the answers to the
         // last sends, a wait that came early for them (answers to the
         // sends before) would wake at each straggler after. Requests end
-        // as answers or errors; a count that is off (an error that ended
-        // no request) makes a wait last to the tick at worst, which costs
-        // the schedule nothing.
+        // as answers or errors (`tick_awaited`).
         let answers = if self.plan.tick_ns > 0 {
-            let (m, w) = (&self.stats.measured, &self.stats.warmup);
-            let ended = seen + m.errors_total() + w.errors_total();
-            let s = &mut self.schedule;
-            let answered = ended.saturating_sub(s.completed_mark);
-            s.completed_mark = ended;
-            s.awaited = s.awaited.saturating_sub(answered);
-            if paced {
-                s.awaited.min(self.conns.len() as u64) as usize
-            } else {
-                0
-            }
+            awaited
         } else {
             u.naps.count(per_nap)
         };
