@@ -77,8 +77,12 @@ fn the_open_models_first_sends_do_not_wait_for_a_handshake() {
         .as_ref()
         .expect("an https load says how its handshakes went");
     assert_eq!(tls.handshakes, 4, "{tls:?}");
+    // The client's handshake time starts when it sees its connection
+    // made, which a busy machine can let fall after the server accepted
+    // it and began its wait: a margin, well short of the wait itself.
+    let margin = Duration::from_millis(50);
     assert!(
-        tls.handshake_time.min() >= HANDSHAKE.as_micros() as u64,
+        tls.handshake_time.min() >= (HANDSHAKE - margin).as_micros() as u64,
         "{tls:?}"
     );
     // Had a first send waited for its handshake, its latency (from the
