@@ -110,7 +110,11 @@ fn on_epoll_a_tick_naps_while_its_answers_are_awaited() {
     assert!((10..=80).contains(&r.naps), "{} naps", r.naps);
     // A connection's five went out one answer apart, not a nap apart.
     let rate = r.rate.as_ref().unwrap();
-    assert!(rate.lateness.max() < 12_500, "{} µs late", rate.lateness.max());
+    assert!(
+        rate.lateness.max() < 12_500,
+        "{} µs late",
+        rate.lateness.max()
+    );
 }
 
 #[test]

@@ -223,7 +223,11 @@ impl Worker<'_> {
         let tick_nap = match due {
             Some(due) if self.plan.tick_ns > 0 && self.tick_awaited() > 0 => {
                 let now = now_ns();
-                let nap = (self.plan.tick_ns / TICK_LOOKS).min(due.saturating_sub(now));
+                // Never past the loop's own wake either (the window's
+                // end, the next timeout scan).
+                let nap = (self.plan.tick_ns / TICK_LOOKS)
+                    .min(due.saturating_sub(now))
+                    .min(wake.saturating_sub(now));
                 if nap >= crate::driver::pace::NAP_MIN_NS && !self.tick_owed(now) {
                     nap
                 } else {
