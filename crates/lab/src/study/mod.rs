@@ -907,27 +907,32 @@ mod tests {
         );
     }
 
+    /// A group of `s`'s first workload on one core, its load on another:
+    /// what a round's load spec needs of one.
+    fn one_core_group(s: &Study) -> crate::group::Group {
+        crate::group::Group {
+            cores: 1,
+            server_cpus: vec![0],
+            client_cpus: vec![1],
+            shared: false,
+            workload: crate::workload::Workload {
+                kind: s.workloads[0],
+                docroot: std::path::PathBuf::new(),
+                files: Vec::new(),
+                checked: Vec::new(),
+            },
+            max_concurrency: 1,
+            lanes: Vec::new(),
+        }
+    }
+
     #[test]
     fn the_nap_divisor_reaches_every_rounds_load_spec() {
         let r = Recipes::builtin();
         let head = "name='x'\nservers=['nginx']\nworkloads=['tiny']\ncores=[1]\nconcurrency=[1]\n";
         let parse = |extra: &str| Study::parse(&format!("{head}{extra}"), &r);
         let spec_of = |s: &Study| {
-            let group = crate::group::Group {
-                cores: 1,
-                server_cpus: vec![0],
-                client_cpus: vec![1],
-                shared: false,
-                workload: crate::workload::Workload {
-                    kind: s.workloads[0],
-                    docroot: std::path::PathBuf::new(),
-                    files: Vec::new(),
-                    checked: Vec::new(),
-                },
-                max_concurrency: 1,
-                lanes: Vec::new(),
-            };
-            let load = s.round_load(&group, Level::closed(1), 7);
+            let load = s.round_load(&one_core_group(s), Level::closed(1), 7);
             crate::spec::load_spec(Vec::new(), &load)
         };
         let default = parse("").unwrap();
@@ -1681,21 +1686,7 @@ seconds = 0.5
         let page = s.load_of(WorkloadKind::Page);
         assert_eq!(tiny.tick, Some(Duration::from_micros(250)));
         assert_eq!(page.tick, Some(Duration::from_millis(1)));
-        let group = crate::group::Group {
-            cores: 1,
-            server_cpus: vec![0],
-            client_cpus: vec![1],
-            shared: false,
-            workload: crate::workload::Workload {
-                kind: s.workloads[0],
-                docroot: std::path::PathBuf::new(),
-                files: Vec::new(),
-                checked: Vec::new(),
-            },
-            max_concurrency: 1,
-            lanes: Vec::new(),
-        };
-        let load = s.round_load(&group, tiny.levels()[1], 7);
+        let load = s.round_load(&one_core_group(&s), tiny.levels()[1], 7);
         let spec = crate::spec::load_spec(Vec::new(), &load);
         assert_eq!(
             (spec.rate, spec.tick),
