@@ -6,8 +6,9 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-#[test]
-fn each_offered_rate_is_a_level_whose_rounds_complete_what_was_offered() {
+/// A study of nginx with `load` as its `[load]` table, over 4 connections
+/// in two rounds of half a second a level, run and reported as JSON.
+fn rate_study(load: &str) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
     let study = dir.path().join("rate.toml");
     // A round's short warmup opens its connections and starts its
@@ -15,16 +16,22 @@ fn each_offered_rate_is_a_level_whose_rounds_complete_what_was_offered() {
     // otherwise be late for the handshake.
     std::fs::write(
         &study,
-        "name = \"rate\"\nservers = [\"nginx\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
-         concurrency = [10]\nwarmup_seconds = 0.2\nfeatures = false\ndiagnose = false\n\
-         [load]\nrate = [200, 400]\n\
-         [workload.tiny]\nconcurrency = [4]\n\
-         [rounds]\nseconds = 0.5\nmin = 2\nmax = 2\nwarmup_seconds = 0.1\n",
+        format!(
+            "name = \"rate\"\nservers = [\"nginx\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+             concurrency = [10]\nwarmup_seconds = 0.2\nfeatures = false\ndiagnose = false\n\
+             [load]\n{load}\
+             [workload.tiny]\nconcurrency = [4]\n\
+             [rounds]\nseconds = 0.5\nmin = 2\nmax = 2\nwarmup_seconds = 0.1\n"
+        ),
     )
     .unwrap();
-    let db = dir.path().join("t.db");
+    support::lab_report(&study, &dir.path().join("t.db"), Duration::from_secs(60))
+}
+
+#[test]
+fn each_offered_rate_is_a_level_whose_rounds_complete_what_was_offered() {
     let t0 = Instant::now();
-    let j = support::lab_report(&study, &db, Duration::from_secs(60));
+    let j = rate_study("rate = [200, 400]\n");
     let steps = j["run"]["steps"].as_array().unwrap();
     let levels: Vec<(u64, f64)> = steps
         .iter()
@@ -78,19 +85,7 @@ fn each_offered_rate_is_a_level_whose_rounds_complete_what_was_offered() {
 
 #[test]
 fn a_studys_tick_keeps_each_rounds_schedule_in_ticks() {
-    let dir = tempfile::tempdir().unwrap();
-    let study = dir.path().join("tick.toml");
-    std::fs::write(
-        &study,
-        "name = \"tick\"\nservers = [\"nginx\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
-         concurrency = [10]\nwarmup_seconds = 0.2\nfeatures = false\ndiagnose = false\n\
-         [load]\nrate = [400]\ntick = \"50ms\"\n\
-         [workload.tiny]\nconcurrency = [4]\n\
-         [rounds]\nseconds = 0.5\nmin = 2\nmax = 2\nwarmup_seconds = 0.1\n",
-    )
-    .unwrap();
-    let db = dir.path().join("t.db");
-    let j = support::lab_report(&study, &db, Duration::from_secs(60));
+    let j = rate_study("rate = [400]\ntick = \"50ms\"\n");
     let steps = j["run"]["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 1);
     let rounds = steps[0]["rounds"].as_array().unwrap();
