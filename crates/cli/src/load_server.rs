@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use throng_engine::{LoadSpec, Stop};
 use throng_model::{LocalServer, Summary};
-use throng_servers::usage::{trees, Sampler};
+use throng_servers::usage::{Sampler, TreeFinder};
 use throng_servers::{process, sockets};
 
 use crate::fmt::human_us;
@@ -39,7 +39,10 @@ pub fn watch(spec: &LoadSpec) -> Option<Watch> {
         return None;
     }
     let holders = sockets::listeners_of(addr);
-    let pids = trees(&holders);
+    // The walk that finds the trees is the sampler's first: a server is
+    // looked for once, on the load's CPU, before its load starts.
+    let mut finder = TreeFinder::sampling(&holders);
+    let pids = finder.find_all();
     if pids.is_empty() || pids.contains(&(std::process::id() as i32)) {
         return None;
     }
@@ -72,7 +75,7 @@ pub fn watch(spec: &LoadSpec) -> Option<Watch> {
         .copied()
         .collect();
     let mine = if spare.is_empty() { &spec.cpus } else { &spare };
-    let sampler = Sampler::start_trees(holders, mine, spec.warmup, length, INTERVAL);
+    let sampler = Sampler::start_found(finder, mine, spec.warmup, length, INTERVAL);
     Some(Watch {
         name,
         pids,

@@ -56,11 +56,16 @@ impl Forker {
     }
 
     /// Kills `forked` (its child) and the script, and reaps the script.
-    pub(crate) fn end(mut self, forked: i32) {
+    pub(crate) fn end(self, forked: i32) {
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(forked),
             nix::sys::signal::Signal::SIGKILL,
         );
+        self.stop();
+    }
+
+    /// Kills the script before it forked, and reaps it.
+    pub(crate) fn stop(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

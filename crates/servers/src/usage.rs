@@ -43,7 +43,6 @@ use std::time::{Duration, Instant};
 
 use throng_model::{ServerUsage, Shape, ShapeRange, TcpCounters};
 
-use crate::process::process_tree;
 
 mod tree;
 pub use tree::TreeFinder;
@@ -191,12 +190,11 @@ fn page_size() -> u64 {
     }
 }
 
-/// Every process of the leaders' trees, each once.
+/// Every process of the leaders' trees, each once, sorted: one walk of
+/// every process for all the leaders (a server found by its listening
+/// socket has one leader for each process holding it).
 pub fn trees(leaders: &[i32]) -> Vec<i32> {
-    let mut v: Vec<i32> = leaders.iter().flat_map(|&l| process_tree(l)).collect();
-    v.sort_unstable();
-    v.dedup();
-    v
+    TreeFinder::new(leaders, FULL_WALK_EVERY).find_all()
 }
 
 /// CPU ticks of the leaders' children that have exited and been waited for.
@@ -269,20 +267,18 @@ fn cpu_clock_ns(pid: i32) -> Option<u64> {
 impl Usage {
     /// Takes the baseline reading.
     pub fn start(leaders: &[i32]) -> Usage {
-        Usage::start_from(leaders, None)
+        Usage::start_from(TreeFinder::sampling(leaders), None)
     }
 
-    /// Takes the baseline reading, its threads' waits read already.
-    pub fn start_with(leaders: &[i32], waits: HashMap<i32, u64>) -> Usage {
-        Usage::start_from(leaders, Some(waits))
-    }
-
-    /// The baseline reading, from one walk of every process; the window
-    /// starts as it begins, as its end is after the final reading.
-    fn start_from(leaders: &[i32], waits: Option<HashMap<i32, u64>>) -> Usage {
+    /// The baseline reading, from the finder's last walk of every process
+    /// when it is recent (one walk every `FULL_WALK_EVERY`, as between
+    /// readings), else from a new one; the window starts as it begins, as
+    /// its end is after the final reading.
+    fn start_from(mut finder: TreeFinder, waits: Option<HashMap<i32, u64>>) -> Usage {
         let started = Instant::now();
-        let mut finder = TreeFinder::new(leaders, FULL_WALK_EVERY);
-        let pids = finder.find_all();
+        let leaders = finder.leaders().to_vec();
+        let leaders = &leaders[..];
+        let pids = finder.find();
         let waits = waits.unwrap_or_else(|| waits_of(&pids));
         let mut base = HashMap::new();
         let mut clock_base = HashMap::new();
@@ -508,6 +504,19 @@ impl Sampler {
         length: Option<Duration>,
         interval: Duration,
     ) -> Sampler {
+        Sampler::start_found(TreeFinder::sampling(&leaders), cpus, delay, length, interval)
+    }
+
+    /// [`Sampler::start_trees`] with the finder that found the trees: its
+    /// walk of every process, if recent, is the baseline's, so a server
+    /// found just before its load starts is not looked for twice.
+    pub fn start_found(
+        mut finder: TreeFinder,
+        cpus: &[usize],
+        delay: Duration,
+        length: Option<Duration>,
+        interval: Duration,
+    ) -> Sampler {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let cpus = cpus.to_vec();
@@ -534,12 +543,9 @@ impl Sampler {
             };
             // Read before the measured part, in the round's warmup, where
             // the cost of reading every thread falls on no measured time.
-            let waits = (!delay.is_zero()).then(|| thread_waits(&leaders));
+            let waits = (!delay.is_zero()).then(|| waits_of(&finder.find()));
             wait_until(begin);
-            let mut u = match waits {
-                Some(w) => Usage::start_with(&leaders, w),
-                None => Usage::start(&leaders),
-            };
+            let mut u = Usage::start_from(finder, waits);
             let mut n = 0u32;
             loop {
                 // PSS walks every mapping: read it on every fifth sample only.
@@ -657,6 +663,30 @@ mod tests {
         };
         assert_eq!(u.shape(), two);
         assert_eq!(u.shape_range, Some(ShapeRange { min: one, max: two }));
+    }
+
+    #[test]
+    fn a_baseline_after_a_fresh_walk_reads_only_the_tree_again() {
+        // `throng load` finds the server's tree with one walk of every
+        // process, then hands that finder to the sampler: the baseline
+        // reads the tree's members (and whatever was born since), not
+        // every process again.
+        let mut p = crate::forker::Forker::run(crate::forker::FORK_ON_CUE);
+        assert_eq!(p.line(), "ready");
+        let pid = p.pid();
+        let mut finder = TreeFinder::sampling(&[pid]);
+        assert_eq!(finder.find_all(), vec![pid]);
+        let everyone = finder.last_reads;
+        let u = Usage::start_from(finder, None);
+        let reads = u.finder.last_reads;
+        // A finder that never walked walks every process for its baseline.
+        let fresh = Usage::start(&[pid]).finder.last_reads;
+        p.stop();
+        assert!(everyone > 1, "a full walk read {everyone} stat files");
+        assert!(
+            reads < everyone && reads < fresh,
+            "{reads} stat files read after a walk, {fresh} without one, {everyone} in a full walk"
+        );
     }
 
     #[test]

@@ -123,6 +123,18 @@ impl TreeFinder {
         }
     }
 
+    /// A finder for a sampler's readings: every process read again once a
+    /// second, as the readings between miss only a process already alive
+    /// that joins the tree.
+    pub fn sampling(leaders: &[i32]) -> TreeFinder {
+        TreeFinder::new(leaders, super::FULL_WALK_EVERY)
+    }
+
+    /// The leaders whose trees it finds.
+    pub fn leaders(&self) -> &[i32] {
+        &self.leaders
+    }
+
     /// The trees now, from every process's stat when a full walk is due.
     pub fn find(&mut self) -> Vec<i32> {
         let full = self
