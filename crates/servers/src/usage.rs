@@ -43,6 +43,8 @@ use std::time::{Duration, Instant};
 
 use throng_model::{ServerUsage, Shape, ShapeRange, TcpCounters};
 
+use crate::sockets::ListenerCount;
+
 
 mod tree;
 pub use tree::TreeFinder;
@@ -236,6 +238,9 @@ pub struct Usage {
     /// The host's TCP counters at the start: what the window's traffic
     /// made it send again is read against them.
     tcp_base: Option<TcpCounters>,
+    /// The last count of the tree's listening sockets, read again only
+    /// where what it rests on changed.
+    listeners: Option<ListenerCount>,
 }
 
 /// Each thread's run-queue wait now (ns), by thread id: the base of a
@@ -309,6 +314,7 @@ impl Usage {
             shapes: None,
             samples: 0,
             tcp_base: TcpCounters::read(),
+            listeners: None,
         }
     }
 
@@ -345,7 +351,8 @@ impl Usage {
         self.usage.processes = procs;
         self.usage.threads = threads;
         let listeners = if with_pss {
-            crate::sockets::listeners_held(pids)
+            self.listeners = ListenerCount::read(pids, self.listeners.as_ref());
+            self.listeners.as_ref().map(|l| l.held)
         } else {
             None
         };
