@@ -25,8 +25,11 @@
 //! kept as the last reading found it, with the fewest and most of each
 //! when they changed within the round: a server whose pool grew or shrank
 //! while it was measured measured two servers. Listening sockets are read
-//! with PSS, on the slower readings (the first, every fifth and the last):
-//! they take a walk of every descriptor of the tree.
+//! with PSS, on the slower readings (the first, every fifth and the last),
+//! and counted from every descriptor of the tree only when the tree, the
+//! namespace's listening sockets or a descriptor a listener was found at
+//! changed since the last count ([`ListenerCount`]): a server holding
+//! thousands of connections made each count tens of milliseconds.
 //!
 //! Threads are read twice a round, the first time before its measured part
 //! begins (during its warmup) when it has one. A server of a thousand
