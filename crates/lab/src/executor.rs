@@ -11,7 +11,7 @@ use throng_model::{ConfigFile, Diagnosis, Environment, Finding, Summary};
 use throng_servers::launch::{self, Site, Start, StartFailure};
 use throng_servers::loopback::{self, Expected};
 use throng_servers::process::check_pinning;
-use throng_servers::usage::Sampler;
+use throng_servers::usage::{Carry, Sampler};
 use throng_servers::Running;
 pub use throng_trust::doctor::Plan as DoctorPlan;
 
@@ -215,6 +215,8 @@ struct Server {
     /// Over TLS: how the load reaches it (trusting the run's certificate).
     tls: Option<throng_engine::tls::TlsSpec>,
     protocol: crate::study::Protocol,
+    /// What its last round's sampler left the next (`usage::Carry`).
+    sampled: Option<Carry>,
 }
 
 impl Server {
@@ -247,8 +249,10 @@ impl Server {
         control: &throng_engine::Control,
     ) -> Result<Measured, RoundError> {
         let spec = self.spec(load);
+        let carry = self.sampled.take();
         let sampler = kind.sampled().then(|| {
-            Sampler::start_window(
+            Sampler::start_window_carried(
+                carry,
                 self.running.pid(),
                 &self.running.behind_pids(),
                 &self.client_cpus,
@@ -265,7 +269,13 @@ impl Server {
             ),
             _ => throng_engine::run(&spec, control),
         };
-        let usage = sampler.map(Sampler::finish).unwrap_or_default();
+        let usage = match sampler.map(Sampler::finish_carried) {
+            Some((usage, carry)) => {
+                self.sampled = carry;
+                usage
+            }
+            None => Default::default(),
+        };
         let r = result.map_err(RoundError::Engine)?;
         Ok(Measured {
             summary: throng_load::record::summarize(&r),
@@ -459,6 +469,7 @@ impl Executor for Local<'_> {
                 ..throng_engine::tls::TlsSpec::default()
             }),
             protocol: server.protocol,
+            sampled: None,
         });
         Ok(started)
     }

@@ -552,7 +552,11 @@ mod tests {
         assert_eq!((first.held, first.scanned), (1, true));
         let reused = reused.expect("20 readings in a row all read every descriptor");
         assert_eq!(reused.held, 1);
-        assert_eq!((opened.held, opened.scanned), (2, true), "a listener opened");
+        assert_eq!(
+            (opened.held, opened.scanned),
+            (2, true),
+            "a listener opened"
+        );
         assert_eq!(
             (closed.held, closed.scanned),
             (1, true),

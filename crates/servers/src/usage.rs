@@ -48,7 +48,6 @@ use throng_model::{ServerUsage, Shape, ShapeRange, TcpCounters};
 
 use crate::sockets::ListenerCount;
 
-
 mod tree;
 pub use tree::TreeFinder;
 
@@ -382,7 +381,13 @@ impl Usage {
 
     /// Final reading and totals. User and system time are split in the
     /// proportion of the processes' own user and system ticks.
-    pub fn finish(mut self) -> ServerUsage {
+    pub fn finish(self) -> ServerUsage {
+        self.finish_carried().0
+    }
+
+    /// [`Usage::finish`], and what the next window of the same tree may
+    /// start from.
+    pub fn finish_carried(mut self) -> (ServerUsage, Carry) {
         // The last reading walks every process: whatever joined the tree
         // since the last full walk is in the round's end.
         let pids = self.finder.find_all();
@@ -455,14 +460,38 @@ impl Usage {
             self.usage.others_cpu_s =
                 (busy - self.usage.cpu_user_s - self.usage.cpu_sys_s).max(0.0);
         }
-        self.usage
+        let carry = Carry {
+            finder: self.finder,
+            listeners: self.listeners,
+        };
+        (self.usage, carry)
+    }
+}
+
+/// What one window's sampler leaves the next window of the same server:
+/// its walk of every process (the last reading's) and its count of the
+/// tree's listening sockets. A level's slices follow one another every
+/// ~0.1 s, and each slice's sampler would otherwise walk every process and
+/// read every descriptor of the tree again as its window starts, on the
+/// load's CPU, in the window's first milliseconds.
+#[derive(Debug)]
+pub struct Carry {
+    finder: TreeFinder,
+    listeners: Option<ListenerCount>,
+}
+
+impl Carry {
+    /// The carried finder for these leaders, if it was theirs (a server
+    /// started again has another pid, and starts afresh).
+    fn finder_for(self, leaders: &[i32]) -> Option<(TreeFinder, Option<ListenerCount>)> {
+        (self.finder.leaders() == leaders).then_some((self.finder, self.listeners))
     }
 }
 
 /// A thread sampling one tree until stopped.
 pub struct Sampler {
     stop: Arc<AtomicBool>,
-    handle: JoinHandle<ServerUsage>,
+    handle: JoinHandle<(ServerUsage, Carry)>,
 }
 
 impl Sampler {
@@ -498,10 +527,27 @@ impl Sampler {
         length: Option<Duration>,
         interval: Duration,
     ) -> Sampler {
+        Sampler::start_window_carried(None, leader, behind, cpus, delay, length, interval)
+    }
+
+    /// [`Sampler::start_window`] from what the last window of the same
+    /// server left ([`Sampler::finish_carried`]), when it was this tree's.
+    pub fn start_window_carried(
+        carry: Option<Carry>,
+        leader: i32,
+        behind: &[i32],
+        cpus: &[usize],
+        delay: Duration,
+        length: Option<Duration>,
+        interval: Duration,
+    ) -> Sampler {
         let leaders: Vec<i32> = std::iter::once(leader)
             .chain(behind.iter().copied())
             .collect();
-        Sampler::start_trees(leaders, cpus, delay, length, interval)
+        let (finder, listeners) = carry
+            .and_then(|c| c.finder_for(&leaders))
+            .unwrap_or_else(|| (TreeFinder::sampling(&leaders), None));
+        Sampler::spawn(finder, listeners, cpus, delay, length, interval)
     }
 
     /// [`Sampler::start_window`] over the trees of several leaders: every
@@ -514,14 +560,31 @@ impl Sampler {
         length: Option<Duration>,
         interval: Duration,
     ) -> Sampler {
-        Sampler::start_found(TreeFinder::sampling(&leaders), cpus, delay, length, interval)
+        Sampler::start_found(
+            TreeFinder::sampling(&leaders),
+            cpus,
+            delay,
+            length,
+            interval,
+        )
     }
 
     /// [`Sampler::start_trees`] with the finder that found the trees: its
     /// walk of every process, if recent, is the baseline's, so a server
     /// found just before its load starts is not looked for twice.
     pub fn start_found(
+        finder: TreeFinder,
+        cpus: &[usize],
+        delay: Duration,
+        length: Option<Duration>,
+        interval: Duration,
+    ) -> Sampler {
+        Sampler::spawn(finder, None, cpus, delay, length, interval)
+    }
+
+    fn spawn(
         mut finder: TreeFinder,
+        listeners: Option<ListenerCount>,
         cpus: &[usize],
         delay: Duration,
         length: Option<Duration>,
@@ -556,6 +619,7 @@ impl Sampler {
             let waits = (!delay.is_zero()).then(|| waits_of(&finder.find()));
             wait_until(begin);
             let mut u = Usage::start_from(finder, waits);
+            u.listeners = listeners;
             let mut n = 0u32;
             loop {
                 // PSS walks every mapping: read it on every fifth sample only.
@@ -568,15 +632,24 @@ impl Sampler {
                     break;
                 }
             }
-            u.finish()
+            u.finish_carried()
         });
         Sampler { stop, handle }
     }
 
     pub fn finish(self) -> ServerUsage {
+        self.finish_carried().0
+    }
+
+    /// [`Sampler::finish`], and what the next window of the same server
+    /// may start from; `None` beside an empty usage when the thread died.
+    pub fn finish_carried(self) -> (ServerUsage, Option<Carry>) {
         self.stop.store(true, Ordering::Release);
         self.handle.thread().unpark();
-        self.handle.join().unwrap_or_default()
+        match self.handle.join() {
+            Ok((u, c)) => (u, Some(c)),
+            Err(_) => (ServerUsage::default(), None),
+        }
     }
 }
 
@@ -617,9 +690,11 @@ mod tests {
         while p.tree().len() < 2 && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
+        let outer = Instant::now();
         let s = Sampler::start(p.pid(), &[], Duration::from_millis(50));
         std::thread::sleep(Duration::from_millis(600));
         let u = s.finish();
+        let outer = outer.elapsed().as_secs_f64();
         p.stop(Duration::from_secs(1));
         assert_eq!(u.processes, 2);
         assert_eq!(u.threads, 2);
@@ -636,7 +711,14 @@ mod tests {
             u.pss_end_bytes > 0 && u.pss_end_bytes <= u.rss_end_bytes,
             "{u:?}"
         );
-        assert!(u.wall_s >= 0.6);
+        // The window runs from the sampler thread's first reading, a few
+        // milliseconds after it was asked for on a busy machine, to the
+        // last.
+        assert!(
+            u.wall_s <= outer && u.wall_s >= 0.5,
+            "{} of {outer}",
+            u.wall_s
+        );
     }
 
     #[test]
@@ -697,6 +779,35 @@ mod tests {
             reads < everyone && reads < fresh,
             "{reads} stat files read after a walk, {fresh} without one, {everyone} in a full walk"
         );
+    }
+
+    #[test]
+    fn a_window_starts_from_what_the_last_window_of_its_tree_left() {
+        // A level's slices follow one another: the next window of the same
+        // server takes the last one's walk of every process and its count
+        // of listeners, and reads only the tree's own stat at its start;
+        // another tree (a server started again) starts afresh.
+        let mut p = crate::forker::Forker::run(crate::forker::FORK_ON_CUE);
+        assert_eq!(p.line(), "ready");
+        let pid = p.pid();
+        let mut u = Usage::start(&[pid]);
+        u.sample(true);
+        let (usage, carry) = u.finish_carried();
+        let everyone = carry.finder.last_reads;
+        let (finder, listeners) = carry.finder_for(&[pid]).expect("its own tree's");
+        let next = Usage::start_from(finder, None);
+        let reads = next.finder.last_reads;
+        let (_, other) = next.finish_carried();
+        let restarted = other.finder_for(&[pid, i32::MAX]);
+        p.stop();
+        assert_eq!(usage.processes, 1);
+        assert_eq!(listeners.map(|l| l.held), Some(0), "its count of listeners");
+        assert!(everyone > 1, "the last reading walked {everyone}");
+        assert!(
+            reads < everyone,
+            "{reads} stat files read at the next start, {everyone} at the last reading"
+        );
+        assert!(restarted.is_none(), "another tree took the carry");
     }
 
     #[test]
