@@ -442,13 +442,35 @@ pub fn time_wait_ports(text: &str, lo: u16, hi: u16) -> BTreeSet<u16> {
 /// How many ephemeral ports TIME_WAIT sockets hold now, IPv4 and IPv6
 /// together (a port is one port for both); `None` when /proc/net/tcp
 /// cannot be read.
+///
+/// /proc/net/tcp prints every socket of the namespace, connections
+/// included: 30 ms of the client's CPU with 4,000 connections open at a
+/// run's end. When /proc/net/sockstat counts no TIME_WAIT socket at all
+/// (IPv4 and IPv6 share that count), no port is held and the tables are
+/// not read.
 pub fn read_time_wait_ports(lo: u16, hi: u16) -> Option<u64> {
+    if fs::read_to_string("/proc/net/sockstat")
+        .ok()
+        .and_then(|t| sockstat_time_wait(&t))
+        == Some(0)
+    {
+        return Some(0);
+    }
     let mut ports = time_wait_ports(&fs::read_to_string("/proc/net/tcp").ok()?, lo, hi);
     // No tcp6 file when IPv6 is disabled: no IPv6 sockets.
     if let Ok(v6) = fs::read_to_string("/proc/net/tcp6") {
         ports.extend(time_wait_ports(&v6, lo, hi));
     }
     Some(ports.len() as u64)
+}
+
+/// The TIME_WAIT sockets /proc/net/sockstat counts (`TCP: ... tw N`):
+/// the namespace's, of both families.
+pub fn sockstat_time_wait(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("TCP:"))?;
+    let mut f = line.split_whitespace();
+    f.find(|w| *w == "tw")?;
+    f.next()?.parse().ok()
 }
 
 /// The machine as it is now: what a report needs to say where numbers

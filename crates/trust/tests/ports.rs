@@ -6,7 +6,9 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use throng_testkit::wait::poll_until;
-use throng_trust::snapshot::{ephemeral_range, read_time_wait_ports, time_wait_ports};
+use throng_trust::snapshot::{
+    ephemeral_range, read_time_wait_ports, sockstat_time_wait, time_wait_ports,
+};
 use throng_trust::PortUse;
 
 /// /proc/net/tcp with a listener on 127.0.0.1:32800 (0x8020), three
@@ -43,6 +45,20 @@ fn time_wait_is_counted_by_port() {
     // A narrower range counts only its own ports.
     assert_eq!(time_wait_ports(TCP, 40000, 40000).len(), 1);
     assert!(time_wait_ports("", 32768, 60999).is_empty());
+}
+
+#[test]
+fn sockstat_says_how_many_sockets_are_in_time_wait() {
+    let text = "sockets: used 15\nTCP: inuse 2 orphan 0 tw 37 alloc 2 mem 0\nUDP: inuse 0 mem 45\n";
+    assert_eq!(sockstat_time_wait(text), Some(37));
+    let none = "sockets: used 15\nTCP: inuse 2 orphan 0 tw 0 alloc 2 mem 0\n";
+    assert_eq!(sockstat_time_wait(none), Some(0));
+    // Unreadable: the tables are read, as before.
+    assert_eq!(sockstat_time_wait("TCP: inuse 2 orphan 0\n"), None);
+    assert_eq!(sockstat_time_wait(""), None);
+    // This machine's, read as the ports' count reads it.
+    let own = std::fs::read_to_string("/proc/net/sockstat").unwrap();
+    assert!(sockstat_time_wait(&own).is_some(), "{own}");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use throng_servers::usage::Sampler;
+use throng_servers::usage::{Carry, Sampler};
 use throng_servers::{Recipes, RunAs, RunDir, Site};
 
 use super::archive::Unpacking;
@@ -33,6 +33,11 @@ struct Opened {
     /// The site being sent, until its end.
     receiving: Option<Unpacking>,
     windows: Vec<(String, Sampler)>,
+    /// What each server's last window's sampler left its next
+    /// (`usage::Carry`), by server name: its samplers run on a CPU beside
+    /// the server, which a client host may share, as in one machine's
+    /// namespaces.
+    carried: Vec<(String, Carry)>,
     /// The CPUs this host offered when the study opened, and those each
     /// running server started on (a duet's two): its samplers run on the
     /// others.
@@ -105,6 +110,7 @@ impl ServerHost {
                     docroots: Vec::new(),
                     receiving: None,
                     windows: Vec::new(),
+                    carried: Vec::new(),
                     cpus: cpus.clone(),
                     server_cpus: Vec::new(),
                     counters: Vec::new(),
@@ -194,7 +200,13 @@ impl ServerHost {
                     .ok_or_else(|| format!("{server} is not running"))?;
                 let key = window_key(&server, slice);
                 o.windows.retain(|(n, _)| n != &key);
-                let s = Sampler::start_window(
+                let carry = o
+                    .carried
+                    .iter()
+                    .position(|(n, _)| n == &server)
+                    .map(|i| o.carried.swap_remove(i).1);
+                let s = Sampler::start_window_carried(
+                    carry,
                     pid,
                     &behind,
                     &beside(&o.cpus, o.server_cpus.iter().flat_map(|(_, c)| c)),
@@ -214,7 +226,12 @@ impl ServerHost {
                     .position(|(n, _)| n == &key)
                     .ok_or_else(|| format!("no window of {server} is open"))?;
                 let (_, s) = o.windows.swap_remove(i);
-                Ok(LabReply::Usage { usage: s.finish() })
+                let (usage, carry) = s.finish_carried();
+                if let Some(c) = carry {
+                    o.carried.retain(|(n, _)| n != &server);
+                    o.carried.push((server, c));
+                }
+                Ok(LabReply::Usage { usage })
             }
             LabRequest::DiagnoseBegin { server } => {
                 let (o, id) = self.server(&server)?;
