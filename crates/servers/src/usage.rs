@@ -49,7 +49,9 @@ use throng_model::{ServerUsage, Shape, ShapeRange, TcpCounters};
 use crate::sockets::ListenerCount;
 
 mod tree;
+mod waits;
 pub use tree::TreeFinder;
+pub use waits::WaitFiles;
 
 /// How often a sampler reads every process's stat to find its tree; the
 /// readings between read only the tree's own and new processes'.
@@ -243,6 +245,8 @@ pub struct Usage {
     /// The last count of the tree's listening sockets, read again only
     /// where what it rests on changed.
     listeners: Option<ListenerCount>,
+    /// The threads' schedstat files, kept open between readings.
+    wait_files: WaitFiles,
 }
 
 /// Each thread's run-queue wait now (ns), by thread id: the base of a
@@ -252,15 +256,7 @@ pub fn thread_waits(leaders: &[i32]) -> HashMap<i32, u64> {
 }
 
 fn waits_of(pids: &[i32]) -> HashMap<i32, u64> {
-    let mut out = HashMap::new();
-    for &pid in pids {
-        for tid in tasks(pid) {
-            if let Some((_, d)) = read_schedstat(pid, tid) {
-                out.insert(tid, d);
-            }
-        }
-    }
-    out
+    WaitFiles::default().read(pids)
 }
 
 /// The CPU time of every thread of process `pid`, gone ones included, in
@@ -274,19 +270,23 @@ fn cpu_clock_ns(pid: i32) -> Option<u64> {
 impl Usage {
     /// Takes the baseline reading.
     pub fn start(leaders: &[i32]) -> Usage {
-        Usage::start_from(TreeFinder::sampling(leaders), None)
+        Usage::start_from(TreeFinder::sampling(leaders), WaitFiles::default(), None)
     }
 
     /// The baseline reading, from the finder's last walk of every process
     /// when it is recent (one walk every `FULL_WALK_EVERY`, as between
     /// readings), else from a new one; the window starts as it begins, as
     /// its end is after the final reading.
-    fn start_from(mut finder: TreeFinder, waits: Option<HashMap<i32, u64>>) -> Usage {
+    fn start_from(
+        mut finder: TreeFinder,
+        mut wait_files: WaitFiles,
+        waits: Option<HashMap<i32, u64>>,
+    ) -> Usage {
         let started = Instant::now();
         let leaders = finder.leaders().to_vec();
         let leaders = &leaders[..];
         let pids = finder.find();
-        let waits = waits.unwrap_or_else(|| waits_of(&pids));
+        let waits = waits.unwrap_or_else(|| wait_files.read(&pids));
         let mut base = HashMap::new();
         let mut clock_base = HashMap::new();
         for &pid in &pids {
@@ -317,6 +317,7 @@ impl Usage {
             samples: 0,
             tcp_base: TcpCounters::read(),
             listeners: None,
+            wait_files,
         }
     }
 
@@ -393,7 +394,7 @@ impl Usage {
         let pids = self.finder.find_all();
         self.sample_of(&pids, true);
         self.usage.shape_range = self.shapes.filter(ShapeRange::varied);
-        for (tid, d) in waits_of(&pids) {
+        for (tid, d) in self.wait_files.read(&pids) {
             self.delay_last.insert(tid, d);
             self.delay_base.entry(tid).or_insert(0);
         }
@@ -463,6 +464,7 @@ impl Usage {
         let carry = Carry {
             finder: self.finder,
             listeners: self.listeners,
+            wait_files: self.wait_files,
         };
         (self.usage, carry)
     }
@@ -478,13 +480,14 @@ impl Usage {
 pub struct Carry {
     finder: TreeFinder,
     listeners: Option<ListenerCount>,
+    wait_files: WaitFiles,
 }
 
 impl Carry {
-    /// The carried finder for these leaders, if it was theirs (a server
-    /// started again has another pid, and starts afresh).
-    fn finder_for(self, leaders: &[i32]) -> Option<(TreeFinder, Option<ListenerCount>)> {
-        (self.finder.leaders() == leaders).then_some((self.finder, self.listeners))
+    /// What was carried, if it was these leaders' (a server started again
+    /// has another pid, and starts afresh).
+    fn for_leaders(self, leaders: &[i32]) -> Option<Carry> {
+        (self.finder.leaders() == leaders).then_some(self)
     }
 }
 
@@ -544,10 +547,14 @@ impl Sampler {
         let leaders: Vec<i32> = std::iter::once(leader)
             .chain(behind.iter().copied())
             .collect();
-        let (finder, listeners) = carry
-            .and_then(|c| c.finder_for(&leaders))
-            .unwrap_or_else(|| (TreeFinder::sampling(&leaders), None));
-        Sampler::spawn(finder, listeners, cpus, delay, length, interval)
+        let carry = carry
+            .and_then(|c| c.for_leaders(&leaders))
+            .unwrap_or_else(|| Carry {
+                finder: TreeFinder::sampling(&leaders),
+                listeners: None,
+                wait_files: WaitFiles::default(),
+            });
+        Sampler::spawn(carry, cpus, delay, length, interval)
     }
 
     /// [`Sampler::start_window`] over the trees of several leaders: every
@@ -579,12 +586,16 @@ impl Sampler {
         length: Option<Duration>,
         interval: Duration,
     ) -> Sampler {
-        Sampler::spawn(finder, None, cpus, delay, length, interval)
+        let carry = Carry {
+            finder,
+            listeners: None,
+            wait_files: WaitFiles::default(),
+        };
+        Sampler::spawn(carry, cpus, delay, length, interval)
     }
 
     fn spawn(
-        mut finder: TreeFinder,
-        listeners: Option<ListenerCount>,
+        carry: Carry,
         cpus: &[usize],
         delay: Duration,
         length: Option<Duration>,
@@ -616,9 +627,14 @@ impl Sampler {
             };
             // Read before the measured part, in the round's warmup, where
             // the cost of reading every thread falls on no measured time.
-            let waits = (!delay.is_zero()).then(|| waits_of(&finder.find()));
+            let Carry {
+                mut finder,
+                listeners,
+                mut wait_files,
+            } = carry;
+            let waits = (!delay.is_zero()).then(|| wait_files.read(&finder.find()));
             wait_until(begin);
-            let mut u = Usage::start_from(finder, waits);
+            let mut u = Usage::start_from(finder, wait_files, waits);
             u.listeners = listeners;
             let mut n = 0u32;
             loop {
@@ -769,7 +785,7 @@ mod tests {
         let mut finder = TreeFinder::sampling(&[pid]);
         assert_eq!(finder.find_all(), vec![pid]);
         let everyone = finder.last_reads;
-        let u = Usage::start_from(finder, None);
+        let u = Usage::start_from(finder, WaitFiles::default(), None);
         let reads = u.finder.last_reads;
         // A finder that never walked walks every process for its baseline.
         let fresh = Usage::start(&[pid]).finder.last_reads;
@@ -794,11 +810,15 @@ mod tests {
         u.sample(true);
         let (usage, carry) = u.finish_carried();
         let everyone = carry.finder.last_reads;
-        let (finder, listeners) = carry.finder_for(&[pid]).expect("its own tree's");
-        let next = Usage::start_from(finder, None);
+        let carry = carry.for_leaders(&[pid]).expect("its own tree's");
+        let listeners = carry.listeners;
+        let mut next = Usage::start_from(carry.finder, carry.wait_files, None);
         let reads = next.finder.last_reads;
+        // Its threads' files were opened by the last window, not again.
+        let opened = next.wait_files.opened;
+        next.sample(false);
         let (_, other) = next.finish_carried();
-        let restarted = other.finder_for(&[pid, i32::MAX]);
+        let restarted = other.for_leaders(&[pid, i32::MAX]);
         p.stop();
         assert_eq!(usage.processes, 1);
         assert_eq!(listeners.map(|l| l.held), Some(0), "its count of listeners");
@@ -807,6 +827,7 @@ mod tests {
             reads < everyone,
             "{reads} stat files read at the next start, {everyone} at the last reading"
         );
+        assert_eq!(opened, 0, "a thread's schedstat opened again");
         assert!(restarted.is_none(), "another tree took the carry");
     }
 
