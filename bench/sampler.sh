@@ -23,11 +23,9 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/bench/lib/build.sh"
 throng_build
 [ "$(nproc)" -ge 2 ] || { echo "needs 2 cores (server on 0, client on 1)" >&2; exit 1; }
-work=$(mktemp -d /tmp/throng-bench.XXXXXX); chmod 755 "$work"
-trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
 # shellcheck source=bench/lib/serve.sh
 . "$here/bench/lib/serve.sh"
-start_nginx "$work"
+nginx_in_work
 
 # Each thread's CPU ms at the last poll, by the name and order the
 # process gave them: main, signals, sampler, load-0.

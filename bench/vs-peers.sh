@@ -79,11 +79,9 @@ for t in $need; do
 done
 [ "$(nproc)" -ge 2 ] || { echo "needs 2 cores (server on 0, client on 1)" >&2; exit 1; }
 
-work=$(mktemp -d /tmp/throng-bench.XXXXXX); chmod 755 "$work"
-trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
 # shellcheck source=bench/lib/serve.sh
 . "$here/bench/lib/serve.sh"
-start_nginx "$work"
+nginx_in_work
 
 # nginx's own CPU per request under each client: its worker's utime+stime
 # (clock ticks) around each run. With the server's core saturated, this is

@@ -42,3 +42,11 @@ CONF
   for _ in $(seq 50); do curl -sf "$url" >/dev/null 2>&1 && break; sleep 0.1; done
   curl -sf "$url" >/dev/null || { echo "nginx did not start" >&2; exit 1; }
 }
+
+# A work folder of the bench's own, removed at exit with the nginx it
+# serves, and that nginx started: sets `work`, `port` and `url`.
+nginx_in_work() {
+  work=$(mktemp -d /tmp/throng-bench.XXXXXX); chmod 755 "$work"
+  trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
+  start_nginx "$work"
+}

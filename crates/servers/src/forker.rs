@@ -34,6 +34,13 @@ impl Forker {
         Forker { child, out }
     }
 
+    /// [`FORK_ON_CUE`] run, once it has said it is ready.
+    pub(crate) fn ready_to_fork() -> Forker {
+        let mut p = Forker::run(FORK_ON_CUE);
+        assert_eq!(p.line(), "ready");
+        p
+    }
+
     pub(crate) fn pid(&self) -> i32 {
         self.child.id() as i32
     }

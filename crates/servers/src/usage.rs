@@ -779,8 +779,7 @@ mod tests {
         // process, then hands that finder to the sampler: the baseline
         // reads the tree's members (and whatever was born since), not
         // every process again.
-        let mut p = crate::forker::Forker::run(crate::forker::FORK_ON_CUE);
-        assert_eq!(p.line(), "ready");
+        let p = crate::forker::Forker::ready_to_fork();
         let pid = p.pid();
         let mut finder = TreeFinder::sampling(&[pid]);
         assert_eq!(finder.find_all(), vec![pid]);
@@ -803,8 +802,7 @@ mod tests {
         // server takes the last one's walk of every process and its count
         // of listeners, and reads only the tree's own stat at its start;
         // another tree (a server started again) starts afresh.
-        let mut p = crate::forker::Forker::run(crate::forker::FORK_ON_CUE);
-        assert_eq!(p.line(), "ready");
+        let p = crate::forker::Forker::ready_to_fork();
         let pid = p.pid();
         let mut u = Usage::start(&[pid]);
         u.sample(true);
@@ -835,8 +833,7 @@ mod tests {
     fn a_child_forked_mid_round_is_seen_at_the_next_reading() {
         // As above, without a listener: a parent that forks a child when
         // told to.
-        let mut p = crate::forker::Forker::run(crate::forker::FORK_ON_CUE);
-        assert_eq!(p.line(), "ready");
+        let mut p = crate::forker::Forker::ready_to_fork();
         let pid = p.pid();
         let mut u = Usage::start(&[pid]);
         // No full walk falls due within the test: the reading after the

@@ -228,8 +228,7 @@ mod tests {
 
     #[test]
     fn a_reading_lists_proc_only_when_a_process_was_born_since_the_last() {
-        let mut p = crate::forker::Forker::run(crate::forker::FORK_ON_CUE);
-        assert_eq!(p.line(), "ready");
+        let mut p = crate::forker::Forker::ready_to_fork();
         let pid = p.pid();
         let mut f = TreeFinder::new(&[pid], Duration::from_secs(3600));
         assert_eq!((f.find(), f.listed), (vec![pid], true));
