@@ -49,9 +49,7 @@ use throng_model::{ServerUsage, Shape, ShapeRange, TcpCounters};
 use crate::sockets::ListenerCount;
 
 mod tree;
-mod waits;
 pub use tree::TreeFinder;
-pub use waits::WaitFiles;
 
 /// How often a sampler reads every process's stat to find its tree; the
 /// readings between read only the tree's own and new processes'.
@@ -245,18 +243,18 @@ pub struct Usage {
     /// The last count of the tree's listening sockets, read again only
     /// where what it rests on changed.
     listeners: Option<ListenerCount>,
-    /// The threads' schedstat files, kept open between readings.
-    wait_files: WaitFiles,
-}
-
-/// Each thread's run-queue wait now (ns), by thread id: the base of a
-/// round's, read before its measured part begins where it can be.
-pub fn thread_waits(leaders: &[i32]) -> HashMap<i32, u64> {
-    waits_of(&trees(leaders))
 }
 
 fn waits_of(pids: &[i32]) -> HashMap<i32, u64> {
-    WaitFiles::default().read(pids)
+    let mut out = HashMap::new();
+    for &pid in pids {
+        for tid in tasks(pid) {
+            if let Some((_, d)) = read_schedstat(pid, tid) {
+                out.insert(tid, d);
+            }
+        }
+    }
+    out
 }
 
 /// The CPU time of every thread of process `pid`, gone ones included, in
@@ -270,23 +268,19 @@ fn cpu_clock_ns(pid: i32) -> Option<u64> {
 impl Usage {
     /// Takes the baseline reading.
     pub fn start(leaders: &[i32]) -> Usage {
-        Usage::start_from(TreeFinder::sampling(leaders), WaitFiles::default(), None)
+        Usage::start_from(TreeFinder::sampling(leaders), None)
     }
 
     /// The baseline reading, from the finder's last walk of every process
     /// when it is recent (one walk every `FULL_WALK_EVERY`, as between
     /// readings), else from a new one; the window starts as it begins, as
     /// its end is after the final reading.
-    fn start_from(
-        mut finder: TreeFinder,
-        mut wait_files: WaitFiles,
-        waits: Option<HashMap<i32, u64>>,
-    ) -> Usage {
+    fn start_from(mut finder: TreeFinder, waits: Option<HashMap<i32, u64>>) -> Usage {
         let started = Instant::now();
         let leaders = finder.leaders().to_vec();
         let leaders = &leaders[..];
         let pids = finder.find();
-        let waits = waits.unwrap_or_else(|| wait_files.read(&pids));
+        let waits = waits.unwrap_or_else(|| waits_of(&pids));
         let mut base = HashMap::new();
         let mut clock_base = HashMap::new();
         for &pid in &pids {
@@ -317,7 +311,6 @@ impl Usage {
             samples: 0,
             tcp_base: TcpCounters::read(),
             listeners: None,
-            wait_files,
         }
     }
 
@@ -394,7 +387,7 @@ impl Usage {
         let pids = self.finder.find_all();
         self.sample_of(&pids, true);
         self.usage.shape_range = self.shapes.filter(ShapeRange::varied);
-        for (tid, d) in self.wait_files.read(&pids) {
+        for (tid, d) in waits_of(&pids) {
             self.delay_last.insert(tid, d);
             self.delay_base.entry(tid).or_insert(0);
         }
@@ -464,7 +457,6 @@ impl Usage {
         let carry = Carry {
             finder: self.finder,
             listeners: self.listeners,
-            wait_files: self.wait_files,
         };
         (self.usage, carry)
     }
@@ -480,10 +472,17 @@ impl Usage {
 pub struct Carry {
     finder: TreeFinder,
     listeners: Option<ListenerCount>,
-    wait_files: WaitFiles,
 }
 
 impl Carry {
+    /// What a sampler starts from with nothing carried: `finder` alone.
+    fn fresh(finder: TreeFinder) -> Carry {
+        Carry {
+            finder,
+            listeners: None,
+        }
+    }
+
     /// What was carried, if it was these leaders' (a server started again
     /// has another pid, and starts afresh).
     fn for_leaders(self, leaders: &[i32]) -> Option<Carry> {
@@ -513,7 +512,15 @@ impl Sampler {
         delay: Duration,
         interval: Duration,
     ) -> Sampler {
-        Sampler::start_window(leader, backend.as_slice(), cpus, delay, None, interval)
+        Sampler::start_window_carried(
+            None,
+            leader,
+            backend.as_slice(),
+            cpus,
+            delay,
+            None,
+            interval,
+        )
     }
 
     /// Samples from `delay` after now for `length` (until stopped when
@@ -521,19 +528,7 @@ impl Sampler {
     /// whatever the caller does after a round's measured end (draining
     /// connections, merging counts) is not in the server's figures. A
     /// 0.1 s slice would otherwise show the server idle for the last few
-    /// percent of it.
-    pub fn start_window(
-        leader: i32,
-        behind: &[i32],
-        cpus: &[usize],
-        delay: Duration,
-        length: Option<Duration>,
-        interval: Duration,
-    ) -> Sampler {
-        Sampler::start_window_carried(None, leader, behind, cpus, delay, length, interval)
-    }
-
-    /// [`Sampler::start_window`] from what the last window of the same
+    /// percent of it. It starts from what the last window of the same
     /// server left ([`Sampler::finish_carried`]), when it was this tree's.
     pub fn start_window_carried(
         carry: Option<Carry>,
@@ -549,36 +544,15 @@ impl Sampler {
             .collect();
         let carry = carry
             .and_then(|c| c.for_leaders(&leaders))
-            .unwrap_or_else(|| Carry {
-                finder: TreeFinder::sampling(&leaders),
-                listeners: None,
-                wait_files: WaitFiles::default(),
-            });
+            .unwrap_or_else(|| Carry::fresh(TreeFinder::sampling(&leaders)));
         Sampler::spawn(carry, cpus, delay, length, interval)
     }
 
-    /// [`Sampler::start_window`] over the trees of several leaders: every
-    /// process holding a server's listening socket, when the server was
-    /// found rather than started.
-    pub fn start_trees(
-        leaders: Vec<i32>,
-        cpus: &[usize],
-        delay: Duration,
-        length: Option<Duration>,
-        interval: Duration,
-    ) -> Sampler {
-        Sampler::start_found(
-            TreeFinder::sampling(&leaders),
-            cpus,
-            delay,
-            length,
-            interval,
-        )
-    }
-
-    /// [`Sampler::start_trees`] with the finder that found the trees: its
-    /// walk of every process, if recent, is the baseline's, so a server
-    /// found just before its load starts is not looked for twice.
+    /// [`Sampler::start_window_carried`] over the trees a finder found, when the
+    /// server was found rather than started (every process holding its
+    /// listening socket a leader): the finder's walk of every process, if
+    /// recent, is the baseline's, so a server found just before its load
+    /// starts is not looked for twice.
     pub fn start_found(
         finder: TreeFinder,
         cpus: &[usize],
@@ -586,12 +560,7 @@ impl Sampler {
         length: Option<Duration>,
         interval: Duration,
     ) -> Sampler {
-        let carry = Carry {
-            finder,
-            listeners: None,
-            wait_files: WaitFiles::default(),
-        };
-        Sampler::spawn(carry, cpus, delay, length, interval)
+        Sampler::spawn(Carry::fresh(finder), cpus, delay, length, interval)
     }
 
     fn spawn(
@@ -630,11 +599,10 @@ impl Sampler {
             let Carry {
                 mut finder,
                 listeners,
-                mut wait_files,
             } = carry;
-            let waits = (!delay.is_zero()).then(|| wait_files.read(&finder.find()));
+            let waits = (!delay.is_zero()).then(|| waits_of(&finder.find()));
             wait_until(begin);
-            let mut u = Usage::start_from(finder, wait_files, waits);
+            let mut u = Usage::start_from(finder, waits);
             u.listeners = listeners;
             let mut n = 0u32;
             loop {
@@ -784,7 +752,7 @@ mod tests {
         let mut finder = TreeFinder::sampling(&[pid]);
         assert_eq!(finder.find_all(), vec![pid]);
         let everyone = finder.last_reads;
-        let u = Usage::start_from(finder, WaitFiles::default(), None);
+        let u = Usage::start_from(finder, None);
         let reads = u.finder.last_reads;
         // A finder that never walked walks every process for its baseline.
         let fresh = Usage::start(&[pid]).finder.last_reads;
@@ -810,10 +778,8 @@ mod tests {
         let everyone = carry.finder.last_reads;
         let carry = carry.for_leaders(&[pid]).expect("its own tree's");
         let listeners = carry.listeners;
-        let mut next = Usage::start_from(carry.finder, carry.wait_files, None);
+        let mut next = Usage::start_from(carry.finder, None);
         let reads = next.finder.last_reads;
-        // Its threads' files were opened by the last window, not again.
-        let opened = next.wait_files.opened;
         next.sample(false);
         let (_, other) = next.finish_carried();
         let restarted = other.for_leaders(&[pid, i32::MAX]);
@@ -825,7 +791,6 @@ mod tests {
             reads < everyone,
             "{reads} stat files read at the next start, {everyone} at the last reading"
         );
-        assert_eq!(opened, 0, "a thread's schedstat opened again");
         assert!(restarted.is_none(), "another tree took the carry");
     }
 
