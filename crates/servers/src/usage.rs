@@ -49,7 +49,9 @@ use throng_model::{ServerUsage, Shape, ShapeRange, TcpCounters};
 use crate::sockets::ListenerCount;
 
 mod tree;
+mod waits;
 pub use tree::TreeFinder;
+use waits::WaitFiles;
 
 /// How often a sampler reads every process's stat to find its tree; the
 /// readings between read only the tree's own and new processes'.
@@ -243,18 +245,9 @@ pub struct Usage {
     /// The last count of the tree's listening sockets, read again only
     /// where what it rests on changed.
     listeners: Option<ListenerCount>,
-}
-
-fn waits_of(pids: &[i32]) -> HashMap<i32, u64> {
-    let mut out = HashMap::new();
-    for &pid in pids {
-        for tid in tasks(pid) {
-            if let Some((_, d)) = read_schedstat(pid, tid) {
-                out.insert(tid, d);
-            }
-        }
-    }
-    out
+    /// The threads' schedstat files, kept open between readings where
+    /// this process may hold them.
+    waits: WaitFiles,
 }
 
 /// The CPU time of every thread of process `pid`, gone ones included, in
@@ -268,19 +261,24 @@ fn cpu_clock_ns(pid: i32) -> Option<u64> {
 impl Usage {
     /// Takes the baseline reading.
     pub fn start(leaders: &[i32]) -> Usage {
-        Usage::start_from(TreeFinder::sampling(leaders), None)
+        Usage::start_from(Start::fresh(TreeFinder::sampling(leaders)), None)
     }
 
     /// The baseline reading, from the finder's last walk of every process
     /// when it is recent (one walk every `FULL_WALK_EVERY`, as between
     /// readings), else from a new one; the window starts as it begins, as
     /// its end is after the final reading.
-    fn start_from(mut finder: TreeFinder, waits: Option<HashMap<i32, u64>>) -> Usage {
+    fn start_from(start: Start, waits: Option<HashMap<i32, u64>>) -> Usage {
+        let Start {
+            mut finder,
+            listeners,
+            waits: mut files,
+        } = start;
         let started = Instant::now();
         let leaders = finder.leaders().to_vec();
         let leaders = &leaders[..];
         let pids = finder.find();
-        let waits = waits.unwrap_or_else(|| waits_of(&pids));
+        let waits = waits.unwrap_or_else(|| files.read(&pids));
         let mut base = HashMap::new();
         let mut clock_base = HashMap::new();
         for &pid in &pids {
@@ -310,7 +308,8 @@ impl Usage {
             shapes: None,
             samples: 0,
             tcp_base: TcpCounters::read(),
-            listeners: None,
+            listeners,
+            waits: files,
         }
     }
 
@@ -387,7 +386,7 @@ impl Usage {
         let pids = self.finder.find_all();
         self.sample_of(&pids, true);
         self.usage.shape_range = self.shapes.filter(ShapeRange::varied);
-        for (tid, d) in waits_of(&pids) {
+        for (tid, d) in self.waits.read(&pids) {
             self.delay_last.insert(tid, d);
             self.delay_base.entry(tid).or_insert(0);
         }
@@ -455,38 +454,75 @@ impl Usage {
                 (busy - self.usage.cpu_user_s - self.usage.cpu_sys_s).max(0.0);
         }
         let carry = Carry {
-            finder: self.finder,
+            finder: Some(self.finder),
             listeners: self.listeners,
+            waits: self.waits,
         };
         (self.usage, carry)
     }
 }
 
 /// What one window's sampler leaves the next window of the same server:
-/// its walk of every process (the last reading's) and its count of the
-/// tree's listening sockets. A level's slices follow one another every
-/// ~0.1 s, and each slice's sampler would otherwise walk every process and
-/// read every descriptor of the tree again as its window starts, on the
-/// load's CPU, in the window's first milliseconds.
+/// its walk of every process (the last reading's), its count of the
+/// tree's listening sockets and, where the process may hold them, its
+/// threads' open schedstat files. A level's slices follow one another
+/// every ~0.1 s, and each slice's sampler would otherwise walk every
+/// process and read every descriptor of the tree again as its window
+/// starts, on the load's CPU, in the window's first milliseconds.
 #[derive(Debug)]
 pub struct Carry {
+    /// `None` before any window: nothing found yet.
+    finder: Option<TreeFinder>,
+    listeners: Option<ListenerCount>,
+    waits: WaitFiles,
+}
+
+/// What a sampler starts from: a carry made sure of its leaders.
+struct Start {
     finder: TreeFinder,
     listeners: Option<ListenerCount>,
+    waits: WaitFiles,
+}
+
+impl Start {
+    /// With nothing carried: `finder` alone, each schedstat file closed
+    /// after its reading.
+    fn fresh(finder: TreeFinder) -> Start {
+        Start {
+            finder,
+            listeners: None,
+            waits: WaitFiles::closing(),
+        }
+    }
 }
 
 impl Carry {
-    /// What a sampler starts from with nothing carried: `finder` alone.
-    fn fresh(finder: TreeFinder) -> Carry {
+    /// Nothing carried yet, in a process that runs no load and may keep
+    /// the threads' schedstat files open between readings (a server
+    /// host's agent; [`WaitFiles::keeping`]).
+    pub fn keeping_files() -> Carry {
         Carry {
-            finder,
+            finder: None,
             listeners: None,
+            waits: WaitFiles::keeping(),
         }
     }
 
-    /// What was carried, if it was these leaders' (a server started again
-    /// has another pid, and starts afresh).
-    fn for_leaders(self, leaders: &[i32]) -> Option<Carry> {
-        (self.finder.leaders() == leaders).then_some(self)
+    /// What a window of these leaders starts from: what was carried if it
+    /// was theirs, else a fresh start with the same room for open files
+    /// (a server started again has another pid, and starts afresh).
+    fn start_for(self, leaders: &[i32]) -> Start {
+        match self.finder {
+            Some(finder) if finder.leaders() == leaders => Start {
+                finder,
+                listeners: self.listeners,
+                waits: self.waits,
+            },
+            _ => Start {
+                waits: self.waits.emptied(),
+                ..Start::fresh(TreeFinder::sampling(leaders))
+            },
+        }
     }
 }
 
@@ -542,10 +578,11 @@ impl Sampler {
         let leaders: Vec<i32> = std::iter::once(leader)
             .chain(behind.iter().copied())
             .collect();
-        let carry = carry
-            .and_then(|c| c.for_leaders(&leaders))
-            .unwrap_or_else(|| Carry::fresh(TreeFinder::sampling(&leaders)));
-        Sampler::spawn(carry, cpus, delay, length, interval)
+        let start = match carry {
+            Some(c) => c.start_for(&leaders),
+            None => Start::fresh(TreeFinder::sampling(&leaders)),
+        };
+        Sampler::spawn(start, cpus, delay, length, interval)
     }
 
     /// [`Sampler::start_window_carried`] over the trees a finder found, when the
@@ -560,11 +597,11 @@ impl Sampler {
         length: Option<Duration>,
         interval: Duration,
     ) -> Sampler {
-        Sampler::spawn(Carry::fresh(finder), cpus, delay, length, interval)
+        Sampler::spawn(Start::fresh(finder), cpus, delay, length, interval)
     }
 
     fn spawn(
-        carry: Carry,
+        mut start: Start,
         cpus: &[usize],
         delay: Duration,
         length: Option<Duration>,
@@ -596,14 +633,9 @@ impl Sampler {
             };
             // Read before the measured part, in the round's warmup, where
             // the cost of reading every thread falls on no measured time.
-            let Carry {
-                mut finder,
-                listeners,
-            } = carry;
-            let waits = (!delay.is_zero()).then(|| waits_of(&finder.find()));
+            let waits = (!delay.is_zero()).then(|| start.waits.read(&start.finder.find()));
             wait_until(begin);
-            let mut u = Usage::start_from(finder, waits);
-            u.listeners = listeners;
+            let mut u = Usage::start_from(start, waits);
             let mut n = 0u32;
             loop {
                 // PSS walks every mapping: read it on every fifth sample only.
@@ -752,7 +784,7 @@ mod tests {
         let mut finder = TreeFinder::sampling(&[pid]);
         assert_eq!(finder.find_all(), vec![pid]);
         let everyone = finder.last_reads;
-        let u = Usage::start_from(finder, None);
+        let u = Usage::start_from(Start::fresh(finder), None);
         let reads = u.finder.last_reads;
         // A finder that never walked walks every process for its baseline.
         let fresh = Usage::start(&[pid]).finder.last_reads;
@@ -767,31 +799,43 @@ mod tests {
     #[test]
     fn a_window_starts_from_what_the_last_window_of_its_tree_left() {
         // A level's slices follow one another: the next window of the same
-        // server takes the last one's walk of every process and its count
-        // of listeners, and reads only the tree's own stat at its start;
-        // another tree (a server started again) starts afresh.
+        // server takes the last one's walk of every process, its count of
+        // listeners and, on a server host's agent, its threads' open
+        // schedstat files, and reads only the tree's own stat at its
+        // start; another tree (a server started again) starts afresh.
         let p = crate::forker::Forker::ready_to_fork();
         let pid = p.pid();
-        let mut u = Usage::start(&[pid]);
+        // At home the load's process holds no file between readings.
+        let mut home = Usage::start(&[pid]);
+        home.sample(true);
+        let (_, home) = home.finish_carried();
+        let mut u = Usage::start_from(Carry::keeping_files().start_for(&[pid]), None);
         u.sample(true);
         let (usage, carry) = u.finish_carried();
-        let everyone = carry.finder.last_reads;
-        let carry = carry.for_leaders(&[pid]).expect("its own tree's");
-        let listeners = carry.listeners;
-        let mut next = Usage::start_from(carry.finder, None);
+        let everyone = carry.finder.as_ref().map(|f| f.last_reads);
+        let held = carry.waits.held();
+        let start = carry.start_for(&[pid]);
+        let listeners = start.listeners.as_ref().map(|l| l.held);
+        let mut next = Usage::start_from(start, None);
         let reads = next.finder.last_reads;
+        let opened = next.waits.opened;
         next.sample(false);
         let (_, other) = next.finish_carried();
-        let restarted = other.for_leaders(&[pid, i32::MAX]);
+        let restarted = other.start_for(&[pid, i32::MAX]);
         p.stop();
         assert_eq!(usage.processes, 1);
-        assert_eq!(listeners.map(|l| l.held), Some(0), "its count of listeners");
+        assert_eq!(listeners, Some(0), "its count of listeners");
+        let everyone = everyone.expect("a finder carried");
         assert!(everyone > 1, "the last reading walked {everyone}");
         assert!(
             reads < everyone,
             "{reads} stat files read at the next start, {everyone} at the last reading"
         );
-        assert!(restarted.is_none(), "another tree took the carry");
+        assert_eq!(home.waits.held(), 0, "files held at home");
+        assert_eq!((held, opened), (1, 0), "its thread's schedstat, kept");
+        assert_eq!(restarted.finder.leaders(), &[pid, i32::MAX]);
+        assert!(restarted.listeners.is_none(), "another tree took the count");
+        assert_eq!(restarted.waits.held(), 0, "another tree took the files");
     }
 
     #[test]

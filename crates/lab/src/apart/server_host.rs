@@ -204,9 +204,12 @@ impl ServerHost {
                     .carried
                     .iter()
                     .position(|(n, _)| n == &server)
-                    .map(|i| o.carried.swap_remove(i).1);
+                    .map(|i| o.carried.swap_remove(i).1)
+                    // No load runs in this process: its samplers may keep
+                    // the threads' schedstat files open.
+                    .unwrap_or_else(Carry::keeping_files);
                 let s = Sampler::start_window_carried(
-                    carry,
+                    Some(carry),
                     pid,
                     &behind,
                     &beside(&o.cpus, o.server_cpus.iter().flat_map(|(_, c)| c)),
