@@ -250,14 +250,20 @@ for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold
     # The floor example waiting for one answer: the least a client that
     # holds as few connections as wrk spends (docs/performance.md).
     floor = med.get("floor1")
+    # The floor that keeps kernel receive stamps, as throng does: the
+    # like-for-like one.
+    stamped = med.get("floor1s")
     print(f"\n{mode}, -c {conns}{extra}:\n")
     print(f"| tool | median req/s | median client CPU µs/response | req/s vs {ref}, paired | CPU/response vs {ref}, paired |"
           + (" CPU/response vs floor1, paired |" if floor else "")
+          + (" CPU/response vs floor1s, paired |" if stamped else "")
           + f" load threads' CPU µs/response | nginx CPU µs/request | {held_head} | held, read off the wire | rounds (req/s) |")
-    print("|---|---:|---:|---:|---:|" + ("---:|" if floor else "") + "---:|---:|---:|---:|---|")
+    print("|---|---:|---:|---:|---:|" + ("---:|" if floor else "") + ("---:|" if stamped else "")
+          + "---:|---:|---:|---:|---|")
     for t in tools:
         rps, cpu, all_rps, _, srv, held, wire, eng = med[t]
         vs_floor = f" {paired(t, 3, floor):.3f} |" if floor else ""
+        vs_floor += f" {paired(t, 3, stamped):.3f} |" if stamped else ""
         print(f"| {t} | {rps:,.0f} | {cpu:.2f} | {paired(t, 2):.2f} | {paired(t, 3):.2f} |{vs_floor} {eng} | {srv:.1f} | {held} | {wire} | {', '.join(f'{x:,.0f}' for x in all_rps)} |")
     if "base" in med and "throng" in med:
         def against_base(k):
