@@ -31,6 +31,7 @@ mod run;
 pub mod running;
 mod rx;
 mod session;
+pub mod sockdiag;
 pub mod spec;
 mod spec_check;
 mod spec_h3;

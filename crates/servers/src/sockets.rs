@@ -13,8 +13,6 @@
 use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
-mod diag;
-
 /// One row of the kernel's TCP tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TcpSocket {
@@ -60,12 +58,12 @@ fn parse_row(l: &str) -> Option<TcpSocket> {
 }
 
 /// Every listening TCP socket of this host's network namespace, asked of
-/// the kernel over sock_diag ([`diag`]) where it answers, else read from
+/// the kernel over sock_diag ([`throng_engine::sockdiag`]) where it answers, else read from
 /// /proc ([`proc_listening_sockets`]): /proc/net/tcp makes the kernel walk
 /// the buckets of its connections' hash as well, a few milliseconds of the
 /// load generator's CPU at its start.
 pub fn listening_sockets() -> Vec<TcpSocket> {
-    let Some(all) = diag::listeners() else {
+    let Some(all) = throng_engine::sockdiag::listeners() else {
         return proc_listening_sockets();
     };
     all.into_iter()
@@ -356,6 +354,34 @@ mod tests {
     use super::*;
 
     const HEAD: &str = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n";
+
+    #[test]
+    fn the_kernels_answer_and_procs_table_name_the_same_listeners() {
+        use std::os::fd::AsRawFd;
+        let v4 = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let v6 = std::net::TcpListener::bind("[::1]:0").ok();
+        let inode = |fd: i32| {
+            // SAFETY: fstat into a zeroed stat of a descriptor we hold.
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            assert_eq!(unsafe { libc::fstat(fd, &mut st) }, 0);
+            st.st_ino
+        };
+        // Read a moment apart in one namespace: the same listeners but for
+        // those other tests opened or closed between.
+        let asked = listening_sockets();
+        let listed = proc_listening_sockets();
+        for l in [Some(&v4), v6.as_ref()].into_iter().flatten() {
+            let (addr, i) = (l.local_addr().unwrap(), inode(l.as_raw_fd()));
+            for (how, found) in [("sock_diag", &asked), ("/proc", &listed)] {
+                assert!(
+                    found
+                        .iter()
+                        .any(|s| s.local == addr && s.inode == i && s.state == LISTEN),
+                    "{addr} {i} not named by {how}: {found:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn the_kernels_rows_are_read_with_their_addresses() {

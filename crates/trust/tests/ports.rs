@@ -1,5 +1,5 @@
-//! The `ports` rule's figure: ephemeral ports held in TIME_WAIT, read from
-//! /proc/net/tcp as ports, not sockets.
+//! The `ports` rule's figure: ephemeral ports held in TIME_WAIT, read as
+//! ports, not sockets, from the kernel over sock_diag or /proc/net/tcp.
 
 use std::io::Read;
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use throng_testkit::wait::poll_until;
 use throng_trust::snapshot::{
-    ephemeral_range, read_time_wait_ports, sockstat_time_wait, time_wait_ports,
+    ephemeral_range, proc_time_wait_ports, read_time_wait_ports, sockstat_time_wait,
+    time_wait_ports,
 };
 use throng_trust::PortUse;
 
@@ -110,6 +111,14 @@ fn whoever_closes_first_holds_its_port() {
 
     let n = read_time_wait_ports(lo, hi).unwrap();
     assert!(n >= 2, "{n}");
+    // The kernel's answer over sock_diag, which the figure is read from
+    // where it answers, names the same two ports as the table.
+    let asked = throng_engine::sockdiag::time_wait_ports(lo, hi).expect("sock_diag answers");
+    assert!(
+        asked.contains(&client_port) && asked.contains(&server_port),
+        "{asked:?}"
+    );
+    assert!(proc_time_wait_ports(lo, hi).unwrap() >= 2);
     let p = PortUse::read();
     assert_eq!(p.range, Some(u64::from(hi - lo) + 1));
     assert!(p.time_wait.unwrap() >= 2);
