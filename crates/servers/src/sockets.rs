@@ -58,10 +58,11 @@ fn parse_row(l: &str) -> Option<TcpSocket> {
 }
 
 /// Every listening TCP socket of this host's network namespace, asked of
-/// the kernel over sock_diag ([`throng_engine::sockdiag`]) where it answers, else read from
-/// /proc ([`proc_listening_sockets`]): /proc/net/tcp makes the kernel walk
-/// the buckets of its connections' hash as well, a few milliseconds of the
-/// load generator's CPU at its start.
+/// the kernel over sock_diag ([`throng_engine::sockdiag`]) where it
+/// answers, else read from /proc ([`proc_listening_sockets`]):
+/// /proc/net/tcp makes the kernel walk the buckets of its connections'
+/// hash as well, a few milliseconds of the load generator's CPU at its
+/// start.
 pub fn listening_sockets() -> Vec<TcpSocket> {
     let Some(all) = throng_engine::sockdiag::listeners() else {
         return proc_listening_sockets();

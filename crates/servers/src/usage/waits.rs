@@ -148,6 +148,9 @@ mod tests {
         let opened_again = w.opened;
         p.go_on();
         assert_eq!(p.line(), "joined");
+        // A joined thread may still be leaving the kernel's task list.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        throng_testkit::wait::poll_until(deadline, || (tasks(pid).len() == 1).then_some(()));
         let after = w.read(&[pid]);
         let kept = w.files.len();
         p.stop();
