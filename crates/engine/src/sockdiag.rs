@@ -241,8 +241,8 @@ fn local_of(m: &[u8]) -> Option<SocketAddr> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Read;
-    use std::net::{Shutdown, TcpListener, TcpStream};
+
+    use std::net::{TcpListener, TcpStream};
     use std::os::fd::AsRawFd;
 
     #[test]
@@ -275,21 +275,10 @@ mod tests {
         // The client closes first: its port is held in TIME_WAIT. Two such
         // ports, so that a filter the kernel ignored would show.
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut ports = Vec::new();
-        for _ in 0..2 {
-            let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-            ports.push(client.local_addr().unwrap().port());
-            let (mut accepted, _) = listener.accept().unwrap();
-            client.shutdown(Shutdown::Both).unwrap();
-            drop(client);
-            let mut buf = [0u8; 1];
-            assert_eq!(accepted.read(&mut buf).unwrap(), 0);
-            drop(accepted);
-        }
+        let ports: Vec<u16> = (0..2)
+            .map(|_| throng_testkit::tcp::closed_by_its_client(&listener))
+            .collect();
         let port = ports[0];
-        // Loopback delivers each segment inside the sender's system call,
-        // so the states are normally there already; a busy machine may
-        // leave the last segment to the kernel's softirq thread a moment.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         throng_testkit::wait::poll_until(deadline, || {
             let now = time_wait_ports(1, u16::MAX)?;

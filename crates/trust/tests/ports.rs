@@ -69,16 +69,8 @@ fn whoever_closes_first_holds_its_port() {
     let server_port = listener.local_addr().unwrap().port();
 
     // The client closes first: its own ephemeral port goes to TIME_WAIT.
-    let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-    let client_port = client.local_addr().unwrap().port();
-    let (mut accepted, _) = listener.accept().unwrap();
-    client.shutdown(Shutdown::Both).unwrap();
-    drop(client);
-    // The server sees the client's FIN, then closes its side; the client's
-    // socket is in TIME_WAIT once that FIN is acknowledged.
+    let client_port = throng_testkit::tcp::closed_by_its_client(&listener);
     let mut buf = [0u8; 1];
-    assert_eq!(accepted.read(&mut buf).unwrap(), 0);
-    drop(accepted);
 
     // The server closes first: the TIME_WAIT sits on the server's port.
     let client2 = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
