@@ -87,12 +87,6 @@ pub fn read_stat(pid: i32) -> Option<ProcStat> {
     })
 }
 
-/// Run-queue wait of one thread in nanoseconds: the second field of
-/// /proc/PID/task/TID/schedstat (time runnable but not running).
-pub fn read_run_delay_ns(pid: i32, tid: i32) -> Option<u64> {
-    read_schedstat(pid, tid).map(|(_, wait)| wait)
-}
-
 /// Time on CPU and time runnable but waiting, of one thread, in
 /// nanoseconds: the first two fields of /proc/PID/task/TID/schedstat.
 /// Exact, where /proc/PID/stat counts in ticks of 10 ms: a 0.1 s slice
@@ -1048,8 +1042,8 @@ mod tests {
         assert_eq!(read_stat(-5), None);
         let tids = tasks(me);
         assert!(tids.contains(&me), "{tids:?}");
-        assert!(read_run_delay_ns(me, me).is_some());
-        assert_eq!(read_run_delay_ns(me, -5), None);
+        assert!(read_schedstat(me, me).is_some());
+        assert_eq!(read_schedstat(me, -5), None);
         assert!(!tree_cpus(&[me]).is_empty());
     }
 }

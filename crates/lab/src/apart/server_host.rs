@@ -410,12 +410,9 @@ impl throng_remote::agent::Extension for ServerHost {
 /// server running, or none of the host's CPUs left beside them, it runs on
 /// them all.
 fn keep_off_servers(o: &Opened) {
+    // With no server running, `beside` is every CPU already.
     let others = beside(&o.cpus, o.server_cpus.iter().flat_map(|(_, c)| c));
-    let to = if o.server_cpus.is_empty() || others.is_empty() {
-        &o.cpus
-    } else {
-        &others
-    };
+    let to = if others.is_empty() { &o.cpus } else { &others };
     // Best effort, as for the samplers: an unpinned agent costs accuracy.
     let _ = throng_engine::affinity::pin_current_thread(to);
 }
