@@ -4,6 +4,7 @@ use std::time::{Duration, Instant};
 
 use throng_engine::{LoadResult, LoadSpec, Stop};
 
+use crate::bell::{Bell, DOZE};
 use crate::binary::Binary;
 use crate::clock::Offset;
 use crate::lead::Lead;
@@ -23,6 +24,8 @@ pub struct Fleet {
     control: ControlDir,
     /// The start lead, from the hosts' round trips and recent lateness.
     lead: Lead,
+    /// Rung by every link's reader: what a wait for several hosts sleeps on.
+    pub(crate) bell: Bell,
 }
 
 /// One client host's share of a load, its times on this machine's clock.
@@ -129,12 +132,13 @@ impl Fleet {
             host: "local".into(),
             detail: format!("cannot create ssh's control directory: {e}"),
         })?;
+        let bell = Bell::default();
         let opened: Vec<Result<Link, RemoteError>> = std::thread::scope(|s| {
             let handles: Vec<_> = places
                 .iter()
                 .map(|p| {
-                    let (b, c, t) = (&binary, control.path(), transport);
-                    s.spawn(move || Link::open(p, t, b, c))
+                    let (b, c, t, bell) = (&binary, control.path(), transport, &bell);
+                    s.spawn(move || Link::open(p, t, b, c, bell))
                 })
                 .collect();
             handles
@@ -154,6 +158,7 @@ impl Fleet {
             transport: transport.clone(),
             control,
             lead: Lead::default(),
+            bell,
         };
         let mut first_error = None;
         for r in opened {
@@ -378,9 +383,11 @@ impl Fleet {
             }
         }
         // Every host is watched at once, so one lost mid-run is noticed
-        // when its transport ends, not after the others finish.
+        // when its transport ends, not after the others finish; between
+        // looks the coordinator sleeps until any host's line arrives.
         let mut replies: Vec<Option<Reply>> = vec![None; ids.len()];
         let mut stopped = false;
+        let mut seen = self.bell.rung();
         while replies.iter().any(Option::is_none) {
             if !stopped && interrupted() {
                 stopped = true;
@@ -396,7 +403,7 @@ impl Fleet {
                 if replies[i].is_some() {
                     continue;
                 }
-                match self.links[hosts[i]].poll(ids[i], Duration::from_millis(10)) {
+                match self.links[hosts[i]].poll(ids[i], Duration::ZERO) {
                     Ok(Some(r)) => replies[i] = Some(r),
                     Ok(None) => {}
                     Err(e) => {
@@ -404,6 +411,12 @@ impl Fleet {
                         return Err(e);
                     }
                 }
+            }
+            if replies.iter().any(Option::is_none) {
+                seen = self.bell.wait_past(
+                    seen,
+                    DOZE.min(deadline.saturating_duration_since(Instant::now())),
+                );
             }
         }
         Ok(replies.into_iter().flatten().collect())

@@ -10,6 +10,7 @@
 //! a load at the same instant, and merges what they measured exactly.
 
 pub mod agent;
+mod bell;
 pub mod binary;
 pub mod clock;
 pub mod facts;

@@ -9,6 +9,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::bell::Bell;
 use crate::binary::Binary;
 use crate::clock::{self, Exchange, Offset};
 use crate::protocol::{Banner, Envelope, HostFacts, Reply, Request, PROTOCOL};
@@ -158,13 +159,14 @@ fn tail_of(stderr: &Arc<Mutex<String>>) -> String {
 
 impl Link {
     /// Reaches `place`, copying this build there first when it lacks it.
-    pub fn open(
+    pub(crate) fn open(
         place: &Place,
         transport: &Transport,
         binary: &Binary,
         control_dir: &Path,
+        bell: &Bell,
     ) -> Result<Link, RemoteError> {
-        match Link::spawn(place, transport, binary, control_dir)? {
+        match Link::spawn(place, transport, binary, control_dir, bell)? {
             Ok(link) => Ok(link),
             Err(arch) => {
                 if arch != binary.arch {
@@ -176,7 +178,7 @@ impl Link {
                     });
                 }
                 copy(place, transport, binary, control_dir)?;
-                match Link::spawn(place, transport, binary, control_dir)? {
+                match Link::spawn(place, transport, binary, control_dir, bell)? {
                     Ok(link) => Ok(link),
                     Err(_) => Err(RemoteError::Unreachable {
                         host: place.to_string(),
@@ -193,6 +195,7 @@ impl Link {
         transport: &Transport,
         binary: &Binary,
         control_dir: &Path,
+        bell: &Bell,
     ) -> Result<Result<Link, String>, RemoteError> {
         let mut cmd = if place.is_local() {
             let mut c = Command::new(&binary.path);
@@ -240,15 +243,22 @@ impl Link {
             });
         }
         let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            let r = BufReader::new(stdout);
-            for line in r.lines() {
-                let Ok(line) = line else { break };
-                if tx.send((line, crate::agent::unix_ns())).is_err() {
-                    break;
+        {
+            let bell = bell.clone();
+            std::thread::spawn(move || {
+                let r = BufReader::new(stdout);
+                for line in r.lines() {
+                    let Ok(line) = line else { break };
+                    if tx.send((line, crate::agent::unix_ns())).is_err() {
+                        break;
+                    }
+                    bell.ring();
                 }
-            }
-        });
+                // The channel's end is news too: a lost host.
+                drop(tx);
+                bell.ring();
+            });
+        }
         let stdin = child.stdin.take();
         let deadline = Instant::now() + FIRST_LINE;
         // A login banner or motd may come first; the agent's banner or the

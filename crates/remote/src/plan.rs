@@ -7,6 +7,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::bell::DOZE;
 use crate::clock::Offset;
 use crate::fleet::{Fleet, FleetRun};
 use crate::protocol::{PlanSlice, Reply, Request, SliceStamps};
@@ -237,6 +238,9 @@ impl Fleet {
         let mut replies: Vec<Option<Reply>> = vec![None; plan.ids.len()];
         // Per host: its stamps and when its figures arrived here.
         let mut stamped: Vec<Option<(SliceStamps, u64)>> = vec![None; plan.ids.len()];
+        // Asleep on the fleet's bell between looks, so the slice's time
+        // here is a few wake-ups rather than one each millisecond.
+        let mut seen = self.bell.rung();
         while replies.iter().any(Option::is_none) {
             if !plan.stopped && interrupted() {
                 plan.stopped = true;
@@ -253,7 +257,7 @@ impl Fleet {
                 if reply.is_some() {
                     continue;
                 }
-                let got = self.links[k].poll(id, Duration::from_millis(1));
+                let got = self.links[k].poll(id, Duration::ZERO);
                 let failed = match got {
                     Ok(None) => continue,
                     Ok(Some(Reply::Slice {
@@ -282,6 +286,12 @@ impl Fleet {
                 plan.stopped = true;
                 self.stop_all();
                 return Err(failed);
+            }
+            if replies.iter().any(Option::is_none) {
+                seen = self.bell.wait_past(
+                    seen,
+                    DOZE.min(deadline.saturating_duration_since(Instant::now())),
+                );
             }
         }
         let done = crate::agent::unix_ns();
