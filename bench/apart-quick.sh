@@ -114,7 +114,7 @@ jq -r '[.run.steps[].rounds[].summary.coordination_ms | select(. != null)] | sor
 # Where it went, part by part (the parts of one slice add up to its
 # coordination): the agent finishing after the plan's end, reading its
 # ports, the figures' way here, and the coordinator's wait to read them.
-for part in finish_ms ports_ms travel_ms read_ms; do
+for part in drain_ms finish_ms ports_ms travel_ms read_ms; do
   jq -r --arg p "$part" '[.run.steps[].rounds[].summary.coordination_parts[$p] | select(. != null)] | sort
     | "  \($p): median \(.[length / 2 | floor] * 100 | round / 100) ms, 90th percentile \(.[length * 9 / 10 | floor] * 100 | round / 100) ms (\(length) slices)"' \
     "$work/apart.json"

@@ -936,7 +936,7 @@ fn a_level_apart_runs_its_slices_back_to_back_from_one_plan() {
             // Split into where it went, the parts adding up to it whatever
             // the hosts' clocks.
             let parts = &sum["coordination_parts"];
-            let added: f64 = ["finish_ms", "ports_ms", "travel_ms", "read_ms"]
+            let added: f64 = ["drain_ms", "finish_ms", "ports_ms", "travel_ms", "read_ms"]
                 .iter()
                 .map(|k| parts[k].as_f64().unwrap())
                 .sum();
@@ -983,6 +983,83 @@ fn a_level_apart_runs_its_slices_back_to_back_from_one_plan() {
     assert_eq!(level.len(), 4, "{most:?}");
     assert_eq!(level.iter().sum::<u64>(), counted, "{most:?}");
     nothing_left(&net, &["c1", "c2", "srv", "ctl"], &[]);
+}
+
+/// A server that answers slowly holds the slice after its own: the client
+/// host reads what was still in flight before the next slice starts, as
+/// at home, and names that wait as the next slice's `drain_ms`, apart
+/// from its finishing. nginx-slow queues every request to 20 a second
+/// (`limit_req`), so at each of its slices' ends its four connections
+/// hold requests that take up to 200 ms to answer.
+#[test]
+fn a_slow_servers_last_answers_hold_the_next_slice_and_are_named_its_drain() {
+    let Some(net) = Net::new("drain", &["ctl", "c1", "srv"]) else {
+        return;
+    };
+    let recipes = nginx_recipe(
+        &net,
+        "nginx-slow",
+        &[
+            (
+                "keepalive_timeout 60s;",
+                "keepalive_timeout 60s;\n    \
+                 limit_req_zone $server_port zone=slow:1m rate=20r/s;",
+            ),
+            (
+                "index index.html;\n",
+                "index index.html;\n        limit_req zone=slow burst=1000;\n",
+            ),
+        ],
+    );
+    let recipes = recipes.to_string_lossy();
+    let j = lab_apart(
+        &net,
+        "drain",
+        "servers = [\"nginx\", \"nginx-slow\"]\nworkloads = [\"tiny\"]\ncores = [1]\n\
+         concurrency = [4]\nwarmup_seconds = 0\ndiagnose = false\nfeatures = false\n",
+        "[rounds]\nseconds = 0.1\nwarmup_seconds = 0.02\nmin = 8\nmax = 8\nprecision = 0.5\n\
+         launches = 1\n",
+        &["--recipes", &recipes],
+    );
+    // Every slice in the order it ran, with the server it measured.
+    let mut slices: Vec<(f64, String, serde_json::Value)> = Vec::new();
+    for s in j["run"]["steps"].as_array().unwrap() {
+        assert_eq!(s["status"], "ok", "{s}");
+        for r in s["rounds"].as_array().unwrap() {
+            let sum = &r["summary"];
+            assert_eq!(sum["errors_total"], 0, "{sum}");
+            let t = sum["started_unix_s"].as_f64().unwrap();
+            slices.push((t, s["server"].as_str().unwrap().into(), sum.clone()));
+        }
+    }
+    slices.sort_by(|a, b| a.0.total_cmp(&b.0));
+    assert_eq!(slices.len(), 16);
+    let mut held = 0;
+    for w in slices.windows(2) {
+        let (before, sum) = (&w[0].1, &w[1].2);
+        let Some(parts) = sum.get("coordination_parts") else {
+            continue;
+        };
+        let drain = parts["drain_ms"].as_f64().unwrap();
+        let coordination = sum["coordination_ms"].as_f64().unwrap();
+        assert!(drain <= coordination + 1e-3, "{sum}");
+        // Three answers at least were queued 50 ms apart at nginx-slow's
+        // end, and the plan's gap is 80 ms at most: a slice after it in
+        // the same plan waits 70 ms or more (a plan sent again starts
+        // after a lead that already covers its hosts' recent lateness).
+        // After nginx, whose answers take microseconds, nothing waits.
+        if drain >= 40.0 {
+            assert_eq!(before, "nginx-slow", "{sum}");
+            held += 1;
+        }
+        if before == "nginx" {
+            assert!(drain < 40.0, "{sum}");
+        }
+    }
+    // The sweep orders each block's two slices at random: of the 15
+    // slices after another, some follow nginx-slow within a plan.
+    assert!(held >= 2, "{slices:?}");
+    nothing_left(&net, &["c1", "srv", "ctl"], &[]);
 }
 
 /// Rounds off a plan (a started server's warmup, a count of requests per

@@ -826,8 +826,14 @@ mod tests {
 /// whose figures came last; the four add up to `coordination_ms`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct CoordinationParts {
-    /// The agent's slice ending after the plan's end: its wake-up, the
-    /// last responses, its threads' figures merged.
+    /// The slice's start held past its instant for the slice before it to
+    /// read what was still in flight (its drain, as at home): the last
+    /// server's answers, carried into this slice's end. Absent in runs
+    /// stored before it was split out, where `finish_ms` holds it.
+    #[serde(default)]
+    pub drain_ms: f64,
+    /// The agent's slice ending after the plan's end, less `drain_ms`:
+    /// its wake-up, the last responses, its threads' figures merged.
     pub finish_ms: f64,
     /// The agent handing the figures to the thread that sends them, with
     /// the ports it last read.

@@ -527,13 +527,14 @@ fn plan(
     out: &Out,
     id: u64,
 ) -> u32 {
-    // Each slice's index, its figures, and when it ended.
-    type Ran = (u32, Result<Windowed, String>, u64);
+    // Each slice's index, its figures, when it ended, and how long its
+    // start waited past its instant for the drain before it.
+    type Ran = (u32, Result<Windowed, String>, u64, u64);
     let (tx, rx) = std::sync::mpsc::channel::<Ran>();
     std::thread::scope(|scope| {
         scope.spawn(move || {
             let mut ports: Option<throng_trust::PortUse> = None;
-            for (index, r, ended_unix_ns) in rx {
+            for (index, r, ended_unix_ns, waited_ns) in rx {
                 let churned = matches!(&r, Ok((r, _)) if throng_trust::opens_connections(r.keep_alive, r.reconnects));
                 let reply = match r {
                     Ok((r, tcp)) => Reply::Slice {
@@ -548,6 +549,7 @@ fn plan(
                         stamps: Some(SliceStamps {
                             ended_unix_ns,
                             ready_unix_ns: unix_ns(),
+                            waited_ns,
                         }),
                     },
                     Err(message) => Reply::Slice {
@@ -566,10 +568,17 @@ fn plan(
             }
         });
         let mut ran = 0;
+        // When the last slice's drain began and ended.
+        let (mut draining, mut settled) = (0u64, 0u64);
         for (index, s) in (0u32..).zip(slices) {
             if control.is_stopped() || index > last.load(Ordering::Acquire) {
                 break;
             }
+            // Held past its instant by the drain alone: a slice before it
+            // that ended late (the host not keeping pace) is not the drain.
+            let waited = settled
+                .saturating_sub(s.start_unix_ns)
+                .min(settled - draining);
             let mut session = kept.get_mut(&s.key);
             let r = match session.as_deref_mut() {
                 Some(session) => {
@@ -578,12 +587,14 @@ fn plan(
                 None => Err(format!("no connections are held for {}", s.key)),
             };
             ran += 1;
-            let _ = tx.send((index, r, unix_ns()));
+            let _ = tx.send((index, r, unix_ns(), waited));
             // The figures are on their way; the responses still in flight
             // are read before the next slice, as at home.
+            draining = unix_ns();
             if let Some(session) = session {
                 session.settle();
             }
+            settled = unix_ns().max(draining);
         }
         drop(tx);
         ran

@@ -62,12 +62,19 @@ impl Gap {
         self.now
     }
 
-    /// A slice started `late` after its instant on its latest host. True
-    /// when this one and the one before were too late and the gap
-    /// doubled: the plan under way is to be cut and its rest sent again.
-    /// After [`ON_TIME_TO_SHORTEN`] slices on time the gap is halved, for
-    /// the next plan sent.
-    pub fn started(&mut self, late: Duration) -> bool {
+    /// A slice started `late` after its instant on its latest host,
+    /// `drained` of it held for the drain of the slice before (a slow
+    /// server's last answers, which every slice waits for at home too).
+    /// True when the plan under way is to be cut and its rest sent again:
+    /// when this one and the one before were too late for the hosts' pace
+    /// and the gap doubled, or when this one was late for a drain alone,
+    /// whose lateness the slices after it would otherwise inherit, one
+    /// gap less each, and double the gap for a pace the hosts keep. After
+    /// [`ON_TIME_TO_SHORTEN`] slices whose hosts kept pace the gap is
+    /// halved, for the next plan sent.
+    pub fn started(&mut self, late: Duration, drained: Duration) -> bool {
+        let held = late > LATE_LIMIT;
+        let late = late.saturating_sub(drained);
         if late > LATE_LIMIT {
             self.on_time = 0;
             if !std::mem::replace(&mut self.late_before, true) {
@@ -88,7 +95,7 @@ impl Gap {
             self.now = (self.now / 2).max(SLICE_GAP);
             self.on_time = 0;
         }
-        false
+        held
     }
 }
 
@@ -172,6 +179,10 @@ pub struct SliceRun {
     /// How late the latest host started the slice's counted time after
     /// the plan's instant.
     pub late: Duration,
+    /// How long a host held the slice's start for the drain of the slice
+    /// before it (the longest such wait of any host): lateness that is the
+    /// last server's answers, not the hosts' pace.
+    pub drained: Duration,
     /// Where `coordination` went, for the host whose figures came last;
     /// `None` from an agent that does not stamp its slices.
     pub parts: Option<throng_model::CoordinationParts>,
@@ -302,6 +313,12 @@ impl Fleet {
             .filter_map(|(st, l)| st.map(|(st, arrived)| (st, arrived, l.offset)))
             .max_by_key(|&(_, arrived, _)| arrived)
             .map(|(st, arrived, offset)| coordination_parts(&slot, st, arrived, &offset, done));
+        let drained = stamped
+            .iter()
+            .flatten()
+            .map(|(st, _)| Duration::from_nanos(st.waited_ns))
+            .max()
+            .unwrap_or_default();
         let run = self.runs(replies.into_iter().flatten().collect())?;
         let late = run.late(slot.start_local_ns + slot.warmup.as_nanos() as u64);
         // Only a plan's first slice waits for a lead; the others wait for
@@ -313,6 +330,7 @@ impl Fleet {
             run,
             coordination,
             late,
+            drained,
             parts,
         })
     }
@@ -366,8 +384,11 @@ pub fn coordination_parts(
     let ms = |a: u64, b: u64| (a as i128 - b as i128) as f64 / 1e6;
     let end_there = offset.to_host_ns(slot.end_local_ns());
     let ready_here = (stamps.ready_unix_ns as i128 - offset.offset_ns as i128).max(0) as u64;
+    // Held for the drain before it, the slice ended that much later too.
+    let drain_ms = stamps.waited_ns as f64 / 1e6;
     throng_model::CoordinationParts {
-        finish_ms: ms(stamps.ended_unix_ns, end_there),
+        drain_ms,
+        finish_ms: ms(stamps.ended_unix_ns, end_there) - drain_ms,
         ports_ms: ms(stamps.ready_unix_ns, stamps.ended_unix_ns),
         travel_ms: ms(arrived_ns, ready_here),
         read_ms: ms(done, arrived_ns),
@@ -379,55 +400,95 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_start_held_for_the_drain_before_it_is_sent_again_without_doubling_the_gap() {
+        let ms = Duration::from_millis;
+        let mut g = Gap::default();
+        // 22 ms late, all of it the last server's drain: the rest of the
+        // plan is sent again so the next slices do not inherit it, at the
+        // same gap.
+        assert!(g.started(ms(22), ms(22)));
+        assert_eq!(g.get(), SLICE_GAP);
+        // The slice already under way inherited 17 ms of it and drained
+        // 2 ms itself: late once for the pace, kept.
+        assert!(!g.started(ms(17), ms(2)));
+        assert_eq!(g.get(), SLICE_GAP);
+        // The plan sent again starts on time.
+        assert!(!g.started(ms(0), Duration::ZERO));
+        // Drains on every slice never double the gap; the slices count as
+        // keeping pace toward its halving.
+        for _ in 0..40 {
+            assert!(g.started(ms(30), ms(29)));
+        }
+        assert_eq!(g.get(), SLICE_GAP);
+        // Late beyond its drain twice in a row: the hosts' pace, doubled.
+        assert!(!g.started(ms(30), ms(10)));
+        assert!(g.started(ms(30), ms(10)));
+        assert_eq!(g.get(), 2 * SLICE_GAP);
+        for _ in 0..ON_TIME_TO_SHORTEN {
+            g.started(ms(12), ms(11));
+        }
+        assert_eq!(g.get(), SLICE_GAP, "slices held by drains kept pace");
+    }
+
+    #[test]
     fn the_gap_doubles_for_two_late_starts_in_a_row_and_halves_again_after_slices_on_time() {
         let ms = Duration::from_millis;
         let mut g = Gap::default();
         assert_eq!(g.get(), SLICE_GAP);
-        assert!(!g.started(ms(1)), "on time: nothing to cut");
-        assert!(!g.started(ms(3)), "late once: a wake-up delayed, kept");
+        assert!(!g.started(ms(1), Duration::ZERO), "on time: nothing to cut");
+        assert!(
+            !g.started(ms(3), Duration::ZERO),
+            "late once: a wake-up delayed, kept"
+        );
         assert_eq!(g.get(), SLICE_GAP);
-        assert!(!g.started(ms(0)));
-        assert!(!g.started(ms(30)), "late once again, after one on time");
+        assert!(!g.started(ms(0), Duration::ZERO));
+        assert!(
+            !g.started(ms(30), Duration::ZERO),
+            "late once again, after one on time"
+        );
         assert_eq!(g.get(), SLICE_GAP);
         assert!(
-            g.started(ms(3)),
+            g.started(ms(3), Duration::ZERO),
             "late twice in a row: doubled, the plan cut"
         );
         assert_eq!(g.get(), 2 * SLICE_GAP);
         // The slice under way kept the old gap: late again, it is a first.
-        assert!(!g.started(ms(4)));
-        assert!(g.started(ms(9)));
+        assert!(!g.started(ms(4), Duration::ZERO));
+        assert!(g.started(ms(9), Duration::ZERO));
         assert_eq!(g.get(), 4 * SLICE_GAP);
         for _ in 0..ON_TIME_TO_SHORTEN - 1 {
-            assert!(!g.started(ms(0)));
+            assert!(!g.started(ms(0), Duration::ZERO));
         }
         assert_eq!(g.get(), 4 * SLICE_GAP, "not yet");
-        assert!(!g.started(ms(0)));
+        assert!(!g.started(ms(0), Duration::ZERO));
         assert_eq!(g.get(), 2 * SLICE_GAP, "halved for the next plan");
         // A late start on the way resets the count, and doubles nothing.
         for _ in 0..ON_TIME_TO_SHORTEN - 1 {
-            g.started(ms(0));
+            g.started(ms(0), Duration::ZERO);
         }
-        assert!(!g.started(ms(5)));
+        assert!(!g.started(ms(5), Duration::ZERO));
         for _ in 0..ON_TIME_TO_SHORTEN - 1 {
-            g.started(ms(0));
+            g.started(ms(0), Duration::ZERO);
         }
         assert_eq!(g.get(), 2 * SLICE_GAP, "the count started again");
         // One slice in twenty late, never two in a row: the gap stays.
         let mut h = Gap::default();
         for k in 0..400 {
-            assert!(!h.started(ms(if k % 20 == 19 { 30 } else { 0 })));
+            assert!(!h.started(ms(if k % 20 == 19 { 30 } else { 0 }), Duration::ZERO));
         }
         assert_eq!(h.get(), SLICE_GAP);
         // Never past the most, nor below the least.
         for _ in 0..20 {
-            g.started(ms(50));
+            g.started(ms(50), Duration::ZERO);
         }
         assert_eq!(g.get(), GAP_MOST);
-        assert!(!g.started(ms(50)));
-        assert!(!g.started(ms(50)), "at the most: no cut, nothing gained");
+        assert!(!g.started(ms(50), Duration::ZERO));
+        assert!(
+            !g.started(ms(50), Duration::ZERO),
+            "at the most: no cut, nothing gained"
+        );
         for _ in 0..20 * ON_TIME_TO_SHORTEN {
-            g.started(ms(0));
+            g.started(ms(0), Duration::ZERO);
         }
         assert_eq!(g.get(), SLICE_GAP);
     }
@@ -451,14 +512,16 @@ mod tests {
             uncertainty_ns: 100_000,
             rtt_ns: 200_000,
         };
+        // Its start waited 1 ms for the drain of the slice before.
         let stamps = SliceStamps {
             ended_unix_ns: 10_008_000_000,
             ready_unix_ns: 10_009_000_000,
+            waited_ns: 1_000_000,
         };
         let p = coordination_parts(&slot, stamps, 10_009_000_000, &offset, 10_010_000_000);
         assert_eq!(
-            (p.finish_ms, p.ports_ms, p.travel_ms, p.read_ms),
-            (3.0, 1.0, 5.0, 1.0)
+            (p.drain_ms, p.finish_ms, p.ports_ms, p.travel_ms, p.read_ms),
+            (1.0, 2.0, 1.0, 5.0, 1.0)
         );
         // Whatever the offset, the parts add up to the coordination.
         let off = Offset {
@@ -466,7 +529,10 @@ mod tests {
             ..offset
         };
         let q = coordination_parts(&slot, stamps, 10_009_000_000, &off, 10_010_000_000);
-        assert_eq!(q.finish_ms + q.ports_ms + q.travel_ms + q.read_ms, 10.0);
+        assert_eq!(
+            q.drain_ms + q.finish_ms + q.ports_ms + q.travel_ms + q.read_ms,
+            10.0
+        );
     }
 
     #[test]

@@ -159,11 +159,12 @@ impl Apart<'_> {
             return None;
         };
         match self.read_slice(server, load, kind, &slot) {
-            Ok((m, late)) => {
+            Ok((m, late, drained)) => {
                 // A host that started late is not keeping up with the gap:
                 // the slices still to come are sent again, further apart,
-                // before the hosts drift from one another.
-                if self.gap.started(late) {
+                // before the hosts drift from one another; one held only
+                // for the last slice's drain sends them again as they were.
+                if self.gap.started(late, drained) {
                     if let Some(p) = &mut self.plan {
                         if p.rest.is_empty() && p.next < p.slices.len() {
                             self.clients.cut(&mut p.plan);
@@ -186,7 +187,7 @@ impl Apart<'_> {
         load: &RoundLoad,
         kind: RoundKind,
         slot: &Slot,
-    ) -> Result<(Measured, Duration), RoundError> {
+    ) -> Result<(Measured, Duration, Duration), RoundError> {
         let name = self.name(server)?;
         let (index, next) = {
             let p = self.plan.as_ref().expect("a plan is under way");
@@ -222,7 +223,7 @@ impl Apart<'_> {
         let s = read.map_err(RoundError::Clients)?;
         let mut m = super::measured(&s.run, usage, s.coordination);
         m.summary.coordination_parts = s.parts;
-        Ok((m, s.late))
+        Ok((m, s.late, s.drained))
     }
 
     /// Asks the server host to sample `name` over `slot`'s counted time by
