@@ -568,17 +568,21 @@ fn plan(
             }
         });
         let mut ran = 0;
-        // When the last slice's drain began and ended.
-        let (mut draining, mut settled) = (0u64, 0u64);
+        // When the last slice's drain began and ended, and how late that
+        // slice started for drains.
+        let (mut draining, mut settled, mut carried) = (0u64, 0u64, 0u64);
         for (index, s) in (0u32..).zip(slices) {
             if control.is_stopped() || index > last.load(Ordering::Acquire) {
                 break;
             }
-            // Held past its instant by the drain alone: a slice before it
-            // that ended late (the host not keeping pace) is not the drain.
+            // Held past its instant by drains alone: the last slice's, and
+            // the lateness drains gave that slice's start, which its end
+            // carried (the gaps take it back a slice at a time). A slice
+            // before it that ended late for the host's pace is not counted.
             let waited = settled
                 .saturating_sub(s.start_unix_ns)
-                .min(settled - draining);
+                .min(settled - draining + carried);
+            carried = waited;
             let mut session = kept.get_mut(&s.key);
             let r = match session.as_deref_mut() {
                 Some(session) => {

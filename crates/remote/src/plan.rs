@@ -63,17 +63,16 @@ impl Gap {
     }
 
     /// A slice started `late` after its instant on its latest host,
-    /// `drained` of it held for the drain of the slice before (a slow
-    /// server's last answers, which every slice waits for at home too).
-    /// True when the plan under way is to be cut and its rest sent again:
-    /// when this one and the one before were too late for the hosts' pace
-    /// and the gap doubled, or when this one was late for a drain alone,
-    /// whose lateness the slices after it would otherwise inherit, one
-    /// gap less each, and double the gap for a pace the hosts keep. After
-    /// [`ON_TIME_TO_SHORTEN`] slices whose hosts kept pace the gap is
-    /// halved, for the next plan sent.
+    /// `drained` of it held for drains (a slow server's last answers,
+    /// which every slice waits for at home too, and the lateness they gave
+    /// the slices before it). True when this one and the one before were
+    /// too late for the hosts' pace and the gap doubled: the plan under
+    /// way is to be cut and its rest sent again. Lateness for drains alone
+    /// doubles nothing and cuts nothing: the plan's gaps take it back a
+    /// slice at a time, where a plan sent again would wait for a lead.
+    /// After [`ON_TIME_TO_SHORTEN`] slices whose hosts kept pace the gap
+    /// is halved, for the next plan sent.
     pub fn started(&mut self, late: Duration, drained: Duration) -> bool {
-        let held = late > LATE_LIMIT;
         let late = late.saturating_sub(drained);
         if late > LATE_LIMIT {
             self.on_time = 0;
@@ -95,7 +94,7 @@ impl Gap {
             self.now = (self.now / 2).max(SLICE_GAP);
             self.on_time = 0;
         }
-        held
+        false
     }
 }
 
@@ -400,24 +399,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_start_held_for_the_drain_before_it_is_sent_again_without_doubling_the_gap() {
+    fn a_start_held_for_drains_neither_cuts_the_plan_nor_doubles_the_gap() {
         let ms = Duration::from_millis;
         let mut g = Gap::default();
-        // 22 ms late, all of it the last server's drain: the rest of the
-        // plan is sent again so the next slices do not inherit it, at the
-        // same gap.
-        assert!(g.started(ms(22), ms(22)));
+        // 22 ms late, all of it the last server's drain, then the lateness
+        // it carried into the next slices, a gap less each.
+        for late in [22, 17, 12, 7, 2] {
+            assert!(!g.started(ms(late), ms(late)));
+        }
         assert_eq!(g.get(), SLICE_GAP);
-        // The slice already under way inherited 17 ms of it and drained
-        // 2 ms itself: late once for the pace, kept.
-        assert!(!g.started(ms(17), ms(2)));
-        assert_eq!(g.get(), SLICE_GAP);
-        // The plan sent again starts on time.
-        assert!(!g.started(ms(0), Duration::ZERO));
         // Drains on every slice never double the gap; the slices count as
         // keeping pace toward its halving.
         for _ in 0..40 {
-            assert!(g.started(ms(30), ms(29)));
+            assert!(!g.started(ms(30), ms(29)));
         }
         assert_eq!(g.get(), SLICE_GAP);
         // Late beyond its drain twice in a row: the hosts' pace, doubled.

@@ -162,8 +162,8 @@ impl Apart<'_> {
             Ok((m, late, drained)) => {
                 // A host that started late is not keeping up with the gap:
                 // the slices still to come are sent again, further apart,
-                // before the hosts drift from one another; one held only
-                // for the last slice's drain sends them again as they were.
+                // before the hosts drift from one another; lateness that
+                // was the last slices' drains is not the hosts' pace.
                 if self.gap.started(late, drained) {
                     if let Some(p) = &mut self.plan {
                         if p.rest.is_empty() && p.next < p.slices.len() {
