@@ -44,8 +44,9 @@ pub struct Gap {
     on_time: u32,
     /// The slice before was late.
     late_before: bool,
-    /// How late the slice before started, drains included.
-    last_late: Duration,
+    /// How late the two slices before started, drains included: the one
+    /// before first.
+    lates: [Duration; 2],
 }
 
 impl Default for Gap {
@@ -54,7 +55,7 @@ impl Default for Gap {
             now: SLICE_GAP,
             on_time: 0,
             late_before: false,
-            last_late: Duration::ZERO,
+            lates: [Duration::ZERO; 2],
         }
     }
 }
@@ -71,18 +72,19 @@ impl Gap {
     /// the slices before it). True when this one and the one before were
     /// behind and the gap doubled: the plan under way is to be cut and its
     /// rest sent again. A slice is behind when it was too late for the
-    /// hosts' pace, or no less late than a slice before it that was late:
-    /// drains longer than the gap at every slice, whose lateness would
-    /// grow slice after slice and each host drift by its own. One
+    /// hosts' pace, or late for drains that two slices' gaps did not take
+    /// back by one gap: drains as long as the gap at most slices, whose
+    /// lateness would stay or grow and each host drift by its own. One
     /// long drain (apache2-event's first slices at a level, 20–35 ms)
     /// doubles nothing and cuts nothing: the plan's gaps take its lateness
     /// back a slice at a time, where a plan sent again would wait for a
     /// lead. After [`ON_TIME_TO_SHORTEN`] slices not behind the gap is
     /// halved, for the next plan sent.
     pub fn started(&mut self, late: Duration, drained: Duration) -> bool {
-        let before = std::mem::replace(&mut self.last_late, late);
-        let growing = before > LATE_LIMIT && late >= before;
-        let behind = late.saturating_sub(drained) > LATE_LIMIT || growing;
+        let two_back = self.lates[1];
+        self.lates = [late, self.lates[0]];
+        let kept = late > LATE_LIMIT && two_back > LATE_LIMIT && late + self.now > two_back;
+        let behind = late.saturating_sub(drained) > LATE_LIMIT || kept;
         if behind {
             self.on_time = 0;
             if !std::mem::replace(&mut self.late_before, true) {
@@ -418,18 +420,20 @@ mod tests {
         }
         assert_eq!(g.get(), SLICE_GAP);
         // Drains 3 ms longer than the gap at every slice: the lateness
-        // grows, behind from the second such slice, and the third doubles
+        // grows, behind from the third such slice, and the fourth doubles
         // the gap.
         assert!(!g.started(ms(3), ms(3)));
         assert!(!g.started(ms(6), ms(6)));
-        assert!(g.started(ms(9), ms(9)));
+        assert!(!g.started(ms(9), ms(9)));
+        assert!(g.started(ms(12), ms(12)));
         assert_eq!(g.get(), 2 * SLICE_GAP);
         // The plan sent again keeps up; long drains now and then, each
         // taken back, count as keeping pace toward the gap's halving.
         assert!(!g.started(ms(0), Duration::ZERO));
-        for k in 0..ON_TIME_TO_SHORTEN - 2 {
-            let late = if k % 4 == 0 { 30 } else { 30 - 10 * (k % 4) };
-            assert!(!g.started(ms(late as u64), ms(late as u64)));
+        assert!(!g.started(ms(0), Duration::ZERO));
+        for k in 0..ON_TIME_TO_SHORTEN - 3 {
+            let late = [30, 20, 10, 0, 0][k as usize % 5];
+            assert!(!g.started(ms(late), ms(late)), "{k}");
         }
         assert_eq!(g.get(), 2 * SLICE_GAP, "not yet");
         assert!(!g.started(ms(0), Duration::ZERO));
@@ -438,11 +442,14 @@ mod tests {
         assert!(!g.started(ms(30), ms(10)));
         assert!(g.started(ms(25), ms(10)));
         assert_eq!(g.get(), 2 * SLICE_GAP);
-        // Lateness for drains that the gaps never take back: behind too.
+        // Lateness for drains that the gaps never take back, up and down
+        // about where it was (drains as long as the gap, and one server's
+        // longer): behind too.
         assert!(!g.started(ms(0), Duration::ZERO));
-        assert!(!g.started(ms(12), ms(12)));
-        assert!(!g.started(ms(12), ms(12)));
-        assert!(g.started(ms(12), ms(12)));
+        for late in [8, 6, 27] {
+            assert!(!g.started(ms(late), ms(late)), "{late}");
+        }
+        assert!(g.started(ms(25), ms(25)));
         assert_eq!(g.get(), 4 * SLICE_GAP);
     }
 
