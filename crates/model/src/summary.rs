@@ -823,7 +823,7 @@ mod tests {
 }
 
 /// Where a planned slice's coordination went, milliseconds, for the host
-/// whose figures came last; the four add up to `coordination_ms`.
+/// whose figures came last; the parts add up to `coordination_ms`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct CoordinationParts {
     /// The slice's start held past its instant for the slice before it to

@@ -350,6 +350,14 @@ impl Fleet {
         Instant::now() + lead + bound
     }
 
+    /// Sleeps until any host's line arrives after the look that read the
+    /// bell at `seen`, for [`DOZE`] at most and never past `deadline`;
+    /// returns the bell's count for the next look.
+    pub(crate) fn doze(&self, seen: u64, deadline: Instant) -> u64 {
+        let limit = DOZE.min(deadline.saturating_duration_since(Instant::now()));
+        self.bell.wait_past(seen, limit)
+    }
+
     /// Sends `bodies[k]` to host `k` and waits for every reply, in host
     /// order. `interrupted` is polled while the hosts work; when it turns
     /// true every host is told to stop and the replies are still awaited.
@@ -403,7 +411,7 @@ impl Fleet {
                 if replies[i].is_some() {
                     continue;
                 }
-                match self.links[hosts[i]].poll(ids[i], Duration::ZERO) {
+                match self.links[hosts[i]].poll(ids[i]) {
                     Ok(Some(r)) => replies[i] = Some(r),
                     Ok(None) => {}
                     Err(e) => {
@@ -413,10 +421,7 @@ impl Fleet {
                 }
             }
             if replies.iter().any(Option::is_none) {
-                seen = self.bell.wait_past(
-                    seen,
-                    DOZE.min(deadline.saturating_duration_since(Instant::now())),
-                );
+                seen = self.doze(seen, deadline);
             }
         }
         Ok(replies.into_iter().flatten().collect())

@@ -5,7 +5,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -388,19 +388,18 @@ impl Link {
         }
     }
 
-    /// The reply to request `id` if it comes within `slice`; `Ok(None)`
-    /// if not yet. Lets a caller watch several hosts at once.
-    pub fn poll(&mut self, id: u64, slice: Duration) -> Result<Option<Reply>, RemoteError> {
+    /// The reply to request `id` if it has arrived, without waiting:
+    /// `Ok(None)` if not yet. Lets a caller watch several hosts at once,
+    /// asleep on their fleet's bell between looks.
+    pub fn poll(&mut self, id: u64) -> Result<Option<Reply>, RemoteError> {
         // In arrival order: a plan's replies share one id.
         if let Some(i) = self.pending.iter().position(|(e, _)| e.id == id) {
             let (e, at) = self.pending.remove(i);
             self.arrived_ns = at;
             return Ok(Some(e.body));
         }
-        let deadline = Instant::now() + slice;
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
+            match self.lines.try_recv() {
                 Ok((line, at)) => match serde_json::from_str::<Envelope<Reply>>(&line) {
                     Ok(e) if e.id == id => {
                         self.arrived_ns = at;
@@ -414,8 +413,8 @@ impl Link {
                         })
                     }
                 },
-                Err(RecvTimeoutError::Timeout) => return Ok(None),
-                Err(RecvTimeoutError::Disconnected) => return Err(self.lost()),
+                Err(TryRecvError::Empty) => return Ok(None),
+                Err(TryRecvError::Disconnected) => return Err(self.lost()),
             }
         }
     }

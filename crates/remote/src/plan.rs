@@ -7,7 +7,6 @@
 
 use std::time::{Duration, Instant};
 
-use crate::bell::DOZE;
 use crate::clock::Offset;
 use crate::fleet::{Fleet, FleetRun};
 use crate::protocol::{PlanSlice, Reply, Request, SliceStamps};
@@ -189,9 +188,9 @@ pub struct SliceRun {
     /// How late the latest host started the slice's counted time after
     /// the plan's instant.
     pub late: Duration,
-    /// How long a host held the slice's start for the drain of the slice
-    /// before it (the longest such wait of any host): lateness that is the
-    /// last server's answers, not the hosts' pace.
+    /// How long a host held the slice's start for drains (the longest
+    /// such wait of any host; [`SliceStamps::waited_ns`]): lateness that is
+    /// the last servers' answers, not the hosts' pace.
     pub drained: Duration,
     /// Where `coordination` went, for the host whose figures came last;
     /// `None` from an agent that does not stamp its slices.
@@ -278,7 +277,7 @@ impl Fleet {
                 if reply.is_some() {
                     continue;
                 }
-                let got = self.links[k].poll(id, Duration::ZERO);
+                let got = self.links[k].poll(id);
                 let failed = match got {
                     Ok(None) => continue,
                     Ok(Some(Reply::Slice {
@@ -309,10 +308,7 @@ impl Fleet {
                 return Err(failed);
             }
             if replies.iter().any(Option::is_none) {
-                seen = self.bell.wait_past(
-                    seen,
-                    DOZE.min(deadline.saturating_duration_since(Instant::now())),
-                );
+                seen = self.doze(seen, deadline);
             }
         }
         let done = crate::agent::unix_ns();

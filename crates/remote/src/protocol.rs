@@ -162,10 +162,11 @@ pub enum Reply {
 pub struct SliceStamps {
     pub ended_unix_ns: u64,
     pub ready_unix_ns: u64,
-    /// How long the slice's start waited past its instant for the slice
-    /// before it to finish reading what was still in flight (its drain),
-    /// as every slice does at home: lateness that is the last server's
-    /// answers, not the host's pace.
+    /// How long the slice's start waited past its instant for drains: the
+    /// slice before it reading what was still in flight, as every slice
+    /// does at home, and the lateness drains gave that slice's start,
+    /// which its end carried. Lateness that is the last servers' answers,
+    /// not the host's pace.
     #[serde(default)]
     pub waited_ns: u64,
 }
