@@ -51,6 +51,13 @@
 # and after alternate in the same rounds, so their paired ratios to wrk
 # (and to each other) share the machine's drift. FLOOR=/path/to/floor
 # runs another build of the floor example (a profiling one, say).
+# KEEP=FILE keeps each round's raw figures there (mode, tool, round,
+# responses, user and system seconds, ...), to read again later.
+#
+# throng's CPU per response against the floors and the base is printed
+# with a 95% interval of the median paired ratio, from the order
+# statistics of the rounds' ratios (six rounds at least; of twenty, the
+# 6th to the 15th in order).
 #
 # Usage: bench/vs-peers.sh [rounds] [seconds] [modes...]
 # TOOLS="wrk floor5 throng-d32 ..." runs only those clients in hold and
@@ -212,8 +219,9 @@ for r in $(seq "$rounds"); do
   done
 done
 
+[ -z "${KEEP:-}" ] || cp "$results" "$KEEP"
 python3 - "$results" "$secs" "$rounds" <<'PY'
-import sys, statistics as st
+import math, sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1])]
 for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold", 100), ("wire", 100), ("open", 100)]:
     tools = list(dict.fromkeys(r[1] for r in rows if r[0] == mode))
@@ -242,6 +250,17 @@ for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold
     # each round cancels the machine's slow drift: the steadier figure.
     def paired(t, k, to=w):
         return st.median(a / b for a, b in zip(med[t][k], to[k]))
+    # Where the median paired ratio lies, 95% of the time, from the rounds
+    # alone: the order statistics a binomial count of rounds above and
+    # below the median allows (no shape assumed). With fewer than six
+    # rounds no such pair exists, and none is printed.
+    def paired_ci(t, k, to):
+        rs = sorted(a / b for a, b in zip(med[t][k], to[k]))
+        n, tail, j = len(rs), 0.0, 0
+        while tail + math.comb(n, j) / 2 ** n <= 0.025:
+            tail += math.comb(n, j) / 2 ** n
+            j += 1
+        return f"{rs[j - 1]:.3f}–{rs[n - j]:.3f}" if j > 0 else "-"
     extra = {"pipeline": ", 16 in flight a connection", "close": ", a connection per request",
              "hold": ", keep-alive, naps of 1/D of the latency",
              "wire": ", keep-alive, about a second of a quarter of the connections captured",
@@ -269,6 +288,11 @@ for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold
         def against_base(k):
             return st.median(a / b for a, b in zip(med["throng"][k], med["base"][k]))
         print(f"\nthrong against base, paired by round: req/s {against_base(2):.3f}, "
-              f"CPU/response {against_base(3):.3f}")
+              f"CPU/response {against_base(3):.3f} (95% interval {paired_ci('throng', 3, med['base'])})")
+    for ref in ("floor1", "floor1s"):
+        if ref in med and "throng" in med:
+            print(f"\nthrong's CPU/response against {ref}, paired by round: "
+                  f"{paired('throng', 3, med[ref]):.3f}, 95% interval of that median "
+                  f"{paired_ci('throng', 3, med[ref])}")
 print(f"\n{sys.argv[3]} rounds of {sys.argv[2]} s, one client thread on core 1, nginx (1 worker) on core 0.")
 PY
