@@ -3,7 +3,8 @@
 #
 # nginx: 1 worker pinned to core 0, access log off, a 7-byte index.html.
 # Each client: pinned to core 1, one thread, 5 s; rounds alternate the
-# tools so drift on a shared machine spreads over all of them. throng runs
+# tools so drift on a shared machine spreads over all of them, and each
+# round starts one tool further along than the last. throng runs
 # on its default backend (io_uring for all of these) and, as throng-epoll,
 # on epoll. Modes:
 #   keepalive  -c 100 (throng-nc is throng with --no-coalesce: blocking on
@@ -154,7 +155,13 @@ for r in $(seq "$rounds"); do
     case $mode in keepalive|pipeline|close|open) [ -z "${BASE:-}" ] || tools="base $tools";; esac
     # TOOLS="wrk floor5 throng-d32" picks the clients of a hold or wire run.
     case $mode in hold|wire) tools=${TOOLS:-$tools};; esac
-    for tool in $tools; do
+    # Each round starts one tool further along the list, so that over as
+    # many rounds as tools each has run first, second, ... alike: a tool
+    # that always ran after another (after wrk's connections closed, say)
+    # would carry whatever that leaves into every pair.
+    read -ra list <<< "$tools"
+    s=$(( (r - 1) % ${#list[@]} ))
+    for tool in "${list[@]:s}" "${list[@]:0:s}"; do
       t0=$(ticks); h=-; e=-
       if [ "$mode" = wire ]; then rm -f "$work/wire.pcap"; capture & cap=$!; fi
       case $mode/$tool in
