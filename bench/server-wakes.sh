@@ -44,6 +44,15 @@ floor_build
 nginx_in_work
 
 events=task-clock,sched:sched_waking,ipi:ipi_send_cpu,raw_syscalls:sys_enter
+# A tracepoint this kernel lacks would fail perf stat: count the others,
+# and print "-" in its column.
+counted=task-clock
+for e in ${events//,/ }; do
+  case $e in *:*) [ -d "/sys/kernel/tracing/events/${e/://}" ] ||
+                  [ -d "/sys/kernel/debug/tracing/events/${e/://}" ] || continue
+                  counted=$counted,$e;;
+  esac
+done
 results=$work/results.txt; : > "$results"
 for r in $(seq "$rounds"); do
   for c in $clients; do
@@ -56,14 +65,24 @@ for r in $(seq "$rounds"); do
       floor*)    cmd=("$floor" "127.0.0.1:$port" /index.html 100 3 "${c#floor}");;
       *) echo "unknown client $c" >&2; exit 2;;
     esac
-    perf stat -x, -e "$events" -C 0 -o "$work/stat" -- taskset -c 1 "${cmd[@]}" > "$work/out" 2>/dev/null
+    perf stat -x, -e "$counted" -C 0 -o "$work/stat" -- taskset -c 1 "${cmd[@]}" > "$work/out" 2>/dev/null
     case $c in
       wrk)     n=$(awk '/requests in/ {print $1}' "$work/out");;
       throng*) n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$work/out");;
       floor*)  n=$(awk '{print $2}' "$work/out");;
     esac
-    # perf's CSV: value, unit, event, ...; task-clock in ms.
-    vals=$(awk -F, '$1 ~ /^[0-9.]+$/ {printf "%s ", $1}' "$work/stat")
+    # perf's CSV: value, unit, event, ...; task-clock in ms. An event the
+    # kernel lacks reads "<not supported>" and is kept as "-" in its place.
+    vals=$(python3 - "$work/stat" "$events" <<'PY'
+import sys
+got = {}
+for line in open(sys.argv[1]):
+    f = line.strip().split(",")
+    if len(f) >= 3 and f[2]:
+        got[f[2]] = f[0] if f[0].replace(".", "", 1).isdigit() else "-"
+print(" ".join(got.get(e, "-") for e in sys.argv[2].split(",")))
+PY
+)
     echo "$c $r $n $vals" >> "$results"
   done
 done
@@ -78,8 +97,10 @@ print("|---|---:|---:|---:|---:|---:|---|")
 for t in tools:
     rs = [r for r in rows if r[0] == t]
     n = [int(r[2]) for r in rs]
-    per = lambda k, scale=1.0: st.median(float(r[3 + k]) * scale / int(r[2]) for r in rs)
-    print(f"| {t} | {st.median(n) / 3:,.0f} | {per(0, 1e3):.2f} | {per(1):.3f} | {per(2):.3f} "
-          f"| {per(3):.2f} | {', '.join(f'{x / 3:,.0f}' for x in n)} |")
+    def per(k, digits, scale=1.0):
+        xs = [float(r[3 + k]) * scale / int(r[2]) for r in rs if r[3 + k] != "-"]
+        return f"{st.median(xs):.{digits}f}" if xs else "-"
+    print(f"| {t} | {st.median(n) / 3:,.0f} | {per(0, 2, 1e3)} | {per(1, 3)} | {per(2, 3)} "
+          f"| {per(3, 2)} | {', '.join(f'{x / 3:,.0f}' for x in n)} |")
 print(f"\n{sys.argv[2]} rounds of 3 s, one client thread on core 1, nginx (1 worker) on core 0.")
 PY
