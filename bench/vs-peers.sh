@@ -292,10 +292,9 @@ for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold
         vs_floor += f" {paired(t, 3, stamped):.3f} |" if stamped else ""
         print(f"| {t} | {rps:,.0f} | {cpu:.2f} | {paired(t, 2):.2f} | {paired(t, 3):.2f} |{vs_floor} {eng} | {srv:.1f} | {held} | {wire} | {', '.join(f'{x:,.0f}' for x in all_rps)} |")
     if "base" in med and "throng" in med:
-        def against_base(k):
-            return st.median(a / b for a, b in zip(med["throng"][k], med["base"][k]))
-        print(f"\nthrong against base, paired by round: req/s {against_base(2):.3f}, "
-              f"CPU/response {against_base(3):.3f} (95% interval {paired_ci('throng', 3, med['base'])})")
+        base = med["base"]
+        print(f"\nthrong against base, paired by round: req/s {paired('throng', 2, base):.3f}, "
+              f"CPU/response {paired('throng', 3, base):.3f} (95% interval {paired_ci('throng', 3, base)})")
     for ref in ("floor1", "floor1s"):
         if ref in med and "throng" in med:
             print(f"\nthrong's CPU/response against {ref}, paired by round: "
