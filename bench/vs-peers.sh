@@ -64,7 +64,9 @@
 # TOOLS="wrk floor5 throng-d32 ..." runs only those clients in hold and
 # wire modes (floorN: the floor example waiting for N answers; floorNs:
 # the same with kernel receive stamps, as throng reads; throng-dD:
-# --nap-divisor D); wrk must be among them, since every ratio is to it.
+# --nap-divisor D; wrk-ua: wrk sending throng's User-Agent line, for
+# the rates at equal requests); wrk must be among them, since every ratio
+# is to it.
 set -euo pipefail
 rounds=${1:-3}; secs=${2:-5}; shift 2 2>/dev/null || shift $#
 modes=${*:-keepalive pipeline close}
@@ -121,6 +123,8 @@ esac
 # floorN: the floor example waiting for N answers a look; floorNs: the
 # same receiving with kernel stamps, as throng does.
 floor_args() { local w=${1#floor}; case $w in *s) echo "${w%s} stamped";; *) echo "$w";; esac; }
+# The User-Agent throng's requests carry unless told otherwise.
+ua="throng/$("$throng" --version | awk '{print $2}')"
 completed() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$1"; }
 # An open-model run's sends later than 1 ms, and those never sent.
 late() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rate"]; print(str(r["late_sends"]) + "/" + str(r["unsent"]))' "$1"; }
@@ -182,6 +186,10 @@ for r in $(seq "$rounds"); do
                              n=$(completed "$work/out"); h=$(held "$work/out");;
         keepalive/wrk|hold/wrk|wire/wrk)
                              timed wrk -t1 -c$c -d"${secs}s" "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
+        # wrk sending the User-Agent line throng sends (wrk sends none):
+        # the two clients' rates compared at equal requests.
+        hold/wrk-ua|wire/wrk-ua)
+                             timed wrk -t1 -c$c -d"${secs}s" -H "User-Agent: $ua" "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
         keepalive/h2load|hold/h2load|wire/h2load)
                              timed h2load --h1 -t1 -c$c -D "$secs" "$url" > "$work/out"; n=$(awk '/^requests:/ {print $8}' "$work/out");;
         keepalive/ab|hold/ab|wire/ab)
@@ -295,6 +303,11 @@ for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold
         base = med["base"]
         print(f"\nthrong against base, paired by round: req/s {paired('throng', 2, base):.3f}, "
               f"CPU/response {paired('throng', 3, base):.3f} (95% interval {paired_ci('throng', 3, base)})")
+    if "wrk-ua" in med and "throng" in med:
+        wu = med["wrk-ua"]
+        print(f"\nthrong's rate against wrk sending its User-Agent, paired by round: "
+              f"{paired('throng', 2, wu):.3f} (95% interval {paired_ci('throng', 2, wu)}); "
+              f"wrk's own against it {paired('wrk', 2, wu):.3f}")
     for ref in ("floor1", "floor1s"):
         if ref in med and "throng" in med:
             print(f"\nthrong's CPU/response against {ref}, paired by round: "

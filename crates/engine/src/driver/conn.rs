@@ -92,10 +92,10 @@ impl Conn {
     }
     /// Ring index of the `i`-th request in flight.
     pub(crate) fn slot(&self, i: usize) -> usize {
-        (self.head + i) % self.ring.len()
+        wrap(self.head + i, self.ring.len())
     }
     pub(crate) fn push(&mut self, f: InFlight) {
-        let idx = (self.head + self.len) % self.ring.len();
+        let idx = wrap(self.head + self.len, self.ring.len());
         self.ring[idx] = f;
         self.len += 1;
     }
@@ -108,9 +108,25 @@ impl Conn {
     }
     pub(crate) fn pop(&mut self) -> InFlight {
         let f = self.ring[self.head];
-        self.head = (self.head + 1) % self.ring.len();
+        self.head = wrap(self.head + 1, self.ring.len());
         self.len -= 1;
         f
+    }
+}
+
+/// Position `at` of a ring of `n` places, `at` being a place's index plus
+/// at most `n`: every index into a connection's ring is its head plus an
+/// offset no greater than the ring, so one subtraction stands for the
+/// remainder, whose division a response would otherwise pay several times
+/// over (the ring's length is the pipeline's depth, rarely a power of two
+/// the compiler could fold).
+#[inline]
+pub(crate) fn wrap(at: usize, n: usize) -> usize {
+    debug_assert!(at < 2 * n);
+    if at >= n {
+        at - n
+    } else {
+        at
     }
 }
 

@@ -89,7 +89,7 @@ impl Worker<'_> {
             return;
         };
         while *written < *len && h.can_open() {
-            let s = (*head + *written) % ring.len();
+            let s = wrap(*head + *written, ring.len());
             let target = ring[s].target;
             ring[s].stream = h.open(target, &reqs.targets[target as usize]);
             *written += 1;

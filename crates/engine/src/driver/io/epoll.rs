@@ -385,7 +385,7 @@ impl Worker<'_> {
             };
             let ring = &c.ring;
             let req_at = |k: usize| {
-                let f = &ring[(head + written + k) % ring.len()];
+                let f = &ring[wrap(head + written + k, ring.len())];
                 self.plan.requests.get(f.target, f.last)
             };
             let res = if pending == 1 {

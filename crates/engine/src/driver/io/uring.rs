@@ -161,7 +161,7 @@ impl Worker<'_> {
         let n = pending.min(u.per);
         let ring = &self.conns[i].ring;
         let req_at = |k: usize| {
-            let f = &ring[(head + written + k) % ring.len()];
+            let f = &ring[wrap(head + written + k, ring.len())];
             let req = self.plan.requests.get(f.target, f.last);
             if k == 0 {
                 &req[write_off..]
