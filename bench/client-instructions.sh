@@ -8,7 +8,7 @@
 # that sends and receives the same bytes, is not counted.
 #
 # nginx (1 worker) pinned to core 0, the client to core 1, one thread,
-# -c 100. Each client runs twice, a short run and a long one; the counts of
+# -c 100. Each pair of runs is a short run and a long one; the counts of
 # the short one are taken from the long one's, so the start (the binary's
 # pages, the probe, the first connections) drops out and what is left is
 # the cost of the responses between them, divided by their number:
@@ -29,7 +29,8 @@
 # older build), floor1s and floor1 (the engine's floor example with and
 # without kernel receive stamps), wrk. SHORT and LONG: throng's request
 # counts (20000 and 100000); the others run SECS_SHORT and SECS_LONG
-# seconds (1 and 4).
+# seconds (1 and 4). PAIRS: the pairs of runs a client makes (3); the
+# pair with the median count is shown, beside every pair's count.
 set -euo pipefail
 clients=${*:-throng floor1s wrk}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,7 +43,7 @@ case " $clients " in *" throng "*) throng_build;; esac
 case " $clients " in *" floor"*) floor_build;; esac
 case " $clients " in *" base "*) [ -x "${BASE:-}" ] || { echo "base needs BASE=/path/to/throng" >&2; exit 1; };; esac
 [ "$(nproc)" -ge 2 ] || { echo "needs 2 cores (server on 0, client on 1)" >&2; exit 1; }
-short=${SHORT:-20000}; long=${LONG:-100000}
+short=${SHORT:-20000}; long=${LONG:-100000}; pairs=${PAIRS:-3}
 secs_short=${SECS_SHORT:-1}; secs_long=${SECS_LONG:-4}
 
 work=$(mktemp -d /tmp/throng-instr.XXXXXX); chmod 755 "$work"
@@ -74,27 +75,35 @@ responses() {
 # A summary count of cachegrind's from its report: "I   refs", "D1  misses".
 count() { awk -v k="$2" 'index($0, k) { v = $0; sub(/.*: */, "", v); sub(/ .*/, "", v); gsub(",", "", v); print v; exit }' "$1"; }
 
-echo "| client | responses between the runs | instructions a response | D1 misses a response (simulated) |"
-echo "|---|---:|---:|---:|"
+echo "| client | responses between the runs | instructions a response | D1 misses a response (simulated) | each pair's instructions a response |"
+echo "|---|---:|---:|---:|---|"
 for c in $clients; do
-  for run in short long; do
-    read -ra cmd <<< "$(client "$c" $run)"
-    taskset -c 1 timeout 600 valgrind --tool=cachegrind --cache-sim=yes \
-      --cachegrind-out-file="$work/cg.$c.$run" "${cmd[@]}" > "$work/out.$c.$run" 2> "$work/vg.$c.$run"
-    responses "$c" "$work/out.$c.$run" > "$work/n.$c.$run"
+  figs=()
+  for k in $(seq "$pairs"); do
+    for run in short long; do
+      read -ra cmd <<< "$(client "$c" $run)"
+      taskset -c 1 timeout 600 valgrind --tool=cachegrind --cache-sim=yes \
+        --cachegrind-out-file="$work/cg.$c.$k.$run" "${cmd[@]}" > "$work/out" 2> "$work/vg.$c.$k.$run"
+      responses "$c" "$work/out" > "$work/n.$c.$k.$run"
+    done
+    n=$(( $(cat "$work/n.$c.$k.long") - $(cat "$work/n.$c.$k.short") ))
+    [ "$n" -gt 0 ] || { echo "$c: no more responses in the long run than the short one" >&2; exit 1; }
+    ir=$(( $(count "$work/vg.$c.$k.long" "I   refs") - $(count "$work/vg.$c.$k.short" "I   refs") ))
+    d1=$(( $(count "$work/vg.$c.$k.long" "D1  misses") - $(count "$work/vg.$c.$k.short" "D1  misses") ))
+    figs+=("$(awk -v k="$k" -v n="$n" -v ir="$ir" -v d1="$d1" 'BEGIN { printf "%.0f %d %.1f %d", ir / n, n, d1 / n, k }')")
   done
-  n=$(( $(cat "$work/n.$c.long") - $(cat "$work/n.$c.short") ))
-  [ "$n" -gt 0 ] || { echo "$c: no more responses in the long run than the short one" >&2; exit 1; }
-  ir=$(( $(count "$work/vg.$c.long" "I   refs") - $(count "$work/vg.$c.short" "I   refs") ))
-  d1=$(( $(count "$work/vg.$c.long" "D1  misses") - $(count "$work/vg.$c.short" "D1  misses") ))
-  awk -v c="$c" -v n="$n" -v ir="$ir" -v d1="$d1" \
-    'BEGIN { printf "| %s | %d | %.0f | %.1f |\n", c, n, ir / n, d1 / n }'
-  cg_diff "$work/cg.$c.short" "$work/cg.$c.long" > "$work/cg.$c.diff" 2>/dev/null
+  # The pair with the median count stands for the client: a pair whose
+  # answers came late spins longer, and those instructions count too.
+  read -r ir n d1 k <<< "$(printf '%s\n' "${figs[@]}" | sort -n | sed -n "$(( (pairs + 1) / 2 ))p")"
+  all=$(printf '%s\n' "${figs[@]}" | awk '{printf "%s%s", sep, $1; sep=", "}')
+  echo "| $c | $n | $ir | $d1 | $all |"
+  echo "$k $n" > "$work/median.$c"
+  cg_diff "$work/cg.$c.$k.short" "$work/cg.$c.$k.long" > "$work/cg.$c.diff" 2>/dev/null
 done
 
-# Function by function, over the same differences.
+# Function by function, over the median pair's differences.
 for c in $clients; do
-  n=$(( $(cat "$work/n.$c.long") - $(cat "$work/n.$c.short") ))
+  read -r _ n < "$work/median.$c"
   echo
   echo "$c, functions above 1% (instructions a response):"
   echo
