@@ -1111,10 +1111,16 @@ fn rounds_apart_off_a_plan_wait_milliseconds_for_their_start_and_count_exactly()
     }
     // Each round's wait for its start, from when it was asked: the server
     // host's sampling asked for, the lead, the latest host's lateness (a
-    // debug build's agents start a few ms late, which the lead learns). A
-    // lead of 100 ms alone was more than this.
+    // debug build's agents start a few ms late, which the lead learns).
+    // Alone this test's rounds waited 25-42 ms; beside the rest of this
+    // file's tests, each with its own namespaces and servers on the same
+    // two cores, 50-65. The bound is the old lead of 100 ms, which alone
+    // made every wait longer than it.
     eprintln!("start wait per round, ms: {waits:?}");
-    assert!(waits.iter().all(|&w| (0.0..60.0).contains(&w)), "{waits:?}");
+    assert!(
+        waits.iter().all(|&w| (0.0..100.0).contains(&w)),
+        "{waits:?}"
+    );
     nothing_left(&net, &["c1", "c2", "srv", "ctl"], &[]);
 }
 
