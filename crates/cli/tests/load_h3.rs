@@ -607,5 +607,12 @@ fn the_open_model_over_h3_in_ticks_sends_each_ticks_requests_together() {
             *bursts.last_mut().unwrap() += 1;
         }
     }
-    assert_eq!(bursts, vec![20; 20], "arrivals by tick");
+    // Each burst is whole ticks. Two ticks may arrive as one where the
+    // Python server, on a busy machine, took the first late (its stamps
+    // are when it read a request); sent evenly, the 400 would make one
+    // burst, and a tick sent in parts would leave a burst of a part.
+    assert!(
+        bursts.iter().all(|b| b % 20 == 0) && bursts.len() >= 10,
+        "arrivals by tick: {bursts:?}"
+    );
 }
