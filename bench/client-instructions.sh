@@ -50,6 +50,8 @@ work=$(mktemp -d /tmp/throng-instr.XXXXXX); chmod 755 "$work"
 trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
 # shellcheck source=bench/lib/serve.sh
 . "$here/bench/lib/serve.sh"
+# shellcheck source=bench/lib/clients.sh
+. "$here/bench/lib/clients.sh"
 start_nginx "$work"
 
 # The client's command for a run, short or long.
@@ -59,17 +61,9 @@ client() {
   case $1 in
     throng)  echo "$throng load $url -t 1 -c 100 -n $n --json";;
     base)    echo "$BASE load $url -t 1 -c 100 -n $n --json";;
-    floor*s) local w=${1#floor}; echo "$floor 127.0.0.1:$port /index.html 100 $secs ${w%s} stamped";;
-    floor*)  echo "$floor 127.0.0.1:$port /index.html 100 $secs ${1#floor}";;
+    floor*)  floor_command "$1" "$secs";;
     wrk)     echo "wrk -t1 -c100 -d${secs}s $url";;
     *) echo "unknown client $1" >&2; exit 2;;
-  esac
-}
-responses() {
-  case $1 in
-    throng|base) python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$2";;
-    floor*)      awk '{print $2}' "$2";;
-    wrk)         awk '/requests in/ {print $1}' "$2";;
   esac
 }
 # A summary count of cachegrind's from its report: "I   refs", "D1  misses".

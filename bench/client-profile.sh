@@ -43,30 +43,24 @@ work=$(mktemp -d /tmp/throng-profile.XXXXXX); chmod 755 "$work"
 trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
 # shellcheck source=bench/lib/serve.sh
 . "$here/bench/lib/serve.sh"
+# shellcheck source=bench/lib/clients.sh
+. "$here/bench/lib/clients.sh"
 start_nginx "$work"
 
 events=task-clock,context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_io_uring_enter
 events=$events,io_uring:io_uring_complete,timer:hrtimer_start,sched:sched_wakeup
 events=$events,irq_vectors:local_timer_entry,irq_vectors:reschedule_entry,irq_vectors:call_function_single_entry
 
-# The client's command, and how to read its responses from its output.
+# The client's command (its responses are read by clients.sh).
 client() {
   case $1 in
     throng)    echo "$throng load $url -t 1 -c 100 -d ${secs}s --json";;
     throng-nc) echo "$throng load $url -t 1 -c 100 -d ${secs}s --json --no-coalesce";;
     throng-r*) echo "$throng load $url -t 1 -c 100 -d ${secs}s --json --rate ${1#throng-r}";;
     wrk2-r*)   echo "${WRK2:?WRK2=/path/to/wrk2} -t1 -c100 -d${secs}s -R ${1#wrk2-r} $url";;
-    floor*s)   local w=${1#floor}; echo "$floor 127.0.0.1:$port /index.html 100 $secs ${w%s} stamped";;
-    floor*)    echo "$floor 127.0.0.1:$port /index.html 100 $secs ${1#floor}";;
+    floor*)    floor_command "$1" "$secs";;
     wrk)       echo "wrk -t1 -c100 -d${secs}s $url";;
     *) echo "unknown client $1" >&2; exit 2;;
-  esac
-}
-responses() {
-  case $1 in
-    throng*) python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$2";;
-    floor*)  awk '{print $2}' "$2";;
-    wrk*)    awk '/requests in/ {print $1}' "$2";;
   esac
 }
 
