@@ -41,6 +41,8 @@ throng_build
 floor_build
 # shellcheck source=bench/lib/serve.sh
 . "$here/bench/lib/serve.sh"
+# shellcheck source=bench/lib/clients.sh
+. "$here/bench/lib/clients.sh"
 nginx_in_work
 
 events=task-clock,sched:sched_waking,ipi:ipi_send_cpu,raw_syscalls:sys_enter
@@ -61,16 +63,11 @@ for r in $(seq "$rounds"); do
       throng)    cmd=("$throng" load "$url" -t 1 -c 100 -d 3s --json);;
       throng-nc) cmd=("$throng" load "$url" -t 1 -c 100 -d 3s --json --no-coalesce);;
       throng-d*) cmd=("$throng" load "$url" -t 1 -c 100 -d 3s --json --nap-divisor "${c#throng-d}");;
-      floor*s)   w=${c#floor}; cmd=("$floor" "127.0.0.1:$port" /index.html 100 3 "${w%s}" stamped);;
-      floor*)    cmd=("$floor" "127.0.0.1:$port" /index.html 100 3 "${c#floor}");;
+      floor*)    read -ra cmd <<< "$(floor_command "$c" 3)";;
       *) echo "unknown client $c" >&2; exit 2;;
     esac
     perf stat -x, -e "$counted" -C 0 -o "$work/stat" -- taskset -c 1 "${cmd[@]}" > "$work/out" 2>/dev/null
-    case $c in
-      wrk)     n=$(awk '/requests in/ {print $1}' "$work/out");;
-      throng*) n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$work/out");;
-      floor*)  n=$(awk '{print $2}' "$work/out");;
-    esac
+    n=$(responses "$c" "$work/out")
     # perf's CSV: value, unit, event, ...; task-clock in ms. An event the
     # kernel lacks reads "<not supported>" and is kept as "-" in its place.
     vals=$(python3 - "$work/stat" "$events" <<'PY'

@@ -91,6 +91,8 @@ done
 
 # shellcheck source=bench/lib/serve.sh
 . "$here/bench/lib/serve.sh"
+# shellcheck source=bench/lib/clients.sh
+. "$here/bench/lib/clients.sh"
 nginx_in_work
 
 # nginx's own CPU per request under each client: its worker's utime+stime
@@ -120,12 +122,8 @@ case " $modes " in *" open "*)
   fi
   echo "open model at $rate requests a second" >&2;;
 esac
-# floorN: the floor example waiting for N answers a look; floorNs: the
-# same receiving with kernel stamps, as throng does.
-floor_args() { local w=${1#floor}; case $w in *s) echo "${w%s} stamped";; *) echo "$w";; esac; }
 # The User-Agent throng's requests carry unless told otherwise.
 ua="throng/$("$throng" --version | awk '{print $2}')"
-completed() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["completed"])' "$1"; }
 # An open-model run's sends later than 1 ms, and those never sent.
 late() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["rate"]; print(str(r["late_sends"]) + "/" + str(r["unsent"]))' "$1"; }
 # CPU seconds of a throng run's load threads over its measured phase,
@@ -173,17 +171,17 @@ for r in $(seq "$rounds"); do
         # also read throng's own hold.
         keepalive/throng|hold/throng|wire/throng)
                              timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json > "$work/out"
-                             n=$(completed "$work/out"); h=$(held "$work/out");;
+                             n=$(responses throng "$work/out"); h=$(held "$work/out");;
         keepalive/base|hold/base|wire/base)
                              timed "$BASE" load "$url" -t 1 -c $c -d "${secs}s" --json > "$work/out"
-                             n=$(completed "$work/out"); h=$(held "$work/out");;
-        keepalive/throng-epoll) timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --io epoll > "$work/out"; n=$(completed "$work/out");;
+                             n=$(responses throng "$work/out"); h=$(held "$work/out");;
+        keepalive/throng-epoll) timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --io epoll > "$work/out"; n=$(responses throng "$work/out");;
         keepalive/throng-nc|hold/throng-nc|wire/throng-nc)
                              timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --no-coalesce > "$work/out"
-                             n=$(completed "$work/out"); h=$(held "$work/out");;
+                             n=$(responses throng "$work/out"); h=$(held "$work/out");;
         hold/throng-d*|wire/throng-d*)
                              timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --nap-divisor "${tool#throng-d}" > "$work/out"
-                             n=$(completed "$work/out"); h=$(held "$work/out");;
+                             n=$(responses throng "$work/out"); h=$(held "$work/out");;
         keepalive/wrk|hold/wrk|wire/wrk)
                              timed wrk -t1 -c$c -d"${secs}s" "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
         # wrk sending the User-Agent line throng sends (wrk sends none):
@@ -196,25 +194,26 @@ for r in $(seq "$rounds"); do
                              timed ab -q -k -c $c -t "$secs" -n 100000000 "$url" > "$work/out" 2>&1 || true
                              n=$(awk '/^Complete requests:/ {print $3}' "$work/out");;
         hold/floor*|wire/floor*)
-                             timed "$floor" "127.0.0.1:$port" /index.html $c "$secs" $(floor_args "$tool") > "$work/out"; n=$(awk '{print $2}' "$work/out");;
+                             read -ra fl <<< "$(floor_command "$tool" "$secs" "$c")"
+                             timed "${fl[@]}" > "$work/out"; n=$(responses "$tool" "$work/out");;
         open/wrk2)           timed "$wrk2" -t1 -c$c -d"${secs}s" -R "$rate" "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
         open/throng)         timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --rate "$rate" --json > "$work/out"
-                             n=$(completed "$work/out"); h=$(late "$work/out");;
+                             n=$(responses throng "$work/out"); h=$(late "$work/out");;
         open/throng-tick)    timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --rate "$rate" --tick "${TICK:-1ms}" --json > "$work/out"
-                             n=$(completed "$work/out"); h=$(late "$work/out");;
+                             n=$(responses throng "$work/out"); h=$(late "$work/out");;
         open/base)           timed "$BASE" load "$url" -t 1 -c $c -d "${secs}s" --rate "$rate" --json > "$work/out"
-                             n=$(completed "$work/out"); h=$(late "$work/out");;
-        pipeline/base)       timed "$BASE" load "$url" -t 1 -c $c --pipeline 16 -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
-        pipeline/throng)     timed "$throng" load "$url" -t 1 -c $c --pipeline 16 -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
+                             n=$(responses throng "$work/out"); h=$(late "$work/out");;
+        pipeline/base)       timed "$BASE" load "$url" -t 1 -c $c --pipeline 16 -d "${secs}s" --json > "$work/out"; n=$(responses throng "$work/out");;
+        pipeline/throng)     timed "$throng" load "$url" -t 1 -c $c --pipeline 16 -d "${secs}s" --json > "$work/out"; n=$(responses throng "$work/out");;
         # wrk counts every response of a batch (its parser completes each).
-        pipeline/throng-epoll) timed "$throng" load "$url" -t 1 -c $c --pipeline 16 -d "${secs}s" --json --io epoll > "$work/out"; n=$(completed "$work/out");;
+        pipeline/throng-epoll) timed "$throng" load "$url" -t 1 -c $c --pipeline 16 -d "${secs}s" --json --io epoll > "$work/out"; n=$(responses throng "$work/out");;
         pipeline/wrk)        timed wrk -t1 -c$c -d"${secs}s" -s "$work/pipeline.lua" "$url" > "$work/out"
                              n=$(awk '/requests in/ {print $1}' "$work/out");;
         pipeline/h2load)     timed h2load --h1 -t1 -c$c -m16 -D "$secs" "$url" > "$work/out"; n=$(awk '/^requests:/ {print $8}' "$work/out");;
-        close/base)          timed "$BASE" load "$url" -t 1 -c $c --close -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
-        close/throng)        timed "$throng" load "$url" -t 1 -c $c --close -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
-        close/throng-epoll)  timed "$throng" load "$url" -t 1 -c $c --close -d "${secs}s" --json --io epoll > "$work/out"; n=$(completed "$work/out");;
-        close/throng-linger0) timed "$throng" load "$url" -t 1 -c $c --close --linger0 -d "${secs}s" --json > "$work/out"; n=$(completed "$work/out");;
+        close/base)          timed "$BASE" load "$url" -t 1 -c $c --close -d "${secs}s" --json > "$work/out"; n=$(responses throng "$work/out");;
+        close/throng)        timed "$throng" load "$url" -t 1 -c $c --close -d "${secs}s" --json > "$work/out"; n=$(responses throng "$work/out");;
+        close/throng-epoll)  timed "$throng" load "$url" -t 1 -c $c --close -d "${secs}s" --json --io epoll > "$work/out"; n=$(responses throng "$work/out");;
+        close/throng-linger0) timed "$throng" load "$url" -t 1 -c $c --close --linger0 -d "${secs}s" --json > "$work/out"; n=$(responses throng "$work/out");;
         close/wrk)           timed wrk -t1 -c$c -d"${secs}s" -H 'Connection: close' "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
         close/ab)            timed ab -q -c $c -t "$secs" -n 100000000 "$url" > "$work/out" 2>&1 || true
                              n=$(awk '/^Complete requests:/ {print $3}' "$work/out");;

@@ -6,12 +6,12 @@
 
 # The floor example as client $1 (floorN: waiting for N answers a look;
 # floorNs: the same receiving with kernel stamps, as throng does) for $2
-# seconds over 100 connections.
+# seconds over $3 connections (100 unless given).
 floor_command() {
-  local w=${1#floor}
+  local w=${1#floor} c=${3:-100}
   case $w in
-    *s) echo "$floor 127.0.0.1:$port /index.html 100 $2 ${w%s} stamped";;
-    *)  echo "$floor 127.0.0.1:$port /index.html 100 $2 $w";;
+    *s) echo "$floor 127.0.0.1:$port /index.html $c $2 ${w%s} stamped";;
+    *)  echo "$floor 127.0.0.1:$port /index.html $c $2 $w";;
   esac
 }
 
