@@ -1058,8 +1058,10 @@ fn a_slow_servers_last_answers_hold_the_next_slice_and_are_named_its_drain() {
         } else {
             // nginx answers in microseconds: what the slice after it
             // waited is what drains gave that slice, a gap less, and never
-            // more.
-            assert!(drain <= drained_before + 5.0, "{drained_before} {sum}");
+            // more, but for nginx's own drain, which a host busy with the
+            // file's other tests has made last 6 ms. Carried twice, the
+            // slow server's drain would add a hundred or more.
+            assert!(drain <= drained_before + 25.0, "{drained_before} {sum}");
         }
     }
     // The sweep orders each block's two slices (by a seed of its own): of
