@@ -22,6 +22,13 @@
 # reading beside bench/vs-peers.sh's (docs/performance.md says what they
 # showed for wrk, throng and the floor example).
 #
+# WIDE=1 counts, on both cores, what the kernel did a request event by
+# event (the interrupts and IPIs by kind, softirqs, the loopback's packets,
+# io_uring's task work, the allocator's frees, page faults, timers, TLB
+# flushes, context switches, system calls), to find work one client makes
+# the server's core do that another does not. Tracing every event slows
+# both sides: compare the counts a request, not the rates.
+#
 # Usage: bench/server-wakes.sh [rounds] [clients...]
 # Clients: wrk, throng (its default), throng-dD (--nap-divisor D),
 # throng-nc (--no-coalesce), floorN (the engine's floor example waiting
@@ -46,6 +53,19 @@ floor_build
 nginx_in_work
 
 events=task-clock,sched:sched_waking,ipi:ipi_send_cpu,raw_syscalls:sys_enter
+cores=(-C 0)
+if [ "${WIDE:-0}" = 1 ]; then
+  events=$events,context-switches,page-faults,sched:sched_switch
+  events=$events,irq_vectors:reschedule_entry,irq_vectors:call_function_single_entry
+  events=$events,irq_vectors:call_function_entry,irq_vectors:local_timer_entry
+  events=$events,irq_vectors:irq_work_entry,irq:softirq_entry,timer:hrtimer_expire_entry
+  events=$events,tlb:tlb_flush,io_uring:io_uring_task_add,io_uring:io_uring_local_work_run
+  events=$events,net:netif_rx,skb:consume_skb,skb:kfree_skb,kmem:kmalloc,kmem:kfree
+  events=$events,kmem:mm_page_alloc,mmap_lock:mmap_lock_start_locking
+  # Both cores, each apart: perf itself on core 0 beside nginx, where it
+  # takes the server's CPU but not the client's.
+  cores=(-a -A)
+fi
 # A tracepoint this kernel lacks would fail perf stat: count the others,
 # and print "-" in its column.
 counted=task-clock
@@ -53,6 +73,8 @@ for e in ${events//,/ }; do
   case $e in *:*) [ -d "/sys/kernel/tracing/events/${e/://}" ] ||
                   [ -d "/sys/kernel/debug/tracing/events/${e/://}" ] || continue
                   counted=$counted,$e;;
+    task-clock) ;;
+    *) counted=$counted,$e;;
   esac
 done
 results=$work/results.txt; : > "$results"
@@ -66,6 +88,15 @@ for r in $(seq "$rounds"); do
       floor*)    read -ra cmd <<< "$(floor_command "$c" 3)";;
       *) echo "unknown client $c" >&2; exit 2;;
     esac
+    if [ "${WIDE:-0}" = 1 ]; then
+      taskset -c 0 perf stat -x, -e "$counted" "${cores[@]}" -o "$work/stat" -- \
+        taskset -c 1 "${cmd[@]}" > "$work/out" 2>/dev/null
+      n=$(responses "$c" "$work/out")
+      # perf's CSV with -A: core, value, unit, event, ...
+      awk -F, -v c="$c" -v r="$r" -v n="$n" \
+        '$1 ~ /^CPU[0-9]/ && $2 ~ /^[0-9.]+$/ {print c, r, n, $4, $1, $2}' "$work/stat" >> "$work/wide"
+      continue
+    fi
     perf stat -x, -e "$counted" -C 0 -o "$work/stat" -- taskset -c 1 "${cmd[@]}" > "$work/out" 2>/dev/null
     n=$(responses "$c" "$work/out")
     # perf's CSV: value, unit, event, ...; task-clock in ms. An event the
@@ -84,6 +115,30 @@ PY
   done
 done
 
+if [ "${WIDE:-0}" = 1 ]; then
+  python3 - "$work/wide" "$rounds" <<'PY'
+import sys, statistics as st
+rows = [l.split() for l in open(sys.argv[1])]
+tools = list(dict.fromkeys(r[0] for r in rows))
+per = {}
+for tool, _, n, event, core, v in rows:
+    # Counted on whole cores, task-clock is the run's length, not work.
+    if event != "task-clock":
+        per.setdefault((event, core), {}).setdefault(tool, []).append(float(v) / int(n))
+print("\nEach core's events a request, under each client (medians of the rounds):\n")
+print("| event | core | " + " | ".join(tools) + " |")
+print("|---|---|" + "---:|" * len(tools))
+for (event, core), d in sorted(per.items()):
+    meds = {t: st.median(xs) for t, xs in d.items()}
+    if max(meds.values()) < 0.001:
+        continue
+    print(f"| {event} | {core[3:]} | " + " | ".join(
+        f"{meds[t]:.4f}" if t in meds else "-" for t in tools) + " |")
+print(f"\n{sys.argv[2]} rounds of 3 s, one client thread on core 1, nginx (1 worker) on core 0, "
+      "every event traced on both cores.")
+PY
+  exit 0
+fi
 python3 - "$results" "$rounds" <<'PY'
 import sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1])]
