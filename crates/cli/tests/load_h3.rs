@@ -609,10 +609,14 @@ fn the_open_model_over_h3_in_ticks_sends_each_ticks_requests_together() {
     }
     // Each burst is whole ticks. Two ticks may arrive as one where the
     // Python server, on a busy machine, took the first late (its stamps
-    // are when it read a request); sent evenly, the 400 would make one
-    // burst, and a tick sent in parts would leave a burst of a part.
+    // are when it read a request), and a pause of the server's in the
+    // middle of its reading of a tick cuts that tick in two bursts of
+    // parts, the second joined to the next tick ([4, 36] once). Sent
+    // evenly, the 400 would make one burst; ticks sent in parts would
+    // leave a part in most bursts, not in one pause's two.
+    let parts = bursts.iter().filter(|&&b| b % 20 != 0).count();
     assert!(
-        bursts.iter().all(|b| b % 20 == 0) && bursts.len() >= 10,
+        parts <= 2 && bursts.len() >= 10,
         "arrivals by tick: {bursts:?}"
     );
 }
