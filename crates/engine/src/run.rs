@@ -492,6 +492,7 @@ pub(crate) fn merge(
         }
         // Same bounds everywhere, so adding cannot fail.
         let _ = latency.add(&st.latency);
+        let _ = latency.add(&st.whole);
         let _ = uncorrected.add(&st.uncorrected);
         let _ = connect.add(&st.connect);
         let _ = conn_life.add(&st.conn_life);
@@ -646,6 +647,7 @@ pub(crate) fn merge(
             let mut h = histogram();
             for p in parts {
                 let _ = h.add(&p.stats.first_byte);
+                let _ = h.add(&p.stats.whole);
             }
             Some(h)
         },

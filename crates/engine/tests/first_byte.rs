@@ -49,3 +49,70 @@ fn the_first_byte_is_the_headers_and_the_latency_the_body() {
         r.latency.min()
     );
 }
+
+/// How long the body of every other answer waits after its headers.
+const SPLIT_AFTER: Duration = Duration::from_millis(40);
+
+/// Answers in one write and in two, in turn.
+fn whole_then_split(p: &mut Peer) {
+    for n in 0.. {
+        let sent = if n % 2 == 0 {
+            p.stream
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
+                .is_ok()
+        } else {
+            p.stream
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n")
+                .is_ok()
+                && {
+                    // The split is what the test measures, not a wait for
+                    // anything to happen.
+                    std::thread::sleep(SPLIT_AFTER);
+                    p.stream.write_all(b"hello").is_ok()
+                }
+        };
+        if !sent || !p.request() {
+            break;
+        }
+    }
+}
+
+/// The values recorded below `under` µs, each with its count.
+fn below(h: &hdrhistogram::Histogram<u64>, under: u64) -> Vec<(u64, u64)> {
+    h.iter_recorded()
+        .map(|v| (v.value_iterated_to(), v.count_at_value()))
+        .filter(|&(v, _)| v < under)
+        .collect()
+}
+
+/// An answer that comes whole has one time for its first byte and its
+/// last, kept once for both (driver/stats.rs): each histogram still holds
+/// every answer, the whole ones' times in both alike.
+#[test]
+fn answers_that_come_whole_are_in_the_first_byte_and_the_latency_alike() {
+    let server = Server::start(whole_then_split);
+    let mut spec = server.spec();
+    spec.connections = 1;
+    spec.stop = Stop::Requests(6);
+    let r = throng_engine::run(&spec, &Control::new()).unwrap();
+    assert_eq!(r.counts.completed, 6);
+    let first = r.first_byte.expect("every run has first bytes");
+    assert_eq!((first.len(), r.latency.len()), (6, 6));
+    let split_us = SPLIT_AFTER.as_micros() as u64;
+    // Every first byte is a head sent at once.
+    assert!(first.max() < split_us / 2, "first byte max {}", first.max());
+    // Three answers waited for their bodies; the three whole ones have the
+    // same times in both histograms.
+    assert_eq!(r.latency.count_between(split_us, u64::MAX), 3);
+    let whole = below(&r.latency, split_us / 2);
+    assert_eq!(whole.iter().map(|&(_, n)| n).sum::<u64>(), 3, "{whole:?}");
+    let firsts = below(&first, split_us / 2);
+    // A split answer's head may share a whole one's microsecond: at least
+    // as many first bytes at each whole answer's time.
+    assert!(
+        whole
+            .iter()
+            .all(|&(v, n)| firsts.iter().any(|&(f, m)| f == v && m >= n)),
+        "whole answers' latencies {whole:?} not all among the first bytes {firsts:?}"
+    );
+}

@@ -36,24 +36,29 @@ impl Worker<'_> {
         let now = arrived.max(first_rx_ns).max(f.issued_ns);
         let took = now - f.issued_ns;
         self.pace.answered(took);
-        if measured && first_rx_ns > 0 {
-            let first = first_rx_ns.clamp(f.issued_ns, now) - f.issued_ns;
-            self.stats
-                .first_byte
-                .saturating_record((first / 1000).max(1));
-        }
         if measured {
-            let rate = self.plan.interval_ns.is_some();
-            let actual = now.saturating_sub(f.issued_ns) / 1000;
-            if rate {
-                let corrected = now.saturating_sub(f.intended_ns) / 1000;
-                self.stats.latency.saturating_record(corrected.max(1));
-                self.stats.uncorrected.saturating_record(actual.max(1));
-                self.tap_latency(corrected.max(1));
+            let first = (first_rx_ns > 0)
+                .then(|| ((first_rx_ns.clamp(f.issued_ns, now) - f.issued_ns) / 1000).max(1));
+            let actual = (now.saturating_sub(f.issued_ns) / 1000).max(1);
+            let st = &mut self.stats;
+            // The latency, and the first byte's time when it is recorded
+            // apart from it.
+            let (latency, first) = if self.plan.interval_ns.is_some() {
+                let corrected = (now.saturating_sub(f.intended_ns) / 1000).max(1);
+                st.latency.saturating_record(corrected);
+                st.uncorrected.saturating_record(actual);
+                (corrected, first)
+            } else if first == Some(actual) {
+                st.whole.saturating_record(actual);
+                (actual, None)
             } else {
-                self.stats.latency.saturating_record(actual.max(1));
-                self.tap_latency(actual.max(1));
+                st.latency.saturating_record(actual);
+                (actual, first)
+            };
+            if let Some(first) = first {
+                st.first_byte.saturating_record(first);
             }
+            self.tap_latency(latency);
         }
         if measured && self.plan.interval_ns.is_none() && self.users.is_none() {
             let c = &mut self.conns[i];
