@@ -39,7 +39,7 @@ impl Worker<'_> {
         if measured {
             let first = (first_rx_ns > 0)
                 .then(|| ((first_rx_ns.clamp(f.issued_ns, now) - f.issued_ns) / 1000).max(1));
-            let actual = (now.saturating_sub(f.issued_ns) / 1000).max(1);
+            let actual = (took / 1000).max(1);
             let st = &mut self.stats;
             // The latency, and the first byte's time when it is recorded
             // apart from it.
