@@ -30,15 +30,25 @@ fn headers_then_body(p: &mut Peer) {
     }
 }
 
-#[test]
-fn the_first_byte_is_the_headers_and_the_latency_the_body() {
-    let server = Server::start(headers_then_body);
+/// `n` requests over one connection to a server that answers as `play`
+/// does: the run, every one completed, and its first bytes.
+fn one_connection(
+    play: fn(&mut Peer),
+    n: u64,
+) -> (throng_engine::LoadResult, hdrhistogram::Histogram<u64>) {
+    let server = Server::start(play);
     let mut spec = server.spec();
     spec.connections = 1;
-    spec.stop = Stop::Requests(4);
+    spec.stop = Stop::Requests(n);
     let r = throng_engine::run(&spec, &Control::new()).unwrap();
-    assert_eq!(r.counts.completed, 4);
-    let first = r.first_byte.expect("every run has first bytes");
+    assert_eq!(r.counts.completed, n);
+    let first = r.first_byte.clone().expect("every run has first bytes");
+    (r, first)
+}
+
+#[test]
+fn the_first_byte_is_the_headers_and_the_latency_the_body() {
+    let (r, first) = one_connection(headers_then_body, 4);
     assert_eq!(first.len(), 4);
     let body_us = BODY_AFTER.as_micros() as u64;
     // The headers leave at once: their first byte is well before the body.
@@ -90,13 +100,7 @@ fn below(h: &hdrhistogram::Histogram<u64>, under: u64) -> Vec<(u64, u64)> {
 /// every answer, the whole ones' times in both alike.
 #[test]
 fn answers_that_come_whole_are_in_the_first_byte_and_the_latency_alike() {
-    let server = Server::start(whole_then_split);
-    let mut spec = server.spec();
-    spec.connections = 1;
-    spec.stop = Stop::Requests(6);
-    let r = throng_engine::run(&spec, &Control::new()).unwrap();
-    assert_eq!(r.counts.completed, 6);
-    let first = r.first_byte.expect("every run has first bytes");
+    let (r, first) = one_connection(whole_then_split, 6);
     assert_eq!((first.len(), r.latency.len()), (6, 6));
     let split_us = SPLIT_AFTER.as_micros() as u64;
     // Every first byte is a head sent at once.
