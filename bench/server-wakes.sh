@@ -53,7 +53,7 @@ floor_build
 nginx_in_work
 
 events=task-clock,sched:sched_waking,ipi:ipi_send_cpu,raw_syscalls:sys_enter
-cores=(-C 0)
+cores=(-C 0); pin=()
 if [ "${WIDE:-0}" = 1 ]; then
   events=$events,context-switches,page-faults,sched:sched_switch
   events=$events,irq_vectors:reschedule_entry,irq_vectors:call_function_single_entry
@@ -64,7 +64,7 @@ if [ "${WIDE:-0}" = 1 ]; then
   events=$events,kmem:mm_page_alloc,mmap_lock:mmap_lock_start_locking
   # Both cores, each apart: perf itself on core 0 beside nginx, where it
   # takes the server's CPU but not the client's.
-  cores=(-a -A)
+  cores=(-a -A); pin=(taskset -c 0)
 fi
 # A tracepoint this kernel lacks would fail perf stat: count the others,
 # and print "-" in its column.
@@ -88,17 +88,15 @@ for r in $(seq "$rounds"); do
       floor*)    read -ra cmd <<< "$(floor_command "$c" 3)";;
       *) echo "unknown client $c" >&2; exit 2;;
     esac
+    "${pin[@]}" perf stat -x, -e "$counted" "${cores[@]}" -o "$work/stat" -- \
+      taskset -c 1 "${cmd[@]}" > "$work/out" 2>/dev/null
+    n=$(responses "$c" "$work/out")
     if [ "${WIDE:-0}" = 1 ]; then
-      taskset -c 0 perf stat -x, -e "$counted" "${cores[@]}" -o "$work/stat" -- \
-        taskset -c 1 "${cmd[@]}" > "$work/out" 2>/dev/null
-      n=$(responses "$c" "$work/out")
       # perf's CSV with -A: core, value, unit, event, ...
       awk -F, -v c="$c" -v r="$r" -v n="$n" \
         '$1 ~ /^CPU[0-9]/ && $2 ~ /^[0-9.]+$/ {print c, r, n, $4, $1, $2}' "$work/stat" >> "$work/wide"
       continue
     fi
-    perf stat -x, -e "$counted" -C 0 -o "$work/stat" -- taskset -c 1 "${cmd[@]}" > "$work/out" 2>/dev/null
-    n=$(responses "$c" "$work/out")
     # perf's CSV: value, unit, event, ...; task-clock in ms. An event the
     # kernel lacks reads "<not supported>" and is kept as "-" in its place.
     vals=$(python3 - "$work/stat" "$events" <<'PY'

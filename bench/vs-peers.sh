@@ -183,11 +183,11 @@ for r in $(seq "$rounds"); do
                              timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --nap-divisor "${tool#throng-d}" > "$work/out"
                              n=$(responses throng "$work/out"); h=$(held "$work/out");;
         keepalive/wrk|hold/wrk|wire/wrk)
-                             timed wrk -t1 -c$c -d"${secs}s" "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
+                             timed wrk -t1 -c$c -d"${secs}s" "$url" > "$work/out"; n=$(responses wrk "$work/out");;
         # wrk sending the User-Agent line throng sends (wrk sends none):
         # the two clients' rates compared at equal requests.
         hold/wrk-ua|wire/wrk-ua)
-                             timed wrk -t1 -c$c -d"${secs}s" -H "User-Agent: $ua" "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
+                             timed wrk -t1 -c$c -d"${secs}s" -H "User-Agent: $ua" "$url" > "$work/out"; n=$(responses wrk "$work/out");;
         keepalive/h2load|hold/h2load|wire/h2load)
                              timed h2load --h1 -t1 -c$c -D "$secs" "$url" > "$work/out"; n=$(awk '/^requests:/ {print $8}' "$work/out");;
         keepalive/ab|hold/ab|wire/ab)
@@ -196,7 +196,7 @@ for r in $(seq "$rounds"); do
         hold/floor*|wire/floor*)
                              read -ra fl <<< "$(floor_command "$tool" "$secs" "$c")"
                              timed "${fl[@]}" > "$work/out"; n=$(responses "$tool" "$work/out");;
-        open/wrk2)           timed "$wrk2" -t1 -c$c -d"${secs}s" -R "$rate" "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
+        open/wrk2)           timed "$wrk2" -t1 -c$c -d"${secs}s" -R "$rate" "$url" > "$work/out"; n=$(responses wrk "$work/out");;
         open/throng)         timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --rate "$rate" --json > "$work/out"
                              n=$(responses throng "$work/out"); h=$(late "$work/out");;
         open/throng-tick)    timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --rate "$rate" --tick "${TICK:-1ms}" --json > "$work/out"
@@ -208,13 +208,13 @@ for r in $(seq "$rounds"); do
         # wrk counts every response of a batch (its parser completes each).
         pipeline/throng-epoll) timed "$throng" load "$url" -t 1 -c $c --pipeline 16 -d "${secs}s" --json --io epoll > "$work/out"; n=$(responses throng "$work/out");;
         pipeline/wrk)        timed wrk -t1 -c$c -d"${secs}s" -s "$work/pipeline.lua" "$url" > "$work/out"
-                             n=$(awk '/requests in/ {print $1}' "$work/out");;
+                             n=$(responses wrk "$work/out");;
         pipeline/h2load)     timed h2load --h1 -t1 -c$c -m16 -D "$secs" "$url" > "$work/out"; n=$(awk '/^requests:/ {print $8}' "$work/out");;
         close/base)          timed "$BASE" load "$url" -t 1 -c $c --close -d "${secs}s" --json > "$work/out"; n=$(responses throng "$work/out");;
         close/throng)        timed "$throng" load "$url" -t 1 -c $c --close -d "${secs}s" --json > "$work/out"; n=$(responses throng "$work/out");;
         close/throng-epoll)  timed "$throng" load "$url" -t 1 -c $c --close -d "${secs}s" --json --io epoll > "$work/out"; n=$(responses throng "$work/out");;
         close/throng-linger0) timed "$throng" load "$url" -t 1 -c $c --close --linger0 -d "${secs}s" --json > "$work/out"; n=$(responses throng "$work/out");;
-        close/wrk)           timed wrk -t1 -c$c -d"${secs}s" -H 'Connection: close' "$url" > "$work/out"; n=$(awk '/requests in/ {print $1}' "$work/out");;
+        close/wrk)           timed wrk -t1 -c$c -d"${secs}s" -H 'Connection: close' "$url" > "$work/out"; n=$(responses wrk "$work/out");;
         close/ab)            timed ab -q -c $c -t "$secs" -n 100000000 "$url" > "$work/out" 2>&1 || true
                              n=$(awk '/^Complete requests:/ {print $3}' "$work/out");;
         *) echo "no tool $tool in $mode mode" >&2; exit 1;;
