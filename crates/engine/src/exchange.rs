@@ -30,11 +30,16 @@ impl Fault {
     }
 }
 
+/// One field: laid out as its parser is (`driver::Conn`).
+#[repr(transparent)]
 pub struct Exchange {
     parser: ResponseParser,
 }
 
 impl Exchange {
+    /// Where the fields a response reads end (its parser's).
+    pub(crate) const HOT_END: usize = ResponseParser::HOT_END;
+
     pub fn new(cfg: ParserConfig) -> Self {
         Exchange {
             parser: ResponseParser::new(cfg),

@@ -14,8 +14,11 @@ impl Worker<'_> {
     /// `arrived`: to TLS when the connection has it, else to HTTP. False
     /// when the connection was closed and reading must stop.
     #[inline]
-    pub(crate) fn input(&mut self, i: usize, data: &[u8], epoch: u64, arrived: u64) -> bool {
-        if self.conns[i].proto.has_tls() {
+    pub(crate) fn input(&mut self, i: usize, data: &[u8], epoch: u32, arrived: u64) -> bool {
+        // A plain run's worker has no TLS client: its connections' TLS
+        // state, on a line a plain response otherwise leaves alone
+        // (`Conn`), is not read.
+        if self.tls.is_some() && self.conns[i].proto.has_tls() {
             self.tls_input(i, data, epoch, arrived)
         } else {
             self.http_input(i, data, epoch, arrived)
@@ -30,7 +33,7 @@ impl Worker<'_> {
         &mut self,
         i: usize,
         mut data: &[u8],
-        epoch: u64,
+        epoch: u32,
         arrived: u64,
     ) -> bool {
         while !data.is_empty() {
@@ -145,7 +148,7 @@ impl Worker<'_> {
     /// `arrived`: decrypted and fed to the exchange. False when the
     /// connection was closed (an error, a response's `Connection: close`)
     /// and reading must stop.
-    pub(crate) fn tls_input(&mut self, i: usize, data: &[u8], epoch: u64, arrived: u64) -> bool {
+    pub(crate) fn tls_input(&mut self, i: usize, data: &[u8], epoch: u32, arrived: u64) -> bool {
         let mut rest = data;
         let Some(tls) = self.tls.as_mut() else {
             return false;
@@ -162,7 +165,7 @@ impl Worker<'_> {
         &mut self,
         i: usize,
         rest: &mut &[u8],
-        epoch: u64,
+        epoch: u32,
         arrived: u64,
         plain: &mut [u8],
     ) -> bool {

@@ -148,7 +148,7 @@ impl<'a> Worker<'a> {
                 proto: Layers::new(cfg),
                 target_of_connect: 0,
                 state: State::Down,
-                ring: vec![InFlight::default(); depth].into_boxed_slice(),
+                ring: Places::new(depth),
                 head: 0,
                 len: 0,
                 written: 0,

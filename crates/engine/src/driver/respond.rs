@@ -303,7 +303,7 @@ impl Worker<'_> {
         c.len = 0;
         c.written = 0;
         c.write_off = 0;
-        c.epoch += 1;
+        c.epoch = c.epoch.wrapping_add(1);
         c.peer_closed = false;
         c.unwritable = None;
         c.carried = 0;

@@ -229,24 +229,33 @@ enum HeadStep {
     Final(usize),
 }
 
+/// In the order a response reads and writes its fields, those only
+/// chunked bodies and checksums use last: a connection's parser is part
+/// of its slot's hot lines (`driver::Conn`).
+#[repr(C)]
 pub struct ResponseParser {
-    cfg: ParserConfig,
     state: State,
-    /// Header bytes held while a header block is split across feeds.
-    head: Vec<u8>,
     /// The response being assembled; `wire_bytes` counts from its first byte.
     resp: Response,
-    hash: u64,
-    /// Bytes of the current chunk-size line, or of the trailer section.
-    line_len: usize,
-    chunk_size: u64,
+    cfg: ParserConfig,
     /// Set once input was rejected: the stream has no recoverable framing.
     failed: Option<ParseError>,
     /// The last feed skipped an interim (1xx) response.
     interim: bool,
+    /// Header bytes held while a header block is split across feeds.
+    head: Vec<u8>,
+    hash: u64,
+    /// Bytes of the current chunk-size line, or of the trailer section.
+    line_len: usize,
+    chunk_size: u64,
 }
 
 impl ResponseParser {
+    /// Where the fields a response reads end: those after it serve
+    /// chunked bodies and checksums alone.
+    pub(crate) const HOT_END: usize =
+        std::mem::offset_of!(ResponseParser, head) + std::mem::size_of::<Vec<u8>>();
+
     pub fn new(cfg: ParserConfig) -> Self {
         ResponseParser {
             cfg,
@@ -426,12 +435,17 @@ impl ResponseParser {
     /// Hand out the assembled response and get ready for the next one.
     fn finish(&mut self) -> Response {
         let mut r = self.resp;
-        r.checksum = if self.cfg.checksum { self.hash } else { 0 };
+        // A chunked body sets its line and size counts going as it starts
+        // (`head`), and the hash is read only with the checksum on: left
+        // alone otherwise, they are not written on every response.
+        if self.cfg.checksum {
+            r.checksum = self.hash;
+            self.hash = FNV_OFFSET;
+        } else {
+            r.checksum = 0;
+        }
         self.state = State::Head;
         self.resp = EMPTY_RESPONSE;
-        self.hash = FNV_OFFSET;
-        self.line_len = 0;
-        self.chunk_size = 0;
         r
     }
 

@@ -45,7 +45,7 @@ const TOKEN_HALF: u32 = usize::BITS / 2;
 /// again); named by the connection alone, that event would reach the
 /// socket that replaced it, and a hang-up it reports would mark the fresh
 /// connection as closed by its peer before it wrote anything.
-fn socket_token(i: usize, epoch: u64) -> Token {
+fn socket_token(i: usize, epoch: u32) -> Token {
     let gen = (epoch as usize) & ((1 << TOKEN_HALF) - 1);
     Token(gen << TOKEN_HALF | i)
 }

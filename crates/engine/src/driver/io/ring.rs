@@ -47,8 +47,8 @@ pub(super) const OP_ALARM: u64 = 5;
 /// completion, which says when the connection may send again.
 pub(super) const QUIET_MAX: usize = 2048;
 
-pub(super) fn user_data(op: u64, i: usize, epoch: u64) -> u64 {
-    (epoch << 32) | ((i as u64) << 3) | op
+pub(super) fn user_data(op: u64, i: usize, epoch: u32) -> u64 {
+    (u64::from(epoch) << 32) | ((i as u64) << 3) | op
 }
 
 pub(super) fn decode(ud: u64) -> (u64, usize, u32) {
@@ -436,7 +436,7 @@ impl Uring {
                 // whether it fires during the wait or fired before it
                 // (its completion is then posted as the wait begins).
                 if let Some((sqe, generation)) = self.alarm.by(now + wait_ns) {
-                    let sqe = sqe.user_data(user_data(OP_ALARM, 0, generation as u64));
+                    let sqe = sqe.user_data(user_data(OP_ALARM, 0, generation));
                     if let Err(e) = self.push(sqe) {
                         // Not queued: none is armed for a later wait.
                         self.alarm.rang(generation);
@@ -500,7 +500,7 @@ impl Uring {
                 n += 1;
             }
             if let Some(q) = quiet {
-                let name = user_data(OP_SEND_QUIET, i, q.epoch as u64);
+                let name = user_data(OP_SEND_QUIET, i, q.epoch);
                 sqes[n] = opcode::AsyncCancel2::new(CancelBuilder::user_data(name))
                     .build()
                     .flags(squeue::Flags::SKIP_SUCCESS)
@@ -710,7 +710,7 @@ mod tests {
         // a sooner one is queued, and the later one stays armed beside it.
         let far = now_ns() + 10_000 * ms;
         let (sqe, generation) = u.alarm.by(far).unwrap();
-        u.push(sqe.user_data(user_data(OP_ALARM, 0, generation as u64)))
+        u.push(sqe.user_data(user_data(OP_ALARM, 0, generation)))
             .unwrap();
         u.submit();
         let (took, fired) = wait(&mut u, 2 * ms);
@@ -735,7 +735,7 @@ mod tests {
             let ms = 1_000_000;
             let at = now_ns() + ms;
             let (sqe, generation) = u.alarm.by(at).unwrap();
-            u.push(sqe.user_data(user_data(OP_ALARM, 0, generation as u64)))
+            u.push(sqe.user_data(user_data(OP_ALARM, 0, generation)))
                 .unwrap();
             u.submit();
             // The alarm falls due while nothing waits; its completion is

@@ -200,7 +200,7 @@ impl Worker<'_> {
         let slot = &mut u.sends[i];
         let sqe = if quiet {
             slot.quiet = Some(Quiet {
-                epoch: epoch as u32,
+                epoch,
                 len: total as u16,
                 measured: measuring,
             });
@@ -318,7 +318,7 @@ impl Worker<'_> {
         let res = cqe.result();
         let live = op != 0
             && i < self.conns.len()
-            && self.conns[i].epoch as u32 == epoch
+            && self.conns[i].epoch == epoch
             && self.conns[i].state != State::Down;
         match op {
             OP_CONNECT if live && self.conns[i].state == State::Connecting => {

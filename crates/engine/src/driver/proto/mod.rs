@@ -57,23 +57,31 @@ pub(crate) enum Happened {
 }
 
 /// A connection's protocol layers, each one's state its own.
+/// In the order a keep-alive response reads them, after its connection's
+/// own fields (`Conn`).
+#[repr(C)]
 pub(crate) struct Layers {
-    /// TLS, on an `https://` connection.
-    tls: Option<Box<rustls::ClientConnection>>,
-    /// When its handshake began, for its timeout and its time.
-    handshake_start_ns: u64,
     /// When the read that brought the first byte of the response being
     /// read reached the socket: that response cannot have ended earlier.
     first_rx_ns: u64,
+    h2_on: bool,
     /// HTTP/1.x: which request a response answers, and its parser.
     exchange: Exchange,
+    /// TLS, on an `https://` connection. Among the fields a plain
+    /// response does not read: the worker asks whether it has a TLS
+    /// client at all before asking the connection (`Worker::input`).
+    tls: Option<Box<rustls::ClientConnection>>,
     /// HTTP/2, kept from one connection to the next of the slot; `h2_on`
     /// when the current connection speaks it.
     h2: Option<Box<H2>>,
-    h2_on: bool,
+    /// When its handshake began, for its timeout and its time.
+    handshake_start_ns: u64,
 }
 
 impl Layers {
+    /// Where the fields a plain HTTP/1.x response reads end.
+    pub(crate) const HOT_END: usize = std::mem::offset_of!(Layers, exchange) + Exchange::HOT_END;
+
     pub(crate) fn new(cfg: ParserConfig) -> Self {
         Layers {
             tls: None,
