@@ -80,6 +80,8 @@ pub(crate) struct Layers {
 
 impl Layers {
     /// Where the fields a plain HTTP/1.x response reads end.
+    /// (The layout test of `driver::Conn` reads it.)
+    #[cfg(test)]
     pub(crate) const HOT_END: usize = std::mem::offset_of!(Layers, exchange) + Exchange::HOT_END;
 
     pub(crate) fn new(cfg: ParserConfig) -> Self {
