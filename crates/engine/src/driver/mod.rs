@@ -121,6 +121,10 @@ pub(crate) struct Worker<'a> {
     measuring: bool,
     /// The loop's clock, refreshed as it goes.
     now: u64,
+    /// `now` was read as the ring's turn ended, and nothing since but the
+    /// deferred sends' queueing has run: the next pass of the loop begins
+    /// with it rather than with a reading of its own (window.rs, `spin`).
+    turn_timed: bool,
     pace: Pace,
     window: Window,
     /// A session between windows (opening, draining): nothing is issued or
@@ -210,6 +214,7 @@ impl<'a> Worker<'a> {
             dial: Dial::new(spec, first_conn),
             measuring: false,
             now: now_ns(),
+            turn_timed: false,
             pace: Pace::new(),
             users,
             tls,

@@ -474,6 +474,9 @@ impl Worker<'_> {
             }
         }
         self.uring_turn(wake, lead);
+        // The turn ended reading the clock; the loop's next pass begins
+        // with that reading (`spin`).
+        self.turn_timed = true;
         None
     }
 
