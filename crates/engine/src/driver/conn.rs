@@ -86,9 +86,10 @@ impl std::ops::IndexMut<usize> for Places {
 /// Laid out by hand, and on a cache line of its own: what every
 /// keep-alive response reads and writes comes first (this struct's first
 /// fields, then its layers' own first ones), and what only a connect, a
-/// close or the open model touches last, so that a response touches four
-/// lines of it rather than the five or six the compiler's order spread
-/// it over. With a hundred connections their slots alone fill the first
+/// close or the open model touches last (but for a few small ones, the
+/// connected target and three flags, which fill what would be padding
+/// among the first), so that a response touches four lines of it rather
+/// than the five or six the compiler's order spread it over. With a hundred connections their slots alone fill the first
 /// level cache, and a line that must come from further is paid for on
 /// every response.
 #[repr(C, align(64))]

@@ -438,13 +438,12 @@ impl ResponseParser {
     fn finish(&mut self) -> Response {
         let mut r = self.resp;
         // A chunked body sets its line and size counts going as it starts
-        // (`head`), and the hash is read only with the checksum on: left
+        // (`head`), and the hash is read only with the checksum on (the
+        // response's checksum is otherwise the 0 it started with): left
         // alone otherwise, they are not written on every response.
         if self.cfg.checksum {
             r.checksum = self.hash;
             self.hash = FNV_OFFSET;
-        } else {
-            r.checksum = 0;
         }
         self.state = State::Head;
         self.resp = EMPTY_RESPONSE;
