@@ -64,7 +64,8 @@
 # TOOLS="wrk floor5 throng-d32 ..." runs only those clients in hold and
 # wire modes (floorN: the floor example waiting for N answers; floorNs:
 # the same with kernel receive stamps, as throng reads; throng-dD:
-# --nap-divisor D; wrk-ua: wrk sending throng's User-Agent line, for
+# --nap-divisor D; throng-sLENGTH: --spin LENGTH (throng-s30us); wrk-ua:
+# wrk sending throng's User-Agent line, for
 # the rates at equal requests); wrk must be among them, since every ratio
 # is to it.
 set -euo pipefail
@@ -181,6 +182,10 @@ for r in $(seq "$rounds"); do
                              n=$(responses throng "$work/out"); h=$(held "$work/out");;
         hold/throng-d*|wire/throng-d*)
                              timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --nap-divisor "${tool#throng-d}" > "$work/out"
+                             n=$(responses throng "$work/out"); h=$(held "$work/out");;
+        # --spin LENGTH: the waits spin before they sleep (throng-s30us).
+        hold/throng-s*|wire/throng-s*)
+                             timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --spin "${tool#throng-s}" > "$work/out"
                              n=$(responses throng "$work/out"); h=$(held "$work/out");;
         keepalive/wrk|hold/wrk|wire/wrk)
                              timed wrk -t1 -c$c -d"${secs}s" "$url" > "$work/out"; n=$(responses wrk "$work/out");;

@@ -57,6 +57,17 @@ pub struct LoadArgs {
     #[arg(long, value_name = "D", conflicts_with = "no_coalesce",
           value_parser = clap::value_parser!(u64).range(throng_engine::NAP_DIVISORS))]
     pub nap_divisor: Option<u64>,
+    /// Closed model: before a thread sleeps for a response, look for one
+    /// for up to this long (50us, say), busy meanwhile, and take no naps.
+    /// A thread that sleeps is woken by the CPU that delivers its
+    /// response, the server's when the server runs on this machine, and
+    /// on a virtual machine each wake costs that CPU an interrupt; a spin
+    /// as long as the gaps between responses leaves the server that CPU,
+    /// and costs the client its own (the summary says how long it spun)
+    /// [default: sleep at once].
+    #[arg(long, value_name = "LENGTH", value_parser = crate::args::parse_duration,
+          conflicts_with = "nap_divisor")]
+    pub spin: Option<Duration>,
     /// How the load threads do their socket I/O: io_uring (one submission
     /// per loop turn, multishot receives) or epoll. auto: io_uring where
     /// it drives the load (cleartext HTTP/1.1), epoll over TLS, HTTP/2 and
@@ -218,6 +229,7 @@ pub fn build_spec(a: &LoadArgs) -> Result<LoadSpec> {
     if let Some(d) = a.nap_divisor {
         spec.nap_divisor = d;
     }
+    spec.spin = a.spin;
     spec.io = match a.io {
         IoArg::Auto => throng_engine::IoBackend::Auto,
         IoArg::Uring => throng_engine::IoBackend::Uring,

@@ -25,6 +25,13 @@ pub fn spec_error(e: &SpecError) -> String {
             throng_engine::spec::MIN_TICK,
             throng_engine::spec::MAX_TICK
         ),
+        SpecError::Spin(t) => format!(
+            "--spin {t:?}: give from {:?} to {:?}",
+            throng_engine::spec::MIN_SPIN,
+            throng_engine::spec::MAX_SPIN
+        ),
+        SpecError::SpinWithoutClosedModel => "--spin waits for the responses of connections                                               sending back to back: --rate and --stages wait                                               for their schedule (and spin when it is nearer                                               than a sleep costs), users for their think times"
+            .into(),
         SpecError::RateWithPipeline => {
             "--rate and --pipeline cannot be combined: the schedule is per request".into()
         }

@@ -260,7 +260,25 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
             _ => "epoll",
         },
     );
-    if s.coalesce {
+    if let Some(spin) = spec.spin {
+        let waits = s.client_spins.unwrap_or_default();
+        let answered = if waits.waits > 0 {
+            format!(
+                ", {:.0}% of them ended by one",
+                waits.answered as f64 * 100.0 / waits.waits as f64
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            o,
+            "  spin         a thread looks for responses for up to {} before it sleeps: {} waits \
+             spun{answered}, {:.2} s in all",
+            human_us(spin.as_secs_f64() * 1e6),
+            human_count(waits.waits),
+            s.client_cpu_s.spun,
+        );
+    } else if s.coalesce {
         // On the ring a nap is a count of answers, not a time (the
         // engine's driver/nap.rs).
         let d = spec.nap_divisor;

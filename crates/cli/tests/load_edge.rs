@@ -668,6 +668,14 @@ fn bad_input_is_one_clear_line() {
             vec!["--rate", "100", "--tick", "soon"],
             vec!["`soon` is not a duration"],
         ),
+        // A spin waits for a closed model's responses, for at most a
+        // millisecond.
+        (vec!["--spin", "2ms"], vec!["--spin 2ms", "1µs to 1ms"]),
+        (vec!["--spin", "0s"], vec!["--spin 0ns", "1µs to 1ms"]),
+        (
+            vec!["--spin", "50us", "--rate", "100"],
+            vec!["--spin waits for the responses", "--rate"],
+        ),
     ] {
         let mut cmd = throng();
         cmd.args(["load", &s.url("/"), "-d", "1"]).args(&args);

@@ -227,6 +227,15 @@ pub struct LoadResult {
     /// Seconds the load threads were runnable but waiting for a CPU.
     pub runqueue_s: f64,
     pub naps: u64,
+    /// Waits for an answer that spun before sleeping (`LoadSpec::spin`),
+    /// those an answer ended while they spun, and the nanoseconds spun,
+    /// in the measured phase: part of the load threads' CPU time.
+    #[serde(default)]
+    pub spins: u64,
+    #[serde(default)]
+    pub spins_answered: u64,
+    #[serde(default)]
+    pub spun_ns: u64,
     /// Closed model: nanoseconds that places answered in the measured
     /// phase stood empty on the client before new requests took them, in
     /// total, and how many places did (`Summary::client_hold_us`).
@@ -392,6 +401,9 @@ impl LoadResult {
             out.cpu_sys_s += p.cpu_sys_s;
             out.runqueue_s += p.runqueue_s;
             out.naps += p.naps;
+            out.spins += p.spins;
+            out.spins_answered += p.spins_answered;
+            out.spun_ns += p.spun_ns;
             out.hold_ns += p.hold_ns;
             out.holds += p.holds;
             // A host that fell back to epoll makes the whole run's figure
@@ -551,6 +563,9 @@ mod tests {
             cpu_sys_s: 0.25,
             runqueue_s: 0.0,
             naps: 3,
+            spins: 0,
+            spins_answered: 0,
+            spun_ns: 0,
             hold_ns: 25_000,
             holds: 10,
             rate: None,

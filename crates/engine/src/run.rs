@@ -481,6 +481,7 @@ pub(crate) fn merge(
     let mut unsent = 0;
     let (mut user, mut sys, mut runqueue) = (0.0, 0.0, 0.0);
     let (mut naps, mut hold_ns, mut holds) = (0, 0, 0);
+    let (mut spins, mut spins_answered, mut spun_ns) = (0, 0, 0);
     let mut interrupted = false;
     let mut end_ns = warmup_end_ns;
     let mut timeline: Vec<[u64; 3]> = Vec::new();
@@ -506,6 +507,9 @@ pub(crate) fn merge(
         sys += p.cpu_sys;
         runqueue += p.runqueue_wait;
         naps += st.naps;
+        spins += st.spins;
+        spins_answered += st.spins_answered;
+        spun_ns += st.spun_ns;
         hold_ns += st.hold_ns;
         holds += st.holds;
         interrupted |= p.interrupted;
@@ -625,6 +629,9 @@ pub(crate) fn merge(
         cpu_sys_s: sys,
         runqueue_s: runqueue,
         naps,
+        spins,
+        spins_answered,
+        spun_ns,
         hold_ns,
         holds,
         rate: spec.rate.map(|target| RateOutcome {

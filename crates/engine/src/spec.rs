@@ -167,6 +167,15 @@ pub struct LoadSpec {
     /// holds more connections on the client (its hold, in the result).
     #[serde(default = "default_nap_divisor")]
     pub nap_divisor: u64,
+    /// Closed model: before a thread sleeps for an answer, it looks for
+    /// one for up to this long, busy meanwhile, and takes no naps
+    /// (spin.rs). A thread that sleeps is woken by the CPU that delivers
+    /// the answer, the server's when both are on one machine, and on a
+    /// virtual machine that wake is an inter-processor interrupt the
+    /// server's CPU pays for (docs/methodology.md, "Spinning for
+    /// answers"). `None`: a thread sleeps as soon as nothing is ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spin: Option<Duration>,
     pub method: String,
     /// Extra headers, already split into name and value.
     pub headers: Vec<(String, String)>,
@@ -336,6 +345,7 @@ impl LoadSpec {
             pipeline: 1,
             coalesce: true,
             nap_divisor: DEFAULT_NAP_DIVISOR,
+            spin: None,
             method: "GET".to_string(),
             headers: Vec::new(),
             body: None,
@@ -384,7 +394,13 @@ impl LoadSpec {
     /// Whether client threads nap: only in the closed model, since the open
     /// model's sends follow a schedule that a nap would delay.
     pub fn naps(&self) -> bool {
-        self.coalesce && self.rate.is_none() && self.users.is_none()
+        self.coalesce && self.rate.is_none() && self.users.is_none() && self.spin.is_none()
+    }
+
+    /// The longest a closed-model wait for an answer spins before it
+    /// sleeps, in ns; 0 when it sleeps at once.
+    pub(crate) fn spin_ns(&self) -> u64 {
+        self.spin.map_or(0, |d| d.as_nanos() as u64)
     }
 }
 
@@ -409,6 +425,13 @@ pub enum SpecError {
     TickWithoutRate,
     #[error("a tick of {0:?} is outside {min:?}..={max:?}", min = MIN_TICK, max = MAX_TICK)]
     Tick(Duration),
+    #[error("a spin of {0:?} is outside {min:?}..={max:?}", min = MIN_SPIN, max = MAX_SPIN)]
+    Spin(Duration),
+    /// A spin waits for the closed model's answers: the open model's
+    /// waits end at its schedule's instants, and spin when those are
+    /// nearer than a sleep costs (spin.rs), and users think.
+    #[error("a spin for answers needs the closed model, with neither a rate nor users")]
+    SpinWithoutClosedModel,
     #[error("a connection closed after each request cannot carry a pipeline")]
     CloseWithPipeline,
     #[error("requests per connection must be at least 1")]
@@ -667,6 +690,11 @@ pub const MAX_PIPELINE: usize = 1024;
 /// second's requests at once.
 pub const MIN_TICK: Duration = Duration::from_micros(1);
 pub const MAX_TICK: Duration = Duration::from_secs(1);
+/// A spin shorter than a microsecond is over before one look at the ring;
+/// one longer than a millisecond keeps a thread busy between any two
+/// answers a load brings.
+pub const MIN_SPIN: Duration = Duration::from_micros(1);
+pub const MAX_SPIN: Duration = Duration::from_millis(1);
 
 #[cfg(test)]
 mod tests {

@@ -4,8 +4,8 @@
 //! it a load it would run wrongly.
 
 use crate::spec::{
-    ExpectStatus, IoBackend, LoadSpec, SpecError, Stop, MAX_PIPELINE, MAX_RATE, MAX_TICK, MIN_RATE,
-    MIN_TICK,
+    ExpectStatus, IoBackend, LoadSpec, SpecError, Stop, MAX_PIPELINE, MAX_RATE, MAX_SPIN, MAX_TICK,
+    MIN_RATE, MIN_SPIN, MIN_TICK,
 };
 use crate::users::{Arrival, UsersError};
 
@@ -97,6 +97,14 @@ impl LoadSpec {
             Some(_) if self.rate.is_none() => return Err(SpecError::TickWithoutRate),
             Some(t) if !(MIN_TICK..=MAX_TICK).contains(&t) => return Err(SpecError::Tick(t)),
             _ => {}
+        }
+        if let Some(spin) = self.spin {
+            if !(MIN_SPIN..=MAX_SPIN).contains(&spin) {
+                return Err(SpecError::Spin(spin));
+            }
+            if self.rate.is_some() || self.users.is_some() {
+                return Err(SpecError::SpinWithoutClosedModel);
+            }
         }
         if let Some(ramp) = &self.ramp {
             ramp.check().map_err(SpecError::Ramp)?;

@@ -25,6 +25,9 @@ impl LoadSpec {
             Some("users who think")
         } else if !self.sources.is_empty() {
             Some("source addresses")
+        } else if self.spin.is_some() {
+            // Its loop sleeps in ppoll(2) as soon as nothing is ready.
+            Some("a spin for answers")
         } else if self.requests_per_connection.is_some() || !self.keep_alive {
             Some("a request limit per connection")
         } else if self.targets.iter().any(|t| {

@@ -93,8 +93,13 @@ pub fn summarize(r: &LoadResult) -> Summary {
             user: r.cpu_user_s,
             sys: r.cpu_sys_s,
             runqueue: r.runqueue_s,
+            spun: r.spun_ns as f64 / 1e9,
         },
         client_naps: r.naps,
+        client_spins: (r.spins > 0).then_some(throng_model::Spins {
+            waits: r.spins,
+            answered: r.spins_answered,
+        }),
         client_hold_us: (r.holds > 0).then(|| r.hold_ns as f64 / r.holds as f64 / 1e3),
         client_held_connections: (r.holds > 0 && r.duration_s > 0.0)
             .then(|| r.hold_ns as f64 / (r.duration_s * 1e9)),

@@ -234,6 +234,21 @@ pub struct CpuTime {
     /// (schedstat run delay): high when the client was starved.
     #[serde(default)]
     pub runqueue: f64,
+    /// Seconds the load threads spun waiting for responses (`--spin`),
+    /// by the clock: on a CPU of their own, part of `user` and `sys`,
+    /// busy by choice rather than by the load's work (a spin the
+    /// scheduler interrupted counts the interruption too, which
+    /// `runqueue` says apart).
+    #[serde(default)]
+    pub spun: f64,
+}
+
+/// Waits for a response that spun before sleeping (`Summary::client_spins`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spins {
+    pub waits: u64,
+    /// Of `waits`, those a response ended before the spin's length.
+    pub answered: u64,
 }
 
 /// Open-model (`--rate`) scheduling honesty.
@@ -379,6 +394,11 @@ pub struct Summary {
     /// responses (closed model with `coalesce`; see docs/methodology.md).
     #[serde(default)]
     pub client_naps: u64,
+    /// Closed model with a spin (`--spin`): the waits for a response
+    /// that spun before sleeping, and those a response ended first. None
+    /// without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_spins: Option<Spins>,
     /// Closed model: mean microseconds from a response to the next
     /// request that took its place on the connection (the client's own
     /// time: parsing, naps, batching), and the connections that were so

@@ -24,6 +24,7 @@ fn round(bytes_read: u64) -> Summary {
             user: 5.0,
             sys: 5.0,
             runqueue: 0.0,
+            spun: 0.0,
         },
         connections: Connections {
             requested: 10,

@@ -25,6 +25,7 @@ fn clean() -> Summary {
             user: 6.0,
             sys: 4.0,
             runqueue: 0.0,
+            spun: 0.0,
         },
         connections: Connections {
             requested: 100,
@@ -174,6 +175,7 @@ fn client_busy_while_server_idle() {
         user: 12.0,
         sys: 7.0,
         runqueue: 0.0,
+        spun: 0.0,
     };
     let v = round_verdict_with(&s, None, &ctx(), PORTS);
     assert_eq!(codes(&v), vec!["client_bound"]);
@@ -191,6 +193,31 @@ fn client_busy_while_server_idle() {
     assert!(msg(&v, "client_bound").contains("(server CPU unknown)"));
 }
 
+/// Time spun waiting for responses (`--spin`) is the client waiting for
+/// the server by another means than sleep: 19 s busy of 20, 12 of them
+/// spun, is 35% busy with work, and no `client_bound`; with 0.2 s spun
+/// the client was busy, spin or none.
+#[test]
+fn time_spun_for_responses_is_not_the_clients_work() {
+    let mut s = clean();
+    s.client_cpu_s = CpuTime {
+        user: 12.0,
+        sys: 7.0,
+        runqueue: 0.0,
+        spun: 12.0,
+    };
+    let v = round_verdict_with(&s, None, &ctx(), PORTS);
+    assert!(!codes(&v).contains(&"client_bound"), "{v:?}");
+    s.client_cpu_s.spun = 0.2;
+    let v = round_verdict_with(&s, None, &ctx(), PORTS);
+    assert_eq!(codes(&v), vec!["client_bound"]);
+    assert!(
+        msg(&v, "client_bound").starts_with("the load generator's 2 thread(s) were 94% busy"),
+        "{}",
+        msg(&v, "client_bound")
+    );
+}
+
 #[test]
 fn a_load_from_several_hosts_is_judged_host_by_host() {
     // Two client hosts of one thread each: one 95% busy, one 5%. Merged,
@@ -201,6 +228,7 @@ fn a_load_from_several_hosts_is_judged_host_by_host() {
         user: 10.0,
         sys: 0.0,
         runqueue: 0.0,
+        spun: 0.0,
     };
     let share = |host: &str, busy_s: f64| throng_model::HostShare {
         host: host.into(),
@@ -212,6 +240,7 @@ fn a_load_from_several_hosts_is_judged_host_by_host() {
             user: busy_s,
             sys: 0.0,
             runqueue: 0.0,
+            spun: 0.0,
         },
         ..throng_model::HostShare::default()
     };
@@ -237,6 +266,7 @@ fn a_busy_client_before_a_growing_server_names_the_server() {
         user: 12.0,
         sys: 7.0,
         runqueue: 0.0,
+        spun: 0.0,
     };
     // Prefork forking children through the round: 1 to 9 processes.
     let mut c = ctx();
@@ -275,6 +305,7 @@ fn client_and_server_both_saturated_is_not_client_bound() {
         user: 12.0,
         sys: 7.0,
         runqueue: 0.0,
+        spun: 0.0,
     };
     // The server saturated its cores too: that is its capacity, not a client limit.
     let mut c = ctx();
@@ -316,6 +347,7 @@ fn late_sends_are_named_when_the_client_was_busy() {
         user: 12.0,
         sys: 7.0,
         runqueue: 0.0,
+        spun: 0.0,
     };
     let v = round_verdict_with(&s, None, &ctx(), PORTS);
     assert_eq!(codes(&v), vec!["client_bound"]);
@@ -340,6 +372,7 @@ fn client_running_or_waiting_to_run_is_client_bound() {
         user: 10.0,
         sys: 7.0,
         runqueue: 1.6,
+        spun: 0.0,
     };
     let v = round_verdict_with(&s, None, &ctx(), PORTS);
     assert_eq!(codes(&v), vec!["client_bound"]);
@@ -356,6 +389,7 @@ fn client_running_or_waiting_to_run_is_client_bound() {
         user: 10.0,
         sys: 6.0,
         runqueue: 1.0,
+        spun: 0.0,
     };
     assert!(round_verdict_with(&s, None, &ctx(), PORTS).is_valid());
 }
@@ -408,6 +442,7 @@ fn delayed_ack_spikes() {
         user: 0.4,
         sys: 0.6,
         runqueue: 0.0,
+        spun: 0.0,
     };
     let mut idle_ctx = ctx();
     idle_ctx.server.as_mut().unwrap().cpu_sys_s = 0.5;
@@ -426,6 +461,7 @@ fn queueing_broad_or_rare_latency_is_not_delayed_ack() {
         user: 0.4,
         sys: 0.6,
         runqueue: 0.0,
+        spun: 0.0,
     };
     // The same spike with a busy client is queueing, not a timer: 10,000
     // connections at 40,000 req/s wait ~250 ms each by Little's law.
@@ -437,6 +473,7 @@ fn queueing_broad_or_rare_latency_is_not_delayed_ack() {
         user: 1.6,
         sys: 5.6,
         runqueue: 0.0,
+        spun: 0.0,
     };
     let mut no_server = ctx();
     no_server.server = None;
@@ -1015,6 +1052,7 @@ fn a_server_slow_to_begin_its_answer_is_not_delayed_ack() {
         user: 0.01,
         sys: 0.01,
         runqueue: 0.0,
+        spun: 0.0,
     };
     let mut every = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
     every.record_n(45_300, 1000).unwrap();

@@ -113,6 +113,12 @@ pub(crate) struct Stats {
     /// Open model: requests due in the measured phase, never sent.
     pub(crate) unsent: u64,
     pub(crate) naps: u64,
+    /// Waits for an answer that spun first (`LoadSpec::spin`), how many
+    /// of them an answer ended before they slept, and the time they spun,
+    /// all in the measured phase.
+    pub(crate) spins: u64,
+    pub(crate) spins_answered: u64,
+    pub(crate) spun_ns: u64,
     /// Closed model: how long places answered in the measured phase stood
     /// empty on the client before a new request took them, in total, and
     /// how many did.
@@ -145,6 +151,9 @@ impl Stats {
             late_sends: 0,
             unsent: 0,
             naps: 0,
+            spins: 0,
+            spins_answered: 0,
+            spun_ns: 0,
             hold_ns: 0,
             holds: 0,
             timeline: Vec::new(),
@@ -169,6 +178,9 @@ impl Stats {
         self.late_sends = 0;
         self.unsent = 0;
         self.naps = 0;
+        self.spins = 0;
+        self.spins_answered = 0;
+        self.spun_ns = 0;
         self.hold_ns = 0;
         self.holds = 0;
         self.timeline.clear();
@@ -177,6 +189,14 @@ impl Stats {
         self.tls = Default::default();
         self.h2 = Default::default();
         self.h3 = Default::default();
+    }
+
+    /// A wait that spun for `ns` before an answer came (`answered`) or
+    /// it slept.
+    pub(crate) fn spun(&mut self, ns: u64, answered: bool) {
+        self.spins += 1;
+        self.spins_answered += u64::from(answered);
+        self.spun_ns += ns;
     }
 
     /// Adds `counts` (completed, errors, bytes read) to second `sec` of

@@ -63,6 +63,9 @@ impl Worker<'_> {
             // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only this thread.
             unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong, 0, 0, 0) };
         }
+        if let Some(u) = self.io.uring() {
+            u.answer_spin_ns = self.plan.spec.spin_ns();
+        }
         // A thread woken by a schedule learns, on its own CPU, which of its
         // waits cost less spun than slept (spin.rs).
         if self.plan.interval_ns.is_some() || self.users.is_some() {

@@ -162,8 +162,12 @@ impl Worker<'_> {
             self.now
         };
         let napped = u.enter(now, wake.saturating_sub(now), answers, paced)?;
-        if napped && self.measuring {
-            self.stats.naps += 1;
+        let spun = u.spun.take();
+        if self.measuring {
+            self.stats.naps += u64::from(napped);
+            if let Some((ns, answered)) = spun {
+                self.stats.spun(ns, answered);
+            }
         }
         Ok(())
     }

@@ -165,6 +165,15 @@ pub(crate) struct Uring {
     /// The longest paced wait spun rather than slept: what a sleep costs
     /// the thread (spin.rs); 0, none spun, until a clocked thread measures it.
     pub(super) spin_ns: u64,
+    /// The longest a wait for an answer spins before it sleeps
+    /// (`LoadSpec::spin`), 0 for none; and what the last wait spun: its
+    /// time, and whether an answer ended it (spin.rs).
+    pub(crate) answer_spin_ns: u64,
+    pub(super) spun: Option<(u64, bool)>,
+    /// The kernel flags deferred work for this thread in the ring's
+    /// shared flags (`IORING_SETUP_TASKRUN_FLAG`), so a spin can watch
+    /// memory rather than enter to look.
+    pub(super) taskrun_flag: bool,
 }
 
 impl Uring {
@@ -216,6 +225,9 @@ impl Uring {
         }
         ring.submitter().register_files_sparse(conns as u32)?;
         let mut ring = ring;
+        // Only the first form of the ring asks for the flag, and only it
+        // is single-issuer.
+        let taskrun_flag = ring.params().is_setup_single_issuer();
         let direct = std::env::var_os(NO_DIRECT_ENV).is_none()
             && (sources.is_empty() || probe.is_supported(opcode::Bind::CODE))
             && probe.is_supported(opcode::Socket::CODE)
@@ -299,6 +311,9 @@ impl Uring {
             alarm: Alarm::new(),
             lead: Lead::default(),
             spin_ns: 0,
+            answer_spin_ns: 0,
+            spun: None,
+            taskrun_flag,
         };
         // SAFETY: `entries` is page-aligned, holds `nbufs` entries, and
         // lives until the ring is dropped (see Drop).
@@ -443,7 +458,16 @@ impl Uring {
                         return Err(e);
                     }
                 }
-                self.ring.submit_and_wait(1).map(drop)
+                let spin = self.answer_spin_ns.min(wait_ns);
+                if spin > 0 {
+                    match self.spin_for_answer(spin) {
+                        Ok(true) => Ok(()),
+                        Ok(false) => self.ring.submit_and_wait(1).map(drop),
+                        Err(e) => Err(e),
+                    }
+                } else {
+                    self.ring.submit_and_wait(1).map(drop)
+                }
             }
         };
         self.opened.clear();

@@ -97,6 +97,60 @@ impl Uring {
     }
 }
 
+impl Uring {
+    /// A closed-model wait for an answer, spun for up to `ns` before it
+    /// sleeps (`LoadSpec::spin`): submit what the turn queued and take
+    /// what already came, then watch for an answer until one comes or
+    /// `ns` has passed. Whether one came; what was spun is left in
+    /// `spun` for the loop's books.
+    ///
+    /// A thread asleep in the ring is woken by the CPU that delivers its
+    /// answer: on one machine, the server's, inside the server's own
+    /// send, and on a virtual machine that wake is an inter-processor
+    /// interrupt the server's CPU pays for (docs/methodology.md,
+    /// "Spinning for answers"). A thread that is not waiting in the
+    /// kernel is not woken: the kernel defers the answer's work to it and
+    /// sets a flag in the ring's shared memory, which the spin reads
+    /// without a system call, entering only to take what the flag says
+    /// is there. A ring made without that flag (an older kernel) is
+    /// entered at each look instead.
+    pub(super) fn spin_for_answer(&mut self, ns: u64) -> io::Result<bool> {
+        let start = now_ns();
+        let end = start.saturating_add(ns);
+        let mut enter = true;
+        let mut looks: u32 = 0;
+        let answered = loop {
+            if enter {
+                let to_submit = self.ring.submission().len() as u32;
+                // SAFETY: a plain enter without an argument: no signal
+                // mask, no extended argument, nothing the kernel reads
+                // from us.
+                unsafe {
+                    self.ring.submitter().enter::<libc::sigset_t>(
+                        to_submit,
+                        0,
+                        ENTER_GETEVENTS,
+                        None,
+                    )?;
+                }
+                if !self.ring.completion().is_empty() {
+                    break true;
+                }
+            }
+            std::hint::spin_loop();
+            looks = looks.wrapping_add(1);
+            // The clock every eighth look: a look is a load from memory,
+            // a reading of the clock several of them.
+            if looks.is_multiple_of(8) && now_ns() >= end {
+                break false;
+            }
+            enter = !self.taskrun_flag || self.ring.submission().taskrun();
+        };
+        self.spun = Some((now_ns().saturating_sub(start), answered));
+        Ok(answered)
+    }
+}
+
 /// This thread's CPU time (user and system), ns, to the microsecond.
 fn thread_cpu_ns() -> u64 {
     let (user, sys) = thread_cpu();
@@ -178,6 +232,50 @@ mod tests {
         assert!(took < 500_000_000, "{took} ns");
         u.reap();
         assert_eq!(u.cqes.len(), 1, "the no-op's completion");
+    }
+
+    /// A closed-model wait with nothing in flight: it spins its length,
+    /// then sleeps until the ring's alarm ends it at the wait's limit.
+    #[test]
+    fn a_wait_for_an_answer_spins_its_length_then_sleeps_to_its_limit() {
+        let Some(mut u) = ring() else { return };
+        let ms = 1_000_000;
+        u.answer_spin_ns = 2 * ms;
+        let t0 = now_ns();
+        u.enter(t0, 20 * ms, 0, false).unwrap();
+        let took = now_ns() - t0;
+        assert!(took >= 20 * ms && took < 500 * ms, "{took} ns");
+        let (spun, answered) = u.spun.take().expect("the wait spun");
+        assert!(!answered);
+        assert!(spun >= 2 * ms && spun < 20 * ms, "spun {spun} ns");
+        assert_eq!(alarms(&mut u), 1, "the alarm ended the sleep");
+    }
+
+    /// A completion the kernel defers to the thread while it spins (here
+    /// a timeout's, as an answer's receive would be) is seen from the
+    /// ring's flag and taken without a sleep, long before the spin's end
+    /// and the wait's limit.
+    #[test]
+    fn a_completion_that_comes_while_a_wait_spins_ends_it() {
+        let Some(mut u) = ring() else { return };
+        let ms = 1_000_000;
+        u.answer_spin_ns = 300 * ms;
+        // Read by the kernel as the enter submits it.
+        let due = Timespec::new().nsec(3 * ms as u32);
+        u.push(io_uring::opcode::Timeout::new(&due).build().user_data(0))
+            .unwrap();
+        let t0 = now_ns();
+        u.enter(t0, 400 * ms, 0, false).unwrap();
+        let took = now_ns() - t0;
+        assert!(took >= 3 * ms && took < 250 * ms, "{took} ns");
+        let (spun, answered) = u.spun.take().expect("the wait spun");
+        assert!(answered);
+        assert!(spun >= 2 * ms && spun < 250 * ms, "spun {spun} ns");
+        u.reap();
+        assert!(
+            u.cqes.iter().any(|c| c.user_data() == 0),
+            "the timeout's completion"
+        );
     }
 
     #[test]
