@@ -111,6 +111,8 @@ fn documented_fields_match_printed_fields() {
             "--timeline",
         ],
         vec!["load", &url, "-n", "100", "-c", "1", "--expect-size", "3"],
+        // Waits that spin before they sleep.
+        vec!["load", &url, "-n", "100", "-c", "1", "--spin", "50us"],
         // A rate in stages, each second with its target, kept in ticks.
         vec![
             "load",
@@ -251,5 +253,5 @@ fn documented_fields_match_printed_fields() {
         missing.is_empty(),
         "documented but never printed: {missing:?}"
     );
-    assert_eq!(doc.len(), 298, "update this count with the table");
+    assert_eq!(doc.len(), 302, "update this count with the table");
 }

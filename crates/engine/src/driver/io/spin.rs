@@ -78,18 +78,7 @@ impl Uring {
     pub(super) fn spin(&mut self, now: u64, wait_ns: u64) -> io::Result<()> {
         let end = now.saturating_add(wait_ns);
         loop {
-            let to_submit = self.ring.submission().len() as u32;
-            // SAFETY: a plain enter without an argument: no signal mask,
-            // no extended argument, nothing the kernel reads from us.
-            unsafe {
-                self.ring.submitter().enter::<libc::sigset_t>(
-                    to_submit,
-                    0,
-                    ENTER_GETEVENTS,
-                    None,
-                )?;
-            }
-            if !self.ring.completion().is_empty() || now_ns() >= end {
+            if self.enter_for_events()? || now_ns() >= end {
                 return Ok(());
             }
             std::hint::spin_loop();
@@ -115,39 +104,54 @@ impl Uring {
     /// is there. A ring made without that flag (an older kernel) is
     /// entered at each look instead.
     pub(super) fn spin_for_answer(&mut self, ns: u64) -> io::Result<bool> {
+        // The turn's sends go first, and what already came is taken: an
+        // answer there ends the wait before any spin.
+        if self.enter_for_events()? {
+            self.spun = Some((0, true));
+            return Ok(true);
+        }
         let start = now_ns();
         let end = start.saturating_add(ns);
-        let mut enter = true;
         let mut looks: u32 = 0;
-        let answered = loop {
-            if enter {
-                let to_submit = self.ring.submission().len() as u32;
-                // SAFETY: a plain enter without an argument: no signal
-                // mask, no extended argument, nothing the kernel reads
-                // from us.
-                unsafe {
-                    self.ring.submitter().enter::<libc::sigset_t>(
-                        to_submit,
-                        0,
-                        ENTER_GETEVENTS,
-                        None,
-                    )?;
-                }
-                if !self.ring.completion().is_empty() {
-                    break true;
-                }
-            }
+        // What was spun runs to the look that found an answer, not through
+        // the enter that took it: that enter's work (the receive the
+        // kernel deferred) is the load's, spun or slept.
+        let (at, answered) = loop {
             std::hint::spin_loop();
             looks = looks.wrapping_add(1);
-            // The clock every eighth look: a look is a load from memory,
-            // a reading of the clock several of them.
-            if looks.is_multiple_of(8) && now_ns() >= end {
-                break false;
+            if !self.taskrun_flag || self.ring.submission().taskrun() {
+                let at = now_ns();
+                if self.enter_for_events()? {
+                    break (at, true);
+                }
+                if at >= end {
+                    break (at, false);
+                }
+            } else if looks.is_multiple_of(8) {
+                // The clock every eighth look: a look is a load from
+                // memory, a reading of the clock several of them.
+                let at = now_ns();
+                if at >= end {
+                    break (at, false);
+                }
             }
-            enter = !self.taskrun_flag || self.ring.submission().taskrun();
         };
-        self.spun = Some((now_ns().saturating_sub(start), answered));
+        self.spun = Some((at.saturating_sub(start), answered));
         Ok(answered)
+    }
+
+    /// Submit what is queued and run the work the kernel deferred to this
+    /// thread, without waiting: whether a completion is now there.
+    fn enter_for_events(&mut self) -> io::Result<bool> {
+        let to_submit = self.ring.submission().len() as u32;
+        // SAFETY: a plain enter without an argument: no signal mask, no
+        // extended argument, nothing the kernel reads from us.
+        unsafe {
+            self.ring
+                .submitter()
+                .enter::<libc::sigset_t>(to_submit, 0, ENTER_GETEVENTS, None)?;
+        }
+        Ok(!self.ring.completion().is_empty())
     }
 }
 
