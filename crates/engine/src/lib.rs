@@ -46,6 +46,6 @@ pub use run::{max_connections, proportional, run, run_tapped, Control, EngineErr
 pub use session::Session;
 pub use spec::{
     Congestion, ExpectStatus, HttpSpec, HttpVersion, IoBackend, LoadSpec, Order, SpecError, Stop,
-    Target, UringGap, DEFAULT_NAP_DIVISOR, DEFAULT_NAP_DIVISOR_H3, MAX_TICK, MIN_TICK,
-    NAP_DIVISORS,
+    Target, UringGap, DEFAULT_NAP_DIVISOR, DEFAULT_NAP_DIVISOR_H3, MAX_SPIN, MAX_TICK, MIN_SPIN,
+    MIN_TICK, NAP_DIVISORS,
 };

@@ -189,6 +189,10 @@ pub struct RoundLoad {
     pub naps: bool,
     /// A nap is at most 1/this of the recent latency.
     pub nap_divisor: u64,
+    /// Closed model: a wait for a response spins this long before it
+    /// sleeps, and takes no naps (`LoadSpec::spin`). Rounds of a rate or
+    /// of users wait their own way and take none.
+    pub spin: Option<Duration>,
     /// Open model: requests per second sent on a schedule over the
     /// connections, latency counted from each intended send. `None`: the
     /// closed model.
@@ -267,6 +271,9 @@ pub fn load_spec(targets: Vec<Target>, load: &RoundLoad) -> LoadSpec {
         }
         // The level counts users, each with its connections.
         spec.connections = connections.saturating_mul(u.conns_per_user.max(1));
+    }
+    if spec.rate.is_none() && spec.users.is_none() {
+        spec.spin = load.spin;
     }
     spec
 }
@@ -353,6 +360,7 @@ mod tests {
             random_order: true,
             naps: false,
             nap_divisor: throng_engine::DEFAULT_NAP_DIVISOR,
+            spin: None,
             tick: None,
             rate: None,
             seed: 7,
@@ -409,6 +417,7 @@ mod tests {
             random_order: false,
             naps: true,
             nap_divisor: throng_engine::DEFAULT_NAP_DIVISOR,
+            spin: None,
             tick: None,
             rate: Some(200.0),
             seed: 1,
@@ -434,6 +443,7 @@ mod tests {
             random_order: false,
             naps: true,
             nap_divisor: throng_engine::DEFAULT_NAP_DIVISOR,
+            spin: None,
             tick: None,
             rate: None,
             seed: 1,

@@ -496,6 +496,7 @@ pub(super) fn check_with_engine(
             random_order: w.random_order,
             naps: true,
             nap_divisor: throng_engine::DEFAULT_NAP_DIVISOR,
+            spin: None,
             tick: w.tick,
             seed: 0,
             client_cpus: Vec::new(),

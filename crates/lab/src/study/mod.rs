@@ -182,6 +182,10 @@ pub struct StudyFile {
     /// and holds more connections on the client (docs/performance.md).
     #[serde(default)]
     pub client_nap_divisor: Option<u64>,
+    /// Closed-model rounds: a wait for a response spins this long before
+    /// it sleeps, and takes no naps (`throng load --spin`).
+    #[serde(default)]
+    pub client_spin: Option<String>,
     /// After each step's measured rounds, one diagnostic round that counts
     /// the server's syscalls and context switches per request.
     #[serde(default = "d_diagnose")]
@@ -319,6 +323,9 @@ pub struct Study {
     pub client_naps: bool,
     /// A nap's fraction of the recent latency is 1/this.
     pub client_nap_divisor: u64,
+    /// How long a closed-model round's wait for a response spins before
+    /// it sleeps (docs/methodology.md, "Spinning for answers").
+    pub client_spin: Option<std::time::Duration>,
     /// Whether each step ends with a diagnostic round.
     pub diagnose: bool,
     /// Index in `servers` of the server the others are compared against.
@@ -361,6 +368,7 @@ impl Study {
             random_order: w.random_order,
             naps: study.client_naps,
             nap_divisor: study.client_nap_divisor,
+            spin: study.client_spin,
             tick: w.tick,
             seed,
             client_cpus: group.client_cpus.clone(),
@@ -616,6 +624,20 @@ impl Study {
             ),
             Some(d) => d,
         };
+        let client_spin = match &f.client_spin {
+            None => None,
+            Some(_) if f.client_nap_divisor.is_some() => {
+                bail!("client_spin takes no naps: it cannot go with client_nap_divisor")
+            }
+            Some(text) => {
+                let d = parse_duration(text).map_err(|e| anyhow::anyhow!("client_spin: {e}"))?;
+                let (min, max) = (throng_engine::MIN_SPIN, throng_engine::MAX_SPIN);
+                if !(min..=max).contains(&d) {
+                    bail!("client_spin = {text:?}: give from {min:?} to {max:?}");
+                }
+                Some(d)
+            }
+        };
         let baseline = match &f.baseline {
             None => 0,
             Some(b) => servers.iter().position(|s| &s.name == b).with_context(|| {
@@ -655,6 +677,7 @@ impl Study {
             patience_s: f.patience_seconds,
             client_naps: f.client_naps,
             client_nap_divisor,
+            client_spin,
             diagnose: f.diagnose,
             baseline,
             duet: f.duet,
@@ -959,6 +982,55 @@ mod tests {
             assert_eq!(parse(extra).unwrap_err().to_string(), said, "{extra}");
         }
         assert!(parse("client_nap_divisor = -3\n").is_err());
+    }
+
+    #[test]
+    fn a_spin_reaches_the_closed_models_rounds_alone() {
+        let r = Recipes::builtin();
+        let head = "name='x'\nservers=['nginx']\nworkloads=['tiny']\ncores=[1]\nconcurrency=[1]\n";
+        let parse = |extra: &str| Study::parse(&format!("{head}{extra}"), &r);
+        let spec_at = |s: &Study, level: Level| {
+            let load = s.round_load(&one_core_group(s), level, 7);
+            let at = std::net::SocketAddr::from(([127, 0, 0, 1], 80));
+            crate::spec::load_spec(crate::spec::targets(at, &["/".to_string()]), &load)
+        };
+        let none = parse("").unwrap();
+        assert_eq!(none.client_spin, None);
+        assert_eq!(spec_at(&none, Level::closed(1)).spin, None);
+        let ten = parse("client_spin = \"10us\"\n").unwrap();
+        assert_eq!(ten.client_spin, Some(Duration::from_micros(10)));
+        let spec = spec_at(&ten, Level::closed(1));
+        assert_eq!(spec.spin, Some(Duration::from_micros(10)));
+        assert!(!spec.naps(), "a spin takes no naps");
+        assert_eq!(spec.validate(), Ok(()));
+        // A rate's rounds wait for their schedule.
+        let rated = Level {
+            rate: Some(100.0),
+            ..Level::closed(1)
+        };
+        let spec = spec_at(&ten, rated);
+        assert_eq!((spec.rate, spec.spin), (Some(100.0), None));
+        assert_eq!(spec.validate(), Ok(()));
+        for (extra, said) in [
+            (
+                "client_spin = \"2ms\"\n",
+                "client_spin = \"2ms\": give from 1µs to 1ms",
+            ),
+            (
+                "client_spin = \"0s\"\n",
+                "client_spin = \"0s\": give from 1µs to 1ms",
+            ),
+            (
+                "client_spin = \"10us\"\nclient_nap_divisor = 16\n",
+                "client_spin takes no naps: it cannot go with client_nap_divisor",
+            ),
+        ] {
+            assert_eq!(parse(extra).unwrap_err().to_string(), said, "{extra}");
+        }
+        assert!(parse("client_spin = \"soon\"\n")
+            .unwrap_err()
+            .to_string()
+            .starts_with("client_spin: "));
     }
 
     #[test]

@@ -240,6 +240,7 @@ mod tests {
             random_order: false,
             naps: true,
             nap_divisor: throng_engine::DEFAULT_NAP_DIVISOR,
+            spin: None,
             tick: None,
             rate: None,
             seed: 1,
