@@ -13,6 +13,7 @@ use crate::group::Group;
 use crate::precision::Precision;
 use crate::workload::{OwnSite, WorkloadId};
 
+mod client;
 mod cores;
 mod duet;
 mod hosts;
@@ -612,32 +613,7 @@ impl Study {
         if f.patience_seconds.is_nan() || f.patience_seconds <= 0.0 {
             bail!("patience_seconds: give a time above 0");
         }
-        let client_nap_divisor = match f.client_nap_divisor {
-            None => throng_engine::DEFAULT_NAP_DIVISOR,
-            Some(_) if !f.client_naps => {
-                bail!("client_nap_divisor sets how long a nap is: it cannot go with client_naps = false")
-            }
-            Some(d) if !throng_engine::NAP_DIVISORS.contains(&d) => bail!(
-                "client_nap_divisor = {d}: give {} to {}",
-                throng_engine::NAP_DIVISORS.start(),
-                throng_engine::NAP_DIVISORS.end()
-            ),
-            Some(d) => d,
-        };
-        let client_spin = match &f.client_spin {
-            None => None,
-            Some(_) if f.client_nap_divisor.is_some() => {
-                bail!("client_spin takes no naps: it cannot go with client_nap_divisor")
-            }
-            Some(text) => {
-                let d = parse_duration(text).map_err(|e| anyhow::anyhow!("client_spin: {e}"))?;
-                let (min, max) = (throng_engine::MIN_SPIN, throng_engine::MAX_SPIN);
-                if !(min..=max).contains(&d) {
-                    bail!("client_spin = {text:?}: give from {min:?} to {max:?}");
-                }
-                Some(d)
-            }
-        };
+        let (client_nap_divisor, client_spin) = client::waits(&f)?;
         let baseline = match &f.baseline {
             None => 0,
             Some(b) => servers.iter().position(|s| &s.name == b).with_context(|| {
