@@ -85,7 +85,11 @@ fn answers_within_the_spin_end_waits_without_a_sleep() {
     // Without a spin there is nothing of it in the document.
     let j = throng_json(&["load", &s.url("/"), "-n", "10", "-c", "1"]);
     assert!(j.get("client_spins").is_none(), "{}", j["client_spins"]);
-    assert_eq!(j["client_cpu_s"]["spun"], 0.0);
+    assert!(
+        j["client_cpu_s"].get("spun").is_none(),
+        "{}",
+        j["client_cpu_s"]
+    );
 }
 
 #[test]

@@ -296,7 +296,7 @@ fn is_zero_count(v: &u32) -> bool {
 
 /// Zero figures are left out of the JSON, so usage measured before these
 /// fields existed and usage that measured nothing there serialise alike.
-fn is_zero(v: &f64) -> bool {
+pub(crate) fn is_zero(v: &f64) -> bool {
     *v == 0.0
 }
 

@@ -238,8 +238,9 @@ pub struct CpuTime {
     /// by the clock: on a CPU of their own, part of `user` and `sys`,
     /// busy by choice rather than by the load's work (a spin the
     /// scheduler interrupted counts the interruption too, which
-    /// `runqueue` says apart).
-    #[serde(default)]
+    /// `runqueue` says apart). Left out when 0, so a run without a spin
+    /// reads and stores as it did before there was one.
+    #[serde(default, skip_serializing_if = "crate::is_zero")]
     pub spun: f64,
 }
 
