@@ -270,10 +270,16 @@ pub fn render(spec: &LoadSpec, s: &Summary, timeline: bool) -> String {
         } else {
             String::new()
         };
+        // A spin is worth its CPU only where that CPU is the client's own.
+        let shared = if s.local_server.as_ref().is_some_and(|l| l.shared_cores) {
+            "; on CPUs the server runs on too, it took time the server could have used"
+        } else {
+            ""
+        };
         let _ = writeln!(
             o,
             "  spin         a thread looks for responses for up to {} before it sleeps: {} waits \
-             spun{answered}, {:.2} s in all",
+             spun{answered}, {:.2} s in all{shared}",
             human_us(spin.as_secs_f64() * 1e6),
             human_count(waits.waits),
             s.client_cpu_s.spun,

@@ -176,6 +176,42 @@ fn an_unpinned_server_shares_the_loads_cpus() {
     );
 }
 
+/// A spin takes its CPU from whoever else may run there: on the server's
+/// CPUs the summary says so, pinned apart it does not.
+#[test]
+fn a_spin_on_the_servers_cpus_says_it_took_the_servers_time() {
+    let _cpu0 = CPU0.lock().unwrap_or_else(|e| e.into_inner());
+    let ng = Nginx::start(&[("index.html", b"hello!\n")]);
+    let spin_line = |taskset: &[&str]| {
+        let mut cmd = Command::new("taskset");
+        cmd.args(taskset).arg(env!("CARGO_BIN_EXE_throng")).args([
+            "load",
+            &ng.url("/"),
+            "-d",
+            "1s",
+            "-c",
+            "4",
+            "-t",
+            "1",
+            "--spin",
+            "20us",
+        ]);
+        let out = run_bounded(cmd, Duration::from_secs(60));
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{text}");
+        text.lines()
+            .find(|l| l.trim_start().starts_with("spin "))
+            .unwrap_or_else(|| panic!("no spin line in:\n{text}"))
+            .to_string()
+    };
+    let took = "on CPUs the server runs on too, it took time the server could have used";
+    let line = spin_line(&["-c", "0,1"]);
+    assert!(line.contains(took), "{line}");
+    pin(&nginx_pids(&ng), 0);
+    let line = spin_line(&["-c", "1"]);
+    assert!(!line.contains(took), "{line}");
+}
+
 #[test]
 fn a_listener_held_by_the_load_generators_own_parent_names_no_server() {
     // The test process holds the listener and is throng's parent: the
