@@ -122,7 +122,6 @@ fn the_summary_says_what_the_spin_cost() {
             && line.contains("s in all"),
         "{line}"
     );
-
     assert!(!text.contains("naps "), "a spin takes no naps:\n{text}");
 
     // A nap and a spin are two ways of waiting: one or the other.
