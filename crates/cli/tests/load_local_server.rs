@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use support::{run_bounded, throng_json, Nginx};
+use support::{run_bounded, summary, summary_line, throng_json, Nginx};
 use throng_testkit::http::{ok, Server};
 use throng_testkit::wait::poll_until;
 
@@ -196,11 +196,8 @@ fn a_spin_on_the_servers_cpus_says_it_took_the_servers_time() {
             "--spin",
             "20us",
         ]);
-        let out = run_bounded(cmd, Duration::from_secs(60));
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(out.status.success(), "{text}");
-        text.lines()
-            .find(|l| l.trim_start().starts_with("spin "))
+        let text = summary(cmd);
+        summary_line(&text, "spin")
             .unwrap_or_else(|| panic!("no spin line in:\n{text}"))
             .to_string()
     };

@@ -8,7 +8,7 @@ mod support;
 
 use std::time::Duration;
 
-use support::{only_errors, run_bounded, throng, throng_json, u};
+use support::{only_errors, run_bounded, summary, summary_line, throng, throng_json, u};
 use throng_testkit::http::{ok, Script, Server};
 
 /// The waits that spun, and those a completion ended while they spun.
@@ -95,49 +95,36 @@ fn answers_within_the_spin_end_waits_without_a_sleep() {
 #[test]
 fn the_summary_says_what_the_spin_cost() {
     let s = Server::scripted(Script::answering(ok(b"told\n")).delay(Duration::from_millis(5)));
-    let mut cmd = throng();
-    cmd.args([
-        "load",
-        &s.url("/"),
-        "-n",
-        "10",
-        "-c",
-        "1",
-        "--spin",
-        "200us",
-    ]);
-    let out = run_bounded(cmd, Duration::from_secs(30));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
-    let line = text
-        .lines()
-        .find(|l| l.trim_start().starts_with("spin "))
-        .unwrap_or_else(|| panic!("no spin line in:\n{text}"));
+    let load = |extra: &[&str]| {
+        let mut cmd = throng();
+        cmd.args(["load", &s.url("/"), "-n", "10", "-c", "1"])
+            .args(extra);
+        cmd
+    };
+    let text = summary(load(&["--spin", "200us"]));
+    let line = summary_line(&text, "spin").unwrap_or_else(|| panic!("no spin line:\n{text}"));
     assert!(
         line.contains("looks for responses for up to 200µs before it sleeps")
             && line.contains("s in all"),
         "{line}"
     );
-    assert!(!text.contains("naps "), "a spin takes no naps:\n{text}");
+    assert_eq!(
+        summary_line(&text, "naps"),
+        None,
+        "a spin takes no naps:\n{text}"
+    );
+    // Without a spin, naps and no spin line.
+    let text = summary(load(&[]));
+    assert!(summary_line(&text, "naps").is_some(), "{text}");
+    assert_eq!(summary_line(&text, "spin"), None, "{text}");
+    assert_eq!(s.requests(), 20);
 
     // A nap and a spin are two ways of waiting: one or the other.
-    let mut cmd = throng();
-    cmd.args([
-        "load",
-        &s.url("/"),
-        "-n",
-        "10",
-        "--spin",
-        "50us",
-        "--nap-divisor",
-        "8",
-    ]);
-    let out = run_bounded(cmd, Duration::from_secs(30));
+    let out = run_bounded(
+        load(&["--spin", "50us", "--nap-divisor", "8"]),
+        Duration::from_secs(30),
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--spin"));
-    assert_eq!(s.requests(), 10);
+    assert_eq!(s.requests(), 20, "a refused load sends nothing");
 }

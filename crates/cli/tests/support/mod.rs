@@ -19,6 +19,28 @@ pub fn throng() -> Command {
     Command::new(env!("CARGO_BIN_EXE_throng"))
 }
 
+/// What `cmd`, a `throng load` without `--json`, prints, run to success
+/// within 60 s.
+pub fn summary(cmd: Command) -> String {
+    let out = run_bounded(cmd, Duration::from_secs(60));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+/// The line of a summary for `field` (`spin`, say), if it has one.
+pub fn summary_line<'a>(text: &'a str, field: &str) -> Option<&'a str> {
+    text.lines().find(|l| {
+        l.trim_start()
+            .strip_prefix(field)
+            .is_some_and(|r| r.starts_with(' '))
+    })
+}
+
 /// Run a command, killing it if it is not done by `limit`.
 pub fn run_bounded(mut cmd: Command, limit: Duration) -> Output {
     run_bounded_mut(&mut cmd, limit)

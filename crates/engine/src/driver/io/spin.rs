@@ -84,9 +84,7 @@ impl Uring {
             std::hint::spin_loop();
         }
     }
-}
 
-impl Uring {
     /// A closed-model wait for an answer, spun for up to `ns` before it
     /// sleeps (`LoadSpec::spin`): submit what the turn queued and take
     /// what already came, then watch for an answer until one comes or
