@@ -522,6 +522,8 @@ mod tests {
             spins: 0,
             spins_answered: 0,
             spun_ns: 0,
+            sleep_cost_ns: 0,
+            sleep_late_ns: 0,
             hold_ns: 0,
             holds: 0,
             rate: None,

@@ -227,15 +227,26 @@ pub struct LoadResult {
     /// Seconds the load threads were runnable but waiting for a CPU.
     pub runqueue_s: f64,
     pub naps: u64,
-    /// Waits for an answer that spun before sleeping (`LoadSpec::spin`),
-    /// those an answer ended while they spun, and the nanoseconds spun,
-    /// in the measured phase: part of the load threads' CPU time.
+    /// Waits spun rather than slept (for an answer, `LoadSpec::spin`, or
+    /// on the ring for a schedule's next instant closer than a sleep
+    /// costs), those an answer ended while they spun, and the nanoseconds
+    /// spun, in the measured phase: part of the load threads' CPU time.
     #[serde(default)]
     pub spins: u64,
     #[serde(default)]
     pub spins_answered: u64,
     #[serde(default)]
     pub spun_ns: u64,
+    /// What a timed sleep cost a load thread's CPU, measured as each
+    /// settled, and how late one ended, learnt from its sleeps since, the
+    /// largest of the threads' (the ring, with a schedule): their paced
+    /// waits shorter than the two together were spun, and longer ones
+    /// slept to the lateness before their instant and spun the rest. 0
+    /// where not measured.
+    #[serde(default)]
+    pub sleep_cost_ns: u64,
+    #[serde(default)]
+    pub sleep_late_ns: u64,
     /// Closed model: nanoseconds that places answered in the measured
     /// phase stood empty on the client before new requests took them, in
     /// total, and how many places did (`Summary::client_hold_us`).
@@ -404,6 +415,8 @@ impl LoadResult {
             out.spins += p.spins;
             out.spins_answered += p.spins_answered;
             out.spun_ns += p.spun_ns;
+            out.sleep_cost_ns = out.sleep_cost_ns.max(p.sleep_cost_ns);
+            out.sleep_late_ns = out.sleep_late_ns.max(p.sleep_late_ns);
             out.hold_ns += p.hold_ns;
             out.holds += p.holds;
             // A host that fell back to epoll makes the whole run's figure
@@ -566,6 +579,8 @@ mod tests {
             spins: 0,
             spins_answered: 0,
             spun_ns: 0,
+            sleep_cost_ns: 0,
+            sleep_late_ns: 0,
             hold_ns: 25_000,
             holds: 10,
             rate: None,

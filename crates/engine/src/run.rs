@@ -482,6 +482,7 @@ pub(crate) fn merge(
     let (mut user, mut sys, mut runqueue) = (0.0, 0.0, 0.0);
     let (mut naps, mut hold_ns, mut holds) = (0, 0, 0);
     let (mut spins, mut spins_answered, mut spun_ns) = (0, 0, 0);
+    let (mut sleep_cost_ns, mut sleep_late_ns) = (0, 0);
     let mut interrupted = false;
     let mut end_ns = warmup_end_ns;
     let mut timeline: Vec<[u64; 3]> = Vec::new();
@@ -510,6 +511,8 @@ pub(crate) fn merge(
         spins += st.spins;
         spins_answered += st.spins_answered;
         spun_ns += st.spun_ns;
+        sleep_cost_ns = sleep_cost_ns.max(st.sleep_cost_ns);
+        sleep_late_ns = sleep_late_ns.max(st.sleep_late_ns);
         hold_ns += st.hold_ns;
         holds += st.holds;
         interrupted |= p.interrupted;
@@ -632,6 +635,8 @@ pub(crate) fn merge(
         spins,
         spins_answered,
         spun_ns,
+        sleep_cost_ns,
+        sleep_late_ns,
         hold_ns,
         holds,
         rate: spec.rate.map(|target| RateOutcome {

@@ -100,6 +100,10 @@ pub fn summarize(r: &LoadResult) -> Summary {
             waits: r.spins,
             answered: r.spins_answered,
         }),
+        client_sleep: (r.sleep_cost_ns > 0).then(|| throng_model::SleepCost {
+            cpu_us: r.sleep_cost_ns as f64 / 1e3,
+            late_us: r.sleep_late_ns as f64 / 1e3,
+        }),
         client_hold_us: (r.holds > 0).then(|| r.hold_ns as f64 / r.holds as f64 / 1e3),
         client_held_connections: (r.holds > 0 && r.duration_s > 0.0)
             .then(|| r.hold_ns as f64 / (r.duration_s * 1e9)),

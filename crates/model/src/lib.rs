@@ -42,7 +42,7 @@ pub use stacks::{HwCounters, StackProfile};
 pub use summary::{
     Connections, CoordinationParts, CpuTime, ErrorKind, HostShare, Http2Report, Http3Report,
     IoBackend, Latency, LoadModel, LocalServer, RateReport, ReplyHeads, SessionCounts, Sessions,
-    Spins, Summary, TimelineRow, TlsReport, Warmup, Warning,
+    SleepCost, Spins, Summary, TimelineRow, TlsReport, Warmup, Warning,
 };
 pub use tcp::{TcpCounters, TcpSegments};
 pub use threshold::{

@@ -234,9 +234,11 @@ pub struct CpuTime {
     /// (schedstat run delay): high when the client was starved.
     #[serde(default)]
     pub runqueue: f64,
-    /// Seconds the load threads spun waiting for responses (`--spin`),
-    /// by the clock: on a CPU of their own, part of `user` and `sys`,
-    /// busy by choice rather than by the load's work (a spin the
+    /// Seconds the load threads spun rather than slept, waiting for
+    /// responses (`--spin`) or for a schedule's next instant closer than a
+    /// sleep costs (`Summary::client_sleep`), by the clock: on a
+    /// CPU of their own, part of `user` and `sys`, busy by choice rather
+    /// than by the load's work (a spin the
     /// scheduler interrupted counts the interruption too, which
     /// `runqueue` says apart). Left out when 0, so a run without a spin
     /// reads and stores as it did before there was one.
@@ -244,11 +246,24 @@ pub struct CpuTime {
     pub spun: f64,
 }
 
-/// Waits for a response that spun before sleeping (`Summary::client_spins`).
+/// What a load thread's timed sleep cost it (`Summary::client_sleep`), the
+/// largest of the threads'.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct SleepCost {
+    /// The thread's CPU time a sleep took, µs.
+    pub cpu_us: f64,
+    /// How long after its limit a sleep ended, µs: first the median of
+    /// the measure's sleeps, then learnt from the schedule's own sleeps
+    /// (the figure they had reached at the end).
+    pub late_us: f64,
+}
+
+/// Waits spun rather than slept (`Summary::client_spins`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Spins {
     pub waits: u64,
-    /// Of `waits`, those a response ended before the spin's length.
+    /// Of `waits`, those a response ended before the spin's length or its
+    /// instant.
     pub answered: u64,
 }
 
@@ -395,11 +410,21 @@ pub struct Summary {
     /// responses (closed model with `coalesce`; see docs/methodology.md).
     #[serde(default)]
     pub client_naps: u64,
-    /// Closed model with a spin (`--spin`): the waits for a response
-    /// that spun before sleeping, and those a response ended first. None
-    /// without one.
+    /// The waits the load threads spun rather than slept, and those a
+    /// response ended first: in the closed model with a spin (`--spin`),
+    /// waits for a response, each spun before it sleeps; on io_uring with
+    /// a schedule (`--rate`, users), waits for the schedule's next instant
+    /// spun where a sleep costs more (`client_sleep`). None when no wait
+    /// spun.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_spins: Option<Spins>,
+    /// What a timed sleep cost a load thread on this machine, measured as
+    /// each settled (io_uring with a schedule only): a wait for the
+    /// schedule's next instant shorter than its CPU and lateness together
+    /// was spun, and a longer one slept to its lateness before the
+    /// instant and spun the rest. None where it was not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_sleep: Option<SleepCost>,
     /// Closed model: mean microseconds from a response to the next
     /// request that took its place on the connection (the client's own
     /// time: parsing, naps, batching), and the connections that were so

@@ -282,7 +282,8 @@ fn client_causes(threads: u64, duration_s: f64, cpu: &throng_model::CpuTime) -> 
     // runnable but waiting for a CPU. The rest of the time it was idle,
     // waiting for the server.
     let span = duration_s * threads as f64;
-    // Time spun waiting for responses (`--spin`) is the client idle by
+    // Time spun waiting for responses (`--spin`), or for a schedule's
+    // next instant where a sleep costs more, is the client idle by
     // another means: it would have slept.
     let busy = (cpu.user + cpu.sys - cpu.spun).max(0.0) / span;
     let waited = cpu.runqueue / span;

@@ -219,6 +219,36 @@ fn time_spun_for_responses_is_not_the_clients_work() {
 }
 
 #[test]
+fn a_schedules_spun_waits_are_not_the_clients_work() {
+    // The open model kept its schedule exactly, its threads busy all the
+    // time: 15 of their 19 s spun to the next send's instant, which a
+    // sleep would have cost more than.
+    let mut s = clean();
+    s.model = throng_model::LoadModel::Open;
+    s.rate = Some(throng_model::RateReport {
+        target: 20_000.0,
+        ..throng_model::RateReport::default()
+    });
+    s.client_cpu_s = CpuTime {
+        user: 9.0,
+        sys: 10.0,
+        runqueue: 0.0,
+        spun: 15.0,
+    };
+    let v = round_verdict_with(&s, None, &ctx(), PORTS);
+    assert_eq!(v, Verdict::valid(), "{v:?}");
+    // The same CPU with nothing spun was the load's own work.
+    s.client_cpu_s.spun = 0.0;
+    let v = round_verdict_with(&s, None, &ctx(), PORTS);
+    assert_eq!(codes(&v), vec!["client_bound"]);
+    assert!(
+        msg(&v, "client_bound").starts_with("the load generator's 2 thread(s) were 95% busy"),
+        "{}",
+        msg(&v, "client_bound")
+    );
+}
+
+#[test]
 fn a_load_from_several_hosts_is_judged_host_by_host() {
     // Two client hosts of one thread each: one 95% busy, one 5%. Merged,
     // the two threads were 50% busy, which alone would not fire.

@@ -113,12 +113,22 @@ pub(crate) struct Stats {
     /// Open model: requests due in the measured phase, never sent.
     pub(crate) unsent: u64,
     pub(crate) naps: u64,
-    /// Waits for an answer that spun first (`LoadSpec::spin`), how many
-    /// of them an answer ended before they slept, and the time they spun,
-    /// all in the measured phase.
+    /// Waits spun rather than slept (for an answer, `LoadSpec::spin`, or
+    /// for a schedule's next instant closer than a sleep costs), how many
+    /// of them an answer ended, and the time they spun, all in the
+    /// measured phase.
     pub(crate) spins: u64,
     pub(crate) spins_answered: u64,
     pub(crate) spun_ns: u64,
+    /// What a timed sleep cost the thread's CPU, measured as it settled
+    /// (the ring's `calibrate_spin`): its paced waits shorter than this
+    /// were spun. 0 where it was not measured. Not reset with the rest:
+    /// it is the thread's, not a phase's.
+    pub(crate) sleep_cost_ns: u64,
+    /// How late such a sleep ended, measured with it and then learnt from
+    /// the thread's paced sleeps, the last figure: they ended that much
+    /// before their instants, and spun the rest.
+    pub(crate) sleep_late_ns: u64,
     /// Closed model: how long places answered in the measured phase stood
     /// empty on the client before a new request took them, in total, and
     /// how many did.
@@ -154,6 +164,8 @@ impl Stats {
             spins: 0,
             spins_answered: 0,
             spun_ns: 0,
+            sleep_cost_ns: 0,
+            sleep_late_ns: 0,
             hold_ns: 0,
             holds: 0,
             timeline: Vec::new(),
@@ -191,8 +203,8 @@ impl Stats {
         self.h3 = Default::default();
     }
 
-    /// A wait that spun for `ns` before an answer came (`answered`) or
-    /// it slept.
+    /// A wait that spun for `ns` before an answer came (`answered`), or
+    /// before it slept or its instant came.
     pub(crate) fn spun(&mut self, ns: u64, answered: bool) {
         self.spins += 1;
         self.spins_answered += u64::from(answered);

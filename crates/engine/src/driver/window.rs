@@ -57,9 +57,12 @@ impl Worker<'_> {
             // affinity mask, so failure here means the mask changed.
             let _ = crate::affinity::pin_current_thread(&[cpu]);
         }
-        if self.plan.spec.naps() {
-            // Naps are tens of µs; the default 50 µs timer slack would
-            // stretch each one several times over.
+        let paced = self.plan.interval_ns.is_some() || self.users.is_some();
+        if self.plan.spec.naps() || paced {
+            // Naps are tens of µs, and a schedule's sends are due at their
+            // instants: the default 50 µs timer slack would stretch each
+            // nap several times over, and let a timed sleep end that late
+            // and its send with it.
             // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only this thread.
             unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1_000 as libc::c_ulong, 0, 0, 0) };
         }
@@ -68,9 +71,11 @@ impl Worker<'_> {
         }
         // A thread woken by a schedule learns, on its own CPU, which of its
         // waits cost less spun than slept (spin.rs).
-        if self.plan.interval_ns.is_some() || self.users.is_some() {
+        if paced {
             if let Some(u) = self.io.uring() {
                 u.calibrate_spin();
+                self.stats.sleep_cost_ns = u.spin_ns;
+                self.stats.sleep_late_ns = u.wake_late_ns;
             }
         }
     }

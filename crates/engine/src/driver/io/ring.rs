@@ -164,7 +164,12 @@ pub(crate) struct Uring {
     pub(super) lead: Lead,
     /// The longest paced wait spun rather than slept: what a sleep costs
     /// the thread (spin.rs); 0, none spun, until a clocked thread measures it.
-    pub(super) spin_ns: u64,
+    pub(crate) spin_ns: u64,
+    /// How late a timed sleep of the thread ends: first the median of
+    /// those the same measure took, then learnt from the paced sleeps
+    /// that ran to their limits (spin.rs). A paced wait that sleeps,
+    /// sleeps that much less and spins the rest. 0 until measured.
+    pub(crate) wake_late_ns: u64,
     /// The longest a wait for an answer spins before it sleeps
     /// (`LoadSpec::spin`), 0 for none; and what the last wait spun: its
     /// time, and whether an answer ended it (spin.rs).
@@ -311,6 +316,7 @@ impl Uring {
             alarm: Alarm::new(),
             lead: Lead::default(),
             spin_ns: 0,
+            wake_late_ns: 0,
             answer_spin_ns: 0,
             spun: None,
             taskrun_flag,
@@ -430,22 +436,47 @@ impl Uring {
             // one that submits work: a keep-alive send is quiet, brings no
             // completion, and the wait after it sleeps, where a limit of
             // its own would be armed and cancelled each time.
-            if paced && !napping && wait_ns <= self.spin_ns {
+            //
+            // A paced wait costs the least spun when it is shorter than a
+            // sleep's price; a longer one sleeps but wakes as late as a
+            // sleep here ends late before its instant and spins the rest,
+            // so that the schedule's send leaves on time (spin.rs).
+            let early = if paced && !napping {
+                self.wake_late_ns
+            } else {
+                0
+            };
+            if paced && !napping && wait_ns <= self.spin_ns.saturating_add(early) {
                 self.spin(now, wait_ns)
             } else if napping || paced {
                 let bound = if napping {
                     wait_ns.clamp(1, nap::NAP_BOUND_NS)
                 } else {
-                    wait_ns
+                    wait_ns - early
                 };
                 let t = Timespec::new()
                     .sec(bound / 1_000_000_000)
                     .nsec((bound % 1_000_000_000) as u32);
                 let args = SubmitArgs::new().timespec(&t);
-                self.ring
-                    .submitter()
-                    .submit_with_args(want, &args)
-                    .map(drop)
+                let slept = self.ring.submitter().submit_with_args(want, &args);
+                let end = now.saturating_add(wait_ns);
+                match slept {
+                    Err(e) if e.raw_os_error() != Some(libc::ETIME) => Err(e),
+                    _ if paced && !napping && self.ring.completion().is_empty() => {
+                        // The sleep ran to its limit: how late it ended
+                        // teaches the next ones, and the rest to the
+                        // instant is spun (one that ended after the
+                        // instant spins nothing).
+                        let at = now_ns();
+                        self.learn_lateness(at.saturating_sub(now.saturating_add(bound)));
+                        if at < end {
+                            self.spin(at, end - at)
+                        } else {
+                            Ok(())
+                        }
+                    }
+                    r => r.map(drop),
+                }
             } else {
                 // Any one completion ends this wait, the alarm's too,
                 // whether it fires during the wait or fired before it
