@@ -72,7 +72,10 @@ impl Worker<'_> {
         // A thread woken by a schedule learns, on its own CPU, which of its
         // waits cost less spun than slept (spin.rs).
         if paced {
+            let past_answers =
+                self.users.is_none() && self.plan.tick_ns == 0 && self.plan.interval_ns.is_some();
             if let Some(u) = self.io.uring() {
+                u.paced_sleeps_past_answers = past_answers;
                 u.calibrate_spin();
                 self.stats.sleep_cost_ns = u.spin_ns;
                 self.stats.sleep_late_ns = u.wake_late_ns;

@@ -35,6 +35,10 @@ const CALIBRATION_WAIT_NS: u64 = 30_000;
 /// and a machine whose sleeps cost more than this is better told so (its
 /// client CPU) than hidden behind one.
 pub(super) const SPIN_MAX_NS: u64 = 50_000;
+/// The longest paced sleep that answers do not end (`Uring::
+/// paced_sleeps_past_answers`): shorter ones are mostly the wakes they
+/// take, longer ones mostly sleep either way.
+pub(super) const PAST_ANSWERS_MAX_NS: u64 = 4 * SPIN_MAX_NS;
 /// How far one paced sleep moves the lateness learnt (`learn_lateness`):
 /// small beside a sleep's lateness (µs), so no one sleep decides it, and
 /// large enough that a few hundred sleeps, a fraction of a second at
@@ -278,7 +282,7 @@ mod tests {
         late_ns: u64,
         limit: u64,
     ) -> Option<(u64, bool)> {
-        let Some(mut u) = ring() else { return None };
+        let mut u = ring()?;
         (u.spin_ns, u.wake_late_ns) = (spin_ns, late_ns);
         let t0 = now_ns();
         u.enter(t0, limit, 0, true).unwrap();
@@ -380,6 +384,60 @@ mod tests {
             u.cqes.iter().any(|c| c.user_data() == 0),
             "the timeout's completion"
         );
+    }
+
+    /// The open model's short sleep to an instant runs past an answer: a
+    /// receive that completes while the thread sleeps (data written to a
+    /// socket 20 µs in, the kernel deferring the receive's work to the
+    /// thread as it does a server's answer) does not end a 150 µs wait,
+    /// and is there to take when it ends. With the setting off, it ends
+    /// the wait (`sleeps_past` false: checked to fail this test's first
+    /// assertion).
+    #[test]
+    fn a_short_paced_sleep_runs_past_answers_to_its_instant() {
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+        let Some(mut u) = ring() else { return };
+        (u.spin_ns, u.wake_late_ns) = (0, 0);
+        u.paced_sleeps_past_answers = true;
+        let (mut tx, rx) = std::os::unix::net::UnixStream::pair().unwrap();
+        let mut buf = vec![0u8; 64];
+        let recv = io_uring::opcode::Recv::new(
+            io_uring::types::Fd(rx.as_raw_fd()),
+            buf.as_mut_ptr(),
+            buf.len() as u32,
+        );
+        u.push(recv.build().user_data(7)).unwrap();
+        let limit = 150_000;
+        assert!(limit <= PAST_ANSWERS_MAX_NS);
+        let start = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let go = start.clone();
+        let writer = std::thread::spawn(move || {
+            go.wait();
+            // The answer's arrival, 40 µs into the wait by the clock (a
+            // busy wait: a sleep this short ends whenever its timer's
+            // slack lets it).
+            let at = now_ns() + 40_000;
+            while now_ns() < at {
+                std::hint::spin_loop();
+            }
+            tx.write_all(b"answer").unwrap();
+            tx
+        });
+        start.wait();
+        let t0 = now_ns();
+        u.enter(t0, limit, 0, true).unwrap();
+        let took = now_ns() - t0;
+        let _tx = writer.join().unwrap();
+        assert!(took >= limit && took < 500_000_000, "{took} ns");
+        u.reap();
+        let got = u.cqes.iter().find(|c| c.user_data() == 7);
+        // The write may come after the wait on a busy machine; when it
+        // came within it, its receive was waiting.
+        if let Some(c) = got {
+            assert_eq!(c.result(), 6);
+        }
+        drop(buf);
     }
 
     /// A scripted truth for what the sleeps teach: lateness spread evenly
