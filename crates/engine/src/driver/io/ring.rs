@@ -460,6 +460,10 @@ impl Uring {
                 0
             };
             if paced && !napping && wait_ns <= self.spin_ns.saturating_add(early) {
+                if wait_ns > self.spin_ns {
+                    // Spun for the lateness alone: no sleep tells it.
+                    self.unlearn_lateness();
+                }
                 self.spin(now, wait_ns)
             } else if napping || paced {
                 let bound = if napping {
