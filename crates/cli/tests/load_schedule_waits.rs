@@ -3,8 +3,9 @@
 //! send's instant where that costs less, and otherwise sleeps to that
 //! lateness before the instant and spins the rest, so the send leaves on
 //! time. What it spun is counted and said, and judged as the client's
-//! idle time, not its work. On epoll (a schedule there sleeps in whole
-//! milliseconds) none of it applies and none of it is in the document.
+//! idle time, not its work. On epoll (a schedule's wait there ends by a
+//! timer armed for the instant) none of it applies and none of it is in
+//! the document.
 
 mod support;
 
@@ -77,7 +78,7 @@ fn a_schedules_waits_sleep_to_their_lateness_and_spin_to_the_instant() {
         "{reasons:?}"
     );
 
-    // epoll waits in milliseconds and measures no sleep.
+    // epoll measures no sleep and spins nothing.
     let j = scheduled(&s, "epoll");
     only_errors(&j, &[]);
     assert!(j.get("client_sleep").is_none(), "{}", j["client_sleep"]);

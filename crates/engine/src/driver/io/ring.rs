@@ -17,7 +17,7 @@ use crate::clock::{now_ns, Lead};
 use crate::driver::WRITEV_MAX;
 
 use super::alarm::Alarm;
-use super::{nap, socket, spin};
+use super::{nap, socket};
 
 /// One buffer of the provided ring: room for a read's header, its stamp
 /// and its data.
@@ -449,70 +449,20 @@ impl Uring {
             // one that submits work: a keep-alive send is quiet, brings no
             // completion, and the wait after it sleeps, where a limit of
             // its own would be armed and cancelled each time.
-            //
-            // A paced wait costs the least spun when it is shorter than a
-            // sleep's price; a longer one sleeps but wakes as late as a
-            // sleep here ends late before its instant and spins the rest,
-            // so that the schedule's send leaves on time (spin.rs).
-            let early = if paced && !napping {
-                self.wake_late_ns
-            } else {
-                0
-            };
-            if paced && !napping && wait_ns <= self.spin_ns.saturating_add(early) {
-                if wait_ns > self.spin_ns {
-                    // Spun for the lateness alone: no sleep tells it.
-                    self.unlearn_lateness();
-                }
-                self.spin(now, wait_ns)
-            } else if napping || paced {
-                let bound = if napping {
-                    wait_ns.clamp(1, nap::NAP_BOUND_NS)
-                } else {
-                    wait_ns - early
-                };
+            if paced && !napping {
+                // Spun, or slept to its lateness and spun to its instant
+                // (spin.rs).
+                self.paced_wait(now, wait_ns)
+            } else if napping {
+                let bound = wait_ns.clamp(1, nap::NAP_BOUND_NS);
                 let t = Timespec::new()
                     .sec(bound / 1_000_000_000)
                     .nsec((bound % 1_000_000_000) as u32);
                 let args = SubmitArgs::new().timespec(&t);
-                // Past answers: as many completions as the ring holds,
-                // which its cap on a wait's count comes to anyway. Only a
-                // short sleep: the answers' work, run by the thread as
-                // its timer wakes it, delays its send by as much, which a
-                // long sleep's wake-up spared by it does not repay (at
-                // 1,000 sends a second, waits of a millisecond, sleeps
-                // past an answer ended 43 µs late at the median against
-                // 26 µs for those woken by it).
-                let past = wait_ns <= spin::PAST_ANSWERS_MAX_NS;
-                let want = if paced && !napping && self.paced_sleeps_past_answers && past {
-                    self.ring.params().cq_entries() as usize
-                } else {
-                    want
-                };
-                let slept = self.ring.submitter().submit_with_args(want, &args);
-                let end = now.saturating_add(wait_ns);
-                match slept {
-                    Err(e) if e.raw_os_error() != Some(libc::ETIME) => Err(e),
-                    _ if paced && !napping => {
-                        // A sleep that ran to its limit teaches the next
-                        // ones how late it ended (one an answer ended
-                        // says nothing of that). With nothing come, the
-                        // rest to the instant is spun; with answers, the
-                        // loop takes them first, and the wait after is
-                        // short enough to spin.
-                        let at = now_ns();
-                        let limit = now.saturating_add(bound);
-                        if at >= limit {
-                            self.learn_lateness(at - limit);
-                        }
-                        if at < end && self.ring.completion().is_empty() {
-                            self.spin(at, end - at)
-                        } else {
-                            Ok(())
-                        }
-                    }
-                    r => r.map(drop),
-                }
+                self.ring
+                    .submitter()
+                    .submit_with_args(want, &args)
+                    .map(drop)
             } else {
                 // Any one completion ends this wait, the alarm's too,
                 // whether it fires during the wait or fired before it
