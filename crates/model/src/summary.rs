@@ -413,7 +413,7 @@ pub struct Summary {
     /// The waits the load threads spun rather than slept, and those a
     /// response ended first: in the closed model with a spin (`--spin`),
     /// waits for a response, each spun before it sleeps; on io_uring with
-    /// a schedule (`--rate`, users), waits for the schedule's next instant
+    /// a schedule (`--rate`, `--stages`), waits for the schedule's next instant
     /// spun where a sleep costs more (`client_sleep`). None when no wait
     /// spun.
     #[serde(default, skip_serializing_if = "Option::is_none")]
