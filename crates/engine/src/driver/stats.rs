@@ -122,8 +122,8 @@ pub(crate) struct Stats {
     pub(crate) spun_ns: u64,
     /// What a timed sleep cost the thread's CPU, measured as it settled
     /// (the ring's `calibrate_spin`): its paced waits shorter than this
-    /// were spun. 0 where it was not measured. Not reset with the rest:
-    /// it is the thread's, not a phase's.
+    /// were spun. 0 where it was not measured. Read from the ring as a
+    /// window ends, with the lateness below.
     pub(crate) sleep_cost_ns: u64,
     /// How late such a sleep ended, measured with it and then learnt from
     /// the thread's paced sleeps, the last figure: they ended that much

@@ -77,8 +77,6 @@ impl Worker<'_> {
             if let Some(u) = self.io.uring() {
                 u.paced_sleeps_past_answers = past_answers;
                 u.calibrate_spin();
-                self.stats.sleep_cost_ns = u.spin_ns;
-                self.stats.sleep_late_ns = u.wake_late_ns;
             }
         }
     }
@@ -232,6 +230,9 @@ impl Worker<'_> {
         // counted as sent has reached the kernel, as on epoll.
         if let Some(u) = self.io.uring() {
             u.submit();
+            // What a sleep cost the thread, and how late one ends as its
+            // sleeps have taught it by now (spin.rs): 0 where unmeasured.
+            (self.stats.sleep_cost_ns, self.stats.sleep_late_ns) = (u.spin_ns, u.wake_late_ns);
         }
         self.stats.unsent = self.unsent(end_ns);
         let (cpu_start, wait_start) = self.books.cpu_mark;

@@ -163,11 +163,6 @@ impl Worker<'_> {
         };
         let napped = u.enter(now, wake.saturating_sub(now), answers, paced)?;
         let spun = u.spun.take();
-        if paced {
-            // Learnt from the sleeps as they go (spin.rs): the run's
-            // figure is the last.
-            self.stats.sleep_late_ns = u.wake_late_ns;
-        }
         if self.measuring {
             self.stats.naps += u64::from(napped);
             if let Some((ns, answered)) = spun {

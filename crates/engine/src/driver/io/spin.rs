@@ -187,14 +187,7 @@ impl Uring {
     /// its CPU less that time.
     fn spin(&mut self, now: u64, wait_ns: u64) -> io::Result<()> {
         let end = now.saturating_add(wait_ns);
-        if self.enter_for_events()? {
-            self.spun = Some((0, true));
-            return Ok(());
-        }
-        let start = now_ns();
-        let (at, answered) = self.watch(end)?;
-        self.spun = Some((at.saturating_sub(start), answered));
-        Ok(())
+        self.spin_until(|_| end).map(drop)
     }
 
     /// A closed-model wait for an answer, spun for up to `ns` before it
@@ -209,14 +202,21 @@ impl Uring {
     /// interrupt the server's CPU pays for (docs/methodology.md,
     /// "Spinning for answers").
     pub(super) fn spin_for_answer(&mut self, ns: u64) -> io::Result<bool> {
-        // The turn's sends go first, and what already came is taken: an
-        // answer there ends the wait before any spin.
+        self.spin_until(|start| start.saturating_add(ns))
+    }
+
+    /// Both spins: the turn's sends go first and what already came is
+    /// taken (an answer there ends the wait before any spin), then the
+    /// ring is watched until an answer or the end `end_of(start)` gives,
+    /// `start` being when the watch began. Whether an answer ended it;
+    /// what was spun is left in `spun` for the loop's books.
+    fn spin_until(&mut self, end_of: impl FnOnce(u64) -> u64) -> io::Result<bool> {
         if self.enter_for_events()? {
             self.spun = Some((0, true));
             return Ok(true);
         }
         let start = now_ns();
-        let (at, answered) = self.watch(start.saturating_add(ns))?;
+        let (at, answered) = self.watch(end_of(start))?;
         self.spun = Some((at.saturating_sub(start), answered));
         Ok(answered)
     }
@@ -459,11 +459,11 @@ mod tests {
 
     /// The open model's short sleep to an instant runs past an answer: a
     /// receive that completes while the thread sleeps (data written to a
-    /// socket 20 µs in, the kernel deferring the receive's work to the
+    /// socket 40 µs in, the kernel deferring the receive's work to the
     /// thread as it does a server's answer) does not end a 150 µs wait,
     /// and is there to take when it ends. With the setting off, it ends
-    /// the wait (`sleeps_past` false: checked to fail this test's first
-    /// assertion).
+    /// the wait (`paced_sleeps_past_answers` false: checked to fail this
+    /// test's first assertion).
     #[test]
     fn a_short_paced_sleep_runs_past_answers_to_its_instant() {
         use std::io::Write;
