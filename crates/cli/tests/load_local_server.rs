@@ -135,12 +135,28 @@ fn a_server_on_a_core_of_its_own_is_found_and_not_starved() {
     assert_eq!(j["local_server"]["cores"], 1);
     let per_request = j["local_server"]["cpu_us_per_request"].as_f64().unwrap();
     assert!(per_request > 0.0, "{:#}", j["local_server"]);
-    assert!(
-        !codes(&j).contains(&"server_starved".to_string()),
-        "{:#}\n{:#}",
-        j["verdict"],
-        j["local_server"]
-    );
+    // On a shared host the hypervisor can take the core from the server
+    // (it took 11% of it in one run here): then the verdict is right to
+    // say so, and must name the steal.
+    let usage = &j["local_server"]["usage"];
+    let stolen = usage["steal_s"].as_f64().unwrap_or(0.0) / usage["wall_s"].as_f64().unwrap();
+    let starved = j["verdict"]["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["code"] == "server_starved");
+    match starved {
+        None => {}
+        Some(r) if stolen > 0.05 => {
+            let m = r["message"].as_str().unwrap();
+            assert!(m.contains("the hypervisor stole"), "{m}");
+            eprintln!(
+                "the hypervisor took {:.0}% of the server's core",
+                stolen * 100.0
+            );
+        }
+        Some(_) => panic!("{:#}\n{:#}", j["verdict"], j["local_server"]),
+    }
 }
 
 #[test]

@@ -216,5 +216,22 @@ fn a_ticks_requests_reach_nginx_together() {
     }
     let mut expected = vec![20; 19];
     expected.push(10);
-    assert_eq!(bursts, expected);
+    // Each burst is whole ticks: a tick spread over more than 25 ms would
+    // split one. Two ticks can run together where the host held nginx or
+    // the client for 25 ms (the hypervisor's steal on a shared machine
+    // did: one burst of 40), which tells nothing of the ticks; at most
+    // two such, so that a schedule sent all at once still fails.
+    let mut ticks = expected.iter().copied();
+    for &b in &bursts {
+        let mut whole = 0;
+        while whole < b {
+            whole += ticks.next().unwrap_or_else(|| panic!("{bursts:?}"));
+        }
+        assert_eq!(whole, b, "a burst that is not whole ticks: {bursts:?}");
+    }
+    assert_eq!(ticks.next(), None, "{bursts:?}");
+    assert!(bursts.len() + 2 >= expected.len(), "{bursts:?}");
+    if bursts.len() < expected.len() {
+        eprintln!("ticks ran together where the host held a side: {bursts:?}");
+    }
 }

@@ -73,9 +73,16 @@ fn a_schedules_waits_sleep_to_their_lateness_and_spin_to_the_instant() {
     let p50 = u(&j, "/rate/lateness_us/p50");
     assert!(p50 < 1000, "median lateness {p50} µs");
     // Busy by choice is not bound: the client's CPU less what it spun.
+    // (A machine busy with other tests can keep the thread waiting for a
+    // CPU, 12% of the run in one run of the whole suite: a client_bound
+    // of that other kind, which says so.)
     let reasons = j["verdict"]["reasons"].as_array().unwrap();
     assert!(
-        reasons.iter().all(|r| r["code"] != "client_bound"),
+        reasons
+            .iter()
+            .filter(|r| r["code"] == "client_bound")
+            .all(|r| !r["message"].as_str().unwrap().contains("% busy")
+                && r["message"].as_str().unwrap().contains("for a CPU")),
         "{reasons:?}"
     );
 

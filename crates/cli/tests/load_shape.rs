@@ -32,10 +32,19 @@ fn accounted(j: &serde_json::Value, due: u64) -> bool {
         .map(|i| i as u64);
     assert_eq!(j["rate"]["saturated_second"].as_u64(), first_short, "{j}");
     let waited = j["client_cpu_s"]["runqueue"].as_f64().unwrap();
-    let kept = waited < 0.1 * j["duration_s"].as_f64().unwrap();
+    let lasted = j["duration_s"].as_f64().unwrap();
+    // The server's core taken by the hypervisor holds every connection's
+    // answer as long, and a send that falls due while all of them wait is
+    // unsent (one of 3,250 in a run of the whole suite, on a host whose
+    // hypervisor took 5-34% of a core in the runs of that hour).
+    let stolen = j["local_server"]["usage"]["steal_s"]
+        .as_f64()
+        .unwrap_or(0.0);
+    let kept = waited < 0.1 * lasted && stolen < 0.01 * lasted;
     if !kept {
         eprintln!(
-            "the load thread waited {waited:.2} s for a CPU: not asking it to keep the schedule"
+            "the load thread waited {waited:.2} s for a CPU and the server's core was stolen \
+             for {stolen:.2} s: not asking it to keep the schedule"
         );
     }
     kept
