@@ -81,8 +81,8 @@ fn a_schedules_waits_sleep_to_their_lateness_and_spin_to_the_instant() {
         reasons
             .iter()
             .filter(|r| r["code"] == "client_bound")
-            .all(|r| !r["message"].as_str().unwrap().contains("% busy")
-                && r["message"].as_str().unwrap().contains("for a CPU")),
+            .map(|r| r["message"].as_str().unwrap())
+            .all(|m| !m.contains("% busy") && m.contains("for a CPU")),
         "{reasons:?}"
     );
 
