@@ -57,13 +57,21 @@ fn a_schedules_waits_sleep_to_their_lateness_and_spin_to_the_instant() {
     // A send a millisecond, each answered in tens of µs: the wait for the
     // next send is far longer than a sleep's price, so it sleeps, wakes
     // its lateness early with nothing come, and spins the rest. Three in
-    // four end before the instant here; a quarter of the sends so spun
-    // allows for a machine busy with other tests, whose sleeps end later.
+    // four end before the instant here. On a machine busy with other
+    // work more of them end late, with nothing left to spin: with two of
+    // these runs at once, 194 and 215 waits of 1,000 sends in two tries of
+    // sixteen. A tenth of the sends allows for that; a build that never
+    // spins after a sleep spins none.
     let (waits, answered) = (
         u(&j, "/client_spins/waits"),
         u(&j, "/client_spins/answered"),
     );
-    assert!(waits * 4 >= sent, "{waits} waits spun for {sent} sends");
+    assert!(
+        waits * 10 >= sent,
+        "{waits} waits spun for {sent} sends, {} s waiting for a CPU, sleeps {} µs late",
+        f(&j, "/client_cpu_s/runqueue"),
+        f(&j, "/client_sleep/late_us")
+    );
     assert!(answered <= waits);
     let spun = f(&j, "/client_cpu_s/spun");
     let lasted = f(&j, "/duration_s");
