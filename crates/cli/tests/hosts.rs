@@ -277,16 +277,24 @@ fn two_client_hosts_complete_exactly_n_requests_and_the_servers_log_agrees() {
         min(&j),
         min(&hosts_j[0]["summary"]).min(min(&hosts_j[1]["summary"]))
     );
+    // The skew is the spread of the hosts' own starts, on this machine's
+    // clock.
+    let starts: Vec<f64> = hosts_j
+        .iter()
+        .map(|h| h["summary"]["started_unix_s"].as_f64().unwrap())
+        .collect();
+    let spread_ms = (starts[0] - starts[1]).abs() * 1e3;
+    let skew_ms = j["start_skew_ms"].as_f64().unwrap();
+    assert!((skew_ms - spread_ms).abs() < 1e-3, "{skew_ms} {spread_ms}");
     // The hosts share this machine's clock, so the skew is the
     // scheduler's alone: each agent wakes at the one instant, and its
     // thread may then wait for a CPU that another test of this file has
     // (3.3 ms was seen so, under 1 ms alone: docs/performance.md,
-    // "Coordinating other hosts").
-    assert!(
-        j["start_skew_ms"].as_f64().unwrap() < 10.0,
-        "{}",
-        j["start_skew_ms"]
-    );
+    // "Coordinating other hosts"; 10.1 ms on a 2-core machine running
+    // this file's 21 tests at once). The bound is for a start off by a
+    // unit or a round of the clock exchange, which is tens of
+    // milliseconds or more.
+    assert!(skew_ms < 50.0, "{skew_ms}");
     let log = ng.lines(2001);
     assert_eq!(
         log.len(),
