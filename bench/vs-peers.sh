@@ -47,7 +47,10 @@
 # client process (GNU time), divided by the responses it reports. For
 # throng, the load threads' own share of it is shown apart (client_cpu_s
 # over the measured phase): the rest is its process's other threads, the
-# sampler of a server on this machine above all.
+# sampler of a server on this machine above all. Each run's steal (what
+# the hypervisor took of core 0 and core 1, /proc/stat) is kept too; the
+# floors' ratios are printed again over the rounds where it stayed under
+# 1% of both cores for every run in the round.
 #
 # BASE=/path/to/an/older/throng runs that build too, as the tool `base`,
 # with throng's default flags in the keepalive, pipeline, close and open
@@ -106,7 +109,21 @@ nginx_in_work
 worker=$(pgrep -P "$(cat "$work/nginx.pid")" | head -1)
 ticks() { awk '{print $14 + $15}' "/proc/$worker/stat"; }
 hz=$(getconf CLK_TCK)
-timed() { /usr/bin/time -f 'CPU %U %S' -o "$work/time" taskset -c 1 "$@"; }
+# What the hypervisor took of the server's core (0) and the client's (1),
+# in clock ticks (/proc/stat's steal): on a shared host a round can lose
+# a tenth of a core so, and what else runs on the host's cores then also
+# takes their caches, which no counter here shows.
+steal() { awk '/^cpu0 /{a=$9} /^cpu1 /{b=$9} END{print a, b}' /proc/stat; }
+# A client's run, its CPU (GNU time) and the steal over it alone: what a
+# tool's figures are read with afterwards (python for throng's JSON)
+# would be counted otherwise.
+timed() {
+  read -r st0 st1 < <(steal)
+  /usr/bin/time -f 'CPU %U %S' -o "$work/time" taskset -c 1 "$@"
+  local rc=$?
+  read -r sn0 sn1 < <(steal)
+  return $rc
+}
 results=$work/results.txt; : > "$results"
 # wrk's pipelining: its documented way, a request() that returns 16
 # requests in one string, written in one go.
@@ -237,7 +254,7 @@ for r in $(seq "$rounds"); do
         [ -n "$wh" ] || wh=-
       fi
       case $tool in throng*|base) e=$(engine "$work/out");; esac
-      echo "$mode $tool $r $n $u $s $secs $((t1 - t0)) $hz $h $wh $e" >> "$results"
+      echo "$mode $tool $r $n $u $s $secs $((t1 - t0)) $hz $h $wh $e $((sn0 - st0)) $((sn1 - st1))" >> "$results"
     done
   done
 done
@@ -246,6 +263,19 @@ done
 python3 - "$results" "$secs" "$rounds" "${rate:-0}" <<'PY'
 import math, sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1])]
+def steal(r, k):
+    return int(r[k]) / int(r[8]) / float(r[6])
+# A round is quiet when the host took under 1% of either core from every
+# run in it: the floor's bar is read there apart, since a slow spell moves
+# the ratio (docs/performance.md, "A slow afternoon").
+QUIET = 0.01
+def quiet_rounds(mode):
+    by = {}
+    for r in rows:
+        if r[0] == mode:
+            ok = len(r) > 13 and max(steal(r, 12), steal(r, 13)) < QUIET
+            by[r[2]] = by.get(r[2], True) and ok
+    return by
 for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold", 100), ("wire", 100), ("open", 100)]:
     tools = list(dict.fromkeys(r[1] for r in rows if r[0] == mode))
     if not tools:
@@ -264,9 +294,13 @@ for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold
             held = f"{st.median(held):.1f}" if held else "-"
         wire = [float(r[10]) for r in rs if r[10] != "-"]
         eng = [float(r[11]) * 1e6 / int(r[3]) for r in rs if r[11] != "-"]
+        # The host's steal on the server's core and the client's, as a
+        # share of the run (kept figures from before it was read have none).
+        stolen = [(steal(r, 12), steal(r, 13)) for r in rs if len(r) > 13]
         med[t] = (st.median(rps), st.median(cpu), rps, cpu, st.median(srv), held,
                   f"{st.median(wire):.1f}" if wire else "-",
-                  f"{st.median(eng):.2f}" if eng else "-")
+                  f"{st.median(eng):.2f}" if eng else "-",
+                  " / ".join(f"{100 * st.median(x):.1f}" for x in zip(*stolen)) if stolen else "-")
     ref = "wrk2" if mode == "open" else "wrk"
     w = med[ref]
     # Rounds run the tools back to back, so a tool's ratio to wrk within
@@ -301,14 +335,14 @@ for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold
     print(f"| tool | median req/s | median client CPU µs/response | req/s vs {ref}, paired | CPU/response vs {ref}, paired |"
           + (" CPU/response vs floor1, paired |" if floor else "")
           + (" CPU/response vs floor1s, paired |" if stamped else "")
-          + f" load threads' CPU µs/response | nginx CPU µs/request | {held_head} | held, read off the wire | rounds (req/s) |")
+          + f" load threads' CPU µs/response | nginx CPU µs/request | {held_head} | held, read off the wire | steal on core 0 / 1, median % | rounds (req/s) |")
     print("|---|---:|---:|---:|---:|" + ("---:|" if floor else "") + ("---:|" if stamped else "")
-          + "---:|---:|---:|---:|---|")
+          + "---:|---:|---:|---:|---:|---|")
     for t in tools:
-        rps, cpu, all_rps, _, srv, held, wire, eng = med[t]
+        rps, cpu, all_rps, _, srv, held, wire, eng, stolen = med[t]
         vs_floor = f" {paired(t, 3, floor):.3f} |" if floor else ""
         vs_floor += f" {paired(t, 3, stamped):.3f} |" if stamped else ""
-        print(f"| {t} | {rps:,.0f} | {cpu:.2f} | {paired(t, 2):.2f} | {paired(t, 3):.2f} |{vs_floor} {eng} | {srv:.1f} | {held} | {wire} | {', '.join(f'{x:,.0f}' for x in all_rps)} |")
+        print(f"| {t} | {rps:,.0f} | {cpu:.2f} | {paired(t, 2):.2f} | {paired(t, 3):.2f} |{vs_floor} {eng} | {srv:.1f} | {held} | {wire} | {stolen} | {', '.join(f'{x:,.0f}' for x in all_rps)} |")
     if mode == "open" and "throng" in med:
         # A round where the server fell behind queues the sends behind
         # busy connections: it measures the server's queue, not what a
@@ -340,10 +374,16 @@ for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold
         print(f"\nthrong's rate against wrk sending its User-Agent, paired by round: "
               f"{paired('throng', 2, wu):.3f} (95% interval {paired_ci('throng', 2, wu)}); "
               f"wrk's own against it {paired('wrk', 2, wu):.3f}")
+    quiet = quiet_rounds(mode)
     for ref in ("floor1", "floor1s"):
         if ref in med and "throng" in med:
             print(f"\nthrong's CPU/response against {ref}, paired by round: "
                   f"{paired('throng', 3, med[ref]):.3f}, 95% interval of that median "
                   f"{paired_ci('throng', 3, med[ref])}")
+            rounds = [r[2] for r in rows if r[0] == mode and r[1] == "throng"]
+            pairs = [a / b for a, b, k in zip(med["throng"][3], med[ref][3], rounds) if quiet[k]]
+            print(f"  in the {len(pairs)} of {len(rounds)} rounds where the host took under "
+                  f"{100 * QUIET:.0f}% of either core from every run: "
+                  + (f"{st.median(pairs):.3f} (95% interval {ci(pairs)})" if pairs else "none"))
 print(f"\n{sys.argv[3]} rounds of {sys.argv[2]} s, one client thread on core 1, nginx (1 worker) on core 0.")
 PY
