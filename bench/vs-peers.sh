@@ -48,9 +48,10 @@
 # throng, the load threads' own share of it is shown apart (client_cpu_s
 # over the measured phase): the rest is its process's other threads, the
 # sampler of a server on this machine above all. Each run's steal (what
-# the hypervisor took of core 0 and core 1, /proc/stat) is kept too; the
-# floors' ratios are printed again over the rounds where it stayed under
-# 1% of both cores for every run in the round.
+# the hypervisor took of core 0 and core 1, /proc/stat) is kept and its
+# median shown: a round that lost CPU time so is told from one that did
+# not (on this project's host the two gave the same ratios:
+# docs/performance.md, "What the host took, run by run").
 #
 # BASE=/path/to/an/older/throng runs that build too, as the tool `base`,
 # with throng's default flags in the keepalive, pipeline, close and open
@@ -110,9 +111,8 @@ worker=$(pgrep -P "$(cat "$work/nginx.pid")" | head -1)
 ticks() { awk '{print $14 + $15}' "/proc/$worker/stat"; }
 hz=$(getconf CLK_TCK)
 # What the hypervisor took of the server's core (0) and the client's (1),
-# in clock ticks (/proc/stat's steal): on a shared host a round can lose
-# a tenth of a core so, and what else runs on the host's cores then also
-# takes their caches, which no counter here shows.
+# in clock ticks (/proc/stat's steal): on a shared host a run can lose a
+# tenth of a core so.
 steal() { awk '/^cpu0 /{a=$9} /^cpu1 /{b=$9} END{print a, b}' /proc/stat; }
 # A client's run, its CPU (GNU time) and the steal over it alone: what a
 # tool's figures are read with afterwards (python for throng's JSON)
@@ -265,17 +265,6 @@ import math, sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1])]
 def steal(r, k):
     return int(r[k]) / int(r[8]) / float(r[6])
-# A round is quiet when the host took under 1% of either core from every
-# run in it: the floor's bar is read there apart, since a slow spell moves
-# the ratio (docs/performance.md, "A slow afternoon").
-QUIET = 0.01
-def quiet_rounds(mode):
-    by = {}
-    for r in rows:
-        if r[0] == mode:
-            ok = len(r) > 13 and max(steal(r, 12), steal(r, 13)) < QUIET
-            by[r[2]] = by.get(r[2], True) and ok
-    return by
 for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold", 100), ("wire", 100), ("open", 100)]:
     tools = list(dict.fromkeys(r[1] for r in rows if r[0] == mode))
     if not tools:
@@ -374,16 +363,10 @@ for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold
         print(f"\nthrong's rate against wrk sending its User-Agent, paired by round: "
               f"{paired('throng', 2, wu):.3f} (95% interval {paired_ci('throng', 2, wu)}); "
               f"wrk's own against it {paired('wrk', 2, wu):.3f}")
-    quiet = quiet_rounds(mode)
     for ref in ("floor1", "floor1s"):
         if ref in med and "throng" in med:
             print(f"\nthrong's CPU/response against {ref}, paired by round: "
                   f"{paired('throng', 3, med[ref]):.3f}, 95% interval of that median "
                   f"{paired_ci('throng', 3, med[ref])}")
-            rounds = [r[2] for r in rows if r[0] == mode and r[1] == "throng"]
-            pairs = [a / b for a, b, k in zip(med["throng"][3], med[ref][3], rounds) if quiet[k]]
-            print(f"  in the {len(pairs)} of {len(rounds)} rounds where the host took under "
-                  f"{100 * QUIET:.0f}% of either core from every run: "
-                  + (f"{st.median(pairs):.3f} (95% interval {ci(pairs)})" if pairs else "none"))
 print(f"\n{sys.argv[3]} rounds of {sys.argv[2]} s, one client thread on core 1, nginx (1 worker) on core 0.")
 PY
