@@ -15,8 +15,9 @@ use crate::{Place, RemoteError, Transport};
 /// Largest clock uncertainty at which hosts are started together: beyond
 /// it, their shares of a load would not overlap to the millisecond.
 pub const CLOCK_LIMIT: Duration = Duration::from_millis(1);
-/// Clock exchanges per host; the one with the shortest round trip counts.
-const CLOCK_SAMPLES: usize = 8;
+/// Clock exchanges per host and round; the one with the shortest round
+/// trip counts.
+pub const CLOCK_SAMPLES: usize = 8;
 
 pub struct Fleet {
     pub links: Vec<Link>,
@@ -179,7 +180,7 @@ impl Fleet {
     /// than `limit`.
     pub fn check_clocks(&mut self, limit: Duration) -> Result<(), RemoteError> {
         for l in &mut self.links {
-            let o = l.measure_clock(CLOCK_SAMPLES)?;
+            let o = l.measure_clock_within(CLOCK_SAMPLES, limit)?;
             if o.uncertainty_ns > limit.as_nanos() as u64 {
                 return Err(RemoteError::Clock {
                     host: l.place.to_string(),

@@ -431,6 +431,20 @@ impl Link {
         }
     }
 
+    /// The host's clock offset from rounds of `samples` exchanges, until
+    /// one round's best is within `limit` or `clock::ROUNDS` have run
+    /// (`clock::settle`): the best of all, kept as the link's offset.
+    pub fn measure_clock_within(
+        &mut self,
+        samples: usize,
+        limit: Duration,
+    ) -> Result<Offset, RemoteError> {
+        let limit_ns = limit.as_nanos() as u64;
+        let o = clock::settle(limit_ns, clock::ROUNDS, || self.measure_clock(samples))?;
+        self.offset = o;
+        Ok(o)
+    }
+
     /// The host's clock offset from `samples` exchanges.
     pub fn measure_clock(&mut self, samples: usize) -> Result<Offset, RemoteError> {
         let mut ex = Vec::with_capacity(samples);
