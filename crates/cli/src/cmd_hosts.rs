@@ -11,7 +11,7 @@ use anyhow::{anyhow, bail, Result};
 use throng_engine::LoadSpec;
 use throng_model::{Summary, Verdict};
 use throng_remote::protocol::{HostFacts, PathFacts};
-use throng_remote::{Fleet, FleetRun, Place, Transport, CLOCK_LIMIT, CLOCK_SAMPLES};
+use throng_remote::{Fleet, FleetRun, Place, Transport, CLOCK_LIMIT};
 use throng_trust::verdict::PortUse;
 
 use crate::cmd_load::{json_document, LoadArgs};
@@ -115,7 +115,7 @@ fn check(a: CheckArgs) -> Result<u8> {
     let mut offsets = Vec::new();
     for l in &mut fleet.links {
         let o = l
-            .measure_clock_within(CLOCK_SAMPLES, CLOCK_LIMIT)
+            .measure_clock_within(CLOCK_LIMIT)
             .map_err(|e| anyhow!("{e}"))?;
         offsets.push(o);
         if o.uncertainty_ns > CLOCK_LIMIT.as_nanos() as u64 {

@@ -17,7 +17,7 @@ use crate::{Place, RemoteError, Transport};
 pub const CLOCK_LIMIT: Duration = Duration::from_millis(1);
 /// Clock exchanges per host and round; the one with the shortest round
 /// trip counts.
-pub const CLOCK_SAMPLES: usize = 8;
+pub(crate) const CLOCK_SAMPLES: usize = 8;
 
 pub struct Fleet {
     pub links: Vec<Link>,
@@ -180,7 +180,7 @@ impl Fleet {
     /// than `limit`.
     pub fn check_clocks(&mut self, limit: Duration) -> Result<(), RemoteError> {
         for l in &mut self.links {
-            let o = l.measure_clock_within(CLOCK_SAMPLES, limit)?;
+            let o = l.measure_clock_within(limit)?;
             if o.uncertainty_ns > limit.as_nanos() as u64 {
                 return Err(RemoteError::Clock {
                     host: l.place.to_string(),

@@ -22,7 +22,7 @@ mod place;
 pub mod plan;
 pub mod protocol;
 
-pub use fleet::{split, Fleet, FleetRun, HostRun, CLOCK_LIMIT, CLOCK_SAMPLES};
+pub use fleet::{split, Fleet, FleetRun, HostRun, CLOCK_LIMIT};
 pub use link::{ControlDir, Link};
 pub use place::{Place, PlaceError};
 
