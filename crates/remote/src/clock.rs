@@ -60,6 +60,9 @@ pub fn best(exchanges: &[Exchange]) -> Option<Offset> {
 
 /// Rounds of exchanges a host's clock is given to come within a limit.
 pub const ROUNDS: usize = 8;
+/// Exchanges per host and round; the one with the shortest round trip
+/// counts.
+pub const SAMPLES: usize = 8;
 
 /// The best offset (shortest round trip) of up to `rounds` rounds of
 /// `measure`, ending at the first round whose best is within `limit_ns`.

@@ -15,9 +15,6 @@ use crate::{Place, RemoteError, Transport};
 /// Largest clock uncertainty at which hosts are started together: beyond
 /// it, their shares of a load would not overlap to the millisecond.
 pub const CLOCK_LIMIT: Duration = Duration::from_millis(1);
-/// Clock exchanges per host and round; the one with the shortest round
-/// trip counts.
-pub(crate) const CLOCK_SAMPLES: usize = 8;
 
 pub struct Fleet {
     pub links: Vec<Link>,

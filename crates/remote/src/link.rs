@@ -431,13 +431,13 @@ impl Link {
         }
     }
 
-    /// The host's clock offset from rounds of `CLOCK_SAMPLES` exchanges,
+    /// The host's clock offset from rounds of `clock::SAMPLES` exchanges,
     /// until one round's best is within `limit` or `clock::ROUNDS` have
     /// run (`clock::settle`): the best of all, kept as the link's offset.
     pub fn measure_clock_within(&mut self, limit: Duration) -> Result<Offset, RemoteError> {
         let limit_ns = limit.as_nanos() as u64;
         let o = clock::settle(limit_ns, clock::ROUNDS, || {
-            self.measure_clock(crate::fleet::CLOCK_SAMPLES)
+            self.measure_clock(clock::SAMPLES)
         })?;
         self.offset = o;
         Ok(o)
