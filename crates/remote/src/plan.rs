@@ -341,15 +341,21 @@ impl Fleet {
         })
     }
 
-    /// Runs no slice of `plan` after the next one to be read: the one
-    /// running on the hosts ends on time and is read as usual. A host
-    /// that cannot be told is left to the next read, which fails by name.
-    pub fn cut(&mut self, plan: &mut Plan) {
-        let after = plan.next as u32;
+    /// Runs no slice of `plan` after those a host may already have begun
+    /// ([`cut_after`], by a lead from now: the time a request takes to
+    /// reach every host): each runs on time and is read as usual. Returns
+    /// how many slices the plan keeps. A host that cannot be told is left
+    /// to the next read, which fails by name.
+    pub fn cut(&mut self, plan: &mut Plan) -> usize {
+        let reach = crate::agent::unix_ns() + self.lead().as_nanos() as u64;
+        let after = cut_after(&plan.slots, plan.next, reach);
         for l in &mut self.links {
-            let _ = l.send(Request::Cut { after });
+            let _ = l.send(Request::Cut {
+                after: after as u32,
+            });
         }
-        plan.slots.truncate(plan.next + 1);
+        plan.slots.truncate(after + 1);
+        plan.slots.len()
     }
 
     /// Ends `plan` on every host: the slice under way stops, the rest are
@@ -373,6 +379,22 @@ impl Fleet {
             }
         }
     }
+}
+
+/// The last slice a cut reaching the hosts by `reach_ns` (this clock)
+/// keeps: the one under way (`next`, the next to be read) and every one a
+/// host may have begun by then. A host takes its next slice as the one
+/// before ends its counted time, and checks the cut only then: a slice
+/// begun before the cut arrived runs whole, and cut from the plan its
+/// figures would be thrown away and its requests served to the server
+/// between rounds, in no record (a coordinator whose reading of the
+/// figures fell behind the hosts by two slices on a busy machine).
+pub fn cut_after(slots: &[Slot], next: usize, reach_ns: u64) -> usize {
+    let begun = slots
+        .windows(2)
+        .take_while(|w| w[0].end_local_ns() <= reach_ns)
+        .count();
+    next.max(begun).min(slots.len().saturating_sub(1))
 }
 
 /// Where the time from `slot`'s planned end to its figures read here
@@ -404,6 +426,30 @@ pub fn coordination_parts(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_keeps_every_slice_a_host_may_have_begun_before_it_arrives() {
+        let ms = Duration::from_millis;
+        let slices: Vec<(String, Duration, Duration)> =
+            (0..6).map(|i| (format!("s{i}"), ms(20), ms(100))).collect();
+        // Slices of 120 ms, 5 ms apart: slice i starts at 125 i ms.
+        let slots = schedule(1_000_000_000, &slices, ms(5));
+        let at = |t_ms: u64| 1_000_000_000 + t_ms * 1_000_000;
+        assert_eq!(slots[2].start_local_ns, at(250));
+        // Read slice 0 in time, slice 1 under way, the cut reaching the
+        // hosts before slice 1 ends (120 + 125): slice 1 is the last.
+        assert_eq!(cut_after(&slots, 1, at(200)), 1);
+        // The reading fell behind: by the time the cut arrives slice 1 has
+        // ended (at 245 ms) and a host has taken slice 2, which is kept
+        // and read; slice 3 is not begun until 370 ms.
+        assert_eq!(cut_after(&slots, 1, at(245)), 2);
+        assert_eq!(cut_after(&slots, 1, at(369)), 2);
+        assert_eq!(cut_after(&slots, 1, at(370)), 3);
+        // Never before the slice under way, never past the plan's end.
+        assert_eq!(cut_after(&slots, 4, at(0)), 4);
+        assert_eq!(cut_after(&slots, 1, at(10_000)), 5);
+        assert_eq!(cut_after(&[], 0, at(0)), 0);
+    }
 
     #[test]
     fn a_start_held_for_drains_neither_cuts_the_plan_nor_doubles_the_gap() {

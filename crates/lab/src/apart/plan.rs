@@ -6,8 +6,9 @@
 //! host samples each over its window by the plan's instants.
 //!
 //! A host that starts a slice late is not keeping up with the gap between
-//! slices: the plan is cut after the slice under way (which ends on time
-//! and is read as usual) and the rest sent again, twice as far apart; once
+//! slices: the plan is cut after the slice under way and any a host may
+//! have begun by the time the cut reaches it (each ends on time and is
+//! read as usual) and the rest sent again, twice as far apart; once
 //! the hosts have started enough slices in a row on time, the next plan
 //! is sent with the gap halved again (`Gap`).
 //!
@@ -167,8 +168,8 @@ impl Apart<'_> {
                 if self.gap.started(late, drained) {
                     if let Some(p) = &mut self.plan {
                         if p.rest.is_empty() && p.next < p.slices.len() {
-                            self.clients.cut(&mut p.plan);
-                            p.rest = p.slices.split_off(p.next + 1);
+                            let kept = self.clients.cut(&mut p.plan);
+                            p.rest = p.slices.split_off(kept);
                         }
                     }
                 }
