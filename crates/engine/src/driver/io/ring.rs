@@ -22,6 +22,14 @@ use super::{nap, socket};
 /// One buffer of the provided ring: room for a read's header, its stamp
 /// and its data.
 const BUF_SIZE: usize = 16 * 1024;
+/// Where each buffer starts after the one before: its size and five cache
+/// lines more. Buffers a power of two apart would start in one set of
+/// each cache (every 16 KiB maps to the same set of a 64-set first-level
+/// cache, and to one of four groups of a 1,024-set second level), so the
+/// heads of the answers the kernel copied in one turn would evict one
+/// another before the turn reads them. Five lines, an odd count, spread
+/// them over every set; a keep-alive answer's head is about five lines.
+const BUF_STRIDE: usize = BUF_SIZE + 5 * 64;
 const MIN_BUFS: usize = 64;
 const MAX_BUFS: usize = 512;
 pub(super) const BGID: u16 = 0;
@@ -257,7 +265,7 @@ impl Uring {
         let per = depth.clamp(1, WRITEV_MAX);
         let nbufs = conns.next_power_of_two().clamp(MIN_BUFS, MAX_BUFS);
         let page = 4096;
-        let bufs_len = nbufs * BUF_SIZE;
+        let bufs_len = nbufs * BUF_STRIDE;
         // Mapped rather than allocated zeroed: an allocator clears (and so
         // makes resident) every page, where a mapping's pages cost memory
         // only once a receive writes into them, mostly the first of each
@@ -356,7 +364,7 @@ impl Uring {
         // buffer within the allocation.
         unsafe {
             let e = &mut *self.entries.add((self.tail & mask) as usize);
-            e.set_addr(self.bufs.add(bid as usize * BUF_SIZE) as u64);
+            e.set_addr(self.bufs.add(bid as usize * BUF_STRIDE) as u64);
             e.set_len(BUF_SIZE as u32);
             e.set_bid(bid);
             self.tail = self.tail.wrapping_add(1);
@@ -371,7 +379,7 @@ impl Uring {
     /// # Safety
     /// The buffer must be one the kernel completed and not yet given back.
     pub(super) unsafe fn buffer<'b>(&self, bid: u16, len: usize) -> &'b [u8] {
-        std::slice::from_raw_parts(self.bufs.add(bid as usize * BUF_SIZE), len.min(BUF_SIZE))
+        std::slice::from_raw_parts(self.bufs.add(bid as usize * BUF_STRIDE), len.min(BUF_SIZE))
     }
 
     pub(super) fn push(&mut self, sqe: squeue::Entry) -> io::Result<()> {
@@ -657,6 +665,21 @@ mod tests {
                 measured,
             }),
             ..SendSlot::default()
+        }
+    }
+
+    #[test]
+    fn consecutive_buffers_start_in_different_cache_sets() {
+        // A first-level cache of 64 sets of 64-byte lines, and a second of
+        // 1,024: the heads of any 64 buffers in a row (the answers of one
+        // turn) fall in 64 different sets of the first, and of 1,024 in a
+        // row in 1,024 of the second.
+        for sets in [64usize, 1024] {
+            let mut seen = std::collections::HashSet::new();
+            for b in 0..sets {
+                seen.insert(b * BUF_STRIDE / 64 % sets);
+            }
+            assert_eq!(seen.len(), sets, "{sets} sets");
         }
     }
 
