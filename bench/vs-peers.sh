@@ -120,9 +120,7 @@ steal() { awk '/^cpu0 /{a=$9} /^cpu1 /{b=$9} END{print a, b}' /proc/stat; }
 timed() {
   read -r st0 st1 < <(steal)
   /usr/bin/time -f 'CPU %U %S' -o "$work/time" taskset -c 1 "$@"
-  local rc=$?
   read -r sn0 sn1 < <(steal)
-  return $rc
 }
 results=$work/results.txt; : > "$results"
 # wrk's pipelining: its documented way, a request() that returns 16
