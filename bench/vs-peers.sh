@@ -156,8 +156,13 @@ held() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["client
 # whose client port is a multiple of 4 are kept: a packet the filter
 # drops costs both ends little, one it keeps a copy. tcpdump shares the
 # client's core; a larger buffer took most of a second to set up there.
+# The wait before it is worked out once, here: a python3 started beside
+# each run, on any core, took the client's core for tens of milliseconds
+# as the run began, with every connection's answer waiting on it (throng
+# counted 2.5-3.2 connections held in those runs, 0.9-1.5 without).
+cap_wait=$(python3 -c "print(max(0.5, $secs / 2 - 0.75))")
 capture() {
-  sleep "$(python3 -c "print(max(0.5, $secs / 2 - 0.75))")"
+  sleep "$cap_wait"
   timeout -s INT 1.5 taskset -c 1 tcpdump -q -n -Z root -i lo -s 80 -B 8192 \
     --time-stamp-precision nano -w "$work/wire.pcap" \
     "(tcp src port $port and tcp[2:2] & 3 = 0) or (tcp dst port $port and tcp[0:2] & 3 = 0)" \
