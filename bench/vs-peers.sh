@@ -63,8 +63,8 @@
 # KEEP=FILE keeps each round's raw figures there (mode, tool, round,
 # responses, user and system seconds, ...), to read again later.
 #
-# throng's CPU per response against the floors and the base is printed
-# with a 95% interval of the median paired ratio, from the order
+# throng's CPU per response against the floors and the base (and its
+# rate against the floors') is printed with a 95% interval of the median paired ratio, from the order
 # statistics of the rounds' ratios (six rounds at least; of twenty, the
 # 6th to the 15th in order).
 #
@@ -366,10 +366,13 @@ for mode, conns in [("keepalive", 100), ("pipeline", 100), ("close", 50), ("hold
         print(f"\nthrong's rate against wrk sending its User-Agent, paired by round: "
               f"{paired('throng', 2, wu):.3f} (95% interval {paired_ci('throng', 2, wu)}); "
               f"wrk's own against it {paired('wrk', 2, wu):.3f}")
+    # The rate beside the CPU: a floor that reaches less than wrk's rate
+    # at its own hold says what rate a client that cheap can be held to.
     for ref in ("floor1", "floor1s"):
         if ref in med and "throng" in med:
             print(f"\nthrong's CPU/response against {ref}, paired by round: "
                   f"{paired('throng', 3, med[ref]):.3f}, 95% interval of that median "
-                  f"{paired_ci('throng', 3, med[ref])}")
+                  f"{paired_ci('throng', 3, med[ref])}; its req/s against {ref}'s "
+                  f"{paired('throng', 2, med[ref]):.3f} ({paired_ci('throng', 2, med[ref])})")
 print(f"\n{sys.argv[3]} rounds of {sys.argv[2]} s, one client thread on core 1, nginx (1 worker) on core 0.")
 PY
