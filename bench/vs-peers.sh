@@ -64,9 +64,9 @@
 # responses, user and system seconds, ...), to read again later.
 #
 # throng's CPU per response against the floors and the base (and its
-# rate against the floors') is printed with a 95% interval of the median paired ratio, from the order
-# statistics of the rounds' ratios (six rounds at least; of twenty, the
-# 6th to the 15th in order).
+# rate against the floors') is printed with a 95% interval of the median
+# paired ratio, from the order statistics of the rounds' ratios (six
+# rounds at least; of twenty, the 6th to the 15th in order).
 #
 # Usage: bench/vs-peers.sh [rounds] [seconds] [modes...]
 # TOOLS="wrk floor5 throng-d32 ..." runs only those clients in hold and
