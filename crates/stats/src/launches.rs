@@ -3,8 +3,9 @@
 //!
 //! A slice's rate is first made relative to its block, so what the machine
 //! did to every server during that block (a neighbour's build, the clock)
-//! cancels; then each level's mean is taken out, since levels differ for
-//! real. What is left is a server's own slice-to-slice noise and whatever
+//! cancels, and to its server's level, since levels differ for real: the
+//! two are fitted together, as a block may have measured some servers
+//! only. What is left is a server's own slice-to-slice noise and whatever
 //! a start of the server left behind for the rounds that followed it.
 
 use std::collections::BTreeMap;
@@ -57,6 +58,12 @@ pub struct ServerLaunches {
 /// A level: its connections and its offered rate's bits.
 type Level = (u32, Option<u64>);
 
+/// A block: its level and its number there.
+type Block = (Level, u32);
+
+/// A server at a level.
+type Cell<'a> = (&'a str, Level);
+
 /// A slice of one server: its level, block, launch and log rate.
 struct Slice<'a> {
     server: &'a str,
@@ -71,10 +78,10 @@ struct Slice<'a> {
 /// splits. Rounds without a launch or a block, or with no rate, are left
 /// out.
 ///
-/// A slice's rate is taken relative to the geometric mean of its block,
+/// A slice's rate is taken relative to its block's effect ([`fit`]),
 /// which removes what the machine did during it. All servers of a launch
 /// share its blocks, so a launch that moved one server alone moves that
-/// mean too, and would be blamed in part on every server beside it; each
+/// effect too, and would be blamed in part on every server beside it; each
 /// launch is therefore measured from its median server (its launch mean,
 /// over all the launch's slices), which stays with the servers that held.
 /// With two servers the median is the mean and nothing moves.
@@ -95,10 +102,8 @@ pub fn split(steps: &[StepRecord], threshold: f64) -> Vec<ServerLaunches> {
             })
         })
         .collect();
-    let block = means(slices.iter().map(|s| ((s.level, s.block), s.log_rate)));
-    let relative = |s: &Slice| s.log_rate - block[&(s.level, s.block)];
-    let level = means(slices.iter().map(|s| ((s.server, s.level), relative(s))));
-    let centred = |s: &Slice| relative(s) - level[&(s.server, s.level)];
+    let (block, level) = fit(&slices);
+    let centred = |s: &Slice| s.log_rate - block[&(s.level, s.block)] - level[&(s.server, s.level)];
     let launch_mean = means(slices.iter().map(|s| ((s.launch, s.server), centred(s))));
     let mut by_launch: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
     for (&(launch, _), &m) in &launch_mean {
@@ -131,6 +136,48 @@ pub fn split(steps: &[StepRecord], threshold: f64) -> Vec<ServerLaunches> {
             }
         })
         .collect()
+}
+
+/// Passes of [`fit`] at most: a run's design converges in a handful; the
+/// bound keeps a degenerate one from looping.
+const FIT_PASSES: usize = 200;
+
+/// Each slice's log rate as its server's figure at its level plus what its
+/// block did to every server measured in it: the two-way additive fit, by
+/// turns (each part the mean of what the other leaves), until neither
+/// moves. Where every server was measured in every block this is each
+/// slice over its block's geometric mean, each server's level mean taken
+/// out. Where a block measured some servers only (a
+/// launch past the study's least measures only the comparisons still
+/// wide), its geometric mean is of those servers, not of the group: a
+/// block of the fastest and the slowest server reads each against a mean
+/// the others would have moved, and that launch looked faster or slower
+/// for servers that had not moved. The fit reads a block's effect from
+/// each server's departure from its own level instead.
+fn fit<'a>(slices: &[Slice<'a>]) -> (BTreeMap<Block, f64>, BTreeMap<Cell<'a>, f64>) {
+    let mut level = means(slices.iter().map(|s| ((s.server, s.level), s.log_rate)));
+    let mut block = BTreeMap::new();
+    for _ in 0..FIT_PASSES {
+        block = means(
+            slices
+                .iter()
+                .map(|s| ((s.level, s.block), s.log_rate - level[&(s.server, s.level)])),
+        );
+        let next = means(
+            slices
+                .iter()
+                .map(|s| ((s.server, s.level), s.log_rate - block[&(s.level, s.block)])),
+        );
+        let moved = next
+            .iter()
+            .map(|(k, v)| (v - level[k]).abs())
+            .fold(0.0, f64::max);
+        level = next;
+        if moved < 1e-12 {
+            break;
+        }
+    }
+    (block, level)
 }
 
 fn means<K: Ord>(values: impl Iterator<Item = (K, f64)>) -> BTreeMap<K, f64> {
@@ -297,6 +344,72 @@ mod tests {
             let sp = s.split.as_ref().unwrap();
             assert!(!sp.differs, "{}: {sp:?}", s.server);
             assert!(sp.spread < 0.01, "{}: spread {}", s.server, sp.spread);
+        }
+    }
+
+    /// A launch past the study's least, as `quick` runs them: every
+    /// server measured at one level, and at the other only the servers of
+    /// the comparisons still wide, so those blocks hold two servers of
+    /// three.
+    fn with_a_partial_launch(boost: impl Fn(&str, u32) -> f64) -> Vec<StepRecord> {
+        let mut steps = group(&SERVERS, 3, 10, &boost);
+        for step in &mut steps {
+            if step.concurrency == 50 && step.server == "nginx" {
+                continue;
+            }
+            let (level, first) = if step.concurrency == 10 {
+                (1.0, 30)
+            } else {
+                (1.6, 40)
+            };
+            let rate = SERVERS.iter().find(|(n, _)| *n == step.server).unwrap().1 * level;
+            for b in 0..10 {
+                let block = first + b;
+                let drift = 1.0 + 0.03 * f64::from(block % 4);
+                let mut r = RoundRecord {
+                    index: block,
+                    block: Some(block),
+                    launch: Some(3),
+                    ..RoundRecord::default()
+                };
+                let noise = if b % 2 == 0 { 1.01 } else { 0.99 };
+                r.summary.requests_per_sec = rate * drift * noise * boost(&step.server, 3);
+                step.rounds.push(r);
+            }
+        }
+        steps
+    }
+
+    #[test]
+    fn a_launch_that_measured_only_some_servers_is_not_a_launch_that_differed() {
+        // Two of three servers measured at one level, their blocks' mean
+        // is of those two: the fast one reads faster than in a full block
+        // and the slow one slower, though neither moved.
+        let split = split(&with_a_partial_launch(|_, _| 1.0), 0.02);
+        for s in &split {
+            let sp = s.split.as_ref().unwrap();
+            assert!(!sp.differs, "{}: {sp:?}", s.server);
+            assert!(sp.spread < 0.005, "{}: spread {}", s.server, sp.spread);
+        }
+    }
+
+    #[test]
+    fn a_server_that_moved_in_a_partial_launch_is_found_there_alone() {
+        let split = split(
+            &with_a_partial_launch(|s, l| if s == "lighttpd" && l == 3 { 1.10 } else { 1.0 }),
+            0.02,
+        );
+        let lighttpd = split[1].split.as_ref().unwrap();
+        assert!(lighttpd.differs, "{lighttpd:?}");
+        // A block of two servers cannot tell one's move from the other's
+        // opposite one, so part of the move made in those blocks is
+        // shared with apache2-event there: read short of the truth, not
+        // past it, and not given to the servers beside it.
+        let fourth = lighttpd.launches[3].factor / lighttpd.launches[0].factor;
+        assert!((1.08..=1.10).contains(&fourth), "launch 3 over 0: {fourth}");
+        for s in [&split[0], &split[2]] {
+            let sp = s.split.as_ref().unwrap();
+            assert!(!sp.differs, "{}: {sp:?}", s.server);
         }
     }
 
