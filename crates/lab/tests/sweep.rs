@@ -1939,6 +1939,52 @@ fn past_the_least_launches_only_the_wide_comparisons_are_measured_again() {
     assert_eq!(pooled.launch_ratios.len(), 2, "{pooled:?}");
 }
 
+#[test]
+fn a_launch_that_measures_some_servers_only_calls_no_server_that_held() {
+    // As `lab quick` runs: servers of very different speeds (c ten times a
+    // and b), and a third launch that measures all three at 10 connections
+    // (c's comparisons still wide there: its second start 1.2% faster)
+    // and only a and b at 20 (b/a wide: a's second start 1.2% faster; c's
+    // 0.6%, so c/a and c/b are narrow). No start moved any server by the
+    // ±5% the study decides at, so no server's launches differ. Read
+    // against each block's geometric mean, a block of a and b alone read
+    // each at 2.2 times its reading in a full block, and c, its launches
+    // measured from their median server, was called: "its launches
+    // differed by 47%".
+    let s = launched_servers(&["a", "b", "c"], 2, 5);
+    let mut fake = Fake::new(Box::new(steady));
+    fake.leveled = Some(Box::new(|server, launch, c| {
+        let base = if server == "c" { 10_000.0 } else { 1000.0 };
+        let up = match (server, c, launch % 2) {
+            ("a", 20, 1) => 1.012,
+            ("c", 10, 1) => 1.012,
+            ("c", 20, 1) => 1.006,
+            _ => 1.0,
+        };
+        measured(base * up, c, &[], 1_000)
+    }));
+    let mut seen = Notes(Vec::new());
+    let (out, data) = run_seen(&s, &mut fake, &Interrupt::new(), &mut seen);
+    assert!(out.complete);
+    assert_eq!(
+        seen.0[1],
+        "tiny on 1 core: launch 3 of at most 5: 2 of 2 levels still have a comparison wider \
+         than ±5.0%; every server is started again, and measured again only where a \
+         comparison is wide: at 10 connections a, b and c, at 20 connections a and b",
+        "{:?}",
+        seen.0
+    );
+    for st in &data.steps {
+        assert!(
+            !st.verdict.has(throng_model::ReasonCode::LaunchesDiffer),
+            "{} at {}: {:?}",
+            st.server,
+            st.concurrency,
+            st.verdict
+        );
+    }
+}
+
 /// Every note the lab tells its caller but the one on its decision
 /// threshold, which every run starts with.
 struct Notes(Vec<String>);
