@@ -10,7 +10,7 @@
 use serde::Serialize;
 
 use throng_model::{RunData, StepRecord};
-use throng_stats::launches::{self, LaunchSplit, ServerLaunches};
+use throng_stats::launches::{self, LaunchMachine, LaunchSplit, ServerLaunches};
 
 use crate::figures;
 use crate::ratios;
@@ -25,6 +25,9 @@ pub struct LaunchGroup {
     /// study's precision.
     pub threshold: f64,
     pub servers: Vec<ServerLaunches>,
+    /// What the machine did to every server in each launch; `null` with
+    /// fewer than two launches.
+    pub machine: Option<LaunchMachine>,
 }
 
 impl LaunchGroup {
@@ -57,6 +60,7 @@ pub fn groups(run: &RunData) -> Vec<LaunchGroup> {
                     cores,
                     threshold,
                     servers,
+                    machine: launches::machine(&steps),
                 });
             }
         }
@@ -69,22 +73,46 @@ fn pct(x: f64) -> String {
 }
 
 /// "apache2-event: its launches differed by 12%: its figure depends on how
-/// it started".
-pub fn sentence(server: &str, split: &LaunchSplit) -> String {
+/// it started", or, where the machine moved between launches (`moved`),
+/// on that too.
+pub fn sentence(server: &str, split: &LaunchSplit, moved: bool) -> String {
     format!(
-        "{server}: its launches differed by {:.0}%: its figure depends on how it started",
-        split.spread * 100.0
+        "{server}: its launches differed by {:.0}%: its figure depends on how it started{}",
+        split.spread * 100.0,
+        if moved {
+            ", or on how the machine moved between them"
+        } else {
+            ""
+        }
     )
 }
 
-/// The sentences of a group's servers whose launches differ.
+/// The sentences of a group's servers whose launches differ, after one
+/// on the machine where every server moved together between launches
+/// beyond the study's precision: a server that machine slowed more or
+/// less than the others then reads as a launch of its own.
 pub fn sentences(g: &LaunchGroup) -> Vec<String> {
-    g.servers
-        .iter()
-        .filter_map(|s| {
+    let machine = g
+        .machine
+        .as_ref()
+        .filter(|m| m.spread > g.threshold)
+        .map(|m| {
+            let each: Vec<String> = m.factors.iter().map(|f| format!("{:.3}", f.1)).collect();
+            format!(
+                "every server's rate moved together by {:.0}% between launches (each launch's \
+                 effect: {}): the machine moved, and part of a server's launches may be the \
+                 machine's",
+                m.spread * 100.0,
+                each.join(", ")
+            )
+        });
+    let moved = machine.is_some();
+    machine
+        .into_iter()
+        .chain(g.servers.iter().filter_map(|s| {
             let split = s.split.as_ref()?;
-            split.differs.then(|| sentence(&s.server, split))
-        })
+            split.differs.then(|| sentence(&s.server, split, moved))
+        }))
         .collect()
 }
 

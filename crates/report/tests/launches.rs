@@ -110,3 +110,56 @@ fn the_json_carries_each_servers_split() {
         serde_json::from_slice(&JsonExporter.export(&common::rich_run()).unwrap()).unwrap();
     assert_eq!(v["launches"], serde_json::json!([]));
 }
+
+#[test]
+fn a_machine_that_moved_every_server_in_a_launch_is_said_before_the_servers() {
+    // The same run, with every server 10% slower in its second launch:
+    // the servers' splits cancel it, the machine's sentence says it.
+    let mut run = common::launched_run();
+    for s in run
+        .steps
+        .iter_mut()
+        .filter(|s| s.workload == "tiny" && s.cores == 1)
+    {
+        for r in s.rounds.iter_mut().filter(|r| r.launch == Some(1)) {
+            r.summary.requests_per_sec *= 0.9;
+        }
+    }
+    let md = String::from_utf8(MarkdownExporter::default().export(&run).unwrap()).unwrap();
+    let at = md.find("## Slices and launches\n").unwrap();
+    let section = &md[at..md[at + 3..].find("\n## ").map_or(md.len(), |e| at + 3 + e)];
+    let said: Vec<&str> = section
+        .lines()
+        .filter(|l| l.contains("moved together") || l.contains("its launches differed"))
+        .collect();
+    // The blocks' own drift (2% steps) sits in the launches' effects too.
+    assert_eq!(
+        said,
+        [
+            "every server's rate moved together by 12% between launches (each launch's \
+             effect: 1.031, 0.932, 1.041): the machine moved, and part of a server's launches \
+             may be the machine's",
+            "apache2-event: its launches differed by 12%: its figure depends on how it \
+             started, or on how the machine moved between them"
+        ],
+        "{section}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&JsonExporter.export(&run).unwrap()).unwrap();
+    let machine = &v["launches"][0]["machine"];
+    assert_eq!(machine["factors"][1][0], 1);
+    let f = |l: usize| machine["factors"][l][1].as_f64().unwrap();
+    // The truth, 0.9, within what the blocks' drift and the noise move it.
+    assert!((f(1) / f(0) - 0.9).abs() < 0.01, "{machine}");
+    assert!(
+        (machine["spread"].as_f64().unwrap() - 0.117).abs() < 0.002,
+        "{machine}"
+    );
+    // Where it held, no sentence: the drift alone is within the precision.
+    let md = String::from_utf8(
+        MarkdownExporter::default()
+            .export(&common::launched_run())
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(!md.contains("moved together"), "{md}");
+}

@@ -86,22 +86,7 @@ struct Slice<'a> {
 /// over all the launch's slices), which stays with the servers that held.
 /// With two servers the median is the mean and nothing moves.
 pub fn split(steps: &[StepRecord], threshold: f64) -> Vec<ServerLaunches> {
-    let slices: Vec<Slice> = steps
-        .iter()
-        .flat_map(|s| {
-            let level = (s.concurrency, s.rate.map(f64::to_bits));
-            s.rounds.iter().filter_map(move |r| {
-                let rate = r.summary.requests_per_sec;
-                (rate > 0.0 && rate.is_finite()).then_some(Slice {
-                    server: &s.server,
-                    level,
-                    block: r.block?,
-                    launch: r.launch?,
-                    log_rate: rate.ln(),
-                })
-            })
-        })
-        .collect();
+    let slices = slices(steps);
     let (block, level) = fit(&slices);
     let centred = |s: &Slice| s.log_rate - block[&(s.level, s.block)] - level[&(s.server, s.level)];
     let launch_mean = means(slices.iter().map(|s| ((s.launch, s.server), centred(s))));
@@ -136,6 +121,78 @@ pub fn split(steps: &[StepRecord], threshold: f64) -> Vec<ServerLaunches> {
             }
         })
         .collect()
+}
+
+/// The rounds of `steps` that carry a launch, a block and a rate.
+fn slices(steps: &[StepRecord]) -> Vec<Slice<'_>> {
+    steps
+        .iter()
+        .flat_map(|s| {
+            let level = (s.concurrency, s.rate.map(f64::to_bits));
+            s.rounds.iter().filter_map(move |r| {
+                let rate = r.summary.requests_per_sec;
+                (rate > 0.0 && rate.is_finite()).then_some(Slice {
+                    server: &s.server,
+                    level,
+                    block: r.block?,
+                    launch: r.launch?,
+                    log_rate: rate.ln(),
+                })
+            })
+        })
+        .collect()
+}
+
+/// What the machine did to every server in each launch of a group, as a
+/// factor (0.87: the servers measured in that launch ran 13% slower than
+/// over the group). The split cancels it, each slice being read against
+/// its block; but a machine that moves between launches slows some
+/// servers more than others, and that difference reads as a launch of
+/// theirs. A context switch's price read before each launch can hold
+/// while this moves (a host whose memory or caches other guests share),
+/// so it is read from the servers' own rates: each server's departure
+/// from its level in the fit [`split`] reads it from, each level's blocks
+/// centred on their mean (levels differ for real), averaged over the
+/// server's slices in the launch; the launch's figure is the median over
+/// its servers, so that one server whose start differed does not move
+/// it (with two servers the median is the mean). `None` with fewer than
+/// two launches.
+pub fn machine(steps: &[StepRecord]) -> Option<LaunchMachine> {
+    let slices = slices(steps);
+    let (block, level) = fit(&slices);
+    let level_mean = means(block.iter().map(|(&(l, _), &e)| (l, e)));
+    let departures = means(slices.iter().map(|s| {
+        (
+            (s.launch, s.server),
+            s.log_rate - level[&(s.server, s.level)] - level_mean[&s.level],
+        )
+    }));
+    let mut by_launch: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for (&(launch, _), &d) in &departures {
+        by_launch.entry(launch).or_default().push(d);
+    }
+    if by_launch.len() < 2 {
+        return None;
+    }
+    let factors: Vec<(u32, f64)> = by_launch
+        .into_iter()
+        .filter_map(|(l, v)| Some((l, crate::median(&v)?.exp())))
+        .collect();
+    let max = factors.iter().map(|f| f.1).fold(f64::MIN, f64::max);
+    let min = factors.iter().map(|f| f.1).fold(f64::MAX, f64::min);
+    Some(LaunchMachine {
+        factors,
+        spread: max / min - 1.0,
+    })
+}
+
+/// The machine over a group's launches ([`machine`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LaunchMachine {
+    /// Each launch and what the machine did to every server in it.
+    pub factors: Vec<(u32, f64)>,
+    /// The fastest launch's factor over the slowest's, less one.
+    pub spread: f64,
 }
 
 /// Passes of [`fit`] at most: a run's design converges in a handful; the
@@ -411,6 +468,59 @@ mod tests {
             let sp = s.split.as_ref().unwrap();
             assert!(!sp.differs, "{}: {sp:?}", s.server);
         }
+    }
+
+    #[test]
+    fn a_machine_that_slowed_every_server_in_a_launch_is_read_from_the_blocks() {
+        // Every server 13% slower in the second of three launches: the
+        // servers' splits cancel it, and the machine's reading names it.
+        let steps = group(&SERVERS, 3, 10, |_, l| if l == 1 { 0.87 } else { 1.0 });
+        for s in split(&steps, 0.02) {
+            let sp = s.split.unwrap();
+            assert!(!sp.differs, "{}: {sp:?}", s.server);
+            assert!(sp.spread < 1e-9, "{}: spread {}", s.server, sp.spread);
+        }
+        let m = machine(&steps).unwrap();
+        let launches: Vec<u32> = m.factors.iter().map(|f| f.0).collect();
+        assert_eq!(launches, [0, 1, 2]);
+        // The machine's drift by block (3% steps, 1 + 0.03 (block mod 4))
+        // falls unevenly on the launches' ten blocks each, so it is in the
+        // truth too; the slices' ±1% noise moves each block's mean by a
+        // few parts in ten thousand.
+        let drift = |l: u32| {
+            ((0..10)
+                .map(|b| (1.0 + 0.03 * f64::from((l * 10 + b) % 4)).ln())
+                .sum::<f64>()
+                / 10.0)
+                .exp()
+        };
+        let second = m.factors[1].1 / m.factors[0].1;
+        let truth = 0.87 * drift(1) / drift(0);
+        assert!(
+            (second - truth).abs() < 1e-3,
+            "launch 1 over 0: {second} against {truth}"
+        );
+        // Launches 0 and 2 have the same blocks' drift (20 is 0 mod 4).
+        assert!((m.spread - (1.0 / truth - 1.0)).abs() < 1e-3, "{m:?}");
+        // A machine that held but for its drift reads as that drift.
+        let held = machine(&group(&SERVERS, 3, 10, |_, _| 1.0)).unwrap();
+        assert!(held.spread < 0.02, "{held:?}");
+        // One server whose start differed (apache2-event 12% faster in
+        // the third launch) leaves the machine where it was: the median
+        // server held.
+        let alone = machine(&group(&SERVERS, 3, 10, |s, l| {
+            if s == "apache2-event" && l == 2 {
+                1.12
+            } else {
+                1.0
+            }
+        }))
+        .unwrap();
+        assert!(
+            (alone.spread - held.spread).abs() < 1e-3,
+            "{alone:?} against {held:?}"
+        );
+        assert!(machine(&group(&SERVERS, 1, 10, |_, _| 1.0)).is_none());
     }
 
     #[test]

@@ -11,10 +11,22 @@ const HELD: f64 = 0.05;
 /// The reason's message for a server whose launches differed by `spread`
 /// (the fastest launch over the slowest, less one), each launch's effect
 /// on its rate in `factors`, one slice's own spread `slice_sd` (relative),
-/// and the price of a context switch on the servers' core read before
-/// each of those launches, in nanoseconds (`switch_ns`; empty where it was
-/// not read), which tells a start that differed from a machine that did.
-pub fn launches_differ(spread: f64, factors: &[f64], slice_sd: f64, switch_ns: &[f64]) -> String {
+/// the price of a context switch on the servers' core read before each of
+/// those launches, in nanoseconds (`switch_ns`; empty where it was not
+/// read), and how far every server's rate moved together between the
+/// launches (`machine`: the spread of the blocks' own effect,
+/// `throng_stats::launches::machine`, given where it is beyond the run's
+/// decision threshold), which tell a start that differed from a machine
+/// that did. The two can disagree: the switch's price is one reading of
+/// one core, and a host whose memory or caches other guests share slows
+/// every server while it holds.
+pub fn launches_differ(
+    spread: f64,
+    factors: &[f64],
+    slice_sd: f64,
+    switch_ns: &[f64],
+    machine: Option<f64>,
+) -> String {
     let effects: Vec<String> = factors.iter().map(|f| format!("{f:.3}")).collect();
     let mut text = format!(
         "its launches differed by {:.0}% (each launch's effect on its rate: {}; one slice's own \
@@ -25,31 +37,53 @@ pub fn launches_differ(spread: f64, factors: &[f64], slice_sd: f64, switch_ns: &
     );
     let lo = switch_ns.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = switch_ns.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let machine = (switch_ns.len() >= 2 && lo > 0.0).then(|| hi / lo - 1.0);
-    match machine {
-        Some(moved) if moved <= HELD => text.push_str(&format!(
-            ", while a context switch on the servers' core cost {:.2}–{:.2} µs before those \
-             launches (within {:.0}%): the machine held, so its figure depends on how it \
-             started, and its comparisons' intervals, drawn over launches, are as wide as that; \
-             look for what a start leaves behind (pool sizes, memory, the core its workers were \
-             given)",
+    let switch = (switch_ns.len() >= 2 && lo > 0.0).then(|| hi / lo - 1.0);
+    let together = |m: f64| {
+        format!(
+            "every server's rate moved together by {:.0}% between them",
+            m * 100.0
+        )
+    };
+    const START: &str = "its figure depends on how it started, and its comparisons' intervals, \
+                         drawn over launches, are as wide as that; look for what a start leaves \
+                         behind (pool sizes, memory, the core its workers were given)";
+    const BOTH: &str = "so part of it may be the machine's (a server it slowed more or less than \
+                        the others reads as a launch of its own); its comparisons' intervals, \
+                        drawn over launches, are as wide as both";
+    let price = |held: bool| {
+        let moved = switch.unwrap_or(0.0) * 100.0;
+        format!(
+            "a context switch on the servers' core cost {:.2}–{:.2} µs before those launches ({})",
             lo / 1000.0,
             hi / 1000.0,
-            moved * 100.0
+            if held {
+                format!("within {moved:.0}%")
+            } else {
+                format!("{moved:.0}% apart")
+            }
+        )
+    };
+    match (switch, machine) {
+        (Some(moved), None) if moved <= HELD => text.push_str(&format!(
+            ", while {}: the machine held, so {START}",
+            price(true)
         )),
-        Some(moved) => text.push_str(&format!(
-            ", and a context switch on the servers' core cost {:.2}–{:.2} µs before those \
-             launches ({:.0}% apart): the machine moved too, so part of it may be the \
-             machine's; its comparisons' intervals, drawn over launches, are as wide as both",
-            lo / 1000.0,
-            hi / 1000.0,
-            moved * 100.0
+        (Some(moved), Some(m)) if moved <= HELD => text.push_str(&format!(
+            ", and while {}, {}: the machine moved in a way the switch's price does not show, \
+             {BOTH}",
+            price(true),
+            together(m)
         )),
-        None => text.push_str(
-            ": its figure depends on how it started, and its comparisons' intervals, drawn over \
-             launches, are as wide as that; look for what a start leaves behind (pool sizes, \
-             memory, the core its workers were given)",
-        ),
+        (Some(_), m) => text.push_str(&format!(
+            ", and {}{}: the machine moved too, {BOTH}",
+            price(false),
+            m.map_or(String::new(), |m| format!(", and {}", together(m)))
+        )),
+        (None, Some(m)) => text.push_str(&format!(
+            ", and {}: the machine moved too, {BOTH}",
+            together(m)
+        )),
+        (None, None) => text.push_str(&format!(": {START}")),
     }
     text
 }
@@ -58,39 +92,99 @@ pub fn launches_differ(spread: f64, factors: &[f64], slice_sd: f64, switch_ns: &
 mod tests {
     use super::*;
 
+    const START: &str = "its launches differed by 12% (each launch's effect on its rate: \
+                         0.960, 1.075, 0.960; one slice's own spread ±1.1%)";
+
     #[test]
     fn the_message_names_the_spread_and_each_launch() {
         assert_eq!(
-            launches_differ(0.12, &[0.96, 1.075, 0.96], 0.011, &[]),
-            "its launches differed by 12% (each launch's effect on its rate: 0.960, 1.075, \
-             0.960; one slice's own spread ±1.1%): its figure depends on how it started, and its \
-             comparisons' intervals, drawn over launches, are as wide as that; look for what a \
-             start leaves behind (pool sizes, memory, the core its workers were given)"
+            launches_differ(0.12, &[0.96, 1.075, 0.96], 0.011, &[], None),
+            format!(
+                "{START}: its figure depends on how it started, and its comparisons' intervals, \
+                 drawn over launches, are as wide as that; look for what a start leaves behind \
+                 (pool sizes, memory, the core its workers were given)"
+            )
         );
     }
 
     #[test]
     fn a_machine_that_held_over_the_launches_leaves_the_start_to_blame() {
         assert_eq!(
-            launches_differ(0.12, &[0.96, 1.075, 0.96], 0.011, &[3000.0, 3050.0, 2990.0]),
-            "its launches differed by 12% (each launch's effect on its rate: 0.960, 1.075, \
-             0.960; one slice's own spread ±1.1%), while a context switch on the servers' core \
-             cost 2.99–3.05 µs before those launches (within 2%): the machine held, so its \
-             figure depends on how it started, and its comparisons' intervals, drawn over \
-             launches, are as wide as that; look for what a start leaves behind (pool sizes, \
-             memory, the core its workers were given)"
+            launches_differ(
+                0.12,
+                &[0.96, 1.075, 0.96],
+                0.011,
+                &[3000.0, 3050.0, 2990.0],
+                None
+            ),
+            format!(
+                "{START}, while a context switch on the servers' core cost 2.99–3.05 µs before \
+                 those launches (within 2%): the machine held, so its figure depends on how it \
+                 started, and its comparisons' intervals, drawn over launches, are as wide as \
+                 that; look for what a start leaves behind (pool sizes, memory, the core its \
+                 workers were given)"
+            )
         );
     }
 
     #[test]
     fn a_machine_that_moved_over_the_launches_is_named_beside_the_start() {
+        const BOTH: &str = "so part of it may be the machine's (a server it slowed more or \
+                            less than the others reads as a launch of its own); its \
+                            comparisons' intervals, drawn over launches, are as wide as both";
+        // By the switch's price.
         assert_eq!(
-            launches_differ(0.12, &[0.96, 1.075, 0.96], 0.011, &[3000.0, 2400.0, 3000.0]),
-            "its launches differed by 12% (each launch's effect on its rate: 0.960, 1.075, \
-             0.960; one slice's own spread ±1.1%), and a context switch on the servers' core \
-             cost 2.40–3.00 µs before those launches (25% apart): the machine moved too, so \
-             part of it may be the machine's; its comparisons' intervals, drawn over launches, \
-             are as wide as both"
+            launches_differ(
+                0.12,
+                &[0.96, 1.075, 0.96],
+                0.011,
+                &[3000.0, 2400.0, 3000.0],
+                None
+            ),
+            format!(
+                "{START}, and a context switch on the servers' core cost 2.40–3.00 µs before \
+                 those launches (25% apart): the machine moved too, {BOTH}"
+            )
+        );
+        // By every server's rate, the switch's price unread.
+        assert_eq!(
+            launches_differ(0.12, &[0.96, 1.075, 0.96], 0.011, &[], Some(0.15)),
+            format!(
+                "{START}, and every server's rate moved together by 15% between them: the \
+                 machine moved too, {BOTH}"
+            )
+        );
+        // By every server's rate while the switch's price held: the price
+        // does not outweigh the servers themselves.
+        assert_eq!(
+            launches_differ(
+                0.12,
+                &[0.96, 1.075, 0.96],
+                0.011,
+                &[3000.0, 3050.0, 2990.0],
+                Some(0.15)
+            ),
+            format!(
+                "{START}, and while a context switch on the servers' core cost 2.99–3.05 µs \
+                 before those launches (within 2%), every server's rate moved together by 15% \
+                 between them: the machine moved in a way the switch's price does not show, \
+                 {BOTH}"
+            )
+        );
+        // Both.
+        assert_eq!(
+            launches_differ(
+                0.12,
+                &[0.96, 1.075, 0.96],
+                0.011,
+                &[3000.0, 2400.0, 3000.0],
+                Some(0.15)
+            ),
+            format!(
+                "{START}, and a context switch on the servers' core cost 2.40–3.00 µs before \
+                 those launches (25% apart), and every server's rate moved together by 15% \
+                 between them: the machine moved too, {BOTH}"
+            )
         );
     }
 }

@@ -76,7 +76,13 @@ impl Sweep<'_, '_> {
     /// Sweep-level verdicts need the whole sweep of each server; a step
     /// whose verdict they change is stored again and told.
     pub(super) fn revise_verdicts(&mut self) -> anyhow::Result<()> {
-        let split = throng_stats::launches::split(&self.steps, self.study.precision.target);
+        let threshold = self.study.precision.target;
+        let split = throng_stats::launches::split(&self.steps, threshold);
+        // Every server's rate moving together between launches, where it
+        // moved beyond what the run decides at: a machine that moved.
+        let machine = throng_stats::launches::machine(&self.steps)
+            .map(|m| m.spread)
+            .filter(|&m| m > threshold);
         for s in &self.study.servers {
             let mut sweep = self.sweep_of(&s.name);
             let before: Vec<Verdict> = sweep.iter().map(|x| x.verdict.clone()).collect();
@@ -93,6 +99,7 @@ impl Sweep<'_, '_> {
                     &factors,
                     d.slice_sd,
                     &self.switch_prices(),
+                    machine,
                 );
                 for st in sweep
                     .iter_mut()
