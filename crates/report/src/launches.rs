@@ -159,11 +159,10 @@ pub fn note(threshold: f64) -> String {
         "Each server was started more than once. A slice's requests per second is taken \
          relative to its block, fitted with each server's level (what the machine did to every \
          server measured in the block then cancels), each launch measured from its median \
-         server. Slice SD: the \
-         spread of one slice around its launch's mean; launch SD: the spread between launches \
-         beyond what the slices' noise explains; spread: the fastest launch over the slowest. A \
-         server's launches differ when the spread is significant (p < {}) and beyond the study's \
-         precision, {}.",
+         server. Slice SD: the spread of one slice around its launch's mean; launch SD: the \
+         spread between launches beyond what the slices' noise explains; spread: the fastest \
+         launch over the slowest. A server's launches differ when the spread is significant \
+         (p < {}) and beyond the study's precision, {}.",
         launches::ALPHA,
         pct(threshold)
     )

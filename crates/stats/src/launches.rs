@@ -204,13 +204,13 @@ const FIT_PASSES: usize = 200;
 /// turns (each part the mean of what the other leaves), until neither
 /// moves. Where every server was measured in every block this is each
 /// slice over its block's geometric mean, each server's level mean taken
-/// out. Where a block measured some servers only (a
-/// launch past the study's least measures only the comparisons still
-/// wide), its geometric mean is of those servers, not of the group: a
-/// block of the fastest and the slowest server reads each against a mean
-/// the others would have moved, and that launch looked faster or slower
-/// for servers that had not moved. The fit reads a block's effect from
-/// each server's departure from its own level instead.
+/// out. Where a block measured some servers only (a launch past the
+/// study's least measures only the comparisons still wide), its geometric
+/// mean is of those servers, not of the group: a block of the fastest and
+/// the slowest server reads each against a mean the others would have
+/// moved, and that launch looked faster or slower for servers that had
+/// not moved. The fit reads a block's effect from each server's departure
+/// from its own level instead.
 fn fit<'a>(slices: &[Slice<'a>]) -> (BTreeMap<Block, f64>, BTreeMap<Cell<'a>, f64>) {
     let mut level = means(slices.iter().map(|s| ((s.server, s.level), s.log_rate)));
     let mut block = BTreeMap::new();

@@ -14,8 +14,8 @@ const HELD: f64 = 0.05;
 /// the price of a context switch on the servers' core read before each of
 /// those launches, in nanoseconds (`switch_ns`; empty where it was not
 /// read), and how far every server's rate moved together between the
-/// launches (`machine`: the spread of the blocks' own effect,
-/// `throng_stats::launches::machine`, given where it is beyond the run's
+/// launches (`machine`: the spread `throng_stats::launches::machine`
+/// reads from every server's rate, given where it is beyond the run's
 /// decision threshold), which tell a start that differed from a machine
 /// that did. The two can disagree: the switch's price is one reading of
 /// one core, and a host whose memory or caches other guests share slows
