@@ -94,11 +94,21 @@ mod tests {
 
     const START: &str = "its launches differed by 12% (each launch's effect on its rate: \
                          0.960, 1.075, 0.960; one slice's own spread ±1.1%)";
+    /// The switch's price read before each of three launches: within 2%,
+    /// and 25% apart.
+    const HELD_NS: [f64; 3] = [3000.0, 3050.0, 2990.0];
+    const MOVED_NS: [f64; 3] = [3000.0, 2400.0, 3000.0];
+
+    /// The message for the same launches, with these readings of the
+    /// machine.
+    fn said(switch_ns: &[f64], machine: Option<f64>) -> String {
+        launches_differ(0.12, &[0.96, 1.075, 0.96], 0.011, switch_ns, machine)
+    }
 
     #[test]
     fn the_message_names_the_spread_and_each_launch() {
         assert_eq!(
-            launches_differ(0.12, &[0.96, 1.075, 0.96], 0.011, &[], None),
+            said(&[], None),
             format!(
                 "{START}: its figure depends on how it started, and its comparisons' intervals, \
                  drawn over launches, are as wide as that; look for what a start leaves behind \
@@ -110,13 +120,7 @@ mod tests {
     #[test]
     fn a_machine_that_held_over_the_launches_leaves_the_start_to_blame() {
         assert_eq!(
-            launches_differ(
-                0.12,
-                &[0.96, 1.075, 0.96],
-                0.011,
-                &[3000.0, 3050.0, 2990.0],
-                None
-            ),
+            said(&HELD_NS, None),
             format!(
                 "{START}, while a context switch on the servers' core cost 2.99–3.05 µs before \
                  those launches (within 2%): the machine held, so its figure depends on how it \
@@ -134,13 +138,7 @@ mod tests {
                             comparisons' intervals, drawn over launches, are as wide as both";
         // By the switch's price.
         assert_eq!(
-            launches_differ(
-                0.12,
-                &[0.96, 1.075, 0.96],
-                0.011,
-                &[3000.0, 2400.0, 3000.0],
-                None
-            ),
+            said(&MOVED_NS, None),
             format!(
                 "{START}, and a context switch on the servers' core cost 2.40–3.00 µs before \
                  those launches (25% apart): the machine moved too, {BOTH}"
@@ -148,7 +146,7 @@ mod tests {
         );
         // By every server's rate, the switch's price unread.
         assert_eq!(
-            launches_differ(0.12, &[0.96, 1.075, 0.96], 0.011, &[], Some(0.15)),
+            said(&[], Some(0.15)),
             format!(
                 "{START}, and every server's rate moved together by 15% between them: the \
                  machine moved too, {BOTH}"
@@ -157,13 +155,7 @@ mod tests {
         // By every server's rate while the switch's price held: the price
         // does not outweigh the servers themselves.
         assert_eq!(
-            launches_differ(
-                0.12,
-                &[0.96, 1.075, 0.96],
-                0.011,
-                &[3000.0, 3050.0, 2990.0],
-                Some(0.15)
-            ),
+            said(&HELD_NS, Some(0.15)),
             format!(
                 "{START}, and while a context switch on the servers' core cost 2.99–3.05 µs \
                  before those launches (within 2%), every server's rate moved together by 15% \
@@ -173,13 +165,7 @@ mod tests {
         );
         // Both.
         assert_eq!(
-            launches_differ(
-                0.12,
-                &[0.96, 1.075, 0.96],
-                0.011,
-                &[3000.0, 2400.0, 3000.0],
-                Some(0.15)
-            ),
+            said(&MOVED_NS, Some(0.15)),
             format!(
                 "{START}, and a context switch on the servers' core cost 2.40–3.00 µs before \
                  those launches (25% apart), and every server's rate moved together by 15% \
