@@ -72,10 +72,10 @@
 # TOOLS="wrk floor5 throng-d32 ..." runs only those clients in hold and
 # wire modes (floorN: the floor example waiting for N answers; floorNs:
 # the same with kernel receive stamps, as throng reads; throng-dD:
-# --nap-divisor D; throng-sLENGTH: --spin LENGTH (throng-s30us); wrk-ua:
-# wrk sending throng's User-Agent line, for
-# the rates at equal requests); wrk must be among them, since every ratio
-# is to it.
+# --nap-divisor D; throng-sLENGTH: --spin LENGTH (throng-s30us);
+# throng-epoll: --io epoll, throng-epoll-dD with --nap-divisor D; wrk-ua:
+# wrk sending throng's User-Agent line, for the rates at equal requests);
+# wrk must be among them, since every ratio is to it.
 set -euo pipefail
 rounds=${1:-3}; secs=${2:-5}; shift 2 2>/dev/null || shift $#
 modes=${*:-keepalive pipeline close}
@@ -200,7 +200,12 @@ for r in $(seq "$rounds"); do
         keepalive/base|hold/base|wire/base)
                              timed "$BASE" load "$url" -t 1 -c $c -d "${secs}s" --json > "$work/out"
                              n=$(responses throng "$work/out"); h=$(held "$work/out");;
-        keepalive/throng-epoll) timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --io epoll > "$work/out"; n=$(responses throng "$work/out");;
+        hold/throng-epoll-d*|wire/throng-epoll-d*)
+                             timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --io epoll --nap-divisor "${tool#throng-epoll-d}" > "$work/out"
+                             n=$(responses throng "$work/out"); h=$(held "$work/out");;
+        keepalive/throng-epoll|hold/throng-epoll|wire/throng-epoll)
+                             timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --io epoll > "$work/out"
+                             n=$(responses throng "$work/out"); h=$(held "$work/out");;
         keepalive/throng-nc|hold/throng-nc|wire/throng-nc)
                              timed "$throng" load "$url" -t 1 -c $c -d "${secs}s" --json --no-coalesce > "$work/out"
                              n=$(responses throng "$work/out"); h=$(held "$work/out");;
