@@ -11,6 +11,7 @@
 mod delayed_ack;
 mod denied;
 pub mod doctor;
+pub mod idle;
 mod launches;
 pub mod path;
 mod saturation;

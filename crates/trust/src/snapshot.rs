@@ -146,6 +146,10 @@ pub struct Snapshot {
     /// Where `samples_mhz` came from: "scaling_cur_freq", "/proc/cpuinfo" or "".
     pub freq_source: String,
     pub turbo: Turbo,
+    /// The online CPUs' idle states (absent from a snapshot taken before
+    /// they were read: none shown).
+    #[serde(default)]
+    pub idle: crate::idle::Idle,
     /// The CPU reports the `hypervisor` flag.
     pub virtualised: bool,
     pub cpu: CpuDelta,
@@ -228,6 +232,7 @@ impl Snapshot {
                 .collect()
         });
 
+        let idle = crate::idle::read_idle(Path::new("/"), &cpus_online);
         Snapshot {
             sysctls: read_sysctls(),
             sysctl_files: read_sysctl_files(),
@@ -242,6 +247,7 @@ impl Snapshot {
             cpufreq,
             freq_source,
             turbo: read_turbo(),
+            idle,
             virtualised,
             cpu,
             processes,

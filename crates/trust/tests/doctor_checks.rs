@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use throng_model::{Finding, Severity};
 use throng_trust::doctor::{checks, has_findings, Plan};
+use throng_trust::idle::{CpuIdle, Idle, IdleState};
 use throng_trust::snapshot::{parse_sysctl_conf, CpuDelta, CpuFreq, ProcessUsage, Snapshot, Turbo};
 
 const GIB: u64 = 1 << 30;
@@ -51,6 +52,22 @@ fn clean() -> Snapshot {
         ],
         freq_source: "scaling_cur_freq".into(),
         turbo: Turbo::IntelPstate { enabled: false },
+        // A server whose BIOS offers C6, turned off as benchmark guides ask.
+        idle: Idle {
+            driver: Some("intel_idle".into()),
+            cpus: (0..2)
+                .map(|cpu| CpuIdle {
+                    cpu,
+                    states: vec![
+                        state("POLL", 0, false),
+                        state("C1", 2, false),
+                        state("C1E", 10, false),
+                        state("C6", 133, true),
+                    ],
+                })
+                .collect(),
+            latency_limit_us: Some(2_000_000_000),
+        },
         virtualised: false,
         cpu: CpuDelta {
             user: 10,
@@ -64,6 +81,14 @@ fn clean() -> Snapshot {
             cores: 0.01,
         }],
         window_s: 1.0,
+    }
+}
+
+fn state(name: &str, exit_us: u64, disabled: bool) -> IdleState {
+    IdleState {
+        name: name.into(),
+        exit_us,
+        disabled,
     }
 }
 
@@ -99,7 +124,7 @@ fn set(s: &mut Snapshot, key: &str, value: &str) {
     s.sysctls.insert(key.to_string(), value.to_string());
 }
 
-const CHECKS: [&str; 19] = [
+const CHECKS: [&str; 20] = [
     "sysctl.tcp_tw_recycle",
     "sysctl.somaxconn",
     "sysctl.tcp_max_syn_backlog",
@@ -115,6 +140,7 @@ const CHECKS: [&str; 19] = [
     "cpu.governor",
     "cpu.turbo",
     "cpu.frequency_drift",
+    "cpu.idle",
     "memory.swap",
     "processes.busy",
     "cpu.steal",
@@ -133,8 +159,9 @@ fn clean_machine_raises_nothing() {
     assert!(!has_findings(&f));
 }
 
-/// The sysctl.conf of the 2016 benchmark seed, as its readers took it apart.
-const SEED_SYSCTL_CONF: &str = "\
+/// The sysctl.conf of the 2016 Linux web server benchmark, as its readers
+/// took it apart.
+const ARTICLE_SYSCTL_CONF: &str = "\
 fs.file-max = 5000000
 net.core.netdev_max_backlog = 400000
 net.core.somaxconn = 100000
@@ -148,9 +175,9 @@ net.ipv4.tcp_tw_reuse = 1
 ";
 
 #[test]
-fn seed_sysctls_are_caught() {
+fn the_2016_articles_sysctls_are_caught() {
     let mut s = clean();
-    s.sysctl_files = parse_sysctl_conf("/etc/sysctl.conf", SEED_SYSCTL_CONF);
+    s.sysctl_files = parse_sysctl_conf("/etc/sysctl.conf", ARTICLE_SYSCTL_CONF);
     assert_eq!(s.sysctl_files.len(), 10);
     // What a current kernel is left with after `sysctl -p` of that file:
     // tcp_tw_recycle does not exist any more and the rest applied.
@@ -493,4 +520,97 @@ fn a_server_host_with_no_cpu_beside_the_servers_is_named() {
     p.server_cpus = online[1..].to_vec();
     let f = find(&checks(&s, &p), "plan.cpus").clone();
     assert_eq!(f.severity, Severity::Ok, "{}", f.message);
+}
+
+#[test]
+fn deep_idle_states_on_the_planned_cpus_are_named_with_their_exit() {
+    let mut s = clean();
+    let ok = find(&checks(&s, &plan(100)), "cpu.idle").clone();
+    assert_eq!(
+        ok.message,
+        "deepest idle state in use: C1E (10 µs to leave)"
+    );
+    // C6 turned on again on the client's CPU, and C3 on the server's.
+    s.idle.cpus[1].states[3].disabled = false;
+    s.idle.cpus[0].states.insert(3, state("C3", 21, false));
+    let f = only(&s, &plan(100), "cpu.idle");
+    assert_eq!(f.severity, Severity::Warn);
+    assert!(
+        f.message.contains("(cpu0 C3 (21 µs), cpu1 C6 (133 µs))"),
+        "{}",
+        f.message
+    );
+    assert!(f.fix.starts_with("cpupower idle-set -D 20 "), "{}", f.fix);
+    // The exit at the bound itself is shallow enough.
+    s.idle.cpus[0].states[3].exit_us = 20;
+    let f = only(&s, &plan(100), "cpu.idle");
+    assert!(f.message.contains("(cpu1 C6 (133 µs))"), "{}", f.message);
+    // A run pinned to CPU 0 alone does not care how deep CPU 1 sleeps.
+    let on0 = Plan {
+        client_cpus: vec![],
+        server_cpus: vec![0],
+        ..plan(100)
+    };
+    let f = find(&checks(&s, &on0), "cpu.idle").clone();
+    assert_eq!(f.severity, Severity::Ok);
+    assert_eq!(f.message, "deepest idle state in use: C3 (20 µs to leave)");
+    // With nothing pinned, every CPU is watched.
+    let unpinned = Plan {
+        client_cpus: vec![],
+        server_cpus: vec![],
+        ..plan(100)
+    };
+    assert_eq!(
+        find(&checks(&s, &unpinned), "cpu.idle").severity,
+        Severity::Warn
+    );
+}
+
+#[test]
+fn a_latency_cap_keeps_deep_states_out_of_use() {
+    let mut s = clean();
+    for c in &mut s.idle.cpus {
+        c.states[3].disabled = false;
+    }
+    assert_eq!(only(&s, &plan(100), "cpu.idle").severity, Severity::Warn);
+    // What tuned's latency-performance profile holds /dev/cpu_dma_latency at.
+    s.idle.latency_limit_us = Some(1);
+    let f = find(&checks(&s, &plan(100)), "cpu.idle").clone();
+    assert_eq!(f.severity, Severity::Ok);
+    assert_eq!(
+        f.message,
+        "deepest idle state in use: POLL (0 µs to leave, capped at 1 µs by /dev/cpu_dma_latency)"
+    );
+    // Unreadable (not root): the states alone decide.
+    s.idle.latency_limit_us = None;
+    assert_eq!(only(&s, &plan(100), "cpu.idle").severity, Severity::Warn);
+}
+
+#[test]
+fn no_idle_states_is_a_halt_and_in_a_vm_says_who_pays_the_wake() {
+    let mut s = clean();
+    s.idle = Idle {
+        driver: Some("none".into()),
+        cpus: (0..2)
+            .map(|cpu| CpuIdle {
+                cpu,
+                states: vec![],
+            })
+            .collect(),
+        latency_limit_us: Some(2_000_000_000),
+    };
+    let f = find(&checks(&s, &plan(100)), "cpu.idle").clone();
+    assert_eq!(f.severity, Severity::Ok);
+    assert_eq!(
+        f.message,
+        "no idle states listed (cpuidle driver: none): an idle CPU halts (C1)"
+    );
+    s.virtualised = true;
+    let f = find(&checks(&s, &plan(100)), "cpu.idle").clone();
+    assert!(
+        f.message.contains("in a VM usually to the hypervisor")
+            && f.message.contains("the server pays it"),
+        "{}",
+        f.message
+    );
 }

@@ -34,9 +34,9 @@ fn doctor_on_this_machine_has_one_finding_per_check() {
         server_cpus: vec![],
     };
     let f = check(&plan);
-    assert_eq!(f.len(), 19);
+    assert_eq!(f.len(), 20);
     let ids: BTreeSet<&str> = f.iter().map(|x| x.check.as_str()).collect();
-    assert_eq!(ids.len(), 19, "check ids are unique");
+    assert_eq!(ids.len(), 20, "check ids are unique");
     for x in &f {
         assert!(!x.message.is_empty(), "{x:?}");
         // A finding always says what to do; an Ok never asks for anything.
@@ -66,6 +66,26 @@ fn snapshot_matches_proc() {
         parse_cpu_list(&std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap());
     assert_eq!(s.cpus_online, online);
     assert_eq!(s.cpufreq.len(), online.len());
+    // Every online CPU's idle states, as many as /sys lists for it.
+    assert_eq!(s.idle.cpus.len(), online.len());
+    for c in &s.idle.cpus {
+        let listed = (0..)
+            .take_while(|k| {
+                std::path::Path::new(&format!(
+                    "/sys/devices/system/cpu/cpu{}/cpuidle/state{k}/latency",
+                    c.cpu
+                ))
+                .exists()
+            })
+            .count();
+        assert_eq!(c.states.len(), listed, "cpu{}", c.cpu);
+    }
+    assert_eq!(
+        s.idle.driver,
+        std::fs::read_to_string("/sys/devices/system/cpu/cpuidle/current_driver")
+            .ok()
+            .map(|d| d.trim().to_string())
+    );
     let me = std::process::id() as i32;
     assert!(
         s.processes.iter().all(|p| p.pid != me),

@@ -1,7 +1,7 @@
 //! The doctor's checks of the CPUs: their governor, turbo and frequency
-//! over the window, the hypervisor's steal, and the CPUs the run plans to
-//! pin the client and the server to, against those online and those the
-//! host has besides the server's.
+//! over the window, the idle states they may sleep in, the hypervisor's
+//! steal, and the CPUs the run plans to pin the client and the server to,
+//! against those online and those the host has besides the server's.
 
 use std::collections::BTreeSet;
 
@@ -18,6 +18,11 @@ pub const FREQ_DRIFT_MAX: f64 = 0.05;
 /// 10 ms ticks, so on a 2-CPU machine one second holds only 200 of them and
 /// a single stolen tick is already 0.5%.
 pub const STEAL_MAX: f64 = 0.02;
+/// An idle state whose exit takes longer than this (µs) is deep enough to
+/// show in a request's time: C1 and C1E (1–10 µs on x86 servers) are not,
+/// C3 and C6 (40–200 µs) are, against the tens of microseconds a request
+/// takes on loopback. `cpupower idle-set -D` takes the same figure.
+pub const IDLE_EXIT_MAX_US: u64 = 20;
 
 pub(super) fn governor(s: &Snapshot) -> Finding {
     const C: &str = "cpu.governor";
@@ -129,6 +134,84 @@ pub(super) fn frequency_drift(s: &Snapshot) -> Finding {
             s.window_s,
             s.freq_source
         ),
+    )
+}
+
+/// The deepest state each watched CPU may sleep in: the planned client's
+/// and server's CPUs, or every CPU read when none are planned.
+pub(super) fn idle(s: &Snapshot, plan: &Plan) -> Finding {
+    const C: &str = "cpu.idle";
+    let planned: BTreeSet<usize> = plan
+        .client_cpus
+        .iter()
+        .chain(&plan.server_cpus)
+        .copied()
+        .collect();
+    let watched: Vec<usize> = s
+        .idle
+        .cpus
+        .iter()
+        .map(|c| c.cpu)
+        .filter(|c| planned.is_empty() || planned.contains(c))
+        .collect();
+    let cap = match s.idle.latency_limit_us {
+        Some(l) if l < 1_000_000 => format!(", capped at {l} µs by /dev/cpu_dma_latency"),
+        _ => String::new(),
+    };
+    let deepest: Vec<(usize, &str, u64)> = watched
+        .iter()
+        .filter_map(|&c| {
+            s.idle
+                .usable(c)
+                .max_by_key(|st| st.exit_us)
+                .map(|st| (c, st.name.as_str(), st.exit_us))
+        })
+        .collect();
+    let deep: Vec<String> = deepest
+        .iter()
+        .filter(|(_, _, us)| *us > IDLE_EXIT_MAX_US)
+        .map(|(c, name, us)| format!("cpu{c} {name} ({us} µs)"))
+        .collect();
+    if !deep.is_empty() {
+        return finding(
+            C,
+            Severity::Warn,
+            format!(
+                "CPUs may sleep in idle states that take over {IDLE_EXIT_MAX_US} µs to leave \
+                 ({}{cap}): a request that finds the client or the server asleep waits \
+                 for the exit, every request at one connection, so low-concurrency steps \
+                 and latency percentiles measure the idle state",
+                deep.join(", ")
+            ),
+            format!(
+                "cpupower idle-set -D {IDLE_EXIT_MAX_US} (turns off the states whose exit \
+                 takes {IDLE_EXIT_MAX_US} µs or more; -E turns them on again), or hold \
+                 /dev/cpu_dma_latency at 0 during the run (tuned's latency-performance \
+                 profile does)"
+            ),
+        );
+    }
+    if let Some(&(_, name, us)) = deepest.iter().max_by_key(|d| d.2) {
+        return ok(
+            C,
+            format!("deepest idle state in use: {name} ({us} µs to leave{cap})"),
+        );
+    }
+    let driver = s.idle.driver.as_deref().unwrap_or("none shown");
+    // Without states an idle CPU halts. In a VM the halt usually hands the
+    // CPU to the hypervisor, and a thread woken on it costs its waker an
+    // interrupt through the hypervisor: on loopback the server pays that
+    // for every answer that finds the client asleep (docs/methodology.md,
+    // wake-ups).
+    let how = if s.virtualised {
+        "an idle CPU halts, in a VM usually to the hypervisor, and waking a thread there \
+         costs its waker an exit (on loopback the server pays it for a sleeping client)"
+    } else {
+        "an idle CPU halts (C1)"
+    };
+    ok(
+        C,
+        format!("no idle states listed (cpuidle driver: {driver}): {how}"),
     )
 }
 

@@ -11,8 +11,8 @@ pub use crate::snapshot::environment;
 use crate::snapshot::Snapshot;
 
 mod cpu;
-use cpu::{frequency_drift, governor, plan_cpus, steal, turbo};
-pub use cpu::{FREQ_DRIFT_MAX, STEAL_MAX};
+use cpu::{frequency_drift, governor, idle, plan_cpus, steal, turbo};
+pub use cpu::{FREQ_DRIFT_MAX, IDLE_EXIT_MAX_US, STEAL_MAX};
 
 /// What the study is about to do, so limits can be checked against it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -96,6 +96,7 @@ pub fn checks(s: &Snapshot, plan: &Plan) -> Vec<Finding> {
         governor(s),
         turbo(s),
         frequency_drift(s),
+        idle(s, plan),
         swap(s),
         busy_processes(s),
         steal(s),
