@@ -76,6 +76,9 @@ struct Progress {
     /// What the study should take, from the lab's estimate.
     estimate: RunEstimate,
     gates: crate::lab_thresholds::StepGates,
+    /// Revised steps not yet told: a sweep revises its steps one after
+    /// another, and they are told together once it has.
+    revised: Vec<StepRecord>,
 }
 
 /// "lighttpd/nginx c=10: 1.62× (95% CI 1.57–1.67, 12 pairs) higher".
@@ -117,39 +120,65 @@ pub fn comparison_line(c: &Comparison) -> String {
     )
 }
 
+/// A step's level: its connections, and its offered rate where it has one
+/// (two rates over the same connections are different steps).
+fn level(s: &StepRecord) -> String {
+    match s.rate {
+        Some(r) => format!("{} at {r} req/s", s.concurrency),
+        None => s.concurrency.to_string(),
+    }
+}
+
 /// The start of a step's console line: which server, cores, workload and
 /// level.
 fn step_head(s: &StepRecord) -> String {
-    // An offered rate is part of the level: two rates over the same
-    // connections are different steps.
-    let level = match s.rate {
-        Some(r) => format!("{} at {r} req/s", s.concurrency),
-        None => s.concurrency.to_string(),
-    };
+    steps_head(s, &level(s))
+}
+
+fn steps_head(s: &StepRecord, levels: &str) -> String {
     format!(
         "{:<16} {:<7} {:<11} c={:<5}",
         s.server,
         figures::cores_label(s.cores),
         s.workload,
-        level
+        levels
     )
 }
 
-/// A step whose verdict its sweep changed after its own line was printed:
-/// the console must not leave `valid` standing where the report says more.
-pub fn revised_line(s: &StepRecord) -> String {
-    let why: Vec<String> = s
-        .verdict
-        .reasons
-        .iter()
-        .map(|r| format!("{}: {}", r.code, r.message))
-        .collect();
-    format!(
-        "{} verdict now {}, from its whole sweep: {}",
-        step_head(s),
-        s.verdict.label(),
-        why.join("; ")
-    )
+/// Steps whose verdicts their sweep changed after their own lines were
+/// printed: the console must not leave `valid` standing where the report
+/// says more. Steps of one sweep given the same verdict (a reason of the
+/// whole sweep, such as its launches differing, goes to every level) are
+/// told in one line that names their levels, not in a line each.
+pub fn revised_lines(steps: &[StepRecord]) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut rest = steps;
+    while let Some(first) = rest.first() {
+        let same = rest
+            .iter()
+            .take_while(|s| {
+                s.server == first.server
+                    && s.cores == first.cores
+                    && s.workload == first.workload
+                    && s.verdict == first.verdict
+            })
+            .count();
+        let levels: Vec<String> = rest[..same].iter().map(level).collect();
+        let why: Vec<String> = first
+            .verdict
+            .reasons
+            .iter()
+            .map(|r| format!("{}: {}", r.code, r.message))
+            .collect();
+        lines.push(format!(
+            "{} verdict now {}, from its whole sweep: {}",
+            steps_head(first, &levels.join(", ")),
+            first.verdict.label(),
+            why.join("; ")
+        ));
+        rest = &rest[same..];
+    }
+    lines
 }
 
 pub fn step_line(s: &StepRecord) -> String {
@@ -230,6 +259,14 @@ impl Progress {
         self.bar.set_position(self.rounds);
     }
 
+    /// Tells the revised steps held back, before anything else is told
+    /// and at the run's end.
+    fn tell_revised(&mut self) {
+        for l in revised_lines(&std::mem::take(&mut self.revised)) {
+            self.line(l);
+        }
+    }
+
     fn line(&self, text: String) {
         if self.plain {
             // A lab run goes on, and is stored, whatever became of the
@@ -243,6 +280,11 @@ impl Progress {
 
 impl Observer for Progress {
     fn event(&mut self, e: Event<'_>) {
+        if let Event::Revised(s) = e {
+            self.revised.push(s.clone());
+            return;
+        }
+        self.tell_revised();
         match e {
             Event::Planned { run_id, steps, .. } => {
                 self.steps_total = steps;
@@ -289,7 +331,8 @@ impl Observer for Progress {
                     self.line(l);
                 }
             }
-            Event::Revised(s) => self.line(revised_line(s)),
+            // Held back above.
+            Event::Revised(_) => {}
             Event::Compared(cs) => {
                 for c in cs {
                     self.line(comparison_line(c));
@@ -353,6 +396,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
         rounds: 0,
         estimate: throng_lab::run::estimate(&study),
         gates: crate::lab_thresholds::StepGates::new(&study),
+        revised: Vec::new(),
     };
     let started = std::time::Instant::now();
     let opts = LabOptions {
@@ -360,6 +404,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
         keep_workdir: args.keep_workdir,
     };
     let result = throng_lab::run_study(&study, &mut store, &opts, &mut progress, &interrupt);
+    progress.tell_revised();
     bar.finish_and_clear();
     if result.is_err() && fresh && store.latest_run().ok().flatten().is_none() {
         drop(store);
@@ -424,7 +469,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use throng_model::{Latency, RoundRecord, ServerUsage, Summary};
+    use throng_model::{Latency, ReasonCode, RoundRecord, ServerUsage, Summary};
 
     fn round(completed: u64, min_us: u64, max_us: u64, cpu_s: f64) -> RoundRecord {
         RoundRecord {
@@ -483,6 +528,56 @@ mod tests {
             line.ends_with("210.0 MB/s, no transfer completed"),
             "{line}"
         );
+    }
+
+    #[test]
+    fn a_sweeps_revised_steps_are_told_in_a_line_a_verdict() {
+        let why = "its launches differed by 8%";
+        let step = |server: &str, c: u32, code: Option<ReasonCode>| {
+            let mut s = StepRecord::new(server, 1, "tiny", c);
+            if let Some(code) = code {
+                s.verdict.push(code, why);
+            }
+            s
+        };
+        let differ = Some(ReasonCode::LaunchesDiffer);
+        let mut elsewhere = step("nginx", 200, differ);
+        elsewhere
+            .verdict
+            .push(ReasonCode::BottleneckElsewhere, "flat");
+        let lines = revised_lines(&[
+            step("nginx", 10, differ),
+            step("nginx", 50, differ),
+            elsewhere,
+            step("nginx", 400, differ),
+            step("h2o", 10, differ),
+        ]);
+        let head = |server: &str, levels: &str| {
+            format!("{server:<16} 1 core  tiny        c={levels:<5} verdict now suspect: ")
+        };
+        assert_eq!(
+            lines,
+            [
+                format!(
+                    "{}launches_differ, from its whole sweep: launches_differ: {why}",
+                    head("nginx", "10, 50")
+                ),
+                format!(
+                    "{}launches_differ, bottleneck_elsewhere, from its whole sweep: \
+                     launches_differ: {why}; bottleneck_elsewhere: flat",
+                    head("nginx", "200")
+                ),
+                format!(
+                    "{}launches_differ, from its whole sweep: launches_differ: {why}",
+                    head("nginx", "400")
+                ),
+                format!(
+                    "{}launches_differ, from its whole sweep: launches_differ: {why}",
+                    head("h2o", "10")
+                ),
+            ]
+        );
+        assert_eq!(revised_lines(&[]), Vec::<String>::new());
     }
 
     #[test]
