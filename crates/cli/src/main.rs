@@ -58,7 +58,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Generate HTTP/1.1 or HTTP/2 load, cleartext or over TLS, against a URL and report what was measured.
+    /// Generate HTTP/1.1 or HTTP/2 load, cleartext or over TLS, or HTTP/3 over QUIC, against a URL and report what was measured.
     Load(Box<cmd_load::LoadArgs>),
     /// Start real servers, sweep concurrency over workloads, store results.
     Lab(cmd_lab::LabArgs),
