@@ -18,6 +18,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::serving::read;
+
 /// What the kernel shows of the CPUs' idle states.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Idle {
@@ -59,17 +61,6 @@ impl Idle {
             .flat_map(|c| &c.states)
             .filter(move |s| !s.disabled && s.exit_us <= limit)
     }
-
-    /// Whether any CPU read lists a state.
-    pub fn has_states(&self) -> bool {
-        self.cpus.iter().any(|c| !c.states.is_empty())
-    }
-}
-
-fn read(root: &Path, rel: &str) -> Option<String> {
-    std::fs::read_to_string(root.join(rel))
-        .ok()
-        .map(|s| s.trim().to_string())
 }
 
 /// Reads the idle states of `cpus` under `root` (`/` for this machine).
@@ -172,6 +163,7 @@ mod tests {
         let idle = read_idle(t.path(), &[0, 1]);
         assert_eq!(idle.driver, None);
         assert_eq!(idle.latency_limit_us, None);
-        assert!(!idle.has_states());
+        assert_eq!(idle.cpus.len(), 2);
+        assert!(idle.cpus.iter().all(|c| c.states.is_empty()));
     }
 }

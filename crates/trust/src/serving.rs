@@ -56,7 +56,8 @@ pub struct Irq {
     pub count: u64,
 }
 
-fn read(root: &Path, rel: &str) -> Option<String> {
+/// A file under `root`, trimmed; `None` where it cannot be read.
+pub(crate) fn read(root: &Path, rel: &str) -> Option<String> {
     std::fs::read_to_string(root.join(rel.trim_start_matches('/')))
         .ok()
         .map(|s| s.trim().to_string())
