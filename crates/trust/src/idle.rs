@@ -18,7 +18,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::serving::read;
+use crate::sysfs::read;
 
 /// What the kernel shows of the CPUs' idle states.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

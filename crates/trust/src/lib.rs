@@ -19,6 +19,7 @@ pub mod serving;
 mod shape;
 pub mod snapshot;
 mod sweep;
+mod sysfs;
 pub mod verdict;
 
 pub use doctor::{check, environment, Plan};

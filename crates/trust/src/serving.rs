@@ -13,6 +13,8 @@ use std::path::Path;
 
 use throng_model::{Finding, Severity};
 
+use crate::sysfs::read;
+
 /// What the doctor read of the server's cores and its NIC.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ServerCores {
@@ -54,13 +56,6 @@ pub struct Irq {
     pub cpus: Option<Vec<usize>>,
     /// Times it fired since boot, all CPUs together.
     pub count: u64,
-}
-
-/// A file under `root`, trimmed; `None` where it cannot be read.
-pub(crate) fn read(root: &Path, rel: &str) -> Option<String> {
-    std::fs::read_to_string(root.join(rel.trim_start_matches('/')))
-        .ok()
-        .map(|s| s.trim().to_string())
 }
 
 /// Reads the governors of `cpus` and the interrupts of `interface` under
